@@ -1,0 +1,24 @@
+//! dbrig-core: the pure domain of dbrig.
+//!
+//! Values bound to statements, error classes, the read/write/other counters, latency
+//! histograms, key distributions, arrival schedules, run measurements and statistics.
+//!
+//! Contract: this crate does no I/O and depends on no async runtime and no database client.
+//! Everything here is deterministic given its inputs (random generators take explicit seeds),
+//! so it is unit-tested without servers or clocks.
+
+pub mod counters;
+pub mod error;
+pub mod histogram;
+pub mod keys;
+pub mod measure;
+pub mod schedule;
+pub mod value;
+
+pub use counters::{QueryCounters, StatementClass};
+pub use error::ErrorClass;
+pub use histogram::LatencyHistogram;
+pub use keys::{KeyDistribution, KeyGenerator};
+pub use measure::{IntervalSample, LatencySummary, Measurements};
+pub use schedule::{ArrivalSchedule, Arrivals};
+pub use value::Value;

@@ -1,0 +1,125 @@
+//! What one run (one trial) measured.
+
+use serde::{Deserialize, Serialize};
+
+use crate::counters::QueryCounters;
+use crate::histogram::LatencyHistogram;
+use crate::keys::KeyDistribution;
+
+/// Latency figures in milliseconds, derived from a histogram.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub min: f64,
+    pub avg: f64,
+    pub max: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    /// Sum of all latencies (sysbench prints it).
+    pub sum: f64,
+}
+
+impl LatencySummary {
+    pub fn from_histogram(h: &LatencyHistogram) -> Self {
+        let ms = |us: u64| us as f64 / 1000.0;
+        Self {
+            min: ms(h.min_us()),
+            avg: h.mean_us() / 1000.0,
+            max: ms(h.max_us()),
+            p50: ms(h.percentile_us(50.0)),
+            p90: ms(h.percentile_us(90.0)),
+            p95: ms(h.percentile_us(95.0)),
+            p99: ms(h.percentile_us(99.0)),
+            p999: ms(h.percentile_us(99.9)),
+            sum: h.sum_us() as f64 / 1000.0,
+        }
+    }
+}
+
+/// One `--report-interval` sample (rates are per second over the interval).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// Seconds since measurement started, at the end of the interval.
+    pub t_s: f64,
+    pub threads: u32,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_ps: f64,
+    pub writes_ps: f64,
+    pub other_ps: f64,
+    /// Latency at the run's `--percentile` over the interval, in ms.
+    pub latency_pct_ms: f64,
+    pub errors_ps: f64,
+    pub reconnects_ps: f64,
+    /// Open loop only: events that were due but not started at the end of the interval.
+    pub backlog: Option<u64>,
+}
+
+/// Open-loop (`--rate`) results: what was asked, what was achieved, how far behind it fell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RateReport {
+    pub target_rate: f64,
+    pub achieved_rate: f64,
+    /// Events due but not yet started when measurement ended.
+    pub final_backlog: u64,
+    /// Largest backlog seen at any interval boundary or at the end.
+    pub max_backlog: u64,
+    /// Service time (from actual start), beside the latency from intended start.
+    pub service_time_ms: LatencySummary,
+}
+
+/// Everything a trial measured, before it is stored or reported.
+#[derive(Debug, Clone)]
+pub struct Measurements {
+    pub threads: u32,
+    pub key_distribution: KeyDistribution,
+    /// Wall time of the measured phase (warm-up excluded), seconds.
+    pub duration_s: f64,
+    pub transactions: u64,
+    pub queries: QueryCounters,
+    /// Retryable errors that restarted an event (sysbench's "ignored errors").
+    pub ignored_errors: u64,
+    pub reconnects: u64,
+    /// Clients stopped by a fatal error, with the error (statement included).
+    pub fatal_errors: Vec<String>,
+    /// Event latency (from the intended start in open loop).
+    pub latency: LatencyHistogram,
+    pub intervals: Vec<IntervalSample>,
+    pub rate: Option<RateReport>,
+    /// Latency at this percentile is the one the interval lines and the sysbench block show.
+    pub percentile: f64,
+    /// The run was stopped by Ctrl-C / SIGTERM before its stop condition.
+    pub interrupted: bool,
+}
+
+impl Measurements {
+    pub fn latency_summary(&self) -> LatencySummary {
+        LatencySummary::from_histogram(&self.latency)
+    }
+
+    fn per_second(&self, n: u64) -> f64 {
+        if self.duration_s > 0.0 {
+            n as f64 / self.duration_s
+        } else {
+            0.0
+        }
+    }
+
+    pub fn tps(&self) -> f64 {
+        self.per_second(self.transactions)
+    }
+
+    pub fn qps(&self) -> f64 {
+        self.per_second(self.queries.total())
+    }
+
+    pub fn ignored_errors_ps(&self) -> f64 {
+        self.per_second(self.ignored_errors)
+    }
+
+    pub fn reconnects_ps(&self) -> f64 {
+        self.per_second(self.reconnects)
+    }
+}

@@ -1,0 +1,217 @@
+//! The one connection type the rest of dbrig uses.
+
+use std::time::Duration;
+
+use dbrig_core::{StatementClass, Value};
+
+use crate::bulk::BulkLoad;
+use crate::error::{DriverError, ErrorPolicy};
+use crate::literal::inline_params;
+use crate::target::{Dialect, Target};
+use crate::{mock, mysql, postgres, sqlite};
+
+/// How to connect and how to treat errors.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub policy: ErrorPolicy,
+    /// Use server-side prepared statements (sysbench `--db-ps-mode=auto`); when false, values
+    /// are inlined as literals and statements sent as text (`--db-ps-mode=disable`).
+    pub prepared: bool,
+    pub connect_timeout: Duration,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            policy: ErrorPolicy::default(),
+            prepared: true,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A prepared statement of one connection (valid only on the connection that prepared it,
+/// and again after [`Connection::reconnect`] re-prepared it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Statement(pub(crate) usize);
+
+/// What a statement did: returned a result set of `rows` rows, or changed `rows` rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub result_set: bool,
+    pub rows: u64,
+}
+
+impl Outcome {
+    pub fn class(&self) -> StatementClass {
+        StatementClass::classify(self.result_set, self.rows)
+    }
+}
+
+pub(crate) enum Backend {
+    Mysql(mysql::MysqlConnection),
+    Postgres(postgres::PostgresConnection),
+    Sqlite(sqlite::SqliteConnection),
+    Mock(mock::MockConnection),
+}
+
+/// Dispatch one call to whichever backend this is; every backend has the same inherent API.
+macro_rules! dispatch {
+    ($self:expr, $b:ident => $call:expr) => {
+        match $self {
+            Backend::Mysql($b) => $call,
+            Backend::Postgres($b) => $call,
+            Backend::Sqlite($b) => $call,
+            Backend::Mock($b) => $call,
+        }
+    };
+}
+
+/// One open connection to a target.
+pub struct Connection {
+    backend: Backend,
+    target: Target,
+    options: ConnectOptions,
+    /// SQL of each prepared statement, by `Statement` index: for error messages, for
+    /// re-preparing after a reconnect, and for text mode.
+    statements: Vec<String>,
+    server_version: String,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("target", &self.target.to_string())
+            .finish()
+    }
+}
+
+impl Connection {
+    pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Self, DriverError> {
+        let backend = open_backend(target, options).await?;
+        let server_version = dispatch!(&backend, b => b.server_version().to_owned());
+        Ok(Self {
+            backend,
+            target: target.clone(),
+            options: options.clone(),
+            statements: Vec::new(),
+            server_version,
+        })
+    }
+
+    /// Drop the broken connection, open a new one and re-prepare every statement, so the
+    /// caller's `Statement` handles stay valid.
+    pub async fn reconnect(&mut self) -> Result<(), DriverError> {
+        let mut backend = open_backend(&self.target, &self.options).await?;
+        if self.options.prepared {
+            for sql in &self.statements {
+                dispatch!(&mut backend, b => b.prepare(sql).await)
+                    .map_err(|e| e.with_statement(sql))?;
+            }
+        }
+        self.server_version = dispatch!(&backend, b => b.server_version().to_owned());
+        let old = std::mem::replace(&mut self.backend, backend);
+        dispatch!(old, b => b.close().await);
+        Ok(())
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.target.dialect()
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// The server's version string (SQLite's library version for SQLite).
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    /// Prepare a statement (placeholders: `?` for MySQL/SQLite, `$1…` for PostgreSQL).
+    pub async fn prepare(&mut self, sql: &str) -> Result<Statement, DriverError> {
+        if self.options.prepared {
+            dispatch!(&mut self.backend, b => b.prepare(sql).await)
+                .map_err(|e| e.with_statement(sql))?;
+        }
+        self.statements.push(sql.to_owned());
+        Ok(Statement(self.statements.len() - 1))
+    }
+
+    /// Execute a prepared statement with bind values; result rows are read and counted.
+    pub async fn execute(
+        &mut self,
+        stmt: Statement,
+        params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        let result = if self.options.prepared {
+            dispatch!(&mut self.backend, b => b.execute(stmt.0, params).await)
+        } else {
+            let sql = inline_params(self.dialect(), &self.statements[stmt.0], params);
+            dispatch!(&mut self.backend, b => b.execute_text(&sql).await)
+        };
+        result.map_err(|e| e.with_statement(&self.statements[stmt.0]))
+    }
+
+    /// Execute SQL text without parameters (BEGIN, COMMIT, DDL…).
+    pub async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
+        dispatch!(&mut self.backend, b => b.execute_text(sql).await)
+            .map_err(|e| e.with_statement(sql))
+    }
+
+    /// Run a query with bind values and return all its rows (for small results: metadata,
+    /// counters, answers).
+    pub async fn query(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Vec<Vec<Value>>, DriverError> {
+        dispatch!(&mut self.backend, b => b.query(sql, params).await)
+            .map_err(|e| e.with_statement(sql))
+    }
+
+    /// Append rows to a table through the engine's bulk path; returns rows loaded.
+    pub async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
+        dispatch!(&mut self.backend, b => b.bulk_load(load).await)
+    }
+
+    /// Whether a table exists in the connection's database (decided from the catalog, not
+    /// from an error message).
+    pub async fn table_exists(&mut self, table: &str) -> Result<bool, DriverError> {
+        let sql = match self.dialect() {
+            Dialect::Mysql => {
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
+            }
+            Dialect::Postgres => {
+                "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = $1"
+            }
+            Dialect::Sqlite => "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+        };
+        if let Backend::Mock(m) = &self.backend {
+            return Ok(m.table_exists(table));
+        }
+        Ok(!self
+            .query(sql, &[Value::Text(table.to_owned())])
+            .await?
+            .is_empty())
+    }
+
+    pub async fn close(self) {
+        dispatch!(self.backend, b => b.close().await)
+    }
+}
+
+async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backend, DriverError> {
+    Ok(match target {
+        Target::Mysql { .. } => {
+            Backend::Mysql(mysql::MysqlConnection::connect(target, options).await?)
+        }
+        Target::Postgres { .. } => {
+            Backend::Postgres(postgres::PostgresConnection::connect(target, options).await?)
+        }
+        Target::Sqlite { .. } => {
+            Backend::Sqlite(sqlite::SqliteConnection::connect(target, options).await?)
+        }
+        Target::Mock { .. } => Backend::Mock(mock::MockConnection::connect(target, options).await?),
+    })
+}

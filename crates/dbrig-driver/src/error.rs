@@ -1,0 +1,108 @@
+//! Driver errors, classified by the engine's error code.
+
+use dbrig_core::ErrorClass;
+
+/// What went wrong, as far as the caller needs to act on it (messages are for people only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Nothing listens there, or the connection attempt timed out.
+    Unreachable,
+    /// The server refused the user or password.
+    Auth,
+    /// The database named in the URL does not exist.
+    UnknownDatabase,
+    /// A statement referenced a table that does not exist.
+    MissingTable,
+    /// A CREATE found the table already there.
+    TableExists,
+    /// The server rejected or failed a statement (see `code`).
+    Statement,
+    /// The connection broke while in use.
+    ConnectionLost,
+    /// The engine cannot do what was asked (e.g. a storage engine it does not have).
+    Unsupported,
+}
+
+/// A database error with its class and, where the engine gives one, its code.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}{}", statement.as_deref().map(|s| format!(" (statement: {s})")).unwrap_or_default())]
+pub struct DriverError {
+    pub kind: ErrorKind,
+    pub class: ErrorClass,
+    /// MySQL error number or PostgreSQL SQLSTATE or SQLite extended code, as text.
+    pub code: Option<String>,
+    pub message: String,
+    /// The SQL that failed, when the error came from a statement.
+    pub statement: Option<String>,
+}
+
+impl DriverError {
+    pub fn new(
+        kind: ErrorKind,
+        class: ErrorClass,
+        code: Option<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            class,
+            code,
+            message: message.into(),
+            statement: None,
+        }
+    }
+
+    pub fn with_statement(mut self, sql: &str) -> Self {
+        self.statement = Some(sql.to_owned());
+        self
+    }
+
+    pub fn fatal(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self::new(kind, ErrorClass::Fatal, None, message)
+    }
+}
+
+/// Which error codes restart an event instead of stopping the client. The defaults are
+/// sysbench's: MySQL deadlock 1213, 1020 (record changed), lock wait timeout 1205;
+/// PostgreSQL 40P01 (deadlock), 40001 (serialization), 23505 (unique violation, which
+/// concurrent delete/insert pairs hit); SQLite BUSY (5) and LOCKED (6).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ErrorPolicy {
+    pub retryable: Vec<String>,
+}
+
+impl Default for ErrorPolicy {
+    fn default() -> Self {
+        Self::from_list(Self::DEFAULT_RETRYABLE)
+    }
+}
+
+impl ErrorPolicy {
+    /// The default list, as the `--retry-codes` option spells it.
+    pub const DEFAULT_RETRYABLE: &'static str = "1213,1020,1205,40P01,40001,23505,5,6";
+
+    /// Parse a comma-separated list of codes.
+    pub fn from_list(list: &str) -> Self {
+        Self {
+            retryable: list
+                .split(',')
+                .map(|s| s.trim().to_ascii_uppercase())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        }
+    }
+
+    pub fn is_retryable(&self, code: &str) -> bool {
+        self.retryable.iter().any(|c| c.eq_ignore_ascii_case(code))
+    }
+
+    /// The class of a statement error with this code (connection loss is decided by each
+    /// driver from its own error type, before this is asked).
+    pub fn classify(&self, code: &str) -> ErrorClass {
+        if self.is_retryable(code) {
+            ErrorClass::Retryable
+        } else {
+            ErrorClass::Fatal
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! dbrig-driver: one connection type over MariaDB/MySQL, PostgreSQL, SQLite and a mock engine.
+//!
+//! A [`Target`] is a URL (`mysql://`, `mariadb://`, `postgres://`, `sqlite:PATH`,
+//! `sqlite::memory:`, `mock:`). [`Connection::connect`] opens one connection to it; statements
+//! are prepared once and executed with bind values; bulk loads go through each engine's fast
+//! path (LOAD DATA LOCAL INFILE fed from memory, COPY FROM STDIN, one SQLite transaction).
+//! Every error is classified ([`dbrig_core::ErrorClass`]) from the engine's error *code*, never
+//! from its message text.
+//!
+//! Contract: this crate knows nothing of servers being started, of workloads or of the results
+//! store. SQLite's blocking calls run on a thread owned by the connection, never on an async
+//! worker.
+
+mod bulk;
+mod conn;
+mod error;
+mod literal;
+mod mock;
+mod mysql;
+mod postgres;
+mod sqlite;
+mod target;
+
+pub use bulk::BulkLoad;
+pub use conn::{ConnectOptions, Connection, Outcome, Statement};
+pub use error::{DriverError, ErrorKind, ErrorPolicy};
+pub use target::{Dialect, Secret, Target, TargetError};

@@ -1,0 +1,200 @@
+//! The mock engine: a connection that answers every statement without a server, so whole
+//! runs can be tested deterministically (counts exactly, faults on a schedule).
+//!
+//! Options, from the target URL's query string (`mock:?latency_us=50&fail_every=10`):
+//! - `latency_us=N`: each statement takes N µs (an async sleep; 0 by default);
+//! - `fail_every=N`, `fail_code=C`: every Nth execution fails with code C (default 1213,
+//!   a deadlock, so retryable by default);
+//! - `lose_every=N`: every Nth execution loses the connection (reconnect class);
+//! - `fatal_after=N`: the Nth execution fails with a fatal error, and so does every later one;
+//! - `refuse=1`: connecting fails as if nothing listened;
+//! - `tables=none`: no table exists (as before `prepare`);
+//! - `version=V`: the server version reported (default `mock-1.0`).
+//!
+//! Results: a SELECT returns one row; INSERT/UPDATE/DELETE change one row; anything else
+//! (BEGIN, COMMIT, DDL) changes nothing.
+
+use std::time::Duration;
+
+use dbrig_core::{ErrorClass, Value};
+
+use crate::bulk::BulkLoad;
+use crate::conn::{ConnectOptions, Outcome};
+use crate::error::{DriverError, ErrorKind, ErrorPolicy};
+use crate::target::Target;
+
+#[derive(Debug, Clone, Default)]
+struct MockOptions {
+    latency: Duration,
+    fail_every: u64,
+    fail_code: String,
+    lose_every: u64,
+    fatal_after: u64,
+    refuse: bool,
+    no_tables: bool,
+    version: String,
+}
+
+impl MockOptions {
+    fn parse(raw: &str) -> Result<Self, DriverError> {
+        let mut o = MockOptions {
+            fail_code: "1213".into(),
+            version: "mock-1.0".into(),
+            ..Default::default()
+        };
+        for pair in raw.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let num = || {
+                v.parse::<u64>().map_err(|_| {
+                    DriverError::fatal(
+                        ErrorKind::Unsupported,
+                        format!("mock option {k} needs a number, got '{v}'"),
+                    )
+                })
+            };
+            match k {
+                "latency_us" => o.latency = Duration::from_micros(num()?),
+                "fail_every" => o.fail_every = num()?,
+                "fail_code" => o.fail_code = v.to_owned(),
+                "lose_every" => o.lose_every = num()?,
+                "fatal_after" => o.fatal_after = num()?,
+                "refuse" => o.refuse = v != "0",
+                "tables" => o.no_tables = v == "none",
+                "version" => o.version = v.to_owned(),
+                _ => {
+                    return Err(DriverError::fatal(
+                        ErrorKind::Unsupported,
+                        format!("unknown mock option '{k}'"),
+                    ));
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
+pub(crate) struct MockConnection {
+    options: MockOptions,
+    policy: ErrorPolicy,
+    statements: Vec<String>,
+    executions: u64,
+}
+
+impl MockConnection {
+    pub(crate) async fn connect(
+        target: &Target,
+        options: &ConnectOptions,
+    ) -> Result<Self, DriverError> {
+        let Target::Mock { options: raw } = target else {
+            unreachable!("mock backend opened for a non-mock target")
+        };
+        let mock = MockOptions::parse(raw)?;
+        if mock.refuse {
+            return Err(DriverError::fatal(
+                ErrorKind::Unreachable,
+                "mock: connection refused",
+            ));
+        }
+        Ok(Self {
+            options: mock,
+            policy: options.policy.clone(),
+            statements: Vec::new(),
+            executions: 0,
+        })
+    }
+
+    pub(crate) fn server_version(&self) -> &str {
+        &self.options.version
+    }
+
+    pub(crate) fn table_exists(&self, _table: &str) -> bool {
+        !self.options.no_tables
+    }
+
+    pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {
+        self.statements.push(sql.to_owned());
+        Ok(())
+    }
+
+    pub(crate) async fn execute(
+        &mut self,
+        idx: usize,
+        _params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        let sql = self.statements[idx].clone();
+        self.run(&sql).await
+    }
+
+    pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
+        self.run(sql).await
+    }
+
+    pub(crate) async fn query(
+        &mut self,
+        sql: &str,
+        _params: &[Value],
+    ) -> Result<Vec<Vec<Value>>, DriverError> {
+        self.run(sql).await?;
+        Ok(vec![vec![Value::Int(1)]])
+    }
+
+    pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
+        Ok(load.rows.count() as u64)
+    }
+
+    pub(crate) async fn close(self) {}
+
+    async fn run(&mut self, sql: &str) -> Result<Outcome, DriverError> {
+        self.executions += 1;
+        let n = self.executions;
+        if !self.options.latency.is_zero() {
+            tokio::time::sleep(self.options.latency).await;
+        }
+        let o = &self.options;
+        if o.fatal_after > 0 && n >= o.fatal_after {
+            return Err(DriverError::new(
+                ErrorKind::Statement,
+                ErrorClass::Fatal,
+                Some("1064".into()),
+                "mock: fatal error",
+            ));
+        }
+        if o.lose_every > 0 && n % o.lose_every == 0 {
+            return Err(DriverError::new(
+                ErrorKind::ConnectionLost,
+                ErrorClass::Reconnect,
+                Some("2013".into()),
+                "mock: lost connection",
+            ));
+        }
+        if o.fail_every > 0 && n % o.fail_every == 0 {
+            let class = self.policy.classify(&o.fail_code);
+            return Err(DriverError::new(
+                ErrorKind::Statement,
+                class,
+                Some(o.fail_code.clone()),
+                format!("mock: error {}", o.fail_code),
+            ));
+        }
+        let verb = sql
+            .trim_start()
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        Ok(match verb.as_str() {
+            "SELECT" => Outcome {
+                result_set: true,
+                rows: 1,
+            },
+            "INSERT" | "UPDATE" | "DELETE" | "REPLACE" => Outcome {
+                result_set: false,
+                rows: 1,
+            },
+            _ => Outcome {
+                result_set: false,
+                rows: 0,
+            },
+        })
+    }
+}

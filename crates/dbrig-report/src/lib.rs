@@ -1,0 +1,1 @@
+//! dbrig-report (placeholder while the crate is built).

@@ -1,0 +1,1 @@
+//! dbrig-server (placeholder while the crate is built).

@@ -1,0 +1,1 @@
+//! dbrig-store (placeholder while the crate is built).

@@ -1,0 +1,1 @@
+//! dbrig-workload (placeholder while the crate is built).
