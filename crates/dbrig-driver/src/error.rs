@@ -60,6 +60,29 @@ impl DriverError {
     pub fn fatal(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self::new(kind, ErrorClass::Fatal, None, message)
     }
+
+    /// The connection broke under a statement: the caller reconnects and restarts the event.
+    pub(crate) fn lost(code: Option<String>, message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::ConnectionLost,
+            ErrorClass::Reconnect,
+            code,
+            message,
+        )
+    }
+
+    /// Nothing answered at `place` (a host:port or socket path).
+    pub(crate) fn unreachable(place: &str, detail: impl std::fmt::Display) -> Self {
+        Self::fatal(
+            ErrorKind::Unreachable,
+            format!("nothing answered at {place}: {detail}"),
+        )
+    }
+}
+
+/// Messages are kept to one line so that logs and reports stay one record per error.
+pub(crate) fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Which error codes restart an event instead of stopping the client. The defaults are

@@ -159,7 +159,7 @@ impl MockConnection {
                 "mock: fatal error",
             ));
         }
-        if o.lose_every > 0 && n % o.lose_every == 0 {
+        if o.lose_every > 0 && n.is_multiple_of(o.lose_every) {
             return Err(DriverError::new(
                 ErrorKind::ConnectionLost,
                 ErrorClass::Reconnect,
@@ -167,7 +167,7 @@ impl MockConnection {
                 "mock: lost connection",
             ));
         }
-        if o.fail_every > 0 && n % o.fail_every == 0 {
+        if o.fail_every > 0 && n.is_multiple_of(o.fail_every) {
             let class = self.policy.classify(&o.fail_code);
             return Err(DriverError::new(
                 ErrorKind::Statement,
@@ -177,7 +177,6 @@ impl MockConnection {
             ));
         }
         let verb = sql
-            .trim_start()
             .split_whitespace()
             .next()
             .unwrap_or("")

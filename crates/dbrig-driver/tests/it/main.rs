@@ -1,0 +1,160 @@
+//! Integration tests against the real servers on this machine (MariaDB on 127.0.0.1:3306,
+//! PostgreSQL on 127.0.0.1:5432) and SQLite. Tests run in parallel, so every test works on
+//! its own uniquely named tables and drops them at the end.
+
+mod mysql;
+mod postgres;
+mod sqlite;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use dbrig_core::{StatementClass, Value};
+use dbrig_driver::{Connection, DriverError, ErrorKind, Outcome};
+
+/// A table name no other test (or concurrent test run) uses.
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+pub fn read(rows: u64) -> Outcome {
+    Outcome {
+        result_set: true,
+        rows,
+    }
+}
+
+pub fn changed(rows: u64) -> Outcome {
+    Outcome {
+        result_set: false,
+        rows,
+    }
+}
+
+/// The rows a bulk load test sends: ids 1..=n, and one value that needs every TSV escape.
+pub fn bulk_rows(n: i64) -> Box<dyn Iterator<Item = Vec<Value>> + Send> {
+    Box::new((1..=n).map(|i| {
+        let c = if i == 7 {
+            tricky_text().to_owned()
+        } else {
+            format!("row-{i}")
+        };
+        vec![Value::Int(i), Value::Int(i % 100), Value::Text(c)]
+    }))
+}
+
+pub fn tricky_text() -> &'static str {
+    "tab\there back\\slash new\nline cr\r end \\N"
+}
+
+#[track_caller]
+pub fn assert_kind<T: std::fmt::Debug>(r: Result<T, DriverError>, kind: ErrorKind) -> DriverError {
+    match r {
+        Ok(v) => panic!("expected {kind:?}, got Ok({v:?})"),
+        Err(e) => {
+            assert_eq!(e.kind, kind, "{e}");
+            assert!(!e.message.contains('\n'), "one-line message: {e}");
+            e
+        }
+    }
+}
+
+/// The shape every engine must agree on: SELECT → read, UPDATE of one row → write, UPDATE of
+/// none → other, BEGIN/COMMIT → other.
+pub async fn check_classification(c: &mut Connection, table: &str, ph: fn(usize) -> String) {
+    let sel = c
+        .prepare(&format!(
+            "SELECT c FROM {table} WHERE id BETWEEN {} AND {}",
+            ph(1),
+            ph(2)
+        ))
+        .await
+        .unwrap();
+    let upd = c
+        .prepare(&format!(
+            "UPDATE {table} SET k = k + 1 WHERE id = {}",
+            ph(1)
+        ))
+        .await
+        .unwrap();
+    let by_text = c
+        .prepare(&format!("SELECT id FROM {table} WHERE c = {}", ph(1)))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        c.execute_text("BEGIN").await.unwrap().class(),
+        StatementClass::Other
+    );
+    let o = c
+        .execute(sel, &[Value::Int(2), Value::Int(6)])
+        .await
+        .unwrap();
+    assert_eq!(o, read(5));
+    assert_eq!(o.class(), StatementClass::Read);
+    let o = c
+        .execute(sel, &[Value::Int(100), Value::Int(200)])
+        .await
+        .unwrap();
+    assert_eq!(o, read(0));
+    assert_eq!(o.class(), StatementClass::Read);
+    let o = c.execute(upd, &[Value::Int(3)]).await.unwrap();
+    assert_eq!(o, changed(1));
+    assert_eq!(o.class(), StatementClass::Write);
+    let o = c.execute(upd, &[Value::Int(-1)]).await.unwrap();
+    assert_eq!(o, changed(0));
+    assert_eq!(o.class(), StatementClass::Other);
+    assert_eq!(
+        c.execute_text("COMMIT").await.unwrap().class(),
+        StatementClass::Other
+    );
+    let o = c
+        .execute(by_text, &[Value::Text("it's row 4".into())])
+        .await
+        .unwrap();
+    assert_eq!(o, read(1));
+    let rows = c
+        .query(&format!("SELECT k FROM {table} WHERE id = 3"), &[])
+        .await
+        .unwrap();
+    assert_eq!(rows, vec![vec![Value::Int(31)]]);
+}
+
+/// Rows for `check_classification`: id 1..=10, k = id*10, c = "it's row {id}".
+pub async fn fill_classification_table(c: &mut Connection, table: &str, ph: fn(usize) -> String) {
+    let ins = c
+        .prepare(&format!(
+            "INSERT INTO {table} (id, k, c) VALUES ({}, {}, {})",
+            ph(1),
+            ph(2),
+            ph(3)
+        ))
+        .await
+        .unwrap();
+    for i in 1..=10 {
+        let o = c
+            .execute(
+                ins,
+                &[
+                    Value::Int(i),
+                    Value::Int(i * 10),
+                    Value::Text(format!("it's row {i}")),
+                ],
+            )
+            .await
+            .unwrap();
+        assert_eq!(o, changed(1));
+    }
+}
+
+pub fn q(_: usize) -> String {
+    "?".into()
+}
+
+pub fn dollar(n: usize) -> String {
+    format!("${n}")
+}

@@ -1,0 +1,267 @@
+use std::time::Instant;
+
+use dbrig_core::{ErrorClass, Value};
+use dbrig_driver::{BulkLoad, ConnectOptions, Connection, ErrorKind, ErrorPolicy, Target};
+
+use crate::*;
+
+const URL: &str = "mysql://root@127.0.0.1:3306/test";
+
+async fn connect_with(prepared: bool) -> Connection {
+    let options = ConnectOptions {
+        prepared,
+        ..Default::default()
+    };
+    Connection::connect(&Target::parse(URL).unwrap(), &options)
+        .await
+        .unwrap()
+}
+
+async fn connect() -> Connection {
+    connect_with(true).await
+}
+
+async fn classification(prepared: bool) {
+    let mut c = connect_with(prepared).await;
+    let t = unique("my_cls");
+    c.execute_text(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
+    ))
+    .await
+    .unwrap();
+    fill_classification_table(&mut c, &t, q).await;
+    check_classification(&mut c, &t, q).await;
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
+#[tokio::test]
+async fn connects_and_reports_version() {
+    let c = connect().await;
+    assert!(
+        c.server_version().contains("MariaDB"),
+        "{}",
+        c.server_version()
+    );
+    assert!(
+        c.server_version().starts_with("10."),
+        "{}",
+        c.server_version()
+    );
+    c.close().await;
+}
+
+#[tokio::test]
+async fn classifies_prepared_statements() {
+    classification(true).await;
+}
+
+#[tokio::test]
+async fn classifies_text_statements() {
+    classification(false).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn works_on_a_current_thread_runtime() {
+    classification(true).await;
+}
+
+#[tokio::test]
+async fn converts_query_values() {
+    let mut c = connect().await;
+    let expected = vec![vec![
+        Value::Int(1),
+        Value::Int(-5),
+        Value::Float(2.5),
+        Value::Text("1.25".into()),
+        Value::Text("abc".into()),
+        Value::Null,
+        Value::Text("2024-01-02".into()),
+        Value::Text("2024-01-02 03:04:05".into()),
+    ]];
+    let sql = "SELECT 1, CAST(-5 AS SIGNED), CAST(2.5 AS DOUBLE), CAST(1.25 AS DECIMAL(5,2)), \
+               'abc', NULL, DATE '2024-01-02', TIMESTAMP '2024-01-02 03:04:05'";
+    // Text protocol (no parameters).
+    assert_eq!(c.query(sql, &[]).await.unwrap(), expected);
+    // Binary protocol (with parameters).
+    let rows = c
+        .query(
+            &format!("{sql}, ?, ?, ?"),
+            &[
+                Value::Int(42),
+                Value::Text("x\ty".into()),
+                Value::Float(0.5),
+            ],
+        )
+        .await
+        .unwrap();
+    let mut with_params = expected[0].clone();
+    with_params.extend([
+        Value::Int(42),
+        Value::Text("x\ty".into()),
+        Value::Float(0.5),
+    ]);
+    assert_eq!(rows, vec![with_params]);
+    assert!(!c.table_exists("no_such_table_here").await.unwrap());
+    c.close().await;
+}
+
+#[tokio::test]
+async fn bulk_loads_rows_and_escapes() {
+    let mut c = connect().await;
+    let t = unique("my_bulk");
+    c.execute_text(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
+    ))
+    .await
+    .unwrap();
+    assert!(c.table_exists(&t).await.unwrap());
+    let n = c
+        .bulk_load(BulkLoad {
+            table: t.clone(),
+            columns: vec!["id".into(), "k".into(), "c".into()],
+            rows: bulk_rows(20_000),
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 20_000);
+    let count = c
+        .query(&format!("SELECT COUNT(*) FROM {t}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(count, vec![vec![Value::Int(20_000)]]);
+    let tricky = c
+        .query(&format!("SELECT c FROM {t} WHERE id = ?"), &[Value::Int(7)])
+        .await
+        .unwrap();
+    assert_eq!(tricky, vec![vec![Value::Text(tricky_text().into())]]);
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
+/// Timing only: `cargo test -p dbrig-driver -- --ignored --nocapture bulk_rate`.
+#[tokio::test]
+#[ignore]
+async fn bulk_rate() {
+    let mut c = connect().await;
+    let t = unique("my_rate");
+    c.execute_text(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
+    ))
+    .await
+    .unwrap();
+    let start = Instant::now();
+    let n = c
+        .bulk_load(BulkLoad {
+            table: t.clone(),
+            columns: vec!["id".into(), "k".into(), "c".into()],
+            rows: bulk_rows(200_000),
+        })
+        .await
+        .unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "mysql bulk load: {n} rows in {secs:.2}s = {:.0} rows/s",
+        n as f64 / secs
+    );
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+}
+
+#[tokio::test]
+async fn classifies_errors() {
+    let mut c = connect().await;
+    let t = unique("my_err");
+    assert_kind(
+        c.execute_text("SELECT * FROM no_such_table_at_all").await,
+        ErrorKind::MissingTable,
+    );
+    let e = assert_kind(
+        c.prepare("SELECT * FROM no_such_table_at_all WHERE id = ?")
+            .await,
+        ErrorKind::MissingTable,
+    );
+    assert_eq!(e.code.as_deref(), Some("1146"));
+    assert_eq!(e.class, ErrorClass::Fatal);
+    assert!(e.to_string().contains("statement: SELECT"), "{e}");
+    c.execute_text(&format!("CREATE TABLE {t} (id INT PRIMARY KEY)"))
+        .await
+        .unwrap();
+    assert_kind(
+        c.execute_text(&format!("CREATE TABLE {t} (id INT PRIMARY KEY)"))
+            .await,
+        ErrorKind::TableExists,
+    );
+    // A duplicate key is a plain statement error: fatal by default, retryable when listed.
+    c.execute_text(&format!("INSERT INTO {t} VALUES (1)"))
+        .await
+        .unwrap();
+    let e = assert_kind(
+        c.execute_text(&format!("INSERT INTO {t} VALUES (1)")).await,
+        ErrorKind::Statement,
+    );
+    assert_eq!(
+        (e.code.as_deref(), e.class),
+        (Some("1062"), ErrorClass::Fatal)
+    );
+    let options = ConnectOptions {
+        policy: ErrorPolicy::from_list("1062"),
+        ..Default::default()
+    };
+    let mut lenient = Connection::connect(&Target::parse(URL).unwrap(), &options)
+        .await
+        .unwrap();
+    let e = assert_kind(
+        lenient
+            .execute_text(&format!("INSERT INTO {t} VALUES (1)"))
+            .await,
+        ErrorKind::Statement,
+    );
+    assert_eq!(e.class, ErrorClass::Retryable);
+    lenient.close().await;
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
+#[tokio::test]
+async fn classifies_connect_errors() {
+    let o = ConnectOptions::default();
+    let connect = |url: &str| {
+        let t = Target::parse(url).unwrap();
+        let o = o.clone();
+        async move { Connection::connect(&t, &o).await }
+    };
+    assert_kind(
+        connect("mysql://root@127.0.0.1:3306/no_such_db_dbrig").await,
+        ErrorKind::UnknownDatabase,
+    );
+    assert_kind(
+        connect("mysql://no_such_user_dbrig@127.0.0.1:3306/test").await,
+        ErrorKind::Auth,
+    );
+    let e = assert_kind(
+        connect("mysql://root@127.0.0.1:1/test").await,
+        ErrorKind::Unreachable,
+    );
+    assert!(e.message.contains("127.0.0.1:1"), "{e}");
+}
+
+#[tokio::test]
+async fn reconnects_after_kill() {
+    let mut c = connect().await;
+    let mut killer = connect().await;
+    let stmt = c.prepare("SELECT CONNECTION_ID()").await.unwrap();
+    let id = c.query("SELECT CONNECTION_ID()", &[]).await.unwrap()[0][0]
+        .as_i64()
+        .unwrap();
+    killer.execute_text(&format!("KILL {id}")).await.unwrap();
+    let e = assert_kind(c.execute(stmt, &[]).await, ErrorKind::ConnectionLost);
+    assert_eq!(e.class, ErrorClass::Reconnect);
+    c.reconnect().await.unwrap();
+    assert_eq!(c.execute(stmt, &[]).await.unwrap(), read(1));
+    let new_id = c.query("SELECT CONNECTION_ID()", &[]).await.unwrap()[0][0]
+        .as_i64()
+        .unwrap();
+    assert_ne!(id, new_id);
+    killer.close().await;
+    c.close().await;
+}
