@@ -1,0 +1,128 @@
+//! The store's one error type. Messages are one line, name the results file and say what to do.
+
+use std::path::PathBuf;
+
+use crate::model::{CellId, RunId, RunStatus, TrialId};
+
+/// Everything that can go wrong reading or writing the results database.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    #[error(
+        "cannot create results database {path}: folder {parent} does not exist; create it or choose another --results file"
+    )]
+    NoParentDir { path: PathBuf, parent: PathBuf },
+
+    #[error(
+        "cannot open results database {path}: {source}; check the path and its permissions or choose another --results file"
+    )]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error("{path} is not an SQLite database; choose another --results file")]
+    NotADatabase { path: PathBuf },
+
+    #[error(
+        "{path} is an SQLite database but not a dbrig results database; choose another --results file"
+    )]
+    ForeignDatabase { path: PathBuf },
+
+    #[error(
+        "results database {path} has schema version {found}, newer than this dbrig understands ({supported}): use a newer dbrig or another --results file"
+    )]
+    SchemaTooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+
+    #[error(
+        "upgrading results database {path} to schema version {version} failed: {source}; the file was left at the previous version"
+    )]
+    Migration {
+        path: PathBuf,
+        version: i64,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error(
+        "results database {path} stayed locked by another process; retry when the other dbrig has finished writing, or use another --results file"
+    )]
+    Busy { path: PathBuf },
+
+    #[error("results database {path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    #[error("results database {path} has no run {id}; list the runs it holds to find the right id")]
+    NoSuchRun { path: PathBuf, id: RunId },
+
+    #[error("results database {path} has no cell {id}; record the cell with ensure_cell first")]
+    NoSuchCell { path: PathBuf, id: CellId },
+
+    #[error("results database {path} has no trial {id}")]
+    NoSuchTrial { path: PathBuf, id: TrialId },
+
+    #[error(
+        "refusing to store {what} in results database {path}: it contains a password in a connection URL; pass the redacted form (password shown as ***)"
+    )]
+    UnredactedSecret { path: PathBuf, what: String },
+
+    #[error(
+        "run {id} in results database {path} is already {status}; a finished run cannot be finished again"
+    )]
+    RunAlreadyFinished {
+        path: PathBuf,
+        id: RunId,
+        status: RunStatus,
+    },
+
+    #[error(
+        "cannot finish run {id} in results database {path} with status running; use done, failed or interrupted"
+    )]
+    NotAFinalStatus { path: PathBuf, id: RunId },
+
+    #[error(
+        "cell key {cell_key} of run {run} in results database {path} is already recorded with a different {field}; the caller must derive the key from the whole cell specification"
+    )]
+    CellMismatch {
+        path: PathBuf,
+        run: RunId,
+        cell_key: String,
+        field: &'static str,
+    },
+
+    #[error(
+        "trial {trial} of cell {cell} already has a finished result in results database {path}; resume must skip finished trials instead of recording them again"
+    )]
+    DuplicateTrial {
+        path: PathBuf,
+        cell: CellId,
+        trial: u32,
+    },
+
+    #[error(
+        "cannot store {what} in results database {path}: value {value} exceeds SQLite's integer range"
+    )]
+    OutOfRange {
+        path: PathBuf,
+        what: &'static str,
+        value: u64,
+    },
+
+    #[error(
+        "results database {path}: stored {what} is corrupt ({detail}); the file may have been edited by hand or damaged"
+    )]
+    Corrupt {
+        path: PathBuf,
+        what: String,
+        detail: String,
+    },
+}

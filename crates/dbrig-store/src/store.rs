@@ -1,0 +1,979 @@
+//! The `Store`: one SQLite connection to one results file.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use dbrig_core::{IntervalSample, LatencyHistogram, LatencySummary, Measurements, QueryCounters};
+use rusqlite::types::Type;
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, named_params,
+    params,
+};
+use serde::de::DeserializeOwned;
+
+use crate::error::StoreError;
+use crate::migrate;
+use crate::model::{
+    CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunKind, RunRow, RunStatus, TrialId,
+    TrialMeasurements, TrialRow,
+};
+use crate::secret::{contains_unredacted_password, json_contains_unredacted_password};
+use crate::time::format_rfc3339;
+
+/// How long a write waits for another dbrig process holding the file's lock. Writes are a
+/// few rows per trial, so a wait this long means the other process is stuck, not busy.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The results database. Each write that belongs together (a run row, a cell, a trial with its
+/// interval samples) is one transaction, committed before the method returns, so a crash
+/// between trials loses nothing that was recorded and never leaves half a trial.
+pub struct Store {
+    conn: Connection,
+    /// The file, for error messages (`:memory:` for an in-memory store).
+    path: PathBuf,
+    /// Runs begun by this `Store` and not finished yet: `mark_interrupted_runs` spares them.
+    open_runs: BTreeSet<RunId>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// Map a SQLite error to the store's error for `path`.
+pub(crate) fn sql_error(path: &Path, source: rusqlite::Error) -> StoreError {
+    match &source {
+        rusqlite::Error::SqliteFailure(e, _) if e.code == ErrorCode::DatabaseBusy => {
+            StoreError::Busy { path: path.into() }
+        }
+        rusqlite::Error::SqliteFailure(e, _) if e.code == ErrorCode::NotADatabase => {
+            StoreError::NotADatabase { path: path.into() }
+        }
+        rusqlite::Error::FromSqlConversionFailure(column, ty, detail) => StoreError::Corrupt {
+            path: path.into(),
+            what: format!("column {column} ({ty})"),
+            detail: detail.to_string(),
+        },
+        rusqlite::Error::InvalidColumnType(_, name, ty) => StoreError::Corrupt {
+            path: path.into(),
+            what: format!("column {name}"),
+            detail: format!("unexpected {ty} value"),
+        },
+        _ => StoreError::Sqlite {
+            path: path.into(),
+            source,
+        },
+    }
+}
+
+impl Store {
+    /// Open (or create) the results database at `path` and bring its schema up to date.
+    ///
+    /// The parent folder must exist: a typo in `--results` should fail, not create folders.
+    /// The file is put in WAL mode with foreign keys on and a busy timeout, so two dbrig
+    /// processes can share it. A file with a newer schema is refused, never downgraded.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+            && !parent.is_dir()
+        {
+            return Err(StoreError::NoParentDir {
+                path: path.into(),
+                parent: parent.into(),
+            });
+        }
+        let conn = Connection::open(path).map_err(|source| StoreError::Open {
+            path: path.into(),
+            source,
+        })?;
+        Self::setup(conn, path.into(), true)
+    }
+
+    /// A private in-memory database (tests, dry runs).
+    pub fn open_in_memory() -> Result<Store> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        Self::setup(conn, path, false)
+    }
+
+    fn setup(mut conn: Connection, path: PathBuf, wal: bool) -> Result<Store> {
+        let sql = |e| sql_error(&path, e);
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(sql)?;
+        if wal {
+            // WAL lets reports read while a run writes. The first statement that touches the
+            // file, so a non-SQLite file fails here (NotADatabase).
+            // Some file systems cannot do WAL (no shared memory); SQLite then keeps the old
+            // mode, which is still correct, only less concurrent, so the answer is not checked.
+            conn.pragma_update_and_check(None, "journal_mode", "wal", |_| Ok(()))
+                .map_err(sql)?;
+            // Results are written a few rows per trial, so a full fsync per commit costs
+            // nothing and keeps the last trial across a power cut, not just a crash.
+            conn.pragma_update(None, "synchronous", "FULL")
+                .map_err(sql)?;
+        }
+        migrate::migrate(&mut conn, &path)?;
+        Ok(Store {
+            conn,
+            path,
+            open_runs: BTreeSet::new(),
+        })
+    }
+
+    /// The file this store writes (`:memory:` when in memory).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open file (always [`crate::SCHEMA_VERSION`] after `open`).
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| sql_error(&self.path, e))
+    }
+
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |e| sql_error(&self.path, e)
+    }
+
+    fn refuse_secret(&self, what: &str, found: bool) -> Result<()> {
+        if found {
+            Err(StoreError::UnredactedSecret {
+                path: self.path.clone(),
+                what: what.to_owned(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    // ---- runs -------------------------------------------------------------------------------
+
+    /// Insert a run with status `running`, committed at once so that a crash leaves a trace.
+    pub fn begin_run(&mut self, run: &NewRun<'_>) -> Result<RunId> {
+        self.refuse_secret(
+            "the command line",
+            run.command_line
+                .iter()
+                .any(|a| contains_unredacted_password(a)),
+        )?;
+        self.refuse_secret(
+            "the run options",
+            json_contains_unredacted_password(run.options),
+        )?;
+        self.refuse_secret(
+            "the host facts",
+            json_contains_unredacted_password(run.host),
+        )?;
+        self.refuse_secret(
+            "the plan text",
+            run.plan_text.is_some_and(contains_unredacted_password),
+        )?;
+        let command_line = to_json(run.command_line);
+        let options = to_json(run.options);
+        let host = to_json(run.host);
+        let sql = |e| sql_error(&self.path, e);
+        self.conn
+            .execute(
+                "INSERT INTO run (kind, name, status, started_at, dbrig_version, command_line,
+                                  options, host, plan_text, pid)
+                 VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    run.kind.as_str(),
+                    run.name,
+                    format_rfc3339(run.started_at),
+                    run.dbrig_version,
+                    command_line,
+                    options,
+                    host,
+                    run.plan_text,
+                    std::process::id(),
+                ],
+            )
+            .map_err(sql)?;
+        let id = RunId(self.conn.last_insert_rowid());
+        self.open_runs.insert(id);
+        Ok(id)
+    }
+
+    /// Close a run as `done`, `failed` or `interrupted`, with the error text if any.
+    ///
+    /// A run that another dbrig marked `interrupted` (see [`Store::mark_interrupted_runs`])
+    /// may still be closed by its own process; a `done` or `failed` run may not.
+    pub fn finish_run(&mut self, id: RunId, status: RunStatus, error: Option<&str>) -> Result<()> {
+        self.finish_run_at(id, status, error, SystemTime::now())
+    }
+
+    /// [`Store::finish_run`] with an explicit finishing time.
+    pub fn finish_run_at(
+        &mut self,
+        id: RunId,
+        status: RunStatus,
+        error: Option<&str>,
+        finished_at: SystemTime,
+    ) -> Result<()> {
+        if status == RunStatus::Running {
+            return Err(StoreError::NotAFinalStatus {
+                path: self.path.clone(),
+                id,
+            });
+        }
+        self.refuse_secret(
+            "the run's error text",
+            error.is_some_and(contains_unredacted_password),
+        )?;
+        let path = &self.path;
+        let sql = |e| sql_error(path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let current: RunStatus = tx
+            .query_row("SELECT status FROM run WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(sql)?
+            .ok_or_else(|| StoreError::NoSuchRun {
+                path: path.clone(),
+                id,
+            })?;
+        if matches!(current, RunStatus::Done | RunStatus::Failed) {
+            return Err(StoreError::RunAlreadyFinished {
+                path: path.clone(),
+                id,
+                status: current,
+            });
+        }
+        tx.execute(
+            "UPDATE run SET status = ?2, error = ?3, finished_at = ?4 WHERE id = ?1",
+            params![id, status, error, format_rfc3339(finished_at)],
+        )
+        .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        self.open_runs.remove(&id);
+        Ok(())
+    }
+
+    /// Mark every run still `running` as `interrupted`, except the runs this `Store` began
+    /// and has not finished. Returns the runs it marked.
+    ///
+    /// A run left `running` is one whose dbrig died without closing it. The store cannot see
+    /// other processes, so the caller decides when to ask: a run being written right now by
+    /// another dbrig sharing the file would be marked too (it can still close itself
+    /// afterwards; `finish_run` accepts an `interrupted` run). Each run keeps the `pid` that
+    /// wrote it for a caller that wants to check liveness first.
+    pub fn mark_interrupted_runs(&mut self) -> Result<Vec<RunId>> {
+        let now = format_rfc3339(SystemTime::now());
+        let path = &self.path;
+        let sql = |e| sql_error(path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let running: Vec<RunId> = {
+            let mut stmt = tx
+                .prepare("SELECT id FROM run WHERE status = 'running' ORDER BY id")
+                .map_err(sql)?;
+            stmt.query_map([], |r| r.get(0))
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<RunId>>>())
+                .map_err(sql)?
+        };
+        let marked: Vec<RunId> = running
+            .into_iter()
+            .filter(|id| !self.open_runs.contains(id))
+            .collect();
+        for id in &marked {
+            tx.execute(
+                "UPDATE run SET status = 'interrupted',
+                    error = coalesce(error, 'dbrig stopped without closing this run; marked interrupted at ' || ?2)
+                 WHERE id = ?1 AND status = 'running'",
+                params![id, now],
+            )
+            .map_err(sql)?;
+        }
+        tx.commit().map_err(sql)?;
+        Ok(marked)
+    }
+
+    /// All runs, oldest first.
+    pub fn runs(&self) -> Result<Vec<RunRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {RUN_COLS} FROM run ORDER BY id"))
+            .map_err(self.sql())?;
+        stmt.query_map([], run_from_row)
+            .and_then(|rows| rows.collect())
+            .map_err(self.sql())
+    }
+
+    /// One run; [`StoreError::NoSuchRun`] if there is none with this id.
+    pub fn run(&self, id: RunId) -> Result<RunRow> {
+        self.conn
+            .query_row(
+                &format!("SELECT {RUN_COLS} FROM run WHERE id = ?1"),
+                [id],
+                run_from_row,
+            )
+            .optional()
+            .map_err(self.sql())?
+            .ok_or_else(|| StoreError::NoSuchRun {
+                path: self.path.clone(),
+                id,
+            })
+    }
+
+    /// The most recently begun run, if any.
+    pub fn latest_run_id(&self) -> Result<Option<RunId>> {
+        self.conn
+            .query_row("SELECT max(id) FROM run", [], |r| r.get(0))
+            .map_err(self.sql())
+    }
+
+    // ---- cells ------------------------------------------------------------------------------
+
+    /// The cell of `run` with `cell.cell_key`, inserted if new. Calling it again with the same
+    /// cell returns the same id; the same key with a different specification is an error.
+    pub fn ensure_cell(&mut self, run: RunId, cell: &NewCell<'_>) -> Result<CellId> {
+        self.refuse_secret("the cell target", contains_unredacted_password(cell.target))?;
+        self.refuse_secret(
+            "the cell options",
+            json_contains_unredacted_password(cell.options),
+        )?;
+        let options = to_json(cell.options);
+        let path = &self.path;
+        let sql = |e| sql_error(path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        require_run(&tx, path, run)?;
+        let existing = tx
+            .query_row(
+                &format!("SELECT {CELL_COLS} FROM cell WHERE run_id = ?1 AND cell_key = ?2"),
+                params![run, cell.cell_key],
+                cell_from_row,
+            )
+            .optional()
+            .map_err(sql)?;
+        let id = match existing {
+            Some(row) => {
+                let mismatch = if row.configuration != cell.configuration {
+                    Some("configuration")
+                } else if row.workload != cell.workload {
+                    Some("workload")
+                } else if row.clients != cell.clients {
+                    Some("client count")
+                } else if row.target != cell.target {
+                    Some("target")
+                } else if &row.options != cell.options {
+                    Some("options")
+                } else {
+                    None
+                };
+                if let Some(field) = mismatch {
+                    return Err(StoreError::CellMismatch {
+                        path: path.clone(),
+                        run,
+                        cell_key: cell.cell_key.to_owned(),
+                        field,
+                    });
+                }
+                row.id
+            }
+            None => {
+                tx.execute(
+                    "INSERT INTO cell (run_id, cell_key, configuration, workload, clients,
+                                       options, target)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        run,
+                        cell.cell_key,
+                        cell.configuration,
+                        cell.workload,
+                        cell.clients,
+                        options,
+                        cell.target
+                    ],
+                )
+                .map_err(sql)?;
+                CellId(tx.last_insert_rowid())
+            }
+        };
+        tx.commit().map_err(sql)?;
+        Ok(id)
+    }
+
+    /// The cells of a run, in the order they were added.
+    pub fn cells(&self, run: RunId) -> Result<Vec<CellRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {CELL_COLS} FROM cell WHERE run_id = ?1 ORDER BY id"
+            ))
+            .map_err(self.sql())?;
+        stmt.query_map([run], cell_from_row)
+            .and_then(|rows| rows.collect())
+            .map_err(self.sql())
+    }
+
+    /// One cell; [`StoreError::NoSuchCell`] if there is none with this id.
+    pub fn cell(&self, id: CellId) -> Result<CellRow> {
+        self.conn
+            .query_row(
+                &format!("SELECT {CELL_COLS} FROM cell WHERE id = ?1"),
+                [id],
+                cell_from_row,
+            )
+            .optional()
+            .map_err(self.sql())?
+            .ok_or_else(|| StoreError::NoSuchCell {
+                path: self.path.clone(),
+                id,
+            })
+    }
+
+    // ---- trials -----------------------------------------------------------------------------
+
+    /// Record a trial and its interval samples in one transaction.
+    ///
+    /// A cell holds at most one finished (`done` / `invalid`) result per trial number:
+    /// recording another is [`StoreError::DuplicateTrial`]. Failed and interrupted attempts
+    /// are kept beside it as history.
+    pub fn record_trial(&mut self, cell: CellId, trial: &NewTrial<'_>) -> Result<TrialId> {
+        self.refuse_secret(
+            "the trial's reason",
+            trial.reason.is_some_and(contains_unredacted_password),
+        )?;
+        self.refuse_secret(
+            "the trial's extra results",
+            trial.extra.is_some_and(json_contains_unredacted_password),
+        )?;
+        if let Some(m) = trial.measurements {
+            self.refuse_secret(
+                "the trial's fatal errors",
+                m.fatal_errors
+                    .iter()
+                    .any(|e| contains_unredacted_password(e)),
+            )?;
+        }
+        // Everything that can fail without the database is prepared before the transaction.
+        let measured = trial
+            .measurements
+            .map(|m| MeasuredCols::new(m, &self.path))
+            .transpose()?;
+        let extra = trial.extra.map(to_json);
+        let started_at = format_rfc3339(trial.started_at);
+        let finished_at = format_rfc3339(trial.finished_at);
+
+        let path = &self.path;
+        let sql = |e| sql_error(path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let cell_exists: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM cell WHERE id = ?1)",
+                [cell],
+                |r| r.get(0),
+            )
+            .map_err(sql)?;
+        if !cell_exists {
+            return Err(StoreError::NoSuchCell {
+                path: path.clone(),
+                id: cell,
+            });
+        }
+        if trial.status.is_finished() {
+            let duplicate: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM trial WHERE cell_id = ?1 AND trial_no = ?2
+                                    AND status IN ('done', 'invalid'))",
+                    params![cell, trial.trial],
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            if duplicate {
+                return Err(StoreError::DuplicateTrial {
+                    path: path.clone(),
+                    cell,
+                    trial: trial.trial,
+                });
+            }
+        }
+        match (&measured, trial.measurements) {
+            (Some(c), Some(m)) => {
+                tx.execute(
+                    "INSERT INTO trial (
+                        cell_id, trial_no, status, reason, server_version, started_at,
+                        finished_at, extra, measured, threads, duration_s, transactions, reads,
+                        writes, others, ignored_errors, reconnects, fatal_errors,
+                        key_distribution, percentile, interrupted, latency_hist, lat_count,
+                        lat_min_ms, lat_avg_ms, lat_max_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms,
+                        lat_p99_ms, lat_p999_ms, lat_sum_ms, tps, qps, rate)
+                     VALUES (
+                        :cell, :trial, :status, :reason, :server_version, :started_at,
+                        :finished_at, :extra, 1, :threads, :duration_s, :transactions, :reads,
+                        :writes, :others, :ignored_errors, :reconnects, :fatal_errors,
+                        :key_distribution, :percentile, :interrupted, :hist, :lat_count,
+                        :min, :avg, :max, :p50, :p90, :p95, :p99, :p999, :sum, :tps, :qps,
+                        :rate)",
+                    named_params! {
+                        ":cell": cell,
+                        ":trial": trial.trial,
+                        ":status": trial.status,
+                        ":reason": trial.reason,
+                        ":server_version": trial.server_version,
+                        ":started_at": started_at,
+                        ":finished_at": finished_at,
+                        ":extra": extra,
+                        ":threads": m.threads,
+                        ":duration_s": m.duration_s,
+                        ":transactions": c.transactions,
+                        ":reads": c.reads,
+                        ":writes": c.writes,
+                        ":others": c.others,
+                        ":ignored_errors": c.ignored_errors,
+                        ":reconnects": c.reconnects,
+                        ":fatal_errors": c.fatal_errors,
+                        ":key_distribution": c.key_distribution,
+                        ":percentile": m.percentile,
+                        ":interrupted": m.interrupted,
+                        ":hist": c.histogram,
+                        ":lat_count": c.latency_count,
+                        ":min": c.summary.min,
+                        ":avg": c.summary.avg,
+                        ":max": c.summary.max,
+                        ":p50": c.summary.p50,
+                        ":p90": c.summary.p90,
+                        ":p95": c.summary.p95,
+                        ":p99": c.summary.p99,
+                        ":p999": c.summary.p999,
+                        ":sum": c.summary.sum,
+                        ":tps": m.tps(),
+                        ":qps": m.qps(),
+                        ":rate": c.rate,
+                    },
+                )
+                .map_err(sql)?;
+            }
+            _ => {
+                tx.execute(
+                    "INSERT INTO trial (cell_id, trial_no, status, reason, server_version,
+                                        started_at, finished_at, extra, measured)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)",
+                    params![
+                        cell,
+                        trial.trial,
+                        trial.status,
+                        trial.reason,
+                        trial.server_version,
+                        started_at,
+                        finished_at,
+                        extra
+                    ],
+                )
+                .map_err(sql)?;
+            }
+        }
+        let id = TrialId(tx.last_insert_rowid());
+        if let Some(c) = &measured {
+            insert_intervals(&tx, id, &c.intervals).map_err(sql)?;
+        }
+        tx.commit().map_err(sql)?;
+        Ok(id)
+    }
+
+    /// The trials of a cell, by trial number (attempts of one number in recording order).
+    pub fn trials(&self, cell: CellId) -> Result<Vec<TrialRow>> {
+        self.trial_query(
+            &format!(
+                "SELECT {TRIAL_COLS} FROM trial t WHERE t.cell_id = ?1 ORDER BY t.trial_no, t.id"
+            ),
+            params![cell],
+        )
+    }
+
+    /// One trial; [`StoreError::NoSuchTrial`] if there is none with this id.
+    pub fn trial(&self, id: TrialId) -> Result<TrialRow> {
+        self.trial_query(
+            &format!("SELECT {TRIAL_COLS} FROM trial t WHERE t.id = ?1"),
+            params![id],
+        )?
+        .pop()
+        .ok_or_else(|| StoreError::NoSuchTrial {
+            path: self.path.clone(),
+            id,
+        })
+    }
+
+    /// Finished (`done` / `invalid`) trials of the cell with `cell_key` in one run: what
+    /// resume into the same run skips.
+    pub fn finished_trials(&self, run: RunId, cell_key: &str) -> Result<Vec<TrialRow>> {
+        self.trial_query(
+            &format!(
+                "SELECT {TRIAL_COLS} FROM trial t JOIN cell c ON c.id = t.cell_id
+                 WHERE c.run_id = ?1 AND c.cell_key = ?2 AND t.status IN ('done', 'invalid')
+                 ORDER BY t.trial_no, t.id"
+            ),
+            params![run, cell_key],
+        )
+    }
+
+    /// Finished (`done` / `invalid`) trials of cells with `cell_key` in every run named
+    /// `plan_name`: what `--resume` of a plan skips. If the plan was run twice without
+    /// resume, a trial number can appear more than once (oldest first).
+    pub fn finished_trials_for_plan(
+        &self,
+        plan_name: &str,
+        cell_key: &str,
+    ) -> Result<Vec<TrialRow>> {
+        self.trial_query(
+            &format!(
+                "SELECT {TRIAL_COLS} FROM trial t
+                   JOIN cell c ON c.id = t.cell_id
+                   JOIN run r ON r.id = c.run_id
+                 WHERE r.name = ?1 AND c.cell_key = ?2 AND t.status IN ('done', 'invalid')
+                 ORDER BY t.trial_no, t.id"
+            ),
+            params![plan_name, cell_key],
+        )
+    }
+
+    fn trial_query(&self, query: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<TrialRow>> {
+        let mut stmt = self.conn.prepare(query).map_err(self.sql())?;
+        stmt.query_map(params, trial_from_row)
+            .and_then(|rows| rows.collect())
+            .map_err(self.sql())
+    }
+
+    /// The latency histogram of a trial (`None` if it measured nothing).
+    pub fn histogram(&self, trial: TrialId) -> Result<Option<LatencyHistogram>> {
+        let bytes: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT latency_hist FROM trial WHERE id = ?1",
+                [trial],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sql())?
+            .ok_or_else(|| StoreError::NoSuchTrial {
+                path: self.path.clone(),
+                id: trial,
+            })?;
+        bytes
+            .map(|b| {
+                LatencyHistogram::from_bytes(&b).map_err(|e| StoreError::Corrupt {
+                    path: self.path.clone(),
+                    what: format!("latency histogram of trial {trial}"),
+                    detail: e.to_string(),
+                })
+            })
+            .transpose()
+    }
+
+    /// The interval samples of a trial, in time order.
+    pub fn intervals(&self, trial: TrialId) -> Result<Vec<IntervalSample>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT t_s, threads, tps, qps, reads_ps, writes_ps, other_ps, latency_pct_ms,
+                        errors_ps, reconnects_ps, backlog
+                 FROM interval_sample WHERE trial_id = ?1 ORDER BY seq",
+            )
+            .map_err(self.sql())?;
+        stmt.query_map([trial], |r| {
+            Ok(IntervalSample {
+                t_s: real(r, "t_s")?,
+                threads: r.get("threads")?,
+                tps: real(r, "tps")?,
+                qps: real(r, "qps")?,
+                reads_ps: real(r, "reads_ps")?,
+                writes_ps: real(r, "writes_ps")?,
+                other_ps: real(r, "other_ps")?,
+                latency_pct_ms: real(r, "latency_pct_ms")?,
+                errors_ps: real(r, "errors_ps")?,
+                reconnects_ps: real(r, "reconnects_ps")?,
+                backlog: opt_count(r, "backlog")?,
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(self.sql())
+    }
+
+    /// A trial's full [`Measurements`] as recorded (histogram and intervals included), for
+    /// rebuilding any report from the database alone; `None` if it measured nothing.
+    pub fn measurements(&self, trial: TrialId) -> Result<Option<Measurements>> {
+        let Some(m) = self.trial(trial)?.measurements else {
+            return Ok(None);
+        };
+        let latency = self.histogram(trial)?.unwrap_or_default();
+        Ok(Some(Measurements {
+            threads: m.threads,
+            key_distribution: m.key_distribution,
+            duration_s: m.duration_s,
+            transactions: m.transactions,
+            queries: m.queries,
+            ignored_errors: m.ignored_errors,
+            reconnects: m.reconnects,
+            fatal_errors: m.fatal_errors,
+            latency,
+            intervals: self.intervals(trial)?,
+            rate: m.rate,
+            percentile: m.percentile,
+            interrupted: m.interrupted,
+        }))
+    }
+}
+
+/// The columns of a measured trial that need converting before the insert.
+struct MeasuredCols {
+    transactions: i64,
+    reads: i64,
+    writes: i64,
+    others: i64,
+    ignored_errors: i64,
+    reconnects: i64,
+    latency_count: i64,
+    fatal_errors: String,
+    key_distribution: String,
+    rate: Option<String>,
+    histogram: Vec<u8>,
+    summary: LatencySummary,
+    intervals: Vec<IntervalCols>,
+}
+
+struct IntervalCols {
+    sample: IntervalSample,
+    backlog: Option<i64>,
+}
+
+impl MeasuredCols {
+    fn new(m: &Measurements, path: &Path) -> Result<Self> {
+        let int = |what: &'static str, value: u64| {
+            i64::try_from(value).map_err(|_| StoreError::OutOfRange {
+                path: path.into(),
+                what,
+                value,
+            })
+        };
+        Ok(MeasuredCols {
+            transactions: int("transactions", m.transactions)?,
+            reads: int("reads", m.queries.read)?,
+            writes: int("writes", m.queries.write)?,
+            others: int("other queries", m.queries.other)?,
+            ignored_errors: int("ignored errors", m.ignored_errors)?,
+            reconnects: int("reconnects", m.reconnects)?,
+            latency_count: int("latency count", m.latency.count())?,
+            fatal_errors: to_json(&m.fatal_errors),
+            key_distribution: to_json(&m.key_distribution),
+            rate: m.rate.as_ref().map(to_json),
+            histogram: m.latency.to_bytes(),
+            summary: m.latency_summary(),
+            intervals: m
+                .intervals
+                .iter()
+                .map(|s| {
+                    Ok(IntervalCols {
+                        sample: s.clone(),
+                        backlog: s.backlog.map(|b| int("interval backlog", b)).transpose()?,
+                    })
+                })
+                .collect::<Result<_>>()?,
+        })
+    }
+}
+
+fn insert_intervals(
+    tx: &Transaction<'_>,
+    trial: TrialId,
+    rows: &[IntervalCols],
+) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare(
+        "INSERT INTO interval_sample (trial_id, seq, t_s, threads, tps, qps, reads_ps, writes_ps,
+                                      other_ps, latency_pct_ms, errors_ps, reconnects_ps, backlog)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    for (seq, row) in rows.iter().enumerate() {
+        let s = &row.sample;
+        stmt.execute(params![
+            trial,
+            seq as i64,
+            s.t_s,
+            s.threads,
+            s.tps,
+            s.qps,
+            s.reads_ps,
+            s.writes_ps,
+            s.other_ps,
+            s.latency_pct_ms,
+            s.errors_ps,
+            s.reconnects_ps,
+            row.backlog
+        ])?;
+    }
+    Ok(())
+}
+
+fn require_run(tx: &Transaction<'_>, path: &Path, run: RunId) -> Result<()> {
+    let exists: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM run WHERE id = ?1)",
+            [run],
+            |r| r.get(0),
+        )
+        .map_err(|e| sql_error(path, e))?;
+    if exists {
+        Ok(())
+    } else {
+        Err(StoreError::NoSuchRun {
+            path: path.into(),
+            id: run,
+        })
+    }
+}
+
+/// Serialize a value the store built or was handed as JSON. These types serialize
+/// infallibly (plain data, string keys), so a failure is a bug, not a user error.
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serializes to JSON")
+}
+
+const RUN_COLS: &str = "id, kind, name, status, error, started_at, finished_at, dbrig_version, \
+                        command_line, options, host, plan_text, pid";
+
+fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok(RunRow {
+        id: r.get("id")?,
+        kind: RunKind::from(r.get_ref("kind")?.as_str()?),
+        name: r.get("name")?,
+        status: r.get("status")?,
+        error: r.get("error")?,
+        started_at: r.get("started_at")?,
+        finished_at: r.get("finished_at")?,
+        dbrig_version: r.get("dbrig_version")?,
+        command_line: json(r, "command_line")?,
+        options: json(r, "options")?,
+        host: json(r, "host")?,
+        plan_text: r.get("plan_text")?,
+        pid: r.get("pid")?,
+    })
+}
+
+const CELL_COLS: &str = "id, run_id, cell_key, configuration, workload, clients, options, target";
+
+fn cell_from_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
+    Ok(CellRow {
+        id: r.get("id")?,
+        run_id: r.get("run_id")?,
+        cell_key: r.get("cell_key")?,
+        configuration: r.get("configuration")?,
+        workload: r.get("workload")?,
+        clients: r.get("clients")?,
+        options: json(r, "options")?,
+        target: r.get("target")?,
+    })
+}
+
+const TRIAL_COLS: &str = "t.id, t.cell_id, t.trial_no, t.status, t.reason, t.server_version, \
+    t.started_at, t.finished_at, t.extra, t.measured, t.threads, t.duration_s, t.transactions, \
+    t.reads, t.writes, t.others, t.ignored_errors, t.reconnects, t.fatal_errors, \
+    t.key_distribution, t.percentile, t.interrupted, t.lat_count, t.lat_min_ms, t.lat_avg_ms, \
+    t.lat_max_ms, t.lat_p50_ms, t.lat_p90_ms, t.lat_p95_ms, t.lat_p99_ms, t.lat_p999_ms, \
+    t.lat_sum_ms, t.tps, t.qps, t.rate";
+
+fn trial_from_row(r: &Row<'_>) -> rusqlite::Result<TrialRow> {
+    let measured: bool = r.get("measured")?;
+    let measurements = if measured {
+        Some(TrialMeasurements {
+            threads: r.get("threads")?,
+            key_distribution: json(r, "key_distribution")?,
+            duration_s: real(r, "duration_s")?,
+            transactions: count(r, "transactions")?,
+            queries: QueryCounters {
+                read: count(r, "reads")?,
+                write: count(r, "writes")?,
+                other: count(r, "others")?,
+            },
+            ignored_errors: count(r, "ignored_errors")?,
+            reconnects: count(r, "reconnects")?,
+            fatal_errors: json(r, "fatal_errors")?,
+            percentile: real(r, "percentile")?,
+            interrupted: r.get("interrupted")?,
+            latency_count: count(r, "lat_count")?,
+            latency: LatencySummary {
+                min: real(r, "lat_min_ms")?,
+                avg: real(r, "lat_avg_ms")?,
+                max: real(r, "lat_max_ms")?,
+                p50: real(r, "lat_p50_ms")?,
+                p90: real(r, "lat_p90_ms")?,
+                p95: real(r, "lat_p95_ms")?,
+                p99: real(r, "lat_p99_ms")?,
+                p999: real(r, "lat_p999_ms")?,
+                sum: real(r, "lat_sum_ms")?,
+            },
+            tps: real(r, "tps")?,
+            qps: real(r, "qps")?,
+            rate: opt_json(r, "rate")?,
+        })
+    } else {
+        None
+    };
+    Ok(TrialRow {
+        id: r.get("id")?,
+        cell_id: r.get("cell_id")?,
+        trial: r.get("trial_no")?,
+        status: r.get("status")?,
+        reason: r.get("reason")?,
+        server_version: r.get("server_version")?,
+        started_at: r.get("started_at")?,
+        finished_at: r.get("finished_at")?,
+        measurements,
+        extra: opt_json(r, "extra")?,
+    })
+}
+
+fn conversion_error(
+    r: &Row<'_>,
+    col: &str,
+    ty: Type,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> rusqlite::Error {
+    let idx = r.as_ref().column_index(col).unwrap_or(0);
+    rusqlite::Error::FromSqlConversionFailure(idx, ty, Box::new(e))
+}
+
+fn json<T: DeserializeOwned>(r: &Row<'_>, col: &str) -> rusqlite::Result<T> {
+    let text: String = r.get(col)?;
+    serde_json::from_str(&text).map_err(|e| conversion_error(r, col, Type::Text, e))
+}
+
+fn opt_json<T: DeserializeOwned>(r: &Row<'_>, col: &str) -> rusqlite::Result<Option<T>> {
+    let text: Option<String> = r.get(col)?;
+    text.map(|t| serde_json::from_str(&t).map_err(|e| conversion_error(r, col, Type::Text, e)))
+        .transpose()
+}
+
+/// A REAL column; SQLite stores NaN as NULL, so NULL reads back as NaN.
+fn real(r: &Row<'_>, col: &str) -> rusqlite::Result<f64> {
+    Ok(r.get::<_, Option<f64>>(col)?.unwrap_or(f64::NAN))
+}
+
+/// A non-negative INTEGER column holding a `u64`.
+fn count(r: &Row<'_>, col: &str) -> rusqlite::Result<u64> {
+    let v: i64 = r.get(col)?;
+    u64::try_from(v).map_err(|e| conversion_error(r, col, Type::Integer, e))
+}
+
+fn opt_count(r: &Row<'_>, col: &str) -> rusqlite::Result<Option<u64>> {
+    let v: Option<i64> = r.get(col)?;
+    v.map(|v| u64::try_from(v).map_err(|e| conversion_error(r, col, Type::Integer, e)))
+        .transpose()
+}
