@@ -1,1 +1,23 @@
-//! dbrig-server (placeholder while the crate is built).
+//! dbrig-server: the run environment.
+//!
+//! This crate owns everything about the machine and the database server process around a
+//! benchmark, as opposed to the benchmark itself:
+//!
+//! - [`host`]: host facts stored with every run (CPU, memory, kernel, governor, transparent
+//!   huge pages, swap, NUMA, open-files limit, the data directory's I/O scheduler, busy
+//!   processes) and `dbrig doctor`'s warnings about what would distort a benchmark;
+//! - [`procstat`]: OS statistics sampled during each trial (CPU user/system/iowait, disk
+//!   throughput, memory, the server process's CPU and RSS);
+//! - later: managed servers (start, stop, configure), cache dropping and CPU pinning.
+//!
+//! Contract: Linux facts are read from `/proc` and `/sys` without libc (`unsafe` is forbidden),
+//! and reading never fails a run: unknown facts are `None`. This crate must not depend on
+//! workloads, the result store or reports; they depend on it (or on its serialised types).
+
+pub mod host;
+pub mod procstat;
+
+pub use host::{
+    BusyProcess, HostFacts, KernelInfo, Warning, WarningKind, WarningLevel, doctor_warnings,
+};
+pub use procstat::{OsSample, OsSampler, ProcessUsage, SystemSnapshot};

@@ -1,0 +1,1315 @@
+//! Host facts: what the machine looked like when a run was made, and `dbrig doctor`'s warnings
+//! about settings that distort benchmarks.
+//!
+//! Facts come from `/proc`, `/sys` and `/etc/os-release` (no libc: the workspace forbids
+//! `unsafe`). Collection never fails: a fact that cannot be read is `None` or empty, because a
+//! missing fact must not stop a benchmark (containers and non-Linux hosts hide many of them).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::procstat::{self, CLOCK_TICKS_PER_SEC};
+
+/// A process is "busy" above this share of one CPU during the sampling window.
+pub const BUSY_PROCESS_PCT: f64 = 10.0;
+/// How long `collect` watches other processes to find busy ones.
+pub const BUSY_SAMPLE_WINDOW: Duration = Duration::from_millis(200);
+/// File descriptors dbrig needs besides one per client connection (stdio, the result store,
+/// logs, the report, the server's pipes).
+pub const NOFILE_MARGIN: u64 = 64;
+/// `ulimit -n` value the seed benchmarks recommend for many connections.
+pub const NOFILE_RECOMMENDED: u64 = 16384;
+/// More clients than this many per logical CPU is worth a note: clients and server then compete
+/// for CPU on one host, so the run measures CPU saturation.
+pub const CLIENTS_PER_CPU_NOTE: u32 = 2;
+
+/// The kernel, as `uname` would report it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelInfo {
+    /// `uname -s`, e.g. `Linux`.
+    pub sysname: Option<String>,
+    /// `uname -r`, e.g. `6.8.0-45-generic`.
+    pub release: Option<String>,
+    /// `uname -v`, the build string.
+    pub version: Option<String>,
+    /// The architecture dbrig was compiled for (`uname -m` differs only for 32-bit builds on
+    /// 64-bit kernels).
+    pub machine: String,
+}
+
+/// Another process that was using the CPU while `collect` looked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusyProcess {
+    pub pid: u32,
+    pub name: String,
+    /// Percent of one CPU (200 = two CPUs busy).
+    pub cpu_pct: f64,
+}
+
+/// Facts about the host, stored with every run and shown by `dbrig doctor`.
+///
+/// Sizes are bytes. Limits reported as `unlimited` are `u64::MAX`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub hostname: Option<String>,
+    pub cpu_model: Option<String>,
+    /// Online logical CPUs (hardware threads).
+    pub logical_cpus: Option<u32>,
+    /// CPUs this process may run on (affinity mask, cgroup quota): below `logical_cpus` when
+    /// dbrig is pinned or in a container.
+    pub usable_cpus: Option<u32>,
+    /// Distinct physical cores, when the topology is exposed.
+    pub physical_cores: Option<u32>,
+    /// The highest maximum frequency from cpufreq, else the highest current `cpu MHz` of
+    /// `/proc/cpuinfo` (virtual machines often have only the latter).
+    pub cpu_mhz: Option<f64>,
+    pub mem_total_bytes: Option<u64>,
+    pub mem_available_bytes: Option<u64>,
+    pub swap_total_bytes: Option<u64>,
+    pub swap_used_bytes: Option<u64>,
+    pub kernel: KernelInfo,
+    /// `PRETTY_NAME` of `/etc/os-release`.
+    pub os: Option<String>,
+    /// Distinct cpufreq scaling governors across CPUs; empty without cpufreq (most VMs).
+    pub cpu_governors: Vec<String>,
+    /// Transparent huge pages mode: `always`, `madvise` or `never`.
+    pub transparent_hugepages: Option<String>,
+    pub numa_nodes: Option<u32>,
+    pub nofile_soft: Option<u64>,
+    pub nofile_hard: Option<u64>,
+    /// The data directory the facts below were resolved for.
+    pub data_dir: Option<String>,
+    pub data_dir_fs_type: Option<String>,
+    /// The whole disk(s) behind the data directory, e.g. `nvme0n1` (members of dm/md devices).
+    pub data_dir_device: Option<String>,
+    /// The I/O scheduler of that disk; comma-separated distinct values for several members.
+    pub io_scheduler: Option<String>,
+    /// 1, 5 and 15 minute load averages.
+    pub load_average: Option<[f64; 3]>,
+    /// Processes other than dbrig using more than [`BUSY_PROCESS_PCT`] of a CPU, busiest first.
+    pub busy_processes: Vec<BusyProcess>,
+}
+
+impl HostFacts {
+    /// Collects the facts of this host. Takes about [`BUSY_SAMPLE_WINDOW`] (to find busy
+    /// processes). `data_dir` need not exist yet: its nearest existing ancestor is used.
+    pub fn collect(data_dir: Option<&Path>) -> HostFacts {
+        let busy_before = process_cpu_table();
+        let window_start = Instant::now();
+
+        let cpuinfo = read("/proc/cpuinfo")
+            .map(|s| parse_cpuinfo(&s))
+            .unwrap_or_default();
+        let mem = read("/proc/meminfo").map(|s| procstat::parse_kb_lines(&s));
+        let limits = read("/proc/self/limits").and_then(|s| parse_nofile_limits(&s));
+        let cpufreq_max_khz = cpu_dirs()
+            .iter()
+            .filter_map(|d| read_trim(d.join("cpufreq/cpuinfo_max_freq")))
+            .filter_map(|s| s.parse::<u64>().ok())
+            .max();
+        let governors = distinct_governors(
+            cpu_dirs()
+                .iter()
+                .filter_map(|d| read(d.join("cpufreq/scaling_governor"))),
+        );
+
+        let mut facts = HostFacts {
+            hostname: read_trim("/proc/sys/kernel/hostname"),
+            cpu_model: cpuinfo.model,
+            logical_cpus: (cpuinfo.logical > 0).then_some(cpuinfo.logical),
+            usable_cpus: std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.get() as u32),
+            physical_cores: cpuinfo.physical_cores.or_else(sysfs_physical_cores),
+            cpu_mhz: cpufreq_max_khz
+                .map(|khz| khz as f64 / 1000.0)
+                .or(cpuinfo.max_mhz),
+            mem_total_bytes: mem.as_ref().and_then(|m| m.get("MemTotal").copied()),
+            mem_available_bytes: mem.as_ref().map(procstat::mem_available),
+            swap_total_bytes: mem.as_ref().and_then(|m| m.get("SwapTotal").copied()),
+            swap_used_bytes: mem
+                .as_ref()
+                .and_then(|m| Some(m.get("SwapTotal")?.saturating_sub(*m.get("SwapFree")?))),
+            kernel: KernelInfo {
+                sysname: read_trim("/proc/sys/kernel/ostype"),
+                release: read_trim("/proc/sys/kernel/osrelease"),
+                version: read_trim("/proc/sys/kernel/version"),
+                machine: std::env::consts::ARCH.to_string(),
+            },
+            os: read("/etc/os-release")
+                .or_else(|| read("/usr/lib/os-release"))
+                .and_then(|s| parse_os_release(&s)),
+            cpu_governors: governors,
+            transparent_hugepages: read("/sys/kernel/mm/transparent_hugepage/enabled")
+                .and_then(|s| bracketed(&s)),
+            numa_nodes: numa_node_count(),
+            nofile_soft: limits.map(|l| l.0),
+            nofile_hard: limits.map(|l| l.1),
+            load_average: read("/proc/loadavg").and_then(|s| parse_loadavg(&s)),
+            ..HostFacts::default()
+        };
+
+        if let Some(dir) = data_dir {
+            facts.data_dir = Some(dir.display().to_string());
+            if let Some(dev) = resolve_data_dir_device(dir) {
+                facts.data_dir_fs_type = dev.fs_type;
+                if !dev.disks.is_empty() {
+                    facts.data_dir_device = Some(dev.disks.join(","));
+                }
+                facts.io_scheduler = dev.scheduler;
+            }
+        }
+
+        // The rest of collection counts towards the window; sleep only what is left.
+        std::thread::sleep(BUSY_SAMPLE_WINDOW.saturating_sub(window_start.elapsed()));
+        let elapsed = window_start.elapsed().as_secs_f64();
+        let after = process_cpu_table();
+        facts.busy_processes = busy_processes(&busy_before, &after, elapsed, std::process::id());
+        facts
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsers (pure, tested with fixtures)
+// ---------------------------------------------------------------------------------------------
+
+/// What `/proc/cpuinfo` tells about the CPUs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuInfo {
+    pub model: Option<String>,
+    /// Number of `processor` entries (online logical CPUs).
+    pub logical: u32,
+    /// Distinct (`physical id`, `core id`) pairs; `None` when the fields are absent (arm64).
+    pub physical_cores: Option<u32>,
+    /// Highest `cpu MHz` (the current frequency; absent on arm64).
+    pub max_mhz: Option<f64>,
+}
+
+/// Parses `/proc/cpuinfo` (x86 `model name`, arm64/ppc `Model`/`cpu` fallbacks).
+pub fn parse_cpuinfo(text: &str) -> CpuInfo {
+    let mut info = CpuInfo::default();
+    let mut fallback_model = None;
+    let mut cores = BTreeSet::new();
+    let mut physical_id: Option<String> = None;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        match key {
+            "processor" => {
+                info.logical += 1;
+                physical_id = None;
+            }
+            "model name" if info.model.is_none() && !value.is_empty() => {
+                info.model = Some(value.to_string());
+            }
+            "Model" | "cpu" | "Hardware" if fallback_model.is_none() && !value.is_empty() => {
+                fallback_model = Some(value.to_string());
+            }
+            "cpu MHz" => {
+                if let Ok(mhz) = value.parse::<f64>()
+                    && mhz.is_finite()
+                    && mhz > 0.0
+                {
+                    info.max_mhz = Some(info.max_mhz.map_or(mhz, |m: f64| m.max(mhz)));
+                }
+            }
+            "physical id" => physical_id = Some(value.to_string()),
+            "core id" => {
+                cores.insert((physical_id.clone().unwrap_or_default(), value.to_string()));
+            }
+            _ => {}
+        }
+    }
+    if info.model.is_none() {
+        info.model = fallback_model;
+    }
+    if !cores.is_empty() {
+        info.physical_cores = Some(cores.len() as u32);
+    }
+    info
+}
+
+/// Distinct, trimmed, non-empty governor names from the per-CPU `scaling_governor` files,
+/// sorted (a mix such as `performance` on some CPUs and `powersave` on others is a finding).
+pub fn distinct_governors(files: impl IntoIterator<Item = String>) -> Vec<String> {
+    let set: BTreeSet<String> = files
+        .into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    set.into_iter().collect()
+}
+
+/// The value in brackets of a sysfs choice file (`always [madvise] never`,
+/// `none [mq-deadline] kyber bfq`). A file with a single unbracketed word (some devices'
+/// `scheduler` just says `none`) gives that word.
+pub fn bracketed(text: &str) -> Option<String> {
+    if let (Some(open), Some(close)) = (text.find('['), text.find(']'))
+        && open < close
+    {
+        let v = text[open + 1..close].trim();
+        return (!v.is_empty()).then(|| v.to_string());
+    }
+    let mut words = text.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some(only), None) => Some(only.to_string()),
+        _ => None,
+    }
+}
+
+/// The `Max open files` soft and hard limits of a `/proc/<pid>/limits` file
+/// (`unlimited` = `u64::MAX`).
+pub fn parse_nofile_limits(text: &str) -> Option<(u64, u64)> {
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    let mut values = line["Max open files".len()..].split_whitespace().map(|v| {
+        if v == "unlimited" {
+            Some(u64::MAX)
+        } else {
+            v.parse().ok()
+        }
+    });
+    Some((values.next()??, values.next()??))
+}
+
+/// `PRETTY_NAME` of an os-release file, else `NAME VERSION`, unquoted.
+pub fn parse_os_release(text: &str) -> Option<String> {
+    let mut vars = HashMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            vars.insert(k.trim(), unquote_shell(v.trim()));
+        }
+    }
+    if let Some(p) = vars.get("PRETTY_NAME").filter(|p| !p.is_empty()) {
+        return Some(p.clone());
+    }
+    let name = vars.get("NAME").filter(|n| !n.is_empty())?;
+    Some(match vars.get("VERSION").filter(|v| !v.is_empty()) {
+        Some(v) => format!("{name} {v}"),
+        None => name.clone(),
+    })
+}
+
+/// os-release values are shell-quoted: strip one level of `"` or `'` and backslash escapes.
+fn unquote_shell(v: &str) -> String {
+    // An unbalanced opening quote (a broken file) is dropped rather than kept.
+    let inner = match v.chars().next() {
+        Some(q @ ('"' | '\'')) => {
+            let rest = &v[1..];
+            rest.strip_suffix(q).unwrap_or(rest)
+        }
+        _ => v,
+    };
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The 1, 5 and 15 minute load averages of `/proc/loadavg`.
+pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+    let mut it = text.split_whitespace().map(|s| s.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+/// One line of `/proc/self/mountinfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    pub major: u32,
+    pub minor: u32,
+    pub mount_point: PathBuf,
+    pub fs_type: String,
+    /// The mount source, e.g. `/dev/nvme0n1p2`, `overlay`, `tmpfs`.
+    pub source: String,
+}
+
+/// Parses a mountinfo line:
+/// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`.
+/// The optional fields end at a lone `-`; paths escape space, tab, newline and `\` in octal.
+pub fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
+    let fields: Vec<&str> = line.split(' ').collect();
+    let (major, minor) = fields.get(2)?.split_once(':')?;
+    let mount_point = PathBuf::from(unescape_octal(fields.get(4)?));
+    let dash = fields.iter().skip(6).position(|f| *f == "-")? + 6;
+    Some(MountEntry {
+        major: major.parse().ok()?,
+        minor: minor.parse().ok()?,
+        mount_point,
+        fs_type: fields.get(dash + 1)?.to_string(),
+        source: unescape_octal(fields.get(dash + 2)?),
+    })
+}
+
+fn unescape_octal(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && bytes[i + 1..i + 4]
+                .iter()
+                .all(|b| (b'0'..=b'7').contains(b))
+        {
+            let v = (bytes[i + 1] - b'0') as u32 * 64
+                + (bytes[i + 2] - b'0') as u32 * 8
+                + (bytes[i + 3] - b'0') as u32;
+            if let Ok(b) = u8::try_from(v) {
+                out.push(b);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The mount holding `path` (already canonical): the longest mount point that is a
+/// component-wise prefix; among equal ones the last listed (it is mounted on top).
+pub fn find_mount<'a>(entries: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+    let mut best: Option<&MountEntry> = None;
+    for e in entries {
+        if path.starts_with(&e.mount_point)
+            && best
+                .is_none_or(|b| e.mount_point.as_os_str().len() >= b.mount_point.as_os_str().len())
+        {
+            best = Some(e);
+        }
+    }
+    best
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readers of /proc and /sys
+// ---------------------------------------------------------------------------------------------
+
+fn read(path: impl AsRef<Path>) -> Option<String> {
+    fs::read_to_string(path).ok()
+}
+
+fn read_trim(path: impl AsRef<Path>) -> Option<String> {
+    read(path)
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// `/sys/devices/system/cpu/cpuN` directories.
+fn cpu_dirs() -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir("/sys/devices/system/cpu") else {
+        return Vec::new();
+    };
+    rd.filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("cpu"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Physical cores from sysfs topology, for CPUs whose cpuinfo lacks `core id` (arm64).
+fn sysfs_physical_cores() -> Option<u32> {
+    let cores: BTreeSet<(String, String)> = cpu_dirs()
+        .iter()
+        .filter_map(|d| {
+            Some((
+                read_trim(d.join("topology/physical_package_id"))?,
+                read_trim(d.join("topology/core_id"))?,
+            ))
+        })
+        .collect();
+    (!cores.is_empty()).then_some(cores.len() as u32)
+}
+
+fn numa_node_count() -> Option<u32> {
+    let rd = fs::read_dir("/sys/devices/system/node").ok()?;
+    let n = rd
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("node"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .count();
+    (n > 0).then_some(n as u32)
+}
+
+/// The storage behind a data directory.
+struct DataDirDevice {
+    fs_type: Option<String>,
+    disks: Vec<String>,
+    scheduler: Option<String>,
+}
+
+fn resolve_data_dir_device(dir: &Path) -> Option<DataDirDevice> {
+    // The data directory may not exist before the server is initialised.
+    let existing = dir.ancestors().find(|a| a.exists())?;
+    let canonical = fs::canonicalize(existing).ok()?;
+    let mounts: Vec<MountEntry> = read("/proc/self/mountinfo")?
+        .lines()
+        .filter_map(parse_mountinfo_line)
+        .collect();
+    let mount = find_mount(&mounts, &canonical)?;
+    let mut dev = DataDirDevice {
+        fs_type: Some(mount.fs_type.clone()),
+        disks: Vec::new(),
+        scheduler: None,
+    };
+    // btrfs, zfs and overlay report anonymous device numbers (major 0): fall back to the
+    // mount source's /dev node, which resolves /dev/mapper symlinks to dm-N.
+    let sys_dir = fs::canonicalize(format!("/sys/dev/block/{}:{}", mount.major, mount.minor))
+        .ok()
+        .or_else(|| {
+            if !mount.source.starts_with("/dev/") {
+                return None;
+            }
+            let src = fs::canonicalize(&mount.source).ok()?;
+            fs::canonicalize(Path::new("/sys/class/block").join(src.file_name()?)).ok()
+        });
+    let Some(sys_dir) = sys_dir else {
+        return Some(dev);
+    };
+    let mut schedulers = BTreeSet::new();
+    collect_disks(&sys_dir, 0, &mut dev.disks, &mut schedulers);
+    if !schedulers.is_empty() {
+        dev.scheduler = Some(schedulers.into_iter().collect::<Vec<_>>().join(","));
+    }
+    Some(dev)
+}
+
+/// Walks from a block device's sysfs directory to the disks whose queue does the scheduling:
+/// a partition's parent disk; for device-mapper and md devices (whose own queue has no
+/// scheduler) their member devices (`slaves/`), recursively.
+fn collect_disks(
+    sys_dir: &Path,
+    depth: u32,
+    disks: &mut Vec<String>,
+    schedulers: &mut BTreeSet<String>,
+) {
+    if depth > 8 {
+        return;
+    }
+    let disk_dir = if sys_dir.join("partition").exists() {
+        match sys_dir.parent() {
+            Some(p) => p.to_path_buf(),
+            None => return,
+        }
+    } else {
+        sys_dir.to_path_buf()
+    };
+    let slaves: Vec<PathBuf> = fs::read_dir(disk_dir.join("slaves"))
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| fs::canonicalize(e.path()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !slaves.is_empty() {
+        for s in slaves {
+            collect_disks(&s, depth + 1, disks, schedulers);
+        }
+        return;
+    }
+    if let Some(name) = disk_dir.file_name().and_then(|n| n.to_str())
+        && !disks.iter().any(|d| d == name)
+    {
+        disks.push(name.to_string());
+    }
+    if let Some(s) = read(disk_dir.join("queue/scheduler")).and_then(|s| bracketed(&s)) {
+        schedulers.insert(s);
+    }
+}
+
+/// (pid, start ticks) → (name, CPU ticks) for every process readable in `/proc`.
+fn process_cpu_table() -> HashMap<(u32, u64), (String, u64)> {
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return HashMap::new();
+    };
+    rd.filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| procstat::parse_pid_stat(&read(e.path().join("stat"))?))
+        .map(|s| ((s.pid, s.start_ticks), (s.comm.clone(), s.cpu_ticks())))
+        .collect()
+}
+
+/// Processes (other than `self_pid`) above [`BUSY_PROCESS_PCT`] between two tables taken
+/// `elapsed_s` apart, busiest first. Keys include the start time so a reused pid is not
+/// mistaken for the old process.
+fn busy_processes(
+    before: &HashMap<(u32, u64), (String, u64)>,
+    after: &HashMap<(u32, u64), (String, u64)>,
+    elapsed_s: f64,
+    self_pid: u32,
+) -> Vec<BusyProcess> {
+    if elapsed_s <= 0.0 {
+        return Vec::new();
+    }
+    let mut busy: Vec<BusyProcess> = after
+        .iter()
+        .filter(|((pid, _), _)| *pid != self_pid)
+        .filter_map(|(key, (name, ticks))| {
+            let (_, before_ticks) = before.get(key)?;
+            let cpu_s = ticks.saturating_sub(*before_ticks) as f64 / CLOCK_TICKS_PER_SEC as f64;
+            let pct = 100.0 * cpu_s / elapsed_s;
+            (pct > BUSY_PROCESS_PCT).then(|| BusyProcess {
+                pid: key.0,
+                name: name.clone(),
+                cpu_pct: (pct * 10.0).round() / 10.0,
+            })
+        })
+        .collect();
+    busy.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct).then(a.pid.cmp(&b.pid)));
+    busy
+}
+
+// ---------------------------------------------------------------------------------------------
+// Doctor
+// ---------------------------------------------------------------------------------------------
+
+/// How serious a doctor finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningLevel {
+    /// Worth knowing; results are usually still comparable.
+    Info,
+    /// Likely to distort results; fix before a long run.
+    Warn,
+}
+
+/// Which rule produced a finding (stable, for filtering and tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    CpuGovernor,
+    TransparentHugepages,
+    SwapInUse,
+    Numa,
+    OpenFilesLimit,
+    BusyProcesses,
+    IoScheduler,
+    FewCpus,
+    CpuMhzUnknown,
+}
+
+/// One doctor finding: a one-line message saying what is wrong and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    pub level: WarningLevel,
+    pub kind: WarningKind,
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.level {
+            WarningLevel::Info => "info",
+            WarningLevel::Warn => "warn",
+        };
+        write!(f, "{level}: {}", self.message)
+    }
+}
+
+/// Schedulers that do not reorder or delay I/O in ways that distort database benchmarks
+/// (`noop` and `deadline` are their names before blk-mq).
+const NEUTRAL_SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "noop", "deadline"];
+
+/// What about this host would distort a benchmark with `clients` connections.
+pub fn doctor_warnings(facts: &HostFacts, clients: Option<u32>) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let mut push = |level, kind, message: String| {
+        out.push(Warning {
+            level,
+            kind,
+            message,
+        })
+    };
+
+    let slow: Vec<&str> = facts
+        .cpu_governors
+        .iter()
+        .filter(|g| g.as_str() != "performance")
+        .map(String::as_str)
+        .collect();
+    if !slow.is_empty() {
+        push(
+            WarningLevel::Warn,
+            WarningKind::CpuGovernor,
+            format!(
+                "CPU frequency governor is {}: clock speed will vary during the run; \
+                 run `sudo cpupower frequency-set -g performance`",
+                slow.join(", ")
+            ),
+        );
+    }
+
+    if facts.transparent_hugepages.as_deref() == Some("always") {
+        push(
+            WarningLevel::Warn,
+            WarningKind::TransparentHugepages,
+            "transparent huge pages are `always`: compaction stalls add latency spikes; \
+             run `echo madvise | sudo tee /sys/kernel/mm/transparent_hugepage/enabled`"
+                .to_string(),
+        );
+    }
+
+    if let Some(used) = facts.swap_used_bytes.filter(|u| *u > 0) {
+        push(
+            WarningLevel::Warn,
+            WarningKind::SwapInUse,
+            format!(
+                "{} of swap in use: swapped-out pages make latency erratic; free memory or \
+                 run `sudo swapoff -a && sudo swapon -a` before the run",
+                human_bytes(used)
+            ),
+        );
+    }
+
+    if let Some(n) = facts.numa_nodes.filter(|n| *n > 1) {
+        push(
+            WarningLevel::Warn,
+            WarningKind::Numa,
+            format!(
+                "{n} NUMA nodes: memory placement will vary between runs; start the server \
+                 under `numactl --interleave=all`"
+            ),
+        );
+    }
+
+    if let (Some(clients), Some(soft)) = (clients, facts.nofile_soft) {
+        let needed = u64::from(clients) + NOFILE_MARGIN;
+        if soft < needed {
+            let suggest = needed.next_power_of_two().max(NOFILE_RECOMMENDED);
+            let hard_note = match facts.nofile_hard {
+                Some(hard) if hard < suggest => format!(
+                    " (hard limit is {hard}: raise `nofile` in /etc/security/limits.conf first)"
+                ),
+                _ => String::new(),
+            };
+            push(
+                WarningLevel::Warn,
+                WarningKind::OpenFilesLimit,
+                format!(
+                    "open-files limit {soft} is below {needed} needed for {clients} clients: \
+                     run `ulimit -n {suggest}`{hard_note}"
+                ),
+            );
+        }
+    }
+
+    if !facts.busy_processes.is_empty() {
+        let names: Vec<String> = facts
+            .busy_processes
+            .iter()
+            .take(5)
+            .map(|p| format!("{} (pid {}, {:.0}%)", p.name, p.pid, p.cpu_pct))
+            .collect();
+        let more = facts.busy_processes.len().saturating_sub(5);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        push(
+            WarningLevel::Warn,
+            WarningKind::BusyProcesses,
+            format!(
+                "other processes are using the CPU: {}{more}; stop them before the run",
+                names.join(", ")
+            ),
+        );
+    }
+
+    if let Some(sched) = &facts.io_scheduler {
+        let odd: Vec<&str> = sched
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty() && !NEUTRAL_SCHEDULERS.contains(s))
+            .collect();
+        if !odd.is_empty() {
+            let device = facts
+                .data_dir_device
+                .as_deref()
+                .unwrap_or("the data directory's disk");
+            push(
+                WarningLevel::Info,
+                WarningKind::IoScheduler,
+                format!(
+                    "I/O scheduler of {device} is {}: for database benchmarks prefer `none` \
+                     (NVMe) or `mq-deadline`, e.g. `echo none | sudo tee \
+                     /sys/block/<disk>/queue/scheduler`",
+                    odd.join(", ")
+                ),
+            );
+        }
+    }
+
+    if let (Some(clients), Some(cpus)) = (clients, facts.usable_cpus.or(facts.logical_cpus))
+        && clients > cpus.saturating_mul(CLIENTS_PER_CPU_NOTE)
+    {
+        push(
+            WarningLevel::Info,
+            WarningKind::FewCpus,
+            format!(
+                "{clients} clients on {cpus} CPUs: clients and server compete for CPU, so \
+                 results reflect CPU saturation; use fewer clients or a separate client host"
+            ),
+        );
+    }
+
+    if facts.cpu_mhz.is_none() {
+        push(
+            WarningLevel::Info,
+            WarningKind::CpuMhzUnknown,
+            "CPU frequency is unknown (no cpufreq, no `cpu MHz`): runs cannot be checked for \
+             clock differences; record the CPU's nominal speed in the run notes"
+                .to_string(),
+        );
+    }
+
+    out
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// The known facts as short `name → value` strings, for compact display (`dbrig doctor`).
+pub fn facts_summary(facts: &HostFacts) -> BTreeMap<&'static str, String> {
+    let mut m = BTreeMap::new();
+    let mut put = |k: &'static str, v: Option<String>| {
+        if let Some(v) = v {
+            m.insert(k, v);
+        }
+    };
+    put("hostname", facts.hostname.clone());
+    put("cpu", facts.cpu_model.clone());
+    put(
+        "cpus",
+        facts.logical_cpus.map(|l| match facts.physical_cores {
+            Some(p) => format!("{l} logical, {p} cores"),
+            None => format!("{l} logical"),
+        }),
+    );
+    put("cpu_mhz", facts.cpu_mhz.map(|m| format!("{m:.0}")));
+    put("memory", facts.mem_total_bytes.map(human_bytes));
+    put("swap", facts.swap_total_bytes.map(human_bytes));
+    put(
+        "kernel",
+        facts.kernel.release.as_ref().map(|r| {
+            format!(
+                "{} {r} {}",
+                facts.kernel.sysname.as_deref().unwrap_or("?"),
+                facts.kernel.machine
+            )
+        }),
+    );
+    put("os", facts.os.clone());
+    put(
+        "governor",
+        (!facts.cpu_governors.is_empty()).then(|| facts.cpu_governors.join(",")),
+    );
+    put("thp", facts.transparent_hugepages.clone());
+    put("numa_nodes", facts.numa_nodes.map(|n| n.to_string()));
+    put(
+        "nofile",
+        facts.nofile_soft.map(|s| match facts.nofile_hard {
+            Some(h) => format!("{s} (hard {h})"),
+            None => s.to_string(),
+        }),
+    );
+    put("io_scheduler", facts.io_scheduler.clone());
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPUINFO_X86: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel\t\t: 1\n\
+        model name\t: AMD EPYC 7763 64-Core Processor\ncpu MHz\t\t: 2445.428\nphysical id\t: 0\n\
+        siblings\t: 4\ncore id\t\t: 0\ncpu cores\t: 2\n\n\
+        processor\t: 1\nmodel name\t: AMD EPYC 7763 64-Core Processor\ncpu MHz\t\t: 3100.5\n\
+        physical id\t: 0\ncore id\t\t: 0\n\n\
+        processor\t: 2\nmodel name\t: AMD EPYC 7763 64-Core Processor\ncpu MHz\t\t: bogus\n\
+        physical id\t: 0\ncore id\t\t: 1\n\n\
+        processor\t: 3\nmodel name\t: AMD EPYC 7763 64-Core Processor\ncpu MHz\t\t: 1500\n\
+        physical id\t: 0\ncore id\t\t: 1\n";
+
+    const CPUINFO_ARM: &str = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n\
+        processor\t: 1\nBogoMIPS\t: 50.00\n\nHardware\t: BCM2835\nModel\t\t: Raspberry Pi 4\n";
+
+    #[test]
+    fn cpuinfo_x86() {
+        let c = parse_cpuinfo(CPUINFO_X86);
+        assert_eq!(c.model.as_deref(), Some("AMD EPYC 7763 64-Core Processor"));
+        assert_eq!(c.logical, 4);
+        assert_eq!(c.physical_cores, Some(2));
+        assert_eq!(c.max_mhz, Some(3100.5));
+    }
+
+    #[test]
+    fn cpuinfo_arm_and_garbage() {
+        let c = parse_cpuinfo(CPUINFO_ARM);
+        assert_eq!(c.logical, 2);
+        assert_eq!(c.model.as_deref(), Some("BCM2835"));
+        assert_eq!(c.physical_cores, None);
+        assert_eq!(c.max_mhz, None);
+        assert_eq!(parse_cpuinfo(""), CpuInfo::default());
+        assert_eq!(parse_cpuinfo(":::\n\0\nprocessor").logical, 0);
+    }
+
+    #[test]
+    fn bracketed_values() {
+        assert_eq!(
+            bracketed("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(
+            bracketed("[always] madvise never").as_deref(),
+            Some("always")
+        );
+        assert_eq!(
+            bracketed("none [mq-deadline] kyber bfq \n").as_deref(),
+            Some("mq-deadline")
+        );
+        assert_eq!(bracketed("none\n").as_deref(), Some("none"));
+        assert_eq!(bracketed("a b c"), None);
+        assert_eq!(bracketed("] oops ["), None);
+        assert_eq!(bracketed("[]"), None);
+        assert_eq!(bracketed(""), None);
+    }
+
+    #[test]
+    fn governor_values_are_trimmed_and_distinct() {
+        let files = ["performance\n", "powersave\n", "performance\n", "  \n"];
+        assert_eq!(
+            distinct_governors(files.map(String::from)),
+            ["performance", "powersave"]
+        );
+        assert!(distinct_governors(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn limits() {
+        let text = "Limit                     Soft Limit           Hard Limit           Units     \n\
+            Max cpu time              unlimited            unlimited            seconds   \n\
+            Max open files            1024                 524288               files     \n";
+        assert_eq!(parse_nofile_limits(text), Some((1024, 524288)));
+        let unl = "Max open files            unlimited            unlimited            files\n";
+        assert_eq!(parse_nofile_limits(unl), Some((u64::MAX, u64::MAX)));
+        assert_eq!(parse_nofile_limits("Max open files  12\n"), None);
+        assert_eq!(parse_nofile_limits("Max open files  x y\n"), None);
+        assert_eq!(parse_nofile_limits(""), None);
+    }
+
+    #[test]
+    fn os_release() {
+        let deb = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\n\
+                   VERSION_ID=\"12\"\n";
+        assert_eq!(
+            parse_os_release(deb).as_deref(),
+            Some("Debian GNU/Linux 12 (bookworm)")
+        );
+        let no_pretty = "# comment\nNAME='Foo \\\"OS\\\"'\nVERSION=1.2\n";
+        assert_eq!(
+            parse_os_release(no_pretty).as_deref(),
+            Some("Foo \"OS\" 1.2")
+        );
+        assert_eq!(parse_os_release("NAME=Bar\n").as_deref(), Some("Bar"));
+        assert_eq!(parse_os_release("junk\n=\"\nPRETTY_NAME=\"\n"), None);
+        assert_eq!(parse_os_release(""), None);
+    }
+
+    #[test]
+    fn loadavg() {
+        assert_eq!(
+            parse_loadavg("0.44 0.87 0.50 1/142 11115\n"),
+            Some([0.44, 0.87, 0.50])
+        );
+        assert_eq!(parse_loadavg("0.44 x"), None);
+        assert_eq!(parse_loadavg(""), None);
+    }
+
+    #[test]
+    fn mountinfo_lines() {
+        let l = "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue";
+        let e = parse_mountinfo_line(l).unwrap();
+        assert_eq!((e.major, e.minor), (98, 0));
+        assert_eq!(e.mount_point, PathBuf::from("/mnt2"));
+        assert_eq!(e.fs_type, "ext3");
+        assert_eq!(e.source, "/dev/root");
+        // No optional fields, escaped space in the mount point.
+        let l = "27 1 254:1 / /data\\040dir rw,relatime - xfs /dev/vda1 rw";
+        let e = parse_mountinfo_line(l).unwrap();
+        assert_eq!(e.mount_point, PathBuf::from("/data dir"));
+        assert_eq!((e.major, e.minor), (254, 1));
+        // Several optional fields.
+        let l = "40 31 0:38 / /sys/fs/cgroup/unified rw shared:9 master:2 - cgroup2 cgroup2 rw";
+        assert_eq!(parse_mountinfo_line(l).unwrap().fs_type, "cgroup2");
+        for bad in [
+            "",
+            "1 2 3",
+            "1 2 x:y / / rw - ext4 /dev/a rw",
+            "1 2 8:1 / / rw ext4",
+            "1 2 8:1 / / rw -",
+        ] {
+            assert_eq!(parse_mountinfo_line(bad), None, "{bad:?}");
+        }
+        assert_eq!(unescape_octal("a\\134b\\"), "a\\b\\");
+        assert_eq!(unescape_octal("\\777x"), "\\777x");
+    }
+
+    #[test]
+    fn longest_mount_wins() {
+        let lines = [
+            "1 0 254:0 / / rw - ext4 /dev/vda rw",
+            "2 1 259:2 / /var/lib rw - xfs /dev/nvme0n1p2 rw",
+            "3 1 259:3 / /var/lib2 rw - xfs /dev/nvme0n1p3 rw",
+            "4 2 259:5 / /var/lib rw - xfs /dev/nvme1n1 rw",
+        ];
+        let m: Vec<MountEntry> = lines
+            .iter()
+            .filter_map(|l| parse_mountinfo_line(l))
+            .collect();
+        let find = |p: &str| find_mount(&m, Path::new(p)).map(|e| (e.major, e.minor));
+        assert_eq!(find("/var/lib/postgresql/16"), Some((259, 5)));
+        assert_eq!(find("/var/lib2x"), Some((254, 0)));
+        assert_eq!(find("/var/lib2/x"), Some((259, 3)));
+        assert_eq!(find("/home"), Some((254, 0)));
+        assert_eq!(find_mount(&[], Path::new("/")), None);
+    }
+
+    fn table(rows: &[(u32, u64, &str, u64)]) -> HashMap<(u32, u64), (String, u64)> {
+        rows.iter()
+            .map(|(pid, start, name, ticks)| ((*pid, *start), (name.to_string(), *ticks)))
+            .collect()
+    }
+
+    #[test]
+    fn busy_process_selection() {
+        let before = table(&[
+            (1, 1, "idle", 10),
+            (2, 5, "hog", 100),
+            (3, 7, "me", 0),
+            (4, 9, "old", 0),
+        ]);
+        let after = table(&[
+            (1, 1, "idle", 11),
+            (2, 5, "hog", 150),
+            (3, 7, "me", 100),
+            (4, 10, "reused", 500),
+            (5, 11, "new", 500),
+        ]);
+        // 0.5 s window: hog used 50 ticks = 0.5 s = 100 %; idle 2 %; me is excluded; a reused
+        // pid and a new process have no baseline.
+        let busy = busy_processes(&before, &after, 0.5, 3);
+        assert_eq!(
+            busy,
+            vec![BusyProcess {
+                pid: 2,
+                name: "hog".into(),
+                cpu_pct: 100.0
+            }]
+        );
+        assert!(busy_processes(&before, &after, 0.0, 3).is_empty());
+    }
+
+    fn clean_facts() -> HostFacts {
+        HostFacts {
+            logical_cpus: Some(16),
+            usable_cpus: Some(16),
+            cpu_mhz: Some(3000.0),
+            swap_total_bytes: Some(1 << 30),
+            swap_used_bytes: Some(0),
+            cpu_governors: vec!["performance".into()],
+            transparent_hugepages: Some("madvise".into()),
+            numa_nodes: Some(1),
+            nofile_soft: Some(1024),
+            nofile_hard: Some(524288),
+            io_scheduler: Some("none".into()),
+            data_dir_device: Some("nvme0n1".into()),
+            ..HostFacts::default()
+        }
+    }
+
+    fn kinds(w: &[Warning]) -> Vec<WarningKind> {
+        w.iter().map(|w| w.kind).collect()
+    }
+
+    #[test]
+    fn doctor_quiet_on_a_clean_host() {
+        assert!(doctor_warnings(&clean_facts(), Some(32)).is_empty());
+        assert!(doctor_warnings(&clean_facts(), None).is_empty());
+        // Unknown facts (a container hiding /sys) are not warnings, except the CPU clock.
+        let unknown = HostFacts {
+            cpu_mhz: Some(1.0),
+            ..HostFacts::default()
+        };
+        assert!(doctor_warnings(&unknown, Some(10_000)).is_empty());
+    }
+
+    #[test]
+    fn doctor_rules_fire() {
+        let one = |f: HostFacts, clients: Option<u32>| {
+            let w = doctor_warnings(&f, clients);
+            assert_eq!(w.len(), 1, "{w:?}");
+            w.into_iter().next().unwrap()
+        };
+
+        let w = one(
+            HostFacts {
+                cpu_governors: vec!["performance".into(), "powersave".into()],
+                ..clean_facts()
+            },
+            None,
+        );
+        assert_eq!(
+            (w.kind, w.level),
+            (WarningKind::CpuGovernor, WarningLevel::Warn)
+        );
+        assert!(w.message.contains("powersave") && w.message.contains("cpupower"));
+
+        let w = one(
+            HostFacts {
+                transparent_hugepages: Some("always".into()),
+                ..clean_facts()
+            },
+            None,
+        );
+        assert_eq!(w.kind, WarningKind::TransparentHugepages);
+        assert!(one_line(&w));
+        assert!(
+            doctor_warnings(
+                &HostFacts {
+                    transparent_hugepages: Some("never".into()),
+                    ..clean_facts()
+                },
+                None
+            )
+            .is_empty()
+        );
+
+        let w = one(
+            HostFacts {
+                swap_used_bytes: Some(3 << 20),
+                ..clean_facts()
+            },
+            None,
+        );
+        assert_eq!(w.kind, WarningKind::SwapInUse);
+        assert!(w.message.contains("3.0 MiB"), "{}", w.message);
+
+        let w = one(
+            HostFacts {
+                numa_nodes: Some(2),
+                ..clean_facts()
+            },
+            None,
+        );
+        assert_eq!(w.kind, WarningKind::Numa);
+        assert!(w.message.contains("numactl --interleave=all"));
+
+        // Enough CPUs that the few-CPUs note stays quiet.
+        let many_cpus = HostFacts {
+            usable_cpus: Some(1000),
+            ..clean_facts()
+        };
+        let w = one(many_cpus.clone(), Some(1000));
+        assert_eq!(w.kind, WarningKind::OpenFilesLimit);
+        assert!(w.message.contains("ulimit -n 16384"), "{}", w.message);
+        assert!(!w.message.contains("hard limit"));
+        let w = one(
+            HostFacts {
+                usable_cpus: Some(20_000),
+                nofile_hard: Some(4096),
+                ..clean_facts()
+            },
+            Some(20_000),
+        );
+        assert!(w.message.contains("ulimit -n 32768") && w.message.contains("hard limit is 4096"));
+        // Exactly enough: clients + margin.
+        assert!(doctor_warnings(&many_cpus, Some(1024 - NOFILE_MARGIN as u32)).is_empty());
+
+        let busy = vec![
+            BusyProcess {
+                pid: 42,
+                name: "ffmpeg".into(),
+                cpu_pct: 180.0,
+            },
+            BusyProcess {
+                pid: 7,
+                name: "updatedb".into(),
+                cpu_pct: 15.0,
+            },
+        ];
+        let w = one(
+            HostFacts {
+                busy_processes: busy,
+                ..clean_facts()
+            },
+            None,
+        );
+        assert_eq!(w.kind, WarningKind::BusyProcesses);
+        assert!(w.message.contains("ffmpeg (pid 42, 180%)") && w.message.contains("updatedb"));
+
+        let w = one(
+            HostFacts {
+                io_scheduler: Some("bfq".into()),
+                ..clean_facts()
+            },
+            None,
+        );
+        assert_eq!(
+            (w.kind, w.level),
+            (WarningKind::IoScheduler, WarningLevel::Info)
+        );
+        assert!(w.message.contains("nvme0n1") && w.message.contains("bfq"));
+        for ok in ["mq-deadline", "none,mq-deadline", "noop"] {
+            let f = HostFacts {
+                io_scheduler: Some(ok.into()),
+                ..clean_facts()
+            };
+            assert!(doctor_warnings(&f, None).is_empty(), "{ok}");
+        }
+
+        let w = one(
+            HostFacts {
+                usable_cpus: Some(2),
+                ..clean_facts()
+            },
+            Some(5),
+        );
+        assert_eq!(
+            (w.kind, w.level),
+            (WarningKind::FewCpus, WarningLevel::Info)
+        );
+        assert!(
+            doctor_warnings(
+                &HostFacts {
+                    usable_cpus: Some(2),
+                    ..clean_facts()
+                },
+                Some(4)
+            )
+            .is_empty()
+        );
+
+        let w = one(
+            HostFacts {
+                cpu_mhz: None,
+                ..clean_facts()
+            },
+            None,
+        );
+        assert_eq!(
+            (w.kind, w.level),
+            (WarningKind::CpuMhzUnknown, WarningLevel::Info)
+        );
+    }
+
+    #[test]
+    fn doctor_all_rules_together_in_order() {
+        let f = HostFacts {
+            cpu_governors: vec!["ondemand".into()],
+            transparent_hugepages: Some("always".into()),
+            swap_used_bytes: Some(1),
+            numa_nodes: Some(4),
+            busy_processes: vec![BusyProcess {
+                pid: 1,
+                name: "x".into(),
+                cpu_pct: 50.0,
+            }],
+            io_scheduler: Some("kyber".into()),
+            cpu_mhz: None,
+            ..clean_facts()
+        };
+        let w = doctor_warnings(&f, Some(5000));
+        use WarningKind::*;
+        assert_eq!(
+            kinds(&w),
+            [
+                CpuGovernor,
+                TransparentHugepages,
+                SwapInUse,
+                Numa,
+                OpenFilesLimit,
+                BusyProcesses,
+                IoScheduler,
+                FewCpus,
+                CpuMhzUnknown
+            ]
+        );
+        assert!(w.iter().all(|w| !w.message.contains('\n')));
+    }
+
+    fn one_line(w: &Warning) -> bool {
+        !w.message.contains('\n') && w.to_string().starts_with("warn: ")
+    }
+
+    #[test]
+    fn collect_on_this_machine() {
+        let dir = std::env::temp_dir().join("dbrig-does-not-exist/yet");
+        let t = Instant::now();
+        let f = HostFacts::collect(Some(&dir));
+        assert!(t.elapsed() >= BUSY_SAMPLE_WINDOW);
+        let cpus = f.logical_cpus.expect("cpu count");
+        assert!((1..=4096).contains(&cpus));
+        assert!(f.usable_cpus.is_some_and(|u| u >= 1));
+        let total = f.mem_total_bytes.expect("memory");
+        assert!(total > 64 << 20);
+        assert!(f.mem_available_bytes.unwrap() <= total);
+        assert_eq!(f.kernel.sysname.as_deref(), Some("Linux"));
+        assert!(f.kernel.release.is_some());
+        assert!(f.nofile_soft.unwrap() <= f.nofile_hard.unwrap());
+        assert!(f.load_average.is_some());
+        assert!(f.data_dir_fs_type.is_some());
+        assert!(f.busy_processes.iter().all(|p| p.pid != std::process::id()));
+        let json = serde_json::to_string_pretty(&f).unwrap();
+        let back: HostFacts = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, f);
+        // Printed for the record (`cargo test -- --nocapture`).
+        println!("{json}");
+        for w in doctor_warnings(&f, Some(64)) {
+            println!("{w}");
+        }
+        let _ = facts_summary(&f);
+    }
+}
