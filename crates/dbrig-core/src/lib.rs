@@ -13,6 +13,7 @@ pub mod histogram;
 pub mod keys;
 pub mod measure;
 pub mod schedule;
+pub mod stats;
 pub mod value;
 
 pub use counters::{QueryCounters, StatementClass};
