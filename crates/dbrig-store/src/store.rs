@@ -977,3 +977,167 @@ fn opt_count(r: &Row<'_>, col: &str) -> rusqlite::Result<Option<u64>> {
     v.map(|v| u64::try_from(v).map_err(|e| conversion_error(r, col, Type::Integer, e)))
         .transpose()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use dbrig_core::KeyDistribution;
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::TrialStatus;
+
+    fn store_with_cell() -> (Store, CellId) {
+        let mut store = Store::open_in_memory().unwrap();
+        let v = json!({});
+        let run = store
+            .begin_run(&NewRun {
+                kind: RunKind::Workload,
+                name: "w",
+                started_at: UNIX_EPOCH,
+                options: &v,
+                host: &v,
+                dbrig_version: "0",
+                command_line: &[],
+                plan_text: None,
+            })
+            .unwrap();
+        let cell = store
+            .ensure_cell(
+                run,
+                &NewCell {
+                    cell_key: "k",
+                    configuration: "c",
+                    workload: "w",
+                    clients: 1,
+                    options: &v,
+                    target: "mock:",
+                },
+            )
+            .unwrap();
+        (store, cell)
+    }
+
+    fn measured() -> Measurements {
+        let mut latency = LatencyHistogram::new();
+        latency.record_us(1000);
+        Measurements {
+            threads: 1,
+            key_distribution: KeyDistribution::Uniform,
+            duration_s: 1.0,
+            transactions: 1,
+            queries: QueryCounters::default(),
+            ignored_errors: 0,
+            reconnects: 0,
+            fatal_errors: vec![],
+            latency,
+            intervals: vec![IntervalSample::default(); 3],
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        }
+    }
+
+    fn new_trial(m: &Measurements) -> NewTrial<'_> {
+        NewTrial {
+            trial: 1,
+            status: TrialStatus::Done,
+            reason: None,
+            server_version: None,
+            started_at: UNIX_EPOCH,
+            finished_at: UNIX_EPOCH,
+            measurements: Some(m),
+            extra: None,
+        }
+    }
+
+    #[test]
+    fn a_trial_is_all_or_nothing() {
+        let (store, cell) = store_with_cell();
+        // Make the third interval insert fail after the trial row was written.
+        store
+            .conn
+            .execute_batch(
+                "CREATE TRIGGER fail_third BEFORE INSERT ON interval_sample
+                 WHEN NEW.seq = 2 BEGIN SELECT RAISE(ABORT, 'disk full, say'); END",
+            )
+            .unwrap();
+        let mut store = store;
+        let m = measured();
+        let err = store.record_trial(cell, &new_trial(&m)).unwrap_err();
+        assert!(matches!(err, StoreError::Sqlite { .. }), "{err}");
+        let count = |table: &str| -> i64 {
+            store
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(count("trial"), 0);
+        assert_eq!(count("interval_sample"), 0);
+        store.conn.execute_batch("DROP TRIGGER fail_third").unwrap();
+        let id = store.record_trial(cell, &new_trial(&m)).unwrap();
+        assert_eq!(store.intervals(id).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn counts_beyond_sqlite_integers_are_refused() {
+        let (mut store, cell) = store_with_cell();
+        let mut m = measured();
+        m.transactions = u64::MAX;
+        let err = store.record_trial(cell, &new_trial(&m)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::OutOfRange {
+                    what: "transactions",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn corrupt_rows_are_reported_as_corrupt() {
+        let (mut store, cell) = store_with_cell();
+        let m = measured();
+        let id = store.record_trial(cell, &new_trial(&m)).unwrap();
+        store
+            .conn
+            .execute(
+                "UPDATE trial SET latency_hist = x'00', status = 'done' WHERE id = ?1",
+                [id],
+            )
+            .unwrap();
+        assert!(matches!(
+            store.histogram(id),
+            Err(StoreError::Corrupt { .. })
+        ));
+        store
+            .conn
+            .execute("UPDATE trial SET transactions = -1 WHERE id = ?1", [id])
+            .unwrap();
+        let err = store.trial(id).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    }
+
+    #[test]
+    fn schema_constraints_back_the_rust_checks() {
+        let (store, _) = store_with_cell();
+        // A status the schema does not know is rejected by SQLite itself.
+        let err = store
+            .conn
+            .execute("UPDATE run SET status = 'paused'", [])
+            .unwrap_err();
+        assert_eq!(
+            err.sqlite_error_code(),
+            Some(ErrorCode::ConstraintViolation)
+        );
+        let fk: bool = store
+            .conn
+            .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+            .unwrap();
+        assert!(fk);
+    }
+}

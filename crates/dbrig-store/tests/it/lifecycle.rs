@@ -1,0 +1,206 @@
+use dbrig_store::{RunKind, RunStatus, SCHEMA_VERSION, Store, StoreError, parse_rfc3339};
+use serde_json::json;
+
+use crate::{at, begin, cell};
+
+#[test]
+fn creates_a_new_file_and_reopens_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let run = {
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(store.latest_run_id().unwrap(), None);
+        let run = begin(&mut store, RunKind::Workload, "oltp_read_only");
+        store.finish_run(run, RunStatus::Done, None).unwrap();
+        run
+    };
+    assert!(path.is_file());
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.latest_run_id().unwrap(), Some(run));
+    assert_eq!(store.run(run).unwrap().status, RunStatus::Done);
+    assert_eq!(store.path(), path);
+}
+
+#[test]
+fn run_lifecycle_is_recorded() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = begin(&mut store, RunKind::Plan, "nightly");
+    let row = store.run(run).unwrap();
+    assert_eq!(row.id, run);
+    assert_eq!(row.kind, RunKind::Plan);
+    assert_eq!(row.name, "nightly");
+    assert_eq!(row.status, RunStatus::Running);
+    assert_eq!(row.error, None);
+    assert_eq!(row.started_at, "2024-05-01T12:34:56.250Z");
+    assert_eq!(parse_rfc3339(&row.started_at), Some(at(0)));
+    assert_eq!(row.finished_at, None);
+    assert_eq!(row.dbrig_version, "0.1.0");
+    assert_eq!(row.command_line[..3], ["dbrig", "run", "nightly"]);
+    assert_eq!(row.options["tables"], json!(4));
+    assert_eq!(row.host, json!({"cpus": 8, "os": "linux"}));
+    assert!(row.plan_text.unwrap().contains("oltp_read_only"));
+    assert_eq!(row.pid, Some(std::process::id()));
+
+    store
+        .finish_run_at(run, RunStatus::Failed, Some("server did not start"), at(99))
+        .unwrap();
+    let row = store.run(run).unwrap();
+    assert_eq!(row.status, RunStatus::Failed);
+    assert_eq!(row.error.as_deref(), Some("server did not start"));
+    assert_eq!(row.finished_at.as_deref(), Some("2024-05-01T12:36:35.250Z"));
+
+    // Closing twice is a caller bug, and so is "finishing" as running.
+    assert!(matches!(
+        store.finish_run(run, RunStatus::Done, None),
+        Err(StoreError::RunAlreadyFinished {
+            status: RunStatus::Failed,
+            ..
+        })
+    ));
+    let other = begin(&mut store, RunKind::Workload, "x");
+    assert!(matches!(
+        store.finish_run(other, RunStatus::Running, None),
+        Err(StoreError::NotAFinalStatus { .. })
+    ));
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), [run, other]);
+    assert_eq!(store.latest_run_id().unwrap(), Some(other));
+}
+
+#[test]
+fn missing_ids_are_reported() {
+    let mut store = Store::open_in_memory().unwrap();
+    let missing = dbrig_store::RunId(42);
+    let err = store.run(missing).unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchRun { .. }), "{err}");
+    assert!(err.to_string().contains("no run 42"), "{err}");
+    assert!(matches!(
+        store.finish_run(missing, RunStatus::Done, None),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    let options = json!({});
+    assert!(matches!(
+        store.ensure_cell(
+            missing,
+            &dbrig_store::NewCell {
+                cell_key: "k",
+                configuration: "c",
+                workload: "w",
+                clients: 1,
+                options: &options,
+                target: "mock:",
+            }
+        ),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    assert!(matches!(
+        store.trial(dbrig_store::TrialId(1)),
+        Err(StoreError::NoSuchTrial { .. })
+    ));
+    assert!(matches!(
+        store.cell(dbrig_store::CellId(1)),
+        Err(StoreError::NoSuchCell { .. })
+    ));
+    assert!(matches!(
+        store.histogram(dbrig_store::TrialId(1)),
+        Err(StoreError::NoSuchTrial { .. })
+    ));
+}
+
+#[test]
+fn ensure_cell_is_idempotent() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = begin(&mut store, RunKind::Plan, "p");
+    let a = cell(&mut store, run, "key-a", 8);
+    assert_eq!(cell(&mut store, run, "key-a", 8), a);
+    let b = cell(&mut store, run, "key-b", 16);
+    assert_ne!(a, b);
+    // The same key in another run is another cell.
+    let run2 = begin(&mut store, RunKind::Plan, "p");
+    let a2 = cell(&mut store, run2, "key-a", 8);
+    assert_ne!(a, a2);
+
+    let cells = store.cells(run).unwrap();
+    assert_eq!(cells.len(), 2);
+    let row = &cells[0];
+    assert_eq!((row.id, row.run_id), (a, run));
+    assert_eq!(row.cell_key, "key-a");
+    assert_eq!(row.configuration, "default");
+    assert_eq!(row.workload, "oltp_read_only");
+    assert_eq!(row.clients, 8);
+    assert_eq!(row.options, json!({"tables": 4, "table_size": 10000}));
+    assert_eq!(row.target, "mysql://bench:***@127.0.0.1:3306/db");
+    assert_eq!(store.cell(b).unwrap().clients, 16);
+
+    // A key reused for a different specification is refused, not silently merged.
+    let err = store
+        .ensure_cell(
+            run,
+            &dbrig_store::NewCell {
+                cell_key: "key-a",
+                configuration: "default",
+                workload: "oltp_read_only",
+                clients: 32,
+                options: &json!({"tables": 4, "table_size": 10000}),
+                target: "mysql://bench:***@127.0.0.1:3306/db",
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::CellMismatch {
+                field: "client count",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn interrupted_runs_are_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    // A dbrig that died: its runs stay `running`.
+    let (dead, closed) = {
+        let mut store = Store::open(&path).unwrap();
+        let dead = begin(&mut store, RunKind::Plan, "p");
+        let closed = begin(&mut store, RunKind::Workload, "w");
+        store.finish_run(closed, RunStatus::Done, None).unwrap();
+        (dead, closed)
+    };
+    let mut store = Store::open(&path).unwrap();
+    let mine = begin(&mut store, RunKind::Plan, "p");
+    assert_eq!(store.mark_interrupted_runs().unwrap(), [dead]);
+    let row = store.run(dead).unwrap();
+    assert_eq!(row.status, RunStatus::Interrupted);
+    assert!(row.error.unwrap().contains("marked interrupted"));
+    assert_eq!(store.run(closed).unwrap().status, RunStatus::Done);
+    assert_eq!(store.run(mine).unwrap().status, RunStatus::Running);
+    // Nothing left to mark; a second call is a no-op.
+    assert!(store.mark_interrupted_runs().unwrap().is_empty());
+    // Once finished, this store's run is no longer protected, but it is not running either.
+    store
+        .finish_run(mine, RunStatus::Interrupted, Some("SIGTERM"))
+        .unwrap();
+    assert_eq!(store.run(mine).unwrap().status, RunStatus::Interrupted);
+    // An interrupted run may still be closed by the process that owns it.
+    store.finish_run(dead, RunStatus::Done, None).unwrap();
+    assert_eq!(store.run(dead).unwrap().status, RunStatus::Done);
+}
+
+#[test]
+fn two_stores_share_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let mut a = Store::open(&path).unwrap();
+    let mut b = Store::open(&path).unwrap();
+    let ra = begin(&mut a, RunKind::Workload, "a");
+    let rb = begin(&mut b, RunKind::Workload, "b");
+    assert_eq!(a.runs().unwrap().len(), 2);
+    assert_eq!(b.run(ra).unwrap().name, "a");
+    assert_eq!(a.run(rb).unwrap().name, "b");
+}

@@ -1,0 +1,89 @@
+use dbrig_store::{RunKind, RunStatus, Store, TrialStatus};
+
+use crate::{begin, cell, measurements, trial};
+
+#[test]
+fn finished_trials_count_done_and_invalid_only() {
+    let m = measurements();
+    let mut store = Store::open_in_memory().unwrap();
+    let run = begin(&mut store, RunKind::Plan, "nightly");
+    let c = cell(&mut store, run, "cell-1", 8);
+    let other = cell(&mut store, run, "cell-2", 16);
+    store
+        .record_trial(c, &trial(1, TrialStatus::Done, Some(&m)))
+        .unwrap();
+    store
+        .record_trial(c, &trial(2, TrialStatus::Invalid, Some(&m)))
+        .unwrap();
+    store
+        .record_trial(c, &trial(3, TrialStatus::Failed, None))
+        .unwrap();
+    store
+        .record_trial(c, &trial(4, TrialStatus::Interrupted, Some(&m)))
+        .unwrap();
+    store
+        .record_trial(other, &trial(1, TrialStatus::Done, Some(&m)))
+        .unwrap();
+
+    let done: Vec<u32> = store
+        .finished_trials(run, "cell-1")
+        .unwrap()
+        .iter()
+        .map(|t| t.trial)
+        .collect();
+    assert_eq!(done, [1, 2]);
+    assert_eq!(store.finished_trials(run, "cell-2").unwrap().len(), 1);
+    assert!(
+        store
+            .finished_trials(run, "no-such-cell")
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn finished_trials_for_plan_span_runs_of_that_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let m = measurements();
+    // First attempt: trial 1 done, then the process dies during trial 2.
+    {
+        let mut store = Store::open(&path).unwrap();
+        let run = begin(&mut store, RunKind::Plan, "nightly");
+        let c = cell(&mut store, run, "cell-1", 8);
+        store
+            .record_trial(c, &trial(1, TrialStatus::Done, Some(&m)))
+            .unwrap();
+        // A different plan with the same cell key does not count.
+        let unrelated = begin(&mut store, RunKind::Plan, "weekly");
+        let u = cell(&mut store, unrelated, "cell-1", 8);
+        store
+            .record_trial(u, &trial(2, TrialStatus::Done, Some(&m)))
+            .unwrap();
+        store.finish_run(unrelated, RunStatus::Done, None).unwrap();
+    }
+    // `--resume`: mark the dead run, find what is finished, run the rest.
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.mark_interrupted_runs().unwrap().len(), 1);
+    let finished: Vec<u32> = store
+        .finished_trials_for_plan("nightly", "cell-1")
+        .unwrap()
+        .iter()
+        .map(|t| t.trial)
+        .collect();
+    assert_eq!(finished, [1]);
+    let run = begin(&mut store, RunKind::Plan, "nightly");
+    let c = cell(&mut store, run, "cell-1", 8);
+    store
+        .record_trial(c, &trial(2, TrialStatus::Done, Some(&m)))
+        .unwrap();
+    store.finish_run(run, RunStatus::Done, None).unwrap();
+    let finished: Vec<u32> = store
+        .finished_trials_for_plan("nightly", "cell-1")
+        .unwrap()
+        .iter()
+        .map(|t| t.trial)
+        .collect();
+    assert_eq!(finished, [1, 2]);
+    assert_eq!(store.finished_trials(run, "cell-1").unwrap().len(), 1);
+}
