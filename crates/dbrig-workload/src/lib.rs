@@ -1,1 +1,119 @@
-//! dbrig-workload (placeholder while the crate is built).
+//! dbrig-workload: the workloads and the one runner loop that drives them.
+//!
+//! A [`Workload`] knows its tables (prepare / cleanup), opens per-client state and runs one
+//! *event* at a time on a connection, counting statements the way sysbench does. The
+//! [`runner`] drives N clients over a few async workers, closed loop or open loop, and returns
+//! [`dbrig_core::Measurements`]. SQL lives in `.sql` files per dialect (see [`sql`]).
+//!
+//! Contract: no dependency on the results store or on reports; servers are reached only
+//! through `dbrig-driver`.
+
+pub mod error;
+pub mod oltp;
+pub mod options;
+pub mod runner;
+pub mod sql;
+
+use dbrig_core::{KeyGenerator, QueryCounters};
+use dbrig_driver::{Connection, DriverError};
+
+pub use error::WorkloadError;
+pub use oltp::{Oltp, OltpKind, OltpOptions};
+pub use options::RunOptions;
+
+/// Every built-in workload; matched here and nowhere else.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    Oltp(Oltp),
+}
+
+/// A client's per-connection state for its workload.
+#[derive(Debug)]
+pub enum Client {
+    Oltp(oltp::OltpClient),
+}
+
+/// A workload's name, aliases and one-line description, for `dbrig list`.
+#[derive(Debug, Clone)]
+pub struct WorkloadInfo {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub description: &'static str,
+}
+
+/// All built-in workloads.
+pub fn catalog() -> Vec<WorkloadInfo> {
+    OltpKind::ALL
+        .iter()
+        .map(|k| WorkloadInfo {
+            name: k.name(),
+            aliases: k.aliases(),
+            description: k.description(),
+        })
+        .collect()
+}
+
+impl Workload {
+    /// Resolve a workload name (or alias) with its options.
+    pub fn from_name(name: &str, oltp: OltpOptions) -> Result<Workload, WorkloadError> {
+        let kind = OltpKind::from_name(name)
+            .ok_or_else(|| WorkloadError::UnknownWorkload(name.to_owned()))?;
+        oltp.validate().map_err(WorkloadError::InvalidOptions)?;
+        Ok(Workload::Oltp(Oltp::new(kind, oltp)))
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::Oltp(o) => o.kind.name(),
+        }
+    }
+
+    /// The workload's own options as JSON (stored with results).
+    pub fn options_json(&self) -> serde_json::Value {
+        match self {
+            Workload::Oltp(o) => serde_json::to_value(&*o.options).unwrap_or_default(),
+        }
+    }
+
+    pub async fn check_ready(
+        &self,
+        conn: &mut Connection,
+        threads: u32,
+    ) -> Result<(), WorkloadError> {
+        match self {
+            Workload::Oltp(o) => o.check_ready(conn, threads).await,
+        }
+    }
+
+    pub async fn new_client(
+        &self,
+        conn: &mut Connection,
+        index: u32,
+        threads: u32,
+        keys: KeyGenerator,
+    ) -> Result<Client, DriverError> {
+        match self {
+            Workload::Oltp(o) => Ok(Client::Oltp(
+                o.new_client(conn, index, threads, keys).await?,
+            )),
+        }
+    }
+}
+
+impl Client {
+    pub async fn event(
+        &mut self,
+        conn: &mut Connection,
+        q: &mut QueryCounters,
+    ) -> Result<(), DriverError> {
+        match self {
+            Client::Oltp(c) => c.event(conn, q).await,
+        }
+    }
+
+    pub async fn abort(&mut self, conn: &mut Connection) {
+        match self {
+            Client::Oltp(c) => c.abort(conn).await,
+        }
+    }
+}

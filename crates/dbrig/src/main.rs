@@ -1,1 +1,61 @@
-fn main() {}
+//! dbrig: the binary. Parses the command line, runs the command, and turns any error into one
+//! line on stderr and a non-zero exit code.
+
+mod cli;
+mod commands;
+mod connection;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let argv = cli::normalize_args(std::env::args());
+    let cli = match cli::Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout and usage errors (naming the option) to stderr.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("dbrig: error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            cli::Command::Prepare(a) => commands::prepare(a).await,
+            cli::Command::Run(a) => commands::run(a, &argv).await,
+            cli::Command::Cleanup(a) => commands::cleanup(a).await,
+            cli::Command::List => commands::list(),
+            cli::Command::Doctor(a) => commands::doctor(a),
+            cli::Command::Runs(a) => commands::runs(a),
+        }
+    });
+    // Connections closing in the background must not hold the process open.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // One line: the chain of causes joined, most general first.
+            let msg = e
+                .chain()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(": ");
+            eprintln!("dbrig: error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! The report of one run: sysbench's console layout, then dbrig's additions; and the same as
+//! one JSON document.
+
+use std::fmt::Write;
+
+use dbrig_core::{IntervalSample, LatencySummary, Measurements};
+use serde::{Deserialize, Serialize};
+
+/// What the run was, beside what it measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunHeader {
+    pub workload: String,
+    /// Redacted target URL.
+    pub target: String,
+    pub server_version: String,
+    pub seed: u64,
+    /// `closed` or e.g. `poisson 1000/s`.
+    pub schedule: String,
+    pub warmup_s: f64,
+}
+
+/// Left column width of sysbench's SQL/General statistics blocks.
+const LEFT: usize = 41;
+/// Total width of sysbench's latency lines (values right-aligned to it).
+const LATENCY_WIDTH: usize = 53;
+
+fn latency_line(out: &mut String, name: &str, ms: f64) {
+    let label = format!("         {name}:");
+    let _ = writeln!(
+        out,
+        "{label}{:>w$.2}",
+        ms,
+        w = LATENCY_WIDTH.saturating_sub(label.len())
+    );
+}
+
+fn percentile_name(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{p:.0}th percentile")
+    } else {
+        format!("{p}th percentile")
+    }
+}
+
+/// The console report: sysbench 1.0.20's blocks verbatim in layout (scripts that grep them keep
+/// working), then percentiles, the key distribution, the target and the server version.
+pub fn run_text(h: &RunHeader, m: &Measurements) -> String {
+    let mut out = String::new();
+    let lat = m.latency_summary();
+    let q = &m.queries;
+    let _ = writeln!(out, "SQL statistics:");
+    let _ = writeln!(out, "    queries performed:");
+    for (name, v) in [
+        ("read", q.read),
+        ("write", q.write),
+        ("other", q.other),
+        ("total", q.total()),
+    ] {
+        let _ = writeln!(out, "{:<LEFT$}{v}", format!("        {name}:"));
+    }
+    let rate_line = |out: &mut String, name: &str, n: u64, ps: f64| {
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}{n:<6} ({ps:.2} per sec.)",
+            format!("    {name}:")
+        );
+    };
+    rate_line(&mut out, "transactions", m.transactions, m.tps());
+    rate_line(&mut out, "queries", q.total(), m.qps());
+    rate_line(
+        &mut out,
+        "ignored errors",
+        m.ignored_errors,
+        m.ignored_errors_ps(),
+    );
+    rate_line(&mut out, "reconnects", m.reconnects, m.reconnects_ps());
+    let _ = writeln!(out);
+    let _ = writeln!(out, "General statistics:");
+    let _ = writeln!(out, "{:<LEFT$}{:.4}s", "    total time:", m.duration_s);
+    let _ = writeln!(
+        out,
+        "{:<LEFT$}{}",
+        "    total number of events:", m.transactions
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Latency (ms):");
+    latency_line(&mut out, "min", lat.min);
+    latency_line(&mut out, "avg", lat.avg);
+    latency_line(&mut out, "max", lat.max);
+    let pct = m.latency.percentile_us(m.percentile) as f64 / 1000.0;
+    latency_line(&mut out, &percentile_name(m.percentile), pct);
+    latency_line(&mut out, "sum", lat.sum);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Latency percentiles (ms, HDR histogram):");
+    for (name, v) in [
+        ("p50", lat.p50),
+        ("p90", lat.p90),
+        ("p99", lat.p99),
+        ("p99.9", lat.p999),
+        ("max", lat.max),
+    ] {
+        latency_line(&mut out, name, v);
+    }
+    if let Some(r) = &m.rate {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Open loop (latency measured from each event's intended start):"
+        );
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}{:.2} per sec.",
+            "    target rate:", r.target_rate
+        );
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}{:.2} per sec.",
+            "    achieved rate:", r.achieved_rate
+        );
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}{} (max {})",
+            "    backlog at end:", r.final_backlog, r.max_backlog
+        );
+        let s = &r.service_time_ms;
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}p50 {:.2} / p99 {:.2} / max {:.2} ms",
+            "    service time:", s.p50, s.p99, s.max
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Run:");
+    let _ = writeln!(out, "{:<LEFT$}{}", "    workload:", h.workload);
+    let _ = writeln!(out, "{:<LEFT$}{}", "    threads:", m.threads);
+    let _ = writeln!(
+        out,
+        "{:<LEFT$}{}",
+        "    key distribution:",
+        m.key_distribution.describe()
+    );
+    let _ = writeln!(out, "{:<LEFT$}{}", "    schedule:", h.schedule);
+    if h.warmup_s > 0.0 {
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}{}s (not counted)",
+            "    warm-up:", h.warmup_s
+        );
+    }
+    let _ = writeln!(out, "{:<LEFT$}{}", "    random seed:", h.seed);
+    let _ = writeln!(out, "{:<LEFT$}{}", "    target:", h.target);
+    let _ = writeln!(out, "{:<LEFT$}{}", "    server version:", h.server_version);
+    if m.interrupted {
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}interrupted: these are the figures measured until then",
+            "    status:"
+        );
+    }
+    if !m.fatal_errors.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Fatal errors ({} client(s) stopped):",
+            m.fatal_errors.len()
+        );
+        for e in m.fatal_errors.iter().take(10) {
+            let _ = writeln!(out, "    {e}");
+        }
+        if m.fatal_errors.len() > 10 {
+            let _ = writeln!(out, "    … and {} more", m.fatal_errors.len() - 10);
+        }
+    }
+    out
+}
+
+/// One `--report-interval` line in sysbench's layout (plus the backlog in open loop).
+pub fn interval_line(s: &IntervalSample, percentile: f64) -> String {
+    let mut line = format!(
+        "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        s.t_s,
+        s.threads,
+        s.tps,
+        s.qps,
+        s.reads_ps,
+        s.writes_ps,
+        s.other_ps,
+        if percentile.fract() == 0.0 {
+            format!("{percentile:.0}")
+        } else {
+            percentile.to_string()
+        },
+        s.latency_pct_ms,
+        s.errors_ps,
+        s.reconnects_ps
+    );
+    if let Some(b) = s.backlog {
+        let _ = write!(line, " backlog: {b}");
+    }
+    line
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn latency_json(l: &LatencySummary) -> serde_json::Value {
+    serde_json::json!({
+        "min": round3(l.min), "avg": round3(l.avg), "max": round3(l.max),
+        "p50": round3(l.p50), "p90": round3(l.p90), "p95": round3(l.p95),
+        "p99": round3(l.p99), "p999": round3(l.p999), "sum": round3(l.sum),
+    })
+}
+
+/// The machine-readable report: one JSON object.
+pub fn run_json(h: &RunHeader, m: &Measurements) -> serde_json::Value {
+    let lat = m.latency_summary();
+    let mut v = serde_json::json!({
+        "workload": h.workload,
+        "target": h.target,
+        "server_version": h.server_version,
+        "threads": m.threads,
+        "transactions": m.transactions,
+        "queries": {
+            "read": m.queries.read,
+            "write": m.queries.write,
+            "other": m.queries.other,
+            "total": m.queries.total(),
+        },
+        "tps": m.tps(),
+        "qps": m.qps(),
+        "ignored_errors": m.ignored_errors,
+        "reconnects": m.reconnects,
+        "latency_ms": latency_json(&lat),
+        "percentile": m.percentile,
+        "latency_at_percentile_ms": m.latency.percentile_us(m.percentile) as f64 / 1000.0,
+        "duration_s": m.duration_s,
+        "key_distribution": m.key_distribution,
+        "schedule": h.schedule,
+        "warmup_s": h.warmup_s,
+        "seed": h.seed,
+        "interrupted": m.interrupted,
+        "fatal_errors": m.fatal_errors,
+        "intervals": m.intervals,
+    });
+    if let Some(r) = &m.rate {
+        v["rate"] = serde_json::json!({
+            "target": r.target_rate,
+            "achieved": r.achieved_rate,
+            "final_backlog": r.final_backlog,
+            "max_backlog": r.max_backlog,
+            "service_time_ms": latency_json(&r.service_time_ms),
+        });
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbrig_core::{KeyDistribution, LatencyHistogram, QueryCounters};
+
+    fn sample() -> (RunHeader, Measurements) {
+        let mut latency = LatencyHistogram::new();
+        for us in [1970, 2400, 2410, 3020, 6370] {
+            latency.record_us(us);
+        }
+        let m = Measurements {
+            threads: 1,
+            key_distribution: KeyDistribution::Uniform,
+            duration_s: 0.242,
+            transactions: 100,
+            queries: QueryCounters {
+                read: 1400,
+                write: 400,
+                other: 200,
+            },
+            ignored_errors: 0,
+            reconnects: 0,
+            fatal_errors: vec![],
+            latency,
+            intervals: vec![],
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        };
+        let h = RunHeader {
+            workload: "oltp_read_write".into(),
+            target: "mock:".into(),
+            server_version: "mock-1.0".into(),
+            seed: 7,
+            schedule: "closed".into(),
+            warmup_s: 0.0,
+        };
+        (h, m)
+    }
+
+    #[test]
+    fn text_keeps_sysbench_layout() {
+        let (h, m) = sample();
+        let text = run_text(&h, &m);
+        assert!(
+            text.contains("        read:                            1400\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    transactions:                        100    (413.22 per sec.)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    total time:                          0.2420s\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("         min:                                    1.97\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("         95th percentile:                        6.37\n"),
+            "{text}"
+        );
+        assert!(text.contains("uniform"));
+    }
+
+    #[test]
+    fn json_has_the_documented_fields() {
+        let (h, m) = sample();
+        let v = run_json(&h, &m);
+        for key in [
+            "workload",
+            "target",
+            "server_version",
+            "threads",
+            "transactions",
+            "tps",
+            "qps",
+            "ignored_errors",
+            "reconnects",
+            "duration_s",
+        ] {
+            assert!(v.get(key).is_some(), "{key}");
+        }
+        assert_eq!(v["queries"]["total"], 2000);
+        for key in ["min", "avg", "max", "p50", "p95", "p99", "p999"] {
+            assert!(v["latency_ms"].get(key).is_some(), "{key}");
+        }
+    }
+
+    #[test]
+    fn interval_line_matches_sysbench() {
+        let s = IntervalSample {
+            t_s: 1.0,
+            threads: 16,
+            tps: 1234.56,
+            qps: 24691.2,
+            reads_ps: 17283.84,
+            writes_ps: 4938.24,
+            other_ps: 2469.12,
+            latency_pct_ms: 18.28,
+            errors_ps: 0.0,
+            reconnects_ps: 0.0,
+            backlog: None,
+        };
+        assert_eq!(
+            interval_line(&s, 95.0),
+            "[ 1s ] thds: 16 tps: 1234.56 qps: 24691.20 (r/w/o: 17283.84/4938.24/2469.12) lat (ms,95%): 18.28 err/s: 0.00 reconn/s: 0.00"
+        );
+    }
+}

@@ -1,0 +1,46 @@
+//! Workload errors: each says what is wrong, with which object, and what to do.
+
+use dbrig_driver::DriverError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    #[error(
+        "table {table} already exists on {target}: run `dbrig cleanup {workload}` first, or use another database"
+    )]
+    TableExists {
+        table: String,
+        target: String,
+        workload: String,
+    },
+    #[error(
+        "table {table} does not exist on {target}: run `dbrig prepare {workload}` first (with the same --tables/--table-size)"
+    )]
+    MissingTable {
+        table: String,
+        target: String,
+        workload: String,
+    },
+    #[error(
+        "table {table} on {target} was not created by dbrig (not listed in dbrig_objects), so cleanup leaves it alone: drop it yourself if you mean to"
+    )]
+    NotCreatedByDbrig { table: String, target: String },
+    #[error(
+        "storage engine {engine} is not available on {target} (see SHOW ENGINES): choose another --mysql-storage-engine"
+    )]
+    EngineUnavailable { engine: String, target: String },
+    #[error("unknown workload '{0}': run `dbrig list` to see the workloads")]
+    UnknownWorkload(String),
+    #[error("{0}")]
+    InvalidOptions(String),
+    #[error("could not connect {failed} of {clients} clients to {target}: {first}")]
+    ConnectFailed {
+        failed: u32,
+        clients: u32,
+        target: String,
+        first: DriverError,
+    },
+    #[error("internal error: {0}")]
+    Internal(String),
+}

@@ -1,0 +1,335 @@
+//! `prepare` and `cleanup` of the OLTP tables.
+//!
+//! prepare loads through each engine's bulk path, in parallel even within one table (the id
+//! range is split into slices, each loaded by its own connection), then builds the secondary
+//! index. Every table dbrig creates is recorded in a `dbrig_objects` table in the same
+//! database, and `cleanup` drops only tables recorded there: tables that sysbench (or anybody
+//! else) created are refused with a clear error.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use dbrig_core::Value;
+use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
+use rand::Rng;
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+
+use super::{Oltp, digits, sql_for, table_name};
+use crate::error::WorkloadError;
+
+/// What prepare did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PrepareReport {
+    pub tables: Vec<String>,
+    pub rows: u64,
+    pub load_seconds: f64,
+    pub index_seconds: f64,
+    pub parallel: u32,
+}
+
+impl PrepareReport {
+    pub fn rows_per_second(&self) -> f64 {
+        if self.load_seconds > 0.0 {
+            self.rows as f64 / self.load_seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What cleanup did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CleanupReport {
+    pub dropped: Vec<String>,
+    pub absent: Vec<String>,
+}
+
+const REGISTRY_KIND: &str = "oltp_table";
+
+impl Oltp {
+    /// The tables prepare creates (bulk_insert: one per client).
+    fn tables_created(&self, threads: u32) -> Vec<String> {
+        if self.kind.is_bulk() {
+            (1..=threads).map(table_name).collect()
+        } else {
+            (1..=self.options.tables).map(table_name).collect()
+        }
+    }
+
+    /// Create and load the tables. `threads` is the client count the run will use (bulk_insert
+    /// creates one table per client); `seed` makes the data reproducible.
+    pub async fn prepare(
+        &self,
+        target: &Target,
+        connect: &ConnectOptions,
+        threads: u32,
+        seed: u64,
+        progress: &(dyn Fn(&str) + Sync),
+    ) -> Result<PrepareReport, WorkloadError> {
+        let mut conn = Connection::connect(target, connect).await?;
+        let dialect = conn.dialect();
+        let sql = sql_for(dialect);
+        let o = &self.options;
+        let tables = self.tables_created(threads);
+        if dialect == Dialect::Mysql && !matches!(target, Target::Mock { .. }) {
+            let engine = o.mysql_storage_engine.sql_name();
+            let ok = conn
+                .query(
+                    sql.template("engine_available"),
+                    &[Value::Text(engine.into())],
+                )
+                .await?;
+            if ok.is_empty() {
+                return Err(WorkloadError::EngineUnavailable {
+                    engine: engine.into(),
+                    target: target.to_string(),
+                });
+            }
+        }
+        // Refuse before creating anything, so a half-prepared database is never left behind.
+        for t in &tables {
+            if conn.table_exists(t).await? {
+                return Err(WorkloadError::TableExists {
+                    table: t.clone(),
+                    target: target.to_string(),
+                    workload: self.kind.name().into(),
+                });
+            }
+        }
+        conn.execute_text(&sql.render("create_registry", &[]))
+            .await?;
+        let created_at = unix_time_text();
+        let engine = o.mysql_storage_engine.sql_name();
+        let create = if self.kind.is_bulk() {
+            "create_bulk_table"
+        } else {
+            "create_table"
+        };
+        for t in &tables {
+            conn.execute_text(&sql.render(create, &[("table", t), ("engine", engine)]))
+                .await?;
+            conn.query(
+                &sql.render("registry_add", &[]),
+                &[
+                    Value::Text(t.clone()),
+                    Value::Text(REGISTRY_KIND.into()),
+                    Value::Text(created_at.clone()),
+                ],
+            )
+            .await?;
+            progress(&format!("created table {t}"));
+        }
+        if self.kind.is_bulk() {
+            conn.close().await;
+            return Ok(PrepareReport {
+                tables,
+                rows: 0,
+                load_seconds: 0.0,
+                index_seconds: 0.0,
+                parallel: 1,
+            });
+        }
+
+        // Split every table into id slices; run the slices on `parallel` connections.
+        let parallel = match (dialect, o.load_parallel) {
+            // SQLite has one writer at a time: parallel loaders would only wait on each other.
+            (Dialect::Sqlite, _) => 1,
+            (_, 0) => std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(2)
+                .max(2),
+            (_, n) => n,
+        };
+        let slices_per_table = (parallel as u64).div_ceil(tables.len() as u64).max(1);
+        let mut jobs = Vec::new();
+        for (ti, t) in tables.iter().enumerate() {
+            let per = o.table_size.div_ceil(slices_per_table);
+            for s in 0..slices_per_table {
+                let first = s * per + 1;
+                let last = ((s + 1) * per).min(o.table_size);
+                if first <= last {
+                    jobs.push((t.clone(), first, last, seed ^ ((ti as u64) << 32 | s)));
+                }
+            }
+        }
+        let started = Instant::now();
+        let queue = std::sync::Arc::new(std::sync::Mutex::new(jobs));
+        let mut handles = Vec::new();
+        for _ in 0..parallel {
+            let queue = std::sync::Arc::clone(&queue);
+            let target = target.clone();
+            let connect = connect.clone();
+            let table_size = o.table_size as i64;
+            handles.push(tokio::spawn(async move {
+                let mut c = Connection::connect(&target, &connect).await?;
+                let mut rows = 0u64;
+                loop {
+                    let job = queue.lock().expect("job queue").pop();
+                    let Some((table, first, last, job_seed)) = job else {
+                        break;
+                    };
+                    rows += c
+                        .bulk_load(rows_for(&table, first, last, table_size, job_seed))
+                        .await?;
+                }
+                c.close().await;
+                Ok::<u64, WorkloadError>(rows)
+            }));
+        }
+        let mut rows = 0;
+        let mut first_error = None;
+        for h in handles {
+            match h.await {
+                Ok(Ok(n)) => rows += n,
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(join) => {
+                    first_error.get_or_insert(WorkloadError::Internal(format!(
+                        "loader task failed: {join}"
+                    )));
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let load_seconds = started.elapsed().as_secs_f64();
+        progress(&format!(
+            "loaded {rows} rows in {load_seconds:.2} s ({:.0} rows/s, {parallel} loaders)",
+            rows as f64 / load_seconds.max(1e-9)
+        ));
+
+        let started = Instant::now();
+        for (i, t) in tables.iter().enumerate() {
+            if o.create_secondary {
+                let index = format!("k_{}", i + 1);
+                conn.execute_text(&sql.render("create_index", &[("table", t), ("index", &index)]))
+                    .await?;
+            }
+            conn.query(&sql.render("after_load", &[("table", t)]), &[])
+                .await?;
+            if sql.has("analyze") {
+                conn.execute_text(&sql.render("analyze", &[("table", t)]))
+                    .await?;
+            }
+        }
+        let index_seconds = started.elapsed().as_secs_f64();
+        if o.create_secondary {
+            progress(&format!(
+                "created secondary indexes in {index_seconds:.2} s"
+            ));
+        }
+        conn.close().await;
+        Ok(PrepareReport {
+            tables,
+            rows,
+            load_seconds,
+            index_seconds,
+            parallel,
+        })
+    }
+
+    /// Drop the workload's tables, but only those recorded as created by dbrig.
+    pub async fn cleanup(
+        &self,
+        target: &Target,
+        connect: &ConnectOptions,
+        threads: u32,
+    ) -> Result<CleanupReport, WorkloadError> {
+        let mut conn = Connection::connect(target, connect).await?;
+        let sql = sql_for(conn.dialect());
+        let registry = conn.table_exists("dbrig_objects").await?;
+        let mut present = Vec::new();
+        let mut absent = Vec::new();
+        for t in self.tables_created(threads) {
+            if conn.table_exists(&t).await? {
+                present.push(t)
+            } else {
+                absent.push(t)
+            }
+        }
+        // Refuse before dropping anything.
+        for t in &present {
+            let ours = registry
+                && !conn
+                    .query(
+                        &sql.render("registry_lookup", &[]),
+                        &[Value::Text(t.clone())],
+                    )
+                    .await?
+                    .is_empty();
+            if !ours {
+                return Err(WorkloadError::NotCreatedByDbrig {
+                    table: t.clone(),
+                    target: target.to_string(),
+                });
+            }
+        }
+        for t in &present {
+            conn.execute_text(&sql.render("drop_table", &[("table", t)]))
+                .await?;
+            conn.query(
+                &sql.render("registry_remove", &[]),
+                &[Value::Text(t.clone())],
+            )
+            .await?;
+        }
+        if registry {
+            let left = conn.query(&sql.render("registry_count", &[]), &[]).await?;
+            if left.first().and_then(|r| r.first()).and_then(Value::as_i64) == Some(0) {
+                conn.execute_text(&sql.render("drop_registry", &[])).await?;
+            }
+        }
+        conn.close().await;
+        Ok(CleanupReport {
+            dropped: present,
+            absent,
+        })
+    }
+
+    /// Check that the tables a run needs exist (run before prepare gets a clear message).
+    pub async fn check_ready(
+        &self,
+        conn: &mut Connection,
+        threads: u32,
+    ) -> Result<(), WorkloadError> {
+        for t in self.tables_used(threads) {
+            if !conn.table_exists(&t).await? {
+                return Err(WorkloadError::MissingTable {
+                    table: t,
+                    target: conn.target().to_string(),
+                    workload: self.kind.name().into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The rows of ids `first..=last`: k uniform in [1, table_size], c and pad as sysbench makes
+/// them. Generated lazily, so a slice of any size streams through constant memory.
+fn rows_for(table: &str, first: u64, last: u64, table_size: i64, seed: u64) -> BulkLoad {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let rows = (first..=last).map(move |id| {
+        vec![
+            Value::Int(id as i64),
+            Value::Int(rng.random_range(1..=table_size)),
+            Value::Text(digits(&mut rng, 10)),
+            Value::Text(digits(&mut rng, 5)),
+        ]
+    });
+    BulkLoad {
+        table: table.to_owned(),
+        columns: ["id", "k", "c", "pad"].map(String::from).to_vec(),
+        rows: Box::new(rows),
+    }
+}
+
+fn unix_time_text() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("unix:{secs}")
+}

@@ -1,0 +1,709 @@
+//! The sysbench-compatible OLTP suite: the eleven sysbench 1.0.20 workloads plus
+//! `select_batch` (the MyISAM-mmap seed's 20 000-row primary-key scan), with the same tables,
+//! statements per event, options and defaults (see shared/specs/oltp.md).
+
+mod load;
+pub mod options;
+
+use std::sync::{Arc, OnceLock};
+
+use dbrig_core::{KeyGenerator, QueryCounters, Value};
+use dbrig_driver::{Connection, Dialect, DriverError, Statement};
+use rand::Rng;
+
+pub use load::{CleanupReport, PrepareReport};
+pub use options::{OltpOptions, StorageEngine};
+
+use crate::sql::SqlSet;
+
+/// The OLTP workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OltpKind {
+    PointSelect,
+    ReadOnly,
+    ReadWrite,
+    WriteOnly,
+    UpdateIndex,
+    UpdateNonIndex,
+    Delete,
+    Insert,
+    RandomPoints,
+    RandomRanges,
+    BulkInsert,
+    SelectBatch,
+}
+
+impl OltpKind {
+    pub const ALL: [OltpKind; 12] = [
+        OltpKind::PointSelect,
+        OltpKind::ReadOnly,
+        OltpKind::ReadWrite,
+        OltpKind::WriteOnly,
+        OltpKind::UpdateIndex,
+        OltpKind::UpdateNonIndex,
+        OltpKind::Delete,
+        OltpKind::Insert,
+        OltpKind::RandomPoints,
+        OltpKind::RandomRanges,
+        OltpKind::BulkInsert,
+        OltpKind::SelectBatch,
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            OltpKind::PointSelect => "oltp_point_select",
+            OltpKind::ReadOnly => "oltp_read_only",
+            OltpKind::ReadWrite => "oltp_read_write",
+            OltpKind::WriteOnly => "oltp_write_only",
+            OltpKind::UpdateIndex => "oltp_update_index",
+            OltpKind::UpdateNonIndex => "oltp_update_non_index",
+            OltpKind::Delete => "oltp_delete",
+            OltpKind::Insert => "oltp_insert",
+            OltpKind::RandomPoints => "select_random_points",
+            OltpKind::RandomRanges => "select_random_ranges",
+            OltpKind::BulkInsert => "bulk_insert",
+            OltpKind::SelectBatch => "select_batch",
+        }
+    }
+
+    /// Names the seeds used (sysbench 0.4/0.5) and short forms.
+    pub fn aliases(&self) -> &'static [&'static str] {
+        match self {
+            OltpKind::PointSelect => &["oltp_simple", "select", "point_select", "select_primary"],
+            OltpKind::ReadOnly => &["oltp_complex_ro", "oltp_ro", "read_only"],
+            OltpKind::ReadWrite => &["oltp_complex_rw", "oltp_rw", "read_write"],
+            OltpKind::WriteOnly => &["write_only"],
+            OltpKind::UpdateIndex => &["update_index", "update_key"],
+            OltpKind::UpdateNonIndex => &["update_non_index", "update_nokey"],
+            OltpKind::Delete => &["delete"],
+            OltpKind::Insert => &["insert"],
+            OltpKind::RandomPoints => &[],
+            OltpKind::RandomRanges => &["select_range"],
+            OltpKind::BulkInsert => &[],
+            OltpKind::SelectBatch => &["select_batch_pk"],
+        }
+    }
+
+    pub fn description(&self) -> &'static str {
+        match self {
+            OltpKind::PointSelect => "one primary-key point select per event, no transaction",
+            OltpKind::ReadOnly => "BEGIN, 10 point selects, 4 range selects, COMMIT",
+            OltpKind::ReadWrite => {
+                "the read-only set, then 2 updates, a delete and an insert, in one transaction"
+            }
+            OltpKind::WriteOnly => "BEGIN, index update, non-index update, delete + insert, COMMIT",
+            OltpKind::UpdateIndex => "one UPDATE of the indexed column k (autocommit)",
+            OltpKind::UpdateNonIndex => "one UPDATE of the non-indexed column c (autocommit)",
+            OltpKind::Delete => {
+                "one DELETE by primary key (autocommit; drains the table unless --delete-reinsert)"
+            }
+            OltpKind::Insert => "one INSERT (auto-increment id by default)",
+            OltpKind::RandomPoints => {
+                "SELECT … WHERE k IN (10 random keys from the client's slice)"
+            }
+            OltpKind::RandomRanges => {
+                "SELECT count(k) … WHERE k BETWEEN … OR … (10 ranges of width 5)"
+            }
+            OltpKind::BulkInsert => "multi-row INSERTs into a per-client table",
+            OltpKind::SelectBatch => "scan of 20 000 rows by primary-key range per event",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<OltpKind> {
+        let name = name.trim().to_ascii_lowercase().replace('-', "_");
+        let name = name.strip_suffix(".lua").unwrap_or(&name);
+        OltpKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name || k.aliases().contains(&name))
+    }
+
+    /// Whether events run inside BEGIN … COMMIT (so a retry must roll back first).
+    fn transactional(&self) -> bool {
+        matches!(
+            self,
+            OltpKind::ReadOnly | OltpKind::ReadWrite | OltpKind::WriteOnly
+        )
+    }
+
+    fn is_bulk(&self) -> bool {
+        *self == OltpKind::BulkInsert
+    }
+}
+
+/// The statements of one dialect, parsed once per process.
+pub(crate) fn sql_for(dialect: Dialect) -> &'static SqlSet {
+    static MYSQL: OnceLock<SqlSet> = OnceLock::new();
+    static POSTGRES: OnceLock<SqlSet> = OnceLock::new();
+    static SQLITE: OnceLock<SqlSet> = OnceLock::new();
+    const COMMON: &str = include_str!("sql/common.sql");
+    match dialect {
+        Dialect::Mysql => {
+            MYSQL.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/mysql.sql")))
+        }
+        Dialect::Postgres => {
+            POSTGRES.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/postgres.sql")))
+        }
+        Dialect::Sqlite => {
+            SQLITE.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/sqlite.sql")))
+        }
+    }
+}
+
+pub(crate) fn table_name(n: u32) -> String {
+    format!("sbtest{n}")
+}
+
+/// One OLTP workload with its options.
+#[derive(Debug, Clone)]
+pub struct Oltp {
+    pub kind: OltpKind,
+    pub options: Arc<OltpOptions>,
+}
+
+impl Oltp {
+    pub fn new(kind: OltpKind, options: OltpOptions) -> Self {
+        Self {
+            kind,
+            options: Arc::new(options),
+        }
+    }
+
+    /// The tables this workload's events touch for `threads` clients.
+    pub fn tables_used(&self, threads: u32) -> Vec<String> {
+        match self.kind {
+            OltpKind::BulkInsert => (1..=threads).map(table_name).collect(),
+            OltpKind::RandomPoints | OltpKind::RandomRanges | OltpKind::SelectBatch => {
+                vec![table_name(1)]
+            }
+            _ => (1..=self.options.tables).map(table_name).collect(),
+        }
+    }
+
+    /// Open a client: prepare the statements its events use.
+    pub async fn new_client(
+        &self,
+        conn: &mut Connection,
+        index: u32,
+        threads: u32,
+        keys: KeyGenerator,
+    ) -> Result<OltpClient, DriverError> {
+        let sql = sql_for(conn.dialect());
+        let o = &self.options;
+        let mut tables = Vec::new();
+        let table_numbers: Vec<u32> = match self.kind {
+            OltpKind::BulkInsert => vec![index + 1],
+            OltpKind::RandomPoints | OltpKind::RandomRanges | OltpKind::SelectBatch => vec![1],
+            _ => (1..=o.tables).collect(),
+        };
+        for n in table_numbers {
+            tables.push(TableStatements::prepare(self.kind, o, sql, conn, &table_name(n)).await?);
+        }
+        let mut client = OltpClient {
+            kind: self.kind,
+            options: Arc::clone(&self.options),
+            tables,
+            keys,
+            index,
+            threads,
+            next_bulk_id: 1,
+            begin: sql.render("begin", &[]),
+            commit: sql.render("commit", &[]),
+            rollback: sql.render("rollback", &[]),
+        };
+        if self.kind.is_bulk() {
+            // Continue the id sequence after what earlier runs appended.
+            let max = conn
+                .query(
+                    &sql.render("max_id", &[("table", &table_name(index + 1))]),
+                    &[],
+                )
+                .await?;
+            client.next_bulk_id = max
+                .first()
+                .and_then(|r| r.first())
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+                + 1;
+        }
+        Ok(client)
+    }
+}
+
+/// Prepared statements for one table (only those the workload uses: servers cap the number of
+/// prepared statements, and thousands of clients multiply it).
+#[derive(Debug, Default)]
+struct TableStatements {
+    point_select: Option<Statement>,
+    simple_range: Option<Statement>,
+    sum_range: Option<Statement>,
+    order_range: Option<Statement>,
+    distinct_range: Option<Statement>,
+    index_update: Option<Statement>,
+    non_index_update: Option<Statement>,
+    delete: Option<Statement>,
+    insert: Option<Statement>,
+    special: Option<Statement>,
+}
+
+impl TableStatements {
+    async fn prepare(
+        kind: OltpKind,
+        o: &OltpOptions,
+        sql: &SqlSet,
+        conn: &mut Connection,
+        table: &str,
+    ) -> Result<Self, DriverError> {
+        use OltpKind::*;
+        let mut s = TableStatements::default();
+        let vars = [("table", table)];
+        let reads = matches!(kind, PointSelect | ReadOnly | ReadWrite);
+        let ranges = matches!(kind, ReadOnly | ReadWrite) && o.range_selects;
+        let writes = matches!(kind, ReadWrite | WriteOnly);
+        macro_rules! prep {
+            ($cond:expr, $field:ident, $name:expr) => {
+                if $cond {
+                    s.$field = Some(conn.prepare(&sql.render($name, &vars)).await?);
+                }
+            };
+        }
+        prep!(
+            reads && (kind == PointSelect || o.point_selects > 0),
+            point_select,
+            "point_select"
+        );
+        prep!(ranges && o.simple_ranges > 0, simple_range, "simple_range");
+        prep!(ranges && o.sum_ranges > 0, sum_range, "sum_range");
+        prep!(ranges && o.order_ranges > 0, order_range, "order_range");
+        prep!(
+            ranges && o.distinct_ranges > 0,
+            distinct_range,
+            "distinct_range"
+        );
+        prep!(
+            (writes && o.index_updates > 0) || kind == UpdateIndex,
+            index_update,
+            "index_update"
+        );
+        prep!(
+            (writes && o.non_index_updates > 0) || kind == UpdateNonIndex,
+            non_index_update,
+            "non_index_update"
+        );
+        prep!(
+            (writes && o.delete_inserts > 0) || kind == Delete,
+            delete,
+            "delete"
+        );
+        prep!(
+            (writes && o.delete_inserts > 0)
+                || (kind == Delete && o.delete_reinsert)
+                || (kind == Insert && !o.auto_inc),
+            insert,
+            "insert"
+        );
+        match kind {
+            Insert if o.auto_inc => {
+                s.special = Some(conn.prepare(&sql.render("insert_auto", &vars)).await?)
+            }
+            RandomPoints => {
+                let points = vec!["?"; o.random_points as usize].join(", ");
+                s.special = Some(
+                    conn.prepare(
+                        &sql.render("random_points", &[("table", table), ("points", &points)]),
+                    )
+                    .await?,
+                );
+            }
+            RandomRanges => {
+                let term = sql.template("random_range_term");
+                let ranges = vec![term; o.number_of_ranges as usize].join(" OR ");
+                s.special = Some(
+                    conn.prepare(
+                        &sql.render("random_ranges", &[("table", table), ("ranges", &ranges)]),
+                    )
+                    .await?,
+                );
+            }
+            SelectBatch => {
+                s.special = Some(conn.prepare(&sql.render("select_batch", &vars)).await?)
+            }
+            BulkInsert => {
+                let row = sql.template("bulk_insert_row");
+                let rows = vec![row; o.bulk_rows as usize].join(", ");
+                s.special = Some(
+                    conn.prepare(&sql.render("bulk_insert", &[("table", table), ("rows", &rows)]))
+                        .await?,
+                );
+            }
+            _ => {}
+        }
+        Ok(s)
+    }
+}
+
+/// One client's state: its prepared statements and its own seeded random source.
+#[derive(Debug)]
+pub struct OltpClient {
+    kind: OltpKind,
+    options: Arc<OltpOptions>,
+    tables: Vec<TableStatements>,
+    keys: KeyGenerator,
+    index: u32,
+    threads: u32,
+    next_bulk_id: i64,
+    begin: String,
+    commit: String,
+    rollback: String,
+}
+
+/// Execute one statement and count it the sysbench way.
+async fn exec(
+    conn: &mut Connection,
+    stmt: Option<Statement>,
+    params: &[Value],
+    q: &mut QueryCounters,
+) -> Result<(), DriverError> {
+    let stmt = stmt.expect("statement prepared for this workload");
+    let outcome = conn.execute(stmt, params).await?;
+    q.count(outcome.class());
+    Ok(())
+}
+
+async fn exec_text(
+    conn: &mut Connection,
+    sql: &str,
+    q: &mut QueryCounters,
+) -> Result<(), DriverError> {
+    let outcome = conn.execute_text(sql).await?;
+    q.count(outcome.class());
+    Ok(())
+}
+
+impl OltpClient {
+    /// Run one event (one transaction for the transactional workloads), counting statements.
+    pub async fn event(
+        &mut self,
+        conn: &mut Connection,
+        q: &mut QueryCounters,
+    ) -> Result<(), DriverError> {
+        use OltpKind::*;
+        let o = Arc::clone(&self.options);
+        let trx = self.kind.transactional() && !o.skip_trx;
+        if trx {
+            exec_text(conn, &self.begin, q).await?;
+        }
+        match self.kind {
+            PointSelect => self.point_selects(conn, 1, q).await?,
+            ReadOnly | ReadWrite | WriteOnly => {
+                if self.kind != WriteOnly {
+                    self.point_selects(conn, o.point_selects, q).await?;
+                    if o.range_selects {
+                        self.ranges(conn, q).await?;
+                    }
+                }
+                if self.kind != ReadOnly {
+                    self.index_updates(conn, o.index_updates, q).await?;
+                    self.non_index_updates(conn, o.non_index_updates, q).await?;
+                    self.delete_inserts(conn, o.delete_inserts, true, q).await?;
+                }
+            }
+            UpdateIndex => self.index_updates(conn, 1, q).await?,
+            UpdateNonIndex => self.non_index_updates(conn, 1, q).await?,
+            Delete => self.delete_inserts(conn, 1, o.delete_reinsert, q).await?,
+            Insert => {
+                let t = self.pick_table();
+                let k = self.keys.uniform(1, o.table_size as i64);
+                let c = Value::Text(digits(self.keys.rng(), 10));
+                let pad = Value::Text(digits(self.keys.rng(), 5));
+                if o.auto_inc {
+                    exec(conn, self.tables[t].special, &[Value::Int(k), c, pad], q).await?;
+                } else {
+                    // Random ids above the prepared range rarely collide; a collision is a
+                    // duplicate-key error, as in sysbench.
+                    let id = self.keys.uniform(o.table_size as i64 + 1, i32::MAX as i64);
+                    exec(
+                        conn,
+                        self.tables[t].insert,
+                        &[Value::Int(id), Value::Int(k), c, pad],
+                        q,
+                    )
+                    .await?;
+                }
+            }
+            RandomPoints => {
+                let (lo, hi) = self.client_slice();
+                let params: Vec<Value> = (0..o.random_points)
+                    .map(|_| Value::Int(self.keys.key(lo, hi)))
+                    .collect();
+                exec(conn, self.tables[0].special, &params, q).await?;
+            }
+            RandomRanges => {
+                let (lo, hi) = self.client_slice();
+                let mut params = Vec::with_capacity(o.number_of_ranges as usize * 2);
+                for _ in 0..o.number_of_ranges {
+                    let start = self.keys.key(lo, hi);
+                    params.push(Value::Int(start));
+                    params.push(Value::Int(start + o.delta as i64));
+                }
+                exec(conn, self.tables[0].special, &params, q).await?;
+            }
+            SelectBatch => {
+                let last_start = (o.table_size as i64 - o.batch_size as i64 + 1).max(1);
+                let start = self.keys.key(1, last_start);
+                let params = [
+                    Value::Int(start),
+                    Value::Int(start + o.batch_size as i64 - 1),
+                ];
+                exec(conn, self.tables[0].special, &params, q).await?;
+            }
+            BulkInsert => {
+                let mut params = Vec::with_capacity(o.bulk_rows as usize * 2);
+                for _ in 0..o.bulk_rows {
+                    params.push(Value::Int(self.next_bulk_id));
+                    params.push(Value::Int(self.next_bulk_id));
+                    self.next_bulk_id += 1;
+                }
+                exec(conn, self.tables[0].special, &params, q).await?;
+            }
+        }
+        if trx {
+            exec_text(conn, &self.commit, q).await?;
+        }
+        Ok(())
+    }
+
+    /// After a retryable error: roll back what the event started (errors ignored: the
+    /// transaction may already be gone).
+    pub async fn abort(&mut self, conn: &mut Connection) {
+        if self.kind.transactional() && !self.options.skip_trx {
+            let _ = conn.execute_text(&self.rollback).await;
+        }
+    }
+
+    fn pick_table(&mut self) -> usize {
+        if self.tables.len() == 1 {
+            0
+        } else {
+            self.keys.rng().random_range(0..self.tables.len())
+        }
+    }
+
+    fn id(&mut self) -> i64 {
+        self.keys.key(1, self.options.table_size as i64)
+    }
+
+    /// select_random_*: each client draws from its own slice of the key range, as sysbench.
+    fn client_slice(&self) -> (i64, i64) {
+        let size = self.options.table_size as i64;
+        let threads = i64::from(self.threads.max(1));
+        let lo = size * i64::from(self.index) / threads;
+        let hi = (lo + size / threads - 1).max(lo);
+        (lo.max(1), hi.max(1))
+    }
+
+    async fn point_selects(
+        &mut self,
+        conn: &mut Connection,
+        n: u32,
+        q: &mut QueryCounters,
+    ) -> Result<(), DriverError> {
+        let t = self.pick_table();
+        for _ in 0..n {
+            let id = self.id();
+            exec(conn, self.tables[t].point_select, &[Value::Int(id)], q).await?;
+        }
+        Ok(())
+    }
+
+    async fn ranges(
+        &mut self,
+        conn: &mut Connection,
+        q: &mut QueryCounters,
+    ) -> Result<(), DriverError> {
+        let o = Arc::clone(&self.options);
+        let groups = [
+            (o.simple_ranges, 0usize),
+            (o.sum_ranges, 1),
+            (o.order_ranges, 2),
+            (o.distinct_ranges, 3),
+        ];
+        for (count, which) in groups {
+            let t = self.pick_table();
+            let ts = &self.tables[t];
+            let stmt = [
+                ts.simple_range,
+                ts.sum_range,
+                ts.order_range,
+                ts.distinct_range,
+            ][which];
+            for _ in 0..count {
+                let start = self.id();
+                exec(
+                    conn,
+                    stmt,
+                    &[
+                        Value::Int(start),
+                        Value::Int(start + o.range_size as i64 - 1),
+                    ],
+                    q,
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn index_updates(
+        &mut self,
+        conn: &mut Connection,
+        n: u32,
+        q: &mut QueryCounters,
+    ) -> Result<(), DriverError> {
+        let t = self.pick_table();
+        for _ in 0..n {
+            let id = self.id();
+            exec(conn, self.tables[t].index_update, &[Value::Int(id)], q).await?;
+        }
+        Ok(())
+    }
+
+    async fn non_index_updates(
+        &mut self,
+        conn: &mut Connection,
+        n: u32,
+        q: &mut QueryCounters,
+    ) -> Result<(), DriverError> {
+        let t = self.pick_table();
+        for _ in 0..n {
+            let c = Value::Text(digits(self.keys.rng(), 10));
+            let id = self.id();
+            exec(
+                conn,
+                self.tables[t].non_index_update,
+                &[c, Value::Int(id)],
+                q,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn delete_inserts(
+        &mut self,
+        conn: &mut Connection,
+        n: u32,
+        reinsert: bool,
+        q: &mut QueryCounters,
+    ) -> Result<(), DriverError> {
+        let t = self.pick_table();
+        for _ in 0..n {
+            let id = self.id();
+            let k = self.id();
+            exec(conn, self.tables[t].delete, &[Value::Int(id)], q).await?;
+            if reinsert {
+                let c = Value::Text(digits(self.keys.rng(), 10));
+                let pad = Value::Text(digits(self.keys.rng(), 5));
+                exec(
+                    conn,
+                    self.tables[t].insert,
+                    &[Value::Int(id), Value::Int(k), c, pad],
+                    q,
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// sysbench's c/pad values: `groups` groups of 11 random digits joined by '-'
+/// (10 groups = 119 characters for c, 5 = 59 for pad).
+pub(crate) fn digits(rng: &mut impl Rng, groups: usize) -> String {
+    let mut s = String::with_capacity(groups * 12);
+    for g in 0..groups {
+        if g > 0 {
+            s.push('-');
+        }
+        for _ in 0..11 {
+            s.push(char::from(b'0' + rng.random_range(0..10u8)));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn names_and_aliases_resolve() {
+        assert_eq!(
+            OltpKind::from_name("oltp_read_write"),
+            Some(OltpKind::ReadWrite)
+        );
+        assert_eq!(
+            OltpKind::from_name("oltp_complex_rw"),
+            Some(OltpKind::ReadWrite)
+        );
+        assert_eq!(
+            OltpKind::from_name("oltp_simple"),
+            Some(OltpKind::PointSelect)
+        );
+        assert_eq!(
+            OltpKind::from_name("update_nokey"),
+            Some(OltpKind::UpdateNonIndex)
+        );
+        assert_eq!(
+            OltpKind::from_name("oltp_read_only.lua"),
+            Some(OltpKind::ReadOnly)
+        );
+        assert_eq!(OltpKind::from_name("OLTP-DELETE"), Some(OltpKind::Delete));
+        assert_eq!(OltpKind::from_name("tpcc"), None);
+        assert_eq!(
+            OltpKind::ALL
+                .iter()
+                .filter(|k| k.name().starts_with("oltp_"))
+                .count(),
+            8
+        );
+    }
+
+    #[test]
+    fn c_and_pad_have_sysbench_lengths() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let c = digits(&mut rng, 10);
+        assert_eq!(c.len(), 119);
+        assert_eq!(c.split('-').count(), 10);
+        assert!(
+            c.split('-')
+                .all(|g| g.len() == 11 && g.chars().all(|ch| ch.is_ascii_digit()))
+        );
+        assert_eq!(digits(&mut rng, 5).len(), 59);
+    }
+
+    #[test]
+    fn every_dialect_has_every_statement() {
+        for d in [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite] {
+            let sql = sql_for(d);
+            for name in [
+                "create_table",
+                "create_bulk_table",
+                "create_index",
+                "after_load",
+                "drop_table",
+                "create_registry",
+                "point_select",
+                "insert_auto",
+                "bulk_insert_row",
+            ] {
+                assert!(sql.has(name), "{name} missing for {d:?}");
+            }
+        }
+        assert_eq!(
+            sql_for(Dialect::Postgres).render("non_index_update", &[("table", "sbtest1")]),
+            "UPDATE sbtest1 SET c=$1 WHERE id=$2"
+        );
+    }
+}

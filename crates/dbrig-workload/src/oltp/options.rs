@@ -1,0 +1,132 @@
+//! Options of the OLTP suite, with sysbench 1.0.20's names and defaults.
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use crate::options::parse_bool;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageEngine {
+    Innodb,
+    Myisam,
+    Aria,
+    Memory,
+}
+
+impl StorageEngine {
+    pub fn sql_name(&self) -> &'static str {
+        match self {
+            StorageEngine::Innodb => "InnoDB",
+            StorageEngine::Myisam => "MyISAM",
+            StorageEngine::Aria => "Aria",
+            StorageEngine::Memory => "MEMORY",
+        }
+    }
+}
+
+/// Options of the OLTP workloads (each workload reads the ones it uses).
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct OltpOptions {
+    /// Number of tables (sbtest1 … sbtestN).
+    #[arg(long, default_value_t = 1)]
+    pub tables: u32,
+    /// Rows per table.
+    #[arg(long, default_value_t = 10_000)]
+    pub table_size: u64,
+    /// Rows per range select.
+    #[arg(long, default_value_t = 100)]
+    pub range_size: u64,
+    /// Point selects per transaction (oltp_point_select always does 1).
+    #[arg(long, default_value_t = 10)]
+    pub point_selects: u32,
+    /// Simple range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub simple_ranges: u32,
+    /// SUM() range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub sum_ranges: u32,
+    /// ORDER BY range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub order_ranges: u32,
+    /// DISTINCT range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub distinct_ranges: u32,
+    /// Run the range selects at all.
+    #[arg(long, default_value_t = true, value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub range_selects: bool,
+    /// UPDATEs of the indexed column per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub index_updates: u32,
+    /// UPDATEs of a non-indexed column per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub non_index_updates: u32,
+    /// DELETE + INSERT pairs per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub delete_inserts: u32,
+    /// Send no BEGIN/COMMIT (each statement autocommits).
+    #[arg(long, default_value_t = false, value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub skip_trx: bool,
+    /// oltp_insert: let the server assign ids (auto-increment) instead of drawing them.
+    #[arg(long, default_value_t = true, value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub auto_inc: bool,
+    /// Create the secondary index on k after loading.
+    #[arg(long, default_value_t = true, value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub create_secondary: bool,
+    /// MariaDB/MySQL storage engine of the tables.
+    #[arg(long, value_enum, default_value_t = StorageEngine::Innodb)]
+    pub mysql_storage_engine: StorageEngine,
+    /// oltp_delete: insert each deleted row back in the same event, so the table does not drain
+    /// (sysbench drains it; off by default for comparability).
+    #[arg(long, default_value_t = false, value_parser = parse_bool, action = clap::ArgAction::Set)]
+    pub delete_reinsert: bool,
+    /// select_random_points: keys per IN list.
+    #[arg(long, default_value_t = 10)]
+    pub random_points: u32,
+    /// select_random_ranges: ranges per query.
+    #[arg(long, default_value_t = 10)]
+    pub number_of_ranges: u32,
+    /// select_random_ranges: width of each range.
+    #[arg(long, default_value_t = 5)]
+    pub delta: u64,
+    /// select_batch: rows scanned per event by primary-key range.
+    #[arg(long, default_value_t = 20_000)]
+    pub batch_size: u64,
+    /// bulk_insert: rows per multi-row INSERT (one event).
+    #[arg(long, default_value_t = 100)]
+    pub bulk_rows: u32,
+    /// prepare: parallel loaders (0 = one per CPU); a table is split into ranges so even one
+    /// table loads in parallel.
+    #[arg(long, default_value_t = 0)]
+    pub load_parallel: u32,
+}
+
+impl Default for OltpOptions {
+    fn default() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            o: OltpOptions,
+        }
+        Wrap::parse_from(["dbrig"]).o
+    }
+}
+
+impl OltpOptions {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.tables == 0 {
+            return Err("--tables must be at least 1".into());
+        }
+        if self.table_size == 0 || self.table_size > i32::MAX as u64 {
+            return Err("--table-size must be between 1 and 2147483647".into());
+        }
+        if self.random_points == 0 || self.number_of_ranges == 0 || self.bulk_rows == 0 {
+            return Err(
+                "--random-points, --number-of-ranges and --bulk-rows must be at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+}

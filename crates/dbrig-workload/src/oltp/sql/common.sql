@@ -1,0 +1,80 @@
+-- OLTP statements shared by every dialect (the sysbench 1.0.20 statements, verbatim in shape).
+-- ? are bind parameters (numbered $n for PostgreSQL when loaded).
+
+-- name: point_select
+SELECT c FROM {table} WHERE id=?
+
+-- name: simple_range
+SELECT c FROM {table} WHERE id BETWEEN ? AND ?
+
+-- name: sum_range
+SELECT SUM(k) FROM {table} WHERE id BETWEEN ? AND ?
+
+-- name: order_range
+SELECT c FROM {table} WHERE id BETWEEN ? AND ? ORDER BY c
+
+-- name: distinct_range
+SELECT DISTINCT c FROM {table} WHERE id BETWEEN ? AND ? ORDER BY c
+
+-- name: index_update
+UPDATE {table} SET k=k+1 WHERE id=?
+
+-- name: non_index_update
+UPDATE {table} SET c=? WHERE id=?
+
+-- name: delete
+DELETE FROM {table} WHERE id=?
+
+-- name: insert
+INSERT INTO {table} (id, k, c, pad) VALUES (?, ?, ?, ?)
+
+-- name: insert_auto
+INSERT INTO {table} (k, c, pad) VALUES (?, ?, ?)
+
+-- name: random_points
+SELECT id, k, c, pad FROM {table} WHERE k IN ({points})
+
+-- name: random_ranges
+SELECT count(k) FROM {table} WHERE {ranges}
+
+-- name: random_range_term
+k BETWEEN ? AND ?
+
+-- name: select_batch
+SELECT c FROM {table} WHERE id BETWEEN ? AND ?
+
+-- name: bulk_insert
+INSERT INTO {table} (id, k) VALUES {rows}
+
+-- name: bulk_insert_row
+(?, ?)
+
+-- name: begin
+BEGIN
+
+-- name: commit
+COMMIT
+
+-- name: rollback
+ROLLBACK
+
+-- name: registry_add
+INSERT INTO dbrig_objects (name, kind, created_at) VALUES (?, ?, ?)
+
+-- name: registry_remove
+DELETE FROM dbrig_objects WHERE name = ?
+
+-- name: registry_lookup
+SELECT kind FROM dbrig_objects WHERE name = ?
+
+-- name: registry_count
+SELECT COUNT(*) FROM dbrig_objects
+
+-- name: drop_registry
+DROP TABLE dbrig_objects
+
+-- name: count_rows
+SELECT COUNT(*) FROM {table}
+
+-- name: max_id
+SELECT COALESCE(MAX(id), 0) FROM {table}

@@ -1,0 +1,38 @@
+-- OLTP statements for MariaDB / MySQL. Sections start with "-- name: NAME".
+-- {table} and {index} are replaced by validated identifiers; values are always bind
+-- parameters written as ?.
+
+-- name: create_table
+CREATE TABLE {table} (
+  id INTEGER NOT NULL AUTO_INCREMENT,
+  k INTEGER NOT NULL DEFAULT '0',
+  c CHAR(120) NOT NULL DEFAULT '',
+  pad CHAR(60) NOT NULL DEFAULT '',
+  PRIMARY KEY (id)
+) ENGINE = {engine}
+
+-- name: create_bulk_table
+CREATE TABLE {table} (
+  id INTEGER NOT NULL,
+  k INTEGER NOT NULL DEFAULT '0',
+  PRIMARY KEY (id)
+) ENGINE = {engine}
+
+-- name: create_index
+CREATE INDEX {index} ON {table}(k)
+
+-- name: after_load
+ANALYZE TABLE {table}
+
+-- name: drop_table
+DROP TABLE {table}
+
+-- name: create_registry
+CREATE TABLE IF NOT EXISTS dbrig_objects (
+  name VARCHAR(64) NOT NULL PRIMARY KEY,
+  kind VARCHAR(32) NOT NULL,
+  created_at VARCHAR(40) NOT NULL
+)
+
+-- name: engine_available
+SELECT 1 FROM information_schema.engines WHERE UPPER(engine) = UPPER(?) AND support IN ('YES', 'DEFAULT')

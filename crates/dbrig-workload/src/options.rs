@@ -1,0 +1,195 @@
+//! Options shared by every workload run: how many clients, for how long, at what rate, with
+//! which key distribution. One struct serves the CLI (`clap::Args`, doc comments are the help)
+//! and plan files (`serde`, the same names with dashes).
+
+use std::time::Duration;
+
+use clap::Args;
+use dbrig_core::{ArrivalSchedule, KeyDistribution};
+use serde::{Deserialize, Serialize};
+
+/// Parse sysbench-style booleans: on/off, true/false, yes/no, 1/0.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not a boolean (use on/off)")),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum RandType {
+    Uniform,
+    Gaussian,
+    Special,
+    Pareto,
+    Zipfian,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum PsMode {
+    /// Server-side prepared statements where the driver supports them.
+    Auto,
+    /// Plain text statements with values inlined as literals.
+    Disable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum RateSchedule {
+    /// Exponential gaps between arrivals (sysbench's --rate).
+    Poisson,
+    /// Evenly spaced arrivals.
+    Fixed,
+}
+
+/// How a run is driven.
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct RunOptions {
+    /// Number of clients (connections), each running events one after another.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Stop after this many events in total (0 = no limit).
+    #[arg(long, default_value_t = 0)]
+    pub events: u64,
+    /// Stop after this many seconds of measurement (0 = no limit; needs --events then).
+    #[arg(long, default_value_t = 10.0)]
+    pub time: f64,
+    /// Seconds of load before measurement starts; never counted.
+    #[arg(long, default_value_t = 0.0)]
+    pub warmup: f64,
+    /// Open loop: events per second in total (0 = closed loop). Latency is measured from each
+    /// event's intended start; falling behind is reported, never an abort.
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
+    /// Arrival schedule in open loop.
+    #[arg(long, value_enum, default_value_t = RateSchedule::Poisson)]
+    pub rate_schedule: RateSchedule,
+    /// Print a sysbench-style line every N seconds (0 = none).
+    #[arg(long, default_value_t = 0.0)]
+    pub report_interval: f64,
+    /// Latency percentile shown in the sysbench block and interval lines.
+    #[arg(long, default_value_t = 95.0)]
+    pub percentile: f64,
+    /// Key distribution for row ids.
+    #[arg(long, value_enum, default_value_t = RandType::Uniform)]
+    pub rand_type: RandType,
+    /// Seed of all random choices (0 = from the clock; the seed used is stored and printed).
+    #[arg(long, default_value_t = 0)]
+    pub rand_seed: u64,
+    /// Draws averaged by the gaussian and special distributions.
+    #[arg(long, default_value_t = 12)]
+    pub rand_spec_iter: u32,
+    /// special: percentage of keys that are hot.
+    #[arg(long, default_value_t = 1.0)]
+    pub rand_spec_pct: f64,
+    /// special: percentage of accesses that go to the hot keys.
+    #[arg(long, default_value_t = 75.0)]
+    pub rand_spec_res: f64,
+    /// pareto: shape parameter h.
+    #[arg(long, default_value_t = 0.2)]
+    pub rand_pareto_h: f64,
+    /// zipfian: exponent.
+    #[arg(long, default_value_t = 0.8)]
+    pub rand_zipfian_exp: f64,
+    /// Prepared statements (auto) or plain text statements (disable).
+    #[arg(long, value_enum, default_value_t = PsMode::Auto)]
+    pub ps_mode: PsMode,
+    /// Error codes that roll back and restart an event (MySQL numbers, PostgreSQL SQLSTATEs,
+    /// SQLite result codes).
+    #[arg(long, default_value = dbrig_driver::ErrorPolicy::DEFAULT_RETRYABLE)]
+    pub retry_codes: String,
+    /// Async worker threads driving the clients (0 = one per CPU, at most the client count).
+    #[arg(long, default_value_t = 0)]
+    pub workers: u32,
+    /// Seconds to wait for a connection before giving up.
+    #[arg(long, default_value_t = 10.0)]
+    pub connect_timeout: f64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            o: RunOptions,
+        }
+        Wrap::parse_from(["dbrig"]).o
+    }
+}
+
+impl RunOptions {
+    pub fn key_distribution(&self) -> KeyDistribution {
+        match self.rand_type {
+            RandType::Uniform => KeyDistribution::Uniform,
+            RandType::Gaussian => KeyDistribution::Gaussian {
+                iter: self.rand_spec_iter,
+            },
+            RandType::Special => KeyDistribution::Special {
+                iter: self.rand_spec_iter,
+                pct: self.rand_spec_pct,
+                res: self.rand_spec_res,
+            },
+            RandType::Pareto => KeyDistribution::Pareto {
+                h: self.rand_pareto_h,
+            },
+            RandType::Zipfian => KeyDistribution::Zipfian {
+                exp: self.rand_zipfian_exp,
+            },
+        }
+    }
+
+    pub fn schedule(&self) -> ArrivalSchedule {
+        if self.rate <= 0.0 {
+            ArrivalSchedule::Closed
+        } else {
+            match self.rate_schedule {
+                RateSchedule::Poisson => ArrivalSchedule::Poisson { rate: self.rate },
+                RateSchedule::Fixed => ArrivalSchedule::Fixed { rate: self.rate },
+            }
+        }
+    }
+
+    pub fn time_limit(&self) -> Option<Duration> {
+        (self.time > 0.0).then(|| Duration::from_secs_f64(self.time))
+    }
+
+    pub fn event_limit(&self) -> Option<u64> {
+        (self.events > 0).then_some(self.events)
+    }
+
+    /// Check combinations clap cannot check; the message names the option and the fix.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.threads == 0 {
+            return Err("--threads must be at least 1".into());
+        }
+        if self.time <= 0.0 && self.events == 0 {
+            return Err("--time 0 and --events 0 would run forever: set one of them".into());
+        }
+        for (name, v) in [
+            ("--time", self.time),
+            ("--warmup", self.warmup),
+            ("--rate", self.rate),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("{name} must be a non-negative number"));
+            }
+        }
+        if !(self.percentile > 0.0 && self.percentile <= 100.0) {
+            return Err("--percentile must be in (0, 100]".into());
+        }
+        if self.rand_type == RandType::Pareto
+            && !(self.rand_pareto_h > 0.0 && self.rand_pareto_h < 1.0)
+        {
+            return Err("--rand-pareto-h must be between 0 and 1".into());
+        }
+        if self.rand_type == RandType::Zipfian && self.rand_zipfian_exp < 0.0 {
+            return Err("--rand-zipfian-exp must be non-negative".into());
+        }
+        Ok(())
+    }
+}

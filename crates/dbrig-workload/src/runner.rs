@@ -1,0 +1,646 @@
+//! The one runner loop.
+//!
+//! N clients are multiplexed over a few worker threads, each running a single-threaded tokio
+//! runtime, so 4096 clients cost 4096 connections and small futures, not 4096 OS threads.
+//! Each worker owns its histograms and counters (merged at the end and at every report
+//! interval), so recording an event never contends with another worker.
+//!
+//! The schedule (closed loop, or open loop with Poisson / fixed arrivals) and the stop
+//! condition (time, events, Ctrl-C) are values; there is exactly one client loop. In open loop
+//! every event has an intended start; latency is measured from it, service time from the
+//! actual start, and a backlog is reported instead of aborting (sysbench's "event queue is
+//! full").
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dbrig_core::measure::RateReport;
+use dbrig_core::{
+    ArrivalSchedule, Arrivals, ErrorClass, IntervalSample, KeyGenerator, LatencyHistogram,
+    LatencySummary, Measurements, QueryCounters,
+};
+use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, Target};
+use futures_util::future::join_all;
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use crate::error::WorkloadError;
+use crate::options::RunOptions;
+use crate::{Client, Workload};
+
+/// Retries of one event before a retryable error is treated as fatal (a livelock guard).
+const MAX_RETRIES_PER_EVENT: u32 = 1000;
+/// Reconnect attempts after a lost connection, with doubling pauses from 100 ms.
+const RECONNECT_ATTEMPTS: u32 = 6;
+/// Clients a worker connects at once (a connection storm makes servers drop connections).
+const CONNECT_CONCURRENCY: usize = 16;
+
+/// A stop signal that any thread or runtime can raise and await.
+#[derive(Debug, Default)]
+pub struct Stopper {
+    flag: AtomicBool,
+    notify: Notify,
+}
+
+impl Stopper {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once `stop` has been called (also if it was called before).
+    pub async fn stopped(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_stopped() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// What to run against.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub target: Target,
+    pub connect: ConnectOptions,
+    pub options: RunOptions,
+    /// The resolved seed (never 0: the caller draws one from the clock and records it).
+    pub seed: u64,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub measurements: Measurements,
+    pub server_version: String,
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    events: u64,
+    queries: QueryCounters,
+    ignored_errors: u64,
+    reconnects: u64,
+    latency: LatencyHistogram,
+    service: LatencyHistogram,
+}
+
+impl Tally {
+    fn record(
+        &mut self,
+        q: &QueryCounters,
+        ignored: u64,
+        reconnects: u64,
+        latency_us: u64,
+        service_us: u64,
+    ) {
+        self.events += 1;
+        self.queries.add(q);
+        self.ignored_errors += ignored;
+        self.reconnects += reconnects;
+        self.latency.record_us(latency_us);
+        self.service.record_us(service_us);
+    }
+
+    fn add(&mut self, o: &Tally) {
+        self.events += o.events;
+        self.queries.add(&o.queries);
+        self.ignored_errors += o.ignored_errors;
+        self.reconnects += o.reconnects;
+        self.latency.add(&o.latency);
+        self.service.add(&o.service);
+    }
+}
+
+/// One worker's measurements; locked once per event by that worker's clients and once per
+/// interval by the reporter.
+#[derive(Debug, Default)]
+struct WorkerStats {
+    total: Tally,
+    interval: Tally,
+    arrivals: Option<Arrivals>,
+    /// End of the last measured event.
+    last_end: Option<Instant>,
+}
+
+struct RunShared {
+    stop: Arc<Stopper>,
+    /// Raised when in-flight events are abandoned (a server that never answers).
+    hard_stop: Arc<Stopper>,
+    measure_start: Instant,
+    start: Instant,
+    event_limit: Option<u64>,
+    events_claimed: AtomicU64,
+    active_clients: AtomicU32,
+}
+
+/// Run a workload: connect every client, run until the stop condition, return what was
+/// measured. `interrupt` is raised by Ctrl-C: in-flight events finish, the run ends and is
+/// marked interrupted. `on_interval` receives each `--report-interval` sample.
+pub async fn run(
+    workload: &Workload,
+    spec: &RunSpec,
+    interrupt: Arc<Stopper>,
+    on_interval: &mut (dyn FnMut(&IntervalSample) + Send),
+) -> Result<RunOutcome, WorkloadError> {
+    let o = &spec.options;
+    o.validate().map_err(WorkloadError::InvalidOptions)?;
+    let threads = o.threads;
+
+    let mut admin = Connection::connect(&spec.target, &spec.connect).await?;
+    let server_version = admin.server_version().to_owned();
+    workload.check_ready(&mut admin, threads).await?;
+    admin.close().await;
+
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let workers = if o.workers > 0 { o.workers } else { cpus }.clamp(1, threads);
+    let schedule = o.schedule();
+
+    // Phase 1: every worker connects its clients and reports ready (or the first failure).
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), (u32, DriverError)>>();
+    let mut go_senders = Vec::new();
+    let mut done_receivers = Vec::new();
+    let mut stats = Vec::new();
+    let mut thread_handles = Vec::new();
+    let stop = Stopper::new();
+    let hard_stop = Stopper::new();
+    for w in 0..workers {
+        let indices: Vec<u32> = (w..threads).step_by(workers as usize).collect();
+        let worker_stats = Arc::new(Mutex::new(WorkerStats::default()));
+        if schedule != ArrivalSchedule::Closed {
+            let seed = spec.seed.wrapping_add(0x9E37_79B9 * u64::from(w + 1));
+            worker_stats.lock().expect("fresh lock").arrivals = Some(Arrivals::new(
+                schedule.split(workers),
+                seed,
+                f64::from(w) / f64::from(workers),
+            ));
+        }
+        stats.push(Arc::clone(&worker_stats));
+        let (go_tx, go_rx) = oneshot::channel::<Option<Arc<RunShared>>>();
+        let (done_tx, done_rx) = oneshot::channel::<Vec<String>>();
+        go_senders.push(go_tx);
+        done_receivers.push(done_rx);
+        let ready = ready_tx.clone();
+        let workload = workload.clone();
+        let spec = spec.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("dbrig-worker-{w}"))
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let err = DriverError::fatal(
+                            ErrorKind::Unsupported,
+                            format!("cannot start worker runtime: {e}"),
+                        );
+                        let _ = ready.send(Err((indices.len() as u32, err)));
+                        return;
+                    }
+                };
+                rt.block_on(worker_main(
+                    workload,
+                    spec,
+                    indices,
+                    threads,
+                    worker_stats,
+                    ready,
+                    go_rx,
+                    done_tx,
+                ));
+            })
+            .map_err(|e| WorkloadError::Internal(format!("cannot start worker thread: {e}")))?;
+        thread_handles.push(handle);
+    }
+    drop(ready_tx);
+
+    let mut failed = 0;
+    let mut first_error = None;
+    for _ in 0..workers {
+        match ready_rx.recv().await {
+            Some(Ok(())) => {}
+            Some(Err((n, e))) => {
+                failed += n;
+                first_error.get_or_insert(e);
+            }
+            None => {
+                first_error.get_or_insert(DriverError::fatal(
+                    ErrorKind::Unsupported,
+                    "a worker thread ended early",
+                ));
+                failed += 1;
+            }
+        }
+    }
+    if let Some(first) = first_error {
+        for go in go_senders {
+            let _ = go.send(None);
+        }
+        join_threads(thread_handles).await;
+        return Err(WorkloadError::ConnectFailed {
+            failed,
+            clients: threads,
+            target: spec.target.to_string(),
+            first,
+        });
+    }
+
+    // Phase 2: go. Warm-up runs first; measurement starts after it.
+    let start = Instant::now();
+    let measure_start = start + Duration::from_secs_f64(o.warmup);
+    let shared = Arc::new(RunShared {
+        stop: Arc::clone(&stop),
+        hard_stop: Arc::clone(&hard_stop),
+        measure_start,
+        start,
+        event_limit: o.event_limit(),
+        events_claimed: AtomicU64::new(0),
+        active_clients: AtomicU32::new(threads),
+    });
+    for go in go_senders {
+        let _ = go.send(Some(Arc::clone(&shared)));
+    }
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let interrupt = Arc::clone(&interrupt);
+        let stop = Arc::clone(&stop);
+        let interrupted = Arc::clone(&interrupted);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = interrupt.stopped() => {
+                    interrupted.store(true, Ordering::SeqCst);
+                    stop.stop();
+                }
+                _ = stop.stopped() => {}
+            }
+        });
+    }
+
+    let deadline = o.time_limit().map(|t| measure_start + t);
+    let interval = (o.report_interval > 0.0).then(|| Duration::from_secs_f64(o.report_interval));
+    let mut next_tick = interval.map(|i| measure_start + i);
+    let mut samples = Vec::new();
+    let mut max_backlog = 0u64;
+    let mut all_done = Box::pin(join_all(done_receivers));
+    let results: Vec<Vec<String>> = loop {
+        let wake = [deadline, next_tick].into_iter().flatten().min();
+        let sleep = async {
+            match wake {
+                Some(t) => tokio::time::sleep_until(t.into()).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            done = &mut all_done => break done.into_iter().map(|r| r.unwrap_or_default()).collect(),
+            _ = sleep => {
+                let now = Instant::now();
+                if let (Some(t), Some(i)) = (next_tick, interval)
+                    && now >= t
+                {
+                    let sample = collect_interval(&stats, &shared, i, t, o.percentile);
+                    max_backlog = max_backlog.max(sample.backlog.unwrap_or(0));
+                    on_interval(&sample);
+                    samples.push(sample);
+                    next_tick = Some(t + i);
+                }
+                if let Some(d) = deadline
+                    && now >= d && !stop.is_stopped()
+                {
+                    stop.stop();
+                }
+                if stop.is_stopped() && deadline.is_some_and(|d| now >= d + grace(o)) {
+                    // Clients stuck in a statement past the grace period are abandoned.
+                    hard_stop.stop();
+                }
+            }
+            _ = stop.stopped(), if deadline.is_none() || !stop.is_stopped() => {
+                // Stopped by event limit, interrupt or fatal errors: give in-flight events a
+                // grace period, then abandon them.
+                let grace_deadline = Instant::now() + grace(o);
+                let hard = Arc::clone(&hard_stop);
+                tokio::spawn(async move {
+                    tokio::time::sleep_until(grace_deadline.into()).await;
+                    hard.stop();
+                });
+            }
+        }
+    };
+    stop.stop();
+    join_threads(thread_handles).await;
+
+    let end = Instant::now();
+    let mut total = Tally::default();
+    let mut last_end = None::<Instant>;
+    let mut final_backlog = 0;
+    for s in &stats {
+        let mut s = s.lock().expect("worker stats lock");
+        total.add(&s.total);
+        last_end = last_end.max(s.last_end);
+        if let Some(a) = s.arrivals.as_mut() {
+            final_backlog += due_not_started(a, shared.start, end);
+        }
+    }
+    max_backlog = max_backlog.max(final_backlog);
+    let measured_end = if shared.event_limit.is_some() || deadline.is_none() {
+        last_end.unwrap_or(end)
+    } else {
+        last_end
+            .unwrap_or(end)
+            .max(deadline.unwrap_or(end))
+            .min(end)
+    };
+    let duration_s = measured_end
+        .saturating_duration_since(measure_start)
+        .as_secs_f64();
+    let fatal_errors: Vec<String> = results.into_iter().flatten().collect();
+    let rate = schedule.rate().map(|target_rate| RateReport {
+        target_rate,
+        achieved_rate: if duration_s > 0.0 {
+            total.events as f64 / duration_s
+        } else {
+            0.0
+        },
+        final_backlog,
+        max_backlog,
+        service_time_ms: LatencySummary::from_histogram(&total.service),
+    });
+    Ok(RunOutcome {
+        measurements: Measurements {
+            threads,
+            key_distribution: o.key_distribution(),
+            duration_s,
+            transactions: total.events,
+            queries: total.queries,
+            ignored_errors: total.ignored_errors,
+            reconnects: total.reconnects,
+            fatal_errors,
+            latency: total.latency,
+            intervals: samples,
+            rate,
+            percentile: o.percentile,
+            interrupted: interrupted.load(Ordering::SeqCst),
+        },
+        server_version,
+    })
+}
+
+/// How long in-flight events may take to finish after the stop before they are abandoned.
+fn grace(o: &RunOptions) -> Duration {
+    Duration::from_secs_f64((o.time * 0.5).clamp(5.0, 60.0))
+}
+
+async fn join_threads(handles: Vec<std::thread::JoinHandle<()>>) {
+    let _ = tokio::task::spawn_blocking(move || {
+        for h in handles {
+            let _ = h.join();
+        }
+    })
+    .await;
+}
+
+/// Arrivals whose intended start has passed but which no client has taken yet.
+fn due_not_started(arrivals: &Arrivals, start: Instant, now: Instant) -> u64 {
+    let now_ns = now.saturating_duration_since(start).as_nanos() as u64;
+    let mut probe = arrivals.clone();
+    let mut n = 0;
+    // Bounded so a hopeless overload cannot make reporting itself slow.
+    while probe.peek_ns() <= now_ns && n < 10_000_000 {
+        probe.take_ns();
+        n += 1;
+    }
+    n
+}
+
+fn collect_interval(
+    stats: &[Arc<Mutex<WorkerStats>>],
+    shared: &RunShared,
+    len: Duration,
+    at: Instant,
+    pct: f64,
+) -> IntervalSample {
+    let mut t = Tally::default();
+    let mut backlog = None;
+    for s in stats {
+        let mut s = s.lock().expect("worker stats lock");
+        t.add(&s.interval);
+        s.interval = Tally::default();
+        if let Some(a) = s.arrivals.as_ref() {
+            *backlog.get_or_insert(0) += due_not_started(a, shared.start, Instant::now());
+        }
+    }
+    let secs = len.as_secs_f64();
+    let ps = |n: u64| n as f64 / secs;
+    IntervalSample {
+        t_s: at
+            .saturating_duration_since(shared.measure_start)
+            .as_secs_f64(),
+        threads: shared.active_clients.load(Ordering::Relaxed),
+        tps: ps(t.events),
+        qps: ps(t.queries.total()),
+        reads_ps: ps(t.queries.read),
+        writes_ps: ps(t.queries.write),
+        other_ps: ps(t.queries.other),
+        latency_pct_ms: t.latency.percentile_us(pct) as f64 / 1000.0,
+        errors_ps: ps(t.ignored_errors),
+        reconnects_ps: ps(t.reconnects),
+        backlog,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn worker_main(
+    workload: Workload,
+    spec: RunSpec,
+    indices: Vec<u32>,
+    threads: u32,
+    stats: Arc<Mutex<WorkerStats>>,
+    ready: mpsc::UnboundedSender<Result<(), (u32, DriverError)>>,
+    go: oneshot::Receiver<Option<Arc<RunShared>>>,
+    done: oneshot::Sender<Vec<String>>,
+) {
+    let dist = spec.options.key_distribution();
+    let mut clients = Vec::with_capacity(indices.len());
+    let mut failure = None;
+    for chunk in indices.chunks(CONNECT_CONCURRENCY) {
+        let opened = join_all(chunk.iter().map(|&i| {
+            let workload = &workload;
+            let spec = &spec;
+            async move {
+                let mut conn = Connection::connect(&spec.target, &spec.connect).await?;
+                let keys = KeyGenerator::new(
+                    dist,
+                    spec.seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(u64::from(i) + 1),
+                );
+                let client = workload.new_client(&mut conn, i, threads, keys).await?;
+                Ok::<_, DriverError>((i, conn, client))
+            }
+        }))
+        .await;
+        for r in opened {
+            match r {
+                Ok(c) => clients.push(c),
+                Err(e) => {
+                    failure.get_or_insert((0, e)).0 += 1;
+                }
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
+    }
+    if let Some((n, e)) = failure {
+        let _ = ready.send(Err((n.max(1), e)));
+        for (_, conn, _) in clients {
+            conn.close().await;
+        }
+        let _ = done.send(Vec::new());
+        return;
+    }
+    let _ = ready.send(Ok(()));
+    let Ok(Some(shared)) = go.await else {
+        for (_, conn, _) in clients {
+            conn.close().await;
+        }
+        let _ = done.send(Vec::new());
+        return;
+    };
+    let loops = join_all(
+        clients
+            .into_iter()
+            .map(|(i, conn, client)| client_loop(i, conn, client, &shared, &stats)),
+    );
+    let fatal = tokio::select! {
+        results = loops => results.into_iter().flatten().collect(),
+        _ = shared.hard_stop.stopped() => vec![format!(
+            "{} client(s) abandoned: a statement did not finish within the grace period after the stop",
+            shared.active_clients.load(Ordering::SeqCst)
+        )],
+    };
+    let _ = done.send(fatal);
+}
+
+/// One client: take the next event (now, or at its intended start), run it with retries,
+/// record it. Returns the fatal error that stopped it, if any.
+async fn client_loop(
+    index: u32,
+    mut conn: Connection,
+    mut client: Client,
+    shared: &RunShared,
+    stats: &Mutex<WorkerStats>,
+) -> Option<String> {
+    let open_loop = stats.lock().expect("stats lock").arrivals.is_some();
+    let mut fatal = None;
+    while !shared.stop.is_stopped() {
+        let intended = if open_loop {
+            let due = {
+                let mut s = stats.lock().expect("stats lock");
+                s.arrivals.as_mut().map(|a| a.take_ns()).unwrap_or(0)
+            };
+            let at = shared.start + Duration::from_nanos(due);
+            tokio::select! {
+                _ = tokio::time::sleep_until(at.into()) => {}
+                _ = shared.stop.stopped() => break,
+            }
+            at
+        } else {
+            Instant::now()
+        };
+        let began = Instant::now();
+        let measured = began >= shared.measure_start;
+        if measured
+            && let Some(limit) = shared.event_limit
+            && shared.events_claimed.fetch_add(1, Ordering::SeqCst) >= limit
+        {
+            shared.stop.stop();
+            break;
+        }
+        let mut q = QueryCounters::default();
+        let mut ignored = 0u64;
+        let mut reconnects = 0u64;
+        let result = loop {
+            match client.event(&mut conn, &mut q).await {
+                Ok(()) => break Ok(()),
+                Err(e) => match e.class {
+                    ErrorClass::Retryable if ignored < u64::from(MAX_RETRIES_PER_EVENT) => {
+                        ignored += 1;
+                        client.abort(&mut conn).await;
+                    }
+                    ErrorClass::Reconnect => {
+                        reconnects += 1;
+                        if let Err(re) = reconnect(&mut conn, &shared.stop).await {
+                            break Err(format!(
+                                "lost the connection ({e}) and could not reconnect: {re}"
+                            ));
+                        }
+                    }
+                    _ => break Err(e.to_string()),
+                },
+            }
+        };
+        let end = Instant::now();
+        if measured {
+            let latency_us = end.saturating_duration_since(intended).as_micros() as u64;
+            let service_us = end.saturating_duration_since(began).as_micros() as u64;
+            let mut guard = stats.lock().expect("stats lock");
+            let s = &mut *guard;
+            if result.is_ok() {
+                s.total
+                    .record(&q, ignored, reconnects, latency_us, service_us);
+                s.interval
+                    .record(&q, ignored, reconnects, latency_us, service_us);
+            } else {
+                // The failed event is not a transaction, but its retries and reconnects happened.
+                for t in [&mut s.total, &mut s.interval] {
+                    t.ignored_errors += ignored;
+                    t.reconnects += reconnects;
+                }
+            }
+            s.last_end = Some(s.last_end.map_or(end, |l| l.max(end)));
+        }
+        if let Err(msg) = result {
+            fatal = Some(format!("client {index}: {msg}"));
+            break;
+        }
+    }
+    shared.active_clients.fetch_sub(1, Ordering::SeqCst);
+    conn.close().await;
+    fatal
+}
+
+async fn reconnect(conn: &mut Connection, stop: &Stopper) -> Result<(), DriverError> {
+    let mut pause = Duration::from_millis(100);
+    let mut last = None;
+    for _ in 0..RECONNECT_ATTEMPTS {
+        match conn.reconnect().await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        if stop.is_stopped() {
+            break;
+        }
+        tokio::time::sleep(pause).await;
+        pause *= 2;
+    }
+    Err(last.unwrap_or_else(|| {
+        DriverError::fatal(ErrorKind::ConnectionLost, "stopped while reconnecting")
+    }))
+}
