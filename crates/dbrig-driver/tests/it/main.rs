@@ -158,3 +158,14 @@ pub fn q(_: usize) -> String {
 pub fn dollar(n: usize) -> String {
     format!("${n}")
 }
+
+/// Callers spawn clients as tokio tasks, so every connection future must be `Send`.
+#[allow(dead_code)]
+fn connection_futures_are_send(c: &mut Connection, s: dbrig_driver::Statement) {
+    fn send<T: Send>(_: T) {}
+    send(c.execute(s, &[]));
+    send(c.execute_text(""));
+    send(c.query("", &[]));
+    send(c.reconnect());
+    send(c.table_exists(""));
+}

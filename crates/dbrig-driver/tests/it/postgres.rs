@@ -1,1 +1,305 @@
+use std::time::{Duration, Instant};
 
+use dbrig_core::{ErrorClass, Value};
+use dbrig_driver::{BulkLoad, ConnectOptions, Connection, ErrorKind, Target};
+
+use crate::*;
+
+const URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+async fn connect_with(prepared: bool) -> Connection {
+    let options = ConnectOptions {
+        prepared,
+        ..Default::default()
+    };
+    Connection::connect(&Target::parse(URL).unwrap(), &options)
+        .await
+        .unwrap()
+}
+
+async fn connect() -> Connection {
+    connect_with(true).await
+}
+
+async fn classification(prepared: bool) {
+    let mut c = connect_with(prepared).await;
+    let t = unique("pg_cls");
+    c.execute_text(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
+    ))
+    .await
+    .unwrap();
+    fill_classification_table(&mut c, &t, dollar).await;
+    check_classification(&mut c, &t, dollar).await;
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
+#[tokio::test]
+async fn connects_and_reports_version() {
+    let c = connect().await;
+    assert!(
+        c.server_version().starts_with("15."),
+        "{}",
+        c.server_version()
+    );
+    c.close().await;
+}
+
+#[tokio::test]
+async fn classifies_prepared_statements() {
+    classification(true).await;
+}
+
+#[tokio::test]
+async fn classifies_text_statements() {
+    classification(false).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn works_on_a_current_thread_runtime() {
+    classification(true).await;
+}
+
+#[tokio::test]
+async fn converts_query_values() {
+    let mut c = connect().await;
+    let rows = c
+        .query(
+            "SELECT 1, -5::int8, 7::int2, 2.5::float8, 1.25::numeric(5,2), 'abc'::text, \
+             'x'::varchar, 'y'::char(2), NULL::text, true, DATE '2024-01-02', \
+             TIMESTAMP '2024-01-02 03:04:05', '1 day'::interval",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0][..12],
+        [
+            Value::Int(1),
+            Value::Int(-5),
+            Value::Int(7),
+            Value::Float(2.5),
+            Value::Text("1.25".into()),
+            Value::Text("abc".into()),
+            Value::Text("x".into()),
+            Value::Text("y ".into()),
+            Value::Null,
+            Value::Int(1),
+            Value::Text("2024-01-02".into()),
+            Value::Text("2024-01-02 03:04:05".into()),
+        ]
+    );
+    assert!(matches!(rows[0][12], Value::Text(_)), "{:?}", rows[0][12]);
+    // Bind values converted to the types the server inferred.
+    let rows = c
+        .query(
+            "SELECT $1::int2 + 1, $2::int4 + 1, $3::int8 + 1, $4::float4, $5::numeric * 2, \
+             $6::text, $7::date + 1, $8::bool, $9::numeric, $10::varchar",
+            &[
+                Value::Int(1),
+                Value::Int(2),
+                Value::Int(3),
+                Value::Float(0.5),
+                Value::Text("1.05".into()),
+                Value::Text("t\\ab".into()),
+                Value::Text("1998-12-01".into()),
+                Value::Int(0),
+                Value::Float(-12.5),
+                Value::Int(99),
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![vec![
+            Value::Int(2),
+            Value::Int(3),
+            Value::Int(4),
+            Value::Float(0.5),
+            Value::Text("2.10".into()),
+            Value::Text("t\\ab".into()),
+            Value::Text("1998-12-02".into()),
+            Value::Int(0),
+            Value::Text("-12.5".into()),
+            Value::Text("99".into()),
+        ]]
+    );
+    let e = assert_kind(
+        c.query("SELECT $1::int2", &[Value::Int(1 << 20)]).await,
+        ErrorKind::Statement,
+    );
+    assert_eq!(e.class, ErrorClass::Fatal);
+    assert!(!c.table_exists("no_such_table_here").await.unwrap());
+    c.close().await;
+}
+
+async fn create_bulk_table(c: &mut Connection, t: &str) {
+    c.execute_text(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
+    ))
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn bulk_loads_rows_and_escapes() {
+    let mut c = connect().await;
+    let t = unique("pg_bulk");
+    create_bulk_table(&mut c, &t).await;
+    assert!(c.table_exists(&t).await.unwrap());
+    let n = c
+        .bulk_load(BulkLoad {
+            table: t.clone(),
+            columns: vec!["id".into(), "k".into(), "c".into()],
+            rows: bulk_rows(20_000),
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 20_000);
+    let count = c
+        .query(&format!("SELECT COUNT(*) FROM {t}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(count, vec![vec![Value::Int(20_000)]]);
+    let tricky = c
+        .query(
+            &format!("SELECT c FROM {t} WHERE id = $1"),
+            &[Value::Int(7)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(tricky, vec![vec![Value::Text(tricky_text().into())]]);
+    // A failed COPY (duplicate keys) reports the server's code and leaves the connection usable.
+    let e = assert_kind(
+        c.bulk_load(BulkLoad {
+            table: t.clone(),
+            columns: vec!["id".into(), "k".into(), "c".into()],
+            rows: bulk_rows(3),
+        })
+        .await,
+        ErrorKind::Statement,
+    );
+    assert_eq!(e.code.as_deref(), Some("23505"));
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
+/// Timing only: `cargo test -p dbrig-driver -- --ignored --nocapture bulk_rate`.
+#[tokio::test]
+#[ignore]
+async fn bulk_rate() {
+    let mut c = connect().await;
+    let t = unique("pg_rate");
+    create_bulk_table(&mut c, &t).await;
+    let start = Instant::now();
+    let n = c
+        .bulk_load(BulkLoad {
+            table: t.clone(),
+            columns: vec!["id".into(), "k".into(), "c".into()],
+            rows: bulk_rows(200_000),
+        })
+        .await
+        .unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "postgres bulk load: {n} rows in {secs:.2}s = {:.0} rows/s",
+        n as f64 / secs
+    );
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+}
+
+#[tokio::test]
+async fn classifies_errors() {
+    let mut c = connect().await;
+    let t = unique("pg_err");
+    assert_kind(
+        c.execute_text("SELECT * FROM no_such_table_at_all").await,
+        ErrorKind::MissingTable,
+    );
+    let e = assert_kind(
+        c.prepare("SELECT * FROM no_such_table_at_all WHERE id = $1")
+            .await,
+        ErrorKind::MissingTable,
+    );
+    assert_eq!(e.code.as_deref(), Some("42P01"));
+    assert_eq!(e.class, ErrorClass::Fatal);
+    c.execute_text(&format!("CREATE TABLE {t} (id INT PRIMARY KEY)"))
+        .await
+        .unwrap();
+    assert_kind(
+        c.execute_text(&format!("CREATE TABLE {t} (id INT PRIMARY KEY)"))
+            .await,
+        ErrorKind::TableExists,
+    );
+    // A duplicate key is retryable by default on PostgreSQL (sysbench's list has 23505).
+    let ins = c
+        .prepare(&format!("INSERT INTO {t} VALUES ($1)"))
+        .await
+        .unwrap();
+    c.execute(ins, &[Value::Int(1)]).await.unwrap();
+    let e = assert_kind(c.execute(ins, &[Value::Int(1)]).await, ErrorKind::Statement);
+    assert_eq!(
+        (e.code.as_deref(), e.class),
+        (Some("23505"), ErrorClass::Retryable)
+    );
+    assert!(e.to_string().contains("statement: INSERT"), "{e}");
+    let e = assert_kind(c.execute_text("SELEC 1").await, ErrorKind::Statement);
+    assert_eq!(
+        (e.code.as_deref(), e.class),
+        (Some("42601"), ErrorClass::Fatal)
+    );
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
+#[tokio::test]
+async fn classifies_connect_errors() {
+    let o = ConnectOptions::default();
+    let connect = |url: &str| {
+        let t = Target::parse(url).unwrap();
+        let o = o.clone();
+        async move { Connection::connect(&t, &o).await }
+    };
+    assert_kind(
+        connect("postgres://postgres@127.0.0.1:5432/no_such_db_dbrig").await,
+        ErrorKind::UnknownDatabase,
+    );
+    assert_kind(
+        connect("postgres://no_such_role_dbrig@127.0.0.1:5432/test").await,
+        ErrorKind::Auth,
+    );
+    let e = assert_kind(
+        connect("postgres://postgres@127.0.0.1:1/test").await,
+        ErrorKind::Unreachable,
+    );
+    assert!(e.message.contains("127.0.0.1:1"), "{e}");
+}
+
+#[tokio::test]
+async fn reconnects_after_terminate() {
+    let mut c = connect().await;
+    let mut killer = connect().await;
+    let stmt = c.prepare("SELECT pg_backend_pid()").await.unwrap();
+    let pid = c.query("SELECT pg_backend_pid()", &[]).await.unwrap()[0][0].clone();
+    let done = killer
+        .query(
+            "SELECT pg_terminate_backend($1)",
+            std::slice::from_ref(&pid),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done, vec![vec![Value::Int(1)]]);
+    // Termination is a signal; give the backend a moment to act on it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let e = assert_kind(c.execute(stmt, &[]).await, ErrorKind::ConnectionLost);
+    assert_eq!(e.class, ErrorClass::Reconnect);
+    c.reconnect().await.unwrap();
+    assert_eq!(c.execute(stmt, &[]).await.unwrap(), read(1));
+    let new_pid = c.query("SELECT pg_backend_pid()", &[]).await.unwrap()[0][0].clone();
+    assert_ne!(pid, new_pid);
+    killer.close().await;
+    c.close().await;
+}
