@@ -8,6 +8,9 @@
 //! - `lose_every=N`: every Nth execution loses the connection (reconnect class);
 //! - `fatal_after=N`: the Nth execution fails with a fatal error, and so does every later one;
 //! - `refuse=1`: connecting fails as if nothing listened;
+//! - `die_after=N`: the Nth execution on any connection "kills the server": it and every later
+//!   statement lose their connection, and every later connect to the same mock URL is refused
+//!   (process-wide, keyed by the URL), as when a server dies mid-run;
 //! - `tables=none`: no table exists (as before `prepare`);
 //! - `version=V`: the server version reported (default `mock-1.0`).
 //!
@@ -31,6 +34,7 @@ struct MockOptions {
     lose_every: u64,
     fatal_after: u64,
     refuse: bool,
+    die_after: u64,
     no_tables: bool,
     version: String,
 }
@@ -59,6 +63,7 @@ impl MockOptions {
                 "lose_every" => o.lose_every = num()?,
                 "fatal_after" => o.fatal_after = num()?,
                 "refuse" => o.refuse = v != "0",
+                "die_after" => o.die_after = num()?,
                 "tables" => o.no_tables = v == "none",
                 "version" => o.version = v.to_owned(),
                 _ => {
@@ -73,7 +78,18 @@ impl MockOptions {
     }
 }
 
+/// Mock URLs whose "server" has died (see `die_after`).
+static DEAD_SERVERS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn is_dead(key: &str) -> bool {
+    DEAD_SERVERS
+        .lock()
+        .map(|d| d.iter().any(|k| k == key))
+        .unwrap_or(false)
+}
+
 pub(crate) struct MockConnection {
+    key: String,
     options: MockOptions,
     policy: ErrorPolicy,
     statements: Vec<String>,
@@ -89,13 +105,14 @@ impl MockConnection {
             unreachable!("mock backend opened for a non-mock target")
         };
         let mock = MockOptions::parse(raw)?;
-        if mock.refuse {
+        if mock.refuse || is_dead(raw) {
             return Err(DriverError::fatal(
                 ErrorKind::Unreachable,
                 "mock: connection refused",
             ));
         }
         Ok(Self {
+            key: raw.clone(),
             options: mock,
             policy: options.policy.clone(),
             statements: Vec::new(),
@@ -151,6 +168,21 @@ impl MockConnection {
             tokio::time::sleep(self.options.latency).await;
         }
         let o = &self.options;
+        if o.die_after > 0
+            && n >= o.die_after
+            && let Ok(mut dead) = DEAD_SERVERS.lock()
+            && !dead.contains(&self.key)
+        {
+            dead.push(self.key.clone());
+        }
+        if is_dead(&self.key) {
+            return Err(DriverError::new(
+                ErrorKind::ConnectionLost,
+                ErrorClass::Reconnect,
+                Some("2013".into()),
+                "mock: lost connection (server died)",
+            ));
+        }
         if o.fatal_after > 0 && n >= o.fatal_after {
             return Err(DriverError::new(
                 ErrorKind::Statement,
