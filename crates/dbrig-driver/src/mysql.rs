@@ -35,6 +35,12 @@ pub(crate) struct MysqlConnection {
 
 type Rows = Box<dyn Iterator<Item = Vec<Value>> + Send>;
 
+/// The rows of a LOAD DATA and how many of them went out.
+struct Source {
+    rows: Rows,
+    sent: u64,
+}
+
 impl MysqlConnection {
     pub(crate) async fn connect(
         target: &Target,
@@ -172,7 +178,7 @@ impl MysqlConnection {
         } = load;
         // Shared so that the rows are still here for the INSERT fallback when the server
         // refuses LOCAL INFILE (it refuses before asking for any data).
-        let rows: Arc<Mutex<Rows>> = Arc::new(Mutex::new(rows));
+        let source = Arc::new(Mutex::new(Source { rows, sent: 0 }));
         let column_list = columns
             .iter()
             .map(|c| quote_ident(c))
@@ -183,26 +189,36 @@ impl MysqlConnection {
              FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({column_list})",
             quote_ident(&table)
         );
-        let source = Arc::clone(&rows);
+        let handler_source = Arc::clone(&source);
         self.conn.set_infile_handler(async move {
-            let chunks = std::iter::from_fn(move || next_chunk(&source).map(Ok));
+            let chunks = std::iter::from_fn(move || next_chunk(&handler_source).map(Ok));
             Ok(futures_util::stream::iter(chunks).boxed())
         });
         let loaded = match self.conn.query_iter(sql).await {
             Ok(r) => count(r).await,
             Err(e) => Err(e),
         };
+        let (sent, unsent) = {
+            let mut source = source.lock().unwrap_or_else(|p| p.into_inner());
+            let unsent: Rows = std::mem::replace(&mut source.rows, Box::new(std::iter::empty()));
+            (source.sent, unsent)
+        };
         match loaded {
+            // LOCAL makes the server skip rows with duplicate keys or bad values with a mere
+            // warning; a load that silently lost rows would corrupt the benchmark's data set.
+            Ok(outcome) if outcome.rows != sent => Err(DriverError::fatal(
+                ErrorKind::Statement,
+                format!(
+                    "LOAD DATA into {table} stored {} of {} rows: the server skipped the rest \
+                     (duplicate keys or invalid values; see SHOW WARNINGS)",
+                    outcome.rows, sent
+                ),
+            )),
             Ok(outcome) => Ok(outcome.rows),
-            Err(mysql_async::Error::Server(e)) if INFILE_REFUSED.contains(&e.code) => {
-                let rows = std::mem::replace(
-                    &mut *rows.lock().unwrap_or_else(|p| p.into_inner()),
-                    Box::new(std::iter::empty()),
-                );
-                self.insert_batches(&table, &columns, rows)
-                    .await
-                    .map_err(|e| map_error(e, &self.policy))
-            }
+            Err(mysql_async::Error::Server(e)) if INFILE_REFUSED.contains(&e.code) => self
+                .insert_batches(&table, &columns, unsent)
+                .await
+                .map_err(|e| map_error(e, &self.policy)),
             Err(e) => Err(map_error(e, &self.policy)),
         }
     }
@@ -266,12 +282,15 @@ impl MysqlConnection {
 }
 
 /// The next ~1 MiB of TSV from the rows, or `None` once they are exhausted.
-fn next_chunk(rows: &Mutex<Rows>) -> Option<Bytes> {
-    let mut rows = rows.lock().unwrap_or_else(|p| p.into_inner());
+fn next_chunk(source: &Mutex<Source>) -> Option<Bytes> {
+    let mut source = source.lock().unwrap_or_else(|p| p.into_inner());
     let mut buf = Vec::with_capacity(CHUNK + 4096);
     while buf.len() < CHUNK {
-        match rows.next() {
-            Some(row) => encode_tsv_row(&row, &mut buf),
+        match source.rows.next() {
+            Some(row) => {
+                encode_tsv_row(&row, &mut buf);
+                source.sent += 1;
+            }
             None => break,
         }
     }
@@ -464,7 +483,7 @@ mod tests {
     fn chunks_are_bounded_and_complete() {
         let rows: Rows =
             Box::new((0..200_000).map(|i| vec![Value::Int(i), Value::Text("x".repeat(20))]));
-        let rows = Mutex::new(rows);
+        let rows = Mutex::new(Source { rows, sent: 0 });
         let mut total = 0;
         let mut lines = 0;
         while let Some(c) = next_chunk(&rows) {
@@ -474,6 +493,7 @@ mod tests {
             lines += c.iter().filter(|&&b| b == b'\n').count();
         }
         assert_eq!(lines, 200_000);
+        assert_eq!(rows.lock().unwrap().sent, 200_000);
         assert!(total > CHUNK);
     }
 

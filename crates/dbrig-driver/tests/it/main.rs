@@ -168,4 +168,9 @@ fn connection_futures_are_send(c: &mut Connection, s: dbrig_driver::Statement) {
     send(c.query("", &[]));
     send(c.reconnect());
     send(c.table_exists(""));
+    send(c.bulk_load(dbrig_driver::BulkLoad {
+        table: String::new(),
+        columns: Vec::new(),
+        rows: Box::new(std::iter::empty()),
+    }));
 }

@@ -135,6 +135,20 @@ async fn bulk_loads_rows_and_escapes() {
         .await
         .unwrap();
     assert_eq!(tricky, vec![vec![Value::Text(tricky_text().into())]]);
+    // LOCAL turns duplicate keys into warnings; the driver must not let rows vanish silently.
+    let e = assert_kind(
+        c.bulk_load(BulkLoad {
+            table: t.clone(),
+            columns: vec!["id".into(), "k".into(), "c".into()],
+            rows: Box::new(
+                (19_999..=20_002)
+                    .map(|i| vec![Value::Int(i), Value::Int(0), Value::Text("d".into())]),
+            ),
+        })
+        .await,
+        ErrorKind::Statement,
+    );
+    assert!(e.message.contains("stored 2 of 4 rows"), "{e}");
     c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
     c.close().await;
 }
