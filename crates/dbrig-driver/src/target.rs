@@ -72,7 +72,8 @@ pub enum Target {
         endpoint: Endpoint,
         database: String,
     },
-    /// An SQLite file, or `None` for a private in-memory database.
+    /// An SQLite file, or `None` for the in-memory database shared by all connections of the
+    /// process (it lives until the process exits).
     Sqlite { path: Option<PathBuf> },
     /// The mock engine for tests; `options` is the raw query string (see the mock module).
     Mock { options: String },

@@ -174,3 +174,42 @@ fn connection_futures_are_send(c: &mut Connection, s: dbrig_driver::Statement) {
         rows: Box::new(std::iter::empty()),
     }));
 }
+
+/// Process CPU time (user + system) in seconds, from /proc (Linux; 0 elsewhere).
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Timing only: point SELECTs by primary key on one connection, printing queries/s and client
+/// CPU per query (`cargo test -p dbrig-driver -- --ignored --nocapture point_select_rate`).
+pub async fn point_select_rate(c: &mut Connection, table: &str, ph: fn(usize) -> String) {
+    let sel = c
+        .prepare(&format!("SELECT c FROM {table} WHERE id = {}", ph(1)))
+        .await
+        .unwrap();
+    let n = 20_000;
+    let (start, cpu) = (std::time::Instant::now(), cpu_seconds());
+    for i in 0..n {
+        let o = c.execute(sel, &[Value::Int(i % 10_000 + 1)]).await.unwrap();
+        assert_eq!(o, read(1));
+    }
+    let (secs, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    println!(
+        "{}: {n} point selects in {secs:.2}s = {:.0}/s, client CPU {:.1} µs/query",
+        c.dialect().name(),
+        n as f64 / secs,
+        cpu * 1e6 / n as f64
+    );
+}

@@ -106,6 +106,14 @@ async fn converts_query_values() {
     c.close().await;
 }
 
+async fn create_bulk_table(c: &mut Connection, t: &str) {
+    c.execute_text(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
+    ))
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 async fn bulk_loads_rows_and_escapes() {
     let mut c = connect().await;
@@ -277,5 +285,23 @@ async fn reconnects_after_kill() {
         .unwrap();
     assert_ne!(id, new_id);
     killer.close().await;
+    c.close().await;
+}
+
+#[tokio::test]
+#[ignore]
+async fn point_select_rate() {
+    let mut c = connect().await;
+    let t = unique("my_pt");
+    create_bulk_table(&mut c, &t).await;
+    c.bulk_load(BulkLoad {
+        table: t.clone(),
+        columns: vec!["id".into(), "k".into(), "c".into()],
+        rows: bulk_rows(10_000),
+    })
+    .await
+    .unwrap();
+    crate::point_select_rate(&mut c, &t, q).await;
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
     c.close().await;
 }

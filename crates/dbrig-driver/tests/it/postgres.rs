@@ -303,3 +303,21 @@ async fn reconnects_after_terminate() {
     killer.close().await;
     c.close().await;
 }
+
+#[tokio::test]
+#[ignore]
+async fn point_select_rate() {
+    let mut c = connect().await;
+    let t = unique("pg_pt");
+    create_bulk_table(&mut c, &t).await;
+    c.bulk_load(BulkLoad {
+        table: t.clone(),
+        columns: vec!["id".into(), "k".into(), "c".into()],
+        rows: bulk_rows(10_000),
+    })
+    .await
+    .unwrap();
+    crate::point_select_rate(&mut c, &t, dollar).await;
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}

@@ -276,3 +276,21 @@ async fn reconnect_keeps_statement_handles() {
     assert_eq!(o, changed(1));
     c.close().await;
 }
+
+#[tokio::test]
+#[ignore]
+async fn point_select_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = open(&file_target(&dir), true).await;
+    let t = unique("lite_pt");
+    create_table(&mut c, &t).await;
+    c.bulk_load(BulkLoad {
+        table: t.clone(),
+        columns: vec!["id".into(), "k".into(), "c".into()],
+        rows: bulk_rows(10_000),
+    })
+    .await
+    .unwrap();
+    crate::point_select_rate(&mut c, &t, q).await;
+    c.close().await;
+}
