@@ -1,0 +1,407 @@
+//! SVG charts drawn with plotters' SVG backend (text becomes `<text>` elements, so no font
+//! files are needed and the page renders them with the browser's sans-serif).
+//!
+//! Client counts are placed at equal distances, not on a linear axis: plans use doubling
+//! counts (1, 4, 16, 64 …), which a linear axis would crush into its left edge.
+
+use dbrig_core::IntervalSample;
+use dbrig_core::stats::Summary;
+use dbrig_store::Store;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::data::{Metric, ReportData};
+use crate::error::ReportError;
+
+/// Line colours, one per configuration in plan order (Tableau 10's first six: distinct for
+/// the colour-blind in the first pairs). Tests look for these exact colours in screenshots.
+pub const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// The colour of the `i`-th configuration.
+pub fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+const WIDTH: u32 = 640;
+const HEIGHT: u32 = 380;
+
+fn chart_error(chart: &str, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Chart {
+        chart: chart.to_owned(),
+        detail: e.to_string(),
+    }
+}
+
+/// Up to `n` x labels at the integer positions 0..n, each showing its client count.
+fn client_label(clients: &[u32], x: f64) -> String {
+    if x.fract().abs() > 1e-9 || x < 0.0 {
+        return String::new();
+    }
+    clients
+        .get(x.round() as usize)
+        .map(|c| c.to_string())
+        .unwrap_or_default()
+}
+
+/// Horizontal offset of configuration `i` of `k` so error bars do not hide each other.
+fn dodge(i: usize, k: usize) -> f64 {
+    if k <= 1 {
+        0.0
+    } else {
+        (i as f64 - (k as f64 - 1.0) / 2.0) * 0.06
+    }
+}
+
+fn whisker(x: f64, lo: f64, hi: f64, style: ShapeStyle, cap: f64) -> Vec<PathElement<(f64, f64)>> {
+    vec![
+        PathElement::new(vec![(x, lo), (x, hi)], style),
+        PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),
+        PathElement::new(vec![(x - cap, hi), (x + cap, hi)], style),
+    ]
+}
+
+/// Axis numbers without plotters' default trailing `.0` on whole values.
+fn axis_number(v: &f64) -> String {
+    if v.fract().abs() < 1e-9 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+fn nice_max(v: f64) -> f64 {
+    if v > 0.0 && v.is_finite() {
+        v * 1.1
+    } else {
+        1.0
+    }
+}
+
+/// (a) Throughput against client count for one workload: one line per configuration through
+/// the medians, with the median's 95 % confidence interval as error bars (min–max where a
+/// cell has fewer than 6 trials and no finite interval).
+pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<String, ReportError> {
+    let name = format!("throughput {workload}");
+    let err = |e: DrawingAreaErrorKind<_>| chart_error(&name, e);
+    let clients = &data.clients;
+    let k = data.configurations.len();
+    let per_conf: Vec<Vec<(f64, Summary)>> = data
+        .configurations
+        .iter()
+        .enumerate()
+        .map(|(i, conf)| {
+            clients
+                .iter()
+                .enumerate()
+                .filter_map(|(x, &n)| {
+                    let s = data.cell(conf, workload, n)?.summary.clone()?;
+                    Some((x as f64 + dodge(i, k), s))
+                })
+                .collect()
+        })
+        .collect();
+    let top = per_conf
+        .iter()
+        .flatten()
+        .map(|(_, s)| s.median_ci.map_or(s.max, |c| c.1))
+        .fold(0.0, f64::max);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{workload}: {} vs clients", data.metric.label()),
+                ("sans-serif", 18),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5..(clients.len() as f64 - 0.5), 0.0..nice_max(top))
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_labels(clients.len().max(1))
+            .x_label_formatter(&|x| client_label(clients, *x))
+            .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .y_label_formatter(&axis_number)
+            .x_desc("clients")
+            .y_desc(format!(
+                "{} (median; bars: 95 % CI, else min-max)",
+                data.metric.label()
+            ))
+            .draw()
+            .map_err(err)?;
+        for (i, (conf, points)) in data.configurations.iter().zip(&per_conf).enumerate() {
+            let c = colour(i);
+            let line = ShapeStyle::from(c).stroke_width(3);
+            chart
+                .draw_series(LineSeries::new(
+                    points.iter().map(|(x, s)| (*x, s.median)),
+                    line,
+                ))
+                .map_err(err)?
+                .label(conf.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], line));
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|(x, s)| Circle::new((*x, s.median), 4, c.filled())),
+                )
+                .map_err(err)?;
+            let bar = ShapeStyle::from(c).stroke_width(2);
+            chart
+                .draw_series(points.iter().flat_map(|(x, s)| {
+                    let (lo, hi) = s.median_ci.unwrap_or((s.min, s.max));
+                    whisker(*x, lo, hi, bar, 0.05)
+                }))
+                .map_err(err)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// (b) Latency percentiles against client count for one workload: per configuration the
+/// medians over trials of p50 (dotted), p95 (solid) and p99 (dashed), in ms.
+pub fn latency_chart(data: &ReportData, workload: &str) -> Result<String, ReportError> {
+    let name = format!("latency {workload}");
+    let err = |e: DrawingAreaErrorKind<_>| chart_error(&name, e);
+    let clients = &data.clients;
+    type Pick = fn(&crate::data::CellData) -> Option<&Summary>;
+    let percentiles: [(&str, Pick); 3] = [
+        ("p50", |c| c.p50_ms.as_ref()),
+        ("p95", |c| c.p95_ms.as_ref()),
+        ("p99", |c| c.p99_ms.as_ref()),
+    ];
+    let series = |conf: &str, pick: Pick| -> Vec<(f64, f64)> {
+        clients
+            .iter()
+            .enumerate()
+            .filter_map(|(x, &n)| Some((x as f64, pick(data.cell(conf, workload, n)?)?.median)))
+            .collect()
+    };
+    let top = data
+        .configurations
+        .iter()
+        .flat_map(|c| series(c, percentiles[2].1))
+        .map(|p| p.1)
+        .fold(0.0, f64::max);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{workload}: latency percentiles vs clients"),
+                ("sans-serif", 18),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5..(clients.len() as f64 - 0.5), 0.0..nice_max(top))
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_labels(clients.len().max(1))
+            .x_label_formatter(&|x| client_label(clients, *x))
+            .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .y_label_formatter(&axis_number)
+            .x_desc("clients")
+            .y_desc("latency, ms (median over trials)")
+            .draw()
+            .map_err(err)?;
+        for (i, conf) in data.configurations.iter().enumerate() {
+            let style = ShapeStyle::from(colour(i)).stroke_width(2);
+            for (pname, pick) in percentiles {
+                let points = series(conf, pick);
+                let label = format!("{conf} {pname}");
+                let anno = match pname {
+                    "p50" => chart.draw_series(DashedLineSeries::new(points, 2, 6, style)),
+                    "p99" => chart.draw_series(DashedLineSeries::new(points, 10, 6, style)),
+                    _ => chart.draw_series(LineSeries::new(points, style)),
+                }
+                .map_err(err)?;
+                let dash = match pname {
+                    "p50" => Some((2, 6)),
+                    "p99" => Some((10, 6)),
+                    _ => None,
+                };
+                anno.label(label).legend(move |(x, y)| match dash {
+                    // Legend marks are short: a dashed mark shows as two strokes.
+                    Some(_) => PathElement::new(vec![(x, y), (x + 6, y)], style),
+                    None => PathElement::new(vec![(x, y), (x + 18, y)], style),
+                });
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// One trial's interval samples for [`timeline_chart`].
+#[derive(Debug, Clone)]
+pub struct TimelineSeries {
+    pub label: String,
+    /// Index into [`PALETTE`] (the configuration's position in plan order).
+    pub colour: usize,
+    pub samples: Vec<IntervalSample>,
+}
+
+fn panel(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    caption: String,
+    y_desc: &str,
+    series: &[TimelineSeries],
+    value: fn(&IntervalSample) -> f64,
+    legend: bool,
+) -> Result<(), String> {
+    let t_max = series
+        .iter()
+        .flat_map(|s| s.samples.iter().map(|p| p.t_s))
+        .fold(0.0, f64::max);
+    let top = series
+        .iter()
+        .flat_map(|s| s.samples.iter().map(value))
+        .fold(0.0, f64::max);
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(34)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..t_max.max(1.0), 0.0..nice_max(top))
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&axis_number)
+        .y_label_formatter(&axis_number)
+        .x_desc("seconds")
+        .y_desc(y_desc)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for s in series {
+        let style = ShapeStyle::from(colour(s.colour)).stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(
+                s.samples.iter().map(|p| (p.t_s, value(p))),
+                style,
+            ))
+            .map_err(|e| e.to_string())?
+            .label(s.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    }
+    if legend {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// (c) Throughput (top) and interval latency (bottom) over time within trials, one line per
+/// series. The latency is the one the trial sampled per interval (its `--percentile`,
+/// 95 by default).
+pub fn timeline_chart(
+    title: &str,
+    metric: Metric,
+    series: &[TimelineSeries],
+) -> Result<String, ReportError> {
+    let err = |e: String| chart_error(&format!("timeline {title}"), e);
+    let value: fn(&IntervalSample) -> f64 = match metric {
+        Metric::Qps => |p| p.qps,
+        Metric::Tps => |p| p.tps,
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT * 3 / 2)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let (upper, lower) = root.split_vertically(HEIGHT * 3 / 4);
+        panel(
+            &upper,
+            format!("{title}: {} per interval", metric.label()),
+            metric.label(),
+            series,
+            value,
+            true,
+        )
+        .map_err(err)?;
+        panel(
+            &lower,
+            format!("{title}: latency per interval"),
+            "latency percentile, ms",
+            series,
+            |p| p.latency_pct_ms,
+            false,
+        )
+        .map_err(err)?;
+        root.present().map_err(|e| err(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// The timeline of one workload: for each configuration, its typical trial (nearest the
+/// median) at the largest client count it ran. `None` when no such trial has samples.
+pub fn workload_timeline(
+    store: &Store,
+    data: &ReportData,
+    workload: &str,
+) -> Result<Option<String>, ReportError> {
+    let mut series = Vec::new();
+    for (i, conf) in data.configurations.iter().enumerate() {
+        let Some(cell) = data
+            .clients
+            .iter()
+            .rev()
+            .find_map(|&n| data.cell(conf, workload, n).filter(|c| c.summary.is_some()))
+        else {
+            continue;
+        };
+        let Some(trial) = cell.typical_trial(data.metric) else {
+            continue;
+        };
+        let samples = store.intervals(trial.trial_id)?;
+        if samples.is_empty() {
+            continue;
+        }
+        series.push(TimelineSeries {
+            label: format!("{conf} ({} clients, trial {})", cell.clients, trial.trial),
+            colour: i,
+            samples,
+        });
+    }
+    if series.is_empty() {
+        return Ok(None);
+    }
+    timeline_chart(workload, data.metric, &series).map(Some)
+}

@@ -1,0 +1,543 @@
+//! What a plan report is built from: a run (or two runs compared) read back from the results
+//! database and arranged as configurations × workloads × client counts, with each cell's
+//! trials, their summaries and the A/B comparisons against a baseline.
+//!
+//! Every statistic comes from `dbrig_core::stats`; this module only decides which values go in.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::str::FromStr;
+
+use dbrig_core::LatencySummary;
+use dbrig_core::stats::{self, CompareOptions, Comparison, Summary};
+use dbrig_store::{RunId, RunRow, Store, TrialId, TrialRow, TrialStatus};
+use serde::Serialize;
+
+use crate::error::ReportError;
+
+/// The throughput figure a report ranks configurations by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Queries per second: what the seeds' tables compare (`q/s`).
+    #[default]
+    Qps,
+    /// Transactions (events) per second.
+    Tps,
+}
+
+impl Metric {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::Qps => "qps",
+            Metric::Tps => "tps",
+        }
+    }
+
+    /// Column and axis label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Qps => "QPS",
+            Metric::Tps => "TPS",
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "qps" => Ok(Metric::Qps),
+            "tps" => Ok(Metric::Tps),
+            _ => Err(format!("unknown metric {s:?} (qps or tps)")),
+        }
+    }
+}
+
+/// A run as the report shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    pub id: RunId,
+    pub kind: String,
+    pub name: String,
+    pub status: String,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub dbrig_version: String,
+    pub command_line: Vec<String>,
+    pub host: serde_json::Value,
+    pub plan_text: Option<String>,
+}
+
+impl From<RunRow> for RunInfo {
+    fn from(r: RunRow) -> Self {
+        RunInfo {
+            id: r.id,
+            kind: r.kind.to_string(),
+            name: r.name,
+            status: r.status.to_string(),
+            error: r.error,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            dbrig_version: r.dbrig_version,
+            command_line: r.command_line,
+            host: r.host,
+            plan_text: r.plan_text,
+        }
+    }
+}
+
+/// One stored trial, reduced to what reports use.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrialData {
+    pub trial_id: TrialId,
+    pub run_id: RunId,
+    pub trial: u32,
+    pub status: TrialStatus,
+    pub reason: Option<String>,
+    pub server_version: Option<String>,
+    pub started_at: String,
+    pub duration_s: Option<f64>,
+    pub tps: Option<f64>,
+    pub qps: Option<f64>,
+    pub latency_ms: Option<LatencySummary>,
+}
+
+impl TrialData {
+    fn new(run_id: RunId, t: TrialRow) -> Self {
+        let m = t.measurements.as_ref();
+        TrialData {
+            trial_id: t.id,
+            run_id,
+            trial: t.trial,
+            status: t.status,
+            reason: t.reason,
+            server_version: t.server_version,
+            started_at: t.started_at,
+            duration_s: m.map(|m| m.duration_s),
+            tps: m.map(|m| m.tps),
+            qps: m.map(|m| m.qps),
+            latency_ms: m.map(|m| m.latency),
+        }
+    }
+
+    /// Whether the trial's numbers go into summaries and comparisons: only `done` trials that
+    /// measured something. Failed, interrupted and invalid trials are counted and shown, never
+    /// averaged in (an invalid trial may mix two server lives).
+    pub fn is_counted(&self) -> bool {
+        self.status == TrialStatus::Done && self.tps.is_some()
+    }
+
+    pub fn value(&self, metric: Metric) -> Option<f64> {
+        match metric {
+            Metric::Qps => self.qps,
+            Metric::Tps => self.tps,
+        }
+    }
+}
+
+/// Trials left out of a cell's figures, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Excluded {
+    pub failed: usize,
+    pub interrupted: usize,
+    pub invalid: usize,
+}
+
+impl Excluded {
+    pub fn total(&self) -> usize {
+        self.failed + self.interrupted + self.invalid
+    }
+
+    /// `1 failed, 2 invalid`; empty when nothing was left out.
+    pub fn describe(&self) -> String {
+        [
+            (self.failed, "failed"),
+            (self.interrupted, "interrupted"),
+            (self.invalid, "invalid"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
+/// One configuration × workload × client count, with all its trials.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellData {
+    pub configuration: String,
+    pub workload: String,
+    pub clients: u32,
+    /// Store cell keys merged into this cell (one, unless a plan changed under `--resume`).
+    pub cell_keys: Vec<String>,
+    /// Every attempt, in trial order, whatever its status.
+    pub trials: Vec<TrialData>,
+    /// The report metric of the counted trials, in trial order.
+    pub values: Vec<f64>,
+    /// Summary of `values`.
+    pub summary: Option<Summary>,
+    /// Summaries of the counted trials' latency percentiles (ms).
+    pub p50_ms: Option<Summary>,
+    pub p95_ms: Option<Summary>,
+    pub p99_ms: Option<Summary>,
+    pub excluded: Excluded,
+}
+
+impl CellData {
+    fn new(configuration: String, workload: String, clients: u32) -> Self {
+        CellData {
+            configuration,
+            workload,
+            clients,
+            cell_keys: Vec::new(),
+            trials: Vec::new(),
+            values: Vec::new(),
+            summary: None,
+            p50_ms: None,
+            p95_ms: None,
+            p99_ms: None,
+            excluded: Excluded::default(),
+        }
+    }
+
+    fn summarize(&mut self, metric: Metric) {
+        self.trials.sort_by_key(|t| (t.trial, t.run_id, t.trial_id));
+        let counted: Vec<&TrialData> = self.trials.iter().filter(|t| t.is_counted()).collect();
+        self.values = counted.iter().filter_map(|t| t.value(metric)).collect();
+        self.summary = stats::summarize(&self.values);
+        let lat = |f: fn(&LatencySummary) -> f64| {
+            let v: Vec<f64> = counted
+                .iter()
+                .filter_map(|t| t.latency_ms.as_ref().map(f))
+                .collect();
+            stats::summarize(&v)
+        };
+        self.p50_ms = lat(|l| l.p50);
+        self.p95_ms = lat(|l| l.p95);
+        self.p99_ms = lat(|l| l.p99);
+        let mut ex = Excluded::default();
+        for t in &self.trials {
+            match t.status {
+                TrialStatus::Failed => ex.failed += 1,
+                TrialStatus::Interrupted => ex.interrupted += 1,
+                TrialStatus::Invalid => ex.invalid += 1,
+                TrialStatus::Done if t.tps.is_none() => ex.failed += 1,
+                TrialStatus::Done => {}
+            }
+        }
+        self.excluded = ex;
+    }
+
+    /// The counted trial whose metric is nearest the cell's median (lowest trial number on a
+    /// tie): the one a time-series chart shows as typical.
+    pub fn typical_trial(&self, metric: Metric) -> Option<&TrialData> {
+        let median = self.summary.as_ref()?.median;
+        self.trials
+            .iter()
+            .filter(|t| t.is_counted())
+            .filter_map(|t| t.value(metric).map(|v| (t, (v - median).abs())))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(t, _)| t)
+    }
+}
+
+/// Server versions seen in one configuration's trials.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerVersions {
+    pub configuration: String,
+    pub versions: Vec<String>,
+}
+
+/// One configuration compared with the baseline in one workload × client count.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComparisonRow {
+    pub workload: String,
+    pub clients: u32,
+    pub configuration: String,
+    pub baseline: String,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+    /// Either side is unstable (stddev ≥ 10 % of the mean): the seeds' `*`.
+    pub unstable: bool,
+}
+
+/// Everything a plan report shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportData {
+    pub title: String,
+    /// The run, or the two runs of a comparison.
+    pub runs: Vec<RunInfo>,
+    pub metric: Metric,
+    pub baseline: String,
+    /// In plan order (first seen).
+    pub configurations: Vec<String>,
+    /// In plan order (first seen).
+    pub workloads: Vec<String>,
+    /// Ascending.
+    pub clients: Vec<u32>,
+    /// Ordered by workload, client count, configuration.
+    pub cells: Vec<CellData>,
+    pub server_versions: Vec<ServerVersions>,
+    /// Every non-baseline configuration against the baseline, per workload × client count,
+    /// Holm-adjusted as one family.
+    pub comparisons: Vec<ComparisonRow>,
+    pub compare_options: CompareOptions,
+    #[serde(skip)]
+    index: HashMap<(String, String, u32), usize>,
+}
+
+impl ReportData {
+    /// The report of one run, with the first configuration as baseline and QPS as metric.
+    pub fn load(store: &Store, run: RunId) -> Result<ReportData, ReportError> {
+        let info = RunInfo::from(store.run(run)?);
+        let title = format!("{} (run {})", info.name, info.id);
+        let mut cells = Vec::new();
+        read_cells(store, run, |c| c.to_owned(), &mut cells)?;
+        if cells.is_empty() {
+            return Err(ReportError::EmptyRun { run });
+        }
+        Ok(Self::assemble(title, vec![info], cells))
+    }
+
+    /// Two runs compared, run A's configuration as baseline. The configurations keep their
+    /// names when the two runs' names are disjoint; otherwise each is named after its run
+    /// (`run7`, or `run7/NAME` when a run has several), so A and B never merge.
+    pub fn load_compare(store: &Store, a: RunId, b: RunId) -> Result<ReportData, ReportError> {
+        let infos = [RunInfo::from(store.run(a)?), RunInfo::from(store.run(b)?)];
+        let configs = |run: RunId| -> Result<BTreeSet<String>, ReportError> {
+            Ok(store
+                .cells(run)?
+                .into_iter()
+                .map(|c| c.configuration)
+                .collect())
+        };
+        let (ca, cb) = (configs(a)?, configs(b)?);
+        let distinct = a != b && ca.is_disjoint(&cb);
+        let mut cells = Vec::new();
+        for (run, set) in [(a, &ca), (b, &cb)] {
+            let single = set.len() == 1;
+            read_cells(
+                store,
+                run,
+                |c| {
+                    if distinct {
+                        c.to_owned()
+                    } else if single {
+                        format!("run{run}")
+                    } else {
+                        format!("run{run}/{c}")
+                    }
+                },
+                &mut cells,
+            )?;
+        }
+        if cells.is_empty() {
+            return Err(ReportError::EmptyRun { run: a });
+        }
+        let title = format!(
+            "{} (run {}) vs {} (run {})",
+            infos[0].name, infos[0].id, infos[1].name, infos[1].id
+        );
+        Ok(Self::assemble(title, infos.into(), cells))
+    }
+
+    fn assemble(title: String, runs: Vec<RunInfo>, raw: Vec<RawCell>) -> Self {
+        let mut configurations: Vec<String> = Vec::new();
+        let mut workloads: Vec<String> = Vec::new();
+        let mut clients = BTreeSet::new();
+        let mut merged: HashMap<(String, String, u32), CellData> = HashMap::new();
+        for (configuration, workload, n, key, trials) in raw {
+            if !configurations.contains(&configuration) {
+                configurations.push(configuration.clone());
+            }
+            if !workloads.contains(&workload) {
+                workloads.push(workload.clone());
+            }
+            clients.insert(n);
+            let cell = merged
+                .entry((configuration.clone(), workload.clone(), n))
+                .or_insert_with(|| CellData::new(configuration, workload, n));
+            cell.cell_keys.push(key);
+            cell.trials.extend(trials);
+        }
+        let pos = |list: &[String], s: &str| list.iter().position(|x| x == s).unwrap_or(0);
+        let mut cells: Vec<CellData> = merged.into_values().collect();
+        cells.sort_by_key(|c| {
+            (
+                pos(&workloads, &c.workload),
+                c.clients,
+                pos(&configurations, &c.configuration),
+            )
+        });
+        let server_versions = configurations
+            .iter()
+            .map(|conf| ServerVersions {
+                configuration: conf.clone(),
+                versions: cells
+                    .iter()
+                    .filter(|c| &c.configuration == conf)
+                    .flat_map(|c| c.trials.iter().filter_map(|t| t.server_version.clone()))
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+            })
+            .collect();
+        let index = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ((c.configuration.clone(), c.workload.clone(), c.clients), i))
+            .collect();
+        let mut data = ReportData {
+            title,
+            runs,
+            metric: Metric::Qps,
+            baseline: configurations.first().cloned().unwrap_or_default(),
+            configurations,
+            workloads,
+            clients: clients.into_iter().collect(),
+            cells,
+            server_versions,
+            comparisons: Vec::new(),
+            compare_options: CompareOptions::new(true),
+            index,
+        };
+        data.refresh();
+        data
+    }
+
+    /// Rank by another metric (summaries and comparisons are recomputed).
+    pub fn set_metric(&mut self, metric: Metric) {
+        self.metric = metric;
+        self.refresh();
+    }
+
+    /// Compare against another configuration.
+    pub fn set_baseline(&mut self, name: &str) -> Result<(), ReportError> {
+        if !self.configurations.iter().any(|c| c == name) {
+            return Err(ReportError::NoSuchConfiguration {
+                name: name.to_owned(),
+                known: self.configurations.join(", "),
+            });
+        }
+        self.baseline = name.to_owned();
+        self.refresh();
+        Ok(())
+    }
+
+    fn refresh(&mut self) {
+        for c in &mut self.cells {
+            c.summarize(self.metric);
+        }
+        let mut keys = Vec::new();
+        let mut pairs = Vec::new();
+        for w in &self.workloads {
+            for &n in &self.clients {
+                let Some(base) = self.cell(&self.baseline, w, n) else {
+                    continue;
+                };
+                for conf in self.others() {
+                    if let Some(other) = self.cell(conf, w, n) {
+                        let unstable = [base, other]
+                            .iter()
+                            .any(|c| c.summary.as_ref().is_some_and(|s| s.unstable));
+                        keys.push((w.clone(), n, conf.to_owned(), unstable));
+                        pairs.push((base.values.clone(), other.values.clone()));
+                    }
+                }
+            }
+        }
+        // One family for the whole report: with many cells, some would look significant by
+        // chance alone (measurement spec: Holm–Bonferroni across the comparison).
+        let results = stats::compare_all(&pairs, &self.compare_options);
+        self.comparisons = keys
+            .into_iter()
+            .zip(results)
+            .map(
+                |((workload, clients, configuration, unstable), comparison)| ComparisonRow {
+                    workload,
+                    clients,
+                    configuration,
+                    baseline: self.baseline.clone(),
+                    comparison,
+                    unstable,
+                },
+            )
+            .collect();
+    }
+
+    /// The configurations other than the baseline, in plan order.
+    pub fn others(&self) -> impl Iterator<Item = &str> {
+        self.configurations
+            .iter()
+            .filter(|c| **c != self.baseline)
+            .map(String::as_str)
+    }
+
+    pub fn cell(&self, configuration: &str, workload: &str, clients: u32) -> Option<&CellData> {
+        self.index
+            .get(&(configuration.to_owned(), workload.to_owned(), clients))
+            .map(|&i| &self.cells[i])
+    }
+
+    pub fn comparison(
+        &self,
+        configuration: &str,
+        workload: &str,
+        clients: u32,
+    ) -> Option<&ComparisonRow> {
+        self.comparisons.iter().find(|r| {
+            r.configuration == configuration && r.workload == workload && r.clients == clients
+        })
+    }
+
+    /// Trials left out of the figures, over the whole report.
+    pub fn excluded(&self) -> Excluded {
+        self.cells
+            .iter()
+            .fold(Excluded::default(), |acc, c| Excluded {
+                failed: acc.failed + c.excluded.failed,
+                interrupted: acc.interrupted + c.excluded.interrupted,
+                invalid: acc.invalid + c.excluded.invalid,
+            })
+    }
+
+    /// The plan text of the (first) run.
+    pub fn plan_text(&self) -> Option<&str> {
+        self.runs.iter().find_map(|r| r.plan_text.as_deref())
+    }
+}
+
+/// Configuration (renamed), workload, clients, cell key, trials.
+type RawCell = (String, String, u32, String, Vec<TrialData>);
+
+fn read_cells(
+    store: &Store,
+    run: RunId,
+    rename: impl Fn(&str) -> String,
+    out: &mut Vec<RawCell>,
+) -> Result<(), ReportError> {
+    for cell in store.cells(run)? {
+        let trials = store
+            .trials(cell.id)?
+            .into_iter()
+            .map(|t| TrialData::new(run, t))
+            .collect();
+        out.push((
+            rename(&cell.configuration),
+            cell.workload,
+            cell.clients,
+            cell.cell_key,
+            trials,
+        ));
+    }
+    Ok(())
+}

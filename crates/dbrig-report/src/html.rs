@@ -1,0 +1,199 @@
+//! The HTML page of a run: one self-contained file (inline CSS and SVG, no scripts, fonts or
+//! external URLs), so it can be mailed, archived or opened from a results folder offline.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use dbrig_store::{RunId, Store};
+use minijinja::Environment;
+use serde::Serialize;
+
+use crate::charts::{latency_chart, throughput_chart, workload_timeline};
+use crate::data::{ReportData, RunInfo, ServerVersions};
+use crate::error::ReportError;
+use crate::tables::{Table, verdict_table, workload_table};
+
+const REPORT_TEMPLATE: &str = include_str!("../templates/report.html");
+const TABLE_TEMPLATE: &str = include_str!("../templates/table.html");
+
+#[derive(Serialize)]
+struct HtmlRow {
+    cells: Vec<String>,
+    class: Option<String>,
+}
+
+#[derive(Serialize)]
+struct HtmlTable {
+    title: String,
+    header: Vec<String>,
+    rows: Vec<HtmlRow>,
+    notes: Vec<String>,
+}
+
+impl HtmlTable {
+    fn new(t: Table, class: impl Fn(&[String]) -> Option<String>) -> Self {
+        HtmlTable {
+            rows: t
+                .rows
+                .into_iter()
+                .map(|cells| HtmlRow {
+                    class: class(&cells),
+                    cells,
+                })
+                .collect(),
+            title: t.title,
+            header: t.header,
+            notes: t.notes,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct HtmlWorkload {
+    name: String,
+    table: HtmlTable,
+    throughput_svg: String,
+    latency_svg: String,
+    timeline_svg: Option<String>,
+}
+
+/// The template's context.
+#[derive(Serialize)]
+struct Page<'a> {
+    title: &'a str,
+    dbrig_version: Option<&'a str>,
+    runs: &'a [RunInfo],
+    running: bool,
+    metric: &'a str,
+    baseline: &'a str,
+    excluded: Option<String>,
+    server_versions: &'a [ServerVersions],
+    hosts: Vec<HtmlHost>,
+    plan_text: Option<&'a str>,
+    workloads: Vec<HtmlWorkload>,
+    verdicts: Option<HtmlTable>,
+}
+
+#[derive(Serialize)]
+struct HtmlHost {
+    run: RunId,
+    facts: Vec<(String, String)>,
+}
+
+/// Host facts as key/value lines: nested objects flattened to dotted keys, so the page needs
+/// no knowledge of what the host sampler collects.
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        serde_json::Value::String(s) => out.push((prefix.to_owned(), s.clone())),
+        serde_json::Value::Null => {}
+        other => out.push((prefix.to_owned(), other.to_string())),
+    }
+}
+
+/// The page for `data`; `store` supplies the interval samples of the timeline charts.
+pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportError> {
+    let mut workloads = Vec::new();
+    for w in &data.workloads {
+        workloads.push(HtmlWorkload {
+            name: w.clone(),
+            table: HtmlTable::new(workload_table(data, w), |_| None),
+            throughput_svg: throughput_chart(data, w)?,
+            latency_svg: latency_chart(data, w)?,
+            timeline_svg: workload_timeline(store, data, w)?,
+        });
+    }
+    let verdicts = (!data.comparisons.is_empty()).then(|| {
+        HtmlTable::new(verdict_table(data), |cells| match cells.last()?.as_str() {
+            "improvement" => Some("verdict-improvement".into()),
+            "regression" => Some("verdict-regression".into()),
+            _ => None,
+        })
+    });
+    let hosts: Vec<HtmlHost> = data
+        .runs
+        .iter()
+        .map(|r| {
+            let mut facts = Vec::new();
+            flatten("", &r.host, &mut facts);
+            HtmlHost { run: r.id, facts }
+        })
+        .collect();
+    let ex = data.excluded();
+    let mut env = Environment::new();
+    // The `.html` names turn on HTML auto-escaping: names and plan text are user input.
+    env.add_template("report.html", REPORT_TEMPLATE)?;
+    env.add_template("table.html", TABLE_TEMPLATE)?;
+    let page = Page {
+        title: &data.title,
+        dbrig_version: data.runs.first().map(|r| r.dbrig_version.as_str()),
+        runs: &data.runs,
+        running: data.runs.iter().any(|r| r.status == "running"),
+        metric: data.metric.label(),
+        baseline: &data.baseline,
+        excluded: (ex.total() > 0).then(|| format!("{} trial(s) ({})", ex.total(), ex.describe())),
+        server_versions: &data.server_versions,
+        hosts,
+        plan_text: data.plan_text(),
+        workloads,
+        verdicts,
+    };
+    let page = env
+        .get_template("report.html")?
+        .render(minijinja::value::Serde(&page))?;
+    Ok(page)
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Write `bytes` to `path` through a temporary file in the same folder and a rename, so a
+/// reader (a browser reloading the page during a run) sees the old or the new file, never
+/// half of one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let io = |source| ReportError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
+    let tmp: PathBuf = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(io)
+}
+
+/// Load run `run` with the default choices (QPS, first configuration as baseline), render
+/// its page and write it atomically to `path`. The plan executor calls this after every cell,
+/// so a long run can be watched in a browser.
+pub fn write_html_report(store: &Store, run: RunId, path: &Path) -> Result<(), ReportError> {
+    let data = ReportData::load(store, run)?;
+    let page = render_html(store, &data)?;
+    write_atomic(path, page.as_bytes())
+}

@@ -1,0 +1,114 @@
+//! The HTML page as a browser shows it: rendered by headless Chromium, the screenshot must
+//! show the chart lines in the configurations' colours. CI installs Chromium from Debian's
+//! `chromium` package; without it this test fails (it must not pass silently).
+
+use std::path::Path;
+use std::process::Command;
+
+use dbrig_report::charts::PALETTE;
+use dbrig_report::{fixture, write_html_report};
+use dbrig_store::Store;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Pixels within `tolerance` (per channel) of `rgb`.
+fn count_colour(pixels: &[[u8; 3]], rgb: (u8, u8, u8), tolerance: u8) -> usize {
+    pixels
+        .iter()
+        .filter(|p| {
+            p[0].abs_diff(rgb.0) <= tolerance
+                && p[1].abs_diff(rgb.1) <= tolerance
+                && p[2].abs_diff(rgb.2) <= tolerance
+        })
+        .count()
+}
+
+fn decode_png(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let file = std::fs::File::open(path).expect("open screenshot");
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().expect("PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("PNG size")];
+    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    let channels = info.color_type.samples();
+    let pixels = buf[..info.buffer_size()]
+        .chunks_exact(channels)
+        .map(|c| match channels {
+            1 | 2 => [c[0], c[0], c[0]],
+            _ => [c[0], c[1], c[2]],
+        })
+        .collect();
+    (info.width, info.height, pixels)
+}
+
+#[test]
+fn html_page_shows_the_charts_in_chromium() {
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} not found: this test renders the HTML report in headless Chromium; \
+         install it with `apt-get install chromium` (CI installs it)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_in_memory().unwrap();
+    let run = fixture::demo_run(&mut store).unwrap();
+    let html = dir.path().join("report.html");
+    write_html_report(&store, run, &html).unwrap();
+    let page = std::fs::read_to_string(&html).unwrap();
+    // Self-contained: no scripts, no external resources (the SVG namespace is not fetched).
+    assert!(!page.contains("<script"), "a script slipped in");
+    for external in ["src=\"http", "href=\"http", "url(", "@import"] {
+        assert!(!page.contains(external), "external resource: {external}");
+    }
+    // The plan text is user input: its markup must stay text.
+    assert!(
+        page.contains("# &lt;script&gt; &amp; friends"),
+        "plan text not escaped"
+    );
+    assert_eq!(page.matches("<svg").count(), 6, "2 workloads × 3 charts");
+
+    let png = dir.path().join("shot.png");
+    let output = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1400,2400")
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("run chromium");
+    assert!(
+        png.exists(),
+        "chromium wrote no screenshot (status {}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if let Ok(keep) = std::env::var("DBRIG_KEEP_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+    let (w, h, pixels) = decode_png(&png);
+    assert_eq!((w, h), (1400, 2400));
+    // The three configurations' line colours. Each chart draws each configuration with
+    // lines 2–3 px wide over hundreds of px; anti-aliased edges are blended, so count only
+    // pixels close to the exact colour and ask for a clear margin over stray matches.
+    for (i, c) in PALETTE.iter().take(3).enumerate() {
+        let n = count_colour(&pixels, (c.0, c.1, c.2), 12);
+        assert!(
+            n >= 1500,
+            "colour {i} ({c:?}) found in only {n} pixels: the charts did not render"
+        );
+    }
+    // White page, not an error page: most pixels are background.
+    let white = count_colour(&pixels, (255, 255, 255), 0);
+    assert!(white > pixels.len() / 2, "{white} white pixels");
+}

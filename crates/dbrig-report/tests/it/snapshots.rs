@@ -1,0 +1,67 @@
+//! Every output format of the demo run, compared with committed snapshots.
+
+use dbrig_report::charts::workload_timeline;
+use dbrig_report::{
+    Metric, cells_csv, latency_chart, report_json, report_markdown, report_text, throughput_chart,
+    trials_csv,
+};
+
+use crate::{assert_snapshot, demo};
+
+#[test]
+fn console_text() {
+    let (_, data) = demo();
+    assert_snapshot("demo.txt", &dbrig_report::report_text(&data));
+}
+
+#[test]
+fn console_text_by_tps_against_another_baseline() {
+    let (_, mut data) = demo();
+    data.set_metric(Metric::Tps);
+    data.set_baseline("32").unwrap();
+    assert_snapshot("demo-tps-baseline-32.txt", &report_text(&data));
+}
+
+#[test]
+fn markdown() {
+    let (_, data) = demo();
+    assert_snapshot("demo.md", &report_markdown(&data));
+}
+
+#[test]
+fn json() {
+    let (_, data) = demo();
+    let text = serde_json::to_string_pretty(&report_json(&data)).unwrap() + "\n";
+    assert_snapshot("demo.json", &text);
+}
+
+#[test]
+fn csv() {
+    let (_, data) = demo();
+    assert_snapshot("demo-trials.csv", &trials_csv(&data));
+    assert_snapshot("demo-cells.csv", &cells_csv(&data));
+}
+
+#[test]
+fn svg_charts() {
+    let (store, data) = demo();
+    assert_snapshot(
+        "demo-throughput-update_index.svg",
+        &throughput_chart(&data, "update_index").unwrap(),
+    );
+    assert_snapshot(
+        "demo-latency-update_index.svg",
+        &latency_chart(&data, "update_index").unwrap(),
+    );
+    let timeline = workload_timeline(&store, &data, "update_index")
+        .unwrap()
+        .expect("the demo trials have interval samples");
+    assert_snapshot("demo-timeline-update_index.svg", &timeline);
+}
+
+#[test]
+fn unknown_baseline_is_refused_with_the_known_names() {
+    let (_, mut data) = demo();
+    let err = data.set_baseline("16").unwrap_err().to_string();
+    assert!(err.contains("off, 8, 32"), "{err}");
+}
