@@ -335,6 +335,52 @@ impl Store {
             .map_err(self.sql())
     }
 
+    /// The newest run of a plan (by name), for `--resume`.
+    pub fn latest_plan_run(&self, plan_name: &str) -> Result<Option<RunId>> {
+        self.conn
+            .query_row(
+                "SELECT max(id) FROM run WHERE kind = 'plan' AND name = ?1",
+                [plan_name],
+                |r| r.get(0),
+            )
+            .map_err(self.sql())
+    }
+
+    /// Set a run that did not finish cleanly (`interrupted`, `failed`, or left `running`)
+    /// back to `running`, so `--resume` continues it in place; its finished trials stay and
+    /// are skipped by the caller. A `done` run is refused.
+    pub fn reopen_run(&mut self, id: RunId) -> Result<()> {
+        let path = &self.path;
+        let sql = |e| sql_error(path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let current: RunStatus = tx
+            .query_row("SELECT status FROM run WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(sql)?
+            .ok_or_else(|| StoreError::NoSuchRun {
+                path: path.clone(),
+                id,
+            })?;
+        if current == RunStatus::Done {
+            return Err(StoreError::RunAlreadyFinished {
+                path: path.clone(),
+                id,
+                status: current,
+            });
+        }
+        tx.execute(
+            "UPDATE run SET status = 'running', error = NULL, finished_at = NULL, pid = ?2 WHERE id = ?1",
+            params![id, std::process::id()],
+        )
+        .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        self.open_runs.insert(id);
+        Ok(())
+    }
+
     // ---- cells ------------------------------------------------------------------------------
 
     /// The cell of `run` with `cell.cell_key`, inserted if new. Calling it again with the same

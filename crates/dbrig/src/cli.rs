@@ -54,6 +54,15 @@ pub struct StoreArgs {
     pub results: Option<PathBuf>,
 }
 
+impl Default for StoreArgs {
+    fn default() -> Self {
+        Self {
+            out: PathBuf::from("dbrig-out"),
+            results: None,
+        }
+    }
+}
+
 impl StoreArgs {
     pub fn results_path(&self) -> PathBuf {
         self.results
@@ -63,7 +72,7 @@ impl StoreArgs {
 }
 
 /// What to connect to and how to authenticate.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct ConnectionArgs {
     /// Target URL: mysql://USER@HOST:PORT/DB (or mariadb://, ?socket=PATH),
     /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: sqlite:OUT/dbrig.sqlite).
@@ -106,7 +115,8 @@ pub struct ConnectionArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
-    /// Workload name (see `dbrig list`); sysbench names and the seeds' old names work.
+    /// Workload name (see `dbrig list`; sysbench names and the seeds' old names work), or a
+    /// plan file (PLAN.toml) for `run`.
     pub workload: String,
     #[command(flatten)]
     pub connection: ConnectionArgs,
@@ -115,6 +125,21 @@ pub struct WorkloadArgs {
     /// Output format of the final report.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// run: prepare the tables first when they do not exist yet.
+    #[arg(long)]
+    pub prepare: bool,
+    /// Plan: fill a ${NAME} placeholder (repeatable; the environment is the fallback).
+    #[arg(long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// Plan: override any setting, e.g. --set trials=5 or --set workload.oltp_read_only.options.tables=4.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Plan: print the resolved matrix and the order of trials; touch nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Plan: continue the last run of this plan in the results database, skipping finished trials.
+    #[arg(long)]
+    pub resume: bool,
     #[command(flatten)]
     pub run: RunOptions,
     #[command(flatten)]

@@ -27,7 +27,7 @@ pub fn connect_options(run: &RunOptions) -> ConnectOptions {
     }
 }
 
-fn resolve_seed(run: &RunOptions) -> u64 {
+pub fn resolve_seed(run: &RunOptions) -> u64 {
     if run.rand_seed != 0 {
         return run.rand_seed;
     }
@@ -46,7 +46,7 @@ fn schedule_text(run: &RunOptions) -> String {
 }
 
 /// Ctrl-C and SIGTERM raise the stopper; the run finishes its write and ends interrupted.
-fn install_signal_handlers(stopper: Arc<Stopper>) {
+pub fn install_signal_handlers(stopper: Arc<Stopper>) {
     tokio::spawn(async move {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -111,6 +111,39 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `run --prepare`: load the tables unless they are all there already.
+pub async fn prepare_if_missing(
+    workload: &Workload,
+    target: &dbrig_driver::Target,
+    args: &WorkloadArgs,
+    seed: u64,
+) -> Result<()> {
+    let Workload::Oltp(oltp) = workload;
+    let connect = connect_options(&args.run);
+    let mut conn = dbrig_driver::Connection::connect(target, &connect).await?;
+    let mut missing = false;
+    for t in oltp.tables_used(args.run.threads) {
+        missing |= !conn.table_exists(&t).await?;
+    }
+    conn.close().await;
+    if missing {
+        eprintln!(
+            "dbrig: tables missing on {target}: preparing {} first",
+            workload.name()
+        );
+        let report = oltp
+            .prepare(target, &connect, args.run.threads, seed, &|msg| {
+                eprintln!("dbrig: {msg}")
+            })
+            .await?;
+        eprintln!(
+            "dbrig: prepared {} rows in {:.2} s",
+            report.rows, report.load_seconds
+        );
+    }
+    Ok(())
+}
+
 pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
     let target = resolve_target(&args.connection, &args.store)?;
     let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
@@ -129,7 +162,7 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn open_store(store: &StoreArgs) -> Result<Store> {
+pub fn open_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
@@ -150,7 +183,62 @@ pub fn spec_key(spec: &serde_json::Value) -> String {
     format!("{h:016x}")
 }
 
+/// After each plan trial: regenerate the run's HTML page so a long run can be watched.
+pub fn after_trial_hook(_store: &Store, _run: dbrig_store::RunId, _out: &StoreArgs) {}
+
+/// The console report of a plan run.
+pub fn print_plan_report(
+    store: &Store,
+    run: dbrig_store::RunId,
+    baseline: &str,
+    _out: &StoreArgs,
+) -> Result<()> {
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    table.set_header([
+        "configuration",
+        "workload",
+        "clients",
+        "trials",
+        "median qps",
+        "median tps",
+    ]);
+    for c in store.cells(run)? {
+        let trials: Vec<_> = store
+            .trials(c.id)?
+            .into_iter()
+            .filter(|t| t.status == TrialStatus::Done)
+            .collect();
+        let qps: Vec<f64> = trials
+            .iter()
+            .filter_map(|t| t.measurements.as_ref().map(|m| m.qps))
+            .collect();
+        let tps: Vec<f64> = trials
+            .iter()
+            .filter_map(|t| t.measurements.as_ref().map(|m| m.tps))
+            .collect();
+        let med = |v: &[f64]| {
+            dbrig_core::stats::median(v)
+                .map(|m| format!("{m:.2}"))
+                .unwrap_or_else(|| "-".into())
+        };
+        table.add_row([
+            c.configuration.clone(),
+            c.workload.clone(),
+            c.clients.to_string(),
+            trials.len().to_string(),
+            med(&qps),
+            med(&tps),
+        ]);
+    }
+    println!("Baseline: {baseline}\n{table}");
+    Ok(())
+}
+
 pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
+    if args.workload.ends_with(".toml") || std::path::Path::new(&args.workload).is_file() {
+        return crate::plan_exec::run_plan(&args, argv).await;
+    }
     let target = resolve_target(&args.connection, &args.store)?;
     let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
     args.run.validate().map_err(|e| anyhow!(e))?;
@@ -193,6 +281,9 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         },
     )?;
 
+    if args.prepare {
+        prepare_if_missing(&workload, &target, &args, seed).await?;
+    }
     let interrupt = Stopper::new();
     install_signal_handlers(Arc::clone(&interrupt));
     let spec = RunSpec {
@@ -269,6 +360,14 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
             } else {
                 let mut v = run_json(&header, m);
                 v["run_id"] = serde_json::json!(run_id.0);
+                if let Some(u) = dbrig_server::ProcessUsage::of_self() {
+                    // The client's own cost, for side-by-side comparisons with other tools.
+                    v["client"] = serde_json::json!({
+                        "cpu_user_s": u.user_s,
+                        "cpu_system_s": u.system_s,
+                        "peak_rss_bytes": u.peak_rss_bytes,
+                    });
+                }
                 v["status"] = serde_json::json!(run_status.as_str());
                 println!("{}", serde_json::to_string_pretty(&v)?);
             }

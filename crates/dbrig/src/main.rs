@@ -4,6 +4,8 @@
 mod cli;
 mod commands;
 mod connection;
+mod plan;
+mod plan_exec;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,207 @@
+//! End-to-end tests of the `dbrig` binary: the mock engine (deterministic), embedded SQLite, and
+//! the machine's MariaDB (127.0.0.1:3306) and PostgreSQL (127.0.0.1:5432). Each server test
+//! works in a database of its own, created and dropped with the servers' command-line clients,
+//! so tests run in parallel without touching each other's tables.
+
+mod bad_input;
+mod mock;
+mod mysql;
+mod postgres;
+mod sqlite;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Run dbrig with `args`; results go under `out`.
+pub fn dbrig(out: &Path, args: &[&str]) -> Output {
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.push(format!("--out={}", out.display()));
+    Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(&all)
+        .output()
+        .expect("dbrig runs")
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[track_caller]
+pub fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "dbrig failed ({:?}):\n{}",
+        o.status,
+        text(&o)
+    );
+    o
+}
+
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", text(o)))
+}
+
+/// The one-line error of a failed command.
+#[track_caller]
+pub fn error_line(o: &Output) -> String {
+    assert!(!o.status.success(), "expected a failure:\n{}", text(o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    err.lines()
+        .filter(|l| l.starts_with("dbrig: error:"))
+        .last()
+        .unwrap_or_else(|| panic!("no error line:\n{}", text(o)))
+        .to_owned()
+}
+
+/// Every workload with options that keep a test short.
+pub const WORKLOADS: &[&str] = &[
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_delete",
+    "oltp_insert",
+    "select_random_points",
+    "select_random_ranges",
+    "bulk_insert",
+    "select_batch",
+];
+
+/// prepare → run (events-bounded, 2 clients) → cleanup of every workload on one target;
+/// returns the JSON reports.
+pub fn every_workload(target: &str, out: &Path) -> Vec<serde_json::Value> {
+    let mut reports = Vec::new();
+    for w in WORKLOADS {
+        let common = [
+            w,
+            "--target",
+            target,
+            "--table-size",
+            "2000",
+            "--tables",
+            "2",
+            "--threads",
+            "2",
+            "--batch-size",
+            "500",
+        ];
+        let mut prepare = vec!["prepare"];
+        prepare.extend(common);
+        ok(dbrig(out, &prepare));
+        let mut run = vec!["run"];
+        run.extend(common);
+        run.extend([
+            "--events",
+            "40",
+            "--time",
+            "0",
+            "--format",
+            "json",
+            "--rand-seed",
+            "5",
+        ]);
+        let o = ok(dbrig(out, &run));
+        let v = json(&o);
+        assert_eq!(v["workload"], *w);
+        assert_eq!(v["transactions"], 40, "{w}: {v}");
+        assert!(v["queries"]["total"].as_u64().unwrap() >= 40, "{w}: {v}");
+        assert_eq!(v["fatal_errors"].as_array().unwrap().len(), 0, "{w}: {v}");
+        let mut cleanup = vec!["cleanup"];
+        cleanup.extend(common);
+        ok(dbrig(out, &cleanup));
+        reports.push(v);
+    }
+    reports
+}
+
+/// The sysbench count check: 100 oltp_read_write events on one client are exactly
+/// 1400 reads, 400 writes and 200 other statements.
+pub fn read_write_counts(target: &str, out: &Path) {
+    let common = [
+        "oltp_read_write",
+        "--target",
+        target,
+        "--table-size",
+        "1000",
+    ];
+    ok(dbrig(out, &[&["prepare"][..], &common].concat()));
+    let o = ok(dbrig(
+        out,
+        &[
+            &["run"][..],
+            &common,
+            &[
+                "--events",
+                "100",
+                "--time",
+                "0",
+                "--threads",
+                "1",
+                "--format",
+                "json",
+            ],
+        ]
+        .concat(),
+    ));
+    let v = json(&o);
+    assert_eq!(v["transactions"], 100);
+    assert_eq!(
+        (
+            v["queries"]["read"].as_u64(),
+            v["queries"]["write"].as_u64(),
+            v["queries"]["other"].as_u64()
+        ),
+        (Some(1400), Some(400), Some(200)),
+        "{v}"
+    );
+    ok(dbrig(out, &[&["cleanup"][..], &common].concat()));
+}
+
+/// Bad inputs every server-backed engine must answer with one clear line.
+pub fn missing_and_existing_tables(target: &str, out: &Path) {
+    let o = dbrig(
+        out,
+        &["run", "oltp_read_only", "--target", target, "--time", "1"],
+    );
+    let e = error_line(&o);
+    assert!(
+        e.contains("sbtest1 does not exist") && e.contains("dbrig prepare"),
+        "{e}"
+    );
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "oltp_read_only",
+            "--target",
+            target,
+            "--table-size",
+            "100",
+        ],
+    ));
+    let e = error_line(&dbrig(
+        out,
+        &[
+            "prepare",
+            "oltp_read_only",
+            "--target",
+            target,
+            "--table-size",
+            "100",
+        ],
+    ));
+    assert!(
+        e.contains("sbtest1 already exists") && e.contains("dbrig cleanup"),
+        "{e}"
+    );
+    ok(dbrig(
+        out,
+        &["cleanup", "oltp_read_only", "--target", target],
+    ));
+}

@@ -1,0 +1,258 @@
+//! The mock engine: whole runs with exact, deterministic counts and scheduled faults.
+
+use crate::{dbrig, error_line, json, ok, text};
+
+#[test]
+fn read_write_counts_are_exact() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            "mock:",
+            "--events",
+            "100",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    ));
+    let v = json(&o);
+    assert_eq!(v["transactions"], 100);
+    assert_eq!(v["queries"]["read"], 1400);
+    assert_eq!(v["queries"]["write"], 400);
+    assert_eq!(v["queries"]["other"], 200);
+    assert_eq!(v["queries"]["total"], 2000);
+    assert_eq!(v["status"], "done");
+    assert_eq!(v["target"], "mock:");
+    assert_eq!(v["server_version"], "mock-1.0");
+}
+
+#[test]
+fn deterministic_counts_for_every_workload_shape() {
+    // statements per event (read, write, other) with default options, sysbench's table
+    let expected = [
+        ("oltp_point_select", (1, 0, 0)),
+        ("oltp_read_only", (14, 0, 2)),
+        ("oltp_write_only", (0, 4, 2)),
+        ("oltp_update_index", (0, 1, 0)),
+        ("oltp_update_non_index", (0, 1, 0)),
+        ("oltp_delete", (0, 1, 0)),
+        ("oltp_insert", (0, 1, 0)),
+        ("select_random_points", (1, 0, 0)),
+        ("select_random_ranges", (1, 0, 0)),
+        ("select_batch", (1, 0, 0)),
+    ];
+    let out = tempfile::tempdir().unwrap();
+    for (w, (r, wr, oth)) in expected {
+        let v = json(&ok(dbrig(
+            out.path(),
+            &[
+                "run",
+                w,
+                "--target",
+                "mock:",
+                "--events",
+                "50",
+                "--time",
+                "0",
+                "--threads",
+                "3",
+                "--format",
+                "json",
+            ],
+        )));
+        assert_eq!(v["transactions"], 50, "{w}");
+        assert_eq!(v["queries"]["read"], 50 * r, "{w}");
+        assert_eq!(v["queries"]["write"], 50 * wr, "{w}");
+        assert_eq!(v["queries"]["other"], 50 * oth, "{w}");
+    }
+}
+
+#[test]
+fn retryable_errors_restart_the_event_and_are_counted() {
+    let out = tempfile::tempdir().unwrap();
+    // Every 23rd statement is a deadlock (1213): the event is rolled back and run again.
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_only",
+            "--target",
+            "mock:?fail_every=23",
+            "--events",
+            "20",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(v["transactions"], 20);
+    assert!(v["ignored_errors"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["fatal_errors"].as_array().unwrap().len(), 0);
+    // The same code is fatal when it is not in --retry-codes.
+    let o = dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_only",
+            "--target",
+            "mock:?fail_every=23",
+            "--events",
+            "20",
+            "--time",
+            "0",
+            "--retry-codes",
+            "40001",
+        ],
+    );
+    let e = error_line(&o);
+    assert!(
+        e.contains("mock: error 1213") && e.contains("statement: SELECT"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_event_that_can_never_finish_stops_its_client() {
+    let out = tempfile::tempdir().unwrap();
+    // 16 statements per event, every 7th fails: no attempt can succeed; the retry guard ends it.
+    let o = dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_only",
+            "--target",
+            "mock:?fail_every=7",
+            "--events",
+            "5",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    );
+    let v = json(&o);
+    assert_eq!(v["ignored_errors"], 1000, "{v}");
+    assert!(error_line(&o).contains("mock: error 1213"));
+}
+
+#[test]
+fn lost_connections_reconnect_and_are_counted() {
+    let out = tempfile::tempdir().unwrap();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?lose_every=10",
+            "--events",
+            "100",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(v["transactions"], 100);
+    assert!(v["reconnects"].as_u64().unwrap() >= 9, "{v}");
+}
+
+#[test]
+fn a_dying_server_stops_the_run_with_what_was_measured() {
+    let out = tempfile::tempdir().unwrap();
+    let o = dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?die_after=200",
+            "--threads",
+            "4",
+            "--time",
+            "5",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v = json(&o);
+    assert_eq!(v["status"], "failed");
+    assert!(v["transactions"].as_u64().unwrap() > 0);
+    assert_eq!(v["fatal_errors"].as_array().unwrap().len(), 4);
+    assert!(error_line(&o).contains("could not reconnect"));
+    // The stored run is closed as failed, with its trial.
+    let runs = String::from_utf8_lossy(&ok(dbrig(out.path(), &["runs"])).stdout).into_owned();
+    assert!(runs.contains("failed"), "{runs}");
+}
+
+#[test]
+fn rate_mode_reports_latency_from_intended_start_and_backlog() {
+    let out = tempfile::tempdir().unwrap();
+    // 1 client, 2 ms per statement (max ~500/s) asked for 2000/s: it falls behind, keeps going.
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=2000",
+            "--rate",
+            "2000",
+            "--time",
+            "1.5",
+            "--format",
+            "json",
+        ],
+    )));
+    let rate = &v["rate"];
+    assert_eq!(rate["target"], 2000.0);
+    assert!(rate["achieved"].as_f64().unwrap() < 700.0, "{rate}");
+    assert!(rate["final_backlog"].as_u64().unwrap() > 500, "{rate}");
+    // Latency from the intended start grows with the queue; service time stays near 2 ms.
+    assert!(v["latency_ms"]["p99"].as_f64().unwrap() > 200.0, "{v}");
+    assert!(
+        rate["service_time_ms"]["p50"].as_f64().unwrap() < 20.0,
+        "{rate}"
+    );
+}
+
+#[test]
+fn warmup_is_not_counted_and_intervals_follow_sysbench() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=1000",
+            "--threads",
+            "2",
+            "--warmup",
+            "0.5",
+            "--time",
+            "2",
+            "--report-interval",
+            "1",
+        ],
+    ));
+    let s = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = s.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert_eq!(lines.len(), 2, "{s}");
+    assert!(lines[0].starts_with("[ 1s ] thds: 2 tps: "), "{s}");
+    assert!(
+        lines[0].contains(" lat (ms,95%): ") && lines[0].contains(" reconn/s: "),
+        "{s}"
+    );
+    assert!(
+        s.contains("warm-up:") && s.contains("0.5s (not counted)"),
+        "{s}"
+    );
+}

@@ -1,0 +1,277 @@
+//! The machine's MariaDB at 127.0.0.1:3306 (root, no password).
+
+use std::process::Command;
+
+use crate::{
+    dbrig, error_line, every_workload, json, missing_and_existing_tables, ok,
+    read_write_counts as check_read_write_counts,
+};
+
+/// A database of the test's own on the shared server, dropped at the end.
+pub struct TestDb(pub String);
+
+impl TestDb {
+    pub fn new(name: &str) -> Self {
+        let db = format!("dbrig_it_{name}");
+        sql(&format!(
+            "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}"
+        ));
+        TestDb(db)
+    }
+
+    pub fn url(&self) -> String {
+        format!("mysql://root@127.0.0.1:3306/{}", self.0)
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        sql(&format!("DROP DATABASE IF EXISTS {}", self.0));
+    }
+}
+
+pub fn sql(statements: &str) -> String {
+    let o = Command::new("mariadb")
+        .args(["-uroot", "-h127.0.0.1", "-N", "-B", "-e", statements])
+        .output()
+        .expect("the mariadb client is installed with the server");
+    assert!(
+        o.status.success(),
+        "mariadb -e {statements}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn every_workload_end_to_end() {
+    let db = TestDb::new("all");
+    let out = tempfile::tempdir().unwrap();
+    let reports = every_workload(&db.url(), out.path());
+    assert!(
+        reports
+            .iter()
+            .all(|r| r["server_version"].as_str().unwrap().contains("MariaDB"))
+    );
+}
+
+#[test]
+fn read_write_counts_exact() {
+    let db = TestDb::new("rw");
+    let out = tempfile::tempdir().unwrap();
+    check_read_write_counts(&db.url(), out.path());
+}
+
+#[test]
+fn storage_engines() {
+    let db = TestDb::new("engines");
+    let out = tempfile::tempdir().unwrap();
+    for engine in ["myisam", "aria", "memory"] {
+        let common = [
+            "oltp_read_write",
+            "--target",
+            &db.url(),
+            "--table-size",
+            "500",
+            "--mysql-storage-engine",
+            engine,
+        ];
+        ok(dbrig(out.path(), &[&["prepare"][..], &common].concat()));
+        let created = sql(&format!(
+            "SELECT engine FROM information_schema.tables WHERE table_schema='{}' AND table_name='sbtest1'",
+            db.0
+        ));
+        assert_eq!(created.trim().to_lowercase(), engine, "{engine}");
+        let v = json(&ok(dbrig(
+            out.path(),
+            &[
+                &["run"][..],
+                &common,
+                &["--events", "20", "--time", "0", "--format", "json"],
+            ]
+            .concat(),
+        )));
+        assert_eq!(v["transactions"], 20);
+        ok(dbrig(out.path(), &[&["cleanup"][..], &common].concat()));
+    }
+}
+
+#[test]
+fn runs_on_tables_it_did_not_create_but_refuses_to_drop_them() {
+    let db = TestDb::new("foreign");
+    let out = tempfile::tempdir().unwrap();
+    // A table as sysbench creates it.
+    sql(&format!(
+        "CREATE TABLE {}.sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, \
+         c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB; \
+         INSERT INTO {}.sbtest1 (k, c, pad) SELECT seq, 'c', 'p' FROM {}.seq_1_to_1000",
+        db.0, db.0, db.0
+    ));
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &db.url(),
+            "--table-size",
+            "1000",
+            "--events",
+            "50",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(v["transactions"], 50);
+    let e = error_line(&dbrig(
+        out.path(),
+        &["cleanup", "oltp_point_select", "--target", &db.url()],
+    ));
+    assert!(e.contains("not created by dbrig"), "{e}");
+    assert_eq!(
+        sql(&format!("SELECT COUNT(*) FROM {}.sbtest1", db.0)).trim(),
+        "1000"
+    );
+}
+
+#[test]
+fn tables_errors() {
+    let db = TestDb::new("tables");
+    let out = tempfile::tempdir().unwrap();
+    missing_and_existing_tables(&db.url(), out.path());
+}
+
+#[test]
+fn killed_connections_reconnect() {
+    let db = TestDb::new("kill");
+    let out = tempfile::tempdir().unwrap();
+    let common = [
+        "oltp_read_only",
+        "--target",
+        &db.url(),
+        "--table-size",
+        "1000",
+    ];
+    ok(dbrig(out.path(), &[&["prepare"][..], &common].concat()));
+    let url = db.url();
+    let name = db.0.clone();
+    let runner = std::thread::spawn({
+        let out = out.path().to_owned();
+        move || {
+            dbrig(
+                &out,
+                &[
+                    "run",
+                    "oltp_read_only",
+                    "--target",
+                    &url,
+                    "--table-size",
+                    "1000",
+                    "--threads",
+                    "2",
+                    "--time",
+                    "4",
+                    "--format",
+                    "json",
+                ],
+            )
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let ids = sql(&format!(
+        "SELECT id FROM information_schema.processlist WHERE db='{name}'"
+    ));
+    for id in ids.split_whitespace() {
+        let _ = Command::new("mariadb")
+            .args(["-uroot", "-h127.0.0.1", "-e", &format!("KILL {id}")])
+            .output();
+    }
+    let o = ok(runner.join().unwrap());
+    let v = json(&o);
+    assert!(v["reconnects"].as_u64().unwrap() >= 1, "{v}");
+    assert!(v["transactions"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn password_handling() {
+    let out = tempfile::tempdir().unwrap();
+    let db = TestDb::new("pw");
+    let user = "dbrig_it_pw";
+    sql(&format!(
+        "DROP USER IF EXISTS '{user}'@'%'; DROP USER IF EXISTS '{user}'@'localhost'; \
+         CREATE USER '{user}'@'%' IDENTIFIED BY 'Sekr3t-pw'; CREATE USER '{user}'@'localhost' IDENTIFIED BY 'Sekr3t-pw'; \
+         GRANT ALL ON {db}.* TO '{user}'@'%'; GRANT ALL ON {db}.* TO '{user}'@'localhost'",
+        db = db.0
+    ));
+    let target = format!("mysql://{user}@127.0.0.1:3306/{}", db.0);
+    // Wrong password: one line naming the problem, no secret in it.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args([
+            "run",
+            "oltp_point_select",
+            "--target",
+            &target,
+            "--password-env",
+            "DBRIG_IT_PW",
+            "--time",
+            "1",
+        ])
+        .arg(format!("--out={}", out.path().display()))
+        .env("DBRIG_IT_PW", "wrong-one")
+        .output()
+        .unwrap();
+    let e = error_line(&o);
+    assert!(!e.contains("wrong-one"), "{e}");
+    assert!(
+        e.to_lowercase().contains("access denied") || e.contains("1045"),
+        "{e}"
+    );
+    // Right password from a file: the run reaches the server (tables missing is the next error).
+    let pw = out.path().join("pw");
+    std::fs::write(&pw, "Sekr3t-pw\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pw, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &target,
+            "--password-file",
+            pw.to_str().unwrap(),
+            "--time",
+            "1",
+            "--table-size",
+            "1",
+        ],
+    );
+    let e = error_line(&o);
+    assert!(e.contains("does not exist") || e.contains("sbtest1"), "{e}");
+    // A password in the URL works with a warning and is never printed or stored.
+    let url_target = format!("mysql://{user}:Sekr3t-pw@127.0.0.1:3306/{}", db.0);
+    let o = dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &url_target,
+            "--time",
+            "1",
+        ],
+    );
+    let all = crate::text(&o);
+    assert!(
+        all.contains("warning: the password in the target URL"),
+        "{all}"
+    );
+    assert!(!all.contains("Sekr3t"), "{all}");
+    let stored = std::fs::read(out.path().join("results.db")).unwrap();
+    assert!(!String::from_utf8_lossy(&stored).contains("Sekr3t"));
+    sql(&format!(
+        "DROP USER '{user}'@'%'; DROP USER '{user}'@'localhost'"
+    ));
+}

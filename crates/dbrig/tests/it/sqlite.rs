@@ -1,0 +1,70 @@
+//! Embedded SQLite: the default target.
+
+use crate::{
+    dbrig, every_workload, json, missing_and_existing_tables, ok,
+    read_write_counts as check_read_write_counts,
+};
+
+#[test]
+fn every_workload_end_to_end() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("bench.sqlite").display());
+    let reports = every_workload(&target, out.path());
+    assert!(
+        reports
+            .iter()
+            .all(|r| r["server_version"].as_str().unwrap().starts_with("SQLite "))
+    );
+}
+
+#[test]
+fn read_write_counts_exact() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("rw.sqlite").display());
+    check_read_write_counts(&target, out.path());
+}
+
+#[test]
+fn default_target_is_a_file_in_the_output_folder() {
+    let out = tempfile::tempdir().unwrap();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--prepare",
+            "--table-size",
+            "500",
+            "--time",
+            "0.5",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(
+        v["target"],
+        format!("sqlite:{}", out.path().join("dbrig.sqlite").display())
+    );
+    assert!(out.path().join("dbrig.sqlite").exists());
+    assert!(out.path().join("results.db").exists());
+    // --prepare is a no-op once the tables are there.
+    ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--prepare",
+            "--table-size",
+            "500",
+            "--time",
+            "0.2",
+        ],
+    ));
+}
+
+#[test]
+fn tables_errors() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("t.sqlite").display());
+    missing_and_existing_tables(&target, out.path());
+}
