@@ -35,6 +35,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// List the runs stored in the results database.
     Runs(StoreArgs),
+    /// Report a stored run: tables, verdicts, JSON/CSV/Markdown exports, SVG charts, HTML page.
+    Report(crate::report_cmd::ReportArgs),
+    /// Compare two stored runs (RUN_A is the baseline).
+    Compare(crate::report_cmd::CompareArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

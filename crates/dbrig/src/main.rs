@@ -6,6 +6,7 @@ mod commands;
 mod connection;
 mod plan;
 mod plan_exec;
+mod report_cmd;
 
 use std::process::ExitCode;
 
@@ -43,6 +44,8 @@ fn main() -> ExitCode {
             cli::Command::List => commands::list(),
             cli::Command::Doctor(a) => commands::doctor(a),
             cli::Command::Runs(a) => commands::runs(a),
+            cli::Command::Report(a) => report_cmd::report(a),
+            cli::Command::Compare(a) => report_cmd::compare(a),
         }
     });
     // Connections closing in the background must not hold the process open.

@@ -6,6 +6,7 @@
 mod bad_input;
 mod mock;
 mod mysql;
+mod plans;
 mod postgres;
 mod sqlite;
 
@@ -51,8 +52,7 @@ pub fn error_line(o: &Output) -> String {
     assert!(!o.status.success(), "expected a failure:\n{}", text(o));
     let err = String::from_utf8_lossy(&o.stderr);
     err.lines()
-        .filter(|l| l.starts_with("dbrig: error:"))
-        .last()
+        .rfind(|l| l.starts_with("dbrig: error:"))
         .unwrap_or_else(|| panic!("no error line:\n{}", text(o)))
         .to_owned()
 }
