@@ -261,3 +261,23 @@ fn single_run_ctrl_c_is_stored_as_interrupted() {
     assert!(v["transactions"].as_u64().unwrap() > 100);
     assert!(v["duration_s"].as_f64().unwrap() < 10.0);
 }
+
+#[test]
+fn example_plans_resolve() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plans");
+    let out = tempfile::tempdir().unwrap();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        seen += 1;
+        let o = ok(dbrig(
+            out.path(),
+            &["run", path.to_str().unwrap(), "--define", "A_TARGET=mock:", "--define", "B_TARGET=mock:", "--dry-run"],
+        ));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Trials:"), "{}", text(&o));
+    }
+    assert!(seen >= 4);
+}
