@@ -183,55 +183,31 @@ pub fn spec_key(spec: &serde_json::Value) -> String {
     format!("{h:016x}")
 }
 
-/// After each plan trial: regenerate the run's HTML page so a long run can be watched.
-pub fn after_trial_hook(_store: &Store, _run: dbrig_store::RunId, _out: &StoreArgs) {}
+/// Where a plan run's self-contained HTML page goes.
+pub fn html_path(out: &StoreArgs, run: dbrig_store::RunId) -> std::path::PathBuf {
+    out.out.join(format!("run-{}.html", run.0))
+}
 
-/// The console report of a plan run.
+/// After each plan trial: regenerate the run's HTML page so a long run can be watched.
+/// A page that cannot be written is reported and the plan goes on (results are in the store).
+pub fn after_trial_hook(store: &Store, run: dbrig_store::RunId, out: &StoreArgs) {
+    if let Err(e) = dbrig_report::write_html_report(store, run, &html_path(out, run)) {
+        eprintln!("dbrig: warning: could not update the HTML report: {e}");
+    }
+}
+
+/// The console report of a plan run: the seeds' tables and the verdicts.
 pub fn print_plan_report(
     store: &Store,
     run: dbrig_store::RunId,
     baseline: &str,
-    _out: &StoreArgs,
+    out: &StoreArgs,
 ) -> Result<()> {
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::NOTHING);
-    table.set_header([
-        "configuration",
-        "workload",
-        "clients",
-        "trials",
-        "median qps",
-        "median tps",
-    ]);
-    for c in store.cells(run)? {
-        let trials: Vec<_> = store
-            .trials(c.id)?
-            .into_iter()
-            .filter(|t| t.status == TrialStatus::Done)
-            .collect();
-        let qps: Vec<f64> = trials
-            .iter()
-            .filter_map(|t| t.measurements.as_ref().map(|m| m.qps))
-            .collect();
-        let tps: Vec<f64> = trials
-            .iter()
-            .filter_map(|t| t.measurements.as_ref().map(|m| m.tps))
-            .collect();
-        let med = |v: &[f64]| {
-            dbrig_core::stats::median(v)
-                .map(|m| format!("{m:.2}"))
-                .unwrap_or_else(|| "-".into())
-        };
-        table.add_row([
-            c.configuration.clone(),
-            c.workload.clone(),
-            c.clients.to_string(),
-            trials.len().to_string(),
-            med(&qps),
-            med(&tps),
-        ]);
-    }
-    println!("Baseline: {baseline}\n{table}");
+    let mut data = dbrig_report::ReportData::load(store, run)?;
+    data.set_baseline(baseline)?;
+    println!("{}", dbrig_report::report_text(&data));
+    after_trial_hook(store, run, out);
+    println!("HTML report: {}", html_path(out, run).display());
     Ok(())
 }
 

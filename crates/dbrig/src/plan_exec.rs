@@ -129,6 +129,20 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         return Ok(ExitCode::SUCCESS);
     }
     let mut store = open_store(&args.store)?;
+    // SQLite file targets may name a folder that does not exist yet (e.g. the output folder).
+    for c in &plan.configurations {
+        if let dbrig_driver::Target::Sqlite { path: Some(p) } = &c.target
+            && let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                anyhow::anyhow!(
+                    "configuration '{}': cannot create {}: {e}",
+                    c.name,
+                    parent.display()
+                )
+            })?;
+        }
+    }
     let resumed = if args.resume {
         store.latest_plan_run(&plan.name)?
     } else {

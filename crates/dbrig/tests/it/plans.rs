@@ -275,9 +275,21 @@ fn example_plans_resolve() {
         seen += 1;
         let o = ok(dbrig(
             out.path(),
-            &["run", path.to_str().unwrap(), "--define", "A_TARGET=mock:", "--define", "B_TARGET=mock:", "--dry-run"],
+            &[
+                "run",
+                path.to_str().unwrap(),
+                "--define",
+                "A_TARGET=mock:",
+                "--define",
+                "B_TARGET=mock:",
+                "--dry-run",
+            ],
         ));
-        assert!(String::from_utf8_lossy(&o.stdout).contains("Trials:"), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("Trials:"),
+            "{}",
+            text(&o)
+        );
     }
     assert!(seen >= 4);
 }
