@@ -312,6 +312,9 @@ impl ReportData {
     /// names when the two runs' names are disjoint; otherwise each is named after its run
     /// (`run7`, or `run7/NAME` when a run has several), so A and B never merge.
     pub fn load_compare(store: &Store, a: RunId, b: RunId) -> Result<ReportData, ReportError> {
+        if a == b {
+            return Err(ReportError::SameRun { run: a });
+        }
         let infos = [RunInfo::from(store.run(a)?), RunInfo::from(store.run(b)?)];
         let configs = |run: RunId| -> Result<BTreeSet<String>, ReportError> {
             Ok(store
@@ -321,7 +324,7 @@ impl ReportData {
                 .collect())
         };
         let (ca, cb) = (configs(a)?, configs(b)?);
-        let distinct = a != b && ca.is_disjoint(&cb);
+        let distinct = ca.is_disjoint(&cb);
         let mut cells = Vec::new();
         for (run, set) in [(a, &ca), (b, &cb)] {
             let single = set.len() == 1;

@@ -10,6 +10,8 @@ pub enum ReportError {
     Store(#[from] StoreError),
     #[error("run {run} has no cells: nothing to report yet")]
     EmptyRun { run: RunId },
+    #[error("run {run} compared with itself: pass two different runs")]
+    SameRun { run: RunId },
     #[error("no configuration named {name:?} (configurations: {known})")]
     NoSuchConfiguration { name: String, known: String },
     #[error("cannot write {path}")]

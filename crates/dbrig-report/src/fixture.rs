@@ -267,7 +267,7 @@ pub fn scale_run(
     for w in 0..workloads {
         let workload = format!("workload_{w:02}");
         for c in 0..clients {
-            let count = 1u32 << (c % 12) as u32 | (c / 12) as u32;
+            let count = (c as u32 + 1).pow(2);
             for k in 0..configurations {
                 let conf = format!("conf{k}");
                 let key = format!("{conf}/{workload}/{count}");

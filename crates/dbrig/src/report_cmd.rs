@@ -190,3 +190,23 @@ fn write_svgs(store: &Store, data: &ReportData, dir: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_names_become_safe_file_names() {
+        assert_eq!(file_stem("oltp_read_only"), "oltp_read_only");
+        assert_eq!(file_stem("../q 1/x"), "___q_1_x");
+    }
+
+    #[test]
+    fn run_ids_and_latest() {
+        let store = Store::open_in_memory().unwrap();
+        assert!(resolve_run(&store, "latest").is_err());
+        assert_eq!(resolve_run(&store, "12").unwrap(), RunId(12));
+        let err = resolve_run(&store, "yesterday").unwrap_err().to_string();
+        assert!(err.contains("neither a run id nor `latest`"), "{err}");
+    }
+}

@@ -30,3 +30,11 @@ fn distinct_configuration_names_are_kept() {
     let data = ReportData::load_compare(&store, a, demo).unwrap();
     assert_eq!(data.configurations, ["default", "off", "8", "32"]);
 }
+
+#[test]
+fn a_run_is_not_compared_with_itself() {
+    let mut store = Store::open_in_memory().unwrap();
+    let a = fixture::single_run(&mut store, "before", 1.0).unwrap();
+    let err = ReportData::load_compare(&store, a, a).unwrap_err();
+    assert!(err.to_string().contains("compared with itself"), "{err}");
+}
