@@ -3,6 +3,7 @@
 
 mod compare;
 mod html_browser;
+mod live;
 mod snapshots;
 
 use std::path::PathBuf;
