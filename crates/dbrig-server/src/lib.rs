@@ -8,16 +8,24 @@
 //!   processes) and `dbrig doctor`'s warnings about what would distort a benchmark;
 //! - [`procstat`]: OS statistics sampled during each trial (CPU user/system/iowait, disk
 //!   throughput, memory, the server process's CPU and RSS);
-//! - later: managed servers (start, stop, configure), cache dropping and CPU pinning.
+//! - [`managed`]: managed database servers (MariaDB, MySQL, PostgreSQL from any build):
+//!   data directory initialisation, start on a free loopback port, readiness, restart with
+//!   other parameters, data snapshots, clean stop, no orphan processes, restart detection;
+//! - later: cache dropping and CPU pinning.
 //!
 //! Contract: Linux facts are read from `/proc` and `/sys` without libc (`unsafe` is forbidden),
 //! and reading never fails a run: unknown facts are `None`. This crate must not depend on
 //! workloads, the result store or reports; they depend on it (or on its serialised types).
 
 pub mod host;
+pub mod managed;
 pub mod procstat;
 
 pub use host::{
     BusyProcess, HostFacts, KernelInfo, Warning, WarningKind, WarningLevel, doctor_warnings,
+};
+pub use managed::{
+    ConnectionInfo, Engine, LifeMark, ManagedError, ManagedServer, Params, ServerDef, ServerGuard,
+    ServerState, ServerStatus, server_restarted, shutdown_all,
 };
 pub use procstat::{OsSample, OsSampler, ProcessUsage, SystemSnapshot};

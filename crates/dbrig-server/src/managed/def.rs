@@ -1,0 +1,445 @@
+//! Server definitions: what to run, from where, with which settings. One struct serves the CLI
+//! and plans (`[[server]]` tables).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ManagedError, Result};
+
+/// The server engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Mariadb,
+    Mysql,
+    Postgres,
+}
+
+impl Engine {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::Mariadb => "mariadb",
+            Engine::Mysql => "mysql",
+            Engine::Postgres => "postgres",
+        }
+    }
+
+    /// The account a server runs as when dbrig runs as root.
+    pub fn default_user(&self) -> &'static str {
+        match self {
+            Engine::Mariadb | Engine::Mysql => "mysql",
+            Engine::Postgres => "postgres",
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Startup parameters, in order: `key=value` pairs. Deserialises from a table
+/// (`params = { max_connections = 77 }`) or a list (`params = ["max_connections=77"]`);
+/// serialises as the list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Params(pub Vec<(String, String)>);
+
+impl Params {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `key=value` strings (a bare `key` means `key=on`, a MariaDB-style switch).
+    pub fn parse<S: AsRef<str>>(items: &[S]) -> Result<Self> {
+        let mut out = Vec::new();
+        for it in items {
+            let it = it.as_ref().trim();
+            let it = it.strip_prefix("--").unwrap_or(it);
+            let (k, v) = match it.split_once('=') {
+                Some((k, v)) => (k.trim(), v.trim()),
+                None => (it, "on"),
+            };
+            if k.is_empty() {
+                return Err(ManagedError::BadDefinition(format!(
+                    "startup parameter {it:?} has no name (expected key=value)"
+                )));
+            }
+            out.push((k.to_owned(), v.to_owned()));
+        }
+        Ok(Params(out))
+    }
+
+    /// Adds or replaces one parameter.
+    pub fn set(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        let key = key.into();
+        let value = value.into();
+        match self.0.iter_mut().find(|(k, _)| norm(k) == norm(&key)) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key, value)),
+        }
+        self
+    }
+
+    /// `self` overridden by `other` (same key, `-` and `_` alike, is replaced).
+    pub fn merged(&self, other: &Params) -> Params {
+        other
+            .0
+            .iter()
+            .fold(self.clone(), |acc, (k, v)| acc.set(k.clone(), v.clone()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &(String, String)> {
+        self.0.iter()
+    }
+
+    /// The `key=value` strings.
+    pub fn to_strings(&self) -> Vec<String> {
+        self.0.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+}
+
+fn norm(k: &str) -> String {
+    k.replace('-', "_").to_ascii_lowercase()
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ParamValue {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl ParamValue {
+    fn render(self) -> String {
+        match self {
+            ParamValue::Str(s) => s,
+            ParamValue::Int(i) => i.to_string(),
+            ParamValue::Float(f) => f.to_string(),
+            ParamValue::Bool(b) => if b { "on" } else { "off" }.to_owned(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ParamsRepr {
+    List(Vec<String>),
+    Map(BTreeMap<String, ParamValue>),
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match ParamsRepr::deserialize(d)? {
+            ParamsRepr::List(l) => Params::parse(&l).map_err(serde::de::Error::custom),
+            ParamsRepr::Map(m) => Ok(Params(
+                m.into_iter().map(|(k, v)| (k, v.render())).collect(),
+            )),
+        }
+    }
+}
+
+impl Serialize for Params {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.to_strings().serialize(s)
+    }
+}
+
+/// A server dbrig manages. Paths are used as given (relative to the working directory).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ServerDef {
+    /// Name of the server (letters, digits, `-`, `_`, `.`): its state folder is
+    /// `<state>/servers/<name>`.
+    pub name: String,
+    /// `mariadb`, `mysql` or `postgres`.
+    pub engine: Engine,
+    /// Install prefix of the build to run (binaries under `bin/`, `sbin/`, `scripts/`).
+    /// Default: what is installed (`PATH`, `/usr/sbin`, `/usr/lib/postgresql/*/bin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<PathBuf>,
+    /// Explicit server binary (`mariadbd`, `mysqld`, `postgres`); overrides `prefix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_bin: Option<PathBuf>,
+    /// Explicit initialiser (`mariadb-install-db`, `initdb`); default: next to the server
+    /// binary, else in the prefix, else installed. MySQL initialises with `mysqld` itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_bin: Option<PathBuf>,
+    /// Data directory. Default: `<state>/servers/<name>/data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// Server configuration file (MariaDB/MySQL `--defaults-file`, PostgreSQL `config_file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_file: Option<PathBuf>,
+    /// Startup parameters (`--key=value` for MariaDB/MySQL, `-c key=value` for PostgreSQL).
+    #[serde(default, skip_serializing_if = "Params::is_empty")]
+    pub params: Params,
+    /// The account to run the server as when dbrig runs as root (default `mysql` for
+    /// MariaDB/MySQL, `postgres` for PostgreSQL; PostgreSQL refuses to run as root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as: Option<String>,
+    /// A fixed loopback port. Default: a free one, picked at each start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Seconds to wait for the server to accept connections (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_timeout: Option<f64>,
+    /// Seconds to wait for a clean shutdown before SIGKILL (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_timeout: Option<f64>,
+}
+
+impl ServerDef {
+    /// A definition with everything defaulted.
+    pub fn new(name: impl Into<String>, engine: Engine) -> Self {
+        ServerDef {
+            name: name.into(),
+            engine,
+            prefix: None,
+            server_bin: None,
+            init_bin: None,
+            data_dir: None,
+            config_file: None,
+            params: Params::default(),
+            run_as: None,
+            port: None,
+            start_timeout: None,
+            stop_timeout: None,
+        }
+    }
+
+    pub fn start_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.start_timeout.unwrap_or(60.0).max(0.1))
+    }
+
+    pub fn stop_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.stop_timeout.unwrap_or(60.0).max(0.1))
+    }
+
+    /// Checks the name (it becomes a folder name).
+    pub fn validate(&self) -> Result<()> {
+        let ok = !self.name.is_empty()
+            && self.name.len() <= 64
+            && !self.name.starts_with('.')
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !ok {
+            return Err(ManagedError::BadDefinition(format!(
+                "server name {:?}: use letters, digits, '-', '_', '.'",
+                self.name
+            )));
+        }
+        for (label, timeout) in [
+            ("start-timeout", self.start_timeout),
+            ("stop-timeout", self.stop_timeout),
+        ] {
+            if let Some(t) = timeout
+                && !(t.is_finite() && t > 0.0)
+            {
+                return Err(ManagedError::BadDefinition(format!(
+                    "server {}: {label} must be a positive number of seconds",
+                    self.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The server binary.
+    pub fn resolve_server_bin(&self) -> Result<PathBuf> {
+        let names: &[&str] = match self.engine {
+            Engine::Mariadb => &["mariadbd", "mysqld"],
+            Engine::Mysql => &["mysqld"],
+            Engine::Postgres => &["postgres"],
+        };
+        self.resolve("server binary", self.server_bin.as_deref(), names, None)
+    }
+
+    /// The data-directory initialiser (for MySQL: the server binary itself).
+    pub fn resolve_init_bin(&self, server_bin: &Path) -> Result<PathBuf> {
+        let names: &[&str] = match self.engine {
+            Engine::Mariadb => &["mariadb-install-db", "mysql_install_db"],
+            Engine::Mysql => return Ok(server_bin.to_owned()),
+            Engine::Postgres => &["initdb"],
+        };
+        self.resolve(
+            "data directory initialiser",
+            self.init_bin.as_deref(),
+            names,
+            server_bin.parent(),
+        )
+    }
+
+    fn resolve(
+        &self,
+        what: &'static str,
+        explicit: Option<&Path>,
+        names: &[&str],
+        sibling_dir: Option<&Path>,
+    ) -> Result<PathBuf> {
+        let not_found = |looked: Vec<PathBuf>| ManagedError::BinaryNotFound {
+            server: self.name.clone(),
+            what,
+            looked: looked
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        if let Some(p) = explicit {
+            return if is_executable(p) {
+                Ok(p.to_owned())
+            } else {
+                Err(not_found(vec![p.to_owned()]))
+            };
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Some(d) = sibling_dir {
+            dirs.push(d.to_owned());
+        }
+        if let Some(prefix) = &self.prefix {
+            for sub in ["bin", "sbin", "libexec", "scripts"] {
+                dirs.push(prefix.join(sub));
+            }
+        } else {
+            if let Some(path) = std::env::var_os("PATH") {
+                dirs.extend(std::env::split_paths(&path));
+            }
+            dirs.extend(
+                ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"].map(PathBuf::from),
+            );
+            if self.engine == Engine::Postgres {
+                dirs.extend(installed_postgres_bins());
+            }
+        }
+        let mut looked = Vec::new();
+        for name in names {
+            for d in &dirs {
+                let p = d.join(name);
+                if is_executable(&p) {
+                    return Ok(p);
+                }
+                looked.push(p);
+            }
+        }
+        looked.dedup();
+        if looked.len() > 6 {
+            let n = looked.len();
+            looked.truncate(6);
+            looked.push(PathBuf::from(format!("… {} more", n - 6)));
+        }
+        Err(not_found(looked))
+    }
+}
+
+/// `/usr/lib/postgresql/<version>/bin`, newest version first.
+fn installed_postgres_bins() -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir("/usr/lib/postgresql") else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u32, PathBuf)> = rd
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let ver = e.file_name().to_str()?.split('.').next()?.parse().ok()?;
+            Some((ver, e.path().join("bin")))
+        })
+        .collect();
+    v.sort_by_key(|e| std::cmp::Reverse(e.0));
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Doc {
+        server: Vec<ServerDef>,
+    }
+
+    #[test]
+    fn parses_toml_tables() {
+        let doc: Doc = toml::from_str(
+            r#"
+            [[server]]
+            name = "maria"
+            engine = "mariadb"
+            prefix = "/opt/mariadb-11.4"
+            params = { max_connections = 77, skip_name_resolve = true, innodb_buffer_pool_size = "1G" }
+            start-timeout = 30
+
+            [[server]]
+            name = "pg"
+            engine = "postgres"
+            params = ["shared_buffers=256MB", "--fsync=off"]
+            run-as = "postgres"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(doc.server.len(), 2);
+        let m = &doc.server[0];
+        assert_eq!(m.engine, Engine::Mariadb);
+        assert_eq!(
+            m.params.to_strings(),
+            [
+                "innodb_buffer_pool_size=1G",
+                "max_connections=77",
+                "skip_name_resolve=on"
+            ]
+        );
+        assert_eq!(m.start_timeout(), Duration::from_secs(30));
+        let p = &doc.server[1];
+        assert_eq!(p.params.to_strings(), ["shared_buffers=256MB", "fsync=off"]);
+        assert_eq!(p.run_as.as_deref(), Some("postgres"));
+        // Round trip through JSON.
+        let j = serde_json::to_string(p).unwrap();
+        let back: ServerDef = serde_json::from_str(&j).unwrap();
+        assert_eq!(&back, p);
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_bad_names() {
+        let r: std::result::Result<Doc, _> =
+            toml::from_str("[[server]]\nname='a'\nengine='mariadb'\ndatadir='x'\n");
+        assert!(r.unwrap_err().to_string().contains("datadir"));
+        assert!(ServerDef::new("../x", Engine::Mariadb).validate().is_err());
+        assert!(ServerDef::new("ok-1.2", Engine::Mariadb).validate().is_ok());
+    }
+
+    #[test]
+    fn params_merge_and_parse() {
+        let a = Params::parse(&["max_connections=10", "port=1"]).unwrap();
+        let b = Params::parse(&["max-connections=77"]).unwrap();
+        assert_eq!(a.merged(&b).to_strings(), ["max_connections=77", "port=1"]);
+        assert!(Params::parse(&["=3"]).is_err());
+    }
+
+    #[test]
+    fn missing_explicit_binary() {
+        let mut d = ServerDef::new("x", Engine::Postgres);
+        d.server_bin = Some("/nonexistent/postgres".into());
+        let e = d.resolve_server_bin().unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/postgres"), "{e}");
+        let mut d = ServerDef::new("x", Engine::Mariadb);
+        d.prefix = Some("/nonexistent-prefix".into());
+        let e = d.resolve_server_bin().unwrap_err().to_string();
+        assert!(e.contains("/nonexistent-prefix/bin/mariadbd"), "{e}");
+    }
+}

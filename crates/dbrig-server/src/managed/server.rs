@@ -1,0 +1,1063 @@
+//! One managed server: init, start, wait, stop, restart, status, snapshots.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::net::TcpListener;
+use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::process::{self, RunAs};
+use super::{Engine, LifeMark, ManagedError, Params, Result, ServerDef, probe};
+
+const MARKER: &str = ".dbrig-managed";
+const STATE_FILE: &str = "state.json";
+/// Unix socket paths are limited to 108 bytes (`sun_path`), including the terminating NUL.
+const MAX_SOCKET_PATH: usize = 100;
+
+/// What a caller needs to build a connection target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionInfo {
+    pub engine: Engine,
+    /// Always `127.0.0.1`.
+    pub host: String,
+    pub port: u16,
+    /// The Unix socket file.
+    pub socket: PathBuf,
+    /// `root` (MariaDB/MySQL, empty password) or `postgres` (trust authentication).
+    pub user: String,
+    /// `test` for MariaDB/MySQL, `postgres` for PostgreSQL (a `test` database exists too).
+    pub database: String,
+}
+
+impl ConnectionInfo {
+    /// A dbrig target URL over TCP (`mysql://root@127.0.0.1:PORT/test`, …).
+    pub fn url(&self) -> String {
+        let scheme = match self.engine {
+            Engine::Mariadb | Engine::Mysql => "mysql",
+            Engine::Postgres => "postgres",
+        };
+        format!(
+            "{scheme}://{}@{}:{}/{}",
+            self.user, self.host, self.port, self.database
+        )
+    }
+}
+
+/// What `state.json` records about a running server (read by `dbrig server stop|status`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerState {
+    pub name: String,
+    pub engine: Engine,
+    /// The server's pid; it also leads its own process group.
+    pub pid: u32,
+    pub port: u16,
+    pub socket: PathBuf,
+    pub data_dir: PathBuf,
+    pub log: PathBuf,
+    pub started_unix: f64,
+    /// The effective startup parameters (definition merged with the start's extras).
+    pub params: Vec<String>,
+}
+
+/// A server's status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub engine: Engine,
+    pub running: bool,
+    /// The running server's pid, or the last one if it died.
+    pub pid: Option<u32>,
+    pub port: Option<u16>,
+    pub socket: Option<PathBuf>,
+    pub uptime_secs: Option<f64>,
+    pub data_dir: PathBuf,
+    pub initialised: bool,
+    pub log: PathBuf,
+    /// How the last server process ended, if this process saw it end unexpectedly or stop.
+    pub last_exit: Option<String>,
+    /// How many times this `ManagedServer` started the server.
+    pub generation: u64,
+}
+
+struct Running {
+    /// `None` when adopted from `state.json` (started by another dbrig process).
+    child: Option<Child>,
+    pid: u32,
+    port: u16,
+    socket: PathBuf,
+    started: SystemTime,
+    params: Params,
+}
+
+/// A database server that dbrig runs. Dropping it stops a server it started (unless detached).
+pub struct ManagedServer {
+    def: ServerDef,
+    dir: PathBuf,
+    data_dir: PathBuf,
+    server_bin: PathBuf,
+    /// Set when running as root: the account the server runs as.
+    run_as: Option<RunAs>,
+    running: Option<Running>,
+    generation: u64,
+    last_pid: Option<u32>,
+    last_exit: Option<String>,
+}
+
+impl std::fmt::Debug for ManagedServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagedServer")
+            .field("name", &self.def.name)
+            .field("engine", &self.def.engine)
+            .field("data_dir", &self.data_dir)
+            .field("pid", &self.running.as_ref().map(|r| r.pid))
+            .finish()
+    }
+}
+
+fn now_unix(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl ManagedServer {
+    /// Resolves binaries and paths and adopts a server that another dbrig process left
+    /// running (`state.json`), without touching the data directory.
+    pub fn open(def: ServerDef, state_dir: &Path) -> Result<Self> {
+        def.validate()?;
+        let name = def.name.clone();
+        let io = |context: &str| {
+            let server = name.clone();
+            let context = context.to_owned();
+            move |source| ManagedError::Io {
+                server,
+                context,
+                source,
+            }
+        };
+        let state_dir = std::path::absolute(state_dir).map_err(io("state folder"))?;
+        let dir = state_dir.join("servers").join(&def.name);
+        let data_dir = match &def.data_dir {
+            Some(d) => std::path::absolute(d).map_err(io("data directory"))?,
+            None => dir.join("data"),
+        };
+        let server_bin = def.resolve_server_bin()?;
+        let run_as = if process::is_root() {
+            let user = def
+                .run_as
+                .clone()
+                .unwrap_or_else(|| def.engine.default_user().to_owned());
+            if user == "root" && def.engine == Engine::Postgres {
+                return Err(ManagedError::BadDefinition(format!(
+                    "server {}: PostgreSQL refuses to run as root; set run-as to an unprivileged user",
+                    def.name
+                )));
+            }
+            Some(
+                process::lookup_user(&user).ok_or_else(|| ManagedError::UnknownUser {
+                    server: def.name.clone(),
+                    user: user.clone(),
+                })?,
+            )
+        } else {
+            None
+        };
+        let mut s = ManagedServer {
+            def,
+            dir,
+            data_dir,
+            server_bin,
+            run_as,
+            running: None,
+            generation: 0,
+            last_pid: None,
+            last_exit: None,
+        };
+        s.adopt_state()?;
+        Ok(s)
+    }
+
+    /// [`open`](Self::open), then initialises the data directory unless it already is a
+    /// dbrig-initialised one of this engine. A non-empty directory without dbrig's marker is
+    /// refused.
+    pub fn init(def: ServerDef, state_dir: &Path) -> Result<Self> {
+        let mut s = Self::open(def, state_dir)?;
+        s.initialise()?;
+        Ok(s)
+    }
+
+    pub fn def(&self) -> &ServerDef {
+        &self.def
+    }
+
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The server's state folder (`<state>/servers/<name>`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    pub fn server_bin(&self) -> &Path {
+        &self.server_bin
+    }
+
+    fn io_err(&self, context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ManagedError {
+        let server = self.def.name.clone();
+        let context = context.into();
+        move |source| ManagedError::Io {
+            server,
+            context,
+            source,
+        }
+    }
+
+    /// Whether the data directory carries dbrig's marker for this engine.
+    pub fn is_initialised(&self) -> bool {
+        self.marker_engine().as_deref() == Some(self.def.engine.name())
+    }
+
+    fn marker_engine(&self) -> Option<String> {
+        let text = fs::read_to_string(self.data_dir.join(MARKER)).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v.get("engine")?.as_str().map(str::to_owned)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Directories and init
+    // -----------------------------------------------------------------------------------------
+
+    fn prepare_dirs(&self) -> Result<()> {
+        for d in [&self.dir, &self.dir.join("snapshots")] {
+            fs::create_dir_all(d).map_err(self.io_err(format!("creating {}", d.display())))?;
+        }
+        let _ = fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o755));
+        self.make_owned_dir(&self.run_dir())?;
+        if let Some(u) = &self.run_as {
+            for start in [&self.dir, &self.data_dir] {
+                for a in start.ancestors().skip(1) {
+                    let Ok(m) = fs::metadata(a) else { continue };
+                    use std::os::unix::fs::MetadataExt;
+                    let mode = m.mode();
+                    let bit = if m.uid() == u.uid {
+                        0o100
+                    } else if m.gid() == u.gid {
+                        0o010
+                    } else {
+                        0o001
+                    };
+                    if u.uid != 0 && mode & bit == 0 {
+                        return Err(ManagedError::NotTraversable {
+                            server: self.def.name.clone(),
+                            user: u.name.clone(),
+                            dir: a.to_owned(),
+                            mode: mode & 0o7777,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates `d` (if needed) owned by the server's user, mode 0755.
+    fn make_owned_dir(&self, d: &Path) -> Result<()> {
+        fs::create_dir_all(d).map_err(self.io_err(format!("creating {}", d.display())))?;
+        if let Some(u) = &self.run_as {
+            chown(d, Some(u.uid), Some(u.gid))
+                .map_err(self.io_err(format!("chown {}", d.display())))?;
+        }
+        fs::set_permissions(d, fs::Permissions::from_mode(0o755))
+            .map_err(self.io_err(format!("chmod {}", d.display())))
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.dir.join("run")
+    }
+
+    /// Initialises the data directory (see [`init`](Self::init)).
+    pub fn initialise(&mut self) -> Result<()> {
+        self.prepare_dirs()?;
+        if let Some(found) = self.marker_engine() {
+            if found == self.def.engine.name() {
+                return Ok(());
+            }
+            return Err(ManagedError::EngineMismatch {
+                server: self.def.name.clone(),
+                dir: self.data_dir.clone(),
+                found,
+                expected: self.def.engine.name().to_owned(),
+            });
+        }
+        let existed = self.data_dir.exists();
+        if existed {
+            let non_empty = fs::read_dir(&self.data_dir)
+                .map_err(self.io_err(format!("reading {}", self.data_dir.display())))?
+                .next()
+                .is_some();
+            if non_empty {
+                return Err(ManagedError::ForeignDataDir {
+                    server: self.def.name.clone(),
+                    dir: self.data_dir.clone(),
+                });
+            }
+        }
+        fs::create_dir_all(&self.data_dir).map_err(self.io_err("creating the data directory"))?;
+        if let Some(u) = &self.run_as {
+            chown(&self.data_dir, Some(u.uid), Some(u.gid))
+                .map_err(self.io_err("chown of the data directory"))?;
+        }
+        fs::set_permissions(&self.data_dir, fs::Permissions::from_mode(0o700))
+            .map_err(self.io_err("chmod of the data directory"))?;
+        let result = self.run_initialiser();
+        if result.is_err() {
+            // Leave the directory as we found it (it was empty or absent).
+            let _ = fs::remove_dir_all(&self.data_dir);
+            if existed {
+                let _ = fs::create_dir(&self.data_dir);
+            }
+            return result;
+        }
+        let marker = serde_json::json!({
+            "engine": self.def.engine.name(),
+            "server": self.def.name,
+            "created_unix": now_unix(SystemTime::now()),
+            "server_bin": self.server_bin,
+        });
+        fs::write(self.data_dir.join(MARKER), format!("{marker}\n"))
+            .map_err(self.io_err("writing the data directory marker"))
+    }
+
+    fn basedir(&self) -> Option<PathBuf> {
+        if let Some(p) = &self.def.prefix {
+            return Some(p.clone());
+        }
+        if self.def.server_bin.is_some() {
+            return self.server_bin.parent()?.parent().map(Path::to_owned);
+        }
+        None
+    }
+
+    fn run_initialiser(&self) -> Result<()> {
+        let init_bin = self.def.resolve_init_bin(&self.server_bin)?;
+        let data = self.data_dir.display().to_string();
+        let mut cmd = Command::new(&init_bin);
+        match self.def.engine {
+            Engine::Mariadb => {
+                cmd.arg("--no-defaults");
+                if let Some(b) = self.basedir() {
+                    cmd.arg(format!("--basedir={}", b.display()));
+                }
+                cmd.arg(format!("--datadir={data}"))
+                    .arg("--auth-root-authentication-method=normal");
+                if let Some(u) = &self.run_as {
+                    cmd.arg(format!("--user={}", u.name));
+                }
+            }
+            Engine::Mysql => {
+                let init_sql = self.dir.join("init.sql");
+                fs::write(&init_sql, "CREATE DATABASE IF NOT EXISTS test;\n")
+                    .map_err(self.io_err("writing init.sql"))?;
+                cmd.arg("--no-defaults");
+                if let Some(b) = self.basedir() {
+                    cmd.arg(format!("--basedir={}", b.display()));
+                }
+                cmd.arg("--initialize-insecure")
+                    .arg(format!("--datadir={data}"))
+                    .arg(format!("--init-file={}", init_sql.display()));
+                if let Some(u) = &self.run_as {
+                    cmd.arg(format!("--user={}", u.name));
+                }
+            }
+            Engine::Postgres => {
+                cmd.args(["-D", &data, "-U", "postgres", "--auth=trust"])
+                    .args(["-E", "UTF8", "--locale=C", "--no-sync"]);
+                self.drop_privileges(&mut cmd);
+            }
+        }
+        self.run_logged(&init_bin, cmd, None)?;
+        if self.def.engine == Engine::Postgres {
+            // The `test` database, created in single-user mode (no server, no client needed).
+            let mut single = Command::new(&self.server_bin);
+            single.args(["--single", "-D", &data, "-j", "postgres"]);
+            self.drop_privileges(&mut single);
+            self.run_logged(&self.server_bin, single, Some("CREATE DATABASE test;\n"))?;
+        }
+        Ok(())
+    }
+
+    /// Runs an initialisation step, appending its output to the server log; a failure carries
+    /// the step's most relevant error line.
+    fn run_logged(&self, bin: &Path, mut cmd: Command, stdin: Option<&str>) -> Result<()> {
+        cmd.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .current_dir(&self.dir);
+        let mut child = cmd
+            .spawn()
+            .map_err(self.io_err(format!("running {}", bin.display())))?;
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            let _ = pipe.write_all(text.as_bytes());
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(self.io_err(format!("running {}", bin.display())))?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if let Ok(mut log) = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+        {
+            let _ = writeln!(log, "--- dbrig: {} ---\n{text}", bin.display());
+        }
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(ManagedError::InitFailed {
+            server: self.def.name.clone(),
+            status: format!("{} {}", bin.display(), out.status),
+            detail: probe::error_line(self.def.engine, &text)
+                .unwrap_or_else(|| "no output".to_owned()),
+        })
+    }
+
+    fn drop_privileges(&self, cmd: &mut Command) {
+        if let Some(u) = &self.run_as {
+            cmd.uid(u.uid).gid(u.gid);
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // State file
+    // -----------------------------------------------------------------------------------------
+
+    fn state_path(&self) -> PathBuf {
+        self.dir.join(STATE_FILE)
+    }
+
+    /// Reads `state.json` (if any).
+    pub fn read_state(&self) -> Result<Option<ServerState>> {
+        let path = self.state_path();
+        match fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| ManagedError::State {
+                    server: self.def.name.clone(),
+                    path,
+                    detail: e.to_string(),
+                }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.io_err("reading state.json")(e)),
+        }
+    }
+
+    fn write_state(&self) -> Result<()> {
+        let Some(r) = &self.running else {
+            return Ok(());
+        };
+        let st = ServerState {
+            name: self.def.name.clone(),
+            engine: self.def.engine,
+            pid: r.pid,
+            port: r.port,
+            socket: r.socket.clone(),
+            data_dir: self.data_dir.clone(),
+            log: self.log_path(),
+            started_unix: now_unix(r.started),
+            params: r.params.to_strings(),
+        };
+        let tmp = self.dir.join("state.json.tmp");
+        let text = serde_json::to_string_pretty(&st).unwrap_or_default();
+        fs::write(&tmp, text + "\n").map_err(self.io_err("writing state.json"))?;
+        fs::rename(&tmp, self.state_path()).map_err(self.io_err("writing state.json"))
+    }
+
+    fn adopt_state(&mut self) -> Result<()> {
+        let Some(st) = self.read_state()? else {
+            return Ok(());
+        };
+        if process::server_pid_alive(st.pid, &st.data_dir) {
+            self.running = Some(Running {
+                child: None,
+                pid: st.pid,
+                port: st.port,
+                socket: st.socket,
+                started: UNIX_EPOCH + Duration::from_secs_f64(st.started_unix.max(0.0)),
+                params: Params::parse(&st.params).unwrap_or_default(),
+            });
+        } else {
+            self.last_pid = Some(st.pid);
+            self.last_exit = Some("not running (found a stale state.json)".to_owned());
+            self.kill_leftovers(st.pid);
+            let _ = fs::remove_file(self.state_path());
+        }
+        Ok(())
+    }
+
+    /// Kills what remains of a dead server's process group (e.g. PostgreSQL backends after
+    /// the postmaster was killed), if the group's members look like this engine's processes.
+    fn kill_leftovers(&self, pgid: u32) {
+        let members = process::group_members(pgid);
+        if members.is_empty() {
+            return;
+        }
+        let bin = self
+            .server_bin
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ours = members.iter().all(|p| {
+            process::cmdline_of(*p).is_some_and(|c| {
+                c.contains(&bin) || c.starts_with("postgres:") || c.starts_with("postgres ")
+            })
+        });
+        if ours {
+            process::kill_group_leftovers(pgid);
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Start
+    // -----------------------------------------------------------------------------------------
+
+    /// Whether the server is running; notices (and records) a server that died.
+    pub fn is_running(&mut self) -> bool {
+        let Some(r) = &mut self.running else {
+            return false;
+        };
+        let exited = match &mut r.child {
+            Some(child) => match child.try_wait() {
+                Ok(Some(status)) => Some(status.to_string()),
+                Ok(None) => None,
+                Err(e) => Some(format!("unknown ({e})")),
+            },
+            None => {
+                (!process::server_pid_alive(r.pid, &self.data_dir)).then(|| "exited".to_owned())
+            }
+        };
+        match exited {
+            None => true,
+            Some(how) => {
+                let pid = r.pid;
+                self.running = None;
+                self.last_pid = Some(pid);
+                self.last_exit = Some(how);
+                process::deregister(pid);
+                self.kill_leftovers(pid);
+                let _ = fs::remove_file(self.state_path());
+                false
+            }
+        }
+    }
+
+    /// Starts the server with the definition's parameters overridden by `extra`, and waits
+    /// until it accepts connections (or fails with the server's own error line).
+    pub fn start(&mut self, extra: &Params) -> Result<()> {
+        if self.is_running() {
+            let r = self
+                .running
+                .as_ref()
+                .map(|r| (r.pid, r.port))
+                .unwrap_or_default();
+            return Err(ManagedError::AlreadyRunning {
+                server: self.def.name.clone(),
+                pid: r.0,
+                port: r.1,
+            });
+        }
+        self.prepare_dirs()?;
+        if !self.is_initialised() {
+            return Err(ManagedError::NotInitialised {
+                server: self.def.name.clone(),
+                dir: self.data_dir.clone(),
+            });
+        }
+        let dd = self.data_dir.display().to_string();
+        if let Some(pid) = process::processes_mentioning(&dd).first() {
+            return Err(ManagedError::AlreadyRunning {
+                server: self.def.name.clone(),
+                pid: *pid,
+                port: 0,
+            });
+        }
+        let params = self.def.params.merged(extra);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.start_once(&params) {
+                Err(ManagedError::StartFailed { .. })
+                    if self.def.port.is_none()
+                        && attempt < 3
+                        && self.last_start_port_conflict() =>
+                {
+                    continue;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn last_start_port_conflict(&self) -> bool {
+        self.last_exit
+            .as_deref()
+            .is_some_and(|e| e.contains("port-conflict"))
+    }
+
+    fn pick_port(&self) -> Result<u16> {
+        let port = self.def.port.unwrap_or(0);
+        match TcpListener::bind(("127.0.0.1", port)) {
+            Ok(l) => Ok(l
+                .local_addr()
+                .map_err(self.io_err("finding a free port"))?
+                .port()),
+            Err(_) if port != 0 => Err(ManagedError::PortInUse {
+                server: self.def.name.clone(),
+                port,
+            }),
+            Err(e) => Err(self.io_err("finding a free port")(e)),
+        }
+    }
+
+    /// The socket folder: `run/` in the state folder, or a short folder under the temporary
+    /// directory when that path would be too long for a Unix socket.
+    fn socket_dir(&self) -> Result<PathBuf> {
+        let run = self.run_dir();
+        if run.as_os_str().len() + 20 <= MAX_SOCKET_PATH {
+            return Ok(run);
+        }
+        let short =
+            std::env::temp_dir().join(format!("dbrig-{}-{}", self.def.name, std::process::id()));
+        self.make_owned_dir(&short)?;
+        Ok(short)
+    }
+
+    fn start_once(&mut self, params: &Params) -> Result<()> {
+        let port = self.pick_port()?;
+        let sock_dir = self.socket_dir()?;
+        let engine = self.def.engine;
+        let socket = match engine {
+            Engine::Mariadb | Engine::Mysql => sock_dir.join("mysqld.sock"),
+            Engine::Postgres => sock_dir.join(format!(".s.PGSQL.{port}")),
+        };
+        let _ = fs::remove_file(&socket);
+        let data = self.data_dir.display().to_string();
+        let mut cmd = Command::new(&self.server_bin);
+        match engine {
+            Engine::Mariadb | Engine::Mysql => {
+                match &self.def.config_file {
+                    Some(f) => cmd.arg(format!("--defaults-file={}", f.display())),
+                    None => cmd.arg("--no-defaults"),
+                };
+                if let Some(b) = self.basedir() {
+                    cmd.arg(format!("--basedir={}", b.display()));
+                }
+                cmd.arg(format!("--datadir={data}"))
+                    .arg(format!("--port={port}"))
+                    .arg(format!("--socket={}", socket.display()))
+                    .arg("--bind-address=127.0.0.1")
+                    .arg(format!(
+                        "--pid-file={}",
+                        self.run_dir().join("server.pid").display()
+                    ));
+                if engine == Engine::Mysql {
+                    // MySQL 8's X plugin would listen on 33060, shared by every server.
+                    cmd.arg("--loose-mysqlx=OFF");
+                }
+                if let Some(u) = &self.run_as {
+                    // mariadbd drops to the user itself, after raising limits as root.
+                    cmd.arg(format!("--user={}", u.name));
+                }
+                for (k, v) in params.iter() {
+                    cmd.arg(format!("--{k}={v}"));
+                }
+            }
+            Engine::Postgres => {
+                cmd.args(["-D", &data, "-p", &port.to_string(), "-k"])
+                    .arg(&sock_dir)
+                    .args(["-c", "listen_addresses=127.0.0.1"])
+                    .args(["-c", "logging_collector=off"]);
+                if let Some(f) = &self.def.config_file {
+                    cmd.arg("-c").arg(format!("config_file={}", f.display()));
+                }
+                for (k, v) in params.iter() {
+                    cmd.arg("-c").arg(format!("{k}={v}"));
+                }
+                self.drop_privileges(&mut cmd);
+            }
+        }
+        let log_path = self.log_path();
+        let mut log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(self.io_err(format!("opening {}", log_path.display())))?;
+        let _ = writeln!(
+            log,
+            "--- dbrig: starting {} on port {port} ---",
+            self.server_bin.display()
+        );
+        let offset = log.seek(SeekFrom::End(0)).unwrap_or(0);
+        let err_log = log.try_clone().map_err(self.io_err("opening the log"))?;
+        cmd.stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err_log)
+            .current_dir(&self.dir)
+            // Its own process group: a Ctrl-C at the terminal does not reach the server.
+            .process_group(0);
+        let child = cmd
+            .spawn()
+            .map_err(self.io_err(format!("starting {}", self.server_bin.display())))?;
+        let pid = child.id();
+        process::register(pid, engine, &self.data_dir);
+        self.generation += 1;
+        let started = SystemTime::now();
+        self.running = Some(Running {
+            child: Some(child),
+            pid,
+            port,
+            socket,
+            started,
+            params: params.clone(),
+        });
+        let deadline = Instant::now() + self.def.start_timeout();
+        loop {
+            if !self.is_running() {
+                let text = read_from(&log_path, offset);
+                let line = probe::error_line(engine, &text)
+                    .unwrap_or_else(|| "no error in its log".to_owned());
+                let how = self.last_exit.clone().unwrap_or_default();
+                let conflict = probe::port_conflict(&text);
+                self.last_exit = Some(format!(
+                    "{how}{}",
+                    if conflict { " (port-conflict)" } else { "" }
+                ));
+                return Err(ManagedError::StartFailed {
+                    server: self.def.name.clone(),
+                    detail: format!("it exited ({how}): {line}"),
+                    log: log_path,
+                });
+            }
+            if probe::probe(engine, port) == probe::Probe::Ready {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let _ = self.stop_with(Duration::from_secs(5));
+                let text = read_from(&log_path, offset);
+                let line = probe::error_line(engine, &text)
+                    .unwrap_or_else(|| "no error in its log".to_owned());
+                return Err(ManagedError::StartFailed {
+                    server: self.def.name.clone(),
+                    detail: format!(
+                        "no connection within {:.0}s (killed it); last log line: {line}",
+                        self.def.start_timeout().as_secs_f64()
+                    ),
+                    log: log_path,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.last_exit = None;
+        self.write_state()
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Stop, restart, status
+    // -----------------------------------------------------------------------------------------
+
+    /// Stops the server: a clean shutdown signal (SIGTERM; SIGINT, "fast", for PostgreSQL),
+    /// up to `stop-timeout` to exit, then SIGKILL to its process group. Not running: no-op.
+    pub fn stop(&mut self) -> Result<()> {
+        self.stop_with(self.def.stop_timeout())
+    }
+
+    fn stop_with(&mut self, timeout: Duration) -> Result<()> {
+        if !self.is_running() {
+            return Ok(());
+        }
+        let Some(mut r) = self.running.take() else {
+            return Ok(());
+        };
+        let engine = self.def.engine;
+        process::send_signal(r.pid, process::graceful_signal(engine), false);
+        let data_dir = self.data_dir.clone();
+        let mut exited: Option<String> = None;
+        let clean = process::wait_until(timeout, || match &mut r.child {
+            Some(c) => match c.try_wait() {
+                Ok(Some(st)) => {
+                    exited = Some(st.to_string());
+                    true
+                }
+                Ok(None) => false,
+                Err(_) => true,
+            },
+            None => !process::server_pid_alive(r.pid, &data_dir),
+        });
+        if !clean {
+            process::send_signal(r.pid, "KILL", true);
+            if let Some(c) = &mut r.child {
+                let _ = c.kill();
+                exited = c.wait().ok().map(|s| format!("{s} after SIGKILL"));
+            } else {
+                process::wait_until(Duration::from_secs(5), || {
+                    !process::server_pid_alive(r.pid, &data_dir)
+                });
+                exited = Some("killed".to_owned());
+            }
+        }
+        process::kill_group_leftovers(r.pid);
+        process::deregister(r.pid);
+        let _ = fs::remove_file(self.state_path());
+        self.last_pid = Some(r.pid);
+        self.last_exit = Some(format!(
+            "stopped: {}",
+            exited.as_deref().unwrap_or("exited")
+        ));
+        Ok(())
+    }
+
+    /// Stops and starts again with the definition's parameters overridden by `extra`.
+    pub fn restart(&mut self, extra: &Params) -> Result<()> {
+        self.stop()?;
+        self.start(extra)
+    }
+
+    /// Pid, port, socket, uptime, and whether it runs.
+    pub fn status(&mut self) -> ServerStatus {
+        let running = self.is_running();
+        let r = self.running.as_ref();
+        ServerStatus {
+            name: self.def.name.clone(),
+            engine: self.def.engine,
+            running,
+            pid: r.map(|r| r.pid).or(self.last_pid),
+            port: r.map(|r| r.port),
+            socket: r.map(|r| r.socket.clone()),
+            uptime_secs: r.map(|r| {
+                SystemTime::now()
+                    .duration_since(r.started)
+                    .unwrap_or_default()
+                    .as_secs_f64()
+            }),
+            data_dir: self.data_dir.clone(),
+            initialised: self.is_initialised(),
+            log: self.log_path(),
+            last_exit: self.last_exit.clone(),
+            generation: self.generation,
+        }
+    }
+
+    /// How to connect to the running server.
+    pub fn connection_info(&self) -> Result<ConnectionInfo> {
+        let r = self
+            .running
+            .as_ref()
+            .ok_or_else(|| ManagedError::NotRunning {
+                server: self.def.name.clone(),
+            })?;
+        let (user, database) = match self.def.engine {
+            Engine::Mariadb | Engine::Mysql => ("root", "test"),
+            Engine::Postgres => ("postgres", "postgres"),
+        };
+        Ok(ConnectionInfo {
+            engine: self.def.engine,
+            host: "127.0.0.1".to_owned(),
+            port: r.port,
+            socket: r.socket.clone(),
+            user: user.to_owned(),
+            database: database.to_owned(),
+        })
+    }
+
+    /// The process side of restart detection: pid and start generation, `died` when the
+    /// server is not running. Combine with the SQL side ([`LifeMark::from_uptime`], …).
+    pub fn life_mark(&mut self) -> LifeMark {
+        let running = self.is_running();
+        LifeMark {
+            died: !running,
+            ..LifeMark::default()
+        }
+        .with_process(
+            self.running.as_ref().map(|r| r.pid).or(self.last_pid),
+            Some(self.generation),
+        )
+    }
+
+    /// The startup parameters of the running server (definition merged with extras).
+    pub fn current_params(&self) -> Option<&Params> {
+        self.running.as_ref().map(|r| &r.params)
+    }
+
+    /// Leaves the server running after this value is dropped (for `dbrig server start`):
+    /// it is removed from the shutdown registry; `state.json` tells a later dbrig how to reach
+    /// and stop it.
+    pub fn detach(mut self) -> Option<ServerState> {
+        let st = self.read_state().ok().flatten();
+        if let Some(r) = self.running.take() {
+            process::deregister(r.pid);
+            // Dropping a `Child` neither kills nor waits for it.
+            drop(r.child);
+        }
+        st
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Snapshots
+    // -----------------------------------------------------------------------------------------
+
+    fn snapshot_path(&self, name: &str) -> Result<PathBuf> {
+        let ok = !name.is_empty()
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !ok {
+            return Err(ManagedError::BadDefinition(format!(
+                "snapshot name {name:?}: use letters, digits, '-', '_', '.'"
+            )));
+        }
+        Ok(self.dir.join("snapshots").join(name))
+    }
+
+    /// Whether a snapshot exists.
+    pub fn has_snapshot(&self, name: &str) -> bool {
+        self.snapshot_path(name).is_ok_and(|p| p.is_dir())
+    }
+
+    /// Stops the server (cleanly), copies the data directory to snapshot `name` (replacing an
+    /// older one), and starts it again with the same parameters if it was running.
+    pub fn snapshot_data(&mut self, name: &str) -> Result<()> {
+        let dest = self.snapshot_path(name)?;
+        if !self.is_initialised() {
+            return Err(ManagedError::NotInitialised {
+                server: self.def.name.clone(),
+                dir: self.data_dir.clone(),
+            });
+        }
+        let params = self.paused()?;
+        let tmp = dest.with_extension("tmp");
+        let _ = fs::remove_dir_all(&tmp);
+        let copied = self.copy_tree(&self.data_dir, &tmp).and_then(|()| {
+            let _ = fs::remove_dir_all(&dest);
+            fs::rename(&tmp, &dest).map_err(self.io_err("renaming the snapshot"))
+        });
+        let resumed = self.resume(params);
+        copied.and(resumed)
+    }
+
+    /// Stops the server, replaces the data directory by a copy of snapshot `name`, and starts
+    /// it again with the same parameters if it was running.
+    pub fn restore_data(&mut self, name: &str) -> Result<()> {
+        let src = self.snapshot_path(name)?;
+        if !src.is_dir() {
+            return Err(ManagedError::NoSnapshot {
+                server: self.def.name.clone(),
+                snapshot: name.to_owned(),
+            });
+        }
+        if self.data_dir.exists() && !self.is_initialised() {
+            return Err(ManagedError::ForeignDataDir {
+                server: self.def.name.clone(),
+                dir: self.data_dir.clone(),
+            });
+        }
+        let params = self.paused()?;
+        let restored = fs::remove_dir_all(&self.data_dir)
+            .or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })
+            .map_err(self.io_err("removing the data directory"))
+            .and_then(|()| self.copy_tree(&src, &self.data_dir));
+        restored?;
+        self.resume(params)
+    }
+
+    /// Stops a running server; returns its parameters to resume with.
+    fn paused(&mut self) -> Result<Option<Params>> {
+        if !self.is_running() {
+            return Ok(None);
+        }
+        let params = self.running.as_ref().map(|r| r.params.clone());
+        self.stop()?;
+        Ok(params)
+    }
+
+    fn resume(&mut self, params: Option<Params>) -> Result<()> {
+        match params {
+            // The running parameters already include the definition's: start with exactly them.
+            Some(p) => {
+                let saved = std::mem::take(&mut self.def.params);
+                let r = self.start(&p);
+                self.def.params = saved;
+                r
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// `cp -a --reflink=auto SRC DEST` (a copy-on-write clone where the file system allows).
+    fn copy_tree(&self, src: &Path, dest: &Path) -> Result<()> {
+        let out = Command::new("cp")
+            .args(["-a", "--reflink=auto", "--"])
+            .arg(src)
+            .arg(dest)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(self.io_err("running cp"))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(self.io_err(format!(
+            "copying {} to {}",
+            src.display(),
+            dest.display()
+        ))(std::io::Error::other(
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        )))
+    }
+}
+
+impl Drop for ManagedServer {
+    fn drop(&mut self) {
+        if self.running.as_ref().is_some_and(|r| r.child.is_some()) {
+            let _ = self.stop();
+        }
+    }
+}
+
+fn read_from(path: &Path, offset: u64) -> String {
+    let mut s = String::new();
+    if let Ok(mut f) = File::open(path)
+        && f.seek(SeekFrom::Start(offset)).is_ok()
+    {
+        let mut buf = Vec::new();
+        let _ = f.read_to_end(&mut buf);
+        s = String::from_utf8_lossy(&buf).into_owned();
+    }
+    s
+}

@@ -1,0 +1,332 @@
+//! Managed servers from the installed binaries (MariaDB 10.11, PostgreSQL 15): start on free
+//! loopback ports, answer through the command-line clients, restart with other parameters,
+//! snapshot/restore, survive a kill -9, refuse bad input, and leave no process behind. Each
+//! test has its own temporary state folder; the machine's own servers are never touched.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use dbrig_server::managed::{
+    ConnectionInfo, Engine, ManagedError, ManagedServer, Params, ServerDef, processes_mentioning,
+    server_restarted,
+};
+
+/// A temporary state folder the server's unprivileged user can enter.
+fn state_dir() -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix("dbrig-managed-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    d
+}
+
+fn def(name: &str, engine: Engine) -> ServerDef {
+    let mut d = ServerDef::new(name, engine);
+    d.start_timeout = Some(90.0);
+    d.stop_timeout = Some(30.0);
+    d
+}
+
+fn params(items: &[&str]) -> Params {
+    Params::parse(items).unwrap()
+}
+
+/// Runs SQL through the engine's command-line client; `via_socket` uses the Unix socket.
+fn sql(info: &ConnectionInfo, query: &str, via_socket: bool) -> Result<String, String> {
+    let mut cmd = match info.engine {
+        Engine::Mariadb | Engine::Mysql => {
+            let mut c = Command::new("mariadb");
+            c.args(["--no-defaults", "-u", &info.user, "-N", "-B"]);
+            if via_socket {
+                c.arg("-S").arg(&info.socket);
+            } else {
+                c.args([
+                    "--protocol=tcp",
+                    "-h",
+                    &info.host,
+                    "-P",
+                    &info.port.to_string(),
+                ]);
+            }
+            c.args(["-e", query, &info.database]);
+            c
+        }
+        Engine::Postgres => {
+            let mut c = Command::new("psql");
+            let host = if via_socket {
+                info.socket.parent().unwrap().display().to_string()
+            } else {
+                info.host.clone()
+            };
+            c.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+                .args(["-h", &host, "-p", &info.port.to_string()])
+                .args(["-U", &info.user, "-d", &info.database, "-c", query]);
+            c
+        }
+    };
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
+}
+
+fn q(info: &ConnectionInfo, query: &str) -> String {
+    sql(info, query, false).unwrap_or_else(|e| panic!("{query}: {e}"))
+}
+
+fn assert_no_process(data_dir: &Path) {
+    let needle = data_dir.display().to_string();
+    // A stopped server's processes may take a moment to be reaped.
+    let mut left = processes_mentioning(&needle);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        left = processes_mentioning(&needle);
+    }
+    assert!(
+        left.is_empty(),
+        "processes still running for {needle}: {left:?}"
+    );
+}
+
+fn kill9(pid: u32) {
+    let st = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// The common scenario for one engine.
+fn scenario(engine: Engine, max_conn_query: &str) {
+    let mut state = state_dir();
+    // Set DBRIG_KEEP_TEST_DIR to keep the state folder (logs) for a post-mortem.
+    if std::env::var_os("DBRIG_KEEP_TEST_DIR").is_some() {
+        state.disable_cleanup(true);
+        eprintln!("state folder kept: {}", state.path().display());
+    }
+    let mut server = ManagedServer::init(def("srv", engine), state.path()).unwrap();
+    let data_dir = server.data_dir().to_owned();
+    assert!(server.is_initialised());
+    // Initialising again reuses the marked directory.
+    let mut server2 = ManagedServer::init(def("srv", engine), state.path()).unwrap();
+    assert!(server2.is_initialised());
+    assert!(!server2.status().running);
+    drop(server2);
+
+    // Start, answer over TCP and the socket.
+    server.start(&Params::new()).unwrap();
+    let info = server.connection_info().unwrap();
+    assert_eq!(info.host, "127.0.0.1");
+    assert_ne!(info.port, 3306);
+    assert_ne!(info.port, 5432);
+    assert_eq!(q(&info, "SELECT 1"), "1");
+    assert_eq!(sql(&info, "SELECT 1", true).unwrap(), "1");
+    let port_query = match engine {
+        Engine::Postgres => "SHOW port",
+        _ => "SELECT @@port",
+    };
+    assert_eq!(q(&info, port_query), info.port.to_string());
+    // The test database exists on both engines.
+    let test_db = ConnectionInfo {
+        database: "test".into(),
+        ..info.clone()
+    };
+    assert_eq!(q(&test_db, "SELECT 1"), "1");
+    let st = server.status();
+    assert!(st.running);
+    assert_eq!(st.port, Some(info.port));
+    assert!(st.uptime_secs.unwrap() >= 0.0);
+    let state_json = std::fs::read_to_string(server.dir().join("state.json")).unwrap();
+    assert!(state_json.contains(&info.port.to_string()), "{state_json}");
+
+    // Snapshot, change the data, restore.
+    q(&info, "CREATE TABLE snap_t (a int)");
+    q(&info, "INSERT INTO snap_t VALUES (1), (2), (3)");
+    server.snapshot_data("base").unwrap();
+    assert!(server.has_snapshot("base"));
+    let info = server.connection_info().unwrap();
+    q(&info, "DELETE FROM snap_t");
+    q(&info, "INSERT INTO snap_t VALUES (42)");
+    assert_eq!(q(&info, "SELECT count(*) FROM snap_t"), "1");
+    server.restore_data("base").unwrap();
+    let info = server.connection_info().unwrap();
+    assert_eq!(q(&info, "SELECT count(*) FROM snap_t"), "3");
+    assert_eq!(q(&info, "SELECT sum(a) FROM snap_t"), "6");
+    assert!(matches!(
+        server.restore_data("nope"),
+        Err(ManagedError::NoSnapshot { .. })
+    ));
+
+    // Restart with a different startup parameter.
+    let before = server.life_mark();
+    server.restart(&params(&["max_connections=77"])).unwrap();
+    let info = server.connection_info().unwrap();
+    assert_eq!(q(&info, max_conn_query), "77");
+    assert!(server_restarted(&before, &server.life_mark()));
+    let same = server.life_mark();
+    assert!(!server_restarted(&same, &server.life_mark()));
+
+    // kill -9: status reports it dead, restart works.
+    let pid = server.status().pid.unwrap();
+    kill9(pid);
+    let mut dead = false;
+    for _ in 0..200 {
+        if !server.status().running {
+            dead = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(dead, "status still says running after kill -9");
+    let st = server.status();
+    assert_eq!(st.pid, Some(pid));
+    assert!(
+        st.last_exit.as_deref().unwrap_or("").contains('9'),
+        "{:?}",
+        st.last_exit
+    );
+    assert!(server.life_mark().died);
+    server.start(&Params::new()).unwrap();
+    let info = server.connection_info().unwrap();
+    assert_eq!(q(&info, "SELECT count(*) FROM snap_t"), "3");
+
+    // A rejected option: the server's own error line, nothing left running.
+    let bad = match engine {
+        Engine::Postgres => "no_such_option=1",
+        _ => "no-such-option=1",
+    };
+    let err = server.restart(&params(&[bad])).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ManagedError::StartFailed { .. }), "{msg}");
+    assert!(
+        msg.contains("no_such_option") || msg.contains("no-such-option"),
+        "{msg}"
+    );
+    match engine {
+        Engine::Postgres => assert!(msg.contains("FATAL"), "{msg}"),
+        _ => assert!(msg.contains("[ERROR]"), "{msg}"),
+    }
+    assert!(!msg.contains('\n'), "one line: {msg}");
+    assert!(!server.status().running);
+    assert_no_process(&data_dir);
+
+    // A fixed port already in use.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = listener.local_addr().unwrap().port();
+    let mut fixed = def("srv", engine);
+    fixed.port = Some(busy);
+    let mut on_busy = ManagedServer::open(fixed, state.path()).unwrap();
+    let err = on_busy.start(&Params::new()).unwrap_err();
+    assert!(
+        matches!(err, ManagedError::PortInUse { port, .. } if port == busy),
+        "{err}"
+    );
+    drop(listener);
+    drop(on_busy);
+
+    // Detach (as `dbrig server start` does), adopt from state.json, stop.
+    server.start(&Params::new()).unwrap();
+    let pid = server.status().pid.unwrap();
+    let st = server.detach().unwrap();
+    assert_eq!(st.pid, pid);
+    let mut adopted = ManagedServer::open(def("srv", engine), state.path()).unwrap();
+    let s = adopted.status();
+    assert!(s.running);
+    assert_eq!(s.pid, Some(pid));
+    let info = adopted.connection_info().unwrap();
+    assert_eq!(q(&info, "SELECT 1"), "1");
+    // Starting a second copy on the same data directory is refused.
+    assert!(matches!(
+        adopted.start(&Params::new()),
+        Err(ManagedError::AlreadyRunning { .. })
+    ));
+    adopted.stop().unwrap();
+    assert!(!adopted.status().running);
+    assert!(!adopted.dir().join("state.json").exists());
+    assert_no_process(&data_dir);
+
+    // Drop stops a server it started. (`shutdown_all` stops every server of the process, so
+    // it has its own test binary: tests/shutdown_all.rs.)
+    let mut s = ManagedServer::open(def("srv", engine), state.path()).unwrap();
+    s.start(&Params::new()).unwrap();
+    drop(s);
+    assert_no_process(&data_dir);
+}
+
+#[test]
+fn mariadb_managed() {
+    scenario(Engine::Mariadb, "SELECT @@max_connections");
+}
+
+#[test]
+fn postgres_managed() {
+    scenario(Engine::Postgres, "SHOW max_connections");
+}
+
+#[test]
+fn bad_inputs() {
+    let state = state_dir();
+    // Missing binary.
+    let mut d = def("nobin", Engine::Mariadb);
+    d.server_bin = Some("/nonexistent/bin/mariadbd".into());
+    let err = ManagedServer::init(d, state.path()).unwrap_err();
+    assert!(matches!(err, ManagedError::BinaryNotFound { .. }), "{err}");
+    assert!(
+        err.to_string().contains("/nonexistent/bin/mariadbd"),
+        "{err}"
+    );
+    let mut d = def("noprefix", Engine::Postgres);
+    d.prefix = Some("/nonexistent/pg".into());
+    let err = ManagedServer::init(d, state.path()).unwrap_err();
+    assert!(
+        err.to_string().contains("/nonexistent/pg/bin/postgres"),
+        "{err}"
+    );
+
+    // A non-empty data directory that is not dbrig's is refused and left alone.
+    for engine in [Engine::Mariadb, Engine::Postgres] {
+        let foreign = state.path().join(format!("foreign-{engine}"));
+        std::fs::create_dir_all(&foreign).unwrap();
+        std::fs::write(foreign.join("precious.txt"), "keep me").unwrap();
+        let mut d = def("foreign", engine);
+        d.data_dir = Some(foreign.clone());
+        let err = ManagedServer::init(d.clone(), state.path()).unwrap_err();
+        assert!(matches!(err, ManagedError::ForeignDataDir { .. }), "{err}");
+        assert!(err.to_string().contains("not empty"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(foreign.join("precious.txt")).unwrap(),
+            "keep me"
+        );
+        // Starting it without init is refused too.
+        let mut s = ManagedServer::open(d, state.path()).unwrap();
+        assert!(matches!(
+            s.start(&Params::new()),
+            Err(ManagedError::NotInitialised { .. })
+        ));
+    }
+
+    // Bad definitions.
+    assert!(ManagedServer::open(def("../evil", Engine::Mariadb), state.path()).is_err());
+    let mut d = def("pgroot", Engine::Postgres);
+    d.run_as = Some("root".into());
+    if dbrig_server::managed::is_root() {
+        let err = ManagedServer::open(d, state.path()).unwrap_err();
+        assert!(err.to_string().contains("root"), "{err}");
+    }
+    let mut d = def("nouser", Engine::Mariadb);
+    d.run_as = Some("no-such-user-dbrig".into());
+    if dbrig_server::managed::is_root() {
+        assert!(matches!(
+            ManagedServer::open(d, state.path()),
+            Err(ManagedError::UnknownUser { .. })
+        ));
+    }
+}
