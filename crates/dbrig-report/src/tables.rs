@@ -483,4 +483,44 @@ mod tests {
              - note\n"
         );
     }
+
+    #[test]
+    fn workload_table_assembles_medians_and_both_seed_formats() {
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let run = crate::fixture::demo_run(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let t = workload_table(&data, "update_index");
+        assert_eq!(
+            t.header,
+            [
+                "clients",
+                "off",
+                "8",
+                "32",
+                "8/off*100",
+                "(8/off*100)-100",
+                "32/off*100",
+                "(32/off*100)-100"
+            ]
+        );
+        // 4 clients: `8` is the unstable cell, so its median and both ratios carry the `*`.
+        assert_eq!(
+            t.rows[1],
+            [
+                "4", "1801.80", "1842.75*", "1747.75", "102.27*", "2.27*", "97.00", "-3.00"
+            ]
+        );
+        assert_eq!(t.rows[2][6..], ["88.00", "-12.00"]);
+        // The failed attempt is mentioned, not averaged in.
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n == "8, 16 clients: 1 trial(s) not counted (1 failed)")
+        );
+        let v = verdict_table(&data);
+        assert_eq!(v.rows.len(), 12);
+        let last = v.rows.last().unwrap();
+        assert_eq!(last[2], "32 vs off");
+        assert_eq!(last[7], "regression");
+    }
 }
