@@ -39,6 +39,8 @@ pub enum Command {
     Report(crate::report_cmd::ReportArgs),
     /// Compare two stored runs (RUN_A is the baseline).
     Compare(crate::report_cmd::CompareArgs),
+    /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).
+    Server(crate::server_cmd::ServerArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,6 +7,7 @@ mod connection;
 mod plan;
 mod plan_exec;
 mod report_cmd;
+mod server_cmd;
 
 use std::process::ExitCode;
 
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
             cli::Command::Runs(a) => commands::runs(a),
             cli::Command::Report(a) => report_cmd::report(a),
             cli::Command::Compare(a) => report_cmd::compare(a),
+            cli::Command::Server(a) => server_cmd::server(a),
         }
     });
     // Connections closing in the background must not hold the process open.
