@@ -9,6 +9,7 @@
 //! through `dbrig-driver`.
 
 pub mod error;
+pub mod micro;
 pub mod oltp;
 pub mod options;
 pub mod runner;

@@ -35,6 +35,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// List the runs stored in the results database.
     Runs(StoreArgs),
+    /// The seeds' micro-benchmarks: memory_load, scan_filter, tmp_groupby.
+    Micro(crate::micro_cmd::MicroArgs),
     /// Report a stored run: tables, verdicts, JSON/CSV/Markdown exports, SVG charts, HTML page.
     Report(crate::report_cmd::ReportArgs),
     /// Compare two stored runs (RUN_A is the baseline).

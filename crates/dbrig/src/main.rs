@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod connection;
+mod micro_cmd;
 mod plan;
 mod plan_exec;
 mod report_cmd;
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
             cli::Command::List => commands::list(),
             cli::Command::Doctor(a) => commands::doctor(a),
             cli::Command::Runs(a) => commands::runs(a),
+            cli::Command::Micro(a) => micro_cmd::micro(a, &argv).await,
             cli::Command::Report(a) => report_cmd::report(a),
             cli::Command::Compare(a) => report_cmd::compare(a),
             cli::Command::Server(a) => server_cmd::server(a),

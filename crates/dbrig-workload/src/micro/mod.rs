@@ -1,0 +1,587 @@
+//! The seeds' micro-benchmarks (spec `seed-benchmarks.md` §1–§3), each one function that
+//! creates its tables, measures, drops them and returns a plain [`MicroResult`]:
+//!
+//! - [`memory_load`]: bulk load of random INT / CHAR(20) keys into an indexed table (seed 000:
+//!   MEMORY tables with a hash index), rows per second.
+//! - [`scan_filter`]: full scans of a narrow and a wide table and an in-cache loop (seed 004),
+//!   rows per second, MB per second and cycles per row.
+//! - [`tmp_groupby`]: six GROUP BY queries that need an internal temporary table (seed 003),
+//!   seconds per query.
+//!
+//! Tables are recorded in `dbrig_objects` like the OLTP tables and dropped at the end (also
+//! after a failure) unless `--keep`; a table of the same name that dbrig did not create is
+//! never touched.
+
+mod data;
+mod memory_load;
+mod scan_filter;
+mod tmp_groupby;
+
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use dbrig_core::Value;
+use dbrig_driver::{Connection, Dialect, DriverError, Target};
+use serde::{Deserialize, Serialize};
+
+use crate::error::WorkloadError;
+use crate::sql::{SqlSet, is_valid_identifier};
+
+pub use data::{groupby_rows, narrow_values, random_ints, random_words, wide_values};
+pub use memory_load::{IndexKind, KeyType, MemoryLoadOptions, memory_load};
+pub use scan_filter::{ScanFilterOptions, scan_filter};
+pub use tmp_groupby::{TmpGroupbyOptions, tmp_groupby};
+
+/// The micro-benchmarks, by the names the CLI and the results database use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MicroBenchmark {
+    MemoryLoad,
+    ScanFilter,
+    TmpGroupby,
+}
+
+impl MicroBenchmark {
+    pub const ALL: [MicroBenchmark; 3] = [Self::MemoryLoad, Self::ScanFilter, Self::TmpGroupby];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MemoryLoad => "memory_load",
+            Self::ScanFilter => "scan_filter",
+            Self::TmpGroupby => "tmp_groupby",
+        }
+    }
+}
+
+/// Options every micro-benchmark has.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommonOptions {
+    /// Timed runs of each load or query (mean, min and max are reported over them).
+    #[arg(long, default_value_t = 5)]
+    pub runs: u32,
+    /// MariaDB/MySQL storage engine of the tables (MEMORY, InnoDB, Aria, MyISAM, …; default:
+    /// MEMORY for memory_load and scan_filter, MyISAM for tmp_groupby as in the seeds).
+    /// PostgreSQL and SQLite have one kind of table: giving this there is an error.
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// MariaDB/MySQL: the session's max_heap_table_size and tmp_table_size in bytes (default:
+    /// raised to fit the data when the engine is MEMORY, as the seed did).
+    #[arg(long, value_name = "BYTES")]
+    pub max_heap_table_size: Option<u64>,
+    /// Leave the benchmark's tables in place afterwards (they stay recorded in dbrig_objects).
+    #[arg(long)]
+    pub keep: bool,
+    /// Seed of the generated data (the same seed gives the same rows).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CPU frequency in MHz for cycles per row (the binary fills in the host's when known).
+    #[arg(long, value_name = "MHZ")]
+    pub cpu_mhz: Option<f64>,
+}
+
+impl Default for CommonOptions {
+    fn default() -> Self {
+        Self {
+            runs: 5,
+            engine: None,
+            max_heap_table_size: None,
+            keep: false,
+            seed: 1,
+            cpu_mhz: None,
+        }
+    }
+}
+
+impl CommonOptions {
+    fn validate(&self) -> Result<(), WorkloadError> {
+        if self.runs == 0 {
+            return Err(WorkloadError::InvalidOptions(
+                "--runs must be at least 1".into(),
+            ));
+        }
+        if let Some(e) = &self.engine
+            && !is_valid_identifier(e)
+        {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "--engine '{e}' is not an engine name (letters, digits, underscore)"
+            )));
+        }
+        if self.cpu_mhz.is_some_and(|m| !(m > 0.0 && m.is_finite())) {
+            return Err(WorkloadError::InvalidOptions(
+                "--cpu-mhz must be a positive number".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a micro-benchmark measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MicroResult {
+    /// `memory_load`, `scan_filter` or `tmp_groupby`.
+    pub benchmark: String,
+    /// `mysql`, `postgres` or `sqlite`.
+    pub dialect: String,
+    pub server_version: String,
+    /// The storage engine of the tables (MariaDB/MySQL only).
+    pub engine: Option<String>,
+    /// Rows of the main table (per load for memory_load).
+    pub rows: u64,
+    pub runs: u32,
+    pub seed: u64,
+    /// The CPU frequency cycles per row were computed with.
+    pub cpu_mhz: Option<f64>,
+    /// Session settings dbrig changed, as `name = value`.
+    pub settings: Vec<String>,
+    /// What was measured, in the seeds' order.
+    pub items: Vec<MicroItem>,
+    /// Items that do not apply to this target, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// One measured item (a table type, a query).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MicroItem {
+    /// `INT`, `CHAR(20)`, `count(*) WHERE i>0`, `Q1`, …
+    pub name: String,
+    /// The SQL that was timed (the load's target table for memory_load).
+    pub sql: String,
+    /// Unit of `values`, `mean`, `min`, `max`: `rows/s`, `s` or `ms/query`.
+    pub unit: String,
+    /// One value per timed run.
+    pub values: Vec<f64>,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Wall-clock seconds of each timed run.
+    pub seconds: Vec<f64>,
+    /// Rows processed by one run.
+    pub rows: u64,
+    /// Rows per second (rows over the mean run time).
+    pub rows_per_second: Option<f64>,
+    /// MB (10^6 bytes) per second of the table's data length over the mean run time.
+    pub mb_per_second: Option<f64>,
+    /// CPU cycles per row at `cpu_mhz` (the whole run on one core).
+    pub cycles_per_row: Option<f64>,
+    /// The table's data length in bytes (MariaDB data_length, PostgreSQL pg_relation_size,
+    /// SQLite dbstat).
+    pub data_bytes: Option<u64>,
+    /// What the query answered (first row), as a sanity check across engines.
+    pub answer: Option<String>,
+}
+
+impl MicroItem {
+    /// An item from per-run values; `rows`/`seconds` give the derived rates.
+    fn new(
+        name: &str,
+        sql: &str,
+        unit: &str,
+        values: Vec<f64>,
+        seconds: Vec<f64>,
+        rows: u64,
+    ) -> Self {
+        let (mean, min, max) = summary(&values);
+        let mean_s = summary(&seconds).0;
+        Self {
+            name: name.to_owned(),
+            sql: sql.to_owned(),
+            unit: unit.to_owned(),
+            values,
+            mean,
+            min,
+            max,
+            seconds,
+            rows,
+            rows_per_second: (mean_s > 0.0 && rows > 0).then(|| rows as f64 / mean_s),
+            mb_per_second: None,
+            cycles_per_row: None,
+            data_bytes: None,
+            answer: None,
+        }
+    }
+
+    /// Fill MB/s from the data length and cycles/row from the CPU frequency.
+    fn with_rates(mut self, data_bytes: Option<u64>, cpu_mhz: Option<f64>) -> Self {
+        let mean_s = summary(&self.seconds).0;
+        self.data_bytes = data_bytes;
+        if mean_s > 0.0 {
+            self.mb_per_second = data_bytes.map(|b| b as f64 / mean_s / 1e6);
+            if self.rows > 0 {
+                self.cycles_per_row = cpu_mhz.map(|m| m * 1e6 * mean_s / self.rows as f64);
+            }
+        }
+        self
+    }
+}
+
+/// Mean, min and max (zeros for no values).
+pub fn summary(values: &[f64]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (mean, min, max)
+}
+
+/// The micro-benchmarks' statements of one dialect, parsed once per process.
+fn sql_for(dialect: Dialect) -> &'static SqlSet {
+    static MYSQL: OnceLock<SqlSet> = OnceLock::new();
+    static POSTGRES: OnceLock<SqlSet> = OnceLock::new();
+    static SQLITE: OnceLock<SqlSet> = OnceLock::new();
+    const COMMON: &str = include_str!("sql/common.sql");
+    match dialect {
+        Dialect::Mysql => {
+            MYSQL.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/mysql.sql")))
+        }
+        Dialect::Postgres => {
+            POSTGRES.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/postgres.sql")))
+        }
+        Dialect::Sqlite => {
+            SQLITE.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/sqlite.sql")))
+        }
+    }
+}
+
+fn dialect_name(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Mysql => "mysql",
+        Dialect::Postgres => "postgres",
+        Dialect::Sqlite => "sqlite",
+    }
+}
+
+const REGISTRY_KIND: &str = "micro_table";
+
+/// The tables one benchmark run created: recorded in `dbrig_objects` when created, removed
+/// from it when dropped.
+struct Tables {
+    target: String,
+    created: Vec<String>,
+}
+
+impl Tables {
+    fn new(target: &Target) -> Self {
+        Self {
+            target: target.to_string(),
+            created: Vec::new(),
+        }
+    }
+
+    /// Refuse a table dbrig did not create; drop one a kept (or failed) earlier run left.
+    async fn make_room(&self, conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
+        if !conn.table_exists(table).await? {
+            return Ok(());
+        }
+        let reg = crate::oltp::sql_for(conn.dialect());
+        let ours = conn.table_exists("dbrig_objects").await?
+            && !conn
+                .query(
+                    &reg.render("registry_lookup", &[]),
+                    &[Value::Text(table.into())],
+                )
+                .await?
+                .is_empty();
+        if !ours {
+            return Err(WorkloadError::NotCreatedByDbrig {
+                table: table.into(),
+                target: self.target.clone(),
+            });
+        }
+        drop_recorded(conn, table).await?;
+        Ok(())
+    }
+
+    /// Create a table with `create_sql` and record it.
+    async fn create(
+        &mut self,
+        conn: &mut Connection,
+        table: &str,
+        create_sql: &[String],
+    ) -> Result<(), WorkloadError> {
+        self.make_room(conn, table).await?;
+        let reg = crate::oltp::sql_for(conn.dialect());
+        conn.execute_text(&reg.render("create_registry", &[]))
+            .await?;
+        for sql in create_sql {
+            conn.execute_text(sql).await?;
+        }
+        conn.query(
+            &reg.render("registry_add", &[]),
+            &[
+                Value::Text(table.into()),
+                Value::Text(REGISTRY_KIND.into()),
+                Value::Text(unix_time_text()),
+            ],
+        )
+        .await?;
+        if !self.created.iter().any(|t| t == table) {
+            self.created.push(table.into());
+        }
+        Ok(())
+    }
+
+    /// Drop a table this run created.
+    async fn drop(&mut self, conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
+        drop_recorded(conn, table).await?;
+        self.created.retain(|t| t != table);
+        Ok(())
+    }
+
+    /// Drop every table still there (unless `keep`), and the registry once it is empty.
+    async fn finish(&mut self, conn: &mut Connection, keep: bool) -> Result<(), WorkloadError> {
+        if !keep {
+            for t in std::mem::take(&mut self.created) {
+                if conn.table_exists(&t).await? {
+                    drop_recorded(conn, &t).await?;
+                }
+            }
+        }
+        let reg = crate::oltp::sql_for(conn.dialect());
+        if conn.table_exists("dbrig_objects").await? {
+            let left = conn.query(&reg.render("registry_count", &[]), &[]).await?;
+            if left.first().and_then(|r| r.first()).and_then(Value::as_i64) == Some(0) {
+                conn.execute_text(&reg.render("drop_registry", &[])).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn drop_recorded(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
+    let sql = sql_for(conn.dialect());
+    let reg = crate::oltp::sql_for(conn.dialect());
+    conn.execute_text(&sql.render("drop_table", &[("table", table)]))
+        .await?;
+    conn.query(
+        &reg.render("registry_remove", &[]),
+        &[Value::Text(table.into())],
+    )
+    .await?;
+    Ok(())
+}
+
+fn unix_time_text() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("unix:{secs}")
+}
+
+/// The engine to use: checked against information_schema.engines on MariaDB/MySQL, refused
+/// elsewhere when given.
+async fn resolve_engine(
+    conn: &mut Connection,
+    wanted: Option<&str>,
+    default: &str,
+) -> Result<Option<String>, WorkloadError> {
+    if conn.dialect() != Dialect::Mysql {
+        return match wanted {
+            None => Ok(None),
+            Some(e) => Err(WorkloadError::InvalidOptions(format!(
+                "--engine {e}: {} has no storage engines to choose from (the option is for MariaDB/MySQL)",
+                conn.dialect().name()
+            ))),
+        };
+    }
+    let engine = wanted.unwrap_or(default).to_owned();
+    if !is_valid_identifier(&engine) {
+        return Err(WorkloadError::InvalidOptions(format!(
+            "--engine '{engine}' is not an engine name"
+        )));
+    }
+    let sql = sql_for(Dialect::Mysql);
+    let ok = conn
+        .query(
+            sql.template("engine_available"),
+            &[Value::Text(engine.clone())],
+        )
+        .await?;
+    if ok.is_empty() {
+        return Err(WorkloadError::InvalidOptions(format!(
+            "storage engine {engine} is not available on {} (not enabled in information_schema.engines / SHOW ENGINES): choose another --engine",
+            conn.target()
+        )));
+    }
+    Ok(Some(engine.to_ascii_uppercase()))
+}
+
+/// MariaDB/MySQL: set the session's max_heap_table_size and tmp_table_size: to `explicit`
+/// when given, else to at least `needed` bytes (never lowered). Returns the setting made.
+async fn size_heap(
+    conn: &mut Connection,
+    explicit: Option<u64>,
+    needed: u64,
+) -> Result<Option<u64>, WorkloadError> {
+    if conn.dialect() != Dialect::Mysql {
+        return Ok(None);
+    }
+    let sql = sql_for(Dialect::Mysql);
+    let bytes = match explicit {
+        Some(b) => b,
+        None => {
+            let cur = conn.query(sql.template("heap_limits"), &[]).await?;
+            let current = cur
+                .first()
+                .and_then(|r| r.first())
+                .and_then(Value::as_i64)
+                .unwrap_or(0) as u64;
+            if current >= needed {
+                return Ok(None);
+            }
+            needed
+        }
+    };
+    conn.execute_text(&sql.render("set_heap_limits", &[("bytes", &bytes.to_string())]))
+        .await?;
+    Ok(Some(bytes))
+}
+
+/// Generous MEMORY-engine bytes for `rows` rows of `per_row` bytes (hash/B-tree index and
+/// allocation overhead included), plus 1 MiB.
+fn heap_estimate(rows: u64, per_row: u64) -> u64 {
+    rows.saturating_mul(per_row).saturating_mul(3) / 2 + (1 << 20)
+}
+
+/// MariaDB error 1114 ("The table is full") turned into what to do about it.
+async fn explain_table_full(
+    conn: &mut Connection,
+    e: WorkloadError,
+    table: &str,
+    rows_wanted: u64,
+) -> WorkloadError {
+    let WorkloadError::Driver(d) = &e else {
+        return e;
+    };
+    if conn.dialect() != Dialect::Mysql || d.code.as_deref() != Some("1114") {
+        return e;
+    }
+    let sql = sql_for(Dialect::Mysql);
+    let limit = conn
+        .query(sql.template("heap_limits"), &[])
+        .await
+        .ok()
+        .and_then(|r| r.first().and_then(|r| r.first()).and_then(Value::as_i64));
+    let held = conn
+        .query(&sql.render("count_rows", &[("table", table)]), &[])
+        .await
+        .ok()
+        .and_then(|r| r.first().and_then(|r| r.first()).and_then(Value::as_i64))
+        .unwrap_or(0)
+        .max(1) as u64;
+    let limit_text = limit.map_or("?".to_owned(), |l| l.to_string());
+    let needed = limit
+        .map(|l| (l as u64).saturating_mul(rows_wanted) / held)
+        .map(|n| n + n / 10);
+    let needed_text = needed.map_or_else(String::new, |n| {
+        format!(" about {n} bytes are needed for {rows_wanted} rows:")
+    });
+    WorkloadError::Driver(DriverError {
+        message: format!(
+            "table {table} is full after {held} of {rows_wanted} rows: MEMORY tables are limited by max_heap_table_size \
+             ({limit_text} bytes in this session);{needed_text} raise it with --max-heap-table-size BYTES \
+             (or leave the option out so dbrig sizes it), or load fewer rows ({})",
+            d.message
+        ),
+        ..d.clone()
+    })
+}
+
+/// The table's data length in bytes, from the catalog of each engine.
+async fn data_length(conn: &mut Connection, table: &str) -> Result<Option<u64>, DriverError> {
+    let sql = sql_for(conn.dialect());
+    let first = |rows: Vec<Vec<Value>>| {
+        rows.first()
+            .and_then(|r| r.first())
+            .and_then(Value::as_i64)
+            .map(|n| n as u64)
+    };
+    match conn
+        .query(
+            &sql.render("data_length", &[]),
+            &[Value::Text(table.into())],
+        )
+        .await
+    {
+        Ok(rows) => Ok(first(rows)),
+        Err(e) if sql.has("data_length_fallback") => {
+            let _ = e;
+            Ok(first(
+                conn.query(sql.template("data_length_fallback"), &[])
+                    .await?,
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Refresh statistics after a load (so data_length is exact on InnoDB and PostgreSQL's hint
+/// bits are set before anything is timed).
+async fn after_load(conn: &mut Connection, table: &str) -> Result<(), DriverError> {
+    let sql = sql_for(conn.dialect());
+    let stmt = sql.render("analyze", &[("table", table)]);
+    if conn.dialect() == Dialect::Mysql {
+        conn.query(&stmt, &[]).await?;
+    } else {
+        conn.execute_text(&stmt).await?;
+    }
+    Ok(())
+}
+
+/// The first row of a result as text (`a, b`), shortened for reports.
+fn answer_text(rows: &[Vec<Value>]) -> Option<String> {
+    let row = rows.first()?;
+    let mut s = row
+        .iter()
+        .map(|v| v.to_text().unwrap_or_else(|| "NULL".into()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if s.len() > 60 {
+        let mut cut = 57;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    Some(s)
+}
+
+/// Run the body, then drop the tables (also after a failure, on a fresh connection if the
+/// old one broke) and close.
+async fn with_tables<F>(
+    conn: Connection,
+    target: &Target,
+    connect: &dbrig_driver::ConnectOptions,
+    keep: bool,
+    body: F,
+) -> Result<MicroResult, WorkloadError>
+where
+    F: AsyncFnOnce(&mut Connection, &mut Tables) -> Result<MicroResult, WorkloadError>,
+{
+    let mut conn = conn;
+    let mut tables = Tables::new(target);
+    let result = body(&mut conn, &mut tables).await;
+    let finished = match tables.finish(&mut conn, keep).await {
+        Ok(()) => Ok(()),
+        Err(_) if result.is_err() => {
+            // The connection may be what failed: clean up on a new one.
+            match Connection::connect(target, connect).await {
+                Ok(mut c2) => {
+                    let r = tables.finish(&mut c2, keep).await;
+                    c2.close().await;
+                    r
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    conn.close().await;
+    let r = result?;
+    finished?;
+    Ok(r)
+}

@@ -1,0 +1,38 @@
+-- Micro-benchmarks for MariaDB / MySQL. Tables are latin1 like the seeds' (CHAR(128) is then
+-- 129 bytes a row in MEMORY, as in seed 004's SHOW TABLE STATUS).
+
+-- name: engine_available
+SELECT 1 FROM information_schema.engines WHERE UPPER(engine) = UPPER(?) AND support IN ('YES', 'DEFAULT')
+
+-- name: heap_limits
+SELECT @@session.max_heap_table_size, @@session.tmp_table_size
+
+-- name: set_heap_limits
+SET SESSION max_heap_table_size = {bytes}, tmp_table_size = {bytes}
+
+-- name: groupby_session
+SET SESSION sql_mode = REPLACE(@@session.sql_mode, 'ONLY_FULL_GROUP_BY', '')
+
+-- name: data_length
+SELECT data_length FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?
+
+-- name: analyze
+ANALYZE TABLE {table}
+
+-- name: create_load_int
+CREATE TABLE {table} (c1 INT, INDEX {using} (c1)) ENGINE = {engine} DEFAULT CHARSET = latin1
+
+-- name: create_load_char
+CREATE TABLE {table} (c1 CHAR(20), INDEX {using} (c1)) ENGINE = {engine} DEFAULT CHARSET = latin1
+
+-- name: scan_avg_expr
+SELECT avg(i+sqrt(i+1)+abs(i)) FROM m
+
+-- name: create_narrow
+CREATE TABLE {table} (i INT NOT NULL) ENGINE = {engine} DEFAULT CHARSET = latin1
+
+-- name: create_wide
+CREATE TABLE {table} (c CHAR(128) NOT NULL) ENGINE = {engine} DEFAULT CHARSET = latin1
+
+-- name: create_groupby
+CREATE TABLE {table} (id INT DEFAULT NULL, tea TEXT) ENGINE = {engine} DEFAULT CHARSET = latin1

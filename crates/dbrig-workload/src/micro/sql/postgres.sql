@@ -1,0 +1,51 @@
+-- Micro-benchmarks for PostgreSQL: plain heap tables, B-tree indexes (hash with --index hash).
+
+-- name: data_length
+SELECT pg_relation_size(CAST(CAST(? AS TEXT) AS regclass))
+
+-- name: analyze
+VACUUM ANALYZE {table}
+
+-- name: create_load_int
+CREATE TABLE {table} (c1 INT)
+
+-- name: create_load_char
+CREATE TABLE {table} (c1 CHAR(20))
+
+-- name: create_load_index
+CREATE INDEX {table}_c1 ON {table} {using} (c1)
+
+-- name: scan_avg_expr
+SELECT avg(i+sqrt(i+1)+abs(i)) FROM m
+
+-- name: create_narrow
+CREATE TABLE {table} (i INT NOT NULL)
+
+-- name: create_wide
+CREATE TABLE {table} (c CHAR(128) NOT NULL)
+
+-- name: create_groupby
+CREATE TABLE {table} (id INT, tea TEXT)
+
+-- tmp_groupby: PostgreSQL refuses non-grouped columns outside an aggregate, so id and tea
+-- become min(id) and min(tea) (an extra comparison per row the seed's queries do not do),
+-- left(id,n) becomes substr of the id's text, and ORDER BY null (refused: "non-integer
+-- constant in ORDER BY") is dropped: PostgreSQL does not sort a GROUP BY result unless asked.
+
+-- name: q1
+SELECT min(id), min(tea) FROM t1 GROUP BY substr(CAST(id AS TEXT),1,1)
+
+-- name: q2
+SELECT min(id), count(*), min(tea) FROM t1 GROUP BY substr(CAST(id AS TEXT),1,1)
+
+-- name: q3
+SELECT min(id), min(tea) FROM t1 GROUP BY substr(CAST(id AS TEXT),1,2)
+
+-- name: q4
+SELECT min(id), count(*), min(tea) FROM t1 GROUP BY substr(CAST(id AS TEXT),1,2)
+
+-- name: q5
+SELECT min(id), min(tea) FROM t1 GROUP BY id % 100
+
+-- name: q6
+SELECT min(id), count(*), min(tea) FROM t1 GROUP BY id % 100

@@ -1,0 +1,513 @@
+//! `dbrig micro …`: the seeds' micro-benchmarks end to end on MariaDB (MEMORY, InnoDB, Aria),
+//! PostgreSQL and SQLite, each server test in a `dbrig_micro_<x>` database of its own.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::{dbrig, error_line, json, ok, text};
+
+/// A MariaDB database of the test's own, dropped at the end.
+struct MariaDb(String);
+
+impl MariaDb {
+    fn new(name: &str) -> Self {
+        let db = format!("dbrig_micro_{name}");
+        mariadb(&format!(
+            "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}"
+        ));
+        MariaDb(db)
+    }
+
+    fn url(&self) -> String {
+        format!("mysql://root@127.0.0.1:3306/{}", self.0)
+    }
+
+    /// The tables left in the database.
+    fn tables(&self) -> String {
+        mariadb(&format!(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = '{}' ORDER BY 1",
+            self.0
+        ))
+    }
+}
+
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        mariadb(&format!("DROP DATABASE IF EXISTS {}", self.0));
+    }
+}
+
+fn mariadb(statements: &str) -> String {
+    let o = Command::new("mariadb")
+        .args(["-uroot", "-h127.0.0.1", "-N", "-B", "-e", statements])
+        .output()
+        .expect("the mariadb client is installed");
+    assert!(
+        o.status.success(),
+        "mariadb -e {statements}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A PostgreSQL database of the test's own, dropped at the end.
+struct PgDb(String);
+
+impl PgDb {
+    fn new(name: &str) -> Self {
+        let db = format!("dbrig_micro_{name}");
+        psql(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+        );
+        psql("postgres", &format!("CREATE DATABASE {db}"));
+        PgDb(db)
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/{}", self.0)
+    }
+}
+
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        psql(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.0),
+        );
+    }
+}
+
+fn psql(db: &str, statement: &str) -> String {
+    let o = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-At",
+            "-c",
+            statement,
+        ])
+        .output()
+        .expect("psql is installed");
+    assert!(
+        o.status.success(),
+        "psql -c {statement}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `dbrig micro BENCH --target URL ARGS… --format json`, which must succeed.
+fn micro_json(out: &Path, bench: &str, target: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["micro", bench, "--target", target, "--format", "json"];
+    all.extend(args);
+    json(&ok(dbrig(out, &all)))
+}
+
+/// The documented result fields, and the per-item ones.
+fn check_result(v: &serde_json::Value, bench: &str, runs: usize, names: &[&str]) {
+    assert_eq!(v["benchmark"], bench, "{v}");
+    assert_eq!(v["status"], "done", "{v}");
+    assert!(v["run_id"].as_u64().is_some(), "{v}");
+    for key in [
+        "dialect",
+        "server_version",
+        "engine",
+        "rows",
+        "runs",
+        "seed",
+        "cpu_mhz",
+        "settings",
+        "items",
+        "skipped",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing: {v}");
+    }
+    let items = v["items"].as_array().unwrap();
+    let got: Vec<&str> = items.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert_eq!(got, names, "{v}");
+    for i in items {
+        for key in [
+            "sql",
+            "unit",
+            "mean",
+            "min",
+            "max",
+            "seconds",
+            "rows",
+            "rows_per_second",
+            "mb_per_second",
+            "cycles_per_row",
+            "data_bytes",
+            "answer",
+        ] {
+            assert!(i.get(key).is_some(), "{key} missing: {i}");
+        }
+        let values = i["values"].as_array().unwrap();
+        assert_eq!(values.len(), runs, "{i}");
+        let (mean, min, max) = (
+            i["mean"].as_f64().unwrap(),
+            i["min"].as_f64().unwrap(),
+            i["max"].as_f64().unwrap(),
+        );
+        assert!(min > 0.0 && min <= mean && mean <= max, "{i}");
+    }
+}
+
+const SCAN_ITEMS: [&str; 6] = [
+    "count(*) WHERE i>0",
+    "sum(i)",
+    "avg(i)",
+    "avg(i+sqrt(i+1)+abs(i))",
+    "m4: count(*) WHERE c>'a'",
+    "in-cache loop: m1 (500 rows) count(*) WHERE i>0 x20",
+];
+
+const SCAN_ARGS: [&str; 12] = [
+    "--rows",
+    "3000",
+    "--wide-rows",
+    "1000",
+    "--loop-rows",
+    "500",
+    "--loop-queries",
+    "20",
+    "--runs",
+    "2",
+    "--cpu-mhz",
+    "2000",
+];
+
+fn check_scan(v: &serde_json::Value) {
+    let items = v["items"].as_array().unwrap();
+    for i in items {
+        assert!(i["rows_per_second"].as_f64().unwrap() > 0.0, "{i}");
+        assert!(i["mb_per_second"].as_f64().unwrap() > 0.0, "{i}");
+        assert!(i["cycles_per_row"].as_f64().unwrap() > 0.0, "{i}");
+        assert!(i["data_bytes"].as_u64().unwrap() > 0, "{i}");
+    }
+    // A third of the rows match i>0, and sum(i) is the same count (values are 0 and 1).
+    let count: u64 = items[0]["answer"].as_str().unwrap().parse().unwrap();
+    assert!((800..1200).contains(&count), "{count}");
+    let sum: f64 = items[1]["answer"].as_str().unwrap().parse().unwrap();
+    assert_eq!(sum as u64, count);
+    assert_eq!(items.last().unwrap()["unit"], "ms/query");
+}
+
+const GROUPBY_ITEMS: [&str; 6] = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"];
+
+#[test]
+fn mariadb_memory_load_memory_innodb_and_btree() {
+    let db = MariaDb::new("load");
+    let out = tempfile::tempdir().unwrap();
+    let v = micro_json(
+        out.path(),
+        "memory_load",
+        &db.url(),
+        &["--rows", "3000", "--runs", "2"],
+    );
+    check_result(&v, "memory_load", 2, &["INT", "CHAR(20)"]);
+    assert_eq!(v["engine"], "MEMORY");
+    assert_eq!(v["items"][0]["unit"], "rows/s");
+    assert!(v["items"][0]["data_bytes"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(db.tables().trim(), "", "tables are dropped afterwards");
+
+    let v = micro_json(
+        out.path(),
+        "memory_load",
+        &db.url(),
+        &[
+            "--rows",
+            "2000",
+            "--runs",
+            "1",
+            "--engine",
+            "innodb",
+            "--key-types",
+            "int",
+        ],
+    );
+    check_result(&v, "memory_load", 1, &["INT"]);
+    assert_eq!(v["engine"], "INNODB");
+
+    // --index btree on MEMORY, kept: the index really is a B-tree, and the table is recorded.
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &db.url(),
+            "--rows",
+            "1000",
+            "--runs",
+            "1",
+            "--index",
+            "btree",
+            "--key-types",
+            "char",
+            "--keep",
+        ],
+    ));
+    let t = text(&o);
+    assert!(t.contains("CHAR(20):") && t.contains("rows/s"), "{t}");
+    let index = mariadb(&format!(
+        "SELECT index_type FROM information_schema.statistics WHERE table_schema = '{}' AND table_name = 't1'",
+        db.0
+    ));
+    assert_eq!(index.trim(), "BTREE");
+    assert_eq!(
+        mariadb(&format!(
+            "SELECT kind FROM {}.dbrig_objects WHERE name = 't1'",
+            db.0
+        ))
+        .trim(),
+        "micro_table"
+    );
+    // A kept table of dbrig's own is replaced by the next run.
+    ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &db.url(),
+            "--rows",
+            "500",
+            "--runs",
+            "1",
+        ],
+    ));
+    assert_eq!(db.tables().trim(), "");
+}
+
+#[test]
+fn mariadb_errors_are_clear() {
+    let db = MariaDb::new("errors");
+    let out = tempfile::tempdir().unwrap();
+    // A MEMORY table that cannot hold the rows: the message names the setting and the size.
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &db.url(),
+            "--rows",
+            "50000",
+            "--runs",
+            "1",
+            "--max-heap-table-size",
+            "16384",
+        ],
+    ));
+    assert!(
+        e.contains("max_heap_table_size")
+            && e.contains("--max-heap-table-size")
+            && e.contains("bytes are needed"),
+        "{e}"
+    );
+    assert_eq!(
+        db.tables().trim(),
+        "",
+        "nothing left behind after a failure"
+    );
+    let runs = text(&ok(dbrig(out.path(), &["runs"])));
+    assert!(runs.contains("micro") && runs.contains("failed"), "{runs}");
+
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "micro",
+            "scan_filter",
+            "--target",
+            &db.url(),
+            "--engine",
+            "nosuch",
+        ],
+    ));
+    assert!(
+        e.contains("nosuch") && e.contains("not available") && e.contains("--engine"),
+        "{e}"
+    );
+
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "micro",
+            "tmp_groupby",
+            "--target",
+            &db.url(),
+            "--engine",
+            "memory",
+            "--rows-log2",
+            "4",
+        ],
+    ));
+    assert!(e.contains("TEXT"), "{e}");
+
+    // A table of the same name that dbrig did not create is left alone.
+    mariadb(&format!("CREATE TABLE {}.t1 (x INT)", db.0));
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &db.url(),
+            "--rows",
+            "100",
+            "--runs",
+            "1",
+        ],
+    ));
+    assert!(
+        e.contains("t1") && e.contains("not created by dbrig"),
+        "{e}"
+    );
+}
+
+#[test]
+fn mariadb_scan_filter_memory_and_innodb() {
+    let db = MariaDb::new("scan");
+    let out = tempfile::tempdir().unwrap();
+    for engine in ["memory", "innodb"] {
+        let mut args = SCAN_ARGS.to_vec();
+        args.extend(["--engine", engine]);
+        let v = micro_json(out.path(), "scan_filter", &db.url(), &args);
+        check_result(&v, "scan_filter", 2, &SCAN_ITEMS);
+        check_scan(&v);
+        assert_eq!(v["engine"], engine.to_uppercase());
+    }
+    assert_eq!(db.tables().trim(), "");
+}
+
+#[test]
+fn mariadb_tmp_groupby_innodb_and_aria() {
+    let db = MariaDb::new("groupby");
+    let out = tempfile::tempdir().unwrap();
+    for engine in ["innodb", "aria"] {
+        let v = micro_json(
+            out.path(),
+            "tmp_groupby",
+            &db.url(),
+            &["--rows-log2", "11", "--runs", "2", "--engine", engine],
+        );
+        check_result(&v, "tmp_groupby", 2, &GROUPBY_ITEMS);
+        assert_eq!(v["rows"], 2048);
+        assert_eq!(v["items"][0]["unit"], "s");
+        // left(id,1): the first digits; id % 100: 100 groups.
+        let q1 = v["items"][0]["answer"].as_str().unwrap();
+        assert!(
+            q1.starts_with("9 groups") || q1.starts_with("10 groups"),
+            "{q1}"
+        );
+        assert!(
+            v["items"][4]["answer"]
+                .as_str()
+                .unwrap()
+                .starts_with("100 groups"),
+            "{v}"
+        );
+    }
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "tmp_groupby",
+            "--target",
+            &db.url(),
+            "--rows-log2",
+            "8",
+            "--runs",
+            "1",
+        ],
+    ));
+    let t = text(&o);
+    assert!(t.contains("engine MYISAM") && t.contains("Q6:"), "{t}");
+    assert_eq!(db.tables().trim(), "");
+}
+
+#[test]
+fn postgres_all_three() {
+    let db = PgDb::new("pg");
+    let out = tempfile::tempdir().unwrap();
+    let v = micro_json(
+        out.path(),
+        "memory_load",
+        &db.url(),
+        &["--rows", "3000", "--runs", "2"],
+    );
+    check_result(&v, "memory_load", 2, &["INT", "CHAR(20)"]);
+    assert!(v["engine"].is_null());
+    let v = micro_json(out.path(), "scan_filter", &db.url(), &SCAN_ARGS);
+    check_result(&v, "scan_filter", 2, &SCAN_ITEMS);
+    check_scan(&v);
+    let v = micro_json(
+        out.path(),
+        "tmp_groupby",
+        &db.url(),
+        &["--rows-log2", "11", "--runs", "2"],
+    );
+    check_result(&v, "tmp_groupby", 2, &GROUPBY_ITEMS);
+    assert!(
+        v["items"][5]["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("100 groups"),
+        "{v}"
+    );
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &db.url(),
+            "--engine",
+            "memory",
+        ],
+    ));
+    assert!(e.contains("--engine"), "{e}");
+    let left = psql(
+        &db.0,
+        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+    );
+    assert_eq!(left.trim(), "0");
+}
+
+#[test]
+fn sqlite_all_three() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("micro.sqlite").display());
+    let v = micro_json(
+        out.path(),
+        "memory_load",
+        &target,
+        &["--rows", "3000", "--runs", "2"],
+    );
+    check_result(&v, "memory_load", 2, &["INT", "CHAR(20)"]);
+    let v = micro_json(out.path(), "scan_filter", &target, &SCAN_ARGS);
+    let mut names = SCAN_ITEMS.to_vec();
+    names.remove(3);
+    check_result(&v, "scan_filter", 2, &names);
+    check_scan(&v);
+    assert!(v["skipped"][0].as_str().unwrap().contains("sqrt"), "{v}");
+    let v = micro_json(
+        out.path(),
+        "tmp_groupby",
+        &target,
+        &["--rows-log2", "11", "--runs", "2"],
+    );
+    check_result(&v, "tmp_groupby", 2, &GROUPBY_ITEMS);
+    // The run is stored with its result in the trial's extra JSON.
+    let runs = text(&ok(dbrig(out.path(), &["runs"])));
+    assert!(
+        runs.contains("tmp_groupby") && runs.contains("done"),
+        "{runs}"
+    );
+}
