@@ -102,7 +102,8 @@ pub struct RunOptions {
     /// SQLite result codes).
     #[arg(long, default_value = dbrig_driver::ErrorPolicy::DEFAULT_RETRYABLE)]
     pub retry_codes: String,
-    /// Async worker threads driving the clients (0 = one per CPU, at most the client count).
+    /// Async worker threads driving the clients (0 = two per CPU and at least 4, at most the
+    /// client count).
     #[arg(long, default_value_t = 0)]
     pub workers: u32,
     /// Seconds to wait for a connection before giving up.

@@ -134,10 +134,14 @@ impl Oltp {
         let parallel = match (dialect, o.load_parallel) {
             // SQLite has one writer at a time: parallel loaders would only wait on each other.
             (Dialect::Sqlite, _) => 1,
-            (_, 0) => std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
-                .unwrap_or(2)
-                .max(2),
+            // One loader per table at least (the server loads tables concurrently even on few
+            // CPUs), one per CPU when that is more.
+            (_, 0) => {
+                let cpus = std::thread::available_parallelism()
+                    .map(|n| n.get() as u32)
+                    .unwrap_or(2);
+                cpus.max(tables.len() as u32).clamp(2, 16)
+            }
             (_, n) => n,
         };
         let slices_per_table = (parallel as u64).div_ceil(tables.len() as u64).max(1);

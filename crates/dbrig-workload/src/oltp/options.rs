@@ -96,7 +96,7 @@ pub struct OltpOptions {
     /// bulk_insert: rows per multi-row INSERT (one event).
     #[arg(long, default_value_t = 100)]
     pub bulk_rows: u32,
-    /// prepare: parallel loaders (0 = one per CPU); a table is split into ranges so even one
+    /// prepare: parallel loaders (0 = one per table or per CPU, whichever is more); a table is split into ranges so even one
     /// table loads in parallel.
     #[arg(long, default_value_t = 0)]
     pub load_parallel: u32,
