@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod connection;
+mod environment;
 mod micro_cmd;
 mod plan;
 mod plan_exec;

@@ -47,8 +47,16 @@ pub enum Order {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ConfigurationFile {
     pub name: String,
-    /// Target URL (redacted everywhere it is shown).
-    pub target: String,
+    /// Target URL (redacted everywhere it is shown); or `server` for a managed server.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// A `[[server]]` dbrig starts and stops itself.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// Extra startup parameters of the managed server for this configuration (`key=value`):
+    /// two configurations can differ by one setting.
+    #[serde(default)]
+    pub params: Vec<String>,
     #[serde(default)]
     pub password_env: Option<String>,
     #[serde(default)]
@@ -71,6 +79,9 @@ pub struct WorkloadFile {
     /// Prepare the tables before the first trial when they are missing.
     #[serde(default = "yes")]
     pub prepare: bool,
+    /// Server lifecycle for this workload (overrides `[environment] lifecycle`).
+    #[serde(default)]
+    pub lifecycle: Option<crate::environment::Lifecycle>,
 }
 
 fn yes() -> bool {
@@ -102,6 +113,11 @@ pub struct PlanFile {
     pub run: Option<toml::Table>,
     pub configuration: Vec<ConfigurationFile>,
     pub workload: Vec<WorkloadFile>,
+    /// Servers dbrig manages (see `dbrig server`).
+    #[serde(default)]
+    pub server: Vec<dbrig_server::ServerDef>,
+    #[serde(default)]
+    pub environment: crate::environment::EnvironmentFile,
 }
 
 fn three() -> u32 {
@@ -112,7 +128,23 @@ fn three() -> u32 {
 #[derive(Debug, Clone)]
 pub struct Configuration {
     pub name: String,
-    pub target: Target,
+    /// External target; `None` for a managed server (its port is known only once started).
+    pub target: Option<Target>,
+    /// Managed server name and this configuration's extra startup parameters.
+    pub server: Option<String>,
+    pub params: dbrig_server::Params,
+}
+
+impl Configuration {
+    /// How the configuration is shown and keyed: the redacted URL, or `server:NAME [params]`.
+    pub fn describe(&self) -> String {
+        match (&self.target, &self.server) {
+            (Some(t), _) => t.to_string(),
+            (None, Some(s)) if self.params.is_empty() => format!("server:{s}"),
+            (None, Some(s)) => format!("server:{s} {}", self.params.to_strings().join(" ")),
+            (None, None) => "?".into(),
+        }
+    }
 }
 
 /// One cell: configuration × workload × clients, with everything a trial needs.
@@ -123,6 +155,9 @@ pub struct Cell {
     pub workload: Workload,
     pub workload_index: usize,
     pub prepare: bool,
+    pub lifecycle: crate::environment::Lifecycle,
+    /// The workload changes data (fresh-data lifecycle restores before its trials).
+    pub writes: bool,
     pub clients: u32,
     pub run: RunOptions,
     /// Hash of the full specification: what resume matches on.
@@ -145,6 +180,8 @@ pub struct Plan {
     /// (cell index, trial number) in execution order.
     pub schedule: Vec<(usize, u32)>,
     pub resolved: serde_json::Value,
+    pub servers: Vec<dbrig_server::ServerDef>,
+    pub environment: crate::environment::EnvironmentFile,
 }
 
 /// Fill `${NAME}` from the defines, then the environment; a placeholder with no value is an
@@ -326,19 +363,44 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                 c.name
             );
         }
-        Target::parse(&c.target)
-            .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(&c.target), c.name))?;
-        let args = crate::cli::ConnectionArgs {
-            target: Some(c.target.clone()),
-            password_env: c.password_env.clone(),
-            password_file: c.password_file.clone(),
-            ..crate::cli::ConnectionArgs::default()
-        };
-        let target = crate::connection::resolve_target(&args, &crate::cli::StoreArgs::default())
+        let params = dbrig_server::Params::parse(&c.params)
             .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(&c.name), c.name))?;
+        let target = match (&c.target, &c.server) {
+            (Some(url), None) => {
+                Target::parse(url)
+                    .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(url), c.name))?;
+                let args = crate::cli::ConnectionArgs {
+                    target: Some(url.clone()),
+                    password_env: c.password_env.clone(),
+                    password_file: c.password_file.clone(),
+                    ..crate::cli::ConnectionArgs::default()
+                };
+                Some(
+                    crate::connection::resolve_target(&args, &crate::cli::StoreArgs::default())
+                        .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(&c.name), c.name))?,
+                )
+            }
+            (None, Some(server)) => {
+                if !file.server.iter().any(|s| &s.name == server) {
+                    bail!(
+                        "{}: configuration '{}' names server '{server}', which no [[server]] defines",
+                        at(server),
+                        c.name
+                    );
+                }
+                None
+            }
+            _ => bail!(
+                "{}: configuration '{}' needs exactly one of target = URL or server = NAME",
+                at(&c.name),
+                c.name
+            ),
+        };
         configurations.push(Configuration {
             name: c.name.clone(),
             target,
+            server: c.server.clone(),
+            params,
         });
     }
     let baseline = file
@@ -384,7 +446,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                     .map_err(|e| anyhow!("{}: {e}", path.display()))?;
                 let spec = serde_json::json!({
                     "configuration": conf_file.name,
-                    "target": configurations[ci].target.to_string(),
+                    "target": configurations[ci].describe(),
                     "workload": workload.name(),
                     "workload_options": workload.options_json(),
                     "run": run,
@@ -396,6 +458,17 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                     workload: workload.clone(),
                     workload_index: wi,
                     prepare: w.prepare,
+                    lifecycle: w.lifecycle.unwrap_or(file.environment.lifecycle),
+                    writes: !matches!(
+                        OltpKind::from_name(&w.name),
+                        Some(
+                            OltpKind::PointSelect
+                                | OltpKind::ReadOnly
+                                | OltpKind::RandomPoints
+                                | OltpKind::RandomRanges
+                                | OltpKind::SelectBatch
+                        )
+                    ),
                     clients,
                     run,
                     key,
@@ -432,7 +505,9 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         "clients": file.clients,
         "order": file.order,
         "baseline": baseline,
-        "configurations": configurations.iter().map(|c| serde_json::json!({"name": c.name, "target": c.target.to_string()})).collect::<Vec<_>>(),
+        "configurations": configurations.iter().map(|c| serde_json::json!({"name": c.name, "target": c.describe()})).collect::<Vec<_>>(),
+        "servers": file.server,
+        "environment": file.environment,
         "cells": cells.iter().map(|c| &c.spec).collect::<Vec<_>>(),
     });
     Ok(Plan {
@@ -445,6 +520,8 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         cells,
         schedule,
         resolved,
+        servers: file.server,
+        environment: file.environment,
     })
 }
 

@@ -20,6 +20,7 @@ use crate::commands::{
     resolve_seed,
 };
 use crate::connection::redacted_command_line;
+use crate::environment::{self, Lifecycle, Servers};
 use crate::plan::{self, Plan};
 
 /// Print the resolved matrix and the order of trials.
@@ -27,7 +28,7 @@ fn print_dry_run(plan: &Plan) {
     println!("Plan '{}' from {}", plan.name, plan.path.display());
     println!("Configurations (baseline {}):", plan.baseline);
     for c in &plan.configurations {
-        println!("  {:<16} {}", c.name, c.target);
+        println!("  {:<16} {}", c.name, c.describe());
     }
     println!("Cells ({}):", plan.cells.len());
     for c in &plan.cells {
@@ -131,7 +132,7 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
     let mut store = open_store(&args.store)?;
     // SQLite file targets may name a folder that does not exist yet (e.g. the output folder).
     for c in &plan.configurations {
-        if let dbrig_driver::Target::Sqlite { path: Some(p) } = &c.target
+        if let Some(dbrig_driver::Target::Sqlite { path: Some(p) }) = &c.target
             && let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty())
         {
             std::fs::create_dir_all(parent).map_err(|e| {
@@ -171,7 +172,7 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
     };
     let mut cell_ids: Vec<CellId> = Vec::with_capacity(plan.cells.len());
     for c in &plan.cells {
-        let target = plan.configurations[c.configuration].target.to_string();
+        let target = plan.configurations[c.configuration].describe();
         cell_ids.push(store.ensure_cell(
             run_id,
             &NewCell {
@@ -185,6 +186,14 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         )?);
     }
 
+    let env = &plan.environment;
+    let hook_timeout = env.hooks.timeout.unwrap_or(60.0);
+    if let Some(cpus) = &env.client_cpus
+        && let Err(e) = environment::pin(std::process::id(), cpus)
+    {
+        eprintln!("dbrig: warning: cannot pin the client: {e}");
+    }
+    let mut servers = Servers::new(&args.store.out, &plan.servers, env.server_cpus.clone());
     let interrupt = Stopper::new();
     install_signal_handlers(Arc::clone(&interrupt));
     let progress = Progress::new(plan.schedule.len());
@@ -197,7 +206,9 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         *e = (*e).max(c.clients);
     }
     let mut prepared: HashSet<(usize, usize)> = HashSet::new();
-    let (mut done, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    let mut configurations_begun: HashSet<usize> = HashSet::new();
+    let mut cache_drop_refused: Option<String> = None;
+    let (mut done, mut failed, mut invalid, mut skipped) = (0usize, 0usize, 0usize, 0usize);
     for (i, &(ci, trial)) in plan.schedule.iter().enumerate() {
         if interrupt.is_stopped() {
             break;
@@ -222,33 +233,163 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         let started = SystemTime::now();
         let mut run_options = cell.run.clone();
         run_options.rand_seed = resolve_seed(&cell.run);
-        let spec = RunSpec {
-            target: conf.target.clone(),
-            connect: connect_options(&cell.run),
-            options: run_options.clone(),
-            seed: run_options.rand_seed,
-        };
+        let connect = connect_options(&cell.run);
+        let mut hooks: Vec<environment::HookOutput> = Vec::new();
         let key = (cell.configuration, cell.workload_index);
-        let mut result = Ok(());
-        if cell.prepare && !prepared.contains(&key) {
+
+        // 1. The target: external, or the managed server up with this configuration's settings.
+        let restart = cell.lifecycle == Lifecycle::Restart;
+        let fresh =
+            cell.lifecycle == Lifecycle::FreshData && cell.writes && prepared.contains(&key);
+        let resolved: Result<(dbrig_driver::Target, Option<u32>)> =
+            match (&conf.target, &conf.server) {
+                (Some(t), _) => Ok((t.clone(), None)),
+                (None, Some(name)) => {
+                    let restored = if fresh {
+                        servers.restore_prepared(name, &conf.params)
+                    } else {
+                        Ok(())
+                    };
+                    restored.and_then(|()| servers.ensure(name, &conf.params, restart && !fresh))
+                }
+                (None, None) => Err(anyhow::anyhow!(
+                    "configuration '{}' has no target",
+                    conf.name
+                )),
+            };
+        let mut result: Result<(dbrig_driver::Target, Option<u32>)> = resolved;
+
+        // 2. Before the configuration's first trial: its hook.
+        if result.is_ok()
+            && configurations_begun.insert(cell.configuration)
+            && let Some(cmd) = &env.hooks.before_configuration
+        {
+            hooks.push(environment::run_shell_hook(
+                "before-configuration",
+                cmd,
+                hook_timeout,
+            ));
+        }
+        // 3. Tables, once per configuration × workload (then a data snapshot for fresh-data).
+        if let Ok((target, _)) = &result
+            && cell.prepare
+            && !prepared.contains(&key)
+        {
             let mut prep_args = args.clone();
             prep_args.run = run_options.clone();
             prep_args.run.threads = max_clients[&key];
             let Workload::Oltp(o) = &cell.workload;
             prep_args.oltp = (*o.options).clone();
-            result = prepare_if_missing(&cell.workload, &conf.target, &prep_args, spec.seed).await;
-            if result.is_ok() {
-                prepared.insert(key);
+            match prepare_if_missing(&cell.workload, target, &prep_args, run_options.rand_seed)
+                .await
+            {
+                Ok(()) => {
+                    prepared.insert(key);
+                    if let (Lifecycle::FreshData, Some(name)) = (cell.lifecycle, &conf.server)
+                        && cell.writes
+                    {
+                        result = servers
+                            .snapshot_prepared(name, &conf.params)
+                            .and_then(|()| servers.ensure(name, &conf.params, false));
+                    }
+                }
+                Err(e) => result = Err(e),
             }
         }
+        // 4. Page cache, hooks, life before, OS sampling, the run, and the same after.
+        let mut cache_note = None;
+        if env.drop_caches {
+            match (&cache_drop_refused, environment::drop_caches()) {
+                (_, Ok(())) => cache_note = Some("dropped".to_owned()),
+                (None, Err(e)) => {
+                    eprintln!(
+                        "dbrig: warning: {e}; trials run with a warm page cache (recorded on each trial)"
+                    );
+                    cache_note = Some(format!("not dropped: {e}"));
+                    cache_drop_refused = Some(e);
+                }
+                (Some(e), Err(_)) => cache_note = Some(format!("not dropped: {e}")),
+            }
+        }
+        let mut life = (None, None);
+        let mut os_samples = Vec::new();
         let outcome = match result {
-            Ok(()) => runner::run(&cell.workload, &spec, Arc::clone(&interrupt), &mut |_| {})
-                .await
-                .map_err(anyhow::Error::from),
+            Ok((target, server_pid)) => {
+                if let Some(cmd) = &env.hooks.before_trial {
+                    hooks.push(environment::run_shell_hook(
+                        "before-trial",
+                        cmd,
+                        hook_timeout,
+                    ));
+                }
+                if let Some(sql) = &env.hooks.before_trial_sql {
+                    hooks.push(
+                        environment::run_sql_hook(
+                            "before-trial-sql",
+                            sql,
+                            &target,
+                            &connect,
+                            hook_timeout,
+                        )
+                        .await,
+                    );
+                }
+                let process_life =
+                    |servers: &mut Servers| conf.server.as_deref().map(|n| servers.life_mark(n));
+                let before = environment::merged(
+                    environment::observe_life(&target, &connect).await,
+                    process_life(&mut servers),
+                );
+                let sampling = environment::Sampling::start(env.os_stats_interval, server_pid);
+                let spec = RunSpec {
+                    target: target.clone(),
+                    connect: connect.clone(),
+                    options: run_options.clone(),
+                    seed: run_options.rand_seed,
+                };
+                let r = runner::run(&cell.workload, &spec, Arc::clone(&interrupt), &mut |_| {})
+                    .await
+                    .map_err(anyhow::Error::from);
+                os_samples = sampling.stop();
+                let after = environment::merged(
+                    environment::observe_life(&target, &connect).await,
+                    process_life(&mut servers),
+                );
+                life = (Some(before), Some(after));
+                if let Some(sql) = &env.hooks.after_trial_sql {
+                    hooks.push(
+                        environment::run_sql_hook(
+                            "after-trial-sql",
+                            sql,
+                            &target,
+                            &connect,
+                            hook_timeout,
+                        )
+                        .await,
+                    );
+                }
+                if let Some(cmd) = &env.hooks.after_trial {
+                    hooks.push(environment::run_shell_hook(
+                        "after-trial",
+                        cmd,
+                        hook_timeout,
+                    ));
+                }
+                r
+            }
             Err(e) => Err(e),
         };
+        let restarted = matches!(&life, (Some(b), Some(a)) if environment::restarted(b, a));
         let finished = SystemTime::now();
         let (status, reason, summary) = match &outcome {
+            Ok(_) if restarted => {
+                let why = "the server restarted or died during the trial: its figures mix two server lives".to_owned();
+                (
+                    TrialStatus::Invalid,
+                    Some(why.clone()),
+                    format!("invalid: {why}"),
+                )
+            }
             Ok(o) if o.measurements.interrupted => (
                 TrialStatus::Interrupted,
                 Some("interrupted by signal".to_owned()),
@@ -289,6 +430,16 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             Ok(o) => (Some(&o.measurements), Some(o.server_version.as_str())),
             Err(_) => (None, None),
         };
+        let extra = serde_json::json!({
+            "os_samples": os_samples,
+            "hooks": hooks,
+            "page_cache": cache_note,
+            "client_cpus": env.client_cpus,
+            "server_cpus": env.server_cpus,
+            "server": conf.server.as_deref().map(|n| servers.version_facts(n)),
+            "server_life": { "before": life.0, "after": life.1 },
+            "seed": run_options.rand_seed,
+        });
         store.record_trial(
             cell_ids[ci],
             &NewTrial {
@@ -299,11 +450,12 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                 started_at: started,
                 finished_at: finished,
                 measurements,
-                extra: None,
+                extra: Some(&extra),
             },
         )?;
         match status {
             TrialStatus::Done => done += 1,
+            TrialStatus::Invalid => invalid += 1,
             TrialStatus::Interrupted => {}
             _ => failed += 1,
         }
@@ -311,6 +463,18 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         crate::commands::after_trial_hook(&store, run_id, &args.store);
     }
     progress.finish();
+    if let Some(cmd) = &env.hooks.after_configuration {
+        for _ in &configurations_begun {
+            let out = environment::run_shell_hook("after-configuration", cmd, hook_timeout);
+            if out.exit_code != Some(0) {
+                eprintln!(
+                    "dbrig: warning: after-configuration hook: {}",
+                    out.output.trim()
+                );
+            }
+        }
+    }
+    servers.stop_all();
     let interrupted = interrupt.is_stopped();
     let (status, error) = if interrupted {
         (
@@ -333,7 +497,7 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
     store.finish_run(run_id, status, error.as_deref())?;
     crate::commands::print_plan_report(&store, run_id, &plan.baseline, &args.store)?;
     eprintln!(
-        "dbrig: run {}: {done} trial(s) done, {failed} failed, {skipped} already done (skipped); results in {}",
+        "dbrig: run {}: {done} trial(s) done, {invalid} invalid, {failed} failed, {skipped} already done (skipped); results in {}",
         run_id.0,
         store.path().display()
     );
