@@ -16,6 +16,7 @@ pub mod export;
 #[doc(hidden)]
 pub mod fixture;
 pub mod html;
+pub mod perfrun;
 pub mod run;
 pub mod tables;
 

@@ -12,6 +12,7 @@ pub mod error;
 pub mod micro;
 pub mod oltp;
 pub mod options;
+pub mod perfrun;
 pub mod runner;
 pub mod sql;
 

@@ -37,6 +37,8 @@ pub enum Command {
     Runs(StoreArgs),
     /// The seeds' micro-benchmarks: memory_load, scan_filter, tmp_groupby.
     Micro(crate::micro_cmd::MicroArgs),
+    /// Query-by-query A/B of two servers over a folder of queries (RQG perfrun), or `perfrun report`.
+    Perfrun(crate::perfrun_cmd::PerfrunArgs),
     /// Report a stored run: tables, verdicts, JSON/CSV/Markdown exports, SVG charts, HTML page.
     Report(crate::report_cmd::ReportArgs),
     /// Compare two stored runs (RUN_A is the baseline).

@@ -6,6 +6,7 @@ mod commands;
 mod connection;
 mod environment;
 mod micro_cmd;
+mod perfrun_cmd;
 mod plan;
 mod plan_exec;
 mod report_cmd;
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
             cli::Command::Doctor(a) => commands::doctor(a),
             cli::Command::Runs(a) => commands::runs(a),
             cli::Command::Micro(a) => micro_cmd::micro(a, &argv).await,
+            cli::Command::Perfrun(a) => perfrun_cmd::perfrun(a, &argv).await,
             cli::Command::Report(a) => report_cmd::report(a),
             cli::Command::Compare(a) => report_cmd::compare(a),
             cli::Command::Server(a) => server_cmd::server(a),

@@ -8,6 +8,7 @@ mod managed;
 mod micro;
 mod mock;
 mod mysql;
+mod perfrun;
 mod plans;
 mod postgres;
 mod sqlite;

@@ -1,0 +1,1341 @@
+//! `dbrig perfrun`: the query-by-query A/B of two servers (RQG's perfrun / perfreport).
+//!
+//! Everything here is pure: it reads the executions stored by `dbrig perfrun` (one cell per
+//! query, one trial per execution, the measurements in the trial's `extra` JSON), evaluates
+//! filter expressions over them and prints the seed's report, where each query and cache
+//! temperature shows only the counters that differ between the two sides:
+//!
+//! ```text
+//! Query: SELECT l_linenumber FROM lineitem WHERE ...
+//! Cache: warm
+//!                        5.3.0-MariaDB   5.2.6-MariaDB     Delta   Ratio
+//! Execution time                0.011s          0.004s   -0.007s    0.36
+//! Handler_read_rnd                 583               0      -583
+//! ```
+//!
+//! Delta is B − A and Ratio B / A (as in the seed, where the first column is server 1).
+//!
+//! ## Filters
+//!
+//! A filter is an expression of the `evalexpr` crate over these names:
+//!
+//! * `NAME_a`, `NAME_b`, `NAME_delta`, `NAME_ratio` for every counter `NAME` of either side
+//!   (`SHOW SESSION STATUS` deltas, global `Innodb_%` deltas, PostgreSQL `EXPLAIN` counters),
+//!   and for `execution_time` (seconds, truncated to milliseconds as in the seed) and `rows`;
+//! * `temperature` (`"cold"` or `"warm"`), `query` (the SQL text) and `file` (its file name).
+//!
+//! Before `evalexpr` parses it, the filter is lexed here (only to translate): the words `and`,
+//! `or`, `not`, `eq`, `ne` become `&&`, `||`, `!`, `==`, `!=`; a leading `$` (Perl habit) is
+//! dropped; `'text'` becomes `"text"`; names are matched case-insensitively and rewritten to
+//! their stored spelling; numbers become floats, so that `Handler_read_rnd_a == 0` compares a
+//! float with a float. A counter that one side does not have at all, or the values of a side
+//! whose execution failed, are NaN: every comparison with them is false. `NAME_ratio` is 1
+//! when both values are 0 and infinite when only A is 0.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt;
+
+use dbrig_store::{RunId, Store, StoreError};
+use evalexpr::{
+    ContextWithMutableVariables, DefaultNumericTypes, HashMapContext, Node, Value as EvalValue,
+};
+use serde::{Deserialize, Serialize};
+
+/// The run kind `dbrig perfrun` stores.
+pub const RUN_KIND: &str = "perfrun";
+
+/// Which of the two servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::A => "a",
+            Side::B => "b",
+        }
+    }
+}
+
+/// First execution of a query on a side ("cold") or the second ("warm").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Temperature {
+    Cold,
+    Warm,
+}
+
+impl Temperature {
+    pub const ALL: [Temperature; 2] = [Temperature::Cold, Temperature::Warm];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Temperature::Cold => "cold",
+            Temperature::Warm => "warm",
+        }
+    }
+}
+
+impl fmt::Display for Temperature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One execution of one query on one side, as stored in a trial's `extra`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionRecord {
+    pub side: Side,
+    pub temperature: Temperature,
+    /// Wall time of execute + fetch, microseconds.
+    #[serde(default)]
+    pub time_us: Option<u64>,
+    #[serde(default)]
+    pub rows: Option<u64>,
+    /// Hash of the rows in the order returned.
+    #[serde(default)]
+    pub checksum: Option<String>,
+    /// Order-insensitive hash of the rows: the results differ when these differ.
+    #[serde(default)]
+    pub checksum_unordered: Option<String>,
+    /// Counter deltas; a counter the side has but that is absent here was 0.
+    #[serde(default)]
+    pub counters: BTreeMap<String, f64>,
+    /// The query's error on this side (nothing else is then measured).
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl ExecutionRecord {
+    /// Execution time in seconds, truncated to milliseconds (so that very fast queries give
+    /// no absurd ratios).
+    pub fn execution_time_s(&self) -> Option<f64> {
+        self.time_us.map(|us| (us / 1000) as f64 / 1000.0)
+    }
+}
+
+/// What is known of a side: its redacted target, server version and counter names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideInfo {
+    pub target: String,
+    pub version: String,
+    pub dialect: String,
+    /// Every counter this side reports (for the filter's names and to tell 0 from absent).
+    pub counters: Vec<String>,
+}
+
+/// Both sides.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sides {
+    pub a: SideInfo,
+    pub b: SideInfo,
+}
+
+impl Sides {
+    pub fn get(&self, side: Side) -> &SideInfo {
+        match side {
+            Side::A => &self.a,
+            Side::B => &self.b,
+        }
+    }
+}
+
+/// One query at one temperature on both sides: what a filter sees and the report prints.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair<'a> {
+    pub file: &'a str,
+    pub sql: &'a str,
+    pub temperature: Temperature,
+    pub a: Option<&'a ExecutionRecord>,
+    pub b: Option<&'a ExecutionRecord>,
+}
+
+/// Whether a pair can be compared.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PairOutcome {
+    Compared,
+    /// The order-insensitive checksums differ.
+    ResultsDiffer {
+        rows_a: Option<u64>,
+        rows_b: Option<u64>,
+    },
+    /// The query failed on a side (the first failing side is named).
+    Error {
+        side: Side,
+        message: String,
+    },
+    /// One side has no execution stored.
+    Missing {
+        side: Side,
+    },
+}
+
+impl Pair<'_> {
+    pub fn record(&self, side: Side) -> Option<&ExecutionRecord> {
+        match side {
+            Side::A => self.a,
+            Side::B => self.b,
+        }
+    }
+
+    pub fn outcome(&self) -> PairOutcome {
+        for side in [Side::A, Side::B] {
+            match self.record(side) {
+                None => return PairOutcome::Missing { side },
+                Some(r) => {
+                    if let Some(e) = &r.error {
+                        return PairOutcome::Error {
+                            side,
+                            message: e.clone(),
+                        };
+                    }
+                }
+            }
+        }
+        let (a, b) = (self.a.expect("checked"), self.b.expect("checked"));
+        if a.checksum_unordered != b.checksum_unordered || a.rows != b.rows {
+            PairOutcome::ResultsDiffer {
+                rows_a: a.rows,
+                rows_b: b.rows,
+            }
+        } else {
+            PairOutcome::Compared
+        }
+    }
+
+    /// Whether a side failed: such pairs are always kept (at collection and in reports).
+    pub fn has_error(&self) -> bool {
+        matches!(self.outcome(), PairOutcome::Error { .. })
+    }
+}
+
+// ---- names ------------------------------------------------------------------------------------
+
+const SUFFIXES: [&str; 4] = ["a", "b", "delta", "ratio"];
+const BUILTIN_COUNTERS: [&str; 2] = ["execution_time", "rows"];
+const SCALARS: [&str; 3] = ["temperature", "query", "file"];
+
+/// The names a filter may use, from what the two sides report.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// Lower-cased counter name → stored spelling.
+    counters: HashMap<String, String>,
+    a: HashSet<String>,
+    b: HashSet<String>,
+}
+
+impl Names {
+    pub fn new(sides: &Sides) -> Names {
+        let mut n = Names::default();
+        for c in BUILTIN_COUNTERS {
+            n.counters.insert(c.to_owned(), c.to_owned());
+        }
+        for c in sides.a.counters.iter().chain(&sides.b.counters) {
+            n.counters.insert(c.to_ascii_lowercase(), c.clone());
+        }
+        n.a = sides.a.counters.iter().cloned().collect();
+        n.b = sides.b.counters.iter().cloned().collect();
+        n
+    }
+
+    fn side_has(&self, side: Side, counter: &str) -> bool {
+        match side {
+            Side::A => self.a.contains(counter),
+            Side::B => self.b.contains(counter),
+        }
+    }
+
+    /// The stored spelling of a variable name, or `None` when unknown.
+    fn resolve(&self, ident: &str) -> Option<(String, Var)> {
+        let lower = ident.to_ascii_lowercase();
+        if let Some(s) = SCALARS.iter().find(|s| **s == lower) {
+            let var = match *s {
+                "temperature" => Var::Temperature,
+                "query" => Var::Query,
+                _ => Var::File,
+            };
+            return Some((s.to_string(), var));
+        }
+        for suffix in SUFFIXES {
+            if let Some(base) = lower.strip_suffix(&format!("_{suffix}"))
+                && let Some(name) = self.counters.get(base)
+            {
+                return Some((
+                    format!("{name}_{suffix}"),
+                    Var::Counter {
+                        name: name.clone(),
+                        suffix,
+                    },
+                ));
+            }
+        }
+        None
+    }
+
+    /// Up to three known names close to `ident` (edit distance), best first.
+    fn suggest(&self, ident: &str) -> Vec<String> {
+        let lower = ident.to_ascii_lowercase();
+        // A counter named without its suffix: list the four forms.
+        if let Some(name) = self.counters.get(&lower) {
+            return SUFFIXES.iter().map(|s| format!("{name}_{s}")).collect();
+        }
+        let mut candidates: Vec<(usize, String)> = Vec::new();
+        let limit = (lower.len() / 4).clamp(2, 4);
+        let mut consider = |full: String| {
+            let d = edit_distance(&lower, &full.to_ascii_lowercase());
+            if d <= limit {
+                candidates.push((d, full));
+            }
+        };
+        for s in SCALARS {
+            consider(s.to_owned());
+        }
+        for name in self.counters.values() {
+            for s in SUFFIXES {
+                consider(format!("{name}_{s}"));
+            }
+        }
+        candidates.sort();
+        candidates.dedup();
+        candidates.into_iter().take(3).map(|(_, n)| n).collect()
+    }
+}
+
+/// Levenshtein distance over bytes (names are ASCII).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+// ---- filters ----------------------------------------------------------------------------------
+
+/// Why a filter was refused or could not be evaluated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FilterError {
+    #[error("filter does not parse at column {column}: {message}\n  {expr}\n  {caret}", caret = caret(*.column))]
+    Syntax {
+        expr: String,
+        /// 1-based character column.
+        column: usize,
+        message: String,
+    },
+    #[error("unknown name {name} in the filter at column {column}{hint}\n  {expr}\n  {caret}",
+        caret = caret(*.column),
+        hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean {}?)", suggestions.join(", ")) })]
+    UnknownName {
+        expr: String,
+        column: usize,
+        name: String,
+        suggestions: Vec<String>,
+    },
+    #[error("filter {expr:?}: {message}")]
+    Eval { expr: String, message: String },
+}
+
+fn caret(column: usize) -> String {
+    format!("{}^", " ".repeat(column.saturating_sub(1)))
+}
+
+/// A variable the filter reads.
+#[derive(Debug, Clone, PartialEq)]
+enum Var {
+    Counter { name: String, suffix: &'static str },
+    Temperature,
+    Query,
+    File,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TokKind {
+    Ident,
+    Operand,
+    Operator,
+    Open,
+    Close,
+}
+
+#[derive(Debug, Clone)]
+struct Tok {
+    /// Byte offset in the original text.
+    start: usize,
+    out: String,
+    kind: TokKind,
+}
+
+/// A compiled filter.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    text: String,
+    translated: String,
+    node: Node<DefaultNumericTypes>,
+    vars: Vec<(String, Var)>,
+}
+
+impl Filter {
+    /// Parse a filter. With `names`, every name must be known (and is rewritten to its stored
+    /// spelling); without, only the syntax is checked (before the servers are reached).
+    pub fn parse(text: &str, names: Option<&Names>) -> Result<Filter, FilterError> {
+        let syntax = |column: usize, message: String| FilterError::Syntax {
+            expr: text.to_owned(),
+            column,
+            message,
+        };
+        let column = |byte: usize| text[..byte].chars().count() + 1;
+        let mut toks = lex(text).map_err(|(at, msg)| syntax(column(at), msg))?;
+        if toks.is_empty() {
+            return Err(syntax(1, "the filter is empty".into()));
+        }
+        let mut vars = Vec::new();
+        for t in toks.iter_mut().filter(|t| t.kind == TokKind::Ident) {
+            match names {
+                Some(names) => match names.resolve(&t.out) {
+                    Some((spelled, var)) => {
+                        t.out = spelled.clone();
+                        if !vars.iter().any(|(n, _)| *n == spelled) {
+                            vars.push((spelled, var));
+                        }
+                    }
+                    None => {
+                        return Err(FilterError::UnknownName {
+                            expr: text.to_owned(),
+                            column: column(t.start),
+                            suggestions: names.suggest(&t.out),
+                            name: t.out.clone(),
+                        });
+                    }
+                },
+                None => {
+                    // Syntax only: any name stands for a number.
+                    t.out = "x".into();
+                }
+            }
+        }
+        let translated = join(&toks);
+        let node = match build(&translated) {
+            Ok(n) => n,
+            Err(e) => {
+                let (at, message) = locate_error(&toks, &e);
+                return Err(syntax(column(at.unwrap_or(text.len())), message));
+            }
+        };
+        Ok(Filter {
+            text: text.to_owned(),
+            translated,
+            node,
+            vars,
+        })
+    }
+
+    /// The filter as the user wrote it.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The expression handed to `evalexpr`.
+    pub fn translated(&self) -> &str {
+        &self.translated
+    }
+
+    /// Whether a pair matches.
+    pub fn matches(&self, pair: &Pair<'_>, names: &Names) -> Result<bool, FilterError> {
+        let mut ctx = HashMapContext::<DefaultNumericTypes>::new();
+        for (spelled, var) in &self.vars {
+            let value = match var {
+                Var::Temperature => EvalValue::String(pair.temperature.as_str().into()),
+                Var::Query => EvalValue::String(pair.sql.into()),
+                Var::File => EvalValue::String(pair.file.into()),
+                Var::Counter { name, suffix } => {
+                    let (a, b) = (
+                        value_of(pair, names, Side::A, name),
+                        value_of(pair, names, Side::B, name),
+                    );
+                    EvalValue::Float(match *suffix {
+                        "a" => a,
+                        "b" => b,
+                        "delta" => b - a,
+                        _ => ratio(a, b),
+                    })
+                }
+            };
+            ctx.set_value(spelled.clone(), value)
+                .map_err(|e| self.eval_error(e.to_string()))?;
+        }
+        match self.node.eval_with_context(&ctx) {
+            Ok(EvalValue::Boolean(b)) => Ok(b),
+            Ok(other) => Err(self.eval_error(format!(
+                "must be true or false, but gives {other} (compare with ==, <, >…)"
+            ))),
+            Err(e) => Err(self.eval_error(e.to_string())),
+        }
+    }
+
+    /// Evaluate once on a made-up pair, so that type errors (`temperature > 1`) show before
+    /// any query runs.
+    pub fn check(&self, names: &Names) -> Result<(), FilterError> {
+        let rec = |side| ExecutionRecord {
+            side,
+            temperature: Temperature::Cold,
+            time_us: Some(1000),
+            rows: Some(1),
+            checksum: None,
+            checksum_unordered: None,
+            counters: BTreeMap::new(),
+            error: None,
+        };
+        let (a, b) = (rec(Side::A), rec(Side::B));
+        let pair = Pair {
+            file: "q.sql",
+            sql: "SELECT 1",
+            temperature: Temperature::Cold,
+            a: Some(&a),
+            b: Some(&b),
+        };
+        self.matches(&pair, names).map(|_| ())
+    }
+
+    fn eval_error(&self, message: String) -> FilterError {
+        FilterError::Eval {
+            expr: self.text.clone(),
+            message,
+        }
+    }
+}
+
+/// The value of a counter (or `execution_time` / `rows`) on a side; NaN when unknown.
+fn value_of(pair: &Pair<'_>, names: &Names, side: Side, counter: &str) -> f64 {
+    let Some(rec) = pair.record(side).filter(|r| r.error.is_none()) else {
+        return f64::NAN;
+    };
+    match counter {
+        "execution_time" => rec.execution_time_s().unwrap_or(f64::NAN),
+        "rows" => rec.rows.map_or(f64::NAN, |r| r as f64),
+        _ => match rec.counters.get(counter) {
+            Some(v) => *v,
+            None if names.side_has(side, counter) => 0.0,
+            None => f64::NAN,
+        },
+    }
+}
+
+/// B / A for filters: 1 when both are 0, infinite when only A is.
+pub fn ratio(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if a == 0.0 && b == 0.0 {
+        1.0
+    } else if a == 0.0 {
+        f64::INFINITY
+    } else {
+        b / a
+    }
+}
+
+/// Parse with `evalexpr` and accept only what a filter may contain. `evalexpr`'s parser is
+/// lenient (`a || )` gives an `Or` with one operand, `name 1` a function call), so the tree's
+/// shape is checked here: every operator has its operands, and there are no functions,
+/// assignments, tuples or `;` chains.
+fn build(text: &str) -> Result<Node<DefaultNumericTypes>, String> {
+    use evalexpr::Operator as O;
+    let node =
+        evalexpr::build_operator_tree::<DefaultNumericTypes>(text).map_err(|e| e.to_string())?;
+    for n in node.iter() {
+        let want = match n.operator() {
+            O::Add
+            | O::Sub
+            | O::Mul
+            | O::Div
+            | O::Mod
+            | O::Exp
+            | O::Eq
+            | O::Neq
+            | O::Gt
+            | O::Lt
+            | O::Geq
+            | O::Leq
+            | O::And
+            | O::Or => 2,
+            O::Not | O::Neg | O::RootNode => 1,
+            O::Const { .. } | O::VariableIdentifierRead { .. } => 0,
+            O::FunctionIdentifier { .. } => {
+                return Err("an operator is missing between two operands".into());
+            }
+            other => return Err(format!("{other} is not allowed in a filter")),
+        };
+        if n.children().len() != want {
+            return Err(format!("{} needs {want} operand(s)", n.operator()));
+        }
+    }
+    Ok(node)
+}
+
+fn join(toks: &[Tok]) -> String {
+    toks.iter()
+        .map(|t| t.out.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Split the filter into tokens and translate each; `Err((byte offset, message))`.
+fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
+    let bytes = text.as_bytes();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    let mut depth = 0i32;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let start = i;
+        let push = |toks: &mut Vec<Tok>, out: &str, kind| {
+            toks.push(Tok {
+                start,
+                out: out.to_owned(),
+                kind,
+            })
+        };
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            b'"' | b'\'' => {
+                let mut s = String::new();
+                i += 1;
+                loop {
+                    let Some(ch) = text[i..].chars().next() else {
+                        return Err((start, "this string is not closed".into()));
+                    };
+                    i += ch.len_utf8();
+                    if ch as u32 == u32::from(c) {
+                        break;
+                    }
+                    if ch == '\\' {
+                        let Some(esc) = text[i..].chars().next() else {
+                            return Err((start, "this string is not closed".into()));
+                        };
+                        i += esc.len_utf8();
+                        s.push(esc);
+                    } else {
+                        s.push(ch);
+                    }
+                }
+                let quoted = format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+                push(&mut toks, &quoted, TokKind::Operand);
+            }
+            b'0'..=b'9' | b'.' => {
+                while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+                    i += 1;
+                }
+                if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+                    i += 1;
+                    if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
+                        i += 1;
+                    }
+                    while i < bytes.len() && bytes[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+                let lit = &text[start..i];
+                let v: f64 = lit
+                    .parse()
+                    .map_err(|_| (start, format!("{lit} is not a number")))?;
+                push(&mut toks, &format!("{v:?}"), TokKind::Operand);
+            }
+            b'$' | b'_' | b'a'..=b'z' | b'A'..=b'Z' => {
+                let word_start = if c == b'$' { i + 1 } else { i };
+                i = word_start;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                let word = &text[word_start..i];
+                if word.is_empty() {
+                    return Err((start, "a name must follow $".into()));
+                }
+                match word.to_ascii_lowercase().as_str() {
+                    "and" => push(&mut toks, "&&", TokKind::Operator),
+                    "or" => push(&mut toks, "||", TokKind::Operator),
+                    "not" => push(&mut toks, "!", TokKind::Operator),
+                    "eq" => push(&mut toks, "==", TokKind::Operator),
+                    "ne" => push(&mut toks, "!=", TokKind::Operator),
+                    w @ ("true" | "false") => push(&mut toks, w, TokKind::Operand),
+                    _ => toks.push(Tok {
+                        start: word_start,
+                        out: word.to_owned(),
+                        kind: TokKind::Ident,
+                    }),
+                }
+            }
+            b'(' => {
+                depth += 1;
+                i += 1;
+                push(&mut toks, "(", TokKind::Open);
+            }
+            b')' => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err((start, "this ) has no matching (".into()));
+                }
+                i += 1;
+                push(&mut toks, ")", TokKind::Close);
+            }
+            _ => {
+                let two = text.get(i..i + 2).unwrap_or("");
+                let op = match two {
+                    "==" | "!=" | "<=" | ">=" | "&&" | "||" => two,
+                    "=~" | "!~" => {
+                        return Err((
+                            start,
+                            format!("{two} (Perl pattern match) is not supported"),
+                        ));
+                    }
+                    _ => match c {
+                        b'<' | b'>' | b'!' | b'+' | b'-' | b'*' | b'/' | b'%' | b'^' => {
+                            &text[i..i + 1]
+                        }
+                        b'=' => return Err((start, "use == to compare".into())),
+                        _ => {
+                            let ch = text[i..].chars().next().unwrap_or('?');
+                            return Err((start, format!("unexpected character {ch:?}")));
+                        }
+                    },
+                };
+                i += op.len();
+                push(&mut toks, op, TokKind::Operator);
+            }
+        }
+    }
+    if depth > 0
+        && let Some(open) = toks.iter().rev().find(|t| t.kind == TokKind::Open)
+    {
+        return Err((open.start, "this ( is never closed".into()));
+    }
+    Ok(toks)
+}
+
+/// Where a filter stops making sense: the first token after which no completion (closing
+/// parentheses, optionally after one more operand) parses. `evalexpr` reports no positions,
+/// so this finds one by re-parsing prefixes.
+fn locate_error(toks: &[Tok], whole: &str) -> (Option<usize>, String) {
+    let parses = |s: &str| build(s).is_ok();
+    for k in 1..=toks.len() {
+        let prefix = join(&toks[..k]);
+        let open = toks[..k]
+            .iter()
+            .map(|t| match t.kind {
+                TokKind::Open => 1,
+                TokKind::Close => -1,
+                _ => 0,
+            })
+            .sum::<i32>()
+            .max(0) as usize;
+        let closers = " )".repeat(open);
+        let viable = [
+            format!("{prefix}{closers}"),
+            format!("{prefix} 1.0{closers}"),
+            format!("{prefix} true{closers}"),
+        ]
+        .iter()
+        .any(|s| parses(s));
+        if !viable {
+            let t = &toks[k - 1];
+            let what = match t.kind {
+                TokKind::Close => "unexpected )".to_owned(),
+                TokKind::Operator => format!("unexpected operator {}", t.out),
+                _ => "unexpected operand (an operator is missing before it)".to_owned(),
+            };
+            return (Some(t.start), what);
+        }
+    }
+    (None, format!("the filter is incomplete ({whole})"))
+}
+
+// ---- the stored run ---------------------------------------------------------------------------
+
+/// A stored query and its executions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerfQuery {
+    pub file: String,
+    pub sql: String,
+    pub executions: Vec<ExecutionRecord>,
+}
+
+impl PerfQuery {
+    /// The query at one temperature, when anything of it is stored.
+    pub fn pair(&self, temperature: Temperature) -> Option<Pair<'_>> {
+        let find = |side| {
+            self.executions
+                .iter()
+                .find(|e| e.side == side && e.temperature == temperature)
+        };
+        let (a, b) = (find(Side::A), find(Side::B));
+        if a.is_none() && b.is_none() {
+            return None;
+        }
+        Some(Pair {
+            file: &self.file,
+            sql: &self.sql,
+            temperature,
+            a,
+            b,
+        })
+    }
+}
+
+/// What `dbrig perfrun` stores in the run's options (under `"perfrun"`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerfRunOptions {
+    pub sides: Sides,
+    /// The query folder.
+    pub queries: String,
+    /// Queries found in the folder (stored ones are the cells).
+    pub query_count: usize,
+    /// The collection filter.
+    pub filter: Option<String>,
+}
+
+/// A stored perfrun run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerfRun {
+    pub run: RunId,
+    pub name: String,
+    pub status: String,
+    pub options: PerfRunOptions,
+    pub queries: Vec<PerfQuery>,
+}
+
+/// Why a perfrun run cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfRunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("run {run} is a {kind} run, not a perfrun run: pick one with `dbrig runs`")]
+    NotPerfrun { run: RunId, kind: String },
+    #[error("run {run}: the stored perfrun data is unreadable ({detail})")]
+    Malformed { run: RunId, detail: String },
+}
+
+impl PerfRun {
+    pub fn load(store: &Store, run: RunId) -> Result<PerfRun, PerfRunError> {
+        let row = store.run(run)?;
+        if row.kind.as_str() != RUN_KIND {
+            return Err(PerfRunError::NotPerfrun {
+                run,
+                kind: row.kind.to_string(),
+            });
+        }
+        let malformed = |detail: String| PerfRunError::Malformed { run, detail };
+        let options: PerfRunOptions =
+            serde_json::from_value(row.options.get("perfrun").cloned().unwrap_or_default())
+                .map_err(|e| malformed(format!("run options: {e}")))?;
+        let mut queries = Vec::new();
+        for cell in store.cells(run)? {
+            let sql = cell
+                .options
+                .get("sql")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned();
+            let mut executions = Vec::new();
+            for t in store.trials(cell.id)? {
+                if let Some(extra) = t.extra {
+                    let rec: ExecutionRecord = serde_json::from_value(extra).map_err(|e| {
+                        malformed(format!("query {}, trial {}: {e}", cell.workload, t.trial))
+                    })?;
+                    executions.push(rec);
+                }
+            }
+            queries.push(PerfQuery {
+                file: cell.workload,
+                sql,
+                executions,
+            });
+        }
+        Ok(PerfRun {
+            run,
+            name: row.name,
+            status: row.status.to_string(),
+            options,
+            queries,
+        })
+    }
+
+    pub fn names(&self) -> Names {
+        Names::new(&self.options.sides)
+    }
+}
+
+// ---- differences and text ---------------------------------------------------------------------
+
+/// One line of a pair's report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffRow {
+    pub name: String,
+    /// `None`: the side has no such counter.
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    /// Seconds (printed `0.011s`).
+    pub is_time: bool,
+}
+
+/// The execution time (always) and the counters whose values differ, by name.
+pub fn diff_rows(pair: &Pair<'_>, names: &Names) -> Vec<DiffRow> {
+    let (Some(a), Some(b)) = (pair.a, pair.b) else {
+        return Vec::new();
+    };
+    let mut rows = vec![DiffRow {
+        name: "Execution time".into(),
+        a: a.execution_time_s(),
+        b: b.execution_time_s(),
+        is_time: true,
+    }];
+    let all: BTreeSet<&String> = a.counters.keys().chain(b.counters.keys()).collect();
+    for name in all {
+        let get = |rec: &ExecutionRecord, side| match rec.counters.get(name) {
+            Some(v) => Some(*v),
+            None if names.side_has(side, name) => Some(0.0),
+            None => None,
+        };
+        let (va, vb) = (get(a, Side::A), get(b, Side::B));
+        if va != vb {
+            rows.push(DiffRow {
+                name: name.clone(),
+                a: va,
+                b: vb,
+                is_time: false,
+            });
+        }
+    }
+    rows
+}
+
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn cell(v: Option<f64>, is_time: bool) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if is_time => format!("{v:.3}s"),
+        Some(v) => number(v),
+    }
+}
+
+/// The column heads: the two server versions (marked a/b when they are the same).
+pub fn column_heads(sides: &Sides) -> (String, String) {
+    let (a, b) = (&sides.a.version, &sides.b.version);
+    if a == b {
+        (format!("{a} (a)"), format!("{b} (b)"))
+    } else {
+        (a.clone(), b.clone())
+    }
+}
+
+/// One query at one temperature, in the seed's layout.
+pub fn pair_text(pair: &Pair<'_>, sides: &Sides, names: &Names) -> String {
+    let one_line = pair.sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = format!(
+        "Query: {one_line} ({})\nCache: {}\n",
+        pair.file, pair.temperature
+    );
+    match pair.outcome() {
+        PairOutcome::Missing { side } => {
+            out.push_str(&format!(
+                "not measured on {}: not compared\n",
+                side.as_str()
+            ));
+        }
+        PairOutcome::Error { side, message } => {
+            out.push_str(&format!(
+                "error on {}: {message}\nnot compared\n",
+                side.as_str()
+            ));
+        }
+        PairOutcome::ResultsDiffer { rows_a, rows_b } => {
+            let n = |r: Option<u64>| r.map_or("?".into(), |r| r.to_string());
+            out.push_str(&format!(
+                "results differ: not compared (a: {} rows, b: {} rows)\n",
+                n(rows_a),
+                n(rows_b)
+            ));
+        }
+        PairOutcome::Compared => {
+            let (head_a, head_b) = column_heads(sides);
+            let rows = diff_rows(pair, names);
+            let lines: Vec<[String; 5]> = rows
+                .iter()
+                .map(|r| {
+                    let delta = match (r.a, r.b) {
+                        (Some(a), Some(b)) => cell(Some(b - a), r.is_time),
+                        _ => String::new(),
+                    };
+                    let ratio = match (r.a, r.b) {
+                        (Some(a), Some(b)) if a != 0.0 && b != 0.0 => format!("{:.2}", b / a),
+                        _ => String::new(),
+                    };
+                    [
+                        r.name.clone(),
+                        cell(r.a, r.is_time),
+                        cell(r.b, r.is_time),
+                        delta,
+                        ratio,
+                    ]
+                })
+                .collect();
+            let heads = [
+                String::new(),
+                head_a,
+                head_b,
+                "Delta".into(),
+                "Ratio".into(),
+            ];
+            let mut widths = [30, 0, 0, 8, 6];
+            for l in lines.iter().chain(std::iter::once(&heads)) {
+                for (w, c) in widths.iter_mut().zip(l) {
+                    *w = (*w).max(c.chars().count());
+                }
+            }
+            let fmt_line = |l: &[String; 5]| {
+                let mut s = format!("{:<w$}", l[0], w = widths[0]);
+                for (c, w) in l.iter().zip(widths).skip(1) {
+                    s.push_str(&format!("   {c:>w$}"));
+                }
+                s.trim_end().to_owned()
+            };
+            out.push_str(&fmt_line(&heads));
+            out.push('\n');
+            let total: usize = widths.iter().sum::<usize>() + 3 * 4;
+            out.push_str(&"-".repeat(total));
+            out.push('\n');
+            for l in &lines {
+                out.push_str(&fmt_line(l));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The whole report of a run, optionally filtered (pairs with an error are always shown).
+pub fn perfrun_text(run: &PerfRun, filter: Option<&Filter>) -> Result<String, FilterError> {
+    let names = run.names();
+    let o = &run.options;
+    let mut out = format!(
+        "perfrun run {} — {} ({})\na: {}  {}\nb: {}  {}\n",
+        run.run,
+        run.name,
+        run.status,
+        o.sides.a.target,
+        o.sides.a.version,
+        o.sides.b.target,
+        o.sides.b.version,
+    );
+    let stored = run.queries.len();
+    out.push_str(&format!(
+        "{stored} of {} queries stored{}\n",
+        o.query_count,
+        match &o.filter {
+            Some(f) => format!(
+                " ({} filtered out at collection by: {f})",
+                o.query_count.saturating_sub(stored)
+            ),
+            None => String::new(),
+        }
+    ));
+    let (mut shown, mut total) = (0usize, 0usize);
+    let mut body = String::new();
+    for q in &run.queries {
+        for t in Temperature::ALL {
+            let Some(pair) = q.pair(t) else { continue };
+            total += 1;
+            let keep = match filter {
+                Some(f) if !pair.has_error() => f.matches(&pair, &names)?,
+                _ => true,
+            };
+            if keep {
+                shown += 1;
+                body.push('\n');
+                body.push_str(&pair_text(&pair, &o.sides, &names));
+            }
+        }
+    }
+    if let Some(f) = filter {
+        out.push_str(&format!(
+            "Filter: {} ({shown} of {total} query/temperature pairs match)\n",
+            f.text()
+        ));
+    }
+    out.push_str(&body);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sides() -> Sides {
+        Sides {
+            a: SideInfo {
+                target: "mysql://root@h:3306/a".into(),
+                version: "10.11.6-MariaDB".into(),
+                dialect: "mysql".into(),
+                counters: vec![
+                    "Handler_read_rnd".into(),
+                    "Handler_read_next".into(),
+                    "Innodb_rows_read".into(),
+                ],
+            },
+            b: SideInfo {
+                target: "mysql://root@h:3306/b".into(),
+                version: "10.6.1-MariaDB".into(),
+                dialect: "mysql".into(),
+                counters: vec![
+                    "Handler_read_rnd".into(),
+                    "Handler_read_next".into(),
+                    "Innodb_rows_read".into(),
+                ],
+            },
+        }
+    }
+
+    fn rec(side: Side, t: Temperature, us: u64, counters: &[(&str, f64)]) -> ExecutionRecord {
+        ExecutionRecord {
+            side,
+            temperature: t,
+            time_us: Some(us),
+            rows: Some(3),
+            checksum: Some("1".into()),
+            checksum_unordered: Some("u1".into()),
+            counters: counters.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            error: None,
+        }
+    }
+
+    fn pair<'a>(a: &'a ExecutionRecord, b: &'a ExecutionRecord) -> Pair<'a> {
+        Pair {
+            file: "q1.sql",
+            sql: "SELECT  l_linenumber\nFROM lineitem",
+            temperature: a.temperature,
+            a: Some(a),
+            b: Some(b),
+        }
+    }
+
+    #[test]
+    fn words_are_translated_and_names_respelled() {
+        let names = Names::new(&sides());
+        let f = Filter::parse(
+            r#"(execution_time_a > 0.1 or $Execution_time_b > 0.1) and temperature == 'warm' and not handler_read_rnd_a eq 0"#,
+            Some(&names),
+        )
+        .unwrap();
+        assert_eq!(
+            f.translated(),
+            r#"( execution_time_a > 0.1 || execution_time_b > 0.1 ) && temperature == "warm" && ! Handler_read_rnd_a == 0.0"#
+        );
+    }
+
+    #[test]
+    fn filter_evaluates_over_a_pair() {
+        let names = Names::new(&sides());
+        let a = rec(
+            Side::A,
+            Temperature::Warm,
+            11_400,
+            &[("Handler_read_rnd", 583.0)],
+        );
+        let b = rec(Side::B, Temperature::Warm, 4_900, &[]);
+        let p = pair(&a, &b);
+        let yes = |s: &str| {
+            Filter::parse(s, Some(&names))
+                .unwrap()
+                .matches(&p, &names)
+                .unwrap()
+        };
+        assert!(yes(
+            r#"(execution_time_a > 0.01 or execution_time_b > 0.01) and temperature == "warm""#
+        ));
+        assert!(!yes(r#"temperature == "cold""#));
+        assert!(yes(
+            "Handler_read_rnd_b == 0 and Handler_read_rnd_delta == -583"
+        ));
+        assert!(yes(
+            "execution_time_a == 0.011 and execution_time_ratio < 0.4"
+        ));
+        assert!(yes("Handler_read_next_ratio == 1"));
+        assert!(yes(r#"query != "x" and file == "q1.sql""#));
+    }
+
+    #[test]
+    fn syntax_errors_point_at_the_token() {
+        let names = Names::new(&sides());
+        let e = Filter::parse(
+            "(execution_time_a > 0.1 or ) and temperature == 1",
+            Some(&names),
+        )
+        .unwrap_err();
+        match &e {
+            FilterError::Syntax { column, .. } => assert_eq!(*column, 28, "{e}"),
+            other => panic!("{other:?}"),
+        }
+        let text = e.to_string();
+        assert!(text.contains("column 28"), "{text}");
+        assert!(
+            text.ends_with("\n  (execution_time_a > 0.1 or ) and temperature == 1\n                             ^"),
+            "{text}"
+        );
+        for (bad, col) in [
+            ("execution_time_a > > 1", 20),
+            ("execution_time_a = 1", 18),
+            ("(execution_time_a > 1", 1),
+            ("execution_time_a > 1)", 21),
+            ("temperature == \"warm", 16),
+            ("execution_time_a 1", 18),
+            ("execution_time_a >", 19),
+        ] {
+            match Filter::parse(bad, Some(&names)) {
+                Err(FilterError::Syntax { column, .. }) => assert_eq!(column, col, "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        // Syntax alone needs no names.
+        assert!(Filter::parse("whatever_a > 1 and temperature == 'warm'", None).is_ok());
+        assert!(Filter::parse("whatever_a > > 1", None).is_err());
+    }
+
+    #[test]
+    fn unknown_names_are_named_with_suggestions() {
+        let names = Names::new(&sides());
+        let e = Filter::parse("Handler_reed_rnd_a > 0", Some(&names)).unwrap_err();
+        let FilterError::UnknownName {
+            name,
+            suggestions,
+            column,
+            ..
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(name, "Handler_reed_rnd_a");
+        assert_eq!(*column, 1);
+        assert_eq!(suggestions[0], "Handler_read_rnd_a");
+        assert!(
+            e.to_string().contains("did you mean Handler_read_rnd_a"),
+            "{e}"
+        );
+        let e = Filter::parse("Handler_read_rnd > 0", Some(&names)).unwrap_err();
+        assert!(e.to_string().contains("Handler_read_rnd_delta"), "{e}");
+    }
+
+    #[test]
+    fn type_errors_show_before_running() {
+        let names = Names::new(&sides());
+        let f = Filter::parse("temperature > 1", Some(&names)).unwrap();
+        assert!(f.check(&names).is_err());
+        let f = Filter::parse("execution_time_a + 1", Some(&names)).unwrap();
+        assert!(
+            f.check(&names)
+                .unwrap_err()
+                .to_string()
+                .contains("true or false")
+        );
+    }
+
+    #[test]
+    fn only_differing_counters_are_reported() {
+        let names = Names::new(&sides());
+        let a = rec(
+            Side::A,
+            Temperature::Warm,
+            11_400,
+            &[
+                ("Handler_read_rnd", 583.0),
+                ("Handler_read_next", 583.0),
+                ("Innodb_rows_read", 1166.0),
+            ],
+        );
+        let b = rec(
+            Side::B,
+            Temperature::Warm,
+            4_200,
+            &[("Handler_read_next", 602.0), ("Innodb_rows_read", 1166.0)],
+        );
+        let p = pair(&a, &b);
+        let rows = diff_rows(&p, &names);
+        let names_shown: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names_shown,
+            ["Execution time", "Handler_read_next", "Handler_read_rnd"]
+        );
+        assert_eq!(rows[2].b, Some(0.0));
+        let text = pair_text(&p, &sides(), &names);
+        let expected = "\
+Query: SELECT l_linenumber FROM lineitem (q1.sql)
+Cache: warm
+                                 10.11.6-MariaDB   10.6.1-MariaDB      Delta    Ratio
+-------------------------------------------------------------------------------------
+Execution time                            0.011s           0.004s    -0.007s     0.36
+Handler_read_next                            583              602         19     1.03
+Handler_read_rnd                             583                0       -583
+";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn differing_results_and_errors_are_not_compared() {
+        let names = Names::new(&sides());
+        let a = rec(Side::A, Temperature::Cold, 1000, &[]);
+        let mut b = rec(Side::B, Temperature::Cold, 1000, &[]);
+        b.rows = Some(2);
+        b.checksum_unordered = Some("u2".into());
+        let text = pair_text(&pair(&a, &b), &sides(), &names);
+        assert!(
+            text.contains("results differ: not compared (a: 3 rows, b: 2 rows)"),
+            "{text}"
+        );
+        let mut b = rec(Side::B, Temperature::Cold, 1000, &[]);
+        b.error = Some("Table 'b.t' doesn't exist".into());
+        let p = pair(&a, &b);
+        assert!(p.has_error());
+        let text = pair_text(&p, &sides(), &names);
+        assert!(
+            text.contains("error on b: Table 'b.t' doesn't exist"),
+            "{text}"
+        );
+        // A failed side's values are NaN: comparisons are false, not errors.
+        let f = Filter::parse("execution_time_b >= 0", Some(&names)).unwrap();
+        assert!(!f.matches(&p, &names).unwrap());
+    }
+
+    #[test]
+    fn same_versions_get_marked_heads() {
+        let mut s = sides();
+        s.b.version = s.a.version.clone();
+        assert_eq!(
+            column_heads(&s),
+            (
+                "10.11.6-MariaDB (a)".to_owned(),
+                "10.11.6-MariaDB (b)".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn edit_distance_works() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+}

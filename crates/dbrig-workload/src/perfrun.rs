@@ -1,0 +1,493 @@
+//! `dbrig perfrun`'s measuring part: run one query on one side and record its time, rows,
+//! result checksums and the server's counters around it (RQG's perfrun, seed `002_…`).
+//!
+//! * MariaDB/MySQL: `SHOW SESSION STATUS` and `SHOW GLOBAL STATUS LIKE 'Innodb_%'` before and
+//!   after the query, on the query's own connection. Kept: numeric session counters except
+//!   `Com_*`, `Uptime*`, `Opened_files`, `Ssl_*`, `Qcache_*`, gauges (`Threads_*`, `Open_*`,
+//!   `Memory_used*`, …), InnoDB's background values (`Innodb_lsn_*`, checkpoints, master
+//!   thread loops), what the SHOWs themselves change by varying amounts (`Bytes_*`:
+//!   their output's length varies with the digits; `Query_time`, which the execution time
+//!   already gives) and the session's copy of `Innodb_*`; plus every numeric global
+//!   `Innodb_*`. The SHOWs themselves bump some counters (a SHOW reads its rows through a
+//!   temporary table: `Handler_read_rnd_next`, `Created_tmp_tables`, `Rows_sent`…), so a
+//!   baseline — the same before/after sequence with no query between — is subtracted where
+//!   it is the same in five samples. Counters that moved by varying amounts (global ones such
+//!   as `Innodb_*`, moved by other sessions) get no baseline: their deltas include whatever
+//!   other sessions did meanwhile (compare on a quiet server). `Queries` (server-wide in
+//!   MariaDB) is dropped; `Questions` is the session's.
+//! * PostgreSQL has no per-session counters of that kind: after the timed execution the
+//!   query runs once more as `EXPLAIN (ANALYZE, BUFFERS)`, and that plan's buffer counts,
+//!   planning/execution times and row estimate are the counters. So a "cold" execution's
+//!   counters come from the execution right after it (the timed one has warmed the cache).
+//!
+//! Time is wall time around execute + fetch of all rows, in microseconds.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use dbrig_core::Value;
+use dbrig_driver::{Connection, Dialect, DriverError, ErrorKind};
+use serde::Serialize;
+
+/// One execution of a query on one side. Serialised, it is the trial's `extra` (with the
+/// side and temperature added by the caller); `dbrig_report::perfrun::ExecutionRecord` reads it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Execution {
+    pub time_us: Option<u64>,
+    pub rows: Option<u64>,
+    /// FNV-1a 64 over the rows in the order returned.
+    pub checksum: Option<String>,
+    /// Order-insensitive: the wrapping sum of each row's hash. Two sides' results differ when
+    /// these differ (a query without ORDER BY may return its rows in any order).
+    pub checksum_unordered: Option<String>,
+    /// Counter deltas that are not 0 (a counter of the side that is absent was 0).
+    pub counters: BTreeMap<String, f64>,
+    /// The query's error (code and message); nothing else is measured then.
+    pub error: Option<String>,
+    /// Counters could not be read (the query itself succeeded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counter_error: Option<String>,
+}
+
+type Status = BTreeMap<String, f64>;
+
+/// One side of a perfrun: a connection and what its counters look like.
+pub struct PerfSide {
+    conn: Connection,
+    baseline: Status,
+    names: Vec<String>,
+}
+
+/// Session counters that are not per-query: configuration-like gauges and totals.
+fn excluded_session_counter(name: &str) -> bool {
+    const PREFIXES: [&str; 13] = [
+        "Com_",
+        "Bytes_",
+        "Uptime",
+        "Ssl_",
+        "Qcache_",
+        "Innodb_",
+        "Threads_",
+        "Open_",
+        "Memory_used",
+        "Max_used_connections",
+        "Aborted_",
+        "Rpl_",
+        "Slave",
+    ];
+    const NAMES: [&str; 8] = [
+        "Opened_files",
+        "Queries",
+        "Query_time",
+        "Max_memory_used",
+        "Connections",
+        "Last_query_cost",
+        "Binlog_snapshot_position",
+        "Tc_log_page_size",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)
+}
+
+/// Global InnoDB values that background threads move, whatever the query: log sequence
+/// numbers, checkpoints, the master thread's loops.
+fn background_innodb_counter(name: &str) -> bool {
+    const PREFIXES: [&str; 6] = [
+        "Innodb_lsn_",
+        "Innodb_checkpoint_",
+        "Innodb_master_thread_",
+        "Innodb_background_log_sync",
+        "Innodb_max_trx_id",
+        "Innodb_history_list_length",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// The counters of `EXPLAIN (ANALYZE, BUFFERS)` on PostgreSQL.
+pub const POSTGRES_COUNTERS: [&str; 15] = [
+    "Shared_Hit_Blocks",
+    "Shared_Read_Blocks",
+    "Shared_Dirtied_Blocks",
+    "Shared_Written_Blocks",
+    "Local_Hit_Blocks",
+    "Local_Read_Blocks",
+    "Local_Dirtied_Blocks",
+    "Local_Written_Blocks",
+    "Temp_Read_Blocks",
+    "Temp_Written_Blocks",
+    "Planning_Shared_Hit_Blocks",
+    "Planning_Shared_Read_Blocks",
+    "Planning_Time_ms",
+    "Explain_Execution_Time_ms",
+    "Plan_Rows",
+];
+
+impl PerfSide {
+    /// Take over a connection (opened with `prepared: false`: queries go as text) and measure
+    /// the counters' baseline.
+    pub async fn open(conn: Connection) -> Result<PerfSide, DriverError> {
+        let mut side = PerfSide {
+            conn,
+            baseline: Status::new(),
+            names: Vec::new(),
+        };
+        match side.conn.dialect() {
+            Dialect::Mysql => {
+                let mut seen: Vec<Status> = Vec::new();
+                for _ in 0..BASELINE_SAMPLES {
+                    let before = side.mysql_status().await?;
+                    let after = side.mysql_status().await?;
+                    seen.push(delta(&before, &after));
+                    side.names = after.keys().cloned().collect();
+                }
+                side.baseline = stable_baseline(&seen);
+            }
+            Dialect::Postgres => {
+                side.names = POSTGRES_COUNTERS.iter().map(|s| s.to_string()).collect();
+            }
+            Dialect::Sqlite => {}
+        }
+        Ok(side)
+    }
+
+    /// Every counter this side reports.
+    pub fn counter_names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn server_version(&self) -> &str {
+        self.conn.server_version()
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.conn.dialect()
+    }
+
+    /// Run the query once, measured. Errors are recorded in the result, never returned: the
+    /// run goes on with the next execution.
+    pub async fn execute(&mut self, sql: &str) -> Execution {
+        let mut out = Execution::default();
+        let before = match self.conn.dialect() {
+            Dialect::Mysql => match self.mysql_status().await {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    out.counter_error = Some(error_text(&e));
+                    None
+                }
+            },
+            _ => None,
+        };
+        let start = Instant::now();
+        let result = self.conn.query(sql, &[]).await;
+        let elapsed = start.elapsed();
+        let rows = match result {
+            Ok(rows) => rows,
+            Err(e) => {
+                out.error = Some(error_text(&e));
+                if e.kind == ErrorKind::ConnectionLost {
+                    // Later queries need a connection; this one stays failed.
+                    let _ = self.conn.reconnect().await;
+                }
+                return out;
+            }
+        };
+        out.time_us = Some(elapsed.as_micros() as u64);
+        out.rows = Some(rows.len() as u64);
+        let (ordered, unordered) = checksums(&rows);
+        out.checksum = Some(ordered);
+        out.checksum_unordered = Some(unordered);
+        match self.conn.dialect() {
+            Dialect::Mysql => {
+                if let Some(before) = before {
+                    match self.mysql_status().await {
+                        Ok(after) => {
+                            out.counters = delta(&before, &after)
+                                .into_iter()
+                                .map(|(k, v)| {
+                                    let base = self.baseline.get(&k).copied().unwrap_or(0.0);
+                                    (k, v - base)
+                                })
+                                .filter(|(_, v)| *v != 0.0)
+                                .collect();
+                        }
+                        Err(e) => out.counter_error = Some(error_text(&e)),
+                    }
+                }
+            }
+            Dialect::Postgres => {
+                match self
+                    .conn
+                    .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"), &[])
+                    .await
+                {
+                    Ok(plan) => {
+                        let lines: Vec<String> = plan
+                            .into_iter()
+                            .filter_map(|r| r.into_iter().next().and_then(|v| v.to_text()))
+                            .collect();
+                        out.counters = parse_explain(&lines)
+                            .into_iter()
+                            .filter(|(_, v)| *v != 0.0)
+                            .collect();
+                    }
+                    Err(e) => out.counter_error = Some(error_text(&e)),
+                }
+            }
+            Dialect::Sqlite => {}
+        }
+        out
+    }
+
+    pub async fn close(self) {
+        self.conn.close().await
+    }
+
+    /// The per-query session counters and the global `Innodb_*` ones.
+    async fn mysql_status(&mut self) -> Result<Status, DriverError> {
+        let mut status = Status::new();
+        for (name, value) in name_values(self.conn.query("SHOW SESSION STATUS", &[]).await?) {
+            if !excluded_session_counter(&name) {
+                status.insert(name, value);
+            }
+        }
+        let global = self
+            .conn
+            .query("SHOW GLOBAL STATUS LIKE 'Innodb\\_%'", &[])
+            .await?;
+        status.extend(name_values(global).filter(|(n, _)| !background_innodb_counter(n)));
+        Ok(status)
+    }
+}
+
+/// The server's message (it already names the error code), without the statement.
+fn error_text(e: &DriverError) -> String {
+    match &e.code {
+        Some(code) if !e.message.contains(code.as_str()) => format!("{} (code {code})", e.message),
+        _ => e.message.clone(),
+    }
+}
+
+/// Numeric (name, value) rows of a SHOW STATUS.
+fn name_values(rows: Vec<Vec<Value>>) -> impl Iterator<Item = (String, f64)> {
+    rows.into_iter().filter_map(|r| {
+        let mut it = r.into_iter();
+        let name = it.next()?.to_text()?;
+        let value = it.next()?.as_f64()?;
+        Some((name, value))
+    })
+}
+
+/// How many empty before/after sequences the baseline is measured on.
+const BASELINE_SAMPLES: usize = 5;
+
+/// What the SHOWs themselves add to each counter: kept only where every sample agrees. A
+/// counter that moved by different amounts was moved by other sessions too (a global value):
+/// nothing is subtracted from it, and its deltas include the other sessions' work.
+fn stable_baseline(samples: &[Status]) -> Status {
+    let Some(first) = samples.first() else {
+        return Status::new();
+    };
+    first
+        .iter()
+        .filter(|(k, v)| **v != 0.0 && samples.iter().all(|s| s.get(*k) == Some(*v)))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+fn delta(before: &Status, after: &Status) -> Status {
+    after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
+        .collect()
+}
+
+fn fnv1a(h: &mut u64, bytes: &[u8]) {
+    for b in bytes {
+        *h ^= u64::from(*b);
+        *h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+/// (ordered, order-insensitive) checksums of a result set. Values are hashed as their text
+/// (so an integer 1 and a text "1" are the same), NULL distinctly.
+pub fn checksums(rows: &[Vec<Value>]) -> (String, String) {
+    const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut ordered = SEED;
+    let mut unordered: u64 = 0;
+    for row in rows {
+        let mut h = SEED;
+        for v in row {
+            match v.to_text() {
+                None => fnv1a(&mut h, &[0xff, 0x00]),
+                Some(t) => {
+                    fnv1a(&mut h, t.as_bytes());
+                    fnv1a(&mut h, &[0x1f]);
+                }
+            }
+        }
+        fnv1a(&mut h, &[0x1e]);
+        fnv1a(&mut ordered, &h.to_le_bytes());
+        unordered = unordered.wrapping_add(h);
+    }
+    (format!("{ordered:016x}"), format!("{unordered:016x}"))
+}
+
+/// The counters of a text-format `EXPLAIN (ANALYZE, BUFFERS)`: the top node's buffers (which
+/// include its children's), the planning buffers, both times and the top node's row estimate.
+pub fn parse_explain(lines: &[String]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    if let Some(first) = lines.first()
+        && let Some(est) = first.split("(cost=").nth(1)
+        && let Some(rows) = est.split(" rows=").nth(1)
+        && let Some(n) = rows.split_whitespace().next()
+        && let Ok(n) = n.parse::<f64>()
+    {
+        out.insert("Plan_Rows".into(), n);
+    }
+    let mut in_planning = false;
+    let mut top_done = false;
+    for line in lines.iter().skip(1) {
+        let t = line.trim();
+        if t.starts_with("->") {
+            top_done = true;
+        }
+        if t == "Planning:" {
+            in_planning = true;
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("Buffers:") {
+            if in_planning {
+                for (k, v) in parse_buffers(rest) {
+                    if k.starts_with("Shared_") {
+                        out.insert(format!("Planning_{k}"), v);
+                    }
+                }
+                in_planning = false;
+            } else if !top_done {
+                out.extend(parse_buffers(rest));
+                top_done = true;
+            }
+        } else if let Some(ms) = t.strip_prefix("Planning Time:") {
+            out.insert("Planning_Time_ms".into(), parse_ms(ms));
+        } else if let Some(ms) = t.strip_prefix("Execution Time:") {
+            out.insert("Explain_Execution_Time_ms".into(), parse_ms(ms));
+        }
+    }
+    out
+}
+
+fn parse_ms(s: &str) -> f64 {
+    s.trim()
+        .trim_end_matches("ms")
+        .trim()
+        .parse()
+        .unwrap_or(f64::NAN)
+}
+
+/// `shared hit=5 read=3, temp read=1 written=1` → `Shared_Hit_Blocks` = 5, …
+fn parse_buffers(s: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for group in s.split(',') {
+        let mut words = group.split_whitespace();
+        let Some(kind) = words.next() else { continue };
+        for kv in words {
+            if let Some((k, v)) = kv.split_once('=')
+                && let Ok(v) = v.parse::<f64>()
+            {
+                out.push((format!("{}_{}_Blocks", capitalize(kind), capitalize(k)), v));
+            }
+        }
+    }
+    out
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksums_tell_order_from_content() {
+        let r = |a: i64, b: &str| vec![Value::Int(a), Value::Text(b.into())];
+        let x = checksums(&[r(1, "a"), r(2, "b")]);
+        let y = checksums(&[r(2, "b"), r(1, "a")]);
+        let z = checksums(&[r(1, "a"), r(2, "c")]);
+        assert_ne!(x.0, y.0);
+        assert_eq!(x.1, y.1);
+        assert_ne!(x.1, z.1);
+        // Int 1 and text "1" are the same value; NULL is not the empty text.
+        assert_eq!(
+            checksums(&[vec![Value::Int(1)]]),
+            checksums(&[vec![Value::Text("1".into())]])
+        );
+        assert_ne!(
+            checksums(&[vec![Value::Null]]),
+            checksums(&[vec![Value::Text(String::new())]])
+        );
+    }
+
+    #[test]
+    fn explain_counters_are_read() {
+        let plan = [
+            "Hash Join  (cost=1.09..2.21 rows=4 width=8) (actual time=0.030..0.034 rows=4 loops=1)",
+            "  Hash Cond: (a.id = b.id)",
+            "  Buffers: shared hit=2 read=1, temp read=3 written=3",
+            "  ->  Seq Scan on a  (cost=0.00..1.04 rows=4 width=8) (actual time=0.006..0.007 rows=4 loops=1)",
+            "        Buffers: shared hit=1",
+            "Planning:",
+            "  Buffers: shared hit=12 read=2",
+            "Planning Time: 0.214 ms",
+            "Execution Time: 0.061 ms",
+        ]
+        .map(String::from);
+        let c = parse_explain(&plan);
+        assert_eq!(c["Plan_Rows"], 4.0);
+        assert_eq!(c["Shared_Hit_Blocks"], 2.0);
+        assert_eq!(c["Shared_Read_Blocks"], 1.0);
+        assert_eq!(c["Temp_Written_Blocks"], 3.0);
+        assert_eq!(c["Planning_Shared_Hit_Blocks"], 12.0);
+        assert_eq!(c["Planning_Time_ms"], 0.214);
+        assert_eq!(c["Explain_Execution_Time_ms"], 0.061);
+        assert!(
+            c.keys().all(|k| POSTGRES_COUNTERS.contains(&k.as_str())),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn baseline_keeps_only_stable_counters() {
+        let s = |pairs: &[(&str, f64)]| -> Status {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        let samples = [
+            s(&[("Handler_read_rnd_next", 600.0), ("Innodb_rows_read", 3.0)]),
+            s(&[("Handler_read_rnd_next", 600.0), ("Innodb_rows_read", 90.0)]),
+        ];
+        assert_eq!(
+            stable_baseline(&samples),
+            s(&[("Handler_read_rnd_next", 600.0)])
+        );
+    }
+
+    #[test]
+    fn session_counters_that_are_not_per_query_are_dropped() {
+        for n in [
+            "Com_select",
+            "Uptime",
+            "Ssl_accepts",
+            "Qcache_hits",
+            "Opened_files",
+        ] {
+            assert!(excluded_session_counter(n), "{n}");
+        }
+        for n in ["Handler_read_rnd_next", "Rows_read", "Created_tmp_tables"] {
+            assert!(!excluded_session_counter(n), "{n}");
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! `dbrig perfrun`: two MariaDB databases on the machine's server, configured differently (the
+//! same table with and without an index on `k`), a query folder written here, filters at
+//! collection and at report time, differing results, a query failing on one side, bad
+//! filters; and one MariaDB ↔ PostgreSQL run (EXPLAIN counters).
+
+use std::path::Path;
+
+use dbrig_report::perfrun::{PerfRun, Side, Temperature};
+use dbrig_store::{RunId, Store, TrialStatus};
+
+use crate::mysql::sql;
+use crate::postgres::psql;
+use crate::{dbrig, ok, text};
+
+/// Two databases `dbrig_perf_<x>_a` / `_b`, dropped at the end.
+struct Pair(String);
+
+impl Pair {
+    fn new(x: &str) -> Pair {
+        let p = format!("dbrig_perf_{x}");
+        sql(&format!(
+            "DROP DATABASE IF EXISTS {p}_a; DROP DATABASE IF EXISTS {p}_b;
+             CREATE DATABASE {p}_a; CREATE DATABASE {p}_b;
+             CREATE TABLE {p}_a.t (id INT PRIMARY KEY, k INT, v VARCHAR(20), KEY k (k));
+             CREATE TABLE {p}_b.t (id INT PRIMARY KEY, k INT, v VARCHAR(20));
+             INSERT INTO {p}_a.t SELECT seq, seq % 100, CONCAT('v', seq) FROM {p}_a.seq_1_to_2000;
+             INSERT INTO {p}_b.t SELECT * FROM {p}_a.t;
+             CREATE TABLE {p}_a.d (x INT); INSERT INTO {p}_a.d VALUES (1), (2), (3);
+             CREATE TABLE {p}_b.d (x INT); INSERT INTO {p}_b.d VALUES (1), (2);
+             CREATE TABLE {p}_a.only_a (x INT); INSERT INTO {p}_a.only_a VALUES (1);"
+        ));
+        Pair(p)
+    }
+
+    fn a(&self) -> String {
+        format!("mysql://root@127.0.0.1:3306/{}_a", self.0)
+    }
+
+    fn b(&self) -> String {
+        format!("mysql://root@127.0.0.1:3306/{}_b", self.0)
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        sql(&format!(
+            "DROP DATABASE IF EXISTS {0}_a; DROP DATABASE IF EXISTS {0}_b",
+            self.0
+        ));
+    }
+}
+
+const INDEXED: &str = "SELECT id, v FROM t WHERE k = 7";
+
+fn write_queries(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (file, q) in [
+        ("q1_indexed.sql", format!("{INDEXED};\n")),
+        ("q2_count.sql", "SELECT COUNT(*) FROM t".into()),
+        ("q3_differs.sql", "SELECT x FROM d ORDER BY x".into()),
+        ("q4_only_a.sql", "SELECT x FROM only_a".into()),
+    ] {
+        std::fs::write(dir.join(file), q).unwrap();
+    }
+}
+
+fn load_latest(out: &Path) -> PerfRun {
+    let store = Store::open(&out.join("results.db")).unwrap();
+    let id: RunId = store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind.as_str() == "perfrun")
+        .map(|r| r.id)
+        .max()
+        .expect("a perfrun run is stored");
+    PerfRun::load(&store, id).unwrap()
+}
+
+fn counter(run: &PerfRun, file: &str, side: Side, t: Temperature, name: &str) -> f64 {
+    let q = run.queries.iter().find(|q| q.file == file).unwrap();
+    let e = q
+        .executions
+        .iter()
+        .find(|e| e.side == side && e.temperature == t)
+        .unwrap_or_else(|| panic!("{file} {side:?} {t} not stored"));
+    e.counters.get(name).copied().unwrap_or(0.0)
+}
+
+#[test]
+fn perfrun_between_two_mariadb_databases() {
+    let dbs = Pair::new("two");
+    let out = tempfile::tempdir().unwrap();
+    let queries = out.path().join("queries");
+    write_queries(&queries);
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "--a",
+            &dbs.a(),
+            "--b",
+            &dbs.b(),
+            "--queries",
+            queries.to_str().unwrap(),
+        ],
+    ));
+    let t = text(&o);
+    println!("{t}");
+    // The index shows in the handler counters, only the ones that differ are printed.
+    assert!(
+        t.contains("Query: SELECT id, v FROM t WHERE k = 7 (q1_indexed.sql)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("(a)") && t.contains("(b)"),
+        "same versions are marked: {t}"
+    );
+    assert!(
+        t.lines().any(|l| l.starts_with("Handler_read_rnd_next")),
+        "{t}"
+    );
+    assert!(
+        t.contains("results differ: not compared (a: 3 rows, b: 2 rows)"),
+        "{t}"
+    );
+    assert!(t.contains("error on b:") && t.contains("only_a"), "{t}");
+    assert!(t.contains("4 of 4 queries stored"), "{t}");
+
+    // What was stored: four executions per query, the error as a failed trial.
+    let run = load_latest(out.path());
+    assert_eq!(run.name, "queries");
+    assert_eq!(run.queries.len(), 4);
+    assert!(run.queries.iter().all(|q| q.executions.len() == 4));
+    for temp in Temperature::ALL {
+        let key_a = counter(&run, "q1_indexed.sql", Side::A, temp, "Handler_read_key");
+        let scan_a = counter(
+            &run,
+            "q1_indexed.sql",
+            Side::A,
+            temp,
+            "Handler_read_rnd_next",
+        );
+        let scan_b = counter(
+            &run,
+            "q1_indexed.sql",
+            Side::B,
+            temp,
+            "Handler_read_rnd_next",
+        );
+        assert!(key_a >= 1.0, "{temp}: {key_a}");
+        // The SHOWs' own table scans are subtracted: the indexed side scans nothing.
+        assert_eq!(scan_a, 0.0, "{temp}");
+        assert!(scan_b >= 2000.0, "{temp}: {scan_b}");
+    }
+    let q1 = &run.queries[0];
+    let a_cold = &q1.executions[0];
+    assert_eq!(a_cold.rows, Some(20));
+    assert!(a_cold.time_us.is_some() && a_cold.checksum_unordered.is_some());
+    let failed = run
+        .queries
+        .iter()
+        .find(|q| q.file == "q4_only_a.sql")
+        .unwrap();
+    assert!(
+        failed
+            .executions
+            .iter()
+            .all(|e| (e.side == Side::B) == e.error.is_some())
+    );
+    let store = Store::open(&out.path().join("results.db")).unwrap();
+    let cell = store.cells(run.run).unwrap().pop().unwrap();
+    let statuses: Vec<TrialStatus> = store
+        .trials(cell.id)
+        .unwrap()
+        .iter()
+        .map(|t| t.status)
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            TrialStatus::Done,
+            TrialStatus::Failed,
+            TrialStatus::Done,
+            TrialStatus::Failed
+        ]
+    );
+
+    // Report-time filter: only q1 warm matches (pairs with an error always show).
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "report",
+            "latest",
+            "--filter",
+            r#"handler_read_rnd_next_delta > 1000 and rows_a > 5 and temperature == "warm""#,
+        ],
+    ));
+    let r = text(&o);
+    println!("{r}");
+    assert!(r.contains("(3 of 8 query/temperature pairs match)"), "{r}");
+    assert_eq!(r.matches("(q1_indexed.sql)").count(), 1, "{r}");
+    assert!(
+        r.contains("Cache: warm") && !r.contains("q2_count") && !r.contains("q3_differs"),
+        "{r}"
+    );
+    assert_eq!(r.matches("(q4_only_a.sql)").count(), 2, "{r}");
+}
+
+#[test]
+fn perfrun_filter_at_collection() {
+    let dbs = Pair::new("coll");
+    let out = tempfile::tempdir().unwrap();
+    let queries = out.path().join("q");
+    write_queries(&queries);
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "--a",
+            &dbs.a(),
+            "--b",
+            &dbs.b(),
+            "--queries",
+            queries.to_str().unwrap(),
+            "--filter",
+            "(Handler_read_rnd_next_b > 1000 or execution_time_a > 100) and temperature == 'warm'",
+        ],
+    ));
+    let t = text(&o);
+    assert!(t.contains("2 of 4 queries stored; 2 filtered out"), "{t}");
+    let run = load_latest(out.path());
+    let files: Vec<&str> = run.queries.iter().map(|q| q.file.as_str()).collect();
+    assert_eq!(files, ["q1_indexed.sql", "q4_only_a.sql"]);
+    // Only the matching temperature of q1 is stored; the failing query keeps all four.
+    let temps: Vec<(Side, Temperature)> = run.queries[0]
+        .executions
+        .iter()
+        .map(|e| (e.side, e.temperature))
+        .collect();
+    assert_eq!(
+        temps,
+        [(Side::A, Temperature::Warm), (Side::B, Temperature::Warm)]
+    );
+    assert_eq!(run.queries[1].executions.len(), 4);
+    assert!(
+        run.options
+            .filter
+            .as_deref()
+            .unwrap()
+            .contains("Handler_read_rnd_next_b"),
+        "{:?}",
+        run.options
+    );
+    // The report says what the collection filter dropped.
+    let r = text(&ok(dbrig(out.path(), &["perfrun", "report"])));
+    assert!(
+        r.contains("2 of 4 queries stored (2 filtered out at collection by:"),
+        "{r}"
+    );
+}
+
+#[test]
+fn perfrun_bad_filters() {
+    let dbs = Pair::new("bad");
+    let out = tempfile::tempdir().unwrap();
+    let queries = out.path().join("q");
+    write_queries(&queries);
+    let run = |filter: &str| {
+        dbrig(
+            out.path(),
+            &[
+                "perfrun",
+                "--a",
+                &dbs.a(),
+                "--b",
+                &dbs.b(),
+                "--queries",
+                queries.to_str().unwrap(),
+                "--filter",
+                filter,
+            ],
+        )
+    };
+    // Does not parse: the position is shown with a caret.
+    let o = run(r#"(execution_time_a > 0.1 or ) and temperature == "warm""#);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        e.contains("invalid --filter: filter does not parse at column 28: unexpected )"),
+        "{e}"
+    );
+    assert!(
+        e.contains("\n  (execution_time_a > 0.1 or ) and temperature == \"warm\"\n                             ^"),
+        "{e}"
+    );
+    // An unknown counter: named, with the close names.
+    let o = run("Handler_reed_rnd_next_a > 0");
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        e.contains("unknown name Handler_reed_rnd_next_a")
+            && e.contains("did you mean Handler_read_rnd_next_a"),
+        "{e}"
+    );
+    // Nothing was stored by the refused runs; a stored run refuses a bad report filter too.
+    assert!(!out.path().join("results.db").exists());
+    ok(run("rows_a >= 0"));
+    let o = dbrig(
+        out.path(),
+        &["perfrun", "report", "--filter", "Rows_red_b > 1"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("did you mean Rows_read_b"),
+        "{}",
+        text(&o)
+    );
+    let o = dbrig(
+        out.path(),
+        &["perfrun", "report", "--filter", "temperature > 1"],
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn perfrun_mariadb_against_postgres() {
+    let my = format!("dbrig_perf_pg_{}", std::process::id());
+    sql(&format!(
+        "DROP DATABASE IF EXISTS {my}; CREATE DATABASE {my};
+         CREATE TABLE {my}.t (id INT PRIMARY KEY, k INT, v VARCHAR(20), KEY k (k));
+         INSERT INTO {my}.t SELECT seq, seq % 100, CONCAT('v', seq) FROM {my}.seq_1_to_2000;"
+    ));
+    let pg = &my;
+    psql(&format!("DROP DATABASE IF EXISTS {pg} WITH (FORCE)"));
+    psql(&format!("CREATE DATABASE {pg}"));
+    let pg_sql = |s: &str| {
+        let o = std::process::Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-d",
+                pg,
+                "-At",
+                "-c",
+                s,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    pg_sql(
+        "CREATE TABLE t (id INT PRIMARY KEY, k INT, v VARCHAR(20));
+         INSERT INTO t SELECT g, g % 100, 'v' || g FROM generate_series(1, 2000) g;
+         ANALYZE t;",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let queries = out.path().join("q");
+    std::fs::create_dir_all(&queries).unwrap();
+    std::fs::write(queries.join("q1.sql"), INDEXED).unwrap();
+    std::fs::write(queries.join("q2.sql"), "SELECT COUNT(*) FROM t").unwrap();
+    let o = dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "--a",
+            &format!("mysql://root@127.0.0.1:3306/{my}"),
+            "--b",
+            &format!("postgres://postgres@127.0.0.1:5432/{pg}"),
+            "--queries",
+            queries.to_str().unwrap(),
+        ],
+    );
+    sql(&format!("DROP DATABASE IF EXISTS {my}"));
+    psql(&format!("DROP DATABASE IF EXISTS {pg} WITH (FORCE)"));
+    let t = text(&ok(o));
+    println!("{t}");
+    assert!(!t.contains("results differ"), "{t}");
+    let run = load_latest(out.path());
+    assert_eq!(run.options.sides.b.dialect, "postgres");
+    assert!(
+        run.options.sides.b.version.contains('.'),
+        "{:?}",
+        run.options.sides
+    );
+    // Seq scan of the whole table on PostgreSQL: buffers were touched, rows estimated.
+    let hit = counter(
+        &run,
+        "q1.sql",
+        Side::B,
+        Temperature::Warm,
+        "Shared_Hit_Blocks",
+    );
+    let read = counter(
+        &run,
+        "q1.sql",
+        Side::B,
+        Temperature::Warm,
+        "Shared_Read_Blocks",
+    );
+    assert!(hit + read >= 1.0, "{t}");
+    assert!(counter(&run, "q1.sql", Side::B, Temperature::Cold, "Plan_Rows") >= 1.0);
+    // Counters one side does not have print as "-".
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("Shared_Hit_Blocks") && l.contains(" - ")),
+        "{t}"
+    );
+    // A PostgreSQL counter in a filter at report time.
+    let r = text(&ok(dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "report",
+            "--filter",
+            "shared_hit_blocks_b >= 0 and temperature == 'cold'",
+        ],
+    )));
+    assert!(r.contains("(2 of 4 query/temperature pairs match)"), "{r}");
+}
