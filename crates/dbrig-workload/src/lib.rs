@@ -15,6 +15,7 @@ pub mod options;
 pub mod perfrun;
 pub mod runner;
 pub mod sql;
+pub mod tpch;
 
 use dbrig_core::{KeyGenerator, QueryCounters};
 use dbrig_driver::{Connection, DriverError};

@@ -43,6 +43,8 @@ pub enum Command {
     Report(crate::report_cmd::ReportArgs),
     /// Compare two stored runs (RUN_A is the baseline).
     Compare(crate::report_cmd::CompareArgs),
+    /// DBT-3 / TPC-H: generate .tbl files, load test, power test, answer check, cleanup.
+    Tpch(crate::tpch_cmd::TpchArgs),
     /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).
     Server(crate::server_cmd::ServerArgs),
 }

@@ -11,6 +11,7 @@ mod plan;
 mod plan_exec;
 mod report_cmd;
 mod server_cmd;
+mod tpch_cmd;
 
 use std::process::ExitCode;
 
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
             cli::Command::Perfrun(a) => perfrun_cmd::perfrun(a, &argv).await,
             cli::Command::Report(a) => report_cmd::report(a),
             cli::Command::Compare(a) => report_cmd::compare(a),
+            cli::Command::Tpch(a) => tpch_cmd::tpch(a, &argv).await,
             cli::Command::Server(a) => server_cmd::server(a),
         }
     });

@@ -12,6 +12,7 @@ mod perfrun;
 mod plans;
 mod postgres;
 mod sqlite;
+mod tpch;
 
 use std::path::Path;
 use std::process::{Command, Output};

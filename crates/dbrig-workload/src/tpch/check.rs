@@ -1,0 +1,223 @@
+//! Answer checking: results normalised (numbers rounded to 2 decimals, strings trimmed) and
+//! compared in the query's row order; across engines (differential check, any scale factor)
+//! or against tpchgen's SF1 reference answers with TPC-H clause 2.1.3.5's tolerances.
+
+use dbrig_core::Value;
+
+/// A normalised value.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub enum Normalized {
+    Null,
+    /// Rounded to 2 decimals.
+    Num(f64),
+    Text(String),
+}
+
+impl Normalized {
+    fn from_text(s: &str) -> Normalized {
+        let t = s.trim();
+        match t.parse::<f64>() {
+            Ok(x) if x.is_finite() && !t.is_empty() => Normalized::Num(round2(x)),
+            _ => Normalized::Text(t.to_owned()),
+        }
+    }
+}
+
+impl std::fmt::Display for Normalized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Normalized::Null => f.write_str("NULL"),
+            Normalized::Num(x) => write!(f, "{x:.2}"),
+            Normalized::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Normalise a result: every value rounded/trimmed, row order kept.
+pub fn normalize(rows: &[Vec<Value>]) -> Vec<Vec<Normalized>> {
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| match v {
+                    Value::Null => Normalized::Null,
+                    Value::Int(i) => Normalized::Num(*i as f64),
+                    Value::Float(x) => Normalized::Num(round2(*x)),
+                    Value::Text(s) => Normalized::from_text(s),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Two normalised values are the same if equal, or numbers within a cent (floating-point sums
+/// on one engine against exact decimals on another may round the last digit differently).
+fn same_value(a: &Normalized, b: &Normalized) -> bool {
+    match (a, b) {
+        (Normalized::Num(x), Normalized::Num(y)) => {
+            (x - y).abs() <= 0.010_000_1 + 1e-12 * x.abs().max(y.abs())
+        }
+        _ => a == b,
+    }
+}
+
+/// Compare two normalised results row by row in order; `None` when the same, else the first
+/// difference.
+pub fn compare_results(a: &[Vec<Normalized>], b: &[Vec<Normalized>]) -> Option<String> {
+    if a.len() != b.len() {
+        return Some(format!("{} rows against {}", a.len(), b.len()));
+    }
+    for (i, (ra, rb)) in a.iter().zip(b).enumerate() {
+        if ra.len() != rb.len() || !ra.iter().zip(rb).all(|(x, y)| same_value(x, y)) {
+            let show = |r: &[Normalized]| {
+                r.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("|")
+            };
+            return Some(format!("row {}: {} against {}", i + 1, show(ra), show(rb)));
+        }
+    }
+    None
+}
+
+/// The differential verdict on one query across engines.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct QueryComparison {
+    pub query: String,
+    /// `same`, `different` or `error`.
+    pub verdict: String,
+    pub detail: Option<String>,
+}
+
+/// A check against reference answers.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AnswerCheck {
+    pub query: u32,
+    pub ok: bool,
+    pub detail: Option<String>,
+}
+
+/// Compare a result of query `n` (run with validation parameters on SF1 data) with tpchgen's
+/// SF1 answer: strings and integers exact; AVG and ratio columns within 1 %; other
+/// aggregate money columns (SUMs) within ±100; values that are plain columns to the cent.
+pub fn check_sf1_answer(n: u32, rows: &[Vec<Value>]) -> AnswerCheck {
+    let Some(answer) = tpchgen::q_and_a::answers_sf1::answer(n as i32) else {
+        return AnswerCheck {
+            query: n,
+            ok: false,
+            detail: Some("no reference answer".into()),
+        };
+    };
+    let mut lines = answer.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .split('|')
+        .map(|h| h.trim().to_ascii_lowercase())
+        .collect();
+    let expected: Vec<Vec<&str>> = lines.map(|l| l.split('|').collect()).collect();
+    let got = normalize(rows);
+    let fail = |detail: String| AnswerCheck {
+        query: n,
+        ok: false,
+        detail: Some(detail),
+    };
+    if got.len() != expected.len() {
+        return fail(format!(
+            "{} rows, the reference has {}",
+            got.len(),
+            expected.len()
+        ));
+    }
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        if g.len() != e.len() {
+            return fail(format!(
+                "row {}: {} columns, expected {}",
+                i + 1,
+                g.len(),
+                e.len()
+            ));
+        }
+        for (j, (gv, ev)) in g.iter().zip(e).enumerate() {
+            let name = header.get(j).map(String::as_str).unwrap_or("");
+            let ev = ev.trim();
+            let ok = match (gv, Normalized::from_text(ev)) {
+                (Normalized::Num(r), Normalized::Num(v)) => {
+                    if !ev.contains('.') {
+                        *r == v
+                    } else if name.starts_with("avg")
+                        || matches!(name, "mkt_share" | "promo_revenue" | "avg_yearly")
+                    {
+                        0.99 * v.abs() <= r.abs() + 1e-9 && r.abs() <= 1.01 * v.abs() + 1e-9
+                    } else if name.contains("acctbal") && !name.starts_with("tot")
+                        || name == "o_totalprice"
+                        || name == "sum_qty"
+                        || name == "col6"
+                        || name.starts_with("sum(l_quantity")
+                    {
+                        (r - v).abs() < 0.005 + 1e-9
+                    } else {
+                        (r - v).abs() <= 100.0
+                    }
+                }
+                (g, e) => g.to_string() == e.to_string(),
+            };
+            if !ok {
+                return fail(format!("row {}, column {name}: {gv}, expected {ev}", i + 1));
+            }
+        }
+    }
+    AnswerCheck {
+        query: n,
+        ok: true,
+        detail: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_rounds_and_trims() {
+        let rows = vec![vec![
+            Value::Text("BUILDING   ".into()),
+            Value::Text("123.456".into()),
+            Value::Float(123.4549),
+            Value::Int(3),
+            Value::Null,
+        ]];
+        assert_eq!(
+            normalize(&rows),
+            vec![vec![
+                Normalized::Text("BUILDING".into()),
+                Normalized::Num(123.46),
+                Normalized::Num(123.45),
+                Normalized::Num(3.0),
+                Normalized::Null
+            ]]
+        );
+        let a = normalize(&[vec![Value::Float(10.005)]]);
+        let b = normalize(&[vec![Value::Text("10.01".into())]]);
+        assert_eq!(compare_results(&a, &b), None);
+        let c = normalize(&[vec![Value::Text("10.03".into())]]);
+        assert!(compare_results(&a, &c).is_some());
+        assert!(compare_results(&a, &[]).is_some());
+    }
+
+    #[test]
+    fn sf1_reference_check_applies_tolerances() {
+        // Q6's SF1 answer with validation parameters is revenue 123141078.23.
+        let ok = check_sf1_answer(6, &[vec![Value::Text("123141078.2283".into())]]);
+        assert!(ok.ok, "{ok:?}");
+        let near = check_sf1_answer(6, &[vec![Value::Float(123141078.23 + 50.0)]]);
+        assert!(near.ok, "{near:?}");
+        let far = check_sf1_answer(6, &[vec![Value::Float(123141078.23 + 500.0)]]);
+        assert!(!far.ok);
+        assert!(!check_sf1_answer(6, &[]).ok);
+    }
+}

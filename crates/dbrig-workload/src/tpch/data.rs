@@ -1,0 +1,420 @@
+//! The eight tables: tpchgen's generators turned into dbrig rows (for bulk loads) or into dbgen's
+//! `.tbl` text (tpchgen's own `Display`, `|`-separated with a trailing `|`).
+//!
+//! Every generator takes `(scale_factor, part, num_parts)`; the parts of a table, concatenated
+//! in order, are the whole table, so generation and loading split by parts.
+
+use std::io::Write;
+use std::path::Path;
+
+use dbrig_core::Value;
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
+    PartSuppGenerator, RegionGenerator, SupplierGenerator,
+};
+
+/// Rows of one part of one table, produced lazily.
+pub type Rows = Box<dyn Iterator<Item = Vec<Value>> + Send>;
+
+/// One of the eight TPC-H tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Table {
+    Region,
+    Nation,
+    Supplier,
+    Customer,
+    Part,
+    PartSupp,
+    Orders,
+    LineItem,
+}
+
+fn text(s: impl ToString) -> Value {
+    Value::Text(s.to_string())
+}
+
+impl Table {
+    /// In load order (parents first, the big tables last).
+    pub const ALL: [Table; 8] = [
+        Table::Region,
+        Table::Nation,
+        Table::Supplier,
+        Table::Customer,
+        Table::Part,
+        Table::PartSupp,
+        Table::Orders,
+        Table::LineItem,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Region => "region",
+            Table::Nation => "nation",
+            Table::Supplier => "supplier",
+            Table::Customer => "customer",
+            Table::Part => "part",
+            Table::PartSupp => "partsupp",
+            Table::Orders => "orders",
+            Table::LineItem => "lineitem",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Table> {
+        Table::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            Table::Region => &["r_regionkey", "r_name", "r_comment"],
+            Table::Nation => &["n_nationkey", "n_name", "n_regionkey", "n_comment"],
+            Table::Supplier => &[
+                "s_suppkey",
+                "s_name",
+                "s_address",
+                "s_nationkey",
+                "s_phone",
+                "s_acctbal",
+                "s_comment",
+            ],
+            Table::Customer => &[
+                "c_custkey",
+                "c_name",
+                "c_address",
+                "c_nationkey",
+                "c_phone",
+                "c_acctbal",
+                "c_mktsegment",
+                "c_comment",
+            ],
+            Table::Part => &[
+                "p_partkey",
+                "p_name",
+                "p_mfgr",
+                "p_brand",
+                "p_type",
+                "p_size",
+                "p_container",
+                "p_retailprice",
+                "p_comment",
+            ],
+            Table::PartSupp => &[
+                "ps_partkey",
+                "ps_suppkey",
+                "ps_availqty",
+                "ps_supplycost",
+                "ps_comment",
+            ],
+            Table::Orders => &[
+                "o_orderkey",
+                "o_custkey",
+                "o_orderstatus",
+                "o_totalprice",
+                "o_orderdate",
+                "o_orderpriority",
+                "o_clerk",
+                "o_shippriority",
+                "o_comment",
+            ],
+            Table::LineItem => &[
+                "l_orderkey",
+                "l_partkey",
+                "l_suppkey",
+                "l_linenumber",
+                "l_quantity",
+                "l_extendedprice",
+                "l_discount",
+                "l_tax",
+                "l_returnflag",
+                "l_linestatus",
+                "l_shipdate",
+                "l_commitdate",
+                "l_receiptdate",
+                "l_shipinstruct",
+                "l_shipmode",
+                "l_comment",
+            ],
+        }
+    }
+
+    /// Primary-key columns.
+    pub fn primary_key(self) -> &'static str {
+        match self {
+            Table::Region => "r_regionkey",
+            Table::Nation => "n_nationkey",
+            Table::Supplier => "s_suppkey",
+            Table::Customer => "c_custkey",
+            Table::Part => "p_partkey",
+            Table::PartSupp => "ps_partkey, ps_suppkey",
+            Table::Orders => "o_orderkey",
+            Table::LineItem => "l_orderkey, l_linenumber",
+        }
+    }
+
+    /// Approximate row count at a scale factor (lineitem ≈ 4 per order).
+    pub fn approx_rows(self, sf: f64) -> u64 {
+        let n = match self {
+            Table::Region => return 5,
+            Table::Nation => return 25,
+            Table::Supplier => 10_000.0,
+            Table::Customer => 150_000.0,
+            Table::Part => 200_000.0,
+            Table::PartSupp => 800_000.0,
+            Table::Orders => 1_500_000.0,
+            Table::LineItem => 6_000_000.0,
+        };
+        (n * sf).ceil() as u64
+    }
+
+    /// How many parts to split the table into for `parallel` workers: at least one per
+    /// worker for the big tables, and parts of at most ~500 000 rows.
+    pub fn parts(self, sf: f64, parallel: u32) -> u32 {
+        match self {
+            Table::Region | Table::Nation => 1,
+            _ => {
+                let rows = self.approx_rows(sf);
+                let by_size = rows.div_ceil(500_000).max(1);
+                let by_workers = if rows >= 1_000 { parallel as u64 } else { 1 };
+                by_size.max(by_workers).min(rows.max(1)) as u32
+            }
+        }
+    }
+
+    /// The rows of part `part` (1-based) of `num_parts`, as dbrig values: integers as `Int`,
+    /// money as exact decimal text (`902.00`), dates as ISO text.
+    pub fn rows(self, sf: f64, part: u32, num_parts: u32) -> Rows {
+        let (p, n) = (part as i32, num_parts as i32);
+        match self {
+            Table::Region => Box::new(
+                RegionGenerator::new(sf, p, n)
+                    .iter()
+                    .map(|r| vec![Value::Int(r.r_regionkey), text(r.r_name), text(r.r_comment)]),
+            ),
+            Table::Nation => Box::new(NationGenerator::new(sf, p, n).iter().map(|r| {
+                vec![
+                    Value::Int(r.n_nationkey),
+                    text(r.n_name),
+                    Value::Int(r.n_regionkey),
+                    text(r.n_comment),
+                ]
+            })),
+            Table::Supplier => Box::new(SupplierGenerator::new(sf, p, n).iter().map(|r| {
+                vec![
+                    Value::Int(r.s_suppkey),
+                    text(r.s_name),
+                    text(r.s_address),
+                    Value::Int(r.s_nationkey),
+                    text(r.s_phone),
+                    text(r.s_acctbal),
+                    Value::Text(r.s_comment),
+                ]
+            })),
+            Table::Customer => Box::new(CustomerGenerator::new(sf, p, n).iter().map(|r| {
+                vec![
+                    Value::Int(r.c_custkey),
+                    text(r.c_name),
+                    text(r.c_address),
+                    Value::Int(r.c_nationkey),
+                    text(r.c_phone),
+                    text(r.c_acctbal),
+                    text(r.c_mktsegment),
+                    text(r.c_comment),
+                ]
+            })),
+            Table::Part => Box::new(PartGenerator::new(sf, p, n).iter().map(|r| {
+                vec![
+                    Value::Int(r.p_partkey),
+                    text(r.p_name),
+                    text(r.p_mfgr),
+                    text(r.p_brand),
+                    text(r.p_type),
+                    Value::Int(r.p_size.into()),
+                    text(r.p_container),
+                    text(r.p_retailprice),
+                    text(r.p_comment),
+                ]
+            })),
+            Table::PartSupp => Box::new(PartSuppGenerator::new(sf, p, n).iter().map(|r| {
+                vec![
+                    Value::Int(r.ps_partkey),
+                    Value::Int(r.ps_suppkey),
+                    Value::Int(r.ps_availqty.into()),
+                    text(r.ps_supplycost),
+                    text(r.ps_comment),
+                ]
+            })),
+            Table::Orders => Box::new(
+                OrderGenerator::new(sf, p, n)
+                    .iter()
+                    .map(|r| order_row(&r, 0)),
+            ),
+            Table::LineItem => Box::new(
+                LineItemGenerator::new(sf, p, n)
+                    .iter()
+                    .map(|r| lineitem_row(&r, 0)),
+            ),
+        }
+    }
+
+    /// dbgen's `.tbl` text of one part: one row per line, as tpchgen's `Display` writes it.
+    pub fn tbl_part(self, sf: f64, part: u32, num_parts: u32, out: &mut Vec<u8>) {
+        let (p, n) = (part as i32, num_parts as i32);
+        macro_rules! lines {
+            ($g:expr) => {
+                for r in $g.iter() {
+                    let _ = writeln!(out, "{r}");
+                }
+            };
+        }
+        match self {
+            Table::Region => lines!(RegionGenerator::new(sf, p, n)),
+            Table::Nation => lines!(NationGenerator::new(sf, p, n)),
+            Table::Supplier => lines!(SupplierGenerator::new(sf, p, n)),
+            Table::Customer => lines!(CustomerGenerator::new(sf, p, n)),
+            Table::Part => lines!(PartGenerator::new(sf, p, n)),
+            Table::PartSupp => lines!(PartSuppGenerator::new(sf, p, n)),
+            Table::Orders => lines!(OrderGenerator::new(sf, p, n)),
+            Table::LineItem => lines!(LineItemGenerator::new(sf, p, n)),
+        }
+    }
+}
+
+/// An ORDERS row with its key moved by `key_shift` (RF1's new orders; 0 for the base data).
+pub(crate) fn order_row(r: &tpchgen::generators::Order<'_>, key_shift: i64) -> Vec<Value> {
+    vec![
+        Value::Int(r.o_orderkey + key_shift),
+        Value::Int(r.o_custkey),
+        text(r.o_orderstatus),
+        text(r.o_totalprice),
+        text(r.o_orderdate),
+        text(r.o_orderpriority),
+        text(r.o_clerk),
+        Value::Int(r.o_shippriority.into()),
+        text(r.o_comment),
+    ]
+}
+
+/// A LINEITEM row with its order key moved by `key_shift`.
+pub(crate) fn lineitem_row(r: &tpchgen::generators::LineItem<'_>, key_shift: i64) -> Vec<Value> {
+    vec![
+        Value::Int(r.l_orderkey + key_shift),
+        Value::Int(r.l_partkey),
+        Value::Int(r.l_suppkey),
+        Value::Int(r.l_linenumber.into()),
+        Value::Int(r.l_quantity),
+        text(r.l_extendedprice),
+        text(r.l_discount),
+        text(r.l_tax),
+        text(r.l_returnflag),
+        text(r.l_linestatus),
+        text(r.l_shipdate),
+        text(r.l_commitdate),
+        text(r.l_receiptdate),
+        text(r.l_shipinstruct),
+        text(r.l_shipmode),
+        text(r.l_comment),
+    ]
+}
+
+/// What `write_tbl` wrote for one table.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TblFile {
+    pub table: Table,
+    pub path: std::path::PathBuf,
+    pub bytes: u64,
+}
+
+/// Write `<table>.tbl` for each table into `dir`, generating parts on `parallel` threads and
+/// writing them in order (so the file is exactly what one generator would write).
+pub fn write_tbl(
+    sf: f64,
+    tables: &[Table],
+    dir: &Path,
+    parallel: u32,
+    progress: &(dyn Fn(&str) + Sync),
+) -> std::io::Result<Vec<TblFile>> {
+    std::fs::create_dir_all(dir)?;
+    let parallel = parallel.max(1);
+    let mut written = Vec::new();
+    for &t in tables {
+        let path = dir.join(format!("{}.tbl", t.name()));
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        let parts = t.parts(sf, parallel);
+        let mut bytes = 0u64;
+        let mut next = 1;
+        while next <= parts {
+            let wave: Vec<u32> = (next..=parts).take(parallel as usize).collect();
+            next += wave.len() as u32;
+            let buffers: Vec<Vec<u8>> = std::thread::scope(|s| {
+                let handles: Vec<_> = wave
+                    .iter()
+                    .map(|&p| {
+                        s.spawn(move || {
+                            let mut buf = Vec::new();
+                            t.tbl_part(sf, p, parts, &mut buf);
+                            buf
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
+            for b in buffers {
+                bytes += b.len() as u64;
+                file.write_all(&b)?;
+            }
+        }
+        file.flush()?;
+        progress(&format!("wrote {} ({bytes} bytes)", path.display()));
+        written.push(TblFile {
+            table: t,
+            path,
+            bytes,
+        });
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_concatenate_to_the_whole_table() {
+        let sf = 0.01;
+        for t in [Table::Supplier, Table::Orders] {
+            let mut whole = Vec::new();
+            t.tbl_part(sf, 1, 1, &mut whole);
+            let mut split = Vec::new();
+            for p in 1..=3 {
+                t.tbl_part(sf, p, 3, &mut split);
+            }
+            assert_eq!(whole, split, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn rows_match_the_tbl_fields() {
+        let rows: Vec<_> = Table::LineItem.rows(0.01, 1, 1).take(3).collect();
+        let mut tbl = Vec::new();
+        Table::LineItem.tbl_part(0.01, 1, 1, &mut tbl);
+        let text = String::from_utf8(tbl).unwrap();
+        for (row, line) in rows.iter().zip(text.lines()) {
+            let fields: Vec<&str> = line.trim_end_matches('|').split('|').collect();
+            assert_eq!(fields.len(), row.len());
+            for (v, f) in row.iter().zip(fields) {
+                let s = match v {
+                    Value::Int(i) => i.to_string(),
+                    Value::Text(s) => s.clone(),
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(s, f);
+            }
+        }
+        assert_eq!(Table::Region.rows(0.01, 1, 1).count(), 5);
+        assert_eq!(Table::Nation.rows(0.01, 1, 1).count(), 25);
+        assert_eq!(Table::Supplier.rows(0.01, 1, 1).count(), 100);
+    }
+}

@@ -1,0 +1,376 @@
+//! The load test: create the eight tables, stream the generated rows in through each engine's
+//! bulk path (parallel by parts), create primary keys (before or after the load), secondary
+//! indexes and statistics, each step timed, then report the size on disk. Tables are recorded
+//! in `dbrig_objects` (like the OLTP tables) so `cleanup` drops only dbrig's own.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use dbrig_core::Value;
+use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
+
+use super::data::Table;
+use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
+use crate::error::WorkloadError;
+use crate::sql::SqlSet;
+
+/// When primary keys are created (the seeds compare `pre_create_PK` for InnoDB with
+/// `post_create_PK` for MyISAM).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum KeysWhen {
+    Before,
+    After,
+}
+
+/// What to load.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    pub scale_factor: ScaleFactor,
+    pub keys: KeysWhen,
+    /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
+    pub parallel: u32,
+}
+
+/// One timed step.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Step {
+    pub name: String,
+    pub seconds: f64,
+}
+
+/// What the load did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadReport {
+    pub scale_factor: f64,
+    pub keys: KeysWhen,
+    pub parallel: u32,
+    pub steps: Vec<Step>,
+    pub rows: Vec<(String, u64)>,
+    pub size_bytes: u64,
+    pub total_seconds: f64,
+}
+
+impl LoadReport {
+    pub fn step(&self, name: &str) -> Option<f64> {
+        self.steps
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.seconds)
+    }
+}
+
+/// What cleanup did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TpchCleanupReport {
+    pub dropped: Vec<String>,
+    pub absent: Vec<String>,
+}
+
+fn unix_time_text() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("unix:{secs}")
+}
+
+fn create_sql(sql: &SqlSet, t: Table) -> String {
+    sql.render(
+        &format!("create_{}", t.name()),
+        &[
+            ("decimal", sql.template("type_decimal")),
+            ("date", sql.template("type_date")),
+            ("suffix", sql.template("type_suffix")),
+        ],
+    )
+}
+
+async fn add_primary_keys(conn: &mut Connection, sql: &SqlSet) -> Result<(), WorkloadError> {
+    for t in Table::ALL {
+        conn.execute_text(&sql.render(
+            "primary_key",
+            &[("table", t.name()), ("columns", t.primary_key())],
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+/// Refuse unless all eight tables exist (a clear message before any query runs).
+pub async fn check_loaded(conn: &mut Connection) -> Result<(), WorkloadError> {
+    for t in Table::ALL {
+        if !conn.table_exists(t.name()).await? {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "TPC-H table {} does not exist on {}: run `dbrig tpch load` first",
+                t.name(),
+                conn.target()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Run the load test.
+pub async fn load(
+    target: &Target,
+    connect: &ConnectOptions,
+    options: &LoadOptions,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<LoadReport, WorkloadError> {
+    let all_started = Instant::now();
+    let sf = options.scale_factor.get();
+    let mut conn = Connection::connect(target, connect).await?;
+    let dialect = conn.dialect();
+    let sql = schema_sql(dialect);
+    for t in Table::ALL {
+        if conn.table_exists(t.name()).await? {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "TPC-H table {} already exists on {target}: run `dbrig tpch cleanup` first, or use another database",
+                t.name()
+            )));
+        }
+    }
+    let mut steps = Vec::new();
+    let mut timed = |name: &str, started: Instant| {
+        let seconds = started.elapsed().as_secs_f64();
+        progress(&format!("{name}: {seconds:.3} s"));
+        steps.push(Step {
+            name: name.to_owned(),
+            seconds,
+        });
+    };
+
+    let started = Instant::now();
+    conn.execute_text(&sql.render("create_registry", &[]))
+        .await?;
+    let created_at = unix_time_text();
+    for t in Table::ALL {
+        conn.execute_text(&create_sql(sql, t)).await?;
+        conn.query(
+            &sql.render("registry_add", &[]),
+            &[
+                Value::Text(t.name().into()),
+                Value::Text(REGISTRY_KIND.into()),
+                Value::Text(created_at.clone()),
+            ],
+        )
+        .await?;
+    }
+    timed("create tables", started);
+    if options.keys == KeysWhen::Before {
+        let started = Instant::now();
+        add_primary_keys(&mut conn, sql).await?;
+        timed("primary keys (before load)", started);
+    }
+
+    let parallel = match (dialect, options.parallel) {
+        // SQLite has one writer at a time.
+        (Dialect::Sqlite, _) => 1,
+        (_, 0) => std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(2)
+            .max(2),
+        (_, n) => n,
+    };
+    // Big tables first, so the last jobs are small ones and loaders finish together.
+    let mut jobs: Vec<(Table, u32, u32)> = Vec::new();
+    for t in Table::ALL {
+        let parts = t.parts(sf, parallel);
+        for p in 1..=parts {
+            jobs.push((t, p, parts));
+        }
+    }
+    jobs.reverse();
+    let started = Instant::now();
+    let queue = Arc::new(Mutex::new(jobs));
+    let counts = Arc::new(Mutex::new(
+        std::collections::BTreeMap::<&'static str, u64>::new(),
+    ));
+    let mut handles = Vec::new();
+    for _ in 0..parallel {
+        let queue = Arc::clone(&queue);
+        let counts = Arc::clone(&counts);
+        let target = target.clone();
+        let connect = connect.clone();
+        handles.push(tokio::spawn(async move {
+            let mut c = Connection::connect(&target, &connect).await?;
+            loop {
+                let job = queue.lock().expect("job queue").pop();
+                let Some((table, part, parts)) = job else {
+                    break;
+                };
+                let n = c
+                    .bulk_load(BulkLoad {
+                        table: table.name().to_owned(),
+                        columns: table.columns().iter().map(|s| (*s).to_owned()).collect(),
+                        rows: table.rows(sf, part, parts),
+                    })
+                    .await?;
+                *counts
+                    .lock()
+                    .expect("counts")
+                    .entry(table.name())
+                    .or_default() += n;
+            }
+            c.close().await;
+            Ok::<(), WorkloadError>(())
+        }));
+    }
+    let mut first_error = None;
+    for h in handles {
+        match h.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(join) => {
+                first_error.get_or_insert(WorkloadError::Internal(format!(
+                    "loader task failed: {join}"
+                )));
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let counts = counts.lock().expect("counts").clone();
+    let total: u64 = counts.values().sum();
+    progress(&format!(
+        "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s)",
+        total as f64 / started.elapsed().as_secs_f64().max(1e-9)
+    ));
+    timed("load", started);
+
+    if options.keys == KeysWhen::After {
+        let started = Instant::now();
+        add_primary_keys(&mut conn, sql).await?;
+        timed("primary keys (after load)", started);
+    }
+    let started = Instant::now();
+    for stmt in sql.render("indexes", &[]).split(';') {
+        let stmt = stmt.trim();
+        if !stmt.is_empty() {
+            conn.execute_text(stmt).await?;
+        }
+    }
+    timed("indexes", started);
+    let started = Instant::now();
+    for t in Table::ALL {
+        // MariaDB's ANALYZE TABLE returns a result set: read it as a query.
+        conn.query(&sql.render("analyze", &[("table", t.name())]), &[])
+            .await?;
+    }
+    timed("analyze", started);
+
+    let size_bytes = size_on_disk(&mut conn).await?;
+    progress(&format!(
+        "size on disk: {:.1} MiB",
+        size_bytes as f64 / 1048576.0
+    ));
+    conn.close().await;
+    let rows = Table::ALL
+        .iter()
+        .map(|t| {
+            (
+                t.name().to_owned(),
+                counts.get(t.name()).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    Ok(LoadReport {
+        scale_factor: sf,
+        keys: options.keys,
+        parallel,
+        steps,
+        rows,
+        size_bytes,
+        total_seconds: all_started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Bytes the eight tables take: MariaDB data_length + index_length, PostgreSQL
+/// pg_total_relation_size, SQLite the database file (page_count × page_size).
+pub async fn size_on_disk(conn: &mut Connection) -> Result<u64, WorkloadError> {
+    let sql = schema_sql(conn.dialect());
+    let stmt = sql.render("table_size", &[]);
+    let as_u64 = |rows: Vec<Vec<Value>>| {
+        rows.first()
+            .and_then(|r| r.first())
+            .map(|v| match v {
+                Value::Int(i) => *i as u64,
+                Value::Float(f) => *f as u64,
+                Value::Text(s) => s.trim().parse::<f64>().unwrap_or(0.0) as u64,
+                Value::Null => 0,
+            })
+            .unwrap_or(0)
+    };
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(as_u64(conn.query(&stmt, &[]).await?));
+    }
+    let mut total = 0;
+    for t in Table::ALL {
+        total += as_u64(conn.query(&stmt, &[Value::Text(t.name().into())]).await?);
+    }
+    Ok(total)
+}
+
+/// Drop the TPC-H tables dbrig created (refusing, before dropping anything, tables that are
+/// not recorded in `dbrig_objects`).
+pub async fn cleanup(
+    target: &Target,
+    connect: &ConnectOptions,
+) -> Result<TpchCleanupReport, WorkloadError> {
+    let mut conn = Connection::connect(target, connect).await?;
+    let sql = schema_sql(conn.dialect());
+    let registry = conn.table_exists("dbrig_objects").await?;
+    let mut present = Vec::new();
+    let mut absent = Vec::new();
+    for t in Table::ALL.iter().rev() {
+        if conn.table_exists(t.name()).await? {
+            present.push(t.name().to_owned());
+        } else {
+            absent.push(t.name().to_owned());
+        }
+    }
+    for t in &present {
+        let ours = registry
+            && conn
+                .query(
+                    &sql.render("registry_lookup", &[]),
+                    &[Value::Text(t.clone())],
+                )
+                .await?
+                .first()
+                .and_then(|r| r.first())
+                .is_some_and(|k| matches!(k, Value::Text(k) if k == REGISTRY_KIND));
+        if !ours {
+            return Err(WorkloadError::NotCreatedByDbrig {
+                table: t.clone(),
+                target: target.to_string(),
+            });
+        }
+    }
+    for t in &present {
+        conn.execute_text(&sql.render("drop_table", &[("table", t)]))
+            .await?;
+        conn.query(
+            &sql.render("registry_remove", &[]),
+            &[Value::Text(t.clone())],
+        )
+        .await?;
+    }
+    if registry {
+        let left = conn.query(&sql.render("registry_count", &[]), &[]).await?;
+        if left.first().and_then(|r| r.first()).and_then(Value::as_i64) == Some(0) {
+            conn.execute_text(&sql.render("drop_registry", &[])).await?;
+        }
+    }
+    conn.close().await;
+    Ok(TpchCleanupReport {
+        dropped: present,
+        absent,
+    })
+}

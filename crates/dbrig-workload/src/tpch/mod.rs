@@ -1,0 +1,129 @@
+//! DBT-3 / TPC-H: data generation (tpchgen, byte-identical to dbgen), the load test, qgen-style
+//! query parameters, the power test with refresh functions RF1/RF2, and answer checking.
+//!
+//! SQL is data: the schema per dialect in `sql/{common,mysql,postgres,sqlite}.sql`, the 22
+//! query templates of `tpchgen::q_and_a` in `sql/queries.sql` with per-dialect variants in
+//! `sql/queries_{mysql,sqlite}.sql` (sections there override the template).
+
+pub mod check;
+pub mod data;
+pub mod load;
+pub mod params;
+pub mod power;
+pub mod queries;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use dbrig_driver::Dialect;
+
+use crate::sql::SqlSet;
+
+pub use check::{
+    AnswerCheck, Normalized, QueryComparison, check_sf1_answer, compare_results, normalize,
+};
+pub use data::{Table, write_tbl};
+pub use load::{
+    KeysWhen, LoadOptions, LoadReport, TpchCleanupReport, check_loaded, cleanup, load, size_on_disk,
+};
+pub use params::{ParamMode, QueryParams, substitute};
+pub use power::{
+    PowerOptions, PowerReport, QueryOutcome, QueryStatus, detect_scale_factor, power_at_size,
+    power_test, run_query,
+};
+pub use queries::{Query, QuerySet, STREAM0_ORDER, split_statements};
+
+/// Registry kind of the tables `dbrig tpch load` creates.
+pub const REGISTRY_KIND: &str = "tpch_table";
+
+/// A TPC-H scale factor: a positive decimal number (`0.01`, `1`, `10`, …).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, serde::Serialize)]
+pub struct ScaleFactor(f64);
+
+impl ScaleFactor {
+    pub fn new(sf: f64) -> Result<Self, String> {
+        if !sf.is_finite() || sf <= 0.0 {
+            return Err(format!(
+                "invalid scale factor {sf}: it must be a positive number such as 0.01, 1 or 10"
+            ));
+        }
+        if sf > 100_000.0 {
+            return Err(format!(
+                "scale factor {sf} is beyond TPC-H's largest (100000)"
+            ));
+        }
+        Ok(Self(sf))
+    }
+
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ScaleFactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for ScaleFactor {
+    type Err = String;
+
+    /// Accept plain decimal numbers only (digits with at most one '.'), so `1e3`, `inf`,
+    /// `0x10` or `1,5` are refused with a message rather than read as something unexpected.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let well_formed = !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && t.chars().filter(|&c| c == '.').count() <= 1
+            && t.chars().any(|c| c.is_ascii_digit());
+        if !well_formed {
+            return Err(format!(
+                "invalid scale factor '{s}': write a positive decimal number such as 0.01, 1 or 10"
+            ));
+        }
+        let v: f64 = t
+            .parse()
+            .map_err(|_| format!("invalid scale factor '{s}': not a number"))?;
+        Self::new(v)
+    }
+}
+
+/// The schema and housekeeping SQL of a dialect.
+pub(crate) fn schema_sql(dialect: Dialect) -> &'static SqlSet {
+    static MYSQL: OnceLock<SqlSet> = OnceLock::new();
+    static POSTGRES: OnceLock<SqlSet> = OnceLock::new();
+    static SQLITE: OnceLock<SqlSet> = OnceLock::new();
+    const COMMON: &str = include_str!("sql/common.sql");
+    match dialect {
+        Dialect::Mysql => {
+            MYSQL.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/mysql.sql")))
+        }
+        Dialect::Postgres => {
+            POSTGRES.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/postgres.sql")))
+        }
+        Dialect::Sqlite => {
+            SQLITE.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/sqlite.sql")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_factors_parse_or_explain() {
+        for ok in ["0.01", "1", "10", "100", "0.1", "1.", "30"] {
+            assert!(ok.parse::<ScaleFactor>().is_ok(), "{ok}");
+        }
+        assert_eq!("0.01".parse::<ScaleFactor>().unwrap().get(), 0.01);
+        for bad in [
+            "", "abc", "0", "-1", "1e3", "inf", "NaN", "1.2.3", "1,5", ".", "0.0",
+        ] {
+            let e = bad.parse::<ScaleFactor>().unwrap_err();
+            assert!(e.contains("scale factor"), "{bad}: {e}");
+        }
+    }
+}
