@@ -211,6 +211,33 @@ pub fn print_plan_report(
     Ok(())
 }
 
+/// A single-trial run that failed before it measured anything: its trial is recorded
+/// failed with the reason and the run is closed failed (one place for every command).
+pub fn record_failed_run(
+    store: &mut Store,
+    run: dbrig_store::RunId,
+    cell: dbrig_store::CellId,
+    started: SystemTime,
+    finished: SystemTime,
+    reason: &str,
+) -> Result<()> {
+    store.record_trial(
+        cell,
+        &NewTrial {
+            trial: 1,
+            status: TrialStatus::Failed,
+            reason: Some(reason),
+            server_version: None,
+            started_at: started,
+            finished_at: finished,
+            measurements: None,
+            extra: None,
+        },
+    )?;
+    store.finish_run(run, RunStatus::Failed, Some(reason))?;
+    Ok(())
+}
+
 pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if args.workload.ends_with(".toml") || std::path::Path::new(&args.workload).is_file() {
         return crate::plan_exec::run_plan(&args, argv).await;
@@ -362,20 +389,9 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         }
         Err(e) => {
             let reason = e.to_string();
-            store.record_trial(
-                cell,
-                &NewTrial {
-                    trial: 1,
-                    status: TrialStatus::Failed,
-                    reason: Some(&reason),
-                    server_version: None,
-                    started_at: started,
-                    finished_at: finished,
-                    measurements: None,
-                    extra: None,
-                },
+            crate::commands::record_failed_run(
+                &mut store, run_id, cell, started, finished, &reason,
             )?;
-            store.finish_run(run_id, RunStatus::Failed, Some(&reason))?;
             Err(e.into())
         }
     }

@@ -260,20 +260,9 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         Ok(r) => r,
         Err(e) => {
             let reason = e.to_string();
-            store.record_trial(
-                cell,
-                &NewTrial {
-                    trial: 1,
-                    status: TrialStatus::Failed,
-                    reason: Some(&reason),
-                    server_version: None,
-                    started_at: started,
-                    finished_at: finished,
-                    measurements: None,
-                    extra: None,
-                },
+            crate::commands::record_failed_run(
+                &mut store, run_id, cell, started, finished, &reason,
             )?;
-            store.finish_run(run_id, RunStatus::Failed, Some(&reason))?;
             return Err(e.into());
         }
     };
