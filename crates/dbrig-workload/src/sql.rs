@@ -2,6 +2,7 @@
 //! rendered in one place (identifier slots filled, placeholders numbered per dialect).
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use dbrig_driver::Dialect;
 
@@ -39,6 +40,39 @@ impl SqlSet {
             sql = sql.replace(&format!("{{{k}}}"), v);
         }
         number_placeholders(self.dialect, &sql)
+    }
+}
+
+/// The SQL files of one workload family (a shared file and one per dialect), each dialect's
+/// set parsed on first use. A module keeps one in a `static`.
+#[derive(Debug)]
+pub struct DialectSql {
+    common: &'static str,
+    files: [&'static str; 3],
+    sets: [OnceLock<SqlSet>; 3],
+}
+
+impl DialectSql {
+    pub const fn new(
+        common: &'static str,
+        mysql: &'static str,
+        postgres: &'static str,
+        sqlite: &'static str,
+    ) -> Self {
+        Self {
+            common,
+            files: [mysql, postgres, sqlite],
+            sets: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
+        }
+    }
+
+    pub fn get(&self, dialect: Dialect) -> &SqlSet {
+        let i = match dialect {
+            Dialect::Mysql => 0,
+            Dialect::Postgres => 1,
+            Dialect::Sqlite => 2,
+        };
+        self.sets[i].get_or_init(|| SqlSet::new(dialect, self.common, self.files[i]))
     }
 }
 

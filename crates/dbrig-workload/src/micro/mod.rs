@@ -17,7 +17,6 @@ mod memory_load;
 mod scan_filter;
 mod tmp_groupby;
 
-use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use dbrig_core::Value;
@@ -25,7 +24,7 @@ use dbrig_driver::{Connection, Dialect, DriverError, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
-use crate::sql::{SqlSet, is_valid_identifier};
+use crate::sql::{DialectSql, SqlSet, is_valid_identifier};
 
 pub use data::{groupby_rows, narrow_values, random_ints, random_words, wide_values};
 pub use memory_load::{IndexKind, KeyType, MemoryLoadOptions, memory_load};
@@ -228,21 +227,13 @@ pub fn summary(values: &[f64]) -> (f64, f64, f64) {
 
 /// The micro-benchmarks' statements of one dialect, parsed once per process.
 fn sql_for(dialect: Dialect) -> &'static SqlSet {
-    static MYSQL: OnceLock<SqlSet> = OnceLock::new();
-    static POSTGRES: OnceLock<SqlSet> = OnceLock::new();
-    static SQLITE: OnceLock<SqlSet> = OnceLock::new();
-    const COMMON: &str = include_str!("sql/common.sql");
-    match dialect {
-        Dialect::Mysql => {
-            MYSQL.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/mysql.sql")))
-        }
-        Dialect::Postgres => {
-            POSTGRES.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/postgres.sql")))
-        }
-        Dialect::Sqlite => {
-            SQLITE.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/sqlite.sql")))
-        }
-    }
+    static SQL: DialectSql = DialectSql::new(
+        include_str!("sql/common.sql"),
+        include_str!("sql/mysql.sql"),
+        include_str!("sql/postgres.sql"),
+        include_str!("sql/sqlite.sql"),
+    );
+    SQL.get(dialect)
 }
 
 fn dialect_name(d: Dialect) -> &'static str {

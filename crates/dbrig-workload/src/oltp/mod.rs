@@ -5,7 +5,7 @@
 mod load;
 pub mod options;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use dbrig_core::{KeyGenerator, QueryCounters, Value};
 use dbrig_driver::{Connection, Dialect, DriverError, Statement};
@@ -14,7 +14,7 @@ use rand::Rng;
 pub use load::{CleanupReport, PrepareReport};
 pub use options::{OltpOptions, StorageEngine};
 
-use crate::sql::SqlSet;
+use crate::sql::{DialectSql, SqlSet};
 
 /// The OLTP workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -133,21 +133,13 @@ impl OltpKind {
 
 /// The statements of one dialect, parsed once per process.
 pub(crate) fn sql_for(dialect: Dialect) -> &'static SqlSet {
-    static MYSQL: OnceLock<SqlSet> = OnceLock::new();
-    static POSTGRES: OnceLock<SqlSet> = OnceLock::new();
-    static SQLITE: OnceLock<SqlSet> = OnceLock::new();
-    const COMMON: &str = include_str!("sql/common.sql");
-    match dialect {
-        Dialect::Mysql => {
-            MYSQL.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/mysql.sql")))
-        }
-        Dialect::Postgres => {
-            POSTGRES.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/postgres.sql")))
-        }
-        Dialect::Sqlite => {
-            SQLITE.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/sqlite.sql")))
-        }
-    }
+    static SQL: DialectSql = DialectSql::new(
+        include_str!("sql/common.sql"),
+        include_str!("sql/mysql.sql"),
+        include_str!("sql/postgres.sql"),
+        include_str!("sql/sqlite.sql"),
+    );
+    SQL.get(dialect)
 }
 
 pub(crate) fn table_name(n: u32) -> String {

@@ -14,11 +14,10 @@ pub mod queries;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::OnceLock;
 
 use dbrig_driver::Dialect;
 
-use crate::sql::SqlSet;
+use crate::sql::{DialectSql, SqlSet};
 
 pub use check::{
     AnswerCheck, Normalized, QueryComparison, check_sf1_answer, compare_results, normalize,
@@ -92,21 +91,13 @@ impl FromStr for ScaleFactor {
 
 /// The schema and housekeeping SQL of a dialect.
 pub(crate) fn schema_sql(dialect: Dialect) -> &'static SqlSet {
-    static MYSQL: OnceLock<SqlSet> = OnceLock::new();
-    static POSTGRES: OnceLock<SqlSet> = OnceLock::new();
-    static SQLITE: OnceLock<SqlSet> = OnceLock::new();
-    const COMMON: &str = include_str!("sql/common.sql");
-    match dialect {
-        Dialect::Mysql => {
-            MYSQL.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/mysql.sql")))
-        }
-        Dialect::Postgres => {
-            POSTGRES.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/postgres.sql")))
-        }
-        Dialect::Sqlite => {
-            SQLITE.get_or_init(|| SqlSet::new(dialect, COMMON, include_str!("sql/sqlite.sql")))
-        }
-    }
+    static SQL: DialectSql = DialectSql::new(
+        include_str!("sql/common.sql"),
+        include_str!("sql/mysql.sql"),
+        include_str!("sql/postgres.sql"),
+        include_str!("sql/sqlite.sql"),
+    );
+    SQL.get(dialect)
 }
 
 #[cfg(test)]
