@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-use dbrig_core::{StatementClass, Value};
+use dbrig_core::{ErrorClass, StatementClass, Value};
 
 use crate::bulk::BulkLoad;
-use crate::error::{DriverError, ErrorPolicy};
+use crate::cancel::{CancelHandle, GRACE, Raced, race};
+use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::literal::inline_params;
 use crate::target::{Dialect, Target};
 use crate::{mock, mysql, postgres, sqlite};
@@ -168,6 +169,99 @@ impl Connection {
     ) -> Result<Vec<Vec<Value>>, DriverError> {
         dispatch!(&mut self.backend, b => b.query(sql, params).await)
             .map_err(|e| e.with_statement(sql))
+    }
+
+    /// A handle that stops this connection's running statement on the server, usable from
+    /// another task or thread (invalid after a reconnect: take a new one).
+    pub fn cancel_handle(&self) -> CancelHandle {
+        dispatch!(&self.backend, b => b.cancel_handle())
+    }
+
+    /// [`Connection::query`] with a timeout that stops the query **on the server**.
+    ///
+    /// When `timeout` passes before the query ends, the query is cancelled by the engine's own
+    /// mechanism — MariaDB/MySQL `KILL QUERY <this connection's id>` from a second connection,
+    /// PostgreSQL's cancel request, SQLite's interrupt — so it stops using the server's
+    /// resources, and this connection reads the killed query's reply to stay in step. The
+    /// result is then an error of kind [`ErrorKind::Timeout`] (see
+    /// [`DriverError::is_timeout`]), distinct from the query failing, and the connection stays
+    /// usable for the next statement. A query that finishes while the cancel is under way still
+    /// counts as timed out (it ran past the limit). Should the server ignore the cancel for
+    /// [`crate::cancel::GRACE`] (10 s), the connection is dropped and reopened (re-preparing
+    /// its statements) before the timeout is returned.
+    pub async fn query_with_timeout(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        timeout: Duration,
+    ) -> Result<Vec<Vec<Value>>, DriverError> {
+        let handle = self.cancel_handle();
+        let raced = race(
+            async { dispatch!(&mut self.backend, b => b.query(sql, params).await) },
+            &handle,
+            timeout,
+        )
+        .await;
+        self.settle(raced, timeout)
+            .await
+            .map_err(|e| e.with_statement(sql))
+    }
+
+    /// [`Connection::execute_text`] with a timeout that stops the statement on the server;
+    /// the same contract as [`Connection::query_with_timeout`].
+    pub async fn execute_text_with_timeout(
+        &mut self,
+        sql: &str,
+        timeout: Duration,
+    ) -> Result<Outcome, DriverError> {
+        let handle = self.cancel_handle();
+        let raced = race(
+            async { dispatch!(&mut self.backend, b => b.execute_text(sql).await) },
+            &handle,
+            timeout,
+        )
+        .await;
+        self.settle(raced, timeout)
+            .await
+            .map_err(|e| e.with_statement(sql))
+    }
+
+    /// Turn a raced statement into its result, leaving the connection ready for the next one.
+    async fn settle<T>(&mut self, raced: Raced<T>, timeout: Duration) -> Result<T, DriverError> {
+        let message = format!(
+            "timed out after {:.3} s: the statement was cancelled on the server",
+            timeout.as_secs_f64()
+        );
+        match raced {
+            Raced::Done(r) => r,
+            Raced::TimedOut { finished_ok } => {
+                if finished_ok {
+                    // The statement ended just as the cancel went out; a cancel that reached
+                    // the server after it would otherwise hit whatever runs next, so a cheap
+                    // statement absorbs it.
+                    let _ = dispatch!(&mut self.backend, b => b.execute_text("SELECT 1").await);
+                }
+                Err(DriverError::new(
+                    ErrorKind::Timeout,
+                    ErrorClass::Fatal,
+                    None,
+                    message,
+                ))
+            }
+            Raced::Stuck(cancel_error) => {
+                self.reconnect().await?;
+                let why = cancel_error.map(|e| format!(" ({e})")).unwrap_or_default();
+                Err(DriverError::new(
+                    ErrorKind::Timeout,
+                    ErrorClass::Fatal,
+                    None,
+                    format!(
+                        "{message}, which did not stop it within {} s{why}; the connection was reopened",
+                        GRACE.as_secs()
+                    ),
+                ))
+            }
+        }
     }
 
     /// Append rows to a table through the engine's bulk path; returns rows loaded.

@@ -21,6 +21,9 @@ pub enum ErrorKind {
     ConnectionLost,
     /// The engine cannot do what was asked (e.g. a storage engine it does not have).
     Unsupported,
+    /// A statement ran past its timeout and was cancelled on the server (see
+    /// `Connection::query_with_timeout`); the connection is still usable.
+    Timeout,
 }
 
 /// A database error with its class and, where the engine gives one, its code.
@@ -55,6 +58,11 @@ impl DriverError {
     pub fn with_statement(mut self, sql: &str) -> Self {
         self.statement = Some(sql.to_owned());
         self
+    }
+
+    /// Whether this is a statement stopped by its timeout (not a failure of the statement).
+    pub fn is_timeout(&self) -> bool {
+        self.kind == ErrorKind::Timeout
     }
 
     pub fn fatal(kind: ErrorKind, message: impl Into<String>) -> Self {

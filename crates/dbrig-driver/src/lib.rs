@@ -12,6 +12,7 @@
 //! worker.
 
 mod bulk;
+mod cancel;
 mod conn;
 mod error;
 mod literal;
@@ -22,6 +23,7 @@ mod sqlite;
 mod target;
 
 pub use bulk::BulkLoad;
+pub use cancel::CancelHandle;
 pub use conn::{ConnectOptions, Connection, Outcome, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy};
 pub use target::{Dialect, Secret, Target, TargetError};

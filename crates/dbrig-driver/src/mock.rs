@@ -2,7 +2,8 @@
 //! runs can be tested deterministically (counts exactly, faults on a schedule).
 //!
 //! Options, from the target URL's query string (`mock:?latency_us=50&fail_every=10`):
-//! - `latency_us=N`: each statement takes N µs (an async sleep; 0 by default);
+//! - `latency_us=N`: each statement takes N µs (an async sleep; 0 by default), cut short with
+//!   error 1317 (interrupted) by the connection's `CancelHandle`;
 //! - `fail_every=N`, `fail_code=C`: every Nth execution fails with code C (default 1213,
 //!   a deadlock, so retryable by default);
 //! - `lose_every=N`: every Nth execution loses the connection (reconnect class);
@@ -17,11 +18,15 @@
 //! Results: a SELECT returns one row; INSERT/UPDATE/DELETE change one row; anything else
 //! (BEGIN, COMMIT, DDL) changes nothing.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use dbrig_core::{ErrorClass, Value};
 
 use crate::bulk::BulkLoad;
+use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::target::Target;
@@ -94,6 +99,8 @@ pub(crate) struct MockConnection {
     policy: ErrorPolicy,
     statements: Vec<String>,
     executions: u64,
+    /// Cuts a statement's latency short, as a server's KILL QUERY would.
+    cancel: Arc<Notify>,
 }
 
 impl MockConnection {
@@ -117,11 +124,16 @@ impl MockConnection {
             policy: options.policy.clone(),
             statements: Vec::new(),
             executions: 0,
+            cancel: Arc::new(Notify::new()),
         })
     }
 
     pub(crate) fn server_version(&self) -> &str {
         &self.options.version
+    }
+
+    pub(crate) fn cancel_handle(&self) -> CancelHandle {
+        CancelHandle(Inner::Mock(Arc::clone(&self.cancel)))
     }
 
     pub(crate) fn table_exists(&self, _table: &str) -> bool {
@@ -165,7 +177,18 @@ impl MockConnection {
         self.executions += 1;
         let n = self.executions;
         if !self.options.latency.is_zero() {
-            tokio::time::sleep(self.options.latency).await;
+            tokio::select! {
+                () = tokio::time::sleep(self.options.latency) => {}
+                () = self.cancel.notified() => {
+                    // MySQL's "Query execution was interrupted".
+                    return Err(DriverError::new(
+                        ErrorKind::Statement,
+                        ErrorClass::Fatal,
+                        Some("1317".into()),
+                        "mock: query execution was interrupted",
+                    ));
+                }
+            }
         }
         let o = &self.options;
         if o.die_after > 0

@@ -11,6 +11,7 @@ use mysql_async::prelude::{Protocol, Queryable};
 use mysql_async::{Column, Conn, OptsBuilder, Params, QueryResult, Row};
 
 use crate::bulk::{BulkLoad, encode_tsv_row};
+use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::{Endpoint, Target};
@@ -102,6 +103,15 @@ impl MysqlConnection {
 
     pub(crate) fn server_version(&self) -> &str {
         &self.version
+    }
+
+    /// KILL QUERY goes out on a second connection with this one's options (same user, which
+    /// may kill its own queries without the PROCESS/SUPER privilege).
+    pub(crate) fn cancel_handle(&self) -> CancelHandle {
+        CancelHandle(Inner::Mysql {
+            opts: self.conn.opts().clone(),
+            connection_id: self.conn.id(),
+        })
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {

@@ -11,6 +11,7 @@ use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
 use crate::bulk::{BulkLoad, encode_tsv_row};
+use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::{Endpoint, Target};
@@ -102,6 +103,10 @@ impl PostgresConnection {
 
     pub(crate) fn server_version(&self) -> &str {
         &self.version
+    }
+
+    pub(crate) fn cancel_handle(&self) -> CancelHandle {
+        CancelHandle(Inner::Postgres(self.client.cancel_token()))
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {

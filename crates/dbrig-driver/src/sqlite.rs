@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::oneshot;
 
 use crate::bulk::BulkLoad;
+use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::Target;
@@ -44,6 +45,8 @@ struct State {
 pub(crate) struct SqliteConnection {
     jobs: mpsc::Sender<Job>,
     thread: JoinHandle<()>,
+    /// Interrupts the statement running on the connection's thread, from any thread.
+    interrupt: Arc<rusqlite::InterruptHandle>,
     policy: ErrorPolicy,
     version: String,
 }
@@ -75,7 +78,8 @@ impl SqliteConnection {
                         return;
                     }
                 };
-                if ready_tx.send(Ok(())).is_err() {
+                let interrupt = Arc::new(conn.get_interrupt_handle());
+                if ready_tx.send(Ok(interrupt)).is_err() {
                     return;
                 }
                 let mut state = State {
@@ -93,10 +97,11 @@ impl SqliteConnection {
                     format!("cannot start the SQLite thread: {e}"),
                 )
             })?;
-        ready_rx.await.map_err(|_| thread_gone())??;
+        let interrupt = ready_rx.await.map_err(|_| thread_gone())??;
         Ok(Self {
             jobs,
             thread,
+            interrupt,
             policy,
             version: format!("SQLite {}", rusqlite::version()),
         })
@@ -121,6 +126,10 @@ impl SqliteConnection {
 
     pub(crate) fn server_version(&self) -> &str {
         &self.version
+    }
+
+    pub(crate) fn cancel_handle(&self) -> CancelHandle {
+        CancelHandle(Inner::Sqlite(Arc::clone(&self.interrupt)))
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {

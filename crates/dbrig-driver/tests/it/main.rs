@@ -5,6 +5,7 @@
 mod mysql;
 mod postgres;
 mod sqlite;
+mod timeout;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -168,6 +169,9 @@ fn connection_futures_are_send(c: &mut Connection, s: dbrig_driver::Statement) {
     send(c.query("", &[]));
     send(c.reconnect());
     send(c.table_exists(""));
+    send(c.query_with_timeout("", &[], std::time::Duration::ZERO));
+    send(c.execute_text_with_timeout("", std::time::Duration::ZERO));
+    send(c.cancel_handle().cancel());
     send(c.bulk_load(dbrig_driver::BulkLoad {
         table: String::new(),
         columns: Vec::new(),

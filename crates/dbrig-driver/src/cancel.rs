@@ -1,0 +1,156 @@
+//! Cancelling a running statement on the server, and the timeout race built on it.
+//!
+//! A client-side timeout alone is not enough for a benchmark: the abandoned query would go on
+//! using the server's CPU and I/O and distort every measurement after it. So when the timer
+//! fires, the statement is stopped *on the server* by each engine's own mechanism — MariaDB/MySQL
+//! `KILL QUERY <connection id>` sent from a second connection, PostgreSQL's cancel request
+//! (the backend key of the session, sent on a new socket), SQLite `sqlite3_interrupt` — while
+//! the original connection keeps reading until the server answers the killed statement, so the
+//! protocol stays in step and the connection stays usable.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::error::{DriverError, ErrorKind, one_line};
+
+/// How long a cancelled statement may take to give up before the connection is presumed stuck
+/// and replaced (a server that ignores the kill must not hang the benchmark).
+pub(crate) const GRACE: Duration = Duration::from_secs(10);
+
+/// Stops whatever statement its connection is running, from any task or thread. Obtained from
+/// [`crate::Connection::cancel_handle`]; valid until that connection reconnects.
+#[derive(Clone)]
+pub struct CancelHandle(pub(crate) Inner);
+
+#[derive(Clone)]
+pub(crate) enum Inner {
+    Mysql {
+        opts: mysql_async::Opts,
+        connection_id: u32,
+    },
+    Postgres(tokio_postgres::CancelToken),
+    Sqlite(Arc<rusqlite::InterruptHandle>),
+    Mock(Arc<Notify>),
+}
+
+impl std::fmt::Debug for CancelHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the options: they hold the password.
+        let engine = match &self.0 {
+            Inner::Mysql { connection_id, .. } => {
+                return write!(f, "CancelHandle(mysql {connection_id})");
+            }
+            Inner::Postgres(_) => "postgres",
+            Inner::Sqlite(_) => "sqlite",
+            Inner::Mock(_) => "mock",
+        };
+        write!(f, "CancelHandle({engine})")
+    }
+}
+
+impl CancelHandle {
+    /// Ask the server to stop the statement running now. Returns once the request has been
+    /// delivered (MySQL: the KILL has executed); the statement itself ends with an error on its
+    /// own connection. Harmless when nothing is running.
+    pub async fn cancel(&self) -> Result<(), DriverError> {
+        match &self.0 {
+            Inner::Mysql {
+                opts,
+                connection_id,
+            } => {
+                use mysql_async::prelude::Queryable;
+                let kill = async {
+                    let mut conn = mysql_async::Conn::new(opts.clone()).await?;
+                    let r = conn.query_drop(format!("KILL QUERY {connection_id}")).await;
+                    let _ = conn.disconnect().await;
+                    r
+                };
+                match tokio::time::timeout(GRACE, kill).await {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(e)) => Err(cancel_failed(format_args!(
+                        "KILL QUERY {connection_id}: {}",
+                        one_line(&e.to_string())
+                    ))),
+                    Err(_) => Err(cancel_failed(format_args!(
+                        "KILL QUERY {connection_id}: no answer within {GRACE:?}"
+                    ))),
+                }
+            }
+            Inner::Postgres(token) => {
+                match tokio::time::timeout(GRACE, token.cancel_query(tokio_postgres::NoTls)).await {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(e)) => Err(cancel_failed(format_args!(
+                        "PostgreSQL cancel request: {}",
+                        one_line(&e.to_string())
+                    ))),
+                    Err(_) => Err(cancel_failed(format_args!(
+                        "PostgreSQL cancel request: no answer within {GRACE:?}"
+                    ))),
+                }
+            }
+            Inner::Sqlite(handle) => {
+                handle.interrupt();
+                Ok(())
+            }
+            Inner::Mock(notify) => {
+                notify.notify_waiters();
+                Ok(())
+            }
+        }
+    }
+}
+
+fn cancel_failed(detail: impl std::fmt::Display) -> DriverError {
+    DriverError::fatal(
+        ErrorKind::Unreachable,
+        format!("cannot cancel the statement on the server: {detail}"),
+    )
+}
+
+/// How a statement raced against its timeout.
+pub(crate) enum Raced<T> {
+    /// Finished (well or not) before the timeout.
+    Done(Result<T, DriverError>),
+    /// The timeout fired, the server was asked to stop the statement and it ended.
+    /// `finished_ok`: it still completed normally (it ended as the cancel went out), so a
+    /// late cancel may be pending against the connection.
+    TimedOut { finished_ok: bool },
+    /// The timeout fired and the statement did not end within [`GRACE`] of the cancel: the
+    /// caller must drop the connection. Carries the cancel's own failure, if any.
+    Stuck(Option<DriverError>),
+}
+
+/// Drive `work` to its end, cancelling it on the server through `handle` once `timeout` has
+/// passed. `work` is never dropped half-way except when stuck: the killed statement's error
+/// reply must be read for the connection to stay in step with the server.
+pub(crate) async fn race<T>(
+    work: impl Future<Output = Result<T, DriverError>>,
+    handle: &CancelHandle,
+    timeout: Duration,
+) -> Raced<T> {
+    let mut work = pin!(work);
+    if let Ok(r) = tokio::time::timeout(timeout, work.as_mut()).await {
+        return Raced::Done(r);
+    }
+    let mut cancel = pin!(handle.cancel());
+    let mut cancelled: Option<Result<(), DriverError>> = None;
+    let mut grace = pin!(tokio::time::sleep(GRACE));
+    loop {
+        tokio::select! {
+            r = work.as_mut() => {
+                // Let the cancel finish before the connection's next statement, so that it
+                // cannot land on that one instead.
+                if cancelled.is_none() {
+                    let _ = cancel.as_mut().await;
+                }
+                return Raced::TimedOut { finished_ok: r.is_ok() };
+            }
+            c = cancel.as_mut(), if cancelled.is_none() => cancelled = Some(c),
+            () = grace.as_mut() => return Raced::Stuck(cancelled.and_then(Result::err)),
+        }
+    }
+}

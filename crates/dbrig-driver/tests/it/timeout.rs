@@ -1,0 +1,158 @@
+//! Statement timeouts that stop the statement on the server: a query made slow on purpose is
+//! cancelled after 0.5 s on every engine (30 s sleeps: a cancel that did not work would hit the
+//! 10 s grace and reopen the connection, which the tests detect), the outcome is a timeout (not an error of the
+//! query), the server no longer runs it, and the same connection answers the next query.
+
+use std::time::Duration;
+
+use dbrig_core::Value;
+use dbrig_driver::{ConnectOptions, Connection, ErrorKind, Target};
+
+const HALF: Duration = Duration::from_millis(500);
+
+async fn connect(url: &str) -> Connection {
+    Connection::connect(&Target::parse(url).unwrap(), &ConnectOptions::default())
+        .await
+        .unwrap()
+}
+
+fn single_int(rows: &[Vec<Value>]) -> i64 {
+    rows[0][0].as_i64().expect("an integer")
+}
+
+#[track_caller]
+fn assert_timeout<T: std::fmt::Debug>(r: Result<T, dbrig_driver::DriverError>) {
+    let e = crate::assert_kind(r, ErrorKind::Timeout);
+    assert!(e.is_timeout());
+    assert!(e.message.contains("cancelled on the server"), "{e}");
+    // Not the fallback for a server that ignored the cancel.
+    assert!(!e.message.contains("reopened"), "{e}");
+}
+
+#[tokio::test]
+async fn mysql_timeout_kills_the_query_on_the_server() {
+    let url = "mysql://root@127.0.0.1:3306/test";
+    let mut c = connect(url).await;
+    let id = single_int(&c.query("SELECT CONNECTION_ID()", &[]).await.unwrap());
+    // SLEEP interrupted by KILL QUERY returns 1 without an error: still a timeout.
+    assert_timeout(c.query_with_timeout("SELECT SLEEP(30)", &[], HALF).await);
+    let mut observer = connect(url).await;
+    let running = observer
+        .query(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+             WHERE ID = ? AND INFO LIKE 'SELECT SLEEP%'",
+            &[Value::Int(id)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        single_int(&running),
+        0,
+        "the SLEEP still runs on the server"
+    );
+    // Same connection, next statement unaffected (no stale kill).
+    let rows = c.query("SELECT 41 + 1", &[]).await.unwrap();
+    assert_eq!(single_int(&rows), 42);
+    assert_eq!(
+        single_int(&c.query("SELECT CONNECTION_ID()", &[]).await.unwrap()),
+        id,
+        "the connection was kept, not reopened"
+    );
+    // A statement sent as text is cancelled the same way.
+    assert_timeout(c.execute_text_with_timeout("DO SLEEP(30)", HALF).await);
+    // Fast statements are untouched by the timeout.
+    let rows = c
+        .query_with_timeout("SELECT 7", &[], Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(single_int(&rows), 7);
+    c.close().await;
+    observer.close().await;
+}
+
+#[tokio::test]
+async fn postgres_timeout_cancels_the_query_on_the_server() {
+    let url = "postgres://postgres@127.0.0.1:5432/test";
+    let mut c = connect(url).await;
+    let pid = single_int(
+        &c.query("SELECT pg_backend_pid()::bigint", &[])
+            .await
+            .unwrap(),
+    );
+    assert_timeout(c.query_with_timeout("SELECT pg_sleep(30)", &[], HALF).await);
+    let mut observer = connect(url).await;
+    let running = observer
+        .query(
+            "SELECT COUNT(*)::bigint FROM pg_stat_activity \
+             WHERE pid = $1 AND state = 'active' AND query LIKE '%pg_sleep%'",
+            &[Value::Int(pid)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(single_int(&running), 0, "pg_sleep still runs on the server");
+    let rows = c.query("SELECT 41 + 1", &[]).await.unwrap();
+    assert_eq!(single_int(&rows), 42);
+    assert_eq!(
+        single_int(
+            &c.query("SELECT pg_backend_pid()::bigint", &[])
+                .await
+                .unwrap()
+        ),
+        pid,
+        "the connection was kept, not reopened"
+    );
+    assert_timeout(
+        c.execute_text_with_timeout("SELECT pg_sleep(30)", HALF)
+            .await,
+    );
+    let rows = c
+        .query_with_timeout("SELECT 7::bigint", &[], Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(single_int(&rows), 7);
+    c.close().await;
+    observer.close().await;
+}
+
+#[tokio::test]
+async fn sqlite_timeout_interrupts_the_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("t.sqlite").display());
+    let mut c = connect(&url).await;
+    // Counts to 10^12: minutes of work unless interrupted.
+    let slow = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1000000000000) \
+                SELECT COUNT(*) FROM n";
+    assert_timeout(c.query_with_timeout(slow, &[], HALF).await);
+    // The connection's single thread answers again: the statement is no longer running.
+    let rows = c.query("SELECT 41 + 1", &[]).await.unwrap();
+    assert_eq!(single_int(&rows), 42);
+    assert_timeout(c.execute_text_with_timeout(slow, HALF).await);
+    let rows = c
+        .query_with_timeout("SELECT 7", &[], Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(single_int(&rows), 7);
+    c.close().await;
+}
+
+#[tokio::test]
+async fn mock_timeout_and_cancel_handle() {
+    let mut c = connect("mock:?latency_us=30000000").await;
+    assert_timeout(
+        c.query_with_timeout("SELECT slow", &[], Duration::from_millis(50))
+            .await,
+    );
+    // The handle also works on its own, from another task.
+    let handle = c.cancel_handle();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        handle.cancel().await
+    });
+    let e = c.query("SELECT slow", &[]).await.unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("1317"), "{e}");
+    assert!(
+        !e.is_timeout(),
+        "a bare cancel is the engine's error, not a timeout"
+    );
+    canceller.await.unwrap().unwrap();
+}
