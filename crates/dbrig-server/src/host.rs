@@ -443,7 +443,8 @@ fn sysfs_physical_cores() -> Option<u32> {
     (!cores.is_empty()).then_some(cores.len() as u32)
 }
 
-fn numa_node_count() -> Option<u32> {
+/// NUMA nodes under `/sys/devices/system/node` (`None` when the folder is missing).
+pub(crate) fn numa_node_count() -> Option<u32> {
     let rd = fs::read_dir("/sys/devices/system/node").ok()?;
     let n = rd
         .filter_map(Result::ok)
@@ -455,6 +456,15 @@ fn numa_node_count() -> Option<u32> {
         })
         .count();
     (n > 0).then_some(n as u32)
+}
+
+/// The CPUs process `pid` may run on (`Cpus_allowed_list` of `/proc/<pid>/status`, e.g.
+/// `0-3`): the placement a trial actually had, whatever pinning was asked for.
+pub fn cpus_allowed(pid: u32) -> Option<String> {
+    let text = read(format!("/proc/{pid}/status"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_owned())
 }
 
 /// The storage behind a data directory.

@@ -10,8 +10,8 @@
 //!   throughput, memory, the server process's CPU and RSS);
 //! - [`managed`]: managed database servers (MariaDB, MySQL, PostgreSQL from any build):
 //!   data directory initialisation, start on a free loopback port, readiness, restart with
-//!   other parameters, data snapshots, clean stop, no orphan processes, restart detection;
-//! - later: cache dropping and CPU pinning.
+//!   other parameters, data snapshots, clean stop, no orphan processes (also when dbrig is
+//!   SIGKILLed), NUMA interleaving, read-only starts, restart detection.
 //!
 //! Contract: Linux facts are read from `/proc` and `/sys` without libc (`unsafe` is forbidden),
 //! and reading never fails a run: unknown facts are `None`. This crate must not depend on
@@ -25,7 +25,7 @@ pub use host::{
     BusyProcess, HostFacts, KernelInfo, Warning, WarningKind, WarningLevel, doctor_warnings,
 };
 pub use managed::{
-    ConnectionInfo, Engine, LifeMark, ManagedError, ManagedServer, Params, ServerDef, ServerGuard,
-    ServerState, ServerStatus, server_restarted, shutdown_all,
+    ConnectionInfo, Engine, LaunchInfo, LifeMark, ManagedError, ManagedServer, Params, ServerDef,
+    ServerGuard, ServerState, ServerStatus, server_restarted, shutdown_all,
 };
 pub use procstat::{OsSample, OsSampler, ProcessUsage, SystemSnapshot};

@@ -173,6 +173,34 @@ fn scenario(engine: Engine, max_conn_query: &str) {
     assert!(server_restarted(&before, &server.life_mark()));
     let same = server.life_mark();
     assert!(!server_restarted(&same, &server.life_mark()));
+    // Started from the keeper thread behind `setpriv --pdeathsig`: it dies with this process.
+    let launch = server.launch_info().unwrap().clone();
+    assert!(launch.dies_with_dbrig, "{launch:?}");
+    assert_eq!(launch.numa, "not requested");
+    let state_file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(server.dir().join("state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state_file["ready"], true, "{state_file}");
+    let pid = server.status().pid.unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    if dbrig_server::managed::is_root() {
+        // The server runs as its own user (dbrig dropped privileges before exec).
+        let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+        assert!(!uid.split_whitespace().skip(1).any(|u| u == "0"), "{uid}");
+    }
+
+    // A read-only start: reads work, writes are refused (also for root on MariaDB).
+    server.restart(&engine.read_only_params()).unwrap();
+    let info = server.connection_info().unwrap();
+    assert_eq!(q(&info, "SELECT count(*) FROM snap_t"), "3");
+    let refused = sql(&info, "INSERT INTO snap_t VALUES (9)", false).unwrap_err();
+    assert!(
+        refused.contains("read-only") || refused.contains("read only"),
+        "{refused}"
+    );
+    server.restart(&Params::new()).unwrap();
+    let info = server.connection_info().unwrap();
+    assert_eq!(q(&info, "SELECT count(*) FROM snap_t"), "3");
 
     // kill -9: status reports it dead, restart works.
     let pid = server.status().pid.unwrap();
@@ -251,6 +279,25 @@ fn scenario(engine: Engine, max_conn_query: &str) {
     adopted.stop().unwrap();
     assert!(!adopted.status().running);
     assert!(!adopted.dir().join("state.json").exists());
+    assert_no_process(&data_dir);
+
+    // A restore that a killed dbrig left between its two renames is put right by `open`.
+    let mut old_name = data_dir.file_name().unwrap().to_owned();
+    old_name.push(".dbrig-old");
+    std::fs::rename(&data_dir, data_dir.with_file_name(&old_name)).unwrap();
+    let mut partial = data_dir.file_name().unwrap().to_owned();
+    partial.push(".dbrig-restore");
+    std::fs::create_dir(data_dir.with_file_name(&partial)).unwrap();
+    let mut s = ManagedServer::open(def("srv", engine), state.path()).unwrap();
+    assert!(s.is_initialised());
+    assert!(!data_dir.with_file_name(&old_name).exists());
+    assert!(!data_dir.with_file_name(&partial).exists());
+    s.start(&Params::new()).unwrap();
+    assert_eq!(
+        q(&s.connection_info().unwrap(), "SELECT count(*) FROM snap_t"),
+        "3"
+    );
+    drop(s);
     assert_no_process(&data_dir);
 
     // Drop stops a server it started. (`shutdown_all` stops every server of the process, so

@@ -91,6 +91,8 @@ fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let mut server = ManagedServer::init(def.clone(), &a.server.out)?;
+    // Meant to outlive this dbrig: no parent-death signal (a plan's servers get one).
+    server.set_dies_with_dbrig(false);
     save_definition(&server, &def)?;
     server.start(&extra)?;
     let info = server.connection_info()?;

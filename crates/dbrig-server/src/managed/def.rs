@@ -35,6 +35,19 @@ impl Engine {
             Engine::Postgres => "postgres",
         }
     }
+
+    /// Startup parameters that make the server refuse writes, for read-only workloads:
+    /// MariaDB/MySQL `read_only` (ordinary users) plus `innodb_read_only` (everyone,
+    /// including root, whom `read_only` does not stop); PostgreSQL
+    /// `default_transaction_read_only`. Tables must be prepared before such a start.
+    pub fn read_only_params(&self) -> Params {
+        match self {
+            Engine::Mariadb | Engine::Mysql => Params::new()
+                .set("read_only", "ON")
+                .set("innodb_read_only", "ON"),
+            Engine::Postgres => Params::new().set("default_transaction_read_only", "on"),
+        }
+    }
 }
 
 impl fmt::Display for Engine {
@@ -197,6 +210,10 @@ pub struct ServerDef {
     /// Seconds to wait for a clean shutdown before SIGKILL (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_timeout: Option<f64>,
+    /// Run the server under `numactl --interleave=all` (memory spread over NUMA nodes).
+    /// Without `numactl` or on a single-node host this is said once and recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub numa_interleave: bool,
 }
 
 impl ServerDef {
@@ -215,6 +232,7 @@ impl ServerDef {
             port: None,
             start_timeout: None,
             stop_timeout: None,
+            numa_interleave: false,
         }
     }
 
@@ -257,14 +275,23 @@ impl ServerDef {
         Ok(())
     }
 
-    /// The server binary.
+    /// The server binary. For `mysql`, a `mysqld` that is really MariaDB (Debian's
+    /// `mysqld -> mariadbd` link) is refused: Oracle MySQL initialises and starts differently.
     pub fn resolve_server_bin(&self) -> Result<PathBuf> {
         let names: &[&str] = match self.engine {
             Engine::Mariadb => &["mariadbd", "mysqld"],
             Engine::Mysql => &["mysqld"],
             Engine::Postgres => &["postgres"],
         };
-        self.resolve("server binary", self.server_bin.as_deref(), names, None)
+        let bin = self.resolve("server binary", self.server_bin.as_deref(), names, None)?;
+        if self.engine == Engine::Mysql && is_mariadb_server(&bin) {
+            return Err(ManagedError::BadDefinition(format!(
+                "server {}: {} is MariaDB's server, not Oracle MySQL's; point prefix or server-bin at a MySQL build, or use engine = \"mariadb\"",
+                self.name,
+                bin.display()
+            )));
+        }
+        Ok(bin)
     }
 
     /// The data-directory initialiser (for MySQL: the server binary itself).
@@ -360,6 +387,22 @@ fn installed_postgres_bins() -> Vec<PathBuf> {
     v.into_iter().map(|(_, p)| p).collect()
 }
 
+/// Whether `bin` is MariaDB's server: its real name is `mariadbd`, or `--version` says so.
+fn is_mariadb_server(bin: &Path) -> bool {
+    let real = std::fs::canonicalize(bin).unwrap_or_else(|_| bin.to_owned());
+    if real
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().contains("mariadb"))
+    {
+        return true;
+    }
+    std::process::Command::new(bin)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("MariaDB"))
+}
+
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -429,6 +472,59 @@ mod tests {
         let b = Params::parse(&["max-connections=77"]).unwrap();
         assert_eq!(a.merged(&b).to_strings(), ["max_connections=77", "port=1"]);
         assert!(Params::parse(&["=3"]).is_err());
+    }
+
+    /// A fake server binary printing `version` for `--version`.
+    fn fake_server(dir: &Path, name: &str, version: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\necho '{version}'\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn mysql_engine_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        // Oracle MySQL: initialised by mysqld itself (`--initialize-insecure`).
+        let mysqld = fake_server(
+            dir.path(),
+            "mysqld",
+            "/usr/sbin/mysqld  Ver 8.4.3 for Linux on x86_64 (MySQL Community Server - GPL)",
+        );
+        let mut d = ServerDef::new("my", Engine::Mysql);
+        d.server_bin = Some(mysqld.clone());
+        assert_eq!(d.resolve_server_bin().unwrap(), mysqld);
+        assert_eq!(d.resolve_init_bin(&mysqld).unwrap(), mysqld);
+        // A mysqld that is MariaDB (Debian links mysqld -> mariadbd) is refused by name...
+        let maria = fake_server(dir.path(), "mariadbd", "mariadbd  Ver 10.11.9-MariaDB");
+        let link = dir.path().join("linked").join("mysqld");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&maria, &link).unwrap();
+        d.server_bin = Some(link);
+        let e = d.resolve_server_bin().unwrap_err().to_string();
+        assert!(
+            e.contains("MariaDB's server") && e.contains("server-bin"),
+            "{e}"
+        );
+        // ... or by what it says it is.
+        let renamed = fake_server(dir.path(), "mysqld-custom", "mysqld  Ver 10.6.1-MariaDB");
+        d.server_bin = Some(renamed);
+        assert!(d.resolve_server_bin().is_err());
+        // No MySQL build in a prefix: the places looked at are named.
+        let mut d = ServerDef::new("my", Engine::Mysql);
+        d.prefix = Some("/nonexistent-mysql".into());
+        let e = d.resolve_server_bin().unwrap_err().to_string();
+        assert!(e.contains("/nonexistent-mysql/bin/mysqld"), "{e}");
+        // Read-only starts: both switches on MariaDB/MySQL, one on PostgreSQL.
+        assert_eq!(
+            Engine::Mysql.read_only_params().to_strings(),
+            ["read_only=ON", "innodb_read_only=ON"]
+        );
+        assert_eq!(
+            Engine::Postgres.read_only_params().to_strings(),
+            ["default_transaction_read_only=on"]
+        );
     }
 
     #[test]

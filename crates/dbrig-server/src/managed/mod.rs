@@ -18,6 +18,7 @@
 //! the middle of a write; dbrig stops them itself (see [`shutdown_all`] and [`ServerGuard`]).
 
 mod def;
+mod launch;
 mod life;
 mod probe;
 mod process;
@@ -26,6 +27,7 @@ mod server;
 use std::path::PathBuf;
 
 pub use def::{Engine, Params, ServerDef};
+pub use launch::{LaunchInfo, LaunchTools, find_program, plan_launch};
 pub use life::{LifeMark, server_restarted};
 pub use probe::{Probe, error_line, probe};
 pub use process::{

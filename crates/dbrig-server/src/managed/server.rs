@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use super::launch::{self, LaunchInfo, LaunchTools};
 use super::process::{self, RunAs};
 use super::{Engine, LifeMark, ManagedError, Params, Result, ServerDef, probe};
 
@@ -62,6 +63,17 @@ pub struct ServerState {
     pub started_unix: f64,
     /// The effective startup parameters (definition merged with the start's extras).
     pub params: Vec<String>,
+    /// Wrappers, parent-death signal and NUMA placement of this start.
+    #[serde(default)]
+    pub launch: LaunchInfo,
+    /// False while the server has been spawned but has not answered yet (a dbrig killed in
+    /// that window leaves this state for the next one to clean up).
+    #[serde(default = "yes")]
+    pub ready: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A server's status.
@@ -92,6 +104,7 @@ struct Running {
     socket: PathBuf,
     started: SystemTime,
     params: Params,
+    launch: LaunchInfo,
 }
 
 /// A database server that dbrig runs. Dropping it stops a server it started (unless detached).
@@ -106,6 +119,10 @@ pub struct ManagedServer {
     generation: u64,
     last_pid: Option<u32>,
     last_exit: Option<String>,
+    /// Whether servers it starts die with this process (parent-death signal); false for
+    /// `dbrig server start`, whose server outlives dbrig.
+    tied: bool,
+    tools: LaunchTools,
 }
 
 impl std::fmt::Debug for ManagedServer {
@@ -177,7 +194,10 @@ impl ManagedServer {
             generation: 0,
             last_pid: None,
             last_exit: None,
+            tied: true,
+            tools: LaunchTools::detect(),
         };
+        s.recover_interrupted_restore()?;
         s.adopt_state()?;
         Ok(s)
     }
@@ -193,6 +213,17 @@ impl ManagedServer {
 
     pub fn def(&self) -> &ServerDef {
         &self.def
+    }
+
+    /// Whether the servers this value starts get a signal when dbrig dies (default true).
+    /// `dbrig server start` turns it off: its server is meant to outlive dbrig.
+    pub fn set_dies_with_dbrig(&mut self, tied: bool) {
+        self.tied = tied;
+    }
+
+    /// How the running server was launched (wrappers, parent-death signal, NUMA placement).
+    pub fn launch_info(&self) -> Option<&LaunchInfo> {
+        self.running.as_ref().map(|r| &r.launch)
     }
 
     pub fn name(&self) -> &str {
@@ -473,7 +504,7 @@ impl ManagedServer {
         }
     }
 
-    fn write_state(&self) -> Result<()> {
+    fn write_state(&self, ready: bool) -> Result<()> {
         let Some(r) = &self.running else {
             return Ok(());
         };
@@ -487,6 +518,8 @@ impl ManagedServer {
             log: self.log_path(),
             started_unix: now_unix(r.started),
             params: r.params.to_strings(),
+            launch: r.launch.clone(),
+            ready,
         };
         let tmp = self.dir.join("state.json.tmp");
         let text = serde_json::to_string_pretty(&st).unwrap_or_default();
@@ -506,10 +539,19 @@ impl ManagedServer {
                 socket: st.socket,
                 started: UNIX_EPOCH + Duration::from_secs_f64(st.started_unix.max(0.0)),
                 params: Params::parse(&st.params).unwrap_or_default(),
+                launch: st.launch,
             });
         } else {
             self.last_pid = Some(st.pid);
-            self.last_exit = Some("not running (found a stale state.json)".to_owned());
+            // The dbrig that started it died (or it crashed): clean up after both.
+            self.last_exit = Some(format!(
+                "not running (found a stale state.json{})",
+                if st.ready {
+                    ""
+                } else {
+                    " of a start that never finished"
+                }
+            ));
             self.kill_leftovers(st.pid);
             let _ = fs::remove_file(self.state_path());
         }
@@ -663,7 +705,9 @@ impl ManagedServer {
         };
         let _ = fs::remove_file(&socket);
         let data = self.data_dir.display().to_string();
-        let mut cmd = Command::new(&self.server_bin);
+        let (wrappers, launch) =
+            launch::plan_launch(engine, &self.tools, self.tied, self.def.numa_interleave);
+        let mut cmd = launch::wrapped_command(&wrappers, &self.server_bin);
         match engine {
             Engine::Mariadb | Engine::Mysql => {
                 match &self.def.config_file {
@@ -686,8 +730,13 @@ impl ManagedServer {
                     cmd.arg("--loose-mysqlx=OFF");
                 }
                 if let Some(u) = &self.run_as {
-                    // mariadbd drops to the user itself, after raising limits as root.
-                    cmd.arg(format!("--user={}", u.name));
+                    // dbrig drops to the user before exec, not mariadbd with `--user`: the
+                    // kernel clears the parent-death signal when a process changes its own
+                    // credentials. (mariadbd refuses to run as root without `--user=root`.)
+                    if u.uid == 0 {
+                        cmd.arg("--user=root");
+                    }
+                    self.drop_privileges(&mut cmd);
                 }
                 for (k, v) in params.iter() {
                     cmd.arg(format!("--{k}={v}"));
@@ -726,8 +775,7 @@ impl ManagedServer {
             .current_dir(&self.dir)
             // Its own process group: a Ctrl-C at the terminal does not reach the server.
             .process_group(0);
-        let child = cmd
-            .spawn()
+        let child = launch::spawn_kept(cmd)
             .map_err(self.io_err(format!("starting {}", self.server_bin.display())))?;
         let pid = child.id();
         process::register(pid, engine, &self.data_dir);
@@ -740,7 +788,11 @@ impl ManagedServer {
             socket,
             started,
             params: params.clone(),
+            launch,
         });
+        // Written before the wait, so a dbrig killed while the server starts leaves a trace
+        // that the next one uses to stop (or clean up after) this server.
+        self.write_state(false)?;
         let deadline = Instant::now() + self.def.start_timeout();
         loop {
             if !self.is_running() {
@@ -779,7 +831,7 @@ impl ManagedServer {
             std::thread::sleep(Duration::from_millis(50));
         }
         self.last_exit = None;
-        self.write_state()
+        self.write_state(true)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -983,18 +1035,50 @@ impl ManagedServer {
             });
         }
         let params = self.paused()?;
-        let restored = fs::remove_dir_all(&self.data_dir)
-            .or_else(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            })
-            .map_err(self.io_err("removing the data directory"))
-            .and_then(|()| self.copy_tree(&src, &self.data_dir));
-        restored?;
+        // Copy beside the data directory, then swap by renames: a dbrig killed during the
+        // copy leaves the old data directory whole, and one killed between the renames is
+        // put right by the next `open` (see `recover_interrupted_restore`).
+        let (incoming, outgoing) = self.restore_paths();
+        let _ = fs::remove_dir_all(&incoming);
+        self.copy_tree(&src, &incoming)?;
+        if self.data_dir.exists() {
+            let _ = fs::remove_dir_all(&outgoing);
+            fs::rename(&self.data_dir, &outgoing)
+                .map_err(self.io_err("moving the old data directory aside"))?;
+        }
+        fs::rename(&incoming, &self.data_dir)
+            .map_err(self.io_err("moving the restored data directory in place"))?;
+        let _ = fs::remove_dir_all(&outgoing);
         self.resume(params)
+    }
+
+    /// `<data>.dbrig-restore` (the copy being made) and `<data>.dbrig-old` (the directory
+    /// being replaced), siblings of the data directory so the renames stay on one file system.
+    fn restore_paths(&self) -> (PathBuf, PathBuf) {
+        let with = |suffix: &str| {
+            let mut name = self.data_dir.file_name().unwrap_or_default().to_owned();
+            name.push(suffix);
+            self.data_dir.with_file_name(name)
+        };
+        (with(".dbrig-restore"), with(".dbrig-old"))
+    }
+
+    /// Finishes or undoes a restore that a killed dbrig left half done: the old directory is
+    /// put back when the data directory is missing; a partial copy is removed.
+    fn recover_interrupted_restore(&self) -> Result<()> {
+        let (incoming, outgoing) = self.restore_paths();
+        if outgoing.exists() {
+            if self.data_dir.exists() {
+                let _ = fs::remove_dir_all(&outgoing);
+            } else {
+                fs::rename(&outgoing, &self.data_dir)
+                    .map_err(self.io_err("putting back the data directory of a killed restore"))?;
+            }
+        }
+        if incoming.exists() {
+            let _ = fs::remove_dir_all(&incoming);
+        }
+        Ok(())
     }
 
     /// Stops a running server; returns its parameters to resume with.
