@@ -290,3 +290,22 @@ pub struct TrialMeasurements {
     pub qps: f64,
     pub rate: Option<RateReport>,
 }
+
+/// One OS statistics sample of a trial, as stored in the trial's `extra.os_samples` (written
+/// by dbrig-server's sampler, read back here for the report's charts). Fields a sample lacks
+/// read as zero / `None`, so older or partial samples still draw.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OsSamplePoint {
+    /// End of the interval, seconds since sampling started (just before the trial).
+    pub t_s: f64,
+    pub cpu_user_pct: f64,
+    pub cpu_system_pct: f64,
+    pub cpu_iowait_pct: f64,
+    pub disk_read_bytes_ps: f64,
+    pub disk_write_bytes_ps: f64,
+    pub mem_used_bytes: u64,
+    /// The server process's CPU in percent of one CPU.
+    pub process_cpu_pct: Option<f64>,
+    pub process_rss_bytes: Option<u64>,
+}

@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use crate::error::StoreError;
 use crate::migrate;
 use crate::model::{
-    CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunKind, RunRow, RunStatus, TrialId,
-    TrialMeasurements, TrialRow,
+    CellId, CellRow, NewCell, NewRun, NewTrial, OsSamplePoint, RunId, RunKind, RunRow, RunStatus,
+    TrialId, TrialMeasurements, TrialRow,
 };
 use crate::secret::{contains_unredacted_password, json_contains_unredacted_password};
 use crate::time::format_rfc3339;
@@ -754,6 +754,35 @@ impl Store {
         .map_err(self.sql())
     }
 
+    /// The OS statistics sampled during a trial (`extra.os_samples`), in time order; empty
+    /// when the trial sampled none.
+    pub fn os_samples(&self, trial: TrialId) -> Result<Vec<OsSamplePoint>> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT json_extract(extra, '$.os_samples') FROM trial WHERE id = ?1",
+                [trial],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sql())?
+            .ok_or_else(|| StoreError::NoSuchTrial {
+                path: self.path.clone(),
+                id: trial,
+            })?;
+        let Some(text) = text else {
+            return Ok(Vec::new());
+        };
+        let mut samples: Vec<OsSamplePoint> =
+            serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                path: self.path.clone(),
+                what: format!("OS samples of trial {trial}"),
+                detail: e.to_string(),
+            })?;
+        samples.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        Ok(samples)
+    }
+
     /// A trial's full [`Measurements`] as recorded (histogram and intervals included), for
     /// rebuilding any report from the database alone; `None` if it measured nothing.
     pub fn measurements(&self, trial: TrialId) -> Result<Option<Measurements>> {
@@ -1096,6 +1125,54 @@ mod tests {
             measurements: Some(m),
             extra: None,
         }
+    }
+
+    #[test]
+    fn os_samples_read_back_from_the_trial() {
+        let (mut store, cell) = store_with_cell();
+        let m = measured();
+        let extra = serde_json::json!({
+            "os_samples": [
+                {"t_s": 2.0, "cpu_user_pct": 40.0, "cpu_system_pct": 10.0, "cpu_iowait_pct": 1.5,
+                 "cpu_idle_pct": 48.5, "disk_read_bytes_ps": 0.0, "disk_write_bytes_ps": 4096.0,
+                 "mem_used_bytes": 1000, "mem_available_bytes": 9000,
+                 "process_cpu_pct": 150.0, "process_rss_bytes": 52428800},
+                {"t_s": 1.0, "cpu_user_pct": 20.0, "mem_used_bytes": 900,
+                 "process_cpu_pct": null, "process_rss_bytes": null}
+            ]
+        });
+        let with = store
+            .record_trial(
+                cell,
+                &NewTrial {
+                    extra: Some(&extra),
+                    ..new_trial(&m)
+                },
+            )
+            .unwrap();
+        let s = store.os_samples(with).unwrap();
+        assert_eq!(s.len(), 2);
+        // Time order, missing fields as zero / None.
+        assert_eq!(s[0].t_s, 1.0);
+        assert_eq!(s[0].cpu_system_pct, 0.0);
+        assert_eq!(s[0].process_cpu_pct, None);
+        assert_eq!(s[1].cpu_iowait_pct, 1.5);
+        assert_eq!(s[1].disk_write_bytes_ps, 4096.0);
+        assert_eq!(s[1].process_rss_bytes, Some(52_428_800));
+        let without = store
+            .record_trial(
+                cell,
+                &NewTrial {
+                    trial: 2,
+                    ..new_trial(&m)
+                },
+            )
+            .unwrap();
+        assert!(store.os_samples(without).unwrap().is_empty());
+        assert!(matches!(
+            store.os_samples(TrialId(9999)),
+            Err(StoreError::NoSuchTrial { .. })
+        ));
     }
 
     #[test]
