@@ -6,7 +6,7 @@
 
 use dbrig_core::IntervalSample;
 use dbrig_core::stats::Summary;
-use dbrig_store::Store;
+use dbrig_store::{OsSamplePoint, Store, TrialId};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -274,21 +274,45 @@ pub struct TimelineSeries {
     pub samples: Vec<IntervalSample>,
 }
 
+/// One line of a time panel: (seconds, value) points in a configuration's colour.
+struct Line<'a> {
+    label: &'a str,
+    colour: usize,
+    points: Vec<(f64, f64)>,
+}
+
+/// The lines of `series` for one value of their samples (`None`: no point at that time).
+fn lines<'a, T>(
+    series: impl IntoIterator<Item = (&'a str, usize, &'a [T])>,
+    value: impl Fn(&T) -> Option<(f64, f64)>,
+) -> Vec<Line<'a>>
+where
+    T: 'a,
+{
+    series
+        .into_iter()
+        .map(|(label, colour, samples)| Line {
+            label,
+            colour,
+            points: samples.iter().filter_map(&value).collect(),
+        })
+        .collect()
+}
+
 fn panel(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     caption: String,
     y_desc: &str,
-    series: &[TimelineSeries],
-    value: fn(&IntervalSample) -> f64,
+    series: &[Line<'_>],
     legend: bool,
 ) -> Result<(), String> {
     let t_max = series
         .iter()
-        .flat_map(|s| s.samples.iter().map(|p| p.t_s))
+        .flat_map(|s| s.points.iter().map(|p| p.0))
         .fold(0.0, f64::max);
     let top = series
         .iter()
-        .flat_map(|s| s.samples.iter().map(value))
+        .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 16))
@@ -309,12 +333,9 @@ fn panel(
     for s in series {
         let style = ShapeStyle::from(colour(s.colour)).stroke_width(2);
         chart
-            .draw_series(LineSeries::new(
-                s.samples.iter().map(|p| (p.t_s, value(p))),
-                style,
-            ))
+            .draw_series(LineSeries::new(s.points.iter().copied(), style))
             .map_err(|e| e.to_string())?
-            .label(s.label.as_str())
+            .label(s.label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
     }
     if legend {
@@ -347,12 +368,19 @@ pub fn timeline_chart(
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT * 3 / 2)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
         let (upper, lower) = root.split_vertically(HEIGHT * 3 / 4);
+        let of = |v: fn(&IntervalSample) -> f64| {
+            lines(
+                series
+                    .iter()
+                    .map(|s| (s.label.as_str(), s.colour, s.samples.as_slice())),
+                move |p: &IntervalSample| Some((p.t_s, v(p))),
+            )
+        };
         panel(
             &upper,
             format!("{title}: {} per interval", metric.label()),
             metric.label(),
-            series,
-            value,
+            &of(value),
             true,
         )
         .map_err(err)?;
@@ -360,8 +388,7 @@ pub fn timeline_chart(
             &lower,
             format!("{title}: latency per interval"),
             "latency percentile, ms",
-            series,
-            |p| p.latency_pct_ms,
+            &of(|p| p.latency_pct_ms),
             false,
         )
         .map_err(err)?;
@@ -370,14 +397,11 @@ pub fn timeline_chart(
     Ok(svg)
 }
 
-/// The timeline of one workload: for each configuration, its typical trial (nearest the
-/// median) at the largest client count it ran. `None` when no such trial has samples.
-pub fn workload_timeline(
-    store: &Store,
-    data: &ReportData,
-    workload: &str,
-) -> Result<Option<String>, ReportError> {
-    let mut series = Vec::new();
+/// For each configuration of `workload`, its typical trial (nearest the median) at the
+/// largest client count it ran: (colour index, label, trial). The timeline and OS charts
+/// show the same trials, so their lines can be read together.
+fn typical_trials(data: &ReportData, workload: &str) -> Vec<(usize, String, TrialId)> {
+    let mut out = Vec::new();
     for (i, conf) in data.configurations.iter().enumerate() {
         let Some(cell) = data
             .clients
@@ -390,13 +414,31 @@ pub fn workload_timeline(
         let Some(trial) = cell.typical_trial(data.metric) else {
             continue;
         };
-        let samples = store.intervals(trial.trial_id)?;
+        out.push((
+            i,
+            format!("{conf} ({} clients, trial {})", cell.clients, trial.trial),
+            trial.trial_id,
+        ));
+    }
+    out
+}
+
+/// The timeline of one workload: for each configuration, its typical trial (nearest the
+/// median) at the largest client count it ran. `None` when no such trial has samples.
+pub fn workload_timeline(
+    store: &Store,
+    data: &ReportData,
+    workload: &str,
+) -> Result<Option<String>, ReportError> {
+    let mut series = Vec::new();
+    for (colour, label, trial) in typical_trials(data, workload) {
+        let samples = store.intervals(trial)?;
         if samples.is_empty() {
             continue;
         }
         series.push(TimelineSeries {
-            label: format!("{conf} ({} clients, trial {})", cell.clients, trial.trial),
-            colour: i,
+            label,
+            colour,
             samples,
         });
     }
@@ -404,4 +446,171 @@ pub fn workload_timeline(
         return Ok(None);
     }
     timeline_chart(workload, data.metric, &series).map(Some)
+}
+
+/// One trial's OS samples for [`os_chart`].
+#[derive(Debug, Clone)]
+pub struct OsSeries {
+    pub label: String,
+    /// Index into [`PALETTE`] (the configuration's position in plan order).
+    pub colour: usize,
+    pub samples: Vec<OsSamplePoint>,
+}
+
+/// What one OS panel shows: caption, axis, and the value of a sample (`None`: not sampled).
+type OsPanel = (
+    &'static str,
+    &'static str,
+    fn(&OsSamplePoint) -> Option<f64>,
+);
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The OS panels, in page order: host CPU by kind, disk, memory, then the server process.
+const OS_PANELS: [OsPanel; 8] = [
+    ("CPU user", "% of all CPUs", |p| Some(p.cpu_user_pct)),
+    ("CPU system", "% of all CPUs", |p| Some(p.cpu_system_pct)),
+    ("CPU iowait", "% of all CPUs", |p| Some(p.cpu_iowait_pct)),
+    ("memory used", "MiB", |p| {
+        Some(p.mem_used_bytes as f64 / MIB)
+    }),
+    ("disk reads", "MiB/s", |p| Some(p.disk_read_bytes_ps / MIB)),
+    ("disk writes", "MiB/s", |p| {
+        Some(p.disk_write_bytes_ps / MIB)
+    }),
+    ("server CPU", "% of one CPU", |p| p.process_cpu_pct),
+    ("server RSS", "MiB", |p| {
+        p.process_rss_bytes.map(|b| b as f64 / MIB)
+    }),
+];
+
+/// (d) The OS statistics sampled during trials, one line per series, in panels two by two:
+/// CPU user / system / iowait, memory used, disk reads / writes, and the server process's
+/// CPU and RSS. Panels with no sample at all (no server process for an external target) are
+/// left out.
+pub fn os_chart(title: &str, series: &[OsSeries]) -> Result<String, ReportError> {
+    let err = |e: String| chart_error(&format!("OS statistics {title}"), e);
+    let panels: Vec<&OsPanel> = OS_PANELS
+        .iter()
+        .filter(|(_, _, v)| {
+            series
+                .iter()
+                .any(|s| s.samples.iter().any(|p| v(p).is_some()))
+        })
+        .collect();
+    let rows = panels.len().div_ceil(2).max(1) as u32;
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH, rows * HEIGHT / 2)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let areas = root.split_evenly((rows as usize, 2));
+        for (i, ((caption, unit, value), area)) in panels.iter().zip(&areas).enumerate() {
+            let lines = lines(
+                series
+                    .iter()
+                    .map(|s| (s.label.as_str(), s.colour, s.samples.as_slice())),
+                |p: &OsSamplePoint| value(p).map(|v| (p.t_s, v)),
+            );
+            panel(area, format!("{title}: {caption}"), unit, &lines, i == 0).map_err(err)?;
+        }
+        root.present().map_err(|e| err(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// The OS statistics of one workload's typical trials (the same trials as
+/// [`workload_timeline`]). `None` when none of them sampled any.
+pub fn workload_os_chart(
+    store: &Store,
+    data: &ReportData,
+    workload: &str,
+) -> Result<Option<String>, ReportError> {
+    let mut series = Vec::new();
+    for (colour, label, trial) in typical_trials(data, workload) {
+        let samples = store.os_samples(trial)?;
+        if samples.is_empty() {
+            continue;
+        }
+        series.push(OsSeries {
+            label,
+            colour,
+            samples,
+        });
+    }
+    if series.is_empty() {
+        return Ok(None);
+    }
+    os_chart(workload, &series).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t_s: f64, server: bool) -> OsSamplePoint {
+        OsSamplePoint {
+            t_s,
+            cpu_user_pct: 40.0 + t_s,
+            cpu_system_pct: 10.0,
+            cpu_iowait_pct: 2.0,
+            disk_read_bytes_ps: 0.0,
+            disk_write_bytes_ps: 3.0 * MIB,
+            mem_used_bytes: 2048 * MIB as u64,
+            process_cpu_pct: server.then_some(120.0),
+            process_rss_bytes: server.then_some(300 * MIB as u64),
+        }
+    }
+
+    #[test]
+    fn os_chart_draws_every_sampled_quantity() {
+        let series = [
+            OsSeries {
+                label: "A (4 clients, trial 1)".into(),
+                colour: 0,
+                samples: (1..=5).map(|t| sample(t as f64, true)).collect(),
+            },
+            OsSeries {
+                label: "B (4 clients, trial 2)".into(),
+                colour: 1,
+                samples: (1..=5).map(|t| sample(t as f64, false)).collect(),
+            },
+        ];
+        let svg = os_chart("oltp_read_only", &series).unwrap();
+        for caption in [
+            "CPU user",
+            "CPU system",
+            "CPU iowait",
+            "memory used",
+            "disk reads",
+            "disk writes",
+            "server CPU",
+            "server RSS",
+        ] {
+            assert!(
+                svg.contains(&format!("oltp_read_only: {caption}")),
+                "{caption}"
+            );
+        }
+        assert!(svg.contains("A (4 clients, trial 1)"));
+        // Each configuration's colour is used for its lines.
+        for c in [colour(0), colour(1)] {
+            let hex = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+            assert!(svg.to_uppercase().contains(&hex), "{hex}");
+        }
+    }
+
+    #[test]
+    fn os_chart_leaves_out_what_was_not_sampled() {
+        // An external target: no server process, so no server panels.
+        let series = [OsSeries {
+            label: "ext".into(),
+            colour: 0,
+            samples: (1..=3).map(|t| sample(t as f64, false)).collect(),
+        }];
+        let svg = os_chart("w", &series).unwrap();
+        assert!(svg.contains("w: CPU iowait"));
+        assert!(!svg.contains("w: server CPU"));
+        assert!(!svg.contains("w: server RSS"));
+    }
 }

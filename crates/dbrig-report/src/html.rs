@@ -10,7 +10,7 @@ use dbrig_store::{RunId, Store};
 use minijinja::Environment;
 use serde::Serialize;
 
-use crate::charts::{latency_chart, throughput_chart, workload_timeline};
+use crate::charts::{latency_chart, throughput_chart, workload_os_chart, workload_timeline};
 use crate::data::{ReportData, RunInfo, ServerVersions};
 use crate::error::ReportError;
 use crate::tables::{Table, verdict_table, workload_table};
@@ -57,6 +57,8 @@ struct HtmlWorkload {
     throughput_svg: String,
     latency_svg: String,
     timeline_svg: Option<String>,
+    /// OS statistics (CPU, disk, memory, server process) of the same trials as the timeline.
+    os_svg: Option<String>,
 }
 
 /// The template's context.
@@ -112,6 +114,7 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
             throughput_svg: throughput_chart(data, w)?,
             latency_svg: latency_chart(data, w)?,
             timeline_svg: workload_timeline(store, data, w)?,
+            os_svg: workload_os_chart(store, data, w)?,
         });
     }
     let verdicts = (!data.comparisons.is_empty()).then(|| {
