@@ -17,7 +17,49 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Exit status when stdout or stderr is a closed pipe: what a shell reports for a process
+/// ended by SIGPIPE (128 + 13), as `yes | head -1` does.
+const EXIT_BROKEN_PIPE: i32 = 141;
+
+/// Printing to a closed pipe (`dbrig server status | head -1`) ends dbrig quietly instead of
+/// with a panic. Rust ignores SIGPIPE, so `println!` panics on EPIPE; this hook, installed
+/// once for the whole binary, recognises that panic (std's "failed printing to" message *and*
+/// poll(2) reporting the pipe's reader gone), stops any managed server dbrig started, and
+/// exits. Every other panic goes to the default hook.
+fn exit_quietly_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if payload.starts_with("failed printing to") && output_pipe_closed() {
+            dbrig_server::shutdown_all(std::time::Duration::from_secs(30));
+            std::process::exit(EXIT_BROKEN_PIPE);
+        }
+        default(info);
+    }));
+}
+
+/// Whether stdout or stderr is a pipe whose reading end is closed (poll reports POLLERR).
+fn output_pipe_closed() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let (out, err) = (std::io::stdout(), std::io::stderr());
+    let mut fds = [
+        PollFd::new(&out, PollFlags::OUT),
+        PollFd::new(&err, PollFlags::OUT),
+    ];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).is_ok() && fds.iter().any(|f| f.revents().contains(PollFlags::ERR))
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_closed_pipe();
     let argv = cli::normalize_args(std::env::args());
     let cli = match cli::Cli::try_parse_from(&argv) {
         Ok(c) => c,
