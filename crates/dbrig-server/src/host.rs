@@ -467,6 +467,54 @@ pub fn cpus_allowed(pid: u32) -> Option<String> {
         .map(|v| v.trim().to_owned())
 }
 
+/// The process listening on TCP `port` of this host and its executable, found through
+/// `/proc/net/tcp{,6}` (the socket's inode) and `/proc/<pid>/fd`: the binary path of a
+/// local server dbrig did not start. `None` when nothing listens or the process is not
+/// ours to inspect.
+pub fn listening_process(port: u16) -> Option<(u32, PathBuf)> {
+    let inodes: Vec<u64> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|p| read(p))
+        .flat_map(|text| listening_inodes(&text, port))
+        .collect();
+    if inodes.is_empty() {
+        return None;
+    }
+    let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
+    for e in fs::read_dir("/proc").ok()?.filter_map(Result::ok) {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = fs::read_dir(e.path().join("fd")) else {
+            continue;
+        };
+        let owns = fds.filter_map(Result::ok).any(|fd| {
+            fs::read_link(fd.path())
+                .is_ok_and(|l| wanted.iter().any(|w| l.as_os_str() == w.as_str()))
+        });
+        if owns {
+            return fs::read_link(e.path().join("exe"))
+                .ok()
+                .map(|exe| (pid, exe));
+        }
+    }
+    None
+}
+
+/// Inodes of the sockets in `/proc/net/tcp`-format `text` listening (state `0A`) on `port`.
+pub fn listening_inodes(text: &str, port: u16) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port = f.get(1)?.rsplit_once(':')?.1;
+            let listening = *f.get(3)? == "0A";
+            (listening && u16::from_str_radix(local_port, 16).ok()? == port)
+                .then(|| f.get(9)?.parse().ok())?
+        })
+        .collect()
+}
+
 /// The storage behind a data directory.
 struct DataDirDevice {
     fs_type: Option<String>,
@@ -885,6 +933,29 @@ mod tests {
 
     const CPUINFO_ARM: &str = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n\
         processor\t: 1\nBogoMIPS\t: 50.00\n\nHardware\t: BCM2835\nModel\t\t: Raspberry Pi 4\n";
+
+    #[test]
+    fn listening_sockets() {
+        let text = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+   0: 0100007F:0CEA 00000000:0000 0A 00000000:00000000 00:00000000 00000000   106        0 31337 1 0000000000000000 100 0 0 10 0\n\
+   1: 0100007F:0CEA 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000   106        0 4242 1 0000000000000000 20 4 30 10 -1\n\
+   2: 00000000:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   107        0 555 1 0000000000000000 100 0 0 10 0\n";
+        // 0x0CEA = 3306 listening (the established connection on it is not a listener).
+        assert_eq!(listening_inodes(text, 3306), vec![31337]);
+        assert_eq!(listening_inodes(text, 5432), vec![555]);
+        assert!(listening_inodes(text, 1).is_empty());
+        assert!(listening_inodes("garbage\nmore garbage", 3306).is_empty());
+        // A real listener of this process is found with its executable.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let (pid, exe) = listening_process(port).unwrap();
+        assert_eq!(pid, std::process::id());
+        assert_eq!(exe, std::env::current_exe().unwrap());
+        assert_eq!(
+            cpus_allowed(std::process::id()).is_some(),
+            Path::new("/proc/self/status").exists()
+        );
+    }
 
     #[test]
     fn cpuinfo_x86() {
