@@ -4,9 +4,14 @@
 //! SQL is data: the schema per dialect in `sql/{common,mysql,postgres,sqlite}.sql`, the 22
 //! query templates of `tpchgen::q_and_a` in `sql/queries.sql` with per-dialect variants in
 //! `sql/queries_{mysql,sqlite}.sql` (sections there override the template).
+//!
+//! The power test carries the old DBT-3 launcher's per-query controls (warm-ups, runs,
+//! timeouts, restarts, hooks, the three reductions; `power.rs`), plan fingerprints
+//! (`explain.rs`), and `launcher.rs` reads the launcher's ini files into a dbrig plan.
 
 pub mod check;
 pub mod data;
+pub mod explain;
 pub mod load;
 pub mod params;
 pub mod power;
@@ -23,13 +28,15 @@ pub use check::{
     AnswerCheck, Normalized, QueryComparison, check_sf1_answer, compare_results, normalize,
 };
 pub use data::{Table, write_tbl};
+pub use explain::{CapturedPlan, PlanClusters};
 pub use load::{
     KeysWhen, LoadOptions, LoadReport, TpchCleanupReport, check_loaded, cleanup, load, size_on_disk,
 };
 pub use params::{ParamMode, QueryParams, substitute};
 pub use power::{
-    PowerOptions, PowerReport, QueryOutcome, QueryStatus, detect_scale_factor, power_at_size,
-    power_test, run_query,
+    PowerControls, PowerEnv, PowerOptions, PowerReport, QueryControls, QueryDetail, QueryOutcome,
+    QueryStatus, Reduction, RunRecord, detect_scale_factor, power_at_size, power_test,
+    power_test_controlled, reduce, run_query, run_query_timeout,
 };
 pub use queries::{Query, QuerySet, STREAM0_ORDER, split_statements};
 

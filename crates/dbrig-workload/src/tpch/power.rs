@@ -10,7 +10,8 @@
 //! data, i.e. a fixed 0.1 % of the original order keys. The set a run uses is the first k
 //! whose RF1 keys are not in ORDERS yet, so repeated power runs use sets 1, 2, 3, …
 
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use dbrig_core::Value;
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Target};
@@ -30,13 +31,15 @@ pub const REFRESH_SETS: u32 = 1000;
 pub const RF1_KEY_SHIFT: i64 = 8;
 
 /// How a query ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QueryStatus {
     Ok,
     Error,
     /// Ran, but its answer is not the reference answer.
     Wrong,
+    /// Ran past its timeout and was cancelled on the server.
+    Timeout,
 }
 
 impl QueryStatus {
@@ -45,6 +48,7 @@ impl QueryStatus {
             QueryStatus::Ok => "ok",
             QueryStatus::Error => "error",
             QueryStatus::Wrong => "wrong",
+            QueryStatus::Timeout => "timeout",
         }
     }
 }
@@ -60,6 +64,10 @@ pub struct QueryOutcome {
     /// The result rows (for answer checks; not stored).
     #[serde(skip)]
     pub result: Vec<Vec<Value>>,
+    /// The launcher controls' record of this query (runs, reduction, plans, hooks); absent
+    /// for RF1/RF2 and for a plain single run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Box<QueryDetail>>,
 }
 
 impl QueryOutcome {
@@ -143,7 +151,7 @@ pub fn rf1_rows(sf: f64, set: u32) -> (Vec<Vec<Value>>, Vec<Vec<Value>>) {
 }
 
 /// The first refresh set whose RF1 orders are not in the database yet.
-async fn next_refresh_set(conn: &mut Connection, sf: f64) -> Result<u32, WorkloadError> {
+pub(crate) async fn next_refresh_set(conn: &mut Connection, sf: f64) -> Result<u32, WorkloadError> {
     let sql = schema_sql(conn.dialect());
     for k in 1..=REFRESH_SETS {
         let Some(first) = rf2_keys(sf, k).first().copied() else {
@@ -165,7 +173,7 @@ async fn next_refresh_set(conn: &mut Connection, sf: f64) -> Result<u32, Workloa
     )))
 }
 
-async fn rf1(conn: &mut Connection, sf: f64, set: u32) -> Result<u64, WorkloadError> {
+pub(crate) async fn rf1(conn: &mut Connection, sf: f64, set: u32) -> Result<u64, WorkloadError> {
     let (orders, lines) = rf1_rows(sf, set);
     let mut n = 0;
     for (table, rows) in [(Table::Orders, orders), (Table::LineItem, lines)] {
@@ -180,7 +188,7 @@ async fn rf1(conn: &mut Connection, sf: f64, set: u32) -> Result<u64, WorkloadEr
     Ok(n)
 }
 
-async fn rf2(conn: &mut Connection, sf: f64, set: u32) -> Result<u64, WorkloadError> {
+pub(crate) async fn rf2(conn: &mut Connection, sf: f64, set: u32) -> Result<u64, WorkloadError> {
     let sql = schema_sql(conn.dialect());
     let keys = rf2_keys(sf, set);
     let mut n = 0;
@@ -199,7 +207,7 @@ async fn rf2(conn: &mut Connection, sf: f64, set: u32) -> Result<u64, WorkloadEr
     Ok(n)
 }
 
-async fn timed_refresh(
+pub(crate) async fn timed_refresh(
     name: &str,
     f: impl std::future::Future<Output = Result<u64, WorkloadError>>,
 ) -> QueryOutcome {
@@ -214,6 +222,7 @@ async fn timed_refresh(
             status: QueryStatus::Ok,
             error: None,
             result: Vec::new(),
+            detail: None,
         },
         Err(e) => QueryOutcome {
             name: name.into(),
@@ -222,6 +231,7 @@ async fn timed_refresh(
             status: QueryStatus::Error,
             error: Some(e.to_string()),
             result: Vec::new(),
+            detail: None,
         },
     }
 }
@@ -230,24 +240,47 @@ async fn timed_refresh(
 /// set. After a failure, the remaining statements that return no rows (Q15's DROP VIEW) still
 /// run, untimed, so the next query is not disturbed.
 pub async fn run_query(conn: &mut Connection, name: &str, sql: &str) -> QueryOutcome {
+    run_query_timeout(conn, name, sql, None).await
+}
+
+/// [`run_query`] with a timeout over the whole query: a statement still running when it
+/// passes is cancelled on the server and the outcome is [`QueryStatus::Timeout`] with the
+/// timeout as its time.
+pub async fn run_query_timeout(
+    conn: &mut Connection,
+    name: &str,
+    sql: &str,
+    timeout: Option<Duration>,
+) -> QueryOutcome {
     let statements = split_statements(sql);
     let started = Instant::now();
     let mut result = Vec::new();
     let mut error = None;
+    let mut timed_out = false;
     let mut failed_at = statements.len();
     for (i, s) in statements.iter().enumerate() {
-        let r = if returns_rows(s) {
-            conn.query(s, &[]).await.map(|rows| result = rows)
-        } else {
-            conn.execute_text(s).await.map(|_| ())
+        // What is left of the query's time for this statement.
+        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+        let r = match (returns_rows(s), left) {
+            (true, None) => conn.query(s, &[]).await.map(|rows| result = rows),
+            (true, Some(t)) => conn
+                .query_with_timeout(s, &[], t)
+                .await
+                .map(|rows| result = rows),
+            (false, None) => conn.execute_text(s).await.map(|_| ()),
+            (false, Some(t)) => conn.execute_text_with_timeout(s, t).await.map(|_| ()),
         };
         if let Err(e) = r {
+            timed_out = e.is_timeout();
             error = Some(e.to_string());
             failed_at = i;
             break;
         }
     }
-    let micros = started.elapsed().as_micros() as u64;
+    let mut micros = started.elapsed().as_micros() as u64;
+    if timed_out && let Some(t) = timeout {
+        micros = t.as_micros() as u64;
+    }
     for s in statements.iter().skip(failed_at + 1) {
         if !returns_rows(s) {
             let _ = conn.execute_text(s).await;
@@ -257,14 +290,393 @@ pub async fn run_query(conn: &mut Connection, name: &str, sql: &str) -> QueryOut
         name: name.into(),
         micros,
         rows: result.len() as u64,
-        status: if error.is_some() {
-            QueryStatus::Error
-        } else {
-            QueryStatus::Ok
+        status: match (&error, timed_out) {
+            (_, true) => QueryStatus::Timeout,
+            (Some(_), false) => QueryStatus::Error,
+            (None, false) => QueryStatus::Ok,
         },
         error,
         result,
+        detail: None,
     }
+}
+
+/// How the N measured runs of a query become one number (the launcher's "result extraction").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reduction {
+    /// The mean of the runs (`SIMPLE_AVERAGE`); one timed-out run makes the result a timeout.
+    #[default]
+    SimpleAverage,
+    /// The fastest and the slowest of N (`MIN_MAX_OUT_OF_N`); the fastest is the query's time.
+    MinMax,
+    /// Runs grouped by plan fingerprint, the server restarted (managed) until the fastest plan
+    /// has `cluster-size` runs; that plan's mean (`ANALYZE_EXPLAIN`).
+    AnalyzeExplain,
+}
+
+impl Reduction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reduction::SimpleAverage => "simple-average",
+            Reduction::MinMax => "min-max",
+            Reduction::AnalyzeExplain => "analyze-explain",
+        }
+    }
+}
+
+/// Launcher controls of one query, or of all queries (`[controls.all]`); an unset field falls
+/// back to the next level (query → all → built-in default).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct QueryControls {
+    /// Measured runs (`NUM_TESTS`; default 1). With `analyze-explain`: the most runs, 0 for
+    /// "until the fastest plan's cluster is full".
+    pub runs: Option<u32>,
+    /// Unmeasured warm-up runs before the measured ones (`WARMUPS_COUNT`; default 0).
+    pub warmups: Option<u32>,
+    /// Seconds a run may take before it is cancelled on the server and recorded as a timeout.
+    pub timeout: Option<f64>,
+    /// Startup parameters (`KEY=VALUE`) the managed server is restarted with for this query
+    /// (`STARTUP_PARAMS`); the next query without them gets the configuration's own back.
+    pub params: Option<Vec<String>>,
+    /// SQL run on the test's session before / after each run (`PRE_RUN_SQL`, `POST_RUN_SQL`):
+    /// session settings made here apply to the query.
+    pub pre_sql: Option<String>,
+    pub post_sql: Option<String>,
+    /// Shell commands before / after each run (`PRE_RUN_OS`, `POST_RUN_OS`).
+    pub pre_shell: Option<String>,
+    pub post_shell: Option<String>,
+    /// Capture the plan (EXPLAIN) of every measured run (default: on with `analyze-explain`).
+    pub explain: Option<bool>,
+    /// `analyze-explain`: runs the fastest plan needs (`CLUSTER_SIZE`; default 3).
+    pub cluster_size: Option<u32>,
+    /// `analyze-explain`: restarts skipping a slower plan before giving up (`MAX_SKIPPED_TESTS`;
+    /// default 5).
+    pub max_skipped: Option<u32>,
+    /// `analyze-explain`: seconds spent on one query before the best cluster so far is taken
+    /// (`MAX_QUERY_TIME`).
+    pub max_query_time: Option<f64>,
+}
+
+/// The launcher's controls of a power test (`[controls]` of a tpch_power workload, or the
+/// `dbrig tpch power` options).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PowerControls {
+    #[serde(default)]
+    pub reduction: Reduction,
+    /// Restart the managed server before every query (`QUERIES_AT_ONCE = 0`).
+    #[serde(default)]
+    pub restart_between_queries: bool,
+    /// Drop the OS page cache before every measured run (`CLEAR_CACHES = 1`; needs root).
+    #[serde(default)]
+    pub drop_caches: bool,
+    /// Defaults for every query.
+    #[serde(default)]
+    pub all: QueryControls,
+    /// Per-query overrides, keyed by query name (`"3"`, `"20-opt1"`).
+    #[serde(default)]
+    pub query: BTreeMap<String, QueryControls>,
+}
+
+/// The controls in force for one query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    pub runs: u32,
+    pub warmups: u32,
+    pub timeout: Option<Duration>,
+    pub params: Vec<String>,
+    pub pre_sql: Option<String>,
+    pub post_sql: Option<String>,
+    pub pre_shell: Option<String>,
+    pub post_shell: Option<String>,
+    pub explain: bool,
+    pub cluster_size: u32,
+    pub max_skipped: u32,
+    pub max_query_time: Option<Duration>,
+}
+
+/// The most measured runs of one query under `analyze-explain` with `runs = 0`, so that a
+/// server choosing a new plan every time cannot keep the test going forever.
+pub const MAX_CLUSTER_RUNS: u32 = 100;
+
+impl PowerControls {
+    /// The controls for query `name`: its own, then `all`, then the defaults.
+    pub fn resolve(&self, name: &str) -> Resolved {
+        let q = self.query.get(name).cloned().unwrap_or_default();
+        let a = &self.all;
+        let secs = |v: Option<f64>| v.map(Duration::from_secs_f64);
+        let analyze = self.reduction == Reduction::AnalyzeExplain;
+        Resolved {
+            runs: q.runs.or(a.runs).unwrap_or(if analyze { 0 } else { 1 }),
+            warmups: q.warmups.or(a.warmups).unwrap_or(0),
+            timeout: secs(q.timeout.or(a.timeout)),
+            params: q.params.or_else(|| a.params.clone()).unwrap_or_default(),
+            pre_sql: q.pre_sql.or_else(|| a.pre_sql.clone()),
+            post_sql: q.post_sql.or_else(|| a.post_sql.clone()),
+            pre_shell: q.pre_shell.or_else(|| a.pre_shell.clone()),
+            post_shell: q.post_shell.or_else(|| a.post_shell.clone()),
+            explain: analyze || q.explain.or(a.explain).unwrap_or(false),
+            cluster_size: q.cluster_size.or(a.cluster_size).unwrap_or(3),
+            max_skipped: q.max_skipped.or(a.max_skipped).unwrap_or(5),
+            max_query_time: secs(q.max_query_time.or(a.max_query_time)),
+        }
+    }
+
+    /// Whether any control needs the server restarted (only a managed server can be).
+    pub fn needs_restart(&self) -> Option<&'static str> {
+        if self.restart_between_queries {
+            return Some("restart-between-queries");
+        }
+        if self.drop_caches {
+            return Some("drop-caches");
+        }
+        let has_params = |q: &QueryControls| q.params.as_ref().is_some_and(|p| !p.is_empty());
+        if has_params(&self.all) || self.query.values().any(has_params) {
+            return Some("per-query startup params");
+        }
+        None
+    }
+
+    fn has_shell_hooks(&self) -> bool {
+        let has = |q: &QueryControls| q.pre_shell.is_some() || q.post_shell.is_some();
+        has(&self.all) || self.query.values().any(has)
+    }
+
+    /// Check the values and the per-query names against the query set.
+    pub fn validate(&self, queries: &QuerySet) -> Result<(), String> {
+        for (name, q) in std::iter::once(("all", &self.all))
+            .chain(self.query.iter().map(|(k, v)| (k.as_str(), v)))
+        {
+            if name != "all" && queries.get(name).is_none() {
+                let known: Vec<&str> = queries.queries.iter().map(|q| q.name.as_str()).collect();
+                return Err(format!(
+                    "controls for query '{name}', which is not in the query set (queries: {})",
+                    known.join(", ")
+                ));
+            }
+            for (what, v) in [("timeout", q.timeout), ("max-query-time", q.max_query_time)] {
+                if let Some(v) = v
+                    && !(v.is_finite() && v > 0.0)
+                {
+                    return Err(format!(
+                        "controls of query '{name}': {what} = {v} must be a positive number of seconds"
+                    ));
+                }
+            }
+            if q.cluster_size == Some(0) {
+                return Err(format!(
+                    "controls of query '{name}': cluster-size must be at least 1"
+                ));
+            }
+            if q.runs == Some(0) && self.reduction != Reduction::AnalyzeExplain {
+                return Err(format!(
+                    "controls of query '{name}': runs = 0 only means \"until the cluster is full\" with reduction analyze-explain; give at least 1"
+                ));
+            }
+            if let Some(p) = &q.params
+                && let Some(bad) = p.iter().find(|s| !s.contains('='))
+            {
+                return Err(format!(
+                    "controls of query '{name}': startup parameter '{bad}' is not KEY=VALUE"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the power test may ask of the environment it runs in. The `dbrig` binary implements
+/// it over its managed servers (`environment.rs`); an external target can run shell hooks but
+/// not restart anything.
+pub trait PowerEnv: Send {
+    /// Whether the server can be restarted (a managed server).
+    fn can_restart(&self) -> bool;
+    /// Restart the server with these extra startup parameters (`KEY=VALUE`); the target to
+    /// reconnect to.
+    fn restart(&mut self, params: &[String]) -> Result<Target, String>;
+    /// Drop the OS page cache.
+    fn drop_caches(&mut self) -> Result<(), String>;
+    /// Run a shell hook, returning its record (command, exit code, output).
+    fn shell_hook(&mut self, name: &str, command: &str) -> serde_json::Value;
+}
+
+/// One run of a query.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunRecord {
+    /// 1, 2, … for measured runs; 0 for warm-ups.
+    pub run: u32,
+    pub warmup: bool,
+    pub micros: u64,
+    pub rows: u64,
+    pub status: QueryStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The plan fingerprint captured before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// The server was restarted before this run.
+    #[serde(default)]
+    pub restarted: bool,
+}
+
+/// What the launcher controls did for one query, stored with it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct QueryDetail {
+    pub reduction: Reduction,
+    pub runs: Vec<RunRecord>,
+    /// Over the runs the reduction used (completed runs only).
+    pub min_micros: Option<u64>,
+    pub max_micros: Option<u64>,
+    pub mean_micros: Option<u64>,
+    /// Some used run timed out: the maximum is at least the timeout.
+    pub max_timed_out: bool,
+    pub timeout_seconds: Option<f64>,
+    /// Startup parameters the server ran with for this query.
+    pub params: Vec<String>,
+    /// Captured plans by fingerprint (each plan stored once).
+    pub plans: BTreeMap<String, String>,
+    /// `analyze-explain`: the fingerprint whose runs made the result.
+    pub chosen_plan: Option<String>,
+    /// `analyze-explain`: restarts that skipped a run with a slower plan.
+    pub skipped: u32,
+    pub restarts: u32,
+    pub hooks: Vec<serde_json::Value>,
+    /// Things that did not go as asked (cache drop refused, EXPLAIN failed …).
+    pub notes: Vec<String>,
+}
+
+/// The one number of a query from its measured runs (warm-ups ignored): status, time in µs,
+/// error, and the runs used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reduced {
+    pub status: QueryStatus,
+    pub micros: u64,
+    pub error: Option<String>,
+    pub used: Vec<usize>,
+    pub chosen_plan: Option<String>,
+}
+
+/// Reduce measured runs. An error or a wrong answer in any used run makes the query an error
+/// or wrong (never fast); timeouts: see [`Reduction`].
+pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
+    let measured: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].warmup).collect();
+    let failed = |idx: &[usize], status: QueryStatus| {
+        idx.iter()
+            .find(|&&i| runs[i].status == status)
+            .map(|&i| Reduced {
+                status,
+                micros: runs[i].micros,
+                error: runs[i].error.clone(),
+                used: idx.to_vec(),
+                chosen_plan: None,
+            })
+    };
+    let mean = |idx: &[usize]| idx.iter().map(|&i| runs[i].micros).sum::<u64>() / idx.len() as u64;
+    let (used, chosen_plan) = match reduction {
+        Reduction::AnalyzeExplain => {
+            let mut clusters = super::explain::PlanClusters::default();
+            for &i in &measured {
+                // Errors and wrong answers are not plans to choose among: reported below.
+                if matches!(runs[i].status, QueryStatus::Ok | QueryStatus::Timeout) {
+                    let secs = (runs[i].status == QueryStatus::Ok).then(|| runs[i].micros as f64);
+                    clusters.add(runs[i].plan.as_deref().unwrap_or("unknown"), i, secs);
+                }
+            }
+            match clusters.fastest() {
+                Some(c) => (c.runs, Some(c.fingerprint)),
+                None => (measured.clone(), None),
+            }
+        }
+        _ => (measured.clone(), None),
+    };
+    if used.is_empty() {
+        return Reduced {
+            status: QueryStatus::Error,
+            micros: 0,
+            error: Some("no measured run".into()),
+            used,
+            chosen_plan,
+        };
+    }
+    let bad = [QueryStatus::Error, QueryStatus::Wrong];
+    for status in bad {
+        if let Some(r) = failed(&measured, status) {
+            return r;
+        }
+    }
+    let completed: Vec<usize> = used
+        .iter()
+        .copied()
+        .filter(|&i| runs[i].status == QueryStatus::Ok)
+        .collect();
+    let timed_out = failed(&used, QueryStatus::Timeout);
+    match (reduction, timed_out) {
+        (Reduction::MinMax, _) if !completed.is_empty() => Reduced {
+            status: QueryStatus::Ok,
+            micros: completed.iter().map(|&i| runs[i].micros).min().unwrap_or(0),
+            error: None,
+            used,
+            chosen_plan,
+        },
+        (_, Some(mut t)) => {
+            t.chosen_plan = chosen_plan;
+            t
+        }
+        (_, None) => Reduced {
+            status: QueryStatus::Ok,
+            micros: mean(&used),
+            error: None,
+            used,
+            chosen_plan,
+        },
+    }
+}
+
+/// Run SQL hook statements on the test's own session (so `SET SESSION …` applies to the
+/// query), capturing result rows as text.
+async fn session_sql_hook(conn: &mut Connection, name: &str, sql: &str) -> serde_json::Value {
+    let mut out = String::new();
+    let mut ok = true;
+    for stmt in split_statements(sql) {
+        let r = if returns_rows(&stmt) {
+            conn.query(&stmt, &[]).await.map(|rows| {
+                for row in rows {
+                    let cells: Vec<String> = row
+                        .iter()
+                        .map(|v| v.to_text().unwrap_or_else(|| "NULL".into()))
+                        .collect();
+                    out.push_str(&cells.join("\t"));
+                    out.push('\n');
+                }
+            })
+        } else {
+            conn.execute_text(&stmt).await.map(|_| ())
+        };
+        if let Err(e) = r {
+            out.push_str(&e.to_string());
+            ok = false;
+            break;
+        }
+    }
+    serde_json::json!({
+        "hook": name,
+        "command": sql,
+        "exit_code": if ok { 0 } else { 1 },
+        "output": out,
+        "timed_out": false,
+    })
 }
 
 /// Run the power test. A query that fails is recorded as an error and the test goes on.
@@ -274,6 +686,71 @@ pub async fn power_test(
     options: &PowerOptions,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<PowerReport, WorkloadError> {
+    power_test_controlled(
+        target,
+        connect,
+        options,
+        &PowerControls::default(),
+        None,
+        progress,
+        &mut |_| {},
+    )
+    .await
+}
+
+/// The state of a controlled power test between queries: the connection (replaced after a
+/// restart) and the startup parameters the server runs with.
+struct Session<'e> {
+    conn: Connection,
+    connect: ConnectOptions,
+    env: Option<&'e mut dyn PowerEnv>,
+    params: Vec<String>,
+}
+
+impl Session<'_> {
+    async fn restart(&mut self, params: &[String]) -> Result<(), WorkloadError> {
+        let env = self
+            .env
+            .as_deref_mut()
+            .ok_or_else(|| WorkloadError::InvalidOptions("no managed server to restart".into()))?;
+        let target = env.restart(params).map_err(|e| {
+            WorkloadError::InvalidOptions(format!("restarting the server failed: {e}"))
+        })?;
+        let old = std::mem::replace(
+            &mut self.conn,
+            Connection::connect(&target, &self.connect).await?,
+        );
+        old.close().await;
+        self.params = params.to_vec();
+        Ok(())
+    }
+}
+
+/// The power test with the launcher's per-query controls. `env` gives restarts, cache drops
+/// and shell hooks (see [`PowerEnv`]); `on_query` sees the report so far after every query
+/// (charts regenerated while the run goes).
+pub async fn power_test_controlled(
+    target: &Target,
+    connect: &ConnectOptions,
+    options: &PowerOptions,
+    controls: &PowerControls,
+    env: Option<&mut dyn PowerEnv>,
+    progress: &(dyn Fn(&str) + Sync),
+    on_query: &mut (dyn FnMut(&PowerReport) + Send),
+) -> Result<PowerReport, WorkloadError> {
+    let can_restart = env.as_ref().is_some_and(|e| e.can_restart());
+    if let Some(what) = controls.needs_restart()
+        && !can_restart
+    {
+        return Err(WorkloadError::InvalidOptions(format!(
+            "{what} needs a managed server that dbrig can restart, and {target} is an external target: run the power test on a managed server (`--server NAME`, or a plan's [[server]])"
+        )));
+    }
+    if controls.has_shell_hooks() && env.is_none() {
+        return Err(WorkloadError::InvalidOptions(
+            "shell hooks need the dbrig command line or a plan to run them".into(),
+        ));
+    }
     let mut conn = Connection::connect(target, connect).await?;
     check_loaded(&mut conn).await?;
     let sf = detect_scale_factor(&mut conn).await?;
@@ -282,52 +759,75 @@ pub async fn power_test(
             "the TPC-H tables on {target} are empty: run `dbrig tpch load` first"
         )));
     }
+    let queries = options
+        .queries
+        .clone()
+        .unwrap_or_else(|| QuerySet::builtin(conn.dialect()));
+    controls
+        .validate(&queries)
+        .map_err(WorkloadError::InvalidOptions)?;
     let set = if options.refresh {
         Some(next_refresh_set(&mut conn, sf).await?)
     } else {
         None
     };
-    let queries = options
-        .queries
-        .clone()
-        .unwrap_or_else(|| QuerySet::builtin(conn.dialect()));
-
-    let rf1_outcome = match set {
-        Some(k) => {
-            let o = timed_refresh("RF1", rf1(&mut conn, sf, k)).await;
-            progress(&format!(
-                "RF1 (set {k}): {:.3} s {}",
-                o.seconds(),
-                o.status.as_str()
-            ));
-            Some(o)
-        }
-        None => None,
+    let mut report = PowerReport {
+        scale_factor: sf,
+        refresh_set: set,
+        server_version: conn.server_version().to_owned(),
+        rf1: None,
+        queries: Vec::new(),
+        rf2: None,
+        power_at_size: None,
     };
-    let mut outcomes = Vec::new();
+    let mut s = Session {
+        conn,
+        connect: connect.clone(),
+        env,
+        params: Vec::new(),
+    };
+
+    if let Some(k) = set {
+        let o = timed_refresh("RF1", rf1(&mut s.conn, sf, k)).await;
+        progress(&format!(
+            "RF1 (set {k}): {:.3} s {}",
+            o.seconds(),
+            o.status.as_str()
+        ));
+        report.rf1 = Some(o);
+    }
+    let validation_sf1 = options.params == ParamMode::Validation
+        && (sf - 1.0).abs() < 1e-9
+        && options.queries.is_none();
     for q in &queries.queries {
         let text = match q.number {
             Some(n) => substitute(&q.template, &QueryParams::new(n, 0, sf, options.params)),
             None => q.template.clone(),
         };
-        let mut o = run_query(&mut conn, &q.name, &text).await;
-        // With validation parameters on SF1 data the reference answers apply.
-        if o.status == QueryStatus::Ok
-            && options.params == ParamMode::Validation
-            && (sf - 1.0).abs() < 1e-9
-            && options.queries.is_none()
-            && let Some(n) = q.number
-        {
-            let c = check_sf1_answer(n, &o.result);
-            if !c.ok {
-                o.status = QueryStatus::Wrong;
-                o.error = c.detail;
+        let c = controls.resolve(&q.name);
+        let check = |o: &mut QueryOutcome| {
+            // With validation parameters on SF1 data the reference answers apply.
+            if o.status == QueryStatus::Ok
+                && validation_sf1
+                && let Some(n) = q.number
+            {
+                let c = check_sf1_answer(n, &o.result);
+                if !c.ok {
+                    o.status = QueryStatus::Wrong;
+                    o.error = c.detail;
+                }
             }
-        }
+        };
+        let o = run_controlled(&mut s, controls, &c, &q.name, &text, &check, progress).await?;
         progress(&format!(
-            "Q{}: {:.3} s, {} rows, {}{}",
+            "Q{}: {:.3} s{}, {} rows, {}{}",
             q.name,
             o.seconds(),
+            o.detail
+                .as_ref()
+                .filter(|d| d.runs.len() > 1)
+                .map(|d| format!(" ({} of {} runs)", d.reduction.as_str(), d.runs.len()))
+                .unwrap_or_default(),
             o.rows,
             o.status.as_str(),
             o.error
@@ -335,40 +835,227 @@ pub async fn power_test(
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default()
         ));
-        outcomes.push(o);
+        report.queries.push(o);
+        on_query(&report);
     }
-    let rf2_outcome = match set {
-        Some(k) => {
-            let o = timed_refresh("RF2", rf2(&mut conn, sf, k)).await;
-            progress(&format!(
-                "RF2 (set {k}): {:.3} s {}",
-                o.seconds(),
-                o.status.as_str()
-            ));
-            Some(o)
-        }
-        None => None,
-    };
-    let all: Vec<&QueryOutcome> = rf1_outcome
+    // RF2 and the end of the test run with the configuration's own parameters.
+    if !s.params.is_empty() && (set.is_some() || controls.restart_between_queries) {
+        s.restart(&[]).await?;
+    }
+    if let Some(k) = set {
+        let o = timed_refresh("RF2", rf2(&mut s.conn, sf, k)).await;
+        progress(&format!(
+            "RF2 (set {k}): {:.3} s {}",
+            o.seconds(),
+            o.status.as_str()
+        ));
+        report.rf2 = Some(o);
+    }
+    let all: Vec<&QueryOutcome> = report
+        .rf1
         .iter()
-        .chain(&outcomes)
-        .chain(rf2_outcome.iter())
+        .chain(&report.queries)
+        .chain(report.rf2.iter())
         .collect();
-    let power = if all.iter().all(|o| o.status != QueryStatus::Error) {
+    // A timed-out or wrong query has no true time: no Power@Size either.
+    report.power_at_size = if all.iter().all(|o| o.status == QueryStatus::Ok) {
         power_at_size(sf, &all.iter().map(|o| o.seconds()).collect::<Vec<_>>())
     } else {
         None
     };
-    let server_version = conn.server_version().to_owned();
-    conn.close().await;
-    Ok(PowerReport {
-        scale_factor: sf,
-        refresh_set: set,
-        server_version,
-        rf1: rf1_outcome,
-        queries: outcomes,
-        rf2: rf2_outcome,
-        power_at_size: power,
+    s.conn.close().await;
+    Ok(report)
+}
+
+/// One query under its controls: restart / cache drop, hooks, warm-ups, measured runs (with
+/// plan capture), and the reduction to one outcome.
+async fn run_controlled(
+    s: &mut Session<'_>,
+    controls: &PowerControls,
+    c: &Resolved,
+    name: &str,
+    text: &str,
+    check: &(dyn Fn(&mut QueryOutcome) + Sync),
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<QueryOutcome, WorkloadError> {
+    let mut detail = QueryDetail {
+        reduction: controls.reduction,
+        runs: Vec::new(),
+        min_micros: None,
+        max_micros: None,
+        mean_micros: None,
+        max_timed_out: false,
+        timeout_seconds: c.timeout.map(|t| t.as_secs_f64()),
+        params: c.params.clone(),
+        plans: BTreeMap::new(),
+        chosen_plan: None,
+        skipped: 0,
+        restarts: 0,
+        hooks: Vec::new(),
+        notes: Vec::new(),
+    };
+    let can_restart = s.env.as_ref().is_some_and(|e| e.can_restart());
+    if controls.restart_between_queries || c.params != s.params {
+        s.restart(&c.params).await?;
+        detail.restarts += 1;
+    }
+    let started = Instant::now();
+    let mut last: Option<QueryOutcome> = None;
+    let mut restarted = detail.restarts > 0;
+    let mut clusters = super::explain::PlanClusters::default();
+    let mut measured = 0u32;
+    for w in 0..c.warmups {
+        let o = run_query_timeout(&mut s.conn, name, text, c.timeout).await;
+        detail.runs.push(RunRecord {
+            run: 0,
+            warmup: true,
+            micros: o.micros,
+            rows: o.rows,
+            status: o.status,
+            error: o.error.clone(),
+            plan: None,
+            restarted: restarted && w == 0,
+        });
+        restarted = false;
+    }
+    loop {
+        let analyze = controls.reduction == Reduction::AnalyzeExplain;
+        let limit = if analyze && c.runs == 0 {
+            MAX_CLUSTER_RUNS
+        } else {
+            c.runs
+        };
+        if measured >= limit {
+            break;
+        }
+        if controls.drop_caches
+            && let Some(env) = s.env.as_deref_mut()
+            && let Err(e) = env.drop_caches()
+            && !detail.notes.contains(&e)
+        {
+            progress(&format!("warning: {e}"));
+            detail.notes.push(e);
+        }
+        let plan = if c.explain {
+            match super::explain::capture(&mut s.conn, text).await {
+                Ok(p) => {
+                    let fp = p.fingerprint.clone();
+                    detail.plans.entry(fp.clone()).or_insert(p.plan);
+                    Some(fp)
+                }
+                Err(e) => {
+                    let note = format!("EXPLAIN failed: {e}");
+                    if !detail.notes.contains(&note) {
+                        detail.notes.push(note);
+                    }
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        // A plan already seen to be slower is not measured again: restart for another one.
+        if analyze
+            && can_restart
+            && let Some(fp) = &plan
+            && !clusters.worth_running(fp)
+        {
+            detail.skipped += 1;
+            if detail.skipped > c.max_skipped {
+                break;
+            }
+            s.restart(&c.params).await?;
+            detail.restarts += 1;
+            restarted = true;
+            continue;
+        }
+        if let Some(h) = &c.pre_shell
+            && let Some(env) = s.env.as_deref_mut()
+        {
+            detail.hooks.push(env.shell_hook("pre-run-shell", h));
+        }
+        if let Some(sql) = &c.pre_sql {
+            detail
+                .hooks
+                .push(session_sql_hook(&mut s.conn, "pre-run-sql", sql).await);
+        }
+        let mut o = run_query_timeout(&mut s.conn, name, text, c.timeout).await;
+        check(&mut o);
+        measured += 1;
+        if let Some(sql) = &c.post_sql {
+            detail
+                .hooks
+                .push(session_sql_hook(&mut s.conn, "post-run-sql", sql).await);
+        }
+        if let Some(h) = &c.post_shell
+            && let Some(env) = s.env.as_deref_mut()
+        {
+            detail.hooks.push(env.shell_hook("post-run-shell", h));
+        }
+        detail.runs.push(RunRecord {
+            run: measured,
+            warmup: false,
+            micros: o.micros,
+            rows: o.rows,
+            status: o.status,
+            error: o.error.clone(),
+            plan: plan.clone(),
+            restarted,
+        });
+        restarted = false;
+        let index = detail.runs.len() - 1;
+        last = Some(o);
+        if analyze {
+            let r = &detail.runs[index];
+            if matches!(r.status, QueryStatus::Error | QueryStatus::Wrong) {
+                break; // the query is an error whatever the plan
+            }
+            let secs = (r.status == QueryStatus::Ok).then_some(r.micros as f64);
+            clusters.add(plan.as_deref().unwrap_or("unknown"), index, secs);
+            let full = clusters
+                .fastest()
+                .is_some_and(|f| f.mean.is_some() && f.runs.len() as u32 >= c.cluster_size);
+            let out_of_time = c.max_query_time.is_some_and(|t| started.elapsed() >= t);
+            if full || out_of_time {
+                break;
+            }
+            // A restart may give the optimizer other statistics, hence another plan.
+            if can_restart && measured < limit {
+                s.restart(&c.params).await?;
+                detail.restarts += 1;
+                restarted = true;
+            }
+        }
+    }
+    let r = reduce(controls.reduction, &detail.runs);
+    let used: Vec<&RunRecord> = r.used.iter().map(|&i| &detail.runs[i]).collect();
+    let done: Vec<u64> = used
+        .iter()
+        .filter(|x| x.status == QueryStatus::Ok)
+        .map(|x| x.micros)
+        .collect();
+    detail.min_micros = done.iter().min().copied();
+    detail.max_micros = done.iter().max().copied();
+    detail.mean_micros = (!done.is_empty()).then(|| done.iter().sum::<u64>() / done.len() as u64);
+    detail.max_timed_out = used.iter().any(|x| x.status == QueryStatus::Timeout);
+    detail.chosen_plan = r.chosen_plan.clone();
+    let last = last.unwrap_or_else(|| QueryOutcome {
+        name: name.into(),
+        micros: 0,
+        rows: 0,
+        status: QueryStatus::Error,
+        error: None,
+        result: Vec::new(),
+        detail: None,
+    });
+    Ok(QueryOutcome {
+        name: name.into(),
+        micros: r.micros,
+        rows: last.rows,
+        status: r.status,
+        error: r.error,
+        result: last.result,
+        detail: Some(Box::new(detail)),
     })
 }
 
@@ -387,6 +1074,111 @@ mod tests {
         let p = power_at_size(1.0, &t).unwrap();
         let expected = 3600.0 / (0.001f64.ln() / 24.0).exp();
         assert!((p - expected).abs() < 1e-6);
+    }
+
+    fn run(micros: u64, status: QueryStatus, plan: &str) -> RunRecord {
+        RunRecord {
+            run: 1,
+            warmup: false,
+            micros,
+            rows: 1,
+            status,
+            error: (status != QueryStatus::Ok).then(|| status.as_str().to_owned()),
+            plan: Some(plan.into()),
+            restarted: false,
+        }
+    }
+
+    #[test]
+    fn simple_average_is_the_mean_and_a_timeout_makes_a_timeout() {
+        use QueryStatus::*;
+        let mut warm = run(1, Ok, "a");
+        warm.warmup = true;
+        let runs = vec![warm, run(100, Ok, "a"), run(300, Ok, "a")];
+        let r = reduce(Reduction::SimpleAverage, &runs);
+        assert_eq!((r.status, r.micros), (Ok, 200));
+        assert_eq!(r.used, vec![1, 2], "warm-ups are not measured");
+        let runs = vec![run(100, Ok, "a"), run(5_000, Timeout, "a")];
+        let r = reduce(Reduction::SimpleAverage, &runs);
+        assert_eq!((r.status, r.micros), (Timeout, 5_000));
+    }
+
+    #[test]
+    fn min_max_takes_the_fastest_and_errors_are_never_fast() {
+        use QueryStatus::*;
+        let runs = vec![
+            run(300, Ok, "a"),
+            run(100, Ok, "b"),
+            run(5_000, Timeout, "a"),
+        ];
+        let r = reduce(Reduction::MinMax, &runs);
+        assert_eq!((r.status, r.micros), (Ok, 100));
+        let all_out = vec![run(5_000, Timeout, "a"), run(5_000, Timeout, "a")];
+        assert_eq!(reduce(Reduction::MinMax, &all_out).status, Timeout);
+        for red in [
+            Reduction::SimpleAverage,
+            Reduction::MinMax,
+            Reduction::AnalyzeExplain,
+        ] {
+            let runs = vec![run(1, Wrong, "a"), run(2, Ok, "a")];
+            assert_eq!(reduce(red, &runs).status, Wrong, "{red:?}");
+            let runs = vec![run(2, Ok, "a"), run(1, Error, "a")];
+            assert_eq!(reduce(red, &runs).status, Error, "{red:?}");
+        }
+    }
+
+    #[test]
+    fn analyze_explain_reports_the_fastest_plans_mean() {
+        use QueryStatus::*;
+        let runs = vec![
+            run(900, Ok, "slow"),
+            run(100, Ok, "fast"),
+            run(5_000, Timeout, "awful"),
+            run(300, Ok, "fast"),
+        ];
+        let r = reduce(Reduction::AnalyzeExplain, &runs);
+        assert_eq!((r.status, r.micros), (Ok, 200));
+        assert_eq!(r.used, vec![1, 3]);
+        assert_eq!(r.chosen_plan.as_deref(), Some("fast"));
+    }
+
+    #[test]
+    fn controls_resolve_query_then_all_then_defaults() {
+        let mut c = PowerControls {
+            all: QueryControls {
+                runs: Some(3),
+                timeout: Some(60.0),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        c.query.insert(
+            "3".into(),
+            QueryControls {
+                timeout: Some(5.0),
+                params: Some(vec!["optimizer_switch=mrr=on".into()]),
+                ..Default::default()
+            },
+        );
+        let q3 = c.resolve("3");
+        assert_eq!(q3.runs, 3);
+        assert_eq!(q3.timeout, Some(Duration::from_secs(5)));
+        assert_eq!(q3.params, vec!["optimizer_switch=mrr=on".to_owned()]);
+        let q1 = c.resolve("1");
+        assert_eq!((q1.runs, q1.warmups), (3, 0));
+        assert!(q1.params.is_empty() && !q1.explain);
+        assert_eq!(c.needs_restart(), Some("per-query startup params"));
+        let set = QuerySet::builtin(dbrig_driver::Dialect::Sqlite);
+        assert!(c.validate(&set).is_ok());
+        c.query.insert("99".into(), QueryControls::default());
+        let e = c.validate(&set).unwrap_err();
+        assert!(e.contains("'99'") && e.contains("14, 2, 9"), "{e}");
+        c.query.remove("99");
+        c.all.runs = Some(0);
+        assert!(c.validate(&set).unwrap_err().contains("analyze-explain"));
+        c.reduction = Reduction::AnalyzeExplain;
+        assert!(c.validate(&set).is_ok());
+        assert!(c.resolve("1").explain, "analyze-explain captures plans");
     }
 
     #[test]

@@ -14,3 +14,7 @@ ANALYZE TABLE {table}
 
 -- name: table_size
 SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?
+
+-- name: explain
+-- The structured plan (one row, one JSON column); {query} is a query statement.
+EXPLAIN FORMAT=JSON {query}

@@ -17,3 +17,7 @@ CREATE UNIQUE INDEX pk_{table} ON {table} ({columns})
 -- name: table_size
 -- The whole database file (SQLite keeps no per-table size without the dbstat extension).
 SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()
+
+-- name: explain
+-- Rows (id, parent, notused, detail): the plan tree; {query} is a query statement.
+EXPLAIN QUERY PLAN {query}
