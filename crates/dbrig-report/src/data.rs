@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use dbrig_core::LatencySummary;
-use dbrig_core::stats::{self, CompareOptions, Comparison, Summary};
+use dbrig_core::stats::{self, CompareOptions, Comparison, Summary, Verdict};
 use dbrig_store::{RunId, RunRow, Store, TrialId, TrialRow, TrialStatus};
 use serde::Serialize;
 
@@ -108,6 +108,11 @@ pub struct TrialData {
     pub tps: Option<f64>,
     pub qps: Option<f64>,
     pub latency_ms: Option<LatencySummary>,
+    /// For a measured item (a micro-benchmark's key type or query, a TPC-H query): its value
+    /// in this trial, in the cell's [`ItemUnit`]. `None` when the trial failed, or the query
+    /// errored or answered wrong (never counted as fast).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<f64>,
 }
 
 impl TrialData {
@@ -125,6 +130,7 @@ impl TrialData {
             tps: m.map(|m| m.tps),
             qps: m.map(|m| m.qps),
             latency_ms: m.map(|m| m.latency),
+            item: None,
         }
     }
 
@@ -132,10 +138,14 @@ impl TrialData {
     /// measured something. Failed, interrupted and invalid trials are counted and shown, never
     /// averaged in (an invalid trial may mix two server lives).
     pub fn is_counted(&self) -> bool {
-        self.status == TrialStatus::Done && self.tps.is_some()
+        self.status == TrialStatus::Done && (self.tps.is_some() || self.item.is_some())
     }
 
+    /// The figure a report ranks by: the item's value for an item cell, else the metric.
     pub fn value(&self, metric: Metric) -> Option<f64> {
+        if self.item.is_some() {
+            return self.item;
+        }
         match metric {
             Metric::Qps => self.qps,
             Metric::Tps => self.tps,
@@ -190,6 +200,48 @@ pub struct CellData {
     pub p95_ms: Option<Summary>,
     pub p99_ms: Option<Summary>,
     pub excluded: Excluded,
+    /// Set for one measured item of a micro-benchmark or TPC-H trial (`workload` is then
+    /// `"{benchmark} {item}"`); `None` for an OLTP cell ranked by the report metric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<ItemUnit>,
+}
+
+/// What a measured item's values are: the benchmark it belongs to, its unit, and which way
+/// is better (seconds: lower; rows per second, Power@Size: higher).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ItemUnit {
+    /// The stored workload (`memory_load`, `tpch_power`): item cells of one benchmark share
+    /// one table.
+    pub benchmark: String,
+    /// The item's own name (`INT`, `Q1`, `Power@Size`).
+    pub item: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+impl ItemUnit {
+    fn new(benchmark: &str, item: &str, unit: &str) -> Self {
+        ItemUnit {
+            benchmark: benchmark.to_owned(),
+            item: item.to_owned(),
+            unit: unit.to_owned(),
+            // Rates and scores grow with speed; times shrink.
+            higher_is_better: unit.contains("/s") || unit == "Power@Size",
+        }
+    }
+
+    /// `s (lower is better)`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} ({} is better)",
+            self.unit,
+            if self.higher_is_better {
+                "higher"
+            } else {
+                "lower"
+            }
+        )
+    }
 }
 
 impl CellData {
@@ -198,6 +250,7 @@ impl CellData {
             configuration,
             workload,
             clients,
+            unit: None,
             cell_keys: Vec::new(),
             trials: Vec::new(),
             values: Vec::new(),
@@ -230,7 +283,7 @@ impl CellData {
                 TrialStatus::Failed => ex.failed += 1,
                 TrialStatus::Interrupted => ex.interrupted += 1,
                 TrialStatus::Invalid => ex.invalid += 1,
-                TrialStatus::Done if t.tps.is_none() => ex.failed += 1,
+                TrialStatus::Done if !t.is_counted() => ex.failed += 1,
                 TrialStatus::Done => {}
             }
         }
@@ -358,7 +411,7 @@ impl ReportData {
         let mut workloads: Vec<String> = Vec::new();
         let mut clients = BTreeSet::new();
         let mut merged: HashMap<(String, String, u32), CellData> = HashMap::new();
-        for (configuration, workload, n, key, trials) in raw {
+        for (configuration, workload, n, key, trials, unit) in raw {
             if !configurations.contains(&configuration) {
                 configurations.push(configuration.clone());
             }
@@ -369,6 +422,7 @@ impl ReportData {
             let cell = merged
                 .entry((configuration.clone(), workload.clone(), n))
                 .or_insert_with(|| CellData::new(configuration, workload, n));
+            cell.unit = cell.unit.take().or(unit);
             cell.cell_keys.push(key);
             cell.trials.extend(trials);
         }
@@ -452,7 +506,9 @@ impl ReportData {
                         let unstable = [base, other]
                             .iter()
                             .any(|c| c.summary.as_ref().is_some_and(|s| s.unstable));
-                        keys.push((w.clone(), n, conf.to_owned(), unstable));
+                        let lower_is_better =
+                            base.unit.as_ref().is_some_and(|u| !u.higher_is_better);
+                        keys.push((w.clone(), n, conf.to_owned(), unstable, lower_is_better));
                         pairs.push((base.values.clone(), other.values.clone()));
                     }
                 }
@@ -460,18 +516,29 @@ impl ReportData {
         }
         // One family for the whole report: with many cells, some would look significant by
         // chance alone (measurement spec: Holm–Bonferroni across the comparison).
+        // Computed as higher-is-better and mirrored for times: the rule is symmetric, so one
+        // Holm family still covers throughput and seconds alike.
         let results = stats::compare_all(&pairs, &self.compare_options);
         self.comparisons = keys
             .into_iter()
             .zip(results)
             .map(
-                |((workload, clients, configuration, unstable), comparison)| ComparisonRow {
-                    workload,
-                    clients,
-                    configuration,
-                    baseline: self.baseline.clone(),
-                    comparison,
-                    unstable,
+                |((workload, clients, configuration, unstable, lower), mut comparison)| {
+                    if lower {
+                        comparison.verdict = match comparison.verdict {
+                            Verdict::Improvement => Verdict::Regression,
+                            Verdict::Regression => Verdict::Improvement,
+                            v => v,
+                        };
+                    }
+                    ComparisonRow {
+                        workload,
+                        clients,
+                        configuration,
+                        baseline: self.baseline.clone(),
+                        comparison,
+                        unstable,
+                    }
                 },
             )
             .collect();
@@ -519,8 +586,69 @@ impl ReportData {
     }
 }
 
-/// Configuration (renamed), workload, clients, cell key, trials.
-type RawCell = (String, String, u32, String, Vec<TrialData>);
+/// Configuration (renamed), workload, clients, cell key, trials, item unit.
+type RawCell = (
+    String,
+    String,
+    u32,
+    String,
+    Vec<TrialData>,
+    Option<ItemUnit>,
+);
+
+/// The measured items of one stored trial result (`extra.micro` of a micro-benchmark,
+/// `extra.tpch_power` of a power test): (item, unit, value). A TPC-H query that failed or
+/// answered wrong has no value, so it is never counted as fast.
+fn trial_items(extra: Option<&serde_json::Value>) -> Option<Vec<(String, String, Option<f64>)>> {
+    let extra = extra?;
+    if let Some(items) = extra.get("micro").and_then(|m| m.get("items")?.as_array()) {
+        return Some(
+            items
+                .iter()
+                .filter_map(|i| {
+                    Some((
+                        i.get("name")?.as_str()?.to_owned(),
+                        i.get("unit")?.as_str()?.to_owned(),
+                        i.get("mean").and_then(serde_json::Value::as_f64),
+                    ))
+                })
+                .collect(),
+        );
+    }
+    let power = extra.get("tpch_power")?;
+    let mut out = Vec::new();
+    let steps = power.get("rf1").into_iter().chain(
+        power
+            .get("queries")
+            .and_then(|q| q.as_array())
+            .into_iter()
+            .flatten(),
+    );
+    for q in steps.chain(power.get("rf2")) {
+        let Some(name) = q.get("name").and_then(|n| n.as_str()) else {
+            continue;
+        };
+        let ok = q.get("status").and_then(|s| s.as_str()) == Some("ok");
+        let seconds = q
+            .get("micros")
+            .and_then(serde_json::Value::as_f64)
+            .map(|us| us / 1e6);
+        let label = if name.starts_with("RF") {
+            name.to_owned()
+        } else {
+            format!("Q{name}")
+        };
+        out.push((label, "s".to_owned(), seconds.filter(|_| ok)));
+    }
+    out.push((
+        "Power@Size".to_owned(),
+        "Power@Size".to_owned(),
+        power
+            .get("power_at_size")
+            .and_then(serde_json::Value::as_f64),
+    ));
+    Some(out)
+}
 
 fn read_cells(
     store: &Store,
@@ -529,18 +657,51 @@ fn read_cells(
     out: &mut Vec<RawCell>,
 ) -> Result<(), ReportError> {
     for cell in store.cells(run)? {
-        let trials = store
-            .trials(cell.id)?
-            .into_iter()
-            .map(|t| TrialData::new(run, t))
-            .collect();
-        out.push((
-            rename(&cell.configuration),
-            cell.workload,
-            cell.clients,
-            cell.cell_key,
-            trials,
-        ));
+        let rows = store.trials(cell.id)?;
+        // A micro-benchmark or power test: one report cell per measured item, each trial
+        // contributing its value of that item (failed trials stay listed in every item).
+        let per_trial: Vec<_> = rows.iter().map(|t| trial_items(t.extra.as_ref())).collect();
+        let mut items: Vec<(String, String)> = Vec::new();
+        for (name, unit, _) in per_trial.iter().flatten().flatten() {
+            if !items.iter().any(|(n, _)| n == name) {
+                items.push((name.clone(), unit.clone()));
+            }
+        }
+        let trials: Vec<TrialData> = rows.into_iter().map(|t| TrialData::new(run, t)).collect();
+        if items.is_empty() {
+            out.push((
+                rename(&cell.configuration),
+                cell.workload,
+                cell.clients,
+                cell.cell_key,
+                trials,
+                None,
+            ));
+            continue;
+        }
+        for (item, unit) in items {
+            let with_values = trials
+                .iter()
+                .zip(&per_trial)
+                .map(|(t, values)| {
+                    let mut t = t.clone();
+                    t.item = values
+                        .iter()
+                        .flatten()
+                        .find(|(n, _, _)| *n == item)
+                        .and_then(|(_, _, v)| *v);
+                    t
+                })
+                .collect();
+            out.push((
+                rename(&cell.configuration),
+                format!("{} {item}", cell.workload),
+                cell.clients,
+                cell.cell_key.clone(),
+                with_values,
+                Some(ItemUnit::new(&cell.workload, &item, &unit)),
+            ));
+        }
     }
     Ok(())
 }

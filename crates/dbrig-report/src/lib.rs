@@ -21,7 +21,7 @@ pub mod run;
 pub mod tables;
 
 pub use charts::{TimelineSeries, latency_chart, throughput_chart, timeline_chart};
-pub use data::{CellData, ComparisonRow, Metric, ReportData, RunInfo, TrialData};
+pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, TrialData};
 pub use error::ReportError;
 pub use export::{cells_csv, report_json, trials_csv};
 pub use html::{render_html, write_atomic, write_html_report};

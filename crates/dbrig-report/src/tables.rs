@@ -70,6 +70,19 @@ pub fn format_median(s: Option<&Summary>) -> String {
     }
 }
 
+/// An item's median (seconds, rows/s, …): two decimals from 10 up, four significant digits
+/// below, `*` when unstable.
+pub fn format_item_median(s: Option<&Summary>) -> String {
+    match s {
+        Some(s) if s.median.abs() >= 10.0 || s.median == 0.0 => format_median(Some(s)),
+        Some(s) => {
+            let digits = (3 - s.median.abs().log10().floor() as i32).clamp(2, 12) as usize;
+            format!("{:.digits$}{}", s.median, mark(s.unstable))
+        }
+        None => "n/a".into(),
+    }
+}
+
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -166,96 +179,204 @@ fn unstable(c: Option<&CellData>) -> bool {
         .is_some_and(|s| s.unstable)
 }
 
-/// Per workload: rows = client counts; columns = each configuration's median, then for each
-/// non-baseline configuration B the seeds' `B/A*100` and `(B/A*100)-100`.
-pub fn workload_table(data: &ReportData, workload: &str) -> Table {
+/// What one table row accumulates into the table's notes.
+#[derive(Default)]
+struct RowNotes {
+    notes: Vec<String>,
+    any_unstable: bool,
+    counts: std::collections::BTreeSet<usize>,
+}
+
+/// The figures of one row (`workload` at `n` clients): each configuration's median, then for
+/// each non-baseline configuration B the seeds' `B/A*100` and `(B/A*100)-100`. `None` when no
+/// configuration has the cell. `label` names the row in notes.
+fn ratio_cells(
+    data: &ReportData,
+    workload: &str,
+    n: u32,
+    label: &str,
+    acc: &mut RowNotes,
+) -> Option<Vec<String>> {
     let base = data.baseline.as_str();
-    let others: Vec<&str> = data.others().collect();
-    let mut header = vec!["clients".to_owned()];
+    let cells: Vec<Option<&CellData>> = data
+        .configurations
+        .iter()
+        .map(|c| data.cell(c, workload, n))
+        .collect();
+    if cells.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut row = Vec::new();
+    for (conf, c) in data.configurations.iter().zip(&cells) {
+        row.push(match c {
+            // Seconds and ms/query are often below 0.01: keep four significant digits.
+            Some(c) if c.unit.is_some() => format_item_median(c.summary.as_ref()),
+            Some(c) => format_median(c.summary.as_ref()),
+            None => "-".into(),
+        });
+        if let Some(c) = c {
+            acc.any_unstable |= unstable(Some(c));
+            acc.counts.insert(c.values.len());
+            if c.excluded.total() > 0 {
+                acc.notes.push(format!(
+                    "{conf}, {label}: {} trial(s) not counted ({})",
+                    c.excluded.total(),
+                    c.excluded.describe()
+                ));
+            }
+        }
+    }
+    let a = data.cell(base, workload, n);
+    for b in data.others() {
+        let bc = data.cell(b, workload, n);
+        let medians = (
+            a.and_then(|c| c.summary.as_ref()),
+            bc.and_then(|c| c.summary.as_ref()),
+        );
+        match medians {
+            (Some(sa), Some(sb)) => {
+                let u = sa.unstable || sb.unstable;
+                row.push(format_ratio(sa.median, sb.median, u));
+                row.push(format_delta(sa.median, sb.median, u));
+            }
+            _ => {
+                row.push("-".into());
+                row.push("-".into());
+            }
+        }
+    }
+    Some(row)
+}
+
+/// The header after the first column: configurations, then the two ratio columns per B.
+fn ratio_header(data: &ReportData, first: &str) -> (Vec<String>, Vec<Align>) {
+    let base = data.baseline.as_str();
+    let mut header = vec![first.to_owned()];
     header.extend(data.configurations.iter().cloned());
-    for b in &others {
+    for b in data.others() {
         header.push(format!("{b}/{base}*100"));
         header.push(format!("({b}/{base}*100)-100"));
     }
     let mut align = vec![Align::Right; header.len()];
     align[0] = Align::Left;
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    let mut any_unstable = false;
-    let mut counts = std::collections::BTreeSet::new();
-    for &n in &data.clients {
-        let cells: Vec<Option<&CellData>> = data
-            .configurations
-            .iter()
-            .map(|c| data.cell(c, workload, n))
-            .collect();
-        if cells.iter().all(Option::is_none) {
-            continue;
-        }
-        let mut row = vec![n.to_string()];
-        for (conf, c) in data.configurations.iter().zip(&cells) {
-            row.push(match c {
-                Some(c) => format_median(c.summary.as_ref()),
-                None => "-".into(),
-            });
-            if let Some(c) = c {
-                any_unstable |= unstable(Some(c));
-                counts.insert(c.values.len());
-                if c.excluded.total() > 0 {
-                    notes.push(format!(
-                        "{conf}, {n} clients: {} trial(s) not counted ({})",
-                        c.excluded.total(),
-                        c.excluded.describe()
-                    ));
-                }
-            }
-        }
-        let a = data.cell(base, workload, n);
-        for b in &others {
-            let bc = data.cell(b, workload, n);
-            let medians = (
-                a.and_then(|c| c.summary.as_ref()),
-                bc.and_then(|c| c.summary.as_ref()),
-            );
-            match medians {
-                (Some(sa), Some(sb)) => {
-                    let u = sa.unstable || sb.unstable;
-                    row.push(format_ratio(sa.median, sb.median, u));
-                    row.push(format_delta(sa.median, sb.median, u));
-                }
-                _ => {
-                    row.push("-".into());
-                    row.push("-".into());
-                }
-            }
-        }
-        rows.push(row);
-    }
+    (header, align)
+}
+
+fn finish_notes(acc: RowNotes, what: &str, base: &str, extra: Option<String>) -> Vec<String> {
+    let RowNotes {
+        mut notes,
+        any_unstable,
+        counts,
+    } = acc;
     let trials = match (counts.first(), counts.last()) {
         (Some(lo), Some(hi)) if lo == hi => format!("{lo}"),
         (Some(lo), Some(hi)) => format!("{lo}–{hi}"),
         _ => "0".into(),
     };
-    notes.insert(
-        0,
-        format!(
-            "median {} of {trials} trial(s) per cell; baseline {base}",
-            data.metric.label()
-        ),
-    );
+    let mut head = vec![format!(
+        "median {what} of {trials} trial(s) per cell; baseline {base}"
+    )];
+    head.extend(extra);
     if any_unstable {
-        notes.insert(
-            1,
-            "* means unusually high stddev (≥ 10 % of the mean)".to_owned(),
-        );
+        head.push("* means unusually high stddev (≥ 10 % of the mean)".to_owned());
+    }
+    head.append(&mut notes);
+    head
+}
+
+/// Per workload: rows = client counts; columns = each configuration's median, then for each
+/// non-baseline configuration B the seeds' `B/A*100` and `(B/A*100)-100`.
+pub fn workload_table(data: &ReportData, workload: &str) -> Table {
+    let (header, align) = ratio_header(data, "clients");
+    let mut acc = RowNotes::default();
+    let mut rows = Vec::new();
+    for &n in &data.clients {
+        if let Some(cells) = ratio_cells(data, workload, n, &format!("{n} clients"), &mut acc) {
+            let mut row = vec![n.to_string()];
+            row.extend(cells);
+            rows.push(row);
+        }
     }
     Table {
         title: format!("{workload}: {} by clients", data.metric.label()),
         header,
         align,
         rows,
-        notes,
+        notes: finish_notes(acc, data.metric.label(), &data.baseline, None),
     }
+}
+
+/// The item workloads of one benchmark (`tpch_power Q1`, `tpch_power Q2`, …), in report order.
+fn items_of<'a>(data: &'a ReportData, benchmark: &str) -> Vec<&'a CellData> {
+    let mut seen = Vec::new();
+    for w in &data.workloads {
+        if let Some(c) = data
+            .cells
+            .iter()
+            .find(|c| &c.workload == w && c.unit.as_ref().is_some_and(|u| u.benchmark == benchmark))
+        {
+            seen.push(c);
+        }
+    }
+    seen
+}
+
+/// A micro-benchmark or TPC-H workload: rows = its measured items (key types, queries), each
+/// in its own unit, with the same median and ratio columns as [`workload_table`].
+pub fn item_table(data: &ReportData, benchmark: &str) -> Table {
+    let (header, align) = ratio_header(data, "item");
+    let mut header = header;
+    let mut align = align;
+    header.insert(1, "unit".into());
+    align.insert(1, Align::Left);
+    let mut acc = RowNotes::default();
+    let mut rows = Vec::new();
+    let mut lower = false;
+    for c in items_of(data, benchmark) {
+        let Some(u) = &c.unit else { continue };
+        lower |= !u.higher_is_better;
+        if let Some(cells) = ratio_cells(data, &c.workload, c.clients, &u.item, &mut acc) {
+            let mut row = vec![u.item.clone(), u.unit.clone()];
+            row.extend(cells);
+            rows.push(row);
+        }
+    }
+    let note = lower.then(|| {
+        "s: seconds, lower is better (a ratio below 100 is faster); rates and Power@Size: higher is better; \
+         a query that failed or answered wrong is not counted"
+            .to_owned()
+    });
+    Table {
+        title: format!("{benchmark}: per item"),
+        header,
+        align,
+        rows,
+        notes: finish_notes(acc, "value", &data.baseline, note),
+    }
+}
+
+/// The tables of a report, in workload order: one per OLTP workload, one per benchmark for
+/// the item cells of micro-benchmarks and TPC-H.
+fn tables(data: &ReportData) -> Vec<Table> {
+    let mut out = Vec::new();
+    let mut benchmarks_done: Vec<String> = Vec::new();
+    for w in &data.workloads {
+        let unit = data
+            .cells
+            .iter()
+            .find(|c| &c.workload == w)
+            .and_then(|c| c.unit.clone());
+        match unit {
+            Some(u) => {
+                if !benchmarks_done.contains(&u.benchmark) {
+                    out.push(item_table(data, &u.benchmark));
+                    benchmarks_done.push(u.benchmark);
+                }
+            }
+            None => out.push(workload_table(data, w)),
+        }
+    }
+    out
 }
 
 fn ci_text(r: &ComparisonRow) -> String {
@@ -362,11 +483,18 @@ fn preamble(data: &ReportData) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
-    lines.push(format!(
-        "metric: {} (higher is better); baseline: {}",
-        data.metric.label(),
-        data.baseline
-    ));
+    if data.cells.iter().any(|c| c.unit.is_none()) {
+        lines.push(format!(
+            "metric: {} (higher is better); baseline: {}",
+            data.metric.label(),
+            data.baseline
+        ));
+    } else {
+        lines.push(format!(
+            "metric: each item's own unit; baseline: {}",
+            data.baseline
+        ));
+    }
     for v in &data.server_versions {
         let versions = if v.versions.is_empty() {
             "unknown".to_owned()
@@ -393,9 +521,9 @@ pub fn report_text(data: &ReportData) -> String {
     for l in preamble(data) {
         let _ = writeln!(out, "{l}");
     }
-    for w in &data.workloads {
+    for t in tables(data) {
         let _ = writeln!(out);
-        out.push_str(&workload_table(data, w).to_text());
+        out.push_str(&t.to_text());
     }
     if !data.comparisons.is_empty() {
         let _ = writeln!(out);
@@ -411,9 +539,9 @@ pub fn report_markdown(data: &ReportData) -> String {
     for l in preamble(data) {
         let _ = writeln!(out, "- {}", l.replace('*', "\\*"));
     }
-    for w in &data.workloads {
+    for t in tables(data) {
         let _ = writeln!(out);
-        out.push_str(&workload_table(data, w).to_markdown());
+        out.push_str(&t.to_markdown());
     }
     if !data.comparisons.is_empty() {
         let _ = writeln!(out);

@@ -9,6 +9,7 @@
 //! through `dbrig-driver`.
 
 pub mod error;
+pub mod kind;
 pub mod micro;
 pub mod oltp;
 pub mod options;
@@ -21,6 +22,7 @@ use dbrig_core::{KeyGenerator, QueryCounters};
 use dbrig_driver::{Connection, DriverError};
 
 pub use error::WorkloadError;
+pub use kind::{TpchPowerOptions, TrialOutcome, WorkloadKind};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;
 

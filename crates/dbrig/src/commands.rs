@@ -118,28 +118,18 @@ pub async fn prepare_if_missing(
     args: &WorkloadArgs,
     seed: u64,
 ) -> Result<()> {
-    let Workload::Oltp(oltp) = workload;
-    let connect = connect_options(&args.run);
-    let mut conn = dbrig_driver::Connection::connect(target, &connect).await?;
-    let mut missing = false;
-    for t in oltp.tables_used(args.run.threads) {
-        missing |= !conn.table_exists(&t).await?;
-    }
-    conn.close().await;
-    if missing {
-        eprintln!(
-            "dbrig: tables missing on {target}: preparing {} first",
-            workload.name()
-        );
-        let report = oltp
-            .prepare(target, &connect, args.run.threads, seed, &|msg| {
-                eprintln!("dbrig: {msg}")
-            })
-            .await?;
-        eprintln!(
-            "dbrig: prepared {} rows in {:.2} s",
-            report.rows, report.load_seconds
-        );
+    // One place decides what "missing" means for every kind (dbrig_workload::kind).
+    let done = dbrig_workload::WorkloadKind::Oltp(workload.clone())
+        .prepare_if_missing(
+            target,
+            &connect_options(&args.run),
+            args.run.threads,
+            seed,
+            &|msg| eprintln!("dbrig: {msg}"),
+        )
+        .await?;
+    if let Some(line) = done {
+        eprintln!("dbrig: {line}");
     }
     Ok(())
 }

@@ -9,10 +9,8 @@ use clap::{Args, Subcommand};
 use dbrig_driver::ConnectOptions;
 use dbrig_server::HostFacts;
 use dbrig_store::{NewCell, NewRun, NewTrial, RunKind, RunStatus, TrialStatus};
-use dbrig_workload::WorkloadError;
 use dbrig_workload::micro::{
-    self, CommonOptions, MemoryLoadOptions, MicroBenchmark, MicroResult, ScanFilterOptions,
-    TmpGroupbyOptions,
+    MemoryLoadOptions, MicroOptions, MicroResult, ScanFilterOptions, TmpGroupbyOptions,
 };
 
 use crate::cli::{ConnectionArgs, Format, StoreArgs};
@@ -57,64 +55,18 @@ fn progress(msg: &str) {
     eprintln!("dbrig: {msg}");
 }
 
-/// The options of whichever benchmark was chosen.
-enum Opts {
-    Load(MemoryLoadOptions),
-    Scan(ScanFilterOptions),
-    Group(TmpGroupbyOptions),
-}
-
-impl Opts {
-    fn benchmark(&self) -> MicroBenchmark {
-        match self {
-            Opts::Load(_) => MicroBenchmark::MemoryLoad,
-            Opts::Scan(_) => MicroBenchmark::ScanFilter,
-            Opts::Group(_) => MicroBenchmark::TmpGroupby,
-        }
-    }
-
-    fn common_mut(&mut self) -> &mut CommonOptions {
-        match self {
-            Opts::Load(o) => &mut o.common,
-            Opts::Scan(o) => &mut o.common,
-            Opts::Group(o) => &mut o.common,
-        }
-    }
-
-    fn json(&self) -> serde_json::Value {
-        match self {
-            Opts::Load(o) => serde_json::to_value(o),
-            Opts::Scan(o) => serde_json::to_value(o),
-            Opts::Group(o) => serde_json::to_value(o),
-        }
-        .unwrap_or_default()
-    }
-
-    async fn run(
-        &self,
-        target: &dbrig_driver::Target,
-        connect: &ConnectOptions,
-    ) -> Result<MicroResult, WorkloadError> {
-        match self {
-            Opts::Load(o) => micro::memory_load(target, connect, o, &progress).await,
-            Opts::Scan(o) => micro::scan_filter(target, connect, o, &progress).await,
-            Opts::Group(o) => micro::tmp_groupby(target, connect, o, &progress).await,
-        }
-    }
-}
-
 fn split<O: Args>(
     a: BenchArgs<O>,
-    wrap: fn(O) -> Opts,
-) -> (ConnectionArgs, StoreArgs, Format, Opts) {
+    wrap: fn(O) -> MicroOptions,
+) -> (ConnectionArgs, StoreArgs, Format, MicroOptions) {
     (a.connection, a.store, a.format, wrap(a.options))
 }
 
 pub async fn micro(args: MicroArgs, argv: &[String]) -> Result<ExitCode> {
     let (connection, store_args, format, mut opts) = match args.bench {
-        MicroCommand::MemoryLoad(a) => split(a, Opts::Load),
-        MicroCommand::ScanFilter(a) => split(a, Opts::Scan),
-        MicroCommand::TmpGroupby(a) => split(a, Opts::Group),
+        MicroCommand::MemoryLoad(a) => split(a, MicroOptions::MemoryLoad),
+        MicroCommand::ScanFilter(a) => split(a, MicroOptions::ScanFilter),
+        MicroCommand::TmpGroupby(a) => split(a, MicroOptions::TmpGroupby),
     };
     let bench = opts.benchmark();
     let target = resolve_target(&connection, &store_args)?;
@@ -160,7 +112,9 @@ pub async fn micro(args: MicroArgs, argv: &[String]) -> Result<ExitCode> {
     if format == Format::Text {
         eprintln!("dbrig: micro {} on {target}", bench.name());
     }
-    let result = opts.run(&target, &ConnectOptions::default()).await;
+    let result = opts
+        .run(&target, &ConnectOptions::default(), &progress)
+        .await;
     let finished = SystemTime::now();
     match result {
         Ok(r) => {

@@ -17,7 +17,19 @@
 //! name = "oltp_read_only"
 //! [workload.options]     # the workload's own options
 //! table-size = 10000
+//! [[workload]]
+//! name = "scan_filter"   # a micro-benchmark: memory_load, scan_filter, tmp_groupby
+//! [workload.options]
+//! rows = 100000
+//! [[workload]]
+//! name = "tpch-power"    # TPC-H: the load is the prepare step, each trial one power test
+//! [workload.options]
+//! sf = 0.01
 //! ```
+//!
+//! Only OLTP workloads use the client counts, duration and warm-up; a micro-benchmark or
+//! TPC-H workload has one cell per configuration (shown with 1 client) whose trials each run
+//! the benchmark once (see `dbrig_workload::WorkloadKind`).
 //!
 //! `${NAME}` placeholders are filled from `--define NAME=VALUE`, then the environment; any
 //! setting can be overridden with `--set path.to.key=value`. Errors name the file, the line
@@ -28,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use dbrig_driver::Target;
-use dbrig_workload::{OltpKind, OltpOptions, RunOptions, Workload};
+use dbrig_workload::{RunOptions, WorkloadKind};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -152,7 +164,7 @@ impl Configuration {
 pub struct Cell {
     pub index: usize,
     pub configuration: usize,
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     pub workload_index: usize,
     pub prepare: bool,
     pub lifecycle: crate::environment::Lifecycle,
@@ -292,6 +304,18 @@ fn line_of(text: &str, needle: &str) -> usize {
         .unwrap_or(1)
 }
 
+/// A workload's option table as JSON, keys kebab-case (what `WorkloadKind::from_json` reads).
+fn workload_options_json(options: Option<&toml::Table>) -> serde_json::Value {
+    let mut merged = serde_json::Map::new();
+    for (k, v) in options.into_iter().flatten() {
+        merged.insert(
+            k.replace('_', "-"),
+            serde_json::to_value(v).unwrap_or_default(),
+        );
+    }
+    serde_json::Value::Object(merged)
+}
+
 /// Merge option tables (later wins) and read them as `T`, reporting unknown keys clearly.
 fn options_from<T: for<'de> Deserialize<'de>>(
     layers: &[Option<&toml::Table>],
@@ -420,37 +444,56 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
     if let Some(w) = file.warmup {
         base_run.insert("warmup".into(), toml::Value::Float(w));
     }
+    // Each workload resolved once (its kind decides which client counts apply).
+    let mut workloads: Vec<(WorkloadKind, Vec<u32>)> = Vec::new();
+    for w in &file.workload {
+        let workload = WorkloadKind::from_json(&w.name, &workload_options_json(w.options.as_ref()))
+            .map_err(|e| match e {
+                dbrig_workload::WorkloadError::UnknownWorkload(_) => anyhow!(
+                    "{}: unknown workload '{}': run `dbrig list` to see the workloads (micro-benchmarks: memory_load, scan_filter, tmp_groupby; TPC-H: tpch-power)",
+                    at(&format!("\"{}\"", w.name)),
+                    w.name
+                ),
+                e => anyhow!("{}: workload '{}' options: {e}", at(&w.name), w.name),
+            })?;
+        let clients = if workload.uses_clients() {
+            file.clients.clone()
+        } else {
+            vec![1]
+        };
+        workloads.push((workload, clients));
+    }
     let mut cells = Vec::new();
     for (ci, conf_file) in file.configuration.iter().enumerate() {
         for (wi, w) in file.workload.iter().enumerate() {
-            if OltpKind::from_name(&w.name).is_none() {
-                bail!(
-                    "{}: unknown workload '{}': run `dbrig list` to see the workloads",
-                    at(&format!("\"{}\"", w.name)),
-                    w.name
-                );
-            }
-            let oltp: OltpOptions = options_from(
-                &[w.options.as_ref()],
-                &format!("{}: workload '{}' options", at(&w.name), w.name),
-            )?;
-            let workload =
-                Workload::from_name(&w.name, oltp).map_err(|e| anyhow!("{}: {e}", at(&w.name)))?;
-            for &clients in &file.clients {
+            let (workload, clients_list) = &workloads[wi];
+            for &clients in clients_list {
                 let mut run: RunOptions = options_from(
                     &[Some(&base_run), conf_file.run.as_ref(), w.run.as_ref()],
                     &format!("{}: run options", path.display()),
                 )?;
                 run.threads = clients;
+                if !workload.is_timed() {
+                    // The benchmark decides its own length: no duration, no warm-up.
+                    run.warmup = 0.0;
+                }
                 run.validate()
                     .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-                let spec = serde_json::json!({
+                let mut spec = serde_json::json!({
                     "configuration": conf_file.name,
                     "target": configurations[ci].describe(),
                     "workload": workload.name(),
                     "workload_options": workload.options_json(),
                     "run": run,
                 });
+                if !workload.is_timed() {
+                    // Changing the plan's duration must not make these cells new on --resume.
+                    for k in ["time", "warmup"] {
+                        if let Some(r) = spec["run"].as_object_mut() {
+                            r.remove(k);
+                        }
+                    }
+                }
                 let key = crate::commands::spec_key(&spec);
                 cells.push(Cell {
                     index: cells.len(),
@@ -459,16 +502,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                     workload_index: wi,
                     prepare: w.prepare,
                     lifecycle: w.lifecycle.unwrap_or(file.environment.lifecycle),
-                    writes: !matches!(
-                        OltpKind::from_name(&w.name),
-                        Some(
-                            OltpKind::PointSelect
-                                | OltpKind::ReadOnly
-                                | OltpKind::RandomPoints
-                                | OltpKind::RandomRanges
-                                | OltpKind::SelectBatch
-                        )
-                    ),
+                    writes: workload.writes(),
                     clients,
                     run,
                     key,
@@ -481,8 +515,8 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
     // of a shared machine hits every configuration alike.
     let mut schedule = Vec::new();
     for trial in 1..=file.trials {
-        for wi in 0..file.workload.len() {
-            for &clients in &file.clients {
+        for (wi, (_, clients_list)) in workloads.iter().enumerate() {
+            for &clients in clients_list {
                 for ci in 0..configurations.len() {
                     let cell = cells
                         .iter()

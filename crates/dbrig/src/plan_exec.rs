@@ -11,13 +11,12 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::Result;
 use dbrig_store::{CellId, NewCell, NewRun, NewTrial, RunKind, RunStatus, TrialStatus};
-use dbrig_workload::Workload;
-use dbrig_workload::runner::{self, RunSpec, Stopper};
+use dbrig_workload::TrialOutcome;
+use dbrig_workload::runner::{RunSpec, Stopper};
 
 use crate::cli::WorkloadArgs;
 use crate::commands::{
-    EXIT_INTERRUPTED, connect_options, install_signal_handlers, open_store, prepare_if_missing,
-    resolve_seed,
+    EXIT_INTERRUPTED, connect_options, install_signal_handlers, open_store, resolve_seed,
 };
 use crate::connection::redacted_command_line;
 use crate::environment::{self, Lifecycle, Servers};
@@ -32,20 +31,28 @@ fn print_dry_run(plan: &Plan) {
     }
     println!("Cells ({}):", plan.cells.len());
     for c in &plan.cells {
+        let how = if c.workload.is_timed() {
+            format!(
+                "time {}s warm-up {}s  key {}",
+                c.run.time,
+                c.run.warmup,
+                c.run.key_distribution().describe()
+            )
+        } else {
+            format!("one benchmark run per trial  {}", c.workload.options_json())
+        };
         println!(
-            "  [{}] {:<12} {:<24} {:>5} clients  time {}s warm-up {}s  key {}",
+            "  [{}] {:<12} {:<24} {:>5} clients  {how}",
             c.key,
             plan.configurations[c.configuration].name,
             c.workload.name(),
             c.clients,
-            c.run.time,
-            c.run.warmup,
-            c.run.key_distribution().describe()
         );
     }
     let seconds: f64 = plan
         .schedule
         .iter()
+        .filter(|(c, _)| plan.cells[*c].workload.is_timed())
         .map(|(c, _)| plan.cells[*c].run.time + plan.cells[*c].run.warmup)
         .sum();
     println!(
@@ -101,6 +108,14 @@ impl Progress {
         }
     }
 
+    /// A line from inside a trial (a micro-benchmark's or power test's steps).
+    fn note(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.set_message(line.to_owned()),
+            None => eprintln!("dbrig: {line}"),
+        }
+    }
+
     fn end(&self, i: usize, what: &str, outcome: &str) {
         match &self.bar {
             Some(b) => {
@@ -144,6 +159,7 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             })?;
         }
     }
+    let host_facts = dbrig_server::HostFacts::collect(None);
     let resumed = if args.resume {
         store.latest_plan_run(&plan.name)?
     } else {
@@ -156,8 +172,7 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             id
         }
         None => {
-            let host =
-                serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
+            let host = serde_json::to_value(&host_facts).unwrap_or_default();
             store.begin_run(&NewRun {
                 kind: RunKind::Plan,
                 name: &plan.name,
@@ -275,15 +290,21 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             && cell.prepare
             && !prepared.contains(&key)
         {
-            let mut prep_args = args.clone();
-            prep_args.run = run_options.clone();
-            prep_args.run.threads = max_clients[&key];
-            let Workload::Oltp(o) = &cell.workload;
-            prep_args.oltp = (*o.options).clone();
-            match prepare_if_missing(&cell.workload, target, &prep_args, run_options.rand_seed)
-                .await
-            {
-                Ok(()) => {
+            let prepared_now = cell
+                .workload
+                .prepare_if_missing(
+                    target,
+                    &connect,
+                    max_clients[&key],
+                    run_options.rand_seed,
+                    &|msg| eprintln!("dbrig: {msg}"),
+                )
+                .await;
+            match prepared_now {
+                Ok(done) => {
+                    if let Some(line) = done {
+                        eprintln!("dbrig: {line}");
+                    }
                     prepared.insert(key);
                     if let (Lifecycle::FreshData, Some(name)) = (cell.lifecycle, &conf.server)
                         && cell.writes
@@ -293,7 +314,7 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                             .and_then(|()| servers.ensure(name, &conf.params, false));
                     }
                 }
-                Err(e) => result = Err(e),
+                Err(e) => result = Err(e.into()),
             }
         }
         // 4. Page cache, hooks, life before, OS sampling, the run, and the same after.
@@ -347,7 +368,11 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     options: run_options.clone(),
                     seed: run_options.rand_seed,
                 };
-                let r = runner::run(&cell.workload, &spec, Arc::clone(&interrupt), &mut |_| {})
+                let workload = cell.workload.clone().with_host(host_facts.cpu_mhz);
+                let r = workload
+                    .trial(&spec, Arc::clone(&interrupt), &|msg| {
+                        progress.note(&format!("{what}: {msg}"))
+                    })
                     .await
                     .map_err(anyhow::Error::from);
                 os_samples = sampling.stop();
@@ -390,12 +415,17 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     format!("invalid: {why}"),
                 )
             }
-            Ok(o) if o.measurements.interrupted => (
+            Ok(None) => (
                 TrialStatus::Interrupted,
                 Some("interrupted by signal".to_owned()),
                 "interrupted".to_owned(),
             ),
-            Ok(o) if !o.measurements.fatal_errors.is_empty() => {
+            Ok(Some(TrialOutcome::Oltp(o))) if o.measurements.interrupted => (
+                TrialStatus::Interrupted,
+                Some("interrupted by signal".to_owned()),
+                "interrupted".to_owned(),
+            ),
+            Ok(Some(TrialOutcome::Oltp(o))) if !o.measurements.fatal_errors.is_empty() => {
                 let first = o.measurements.fatal_errors[0].clone();
                 (
                     TrialStatus::Failed,
@@ -403,16 +433,7 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     format!("failed: {first}"),
                 )
             }
-            Ok(o) => (
-                TrialStatus::Done,
-                None,
-                format!(
-                    "{:.2} tps, {:.2} qps, p95 {:.2} ms",
-                    o.measurements.tps(),
-                    o.measurements.qps(),
-                    o.measurements.latency_summary().p95
-                ),
-            ),
+            Ok(Some(o)) => (TrialStatus::Done, None, o.summary()),
             Err(e) => {
                 let msg = e
                     .chain()
@@ -427,10 +448,13 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             }
         };
         let (measurements, server_version) = match &outcome {
-            Ok(o) => (Some(&o.measurements), Some(o.server_version.as_str())),
-            Err(_) => (None, None),
+            Ok(Some(o @ TrialOutcome::Oltp(r))) => {
+                (Some(&r.measurements), Some(o.server_version()))
+            }
+            Ok(Some(o)) => (None, Some(o.server_version())),
+            _ => (None, None),
         };
-        let extra = serde_json::json!({
+        let mut extra = serde_json::json!({
             "os_samples": os_samples,
             "hooks": hooks,
             "page_cache": cache_note,
@@ -440,6 +464,12 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             "server_life": { "before": life.0, "after": life.1 },
             "seed": run_options.rand_seed,
         });
+        // Micro and TPC-H results where the single-run commands keep them.
+        if let Ok(Some(o)) = &outcome
+            && let Some((k, v)) = o.extra()
+        {
+            extra[k] = v;
+        }
         store.record_trial(
             cell_ids[ci],
             &NewTrial {

@@ -52,6 +52,125 @@ impl MicroBenchmark {
     }
 }
 
+/// One micro-benchmark with its options: what `dbrig micro` and a plan's `[[workload]]` run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MicroOptions {
+    MemoryLoad(MemoryLoadOptions),
+    ScanFilter(ScanFilterOptions),
+    TmpGroupby(TmpGroupbyOptions),
+}
+
+impl MicroOptions {
+    /// The benchmark named `name` (`memory_load` or `memory-load`, …) with its options read
+    /// from a JSON object whose keys may be kebab-case or snake_case. Unknown keys are refused
+    /// (serde's `flatten` cannot do that itself), naming the key and the known ones.
+    pub fn from_json(
+        name: &str,
+        options: &serde_json::Value,
+    ) -> Result<Option<Self>, WorkloadError> {
+        let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
+        let Some(bench) = MicroBenchmark::ALL.into_iter().find(|b| b.name() == wanted) else {
+            return Ok(None);
+        };
+        let mut snake = serde_json::Map::new();
+        if let Some(map) = options.as_object() {
+            for (k, v) in map {
+                snake.insert(k.replace('-', "_"), v.clone());
+            }
+        }
+        let defaults = Self::default_of(bench).json();
+        let known: Vec<&String> = defaults
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        if let Some(k) = snake.keys().find(|k| !known.contains(k)) {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "{}: unknown option '{}' (options: {})",
+                bench.name(),
+                k.replace('_', "-"),
+                known
+                    .iter()
+                    .map(|k| k.replace('_', "-"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let value = serde_json::Value::Object(snake);
+        let bad = |e: serde_json::Error| {
+            WorkloadError::InvalidOptions(format!("{} options: {e}", bench.name()))
+        };
+        let o = match bench {
+            MicroBenchmark::MemoryLoad => {
+                Self::MemoryLoad(serde_json::from_value(value).map_err(bad)?)
+            }
+            MicroBenchmark::ScanFilter => {
+                Self::ScanFilter(serde_json::from_value(value).map_err(bad)?)
+            }
+            MicroBenchmark::TmpGroupby => {
+                Self::TmpGroupby(serde_json::from_value(value).map_err(bad)?)
+            }
+        };
+        o.common().validate()?;
+        Ok(Some(o))
+    }
+
+    fn default_of(bench: MicroBenchmark) -> Self {
+        match bench {
+            MicroBenchmark::MemoryLoad => Self::MemoryLoad(MemoryLoadOptions::default()),
+            MicroBenchmark::ScanFilter => Self::ScanFilter(ScanFilterOptions::default()),
+            MicroBenchmark::TmpGroupby => Self::TmpGroupby(TmpGroupbyOptions::default()),
+        }
+    }
+
+    pub fn benchmark(&self) -> MicroBenchmark {
+        match self {
+            Self::MemoryLoad(_) => MicroBenchmark::MemoryLoad,
+            Self::ScanFilter(_) => MicroBenchmark::ScanFilter,
+            Self::TmpGroupby(_) => MicroBenchmark::TmpGroupby,
+        }
+    }
+
+    pub fn common(&self) -> &CommonOptions {
+        match self {
+            Self::MemoryLoad(o) => &o.common,
+            Self::ScanFilter(o) => &o.common,
+            Self::TmpGroupby(o) => &o.common,
+        }
+    }
+
+    pub fn common_mut(&mut self) -> &mut CommonOptions {
+        match self {
+            Self::MemoryLoad(o) => &mut o.common,
+            Self::ScanFilter(o) => &mut o.common,
+            Self::TmpGroupby(o) => &mut o.common,
+        }
+    }
+
+    /// The options as stored with results.
+    pub fn json(&self) -> serde_json::Value {
+        match self {
+            Self::MemoryLoad(o) => serde_json::to_value(o),
+            Self::ScanFilter(o) => serde_json::to_value(o),
+            Self::TmpGroupby(o) => serde_json::to_value(o),
+        }
+        .unwrap_or_default()
+    }
+
+    /// Create the tables, measure, drop them.
+    pub async fn run(
+        &self,
+        target: &Target,
+        connect: &dbrig_driver::ConnectOptions,
+        progress: &(dyn Fn(&str) + Sync),
+    ) -> Result<MicroResult, WorkloadError> {
+        match self {
+            Self::MemoryLoad(o) => memory_load(target, connect, o, progress).await,
+            Self::ScanFilter(o) => scan_filter(target, connect, o, progress).await,
+            Self::TmpGroupby(o) => tmp_groupby(target, connect, o, progress).await,
+        }
+    }
+}
+
 /// Options every micro-benchmark has.
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
 #[serde(default)]

@@ -1,0 +1,382 @@
+//! Every kind of workload a plan's `[[workload]]` can name, matched here and nowhere else:
+//! an OLTP workload driven by the runner, a micro-benchmark (which creates, measures and drops
+//! its own tables), or a TPC-H power test (whose data load is the prepare step).
+//!
+//! A plan executes each kind the same way (target up, prepare once, trial, record); what a
+//! trial measured comes back as a [`TrialOutcome`] and is stored the way the single-run
+//! commands store it (`Measurements` for OLTP, `extra.micro` / `extra.tpch_power` otherwise),
+//! so one results database path and one report serve plans and single runs alike.
+//!
+//! `tpch_throughput` is not a kind yet: it becomes one variant of [`WorkloadKind`] with its
+//! options struct, a `from_json` arm, and its arms in `prepare_if_missing` / `trial` (the
+//! prepare step is the same load as the power test's).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use dbrig_driver::{ConnectOptions, Connection, Target};
+use serde::{Deserialize, Serialize};
+
+use crate::error::WorkloadError;
+use crate::micro::{MicroOptions, MicroResult};
+use crate::runner::{self, RunOutcome, RunSpec, Stopper};
+use crate::tpch::{self, KeysWhen, ParamMode, PowerOptions, PowerReport, QuerySet, ScaleFactor};
+use crate::{OltpKind, OltpOptions, Workload};
+
+/// Options of a TPC-H power test in a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TpchPowerOptions {
+    /// Scale factor of the data the prepare step loads (0.01, 0.1, 1, …).
+    pub sf: f64,
+    /// Run only these queries (TPC-H numbers or file stems), in stream-0 order; all when empty.
+    #[serde(default)]
+    pub queries: Vec<String>,
+    /// A folder of `.sql` files to run instead of the built-in queries.
+    #[serde(default)]
+    pub query_dir: Option<PathBuf>,
+    /// Random qgen parameters from this seed; the validation parameters when absent.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Run the refresh functions RF1/RF2 around the queries (they change the data).
+    #[serde(default)]
+    pub refresh: bool,
+    /// Primary keys created before or after the load.
+    #[serde(default = "keys_after")]
+    pub keys: KeysWhen,
+    /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
+    #[serde(default)]
+    pub parallel: u32,
+}
+
+fn keys_after() -> KeysWhen {
+    KeysWhen::After
+}
+
+impl TpchPowerOptions {
+    fn validate(&self) -> Result<ScaleFactor, WorkloadError> {
+        if let Some(dir) = &self.query_dir {
+            QuerySet::from_dir(dir).map_err(WorkloadError::InvalidOptions)?;
+        }
+        ScaleFactor::new(self.sf).map_err(WorkloadError::InvalidOptions)
+    }
+
+    /// The query set of a dialect, narrowed to `queries` when given.
+    fn query_set(&self, dialect: dbrig_driver::Dialect) -> Result<QuerySet, WorkloadError> {
+        let all = match &self.query_dir {
+            Some(dir) => QuerySet::from_dir(dir).map_err(WorkloadError::InvalidOptions)?,
+            None => QuerySet::builtin(dialect),
+        };
+        if self.queries.is_empty() {
+            return Ok(all);
+        }
+        if let Some(q) = self.queries.iter().find(|q| all.get(q).is_none()) {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "tpch_power: query '{q}' is not in the query set (queries: {})",
+                all.queries
+                    .iter()
+                    .map(|q| q.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(QuerySet {
+            queries: all
+                .queries
+                .into_iter()
+                .filter(|q| self.queries.contains(&q.name))
+                .collect(),
+        })
+    }
+}
+
+/// A plan's workload.
+#[derive(Debug, Clone)]
+pub enum WorkloadKind {
+    /// An OLTP workload: clients run events for a duration.
+    Oltp(Workload),
+    /// A micro-benchmark: its own timed runs per trial; the plan's client counts do not apply.
+    Micro(MicroOptions),
+    /// The TPC-H power test: the load is the prepare step, each trial one power run.
+    TpchPower(TpchPowerOptions),
+}
+
+/// What one trial measured.
+#[derive(Debug)]
+pub enum TrialOutcome {
+    Oltp(RunOutcome),
+    Micro(MicroResult),
+    TpchPower(PowerReport),
+}
+
+impl TrialOutcome {
+    pub fn server_version(&self) -> &str {
+        match self {
+            TrialOutcome::Oltp(o) => &o.server_version,
+            TrialOutcome::Micro(r) => &r.server_version,
+            TrialOutcome::TpchPower(r) => &r.server_version,
+        }
+    }
+
+    /// The result to store in the trial's `extra` under the key the single-run commands use.
+    pub fn extra(&self) -> Option<(&'static str, serde_json::Value)> {
+        match self {
+            TrialOutcome::Oltp(_) => None,
+            TrialOutcome::Micro(r) => Some(("micro", serde_json::to_value(r).unwrap_or_default())),
+            TrialOutcome::TpchPower(r) => {
+                Some(("tpch_power", serde_json::to_value(r).unwrap_or_default()))
+            }
+        }
+    }
+
+    /// One line for progress output.
+    pub fn summary(&self) -> String {
+        match self {
+            TrialOutcome::Oltp(o) => format!(
+                "{:.2} tps, {:.2} qps, p95 {:.2} ms",
+                o.measurements.tps(),
+                o.measurements.qps(),
+                o.measurements.latency_summary().p95
+            ),
+            TrialOutcome::Micro(r) => r
+                .items
+                .iter()
+                .map(|i| format!("{} {:.4} {}", i.name, i.mean, i.unit))
+                .collect::<Vec<_>>()
+                .join(", "),
+            TrialOutcome::TpchPower(r) => {
+                let total: f64 = r.queries.iter().map(|q| q.seconds()).sum();
+                let bad = r
+                    .queries
+                    .iter()
+                    .filter(|q| q.status != tpch::QueryStatus::Ok)
+                    .count();
+                format!(
+                    "{} queries in {total:.3} s{}, Power@Size {}",
+                    r.queries.len(),
+                    if bad > 0 {
+                        format!(" ({bad} failed or wrong)")
+                    } else {
+                        String::new()
+                    },
+                    r.power_at_size
+                        .map_or("n/a".to_owned(), |p| format!("{p:.2}"))
+                )
+            }
+        }
+    }
+}
+
+impl WorkloadKind {
+    /// The kind named `name` with its options (a JSON object; keys kebab-case). OLTP names
+    /// keep their aliases; micro-benchmarks and `tpch_power` accept `-` for `_`.
+    pub fn from_json(name: &str, options: &serde_json::Value) -> Result<Self, WorkloadError> {
+        let empty = serde_json::Value::Object(serde_json::Map::new());
+        let options = if options.is_null() { &empty } else { options };
+        if OltpKind::from_name(name).is_some() {
+            let oltp: OltpOptions = serde_json::from_value(options.clone())
+                .map_err(|e| WorkloadError::InvalidOptions(format!("{name} options: {e}")))?;
+            return Ok(WorkloadKind::Oltp(Workload::from_name(name, oltp)?));
+        }
+        if let Some(m) = MicroOptions::from_json(name, options)? {
+            return Ok(WorkloadKind::Micro(m));
+        }
+        match name.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "tpch_power" => {
+                let o: TpchPowerOptions = serde_json::from_value(options.clone()).map_err(|e| {
+                    WorkloadError::InvalidOptions(format!("tpch_power options: {e}"))
+                })?;
+                o.validate()?;
+                Ok(WorkloadKind::TpchPower(o))
+            }
+            _ => Err(WorkloadError::UnknownWorkload(name.to_owned())),
+        }
+    }
+
+    /// The name results are stored under.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkloadKind::Oltp(w) => w.name(),
+            WorkloadKind::Micro(m) => m.benchmark().name(),
+            WorkloadKind::TpchPower(_) => "tpch_power",
+        }
+    }
+
+    /// The options as stored with the cell (and hashed into its key).
+    pub fn options_json(&self) -> serde_json::Value {
+        match self {
+            WorkloadKind::Oltp(w) => w.options_json(),
+            WorkloadKind::Micro(m) => m.json(),
+            WorkloadKind::TpchPower(o) => serde_json::to_value(o).unwrap_or_default(),
+        }
+    }
+
+    /// Whether the plan's client counts apply (otherwise one cell per configuration).
+    pub fn uses_clients(&self) -> bool {
+        matches!(self, WorkloadKind::Oltp(_))
+    }
+
+    /// Whether the duration and warm-up apply.
+    pub fn is_timed(&self) -> bool {
+        matches!(self, WorkloadKind::Oltp(_))
+    }
+
+    /// Whether trials change the prepared data (a fresh-data lifecycle restores it before
+    /// each trial). Micro-benchmarks create and drop their own tables in every trial.
+    pub fn writes(&self) -> bool {
+        match self {
+            WorkloadKind::Oltp(Workload::Oltp(o)) => !matches!(
+                o.kind,
+                OltpKind::PointSelect
+                    | OltpKind::ReadOnly
+                    | OltpKind::RandomPoints
+                    | OltpKind::RandomRanges
+                    | OltpKind::SelectBatch
+            ),
+            WorkloadKind::Micro(_) => false,
+            WorkloadKind::TpchPower(o) => o.refresh,
+        }
+    }
+
+    /// Fill in what only the host knows (the CPU frequency for cycles per row).
+    pub fn with_host(mut self, cpu_mhz: Option<f64>) -> Self {
+        if let WorkloadKind::Micro(m) = &mut self
+            && m.common().cpu_mhz.is_none()
+        {
+            m.common_mut().cpu_mhz = cpu_mhz;
+        }
+        self
+    }
+
+    /// Create what the trials need when it is missing: the OLTP tables (for `threads`
+    /// clients), the TPC-H data at the plan's scale factor; nothing for micro-benchmarks.
+    /// Returns a line saying what was done, if anything.
+    pub async fn prepare_if_missing(
+        &self,
+        target: &Target,
+        connect: &ConnectOptions,
+        threads: u32,
+        seed: u64,
+        progress: &(dyn Fn(&str) + Sync),
+    ) -> Result<Option<String>, WorkloadError> {
+        match self {
+            WorkloadKind::Oltp(Workload::Oltp(oltp)) => {
+                let mut conn = Connection::connect(target, connect).await?;
+                let mut missing = false;
+                for t in oltp.tables_used(threads) {
+                    missing |= !conn.table_exists(&t).await?;
+                }
+                conn.close().await;
+                if !missing {
+                    return Ok(None);
+                }
+                progress(&format!(
+                    "tables missing on {target}: preparing {} first",
+                    self.name()
+                ));
+                let report = oltp
+                    .prepare(target, connect, threads, seed, progress)
+                    .await?;
+                Ok(Some(format!(
+                    "prepared {} rows in {:.2} s",
+                    report.rows, report.load_seconds
+                )))
+            }
+            WorkloadKind::Micro(_) => Ok(None),
+            WorkloadKind::TpchPower(o) => {
+                let sf = o.validate()?;
+                let mut conn = Connection::connect(target, connect).await?;
+                let mut present = 0;
+                for t in tpch::Table::ALL {
+                    present += usize::from(conn.table_exists(t.name()).await?);
+                }
+                let loaded = if present == tpch::Table::ALL.len() {
+                    Some(tpch::detect_scale_factor(&mut conn).await?)
+                } else if present == 0 {
+                    None
+                } else {
+                    conn.close().await;
+                    return Err(WorkloadError::InvalidOptions(format!(
+                        "only {present} of the 8 TPC-H tables exist on {target} (an interrupted load?): drop them with `dbrig tpch cleanup`, then run the plan again"
+                    )));
+                };
+                conn.close().await;
+                match loaded {
+                    Some(have) if (have - sf.get()).abs() < 1e-9 => Ok(None),
+                    Some(have) => Err(WorkloadError::InvalidOptions(format!(
+                        "the TPC-H tables on {target} hold SF {have}, the plan wants SF {sf}: drop them with `dbrig tpch cleanup` (or use another database)"
+                    ))),
+                    None => {
+                        progress(&format!("loading TPC-H SF {sf} into {target}"));
+                        let r = tpch::load(
+                            target,
+                            connect,
+                            &tpch::LoadOptions {
+                                scale_factor: sf,
+                                keys: o.keys,
+                                parallel: o.parallel,
+                            },
+                            progress,
+                        )
+                        .await?;
+                        Ok(Some(format!(
+                            "loaded TPC-H SF {sf} in {:.2} s",
+                            r.total_seconds
+                        )))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Run one trial. Ctrl-C (`interrupt`) ends an OLTP trial after its in-flight events;
+    /// a micro-benchmark or power test is abandoned where it is (`Ok(None)`): its tables are
+    /// registered and dropped by the next run, an unfinished refresh set is skipped next time.
+    pub async fn trial(
+        &self,
+        spec: &RunSpec,
+        interrupt: Arc<Stopper>,
+        progress: &(dyn Fn(&str) + Sync),
+    ) -> Result<Option<TrialOutcome>, WorkloadError> {
+        let abandonable = async |f: std::pin::Pin<
+            Box<dyn Future<Output = Result<TrialOutcome, WorkloadError>> + Send + '_>,
+        >| {
+            tokio::select! {
+                r = f => r.map(Some),
+                () = interrupt.stopped() => Ok(None),
+            }
+        };
+        match self {
+            WorkloadKind::Oltp(w) => runner::run(w, spec, Arc::clone(&interrupt), &mut |_| {})
+                .await
+                .map(|o| Some(TrialOutcome::Oltp(o))),
+            WorkloadKind::Micro(m) => {
+                abandonable(Box::pin(async {
+                    m.run(&spec.target, &spec.connect, progress)
+                        .await
+                        .map(TrialOutcome::Micro)
+                }))
+                .await
+            }
+            WorkloadKind::TpchPower(o) => {
+                abandonable(Box::pin(async {
+                    let dialect = spec.target.dialect();
+                    let options = PowerOptions {
+                        params: match o.seed {
+                            Some(seed) => ParamMode::Random { seed },
+                            None => ParamMode::Validation,
+                        },
+                        queries: (o.query_dir.is_some() || !o.queries.is_empty())
+                            .then(|| o.query_set(dialect))
+                            .transpose()?,
+                        refresh: o.refresh,
+                    };
+                    tpch::power_test(&spec.target, &spec.connect, &options, progress)
+                        .await
+                        .map(TrialOutcome::TpchPower)
+                }))
+                .await
+            }
+        }
+    }
+}
