@@ -1,10 +1,12 @@
 //! The run environment of a plan: managed servers brought up per configuration, restarted
-//! per trial when asked, restored to freshly prepared data before write trials; the OS page
-//! cache dropped; client and server pinned to CPU sets; shell and SQL hooks around trials;
-//! OS statistics sampled during each trial; and restart detection that marks a trial
-//! invalid when the server restarted or died inside it.
+//! per trial when asked, restored to freshly prepared data before write trials, started
+//! read-only for read-only workloads; the OS page cache dropped; client and server pinned to
+//! CPU sets and NUMA interleaving; shell and SQL hooks around configurations and trials (the
+//! plan's and each configuration's own); every server variable captured; OS statistics
+//! sampled during each trial; and restart detection that marks a trial invalid when the
+//! server restarted or died inside it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -30,14 +32,25 @@ pub enum Lifecycle {
     FreshData,
 }
 
-/// Shell and SQL commands around configurations and trials, each with a timeout.
+/// Shell and SQL commands around configurations and trials, each with a timeout. A plan has
+/// one set (`[environment.hooks]`) for every configuration, and each configuration may add
+/// its own (`[configuration.hooks]`), run after the plan's. Outputs are stored with the
+/// trial they ran around (after-configuration hooks: with the configuration's last trial).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Hooks {
+    /// Shell command before a configuration's first trial (after its server is up).
     #[serde(default)]
     pub before_configuration: Option<String>,
+    /// Shell command after a configuration's last trial.
     #[serde(default)]
     pub after_configuration: Option<String>,
+    /// SQL run on the target before a configuration's first trial.
+    #[serde(default)]
+    pub before_configuration_sql: Option<String>,
+    /// SQL run on the target after a configuration's last trial.
+    #[serde(default)]
+    pub after_configuration_sql: Option<String>,
     #[serde(default)]
     pub before_trial: Option<String>,
     #[serde(default)]
@@ -47,9 +60,108 @@ pub struct Hooks {
     pub before_trial_sql: Option<String>,
     #[serde(default)]
     pub after_trial_sql: Option<String>,
-    /// Seconds a hook may take (default 60).
+    /// Seconds a hook may take (default 60; a configuration's hooks default to the plan's).
     #[serde(default)]
     pub timeout: Option<f64>,
+}
+
+/// Where in a plan a hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookPoint {
+    BeforeConfiguration,
+    AfterConfiguration,
+    BeforeTrial,
+    AfterTrial,
+}
+
+impl HookPoint {
+    fn name(self) -> &'static str {
+        match self {
+            HookPoint::BeforeConfiguration => "before-configuration",
+            HookPoint::AfterConfiguration => "after-configuration",
+            HookPoint::BeforeTrial => "before-trial",
+            HookPoint::AfterTrial => "after-trial",
+        }
+    }
+}
+
+impl Hooks {
+    /// Checks the timeout (a positive number of seconds).
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        match self.timeout {
+            Some(t) if !(t.is_finite() && t > 0.0) => {
+                Err(format!("timeout = {t}: give a positive number of seconds"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The shell command and SQL of this set at `point`.
+    fn at(&self, point: HookPoint) -> (Option<&str>, Option<&str>) {
+        let (shell, sql) = match point {
+            HookPoint::BeforeConfiguration => {
+                (&self.before_configuration, &self.before_configuration_sql)
+            }
+            HookPoint::AfterConfiguration => {
+                (&self.after_configuration, &self.after_configuration_sql)
+            }
+            HookPoint::BeforeTrial => (&self.before_trial, &self.before_trial_sql),
+            HookPoint::AfterTrial => (&self.after_trial, &self.after_trial_sql),
+        };
+        (shell.as_deref(), sql.as_deref())
+    }
+}
+
+/// Runs the hooks at `point`: the plan's set, then the configuration's. Before a trial or
+/// configuration the shell command runs before the SQL, after one the SQL runs first (so a
+/// shell hook sees what the SQL did, as the launcher's PRE_TEST_SQL / POST_RUN_OS did). SQL
+/// needs a target; without one (the server did not come up) only shell hooks run.
+pub async fn run_hooks(
+    point: HookPoint,
+    plan: &Hooks,
+    configuration: Option<&Hooks>,
+    target: Option<(&Target, &ConnectOptions)>,
+) -> Vec<HookOutput> {
+    let plan_timeout = plan.timeout.unwrap_or(60.0);
+    let mut out = Vec::new();
+    let layers = [
+        ("plan", plan),
+        ("configuration", configuration.unwrap_or(plan)),
+    ];
+    let layers = if configuration.is_some() {
+        &layers[..]
+    } else {
+        &layers[..1]
+    };
+    for (scope, hooks) in layers {
+        let timeout = hooks.timeout.unwrap_or(plan_timeout);
+        let (shell, sql) = hooks.at(point);
+        let name = point.name();
+        let run_shell = |out: &mut Vec<HookOutput>| {
+            if let Some(cmd) = shell {
+                out.push(run_shell_hook(name, cmd, timeout).scoped(scope));
+            }
+        };
+        let before = matches!(
+            point,
+            HookPoint::BeforeConfiguration | HookPoint::BeforeTrial
+        );
+        if before {
+            run_shell(&mut out);
+        }
+        if let (Some(sql), Some((target, connect))) = (sql, target) {
+            let hook = format!("{name}-sql");
+            out.push(
+                run_sql_hook(&hook, sql, target, connect, timeout)
+                    .await
+                    .scoped(scope),
+            );
+        }
+        if !before {
+            run_shell(&mut out);
+        }
+    }
+    out
 }
 
 /// Environment settings of a plan (`[environment]`).
@@ -71,6 +183,15 @@ pub struct EnvironmentFile {
     /// Sample OS statistics every N seconds during each trial (0 = off).
     #[serde(default = "one")]
     pub os_stats_interval: f64,
+    /// Start managed servers read-only for trials of workloads that do not write (MariaDB
+    /// `read_only` + `innodb_read_only`, PostgreSQL `default_transaction_read_only`), after
+    /// preparing their tables on a writable server. Recorded on each trial.
+    #[serde(default)]
+    pub start_read_only: bool,
+    /// Run managed servers under `numactl --interleave=all`; without `numactl` or on a
+    /// single-node host this is said once and recorded on each trial.
+    #[serde(default)]
+    pub numa_interleave: bool,
     #[serde(default)]
     pub hooks: Hooks,
 }
@@ -83,6 +204,8 @@ fn one() -> f64 {
 #[derive(Debug, Clone, Serialize)]
 pub struct HookOutput {
     pub hook: String,
+    /// `plan` (`[environment.hooks]`) or `configuration` (`[configuration.hooks]`).
+    pub scope: &'static str,
     pub command: String,
     pub exit_code: Option<i32>,
     pub output: String,
@@ -102,6 +225,7 @@ pub fn run_shell_hook(name: &str, command: &str, timeout: f64) -> HookOutput {
             text.push_str(&String::from_utf8_lossy(&o.stderr));
             HookOutput {
                 hook: name.into(),
+                scope: "plan",
                 command: command.into(),
                 exit_code: o.status.code(),
                 timed_out: o.status.code() == Some(124),
@@ -110,6 +234,7 @@ pub fn run_shell_hook(name: &str, command: &str, timeout: f64) -> HookOutput {
         }
         Err(e) => HookOutput {
             hook: name.into(),
+            scope: "plan",
             command: command.into(),
             exit_code: None,
             output: format!("could not run the hook: {e}"),
@@ -145,6 +270,7 @@ pub async fn run_sql_hook(
     match tokio::time::timeout(Duration::from_secs_f64(timeout), work).await {
         Ok(Ok(text)) => HookOutput {
             hook: name.into(),
+            scope: "plan",
             command: sql.into(),
             exit_code: Some(0),
             output: truncate(text, 64 * 1024),
@@ -152,6 +278,7 @@ pub async fn run_sql_hook(
         },
         Ok(Err(e)) => HookOutput {
             hook: name.into(),
+            scope: "plan",
             command: sql.into(),
             exit_code: Some(1),
             output: e.to_string(),
@@ -159,11 +286,24 @@ pub async fn run_sql_hook(
         },
         Err(_) => HookOutput {
             hook: name.into(),
+            scope: "plan",
             command: sql.into(),
             exit_code: None,
             output: String::new(),
             timed_out: true,
         },
+    }
+}
+
+impl HookOutput {
+    fn scoped(mut self, scope: &'static str) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Whether the hook failed (non-zero exit, SQL error, or timeout).
+    pub fn failed(&self) -> bool {
+        self.timed_out || self.exit_code != Some(0)
     }
 }
 
@@ -248,21 +388,130 @@ pub async fn observe_life(target: &Target, connect: &ConnectOptions) -> LifeMark
     }
 }
 
+/// Every server variable (MariaDB/MySQL `SHOW GLOBAL VARIABLES`, PostgreSQL `pg_settings`
+/// as `SHOW` prints them), the version, and for a server on this host the binary serving the
+/// target's port. Stored with every trial, shown by `dbrig doctor --target`. `Null` for
+/// SQLite and the mock engine; `{"error": …}` when the server cannot be asked.
+pub async fn server_settings(target: &Target, connect: &ConnectOptions) -> serde_json::Value {
+    let (variables_sql, version_sql) = match target {
+        Target::Mysql { .. } => (
+            "SHOW GLOBAL VARIABLES",
+            "SELECT @@version, @@version_comment",
+        ),
+        Target::Postgres { .. } => (
+            "SELECT name, current_setting(name) FROM pg_settings ORDER BY name",
+            "SELECT version(), ''",
+        ),
+        Target::Sqlite { .. } | Target::Mock { .. } => return serde_json::Value::Null,
+    };
+    let quick = ConnectOptions {
+        connect_timeout: Duration::from_secs(10),
+        ..connect.clone()
+    };
+    let asked = async {
+        let mut conn = Connection::connect(target, &quick).await?;
+        let rows = conn.query(variables_sql, &[]).await?;
+        let version = conn.query(version_sql, &[]).await?;
+        conn.close().await;
+        Ok::<_, dbrig_driver::DriverError>((rows, version))
+    }
+    .await;
+    let (rows, version) = match asked {
+        Ok(r) => r,
+        Err(e) => return serde_json::json!({ "error": e.to_string() }),
+    };
+    let text = |v: Option<&dbrig_core::Value>| v.and_then(|v| v.to_text()).unwrap_or_default();
+    let variables: serde_json::Map<String, serde_json::Value> = rows
+        .iter()
+        .map(|r| (text(r.first()), serde_json::Value::String(text(r.get(1)))))
+        .collect();
+    let version_row = version.first();
+    let version = [
+        text(version_row.and_then(|r| r.first())),
+        text(version_row.and_then(|r| r.get(1))),
+    ]
+    .iter()
+    .filter(|s| !s.is_empty())
+    .cloned()
+    .collect::<Vec<_>>()
+    .join(" ");
+    serde_json::json!({
+        "version": version,
+        "binary": local_binary(target).map(|p| p.display().to_string()),
+        "variable_count": variables.len(),
+        "variables": variables,
+    })
+}
+
+/// The binary of the process serving `target`'s port, when the target is on this host.
+/// (Read from the target's redacted URL, the one form of a target dbrig shows anywhere.)
+pub fn local_binary(target: &Target) -> Option<PathBuf> {
+    if !matches!(target, Target::Mysql { .. } | Target::Postgres { .. }) {
+        return None;
+    }
+    let url = target.to_string();
+    let (host, port) = tcp_host_port(&url)?;
+    let local = matches!(host, "localhost" | "127.0.0.1" | "::1" | "[::1]");
+    local
+        .then(|| dbrig_server::host::listening_process(port))
+        .flatten()
+        .map(|(_, exe)| exe)
+}
+
+/// `HOST` and `PORT` of `scheme://USER@HOST:PORT/DB…`.
+fn tcp_host_port(url: &str) -> Option<(&str, u16)> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?']).next()?;
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = hostport.rsplit_once(':')?;
+    Some((host, port.parse().ok()?))
+}
+
+/// Where a trial ran: the CPUs dbrig and the server were allowed on (read back from
+/// `/proc`, whatever was asked), what was asked, and the server's NUMA placement.
+pub fn placement(
+    env: &EnvironmentFile,
+    server_pid: Option<u32>,
+    numa: Option<&str>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "client_cpus_asked": env.client_cpus,
+        "server_cpus_asked": env.server_cpus,
+        "client_cpus_allowed": dbrig_server::host::cpus_allowed(std::process::id()),
+        "server_cpus_allowed": server_pid.and_then(dbrig_server::host::cpus_allowed),
+        "numa": numa,
+    })
+}
+
 /// Managed servers of a plan, started on demand with each configuration's parameters.
 pub struct Servers {
     state_dir: PathBuf,
     defs: HashMap<String, ServerDef>,
     running: HashMap<String, ManagedServer>,
     server_cpus: Option<String>,
+    /// Servers currently started read-only.
+    read_only: HashSet<String>,
+    /// Launch notes already said (each once per plan, e.g. "numactl is not installed").
+    said: HashSet<String>,
 }
 
 impl Servers {
-    pub fn new(state_dir: &Path, defs: &[ServerDef], server_cpus: Option<String>) -> Self {
+    /// The plan's servers, with the environment's NUMA choice applied to each definition.
+    pub fn new(state_dir: &Path, defs: &[ServerDef], env: &EnvironmentFile) -> Self {
         Self {
             state_dir: state_dir.to_owned(),
-            defs: defs.iter().map(|d| (d.name.clone(), d.clone())).collect(),
+            defs: defs
+                .iter()
+                .map(|d| {
+                    let mut d = d.clone();
+                    d.numa_interleave |= env.numa_interleave;
+                    (d.name.clone(), d)
+                })
+                .collect(),
             running: HashMap::new(),
-            server_cpus,
+            server_cpus: env.server_cpus.clone(),
+            read_only: HashSet::new(),
+            said: HashSet::new(),
         }
     }
 
@@ -284,15 +533,22 @@ impl Servers {
     }
 
     /// Make sure server `name` runs with `params` (restarting it when they differ, or when
-    /// `restart` is asked); returns its target and pid.
+    /// `restart` is asked), read-only when `read_only`; returns its target and pid.
     pub fn ensure(
         &mut self,
         name: &str,
         params: &Params,
         restart: bool,
+        read_only: bool,
     ) -> Result<(Target, Option<u32>)> {
         let cpus = self.server_cpus.clone();
         let s = self.server(name)?;
+        let params = if read_only {
+            params.merged(&s.def().engine.read_only_params())
+        } else {
+            params.clone()
+        };
+        let params = &params;
         let up = s.is_running();
         let same = s
             .current_params()
@@ -306,12 +562,23 @@ impl Servers {
                 .with_context(|| format!("restarting server {name}"))?;
         }
         let pid = s.status().pid;
+        let notes = s.launch_info().map(|l| l.notes.clone()).unwrap_or_default();
+        let url = s.connection_info()?.url();
+        if read_only {
+            self.read_only.insert(name.to_owned());
+        } else {
+            self.read_only.remove(name);
+        }
+        for note in notes {
+            if self.said.insert(note.clone()) {
+                eprintln!("dbrig: note: server {name}: {note} (recorded on each trial)");
+            }
+        }
         if let (Some(cpus), Some(pid)) = (cpus, pid)
             && let Err(e) = pin(pid, &cpus)
         {
             eprintln!("dbrig: warning: {e}");
         }
-        let url = s.connection_info()?.url();
         Ok((Target::parse(&url)?, pid))
     }
 
@@ -327,6 +594,7 @@ impl Servers {
 
     /// Restore the prepared data (the server is restarted by the restore).
     pub fn restore_prepared(&mut self, name: &str, params: &Params) -> Result<()> {
+        self.read_only.remove(name);
         let s = self.server(name)?;
         s.restore_data("prepared")?;
         if !s.is_running() {
@@ -339,16 +607,29 @@ impl Servers {
         self.server(name).map(|s| s.life_mark()).unwrap_or_default()
     }
 
+    /// What a trial records about a managed server: binary, parameters, data directory,
+    /// whether it ran read-only, and how it was launched (wrappers, NUMA, parent-death signal).
     pub fn version_facts(&mut self, name: &str) -> serde_json::Value {
+        let read_only = self.read_only.contains(name);
         match self.server(name) {
             Ok(s) => serde_json::json!({
                 "server": name,
                 "binary": s.server_bin().display().to_string(),
                 "params": s.current_params().map(|p| p.to_strings()),
                 "data_dir": s.data_dir().display().to_string(),
+                "read_only": read_only,
+                "launch": s.launch_info(),
             }),
             Err(_) => serde_json::Value::Null,
         }
+    }
+
+    /// The NUMA placement of the running server `name` (`None`: not running or unknown).
+    pub fn numa(&mut self, name: &str) -> Option<String> {
+        self.server(name)
+            .ok()?
+            .launch_info()
+            .map(|l| l.numa.clone())
     }
 
     /// Stop every server this plan started.
@@ -394,5 +675,100 @@ impl Sampling {
 
     pub fn stop(self) -> Vec<OsSample> {
         self.0.map(|s| s.stop()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port_of_a_redacted_url() {
+        assert_eq!(
+            tcp_host_port("mysql://root:***@127.0.0.1:3306/test"),
+            Some(("127.0.0.1", 3306))
+        );
+        assert_eq!(
+            tcp_host_port("postgres://u@db.example:5433/x?sslmode=disable"),
+            Some(("db.example", 5433))
+        );
+        assert_eq!(tcp_host_port("postgres://u@localhost/x"), None);
+        assert_eq!(tcp_host_port("sqlite::memory:"), None);
+        let mock = Target::parse("mock:").unwrap();
+        assert_eq!(local_binary(&mock), None);
+    }
+
+    #[tokio::test]
+    async fn plan_and_configuration_hooks_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let l = log.display();
+        let plan = Hooks {
+            before_trial: Some(format!("echo plan-before >> {l}")),
+            after_trial: Some(format!("echo plan-after >> {l}; exit 3")),
+            before_trial_sql: Some("SELECT 1".into()),
+            ..Hooks::default()
+        };
+        let conf = Hooks {
+            before_trial: Some(format!("echo conf-before >> {l}")),
+            after_configuration: Some("sleep 5".into()),
+            timeout: Some(0.5),
+            ..Hooks::default()
+        };
+        // No target: the SQL hook is left out, shell hooks run plan first.
+        let outs = run_hooks(HookPoint::BeforeTrial, &plan, Some(&conf), None).await;
+        let seen: Vec<(&str, &str)> = outs.iter().map(|o| (o.hook.as_str(), o.scope)).collect();
+        assert_eq!(
+            seen,
+            [("before-trial", "plan"), ("before-trial", "configuration")]
+        );
+        assert!(outs.iter().all(|o| !o.failed()));
+        let outs = run_hooks(HookPoint::AfterTrial, &plan, None, None).await;
+        assert_eq!(outs.len(), 1);
+        assert_eq!(outs[0].exit_code, Some(3));
+        assert!(outs[0].failed());
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "plan-before\nconf-before\nplan-after\n"
+        );
+        // The configuration's own timeout applies to its hooks.
+        let outs = run_hooks(HookPoint::AfterConfiguration, &plan, Some(&conf), None).await;
+        assert_eq!(outs.len(), 1);
+        assert!(outs[0].timed_out, "{:?}", outs[0]);
+        // With a target, SQL hooks run and their rows are kept (mock engine).
+        let target = Target::parse("mock:").unwrap();
+        let outs = run_hooks(
+            HookPoint::BeforeTrial,
+            &Hooks {
+                before_trial_sql: Some("SELECT 1".into()),
+                ..Hooks::default()
+            },
+            None,
+            Some((&target, &ConnectOptions::default())),
+        )
+        .await;
+        assert_eq!(outs.len(), 1);
+        assert_eq!(outs[0].hook, "before-trial-sql");
+        assert!(
+            Hooks {
+                timeout: Some(-1.0),
+                ..Hooks::default()
+            }
+            .validate()
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn placement_reads_what_the_kernel_allows() {
+        let env = EnvironmentFile {
+            client_cpus: Some("0".into()),
+            ..EnvironmentFile::default()
+        };
+        let p = placement(&env, Some(std::process::id()), Some("not requested"));
+        assert_eq!(p["client_cpus_asked"], "0");
+        assert!(p["client_cpus_allowed"].is_string(), "{p}");
+        assert_eq!(p["client_cpus_allowed"], p["server_cpus_allowed"]);
+        assert_eq!(p["numa"], "not requested");
     }
 }

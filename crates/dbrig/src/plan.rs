@@ -76,6 +76,10 @@ pub struct ConfigurationFile {
     /// Run options for this configuration only (e.g. `ps-mode`).
     #[serde(default)]
     pub run: Option<toml::Table>,
+    /// Shell and SQL hooks of this configuration only, run after the plan's own
+    /// (`[configuration.hooks]`, same keys as `[environment.hooks]`).
+    #[serde(default)]
+    pub hooks: Option<crate::environment::Hooks>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -145,6 +149,8 @@ pub struct Configuration {
     /// Managed server name and this configuration's extra startup parameters.
     pub server: Option<String>,
     pub params: dbrig_server::Params,
+    /// This configuration's own hooks (after the plan's).
+    pub hooks: Option<crate::environment::Hooks>,
 }
 
 impl Configuration {
@@ -420,11 +426,16 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                 c.name
             ),
         };
+        if let Some(h) = &c.hooks {
+            h.validate()
+                .map_err(|e| anyhow!("{}: configuration '{}' hooks: {e}", at(&c.name), c.name))?;
+        }
         configurations.push(Configuration {
             name: c.name.clone(),
             target,
             server: c.server.clone(),
             params,
+            hooks: c.hooks.clone(),
         });
     }
     let baseline = file
@@ -533,6 +544,10 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(file.seed.unwrap_or(1));
         schedule.shuffle(&mut rng);
     }
+    file.environment
+        .hooks
+        .validate()
+        .map_err(|e| anyhow!("{}: [environment.hooks] {e}", path.display()))?;
     let resolved = serde_json::json!({
         "name": file.name,
         "trials": file.trials,

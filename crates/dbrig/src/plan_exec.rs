@@ -202,13 +202,12 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
     }
 
     let env = &plan.environment;
-    let hook_timeout = env.hooks.timeout.unwrap_or(60.0);
     if let Some(cpus) = &env.client_cpus
         && let Err(e) = environment::pin(std::process::id(), cpus)
     {
         eprintln!("dbrig: warning: cannot pin the client: {e}");
     }
-    let mut servers = Servers::new(&args.store.out, &plan.servers, env.server_cpus.clone());
+    let mut servers = Servers::new(&args.store.out, &plan.servers, env);
     let interrupt = Stopper::new();
     install_signal_handlers(Arc::clone(&interrupt));
     let progress = Progress::new(plan.schedule.len());
@@ -222,6 +221,14 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
     }
     let mut prepared: HashSet<(usize, usize)> = HashSet::new();
     let mut configurations_begun: HashSet<usize> = HashSet::new();
+    let mut configurations_ended: HashSet<usize> = HashSet::new();
+    // Each configuration's last trial in the schedule: its after-configuration hooks follow it.
+    let last_of_configuration: HashMap<usize, usize> = plan
+        .schedule
+        .iter()
+        .enumerate()
+        .map(|(i, &(ci, _))| (plan.cells[ci].configuration, i))
+        .collect();
     let mut cache_drop_refused: Option<String> = None;
     let (mut done, mut failed, mut invalid, mut skipped) = (0usize, 0usize, 0usize, 0usize);
     for (i, &(ci, trial)) in plan.schedule.iter().enumerate() {
@@ -256,6 +263,9 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         let restart = cell.lifecycle == Lifecycle::Restart;
         let fresh =
             cell.lifecycle == Lifecycle::FreshData && cell.writes && prepared.contains(&key);
+        // Read-only only once the tables exist: preparing needs a writable server.
+        let read_only =
+            env.start_read_only && !cell.writes && (!cell.prepare || prepared.contains(&key));
         let resolved: Result<(dbrig_driver::Target, Option<u32>)> =
             match (&conf.target, &conf.server) {
                 (Some(t), _) => Ok((t.clone(), None)),
@@ -265,7 +275,9 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     } else {
                         Ok(())
                     };
-                    restored.and_then(|()| servers.ensure(name, &conf.params, restart && !fresh))
+                    restored.and_then(|()| {
+                        servers.ensure(name, &conf.params, restart && !fresh, read_only)
+                    })
                 }
                 (None, None) => Err(anyhow::anyhow!(
                     "configuration '{}' has no target",
@@ -274,16 +286,19 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             };
         let mut result: Result<(dbrig_driver::Target, Option<u32>)> = resolved;
 
-        // 2. Before the configuration's first trial: its hook.
-        if result.is_ok()
+        // 2. Before the configuration's first trial: its hooks (the plan's, then its own).
+        if let Ok((target, _)) = &result
             && configurations_begun.insert(cell.configuration)
-            && let Some(cmd) = &env.hooks.before_configuration
         {
-            hooks.push(environment::run_shell_hook(
-                "before-configuration",
-                cmd,
-                hook_timeout,
-            ));
+            hooks.extend(
+                environment::run_hooks(
+                    environment::HookPoint::BeforeConfiguration,
+                    &env.hooks,
+                    conf.hooks.as_ref(),
+                    Some((target, &connect)),
+                )
+                .await,
+            );
         }
         // 3. Tables, once per configuration × workload (then a data snapshot for fresh-data).
         if let Ok((target, _)) = &result
@@ -311,7 +326,14 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     {
                         result = servers
                             .snapshot_prepared(name, &conf.params)
-                            .and_then(|()| servers.ensure(name, &conf.params, false));
+                            .and_then(|()| servers.ensure(name, &conf.params, false, false));
+                    }
+                    if let Some(name) = &conf.server
+                        && env.start_read_only
+                        && !cell.writes
+                    {
+                        // Prepared on a writable server: now the read-only one.
+                        result = servers.ensure(name, &conf.params, false, true);
                     }
                 }
                 Err(e) => result = Err(e.into()),
@@ -334,27 +356,24 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         }
         let mut life = (None, None);
         let mut os_samples = Vec::new();
+        let mut settings = serde_json::Value::Null;
+        let mut placement = serde_json::Value::Null;
+        let last_of_conf = last_of_configuration.get(&cell.configuration) == Some(&i);
         let outcome = match result {
             Ok((target, server_pid)) => {
-                if let Some(cmd) = &env.hooks.before_trial {
-                    hooks.push(environment::run_shell_hook(
-                        "before-trial",
-                        cmd,
-                        hook_timeout,
-                    ));
-                }
-                if let Some(sql) = &env.hooks.before_trial_sql {
-                    hooks.push(
-                        environment::run_sql_hook(
-                            "before-trial-sql",
-                            sql,
-                            &target,
-                            &connect,
-                            hook_timeout,
-                        )
-                        .await,
-                    );
-                }
+                hooks.extend(
+                    environment::run_hooks(
+                        environment::HookPoint::BeforeTrial,
+                        &env.hooks,
+                        conf.hooks.as_ref(),
+                        Some((&target, &connect)),
+                    )
+                    .await,
+                );
+                // After the hooks (they may SET GLOBAL): what this trial ran with.
+                settings = environment::server_settings(&target, &connect).await;
+                let numa = conf.server.as_deref().and_then(|n| servers.numa(n));
+                placement = environment::placement(env, server_pid, numa.as_deref());
                 let process_life =
                     |servers: &mut Servers| conf.server.as_deref().map(|n| servers.life_mark(n));
                 let before = environment::merged(
@@ -381,24 +400,25 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     process_life(&mut servers),
                 );
                 life = (Some(before), Some(after));
-                if let Some(sql) = &env.hooks.after_trial_sql {
-                    hooks.push(
-                        environment::run_sql_hook(
-                            "after-trial-sql",
-                            sql,
-                            &target,
-                            &connect,
-                            hook_timeout,
+                hooks.extend(
+                    environment::run_hooks(
+                        environment::HookPoint::AfterTrial,
+                        &env.hooks,
+                        conf.hooks.as_ref(),
+                        Some((&target, &connect)),
+                    )
+                    .await,
+                );
+                if last_of_conf && configurations_ended.insert(cell.configuration) {
+                    hooks.extend(
+                        environment::run_hooks(
+                            environment::HookPoint::AfterConfiguration,
+                            &env.hooks,
+                            conf.hooks.as_ref(),
+                            Some((&target, &connect)),
                         )
                         .await,
                     );
-                }
-                if let Some(cmd) = &env.hooks.after_trial {
-                    hooks.push(environment::run_shell_hook(
-                        "after-trial",
-                        cmd,
-                        hook_timeout,
-                    ));
                 }
                 r
             }
@@ -461,6 +481,8 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             "client_cpus": env.client_cpus,
             "server_cpus": env.server_cpus,
             "server": conf.server.as_deref().map(|n| servers.version_facts(n)),
+            "server_settings": settings,
+            "placement": placement,
             "server_life": { "before": life.0, "after": life.1 },
             "seed": run_options.rand_seed,
         });
@@ -493,15 +515,24 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         crate::commands::after_trial_hook(&store, run_id, &args.store);
     }
     progress.finish();
-    if let Some(cmd) = &env.hooks.after_configuration {
-        for _ in &configurations_begun {
-            let out = environment::run_shell_hook("after-configuration", cmd, hook_timeout);
-            if out.exit_code != Some(0) {
-                eprintln!(
-                    "dbrig: warning: after-configuration hook: {}",
-                    out.output.trim()
-                );
-            }
+    // Configurations whose last trial did not run (interrupted, or it failed before its
+    // target was up): their after-configuration shell hooks still run; nothing to store with.
+    for ci in configurations_begun.difference(&configurations_ended) {
+        let conf = &plan.configurations[*ci];
+        let outs = environment::run_hooks(
+            environment::HookPoint::AfterConfiguration,
+            &env.hooks,
+            conf.hooks.as_ref(),
+            None,
+        )
+        .await;
+        for out in outs.iter().filter(|o| o.failed()) {
+            eprintln!(
+                "dbrig: warning: {} hook of configuration {}: {}",
+                out.hook,
+                conf.name,
+                out.output.trim()
+            );
         }
     }
     servers.stop_all();
