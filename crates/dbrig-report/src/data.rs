@@ -571,8 +571,11 @@ impl ReportData {
 
     /// Trials left out of the figures, over the whole report.
     pub fn excluded(&self) -> Excluded {
+        // The item cells of one stored cell share its trials: count those once.
+        let mut seen = std::collections::HashSet::new();
         self.cells
             .iter()
+            .filter(|c| c.unit.is_none() || seen.insert((&c.configuration, &c.cell_keys)))
             .fold(Excluded::default(), |acc, c| Excluded {
                 failed: acc.failed + c.excluded.failed,
                 interrupted: acc.interrupted + c.excluded.interrupted,
@@ -656,17 +659,34 @@ fn read_cells(
     rename: impl Fn(&str) -> String,
     out: &mut Vec<RawCell>,
 ) -> Result<(), ReportError> {
-    for cell in store.cells(run)? {
+    let cells = store.cells(run)?;
+    let mut read = Vec::with_capacity(cells.len());
+    // The items of each benchmark, over all its cells: a configuration whose every trial
+    // failed still gets a row per item (showing the failures), not a table of its own.
+    let mut items_of: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for cell in cells {
         let rows = store.trials(cell.id)?;
-        // A micro-benchmark or power test: one report cell per measured item, each trial
-        // contributing its value of that item (failed trials stay listed in every item).
         let per_trial: Vec<_> = rows.iter().map(|t| trial_items(t.extra.as_ref())).collect();
-        let mut items: Vec<(String, String)> = Vec::new();
+        let pos = match items_of.iter().position(|(w, _)| *w == cell.workload) {
+            Some(p) => p,
+            None => {
+                items_of.push((cell.workload.clone(), Vec::new()));
+                items_of.len() - 1
+            }
+        };
         for (name, unit, _) in per_trial.iter().flatten().flatten() {
-            if !items.iter().any(|(n, _)| n == name) {
-                items.push((name.clone(), unit.clone()));
+            if !items_of[pos].1.iter().any(|(n, _)| n == name) {
+                items_of[pos].1.push((name.clone(), unit.clone()));
             }
         }
+        read.push((cell, rows, per_trial));
+    }
+    for (cell, rows, per_trial) in read {
+        let items = items_of
+            .iter()
+            .find(|(w, _)| *w == cell.workload)
+            .map(|(_, i)| i.clone())
+            .unwrap_or_default();
         let trials: Vec<TrialData> = rows.into_iter().map(|t| TrialData::new(run, t)).collect();
         if items.is_empty() {
             out.push((

@@ -447,7 +447,11 @@ pub fn verdict_table(data: &ReportData) -> Table {
     Table {
         title: format!(
             "Verdicts: {} vs baseline {}",
-            data.metric.label(),
+            if data.cells.iter().all(|c| c.unit.is_some()) {
+                "each item in its own unit"
+            } else {
+                data.metric.label()
+            },
             data.baseline
         ),
         header,

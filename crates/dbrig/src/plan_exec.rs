@@ -54,12 +54,22 @@ fn print_dry_run(plan: &Plan) {
         .iter()
         .filter(|(c, _)| plan.cells[*c].workload.is_timed())
         .map(|(c, _)| plan.cells[*c].run.time + plan.cells[*c].run.warmup)
-        .sum();
+        .fold(0.0, |a, b| a + b);
+    let benchmark_trials = plan
+        .schedule
+        .iter()
+        .filter(|(c, _)| !plan.cells[*c].workload.is_timed())
+        .count();
     println!(
-        "Trials: {} ({} per cell), at least {:.0} s of measurement and warm-up",
+        "Trials: {} ({} per cell), at least {:.0} s of measurement and warm-up{}",
         plan.schedule.len(),
         plan.trials,
-        seconds
+        seconds,
+        if benchmark_trials > 0 {
+            format!(", plus {benchmark_trials} benchmark run(s) that take as long as they take")
+        } else {
+            String::new()
+        }
     );
     println!("Order:");
     for (i, (c, t)) in plan.schedule.iter().enumerate() {
