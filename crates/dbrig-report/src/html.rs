@@ -14,6 +14,7 @@ use crate::charts::{latency_chart, throughput_chart, workload_os_chart, workload
 use crate::data::{ReportData, RunInfo, ServerVersions};
 use crate::error::ReportError;
 use crate::tables::{Table, verdict_table, workload_table};
+use crate::tpch::{TpchReport, tpch_chart, tpch_table};
 
 const REPORT_TEMPLATE: &str = include_str!("../templates/report.html");
 const TABLE_TEMPLATE: &str = include_str!("../templates/table.html");
@@ -76,6 +77,14 @@ struct Page<'a> {
     plan_text: Option<&'a str>,
     workloads: Vec<HtmlWorkload>,
     verdicts: Option<HtmlTable>,
+    tpch: Option<HtmlTpch>,
+}
+
+/// The TPC-H section (see `tpch.rs`), present when the runs hold power tests.
+#[derive(Serialize)]
+struct HtmlTpch {
+    table: HtmlTable,
+    chart_svg: String,
 }
 
 #[derive(Serialize)]
@@ -133,6 +142,14 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
             HtmlHost { run: r.id, facts }
         })
         .collect();
+    let run_ids: Vec<RunId> = data.runs.iter().map(|r| r.id).collect();
+    let tpch = match TpchReport::load(store, &run_ids, Some(&data.baseline))? {
+        Some(r) => Some(HtmlTpch {
+            table: HtmlTable::new(tpch_table(&r), |_| None),
+            chart_svg: tpch_chart(&r)?,
+        }),
+        None => None,
+    };
     let ex = data.excluded();
     let mut env = Environment::new();
     // The `.html` names turn on HTML auto-escaping: names and plan text are user input.
@@ -151,6 +168,7 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         plan_text: data.plan_text(),
         workloads,
         verdicts,
+        tpch,
     };
     let page = env
         .get_template("report.html")?

@@ -19,6 +19,7 @@ pub mod html;
 pub mod perfrun;
 pub mod run;
 pub mod tables;
+pub mod tpch;
 
 pub use charts::{TimelineSeries, latency_chart, throughput_chart, timeline_chart};
 pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, TrialData};

@@ -5,6 +5,7 @@ mod compare;
 mod html_browser;
 mod live;
 mod snapshots;
+mod tpch;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,205 @@
+//! The TPC-H report from stored power tests: two configurations, a baseline, a timeout shown
+//! as `>T`, an error and a wrong answer named as such, and the cut-off bar chart.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use dbrig_report::ReportData;
+use dbrig_report::tpch::{Outcome, TpchReport, tpch_chart, tpch_table};
+use dbrig_store::{NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus};
+
+use crate::assert_snapshot;
+
+/// A stored query with launcher detail: runs of `micros`, reduced to `reduced`.
+fn query(
+    name: &str,
+    status: &str,
+    reduced: u64,
+    runs: &[u64],
+    timeout: Option<f64>,
+) -> serde_json::Value {
+    let done: Vec<u64> = runs.to_vec();
+    serde_json::json!({
+        "name": name,
+        "micros": reduced,
+        "rows": 4,
+        "status": status,
+        "error": match status {
+            "error" => Some("Table 'test.partsupp' doesn't exist"),
+            "wrong" => Some("row 1 column 2: 17.5 vs 18.25"),
+            "timeout" => Some("timed out after 2.000 s: the statement was cancelled on the server"),
+            _ => None,
+        },
+        "detail": {
+            "reduction": "simple-average",
+            "runs": done.iter().enumerate().map(|(i, m)| serde_json::json!({
+                "run": i + 1, "warmup": false, "micros": m, "rows": 4, "status": status,
+                "restarted": false
+            })).chain(std::iter::once(serde_json::json!({
+                "run": 0, "warmup": true, "micros": 1, "rows": 4, "status": "ok", "restarted": false
+            }))).collect::<Vec<_>>(),
+            "min_micros": (status == "ok").then(|| done.iter().min().copied()).flatten(),
+            "max_micros": (status == "ok").then(|| done.iter().max().copied()).flatten(),
+            "mean_micros": (status == "ok").then(|| done.iter().sum::<u64>() / done.len() as u64),
+            "max_timed_out": status == "timeout",
+            "timeout_seconds": timeout,
+            "params": [], "plans": {}, "chosen_plan": null, "skipped": 0, "restarts": 0,
+            "hooks": [], "notes": []
+        }
+    })
+}
+
+fn power(version: &str, queries: Vec<serde_json::Value>, power: Option<f64>) -> serde_json::Value {
+    serde_json::json!({
+        "scale_factor": 0.01,
+        "refresh_set": 1,
+        "server_version": version,
+        "rf1": {"name": "RF1", "micros": 20_000, "rows": 60, "status": "ok", "error": null},
+        "queries": queries,
+        "rf2": {"name": "RF2", "micros": 10_000, "rows": 60, "status": "ok", "error": null},
+        "power_at_size": power,
+    })
+}
+
+fn store_two_configurations() -> (Store, RunId) {
+    let mut store = Store::open_in_memory().unwrap();
+    let at = |s| UNIX_EPOCH + Duration::from_secs(1_700_000_000 + s);
+    let run = store
+        .begin_run(&NewRun {
+            kind: RunKind::Plan,
+            name: "tpch-ab",
+            started_at: at(0),
+            options: &serde_json::json!({}),
+            host: &serde_json::json!({"hostname": "bench-1"}),
+            dbrig_version: "0.1.0",
+            command_line: &["dbrig".to_owned(), "run".to_owned(), "tpch.toml".to_owned()],
+            plan_text: None,
+        })
+        .unwrap();
+    let a = power(
+        "10.11.19-MariaDB",
+        vec![
+            query("14", "ok", 100_000, &[90_000, 110_000, 100_000], Some(2.0)),
+            query(
+                "2",
+                "ok",
+                1_000_000,
+                &[1_000_000, 1_100_000, 900_000],
+                Some(2.0),
+            ),
+            query("9", "error", 0, &[0], Some(2.0)),
+            query("20", "ok", 400_000, &[400_000, 400_000, 400_000], Some(2.0)),
+        ],
+        None,
+    );
+    let b = power(
+        "11.4.2-MariaDB",
+        vec![
+            query("14", "ok", 50_000, &[50_000, 40_000, 60_000], Some(2.0)),
+            query("2", "timeout", 2_000_000, &[2_000_000], Some(2.0)),
+            query("9", "ok", 300_000, &[300_000, 300_000, 300_000], Some(2.0)),
+            query("20", "wrong", 100_000, &[100_000], Some(2.0)),
+        ],
+        None,
+    );
+    for (i, (conf, report)) in [("A", a), ("B", b)].into_iter().enumerate() {
+        let cell = store
+            .ensure_cell(
+                run,
+                &NewCell {
+                    cell_key: conf,
+                    configuration: conf,
+                    workload: "tpch_power",
+                    clients: 1,
+                    options: &serde_json::json!({}),
+                    target: "mysql://root@127.0.0.1:3306/test",
+                },
+            )
+            .unwrap();
+        let version = report["server_version"].as_str().unwrap().to_owned();
+        store
+            .record_trial(
+                cell,
+                &NewTrial {
+                    trial: 1,
+                    status: TrialStatus::Done,
+                    reason: None,
+                    server_version: Some(&version),
+                    started_at: at(10 + i as u64 * 10),
+                    finished_at: at(15 + i as u64 * 10),
+                    measurements: None,
+                    extra: Some(&serde_json::json!({ "tpch_power": report })),
+                },
+            )
+            .unwrap();
+    }
+    store
+        .finish_run_at(run, RunStatus::Done, None, at(60))
+        .unwrap();
+    (store, run)
+}
+
+#[test]
+fn tpch_table_with_baseline_timeout_error_and_wrong_answer() {
+    let (store, run) = store_two_configurations();
+    let report = TpchReport::load(&store, &[run], Some("A"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.baseline, "A");
+    let b = &report.configurations[1];
+    assert_eq!(b.server_version, "11.4.2-MariaDB");
+    let q2 = b.queries.iter().find(|q| q.query == "2").unwrap();
+    assert_eq!(q2.outcome, Outcome::Timeout);
+    assert_eq!(q2.runs, 1, "warm-ups are not counted");
+    let text = tpch_table(&report).to_text();
+    assert!(text.contains(">2.000"), "{text}");
+    assert!(text.contains("wrong") && text.contains("error"), "{text}");
+    assert_snapshot("tpch-ab.txt", &text);
+    // Another baseline turns the ratios around.
+    let other = TpchReport::load(&store, &[run], Some("B"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(other.baseline, "B");
+    assert_ne!(tpch_table(&other).to_text(), text);
+}
+
+#[test]
+fn tpch_chart_cuts_the_axis_at_the_longest_completed_plus_20_percent() {
+    let (store, run) = store_two_configurations();
+    let report = TpchReport::load(&store, &[run], None).unwrap().unwrap();
+    let svg = tpch_chart(&report).unwrap();
+    // Longest completed: Q2 on A, 1.0 s → the axis ends at 1.2 s; the timeout's bar is drawn
+    // past it and marked.
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim()))
+        .collect();
+    assert!(texts.contains(&"&gt;T"), "timeout mark: {texts:?}");
+    assert!(
+        texts.contains(&"E") && texts.contains(&"W"),
+        "error and wrong marks"
+    );
+    // The top tick is 1.2 (longest completed 1.0 s + 20 %), nothing above it.
+    let ticks: Vec<f64> = texts
+        .iter()
+        .filter(|t| t.contains('.'))
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let top = ticks.iter().copied().fold(0.0, f64::max);
+    assert!((top - 1.2).abs() < 1e-9, "{ticks:?}");
+    assert_snapshot("tpch-ab.svg", &svg);
+}
+
+#[test]
+fn the_html_page_has_the_tpch_section() {
+    let (store, run) = store_two_configurations();
+    let data = ReportData::load(&store, run).unwrap();
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert!(html.contains("<h2>TPC-H power test</h2>"));
+    assert!(html.contains("11.4.2-MariaDB"));
+    assert!(html.contains("&gt;2.000"));
+    // A run without power tests has no such section.
+    let (store, data) = crate::demo();
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert!(!html.contains("TPC-H power test"));
+}
