@@ -31,6 +31,9 @@ pub enum TpchCommand {
     Load(LoadArgs),
     /// The power test: RF1, the 22 queries in stream-0 order, RF2; Power@Size; stored as a run.
     Power(PowerArgs),
+    /// The throughput test: S query streams in their spec permutations plus the refresh
+    /// stream; Throughput@Size (and QphH@Size with --power-run); stored as a run.
+    Throughput(ThroughputArgs),
     /// Differential answer check of the queries across engines (or against the SF1 answers).
     Check(CheckArgs),
     /// Drop the TPC-H tables dbrig created.
@@ -84,6 +87,45 @@ pub struct PowerArgs {
     /// Skip the refresh functions RF1/RF2.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Seconds a query may run before it is cancelled on the server and recorded as a
+    /// timeout (shown as `>T`).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<f64>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ThroughputArgs {
+    /// Query streams (0: the spec's minimum for the scale factor: SF<=1 → 2, 10 → 3, 30 → 4,
+    /// 100 → 5, 300 → 6, 1000 → 7, …).
+    #[arg(long, default_value_t = 0)]
+    pub streams: u32,
+    /// Seed of the qgen parameters; every stream gets its own values from it.
+    #[arg(long, default_value_t = 1, conflicts_with = "validation_params")]
+    pub seed: u64,
+    /// Give every stream qgen's validation parameters instead of seeded random ones.
+    #[arg(long)]
+    pub validation_params: bool,
+    /// A folder of .sql files to run instead of the built-in queries (one query per file;
+    /// `N…` files take query N's place in each stream's permutation).
+    #[arg(long, value_name = "DIR")]
+    pub queries: Option<PathBuf>,
+    /// Skip the refresh stream (RF1/RF2 pairs).
+    #[arg(long)]
+    pub no_refresh: bool,
+    /// Seconds a query may run before it is cancelled on the server and recorded as a
+    /// timeout (shown as `>T`).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<f64>,
+    /// A stored power test run (its id in the results database) on the same data: QphH@Size
+    /// is computed from its Power@Size and this run's Throughput@Size.
+    #[arg(long, value_name = "RUN")]
+    pub power_run: Option<i64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]
@@ -129,6 +171,7 @@ pub async fn tpch(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
         TpchCommand::Gen(a) => gen_tbl(a),
         TpchCommand::Load(a) => load(a).await,
         TpchCommand::Power(a) => power(a, argv).await,
+        TpchCommand::Throughput(a) => throughput(a, argv).await,
         TpchCommand::Check(a) => check(a).await,
         TpchCommand::Cleanup(a) => cleanup(a).await,
     }
@@ -229,6 +272,7 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         "params": params,
         "queries": a.queries.as_ref().map(|p| p.display().to_string()),
         "refresh": options.refresh,
+        "timeout_seconds": a.timeout,
     });
     let command_line = redacted_command_line(argv);
     let started = SystemTime::now();
@@ -254,7 +298,23 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
             target: &target_text,
         },
     )?;
-    let result = tpch::power_test(&target, &ConnectOptions::default(), &options, &progress).await;
+    let controls = tpch::PowerControls {
+        all: tpch::QueryControls {
+            timeout: a.timeout,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let result = tpch::power_test_controlled(
+        &target,
+        &ConnectOptions::default(),
+        &options,
+        &controls,
+        None,
+        &progress,
+        &mut |_| {},
+    )
+    .await;
     let finished = SystemTime::now();
     let report = match result {
         Ok(r) => r,
@@ -304,12 +364,11 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
                 Some(e) if o.status != QueryStatus::Ok => format!("{}: {e}", o.status.as_str()),
                 _ => o.status.as_str().to_owned(),
             };
-            table.add_row([
-                o.name.clone(),
-                format!("{:.6}", o.seconds()),
-                o.rows.to_string(),
-                status,
-            ]);
+            let seconds = match o.status {
+                QueryStatus::Timeout => format!(">{:.6}", o.seconds()),
+                _ => format!("{:.6}", o.seconds()),
+            };
+            table.add_row([o.name.clone(), seconds, o.rows.to_string(), status]);
         }
         println!("{table}");
         match report.power_at_size {
@@ -436,4 +495,336 @@ async fn cleanup(a: CleanupArgs) -> Result<ExitCode> {
         println!("Dropped {} on {target}", r.dropped.join(", "));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "invalid timeout '{s}': give a positive number of seconds, such as 0.5 or 600"
+        )),
+    }
+}
+
+/// Power@Size (and its scale factor) of a stored, finished power test run.
+fn stored_power(store: &dbrig_store::Store, id: i64) -> Result<(f64, f64)> {
+    let run = store.run(dbrig_store::RunId(id)).map_err(|_| {
+        anyhow!(
+            "no run {id} in {}: see `dbrig runs`",
+            store.path().display()
+        )
+    })?;
+    if run.kind.as_str() != "tpch_power" {
+        bail!(
+            "run {id} is a {} run, not a TPC-H power test: give --power-run the id of a `dbrig tpch power` run",
+            run.kind.as_str()
+        );
+    }
+    let trial = store
+        .cells(run.id)?
+        .into_iter()
+        .flat_map(|c| store.trials(c.id).unwrap_or_default())
+        .find(|t| t.status == TrialStatus::Done)
+        .ok_or_else(|| {
+            anyhow!("power run {id} has no finished trial: run `dbrig tpch power` again")
+        })?;
+    let report = trial
+        .extra
+        .as_ref()
+        .and_then(|e| e.get("tpch_power"))
+        .ok_or_else(|| anyhow!("power run {id} holds no power test results"))?;
+    let sf = report["scale_factor"].as_f64().unwrap_or(0.0);
+    let power = report["power_at_size"].as_f64().ok_or_else(|| {
+        anyhow!("power run {id} has no Power@Size (a query or refresh function failed): run `dbrig tpch power` again")
+    })?;
+    Ok((power, sf))
+}
+
+/// A step's seconds as the seeds show them: `>T` for a timeout, `err` for an error.
+fn cell_text(o: &tpch::QueryOutcome) -> String {
+    match o.status {
+        QueryStatus::Timeout => format!(">{:.3}", o.seconds()),
+        QueryStatus::Error => "err".into(),
+        QueryStatus::Wrong => format!("{:.3}!", o.seconds()),
+        QueryStatus::Ok => format!("{:.3}", o.seconds()),
+    }
+}
+
+async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
+    let target = resolve_target(&a.connection, &a.store)?;
+    let queries = match &a.queries {
+        Some(dir) => Some(QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?),
+        None => None,
+    };
+    let params = if a.validation_params {
+        ParamMode::Validation
+    } else {
+        ParamMode::Random { seed: a.seed }
+    };
+    let options = tpch::ThroughputOptions {
+        streams: a.streams,
+        params,
+        queries,
+        refresh: !a.no_refresh,
+        timeout: a.timeout.map(std::time::Duration::from_secs_f64),
+    };
+    let mut store = open_store(&a.store)?;
+    let power = match a.power_run {
+        Some(id) => Some(stored_power(&store, id)?),
+        None => None,
+    };
+    // Refuse before a run is recorded when the data is not there or is another size.
+    {
+        let mut conn = Connection::connect(&target, &ConnectOptions::default()).await?;
+        tpch::check_loaded(&mut conn).await?;
+        let sf = tpch::detect_scale_factor(&mut conn).await?;
+        conn.close().await;
+        if let Some((_, power_sf)) = power
+            && (power_sf - sf).abs() > 1e-9
+        {
+            bail!(
+                "power run {} was at SF {power_sf} but {target} holds SF {sf}: QphH@Size needs both tests on the same data",
+                a.power_run.unwrap_or_default()
+            );
+        }
+    }
+    let host = serde_json::to_value(HostFacts::collect(None)).unwrap_or_default();
+    let spec = serde_json::json!({
+        "workload": "tpch_throughput",
+        "target": target.to_string(),
+        "streams": a.streams,
+        "params": params,
+        "queries": a.queries.as_ref().map(|p| p.display().to_string()),
+        "refresh": options.refresh,
+        "timeout_seconds": a.timeout,
+        "power_run": a.power_run,
+    });
+    let command_line = redacted_command_line(argv);
+    let started = SystemTime::now();
+    let run_id = store.begin_run(&NewRun {
+        kind: RunKind::Other("tpch_throughput".into()),
+        name: "tpch_throughput",
+        started_at: started,
+        options: &spec,
+        host: &host,
+        dbrig_version: env!("CARGO_PKG_VERSION"),
+        command_line: &command_line,
+        plan_text: None,
+    })?;
+    let target_text = target.to_string();
+    let cell = store.ensure_cell(
+        run_id,
+        &NewCell {
+            cell_key: &spec_key(&spec),
+            configuration: "default",
+            workload: "tpch_throughput",
+            clients: a.streams.max(1),
+            options: &spec,
+            target: &target_text,
+        },
+    )?;
+    let result =
+        tpch::throughput_test(&target, &ConnectOptions::default(), &options, &progress).await;
+    let finished = SystemTime::now();
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let reason = e.to_string();
+            crate::commands::record_failed_run(
+                &mut store, run_id, cell, started, finished, &reason,
+            )?;
+            return Err(e.into());
+        }
+    };
+    let qphh = match (power, report.throughput_at_size) {
+        (Some((p, _)), Some(t)) => Some(tpch::qphh_at_size(p, t)),
+        _ => None,
+    };
+    let extra = serde_json::json!({
+        "tpch_throughput": report,
+        "power_run": a.power_run,
+        "power_at_size": power.map(|(p, _)| p),
+        "qphh_at_size": qphh,
+    });
+    // A stream that lost its server fails the run, but what it measured is kept.
+    let (status, run_status) = match &report.failure {
+        Some(_) => (TrialStatus::Failed, RunStatus::Failed),
+        None => (TrialStatus::Done, RunStatus::Done),
+    };
+    store.record_trial(
+        cell,
+        &NewTrial {
+            trial: 1,
+            status,
+            reason: report.failure.as_deref(),
+            server_version: Some(&report.server_version),
+            started_at: started,
+            finished_at: finished,
+            measurements: None,
+            extra: Some(&extra),
+        },
+    )?;
+    store.finish_run(run_id, run_status, report.failure.as_deref())?;
+    if a.format == Format::Json {
+        let mut v = serde_json::to_value(&report)?;
+        v["run_id"] = serde_json::json!(run_id.0);
+        v["target"] = serde_json::json!(target_text);
+        v["power_run"] = serde_json::json!(a.power_run);
+        v["power_at_size"] = serde_json::json!(power.map(|(p, _)| p));
+        v["qphh_at_size"] = serde_json::json!(qphh);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_throughput(&report, &target_text, power.map(|(p, _)| p), qphh);
+        println!("Stored as run {} in {}", run_id.0, store.path().display());
+    }
+    Ok(if report.failure.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_throughput(
+    report: &tpch::ThroughputReport,
+    target: &str,
+    power: Option<f64>,
+    qphh: Option<f64>,
+) {
+    println!(
+        "TPC-H throughput test, SF {} on {target} ({}), {} streams{}",
+        report.scale_factor,
+        report.server_version,
+        report.streams,
+        report
+            .timeout_seconds
+            .map(|t| format!(", timeout {t} s"))
+            .unwrap_or_default()
+    );
+    let count = |s: &tpch::StreamReport, st: QueryStatus| {
+        s.queries
+            .iter()
+            .filter(|o| o.status == st)
+            .count()
+            .to_string()
+    };
+    let mut streams = comfy_table::Table::new();
+    streams.load_style(comfy_table::presets::NOTHING);
+    streams.set_header([
+        "stream", "seconds", "queries", "ok", "error", "timeout", "wrong",
+    ]);
+    for s in &report.query_streams {
+        streams.add_row([
+            s.stream.to_string(),
+            format!("{:.3}", s.seconds),
+            s.queries.len().to_string(),
+            count(s, QueryStatus::Ok),
+            count(s, QueryStatus::Error),
+            count(s, QueryStatus::Timeout),
+            count(s, QueryStatus::Wrong),
+        ]);
+    }
+    if let Some(r) = &report.refresh_stream {
+        let failed = r
+            .pairs
+            .iter()
+            .flat_map(|p| std::iter::once(&p.rf1).chain(p.rf2.iter()))
+            .filter(|o| o.status != QueryStatus::Ok)
+            .count();
+        streams.add_row([
+            "refresh".to_owned(),
+            format!("{:.3}", r.seconds),
+            format!("{} pairs", r.pairs.len()),
+            String::new(),
+            failed.to_string(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    println!("{streams}");
+    // Query × stream seconds, in query-number order (user files by name after).
+    let mut names: Vec<String> = Vec::new();
+    for s in &report.query_streams {
+        for o in &s.queries {
+            if !names.contains(&o.name) {
+                names.push(o.name.clone());
+            }
+        }
+    }
+    names.sort_by_key(|n| (n.parse::<u32>().unwrap_or(u32::MAX), n.clone()));
+    let mut per_query = comfy_table::Table::new();
+    per_query.load_style(comfy_table::presets::NOTHING);
+    per_query.set_header(
+        std::iter::once("query".to_owned()).chain(
+            report
+                .query_streams
+                .iter()
+                .map(|s| format!("s{}", s.stream)),
+        ),
+    );
+    for name in &names {
+        per_query.add_row(std::iter::once(format!("Q{name}")).chain(
+            report.query_streams.iter().map(|s| {
+                s.queries
+                    .iter()
+                    .find(|o| &o.name == name)
+                    .map(cell_text)
+                    .unwrap_or_else(|| "-".into())
+            }),
+        ));
+    }
+    if let Some(r) = &report.refresh_stream {
+        for p in &r.pairs {
+            per_query.add_row([
+                format!("RF set {}", p.refresh_set),
+                format!(
+                    "RF1 {} RF2 {}",
+                    cell_text(&p.rf1),
+                    p.rf2.as_ref().map(cell_text).unwrap_or_else(|| "-".into())
+                ),
+            ]);
+        }
+    }
+    println!("{per_query}");
+    for s in &report.query_streams {
+        for o in s.queries.iter().filter(|o| o.status != QueryStatus::Ok) {
+            println!(
+                "  stream {} Q{}: {}: {}",
+                s.stream,
+                o.name,
+                o.status.as_str(),
+                o.error.as_deref().unwrap_or("")
+            );
+        }
+    }
+    if let Some(r) = &report.refresh_stream {
+        for p in &r.pairs {
+            for o in std::iter::once(&p.rf1)
+                .chain(p.rf2.iter())
+                .filter(|o| o.status != QueryStatus::Ok)
+            {
+                println!(
+                    "  refresh set {} {}: {}: {}",
+                    p.refresh_set,
+                    o.name,
+                    o.status.as_str(),
+                    o.error.as_deref().unwrap_or("")
+                );
+            }
+        }
+    }
+    if let Some(f) = &report.failure {
+        println!("FAILED: {f}");
+    }
+    println!("Ts = {:.3} s", report.ts_seconds);
+    match report.throughput_at_size {
+        Some(t) => println!("Throughput@Size = {t:.2}"),
+        None => println!(
+            "Throughput@Size = n/a (a query or refresh function did not complete correctly)"
+        ),
+    }
+    match (power, qphh) {
+        (Some(p), Some(q)) => println!("Power@Size = {p:.2} (stored run), QphH@Size = {q:.2}"),
+        (Some(p), None) => println!("Power@Size = {p:.2} (stored run), QphH@Size = n/a"),
+        _ => println!("QphH@Size: give --power-run RUN (a `dbrig tpch power` run on this data)"),
+    }
 }

@@ -1,5 +1,6 @@
 //! DBT-3 / TPC-H: data generation (tpchgen, byte-identical to dbgen), the load test, qgen-style
-//! query parameters, the power test with refresh functions RF1/RF2, and answer checking.
+//! query parameters, the power test with refresh functions RF1/RF2, the throughput test
+//! (concurrent streams in the spec's permutations), and answer checking.
 //!
 //! SQL is data: the schema per dialect in `sql/{common,mysql,postgres,sqlite}.sql`, the 22
 //! query templates of `tpchgen::q_and_a` in `sql/queries.sql` with per-dialect variants in
@@ -16,6 +17,7 @@ pub mod load;
 pub mod params;
 pub mod power;
 pub mod queries;
+pub mod throughput;
 
 use std::fmt;
 use std::str::FromStr;
@@ -39,6 +41,10 @@ pub use power::{
     power_test_controlled, reduce, run_query, run_query_timeout,
 };
 pub use queries::{Query, QuerySet, STREAM0_ORDER, split_statements};
+pub use throughput::{
+    STREAM_PERMUTATIONS, StreamReport, ThroughputOptions, ThroughputReport, min_streams,
+    permutation, qphh_at_size, throughput_at_size, throughput_test,
+};
 
 /// Registry kind of the tables `dbrig tpch load` creates.
 pub const REGISTRY_KIND: &str = "tpch_table";

@@ -280,3 +280,293 @@ fn sf1_answers_match_the_reference() {
     let v = json(&o);
     assert_eq!(v["all_same"], true, "{v}");
 }
+
+// ---- The throughput test and query timeouts ----
+
+/// One value from PostgreSQL (for checks on the server's own view).
+fn psql_value(sql: &str) -> String {
+    let o = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            "test",
+            "-q",
+            "-t",
+            "-A",
+            "-c",
+            sql,
+        ])
+        .output()
+        .expect("psql is installed");
+    assert!(
+        o.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+fn throughput(out: &std::path::Path, args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let mut all = vec!["tpch", "throughput", "--format", "json"];
+    all.extend_from_slice(args);
+    let o = dbrig(out, &all);
+    let v = json(&o);
+    (o, v)
+}
+
+#[test]
+fn throughput_two_streams_on_three_engines() {
+    let out = tempfile::tempdir().unwrap();
+    let lite = format!("sqlite:{}", out.path().join("tp.sqlite").display());
+    let my = MariaDb::new("tp");
+    let pg = Postgres::new("tp");
+    let (lite_url, my_url, pg_url) = (lite.clone(), my.url(), pg.url());
+    let out_path = out.path().to_owned();
+    std::thread::scope(|s| {
+        s.spawn(|| load(&out_path, &lite_url, "after"));
+        s.spawn(|| load(&out_path, &my_url, "before"));
+        s.spawn(|| load(&out_path, &pg_url, "after"));
+    });
+    for t in [&lite, &my.url(), &pg.url()] {
+        let power_run = power(out.path(), t)["run_id"].as_i64().unwrap().to_string();
+        let (o, v) = throughput(
+            out.path(),
+            &["--target", t, "--streams", "2", "--power-run", &power_run],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(v["streams"], 2, "{v}");
+        let streams = v["query_streams"].as_array().unwrap();
+        assert_eq!(streams.len(), 2);
+        for (s, first) in streams.iter().zip(["21", "6"]) {
+            let q = s["queries"].as_array().unwrap();
+            assert_eq!(q.len(), 22, "{s}");
+            // Stream s runs permutation s of the spec's Appendix A.
+            assert_eq!(q[0]["name"], first, "{s}");
+            assert!(q.iter().all(|q| q["status"] == "ok"), "{t}: {s}");
+            assert!(s["aborted"].is_null());
+        }
+        let pairs = v["refresh_stream"]["pairs"].as_array().unwrap();
+        assert_eq!(pairs.len(), 2, "one RF1/RF2 pair per query stream: {v}");
+        assert!(
+            pairs
+                .iter()
+                .all(|p| p["rf1"]["status"] == "ok" && p["rf2"]["status"] == "ok")
+        );
+        // The power run used set 1; the pairs take the next two.
+        assert_eq!(pairs[0]["refresh_set"], 2);
+        assert_eq!(pairs[1]["refresh_set"], 3);
+        let ts = v["ts_seconds"].as_f64().unwrap();
+        let tput = v["throughput_at_size"].as_f64().unwrap();
+        assert!(
+            (tput - 2.0 * 22.0 * 3600.0 / ts * 0.01).abs() < 1e-6 * tput,
+            "{v}"
+        );
+        let power = v["power_at_size"].as_f64().unwrap();
+        let qphh = v["qphh_at_size"].as_f64().unwrap();
+        assert!((qphh - (power * tput).sqrt()).abs() < 1e-6 * qphh, "{v}");
+        eprintln!("throughput {t}: Throughput@Size {tput:.1}, QphH@Size {qphh:.1}");
+    }
+    // The text report: stream table and metrics; stored as a run.
+    let o = ok(dbrig(
+        out.path(),
+        &["tpch", "throughput", "--target", &lite, "--no-refresh"],
+    ));
+    let t = text(&o);
+    assert!(
+        t.contains("stream") && t.contains("Throughput@Size = "),
+        "{t}"
+    );
+    assert!(t.contains("Q22"), "{t}");
+    let runs = text(&ok(dbrig(out.path(), &["runs"])));
+    assert!(runs.matches("tpch_throughput").count() >= 4, "{runs}");
+    // QphH needs a power run: another kind of run is refused with a clear message.
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "throughput",
+            "--target",
+            &lite,
+            "--power-run",
+            "999999",
+        ],
+    ));
+    assert!(e.contains("no run 999999"), "{e}");
+}
+
+#[test]
+fn throughput_timeouts_kill_on_the_server_and_errors_let_the_stream_go_on() {
+    let out = tempfile::tempdir().unwrap();
+    let lite = format!("sqlite:{}", out.path().join("to.sqlite").display());
+    let my = MariaDb::new("to");
+    let pg = Postgres::new("to");
+    let (lite_url, my_url, pg_url) = (lite.clone(), my.url(), pg.url());
+    let out_path = out.path().to_owned();
+    std::thread::scope(|s| {
+        s.spawn(|| load(&out_path, &lite_url, "after"));
+        s.spawn(|| load(&out_path, &my_url, "before"));
+        s.spawn(|| load(&out_path, &pg_url, "after"));
+    });
+    let slow = [
+        (
+            &lite,
+            "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1000000000000) SELECT COUNT(*) FROM n",
+        ),
+        (&my_url, "SELECT SLEEP(30) FROM region LIMIT 1"),
+        (&pg_url, "SELECT pg_sleep(30) FROM region LIMIT 1"),
+    ];
+    for (t, slow_sql) in slow {
+        let qdir = out.path().join(format!("q{}", t.len()));
+        std::fs::create_dir_all(&qdir).unwrap();
+        std::fs::write(
+            qdir.join("6.sql"),
+            "select count(*) from lineitem where l_quantity < :3",
+        )
+        .unwrap();
+        std::fs::write(
+            qdir.join("a_bad.sql"),
+            "select no_such_column from lineitem",
+        )
+        .unwrap();
+        std::fs::write(qdir.join("b_slow.sql"), slow_sql).unwrap();
+        std::fs::write(qdir.join("c_after.sql"), "select count(*) from nation").unwrap();
+        let (o, v) = throughput(
+            out.path(),
+            &[
+                "--target",
+                t,
+                "--streams",
+                "2",
+                "--no-refresh",
+                "--timeout",
+                "0.5",
+                "--queries",
+                qdir.to_str().unwrap(),
+            ],
+        );
+        // Errors and timeouts are results, not a failed run.
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(v["failure"].is_null());
+        assert!(v["throughput_at_size"].is_null(), "not a valid metric: {v}");
+        for s in v["query_streams"].as_array().unwrap() {
+            let q = s["queries"].as_array().unwrap();
+            let status: Vec<&str> = q.iter().map(|q| q["status"].as_str().unwrap()).collect();
+            let names: Vec<&str> = q.iter().map(|q| q["name"].as_str().unwrap()).collect();
+            assert_eq!(names, ["6", "a_bad", "b_slow", "c_after"], "{t}");
+            assert_eq!(status, ["ok", "error", "timeout", "ok"], "{t}: {s}");
+            // The server's own message is kept.
+            assert!(
+                q[1]["error"].as_str().unwrap().contains("no_such_column"),
+                "{s}"
+            );
+            assert_eq!(
+                q[2]["micros"], 500_000,
+                "a timeout counts as the timeout: {s}"
+            );
+        }
+        // Text output shows a timeout as >T.
+        let o = ok(dbrig(
+            out.path(),
+            &[
+                "tpch",
+                "throughput",
+                "--target",
+                t,
+                "--streams",
+                "2",
+                "--no-refresh",
+                "--timeout",
+                "0.5",
+                "--queries",
+                qdir.to_str().unwrap(),
+            ],
+        ));
+        assert!(text(&o).contains(">0.500"), "{}", text(&o));
+    }
+    // The power test takes the same --timeout.
+    let qdir = out.path().join(format!("q{}", pg_url.len()));
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            &pg_url,
+            "--no-refresh",
+            "--timeout",
+            "0.5",
+            "--queries",
+            qdir.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    ));
+    let v = json(&o);
+    let status: Vec<&str> = v["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["ok", "error", "timeout", "ok"], "{v}");
+    // Nothing of the slow queries still runs on the servers.
+    let sleeping = crate::mysql::sql(&format!(
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '{}' AND INFO LIKE 'SELECT SLEEP%'",
+        my.0
+    ));
+    assert_eq!(sleeping.trim(), "0");
+    let sleeping = psql_value(&format!(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '{}' AND state = 'active' AND query LIKE '%pg_sleep%'",
+        pg.0
+    ));
+    assert_eq!(sleeping, "0");
+}
+
+#[test]
+fn throughput_server_dying_mid_stream_fails_the_run_keeping_what_was_measured() {
+    let out = tempfile::tempdir().unwrap();
+    // The mock server dies at its 10th statement on a connection.
+    let (o, v) = throughput(
+        out.path(),
+        &[
+            "--target",
+            "mock:?die_after=10&latency_us=1000",
+            "--no-refresh",
+            "--streams",
+            "2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        v["failure"]
+            .as_str()
+            .unwrap()
+            .contains("the server went away"),
+        "{v}"
+    );
+    for s in v["query_streams"].as_array().unwrap() {
+        let q = s["queries"].as_array().unwrap();
+        assert!(!q.is_empty() && q.len() < 22, "{s}");
+        assert!(q[..q.len() - 1].iter().all(|q| q["status"] == "ok"), "{s}");
+        assert!(s["aborted"].is_string(), "{s}");
+    }
+    assert!(v["throughput_at_size"].is_null());
+    let runs = text(&ok(dbrig(out.path(), &["runs"])));
+    let line = runs
+        .lines()
+        .find(|l| l.contains("tpch_throughput"))
+        .unwrap();
+    assert!(line.contains("failed"), "{runs}");
+    // What was measured is in the results database, with the run marked failed.
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.runs().unwrap().pop().unwrap();
+    assert_eq!(run.status, dbrig_store::RunStatus::Failed);
+    let cell = store.cells(run.id).unwrap().pop().unwrap();
+    let trial = store.trials(cell.id).unwrap().pop().unwrap();
+    assert_eq!(trial.status, dbrig_store::TrialStatus::Failed);
+    let stored = &trial.extra.unwrap()["tpch_throughput"];
+    assert_eq!(stored["query_streams"], v["query_streams"]);
+}
