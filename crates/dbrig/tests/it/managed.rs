@@ -1,12 +1,60 @@
 //! Plans on servers dbrig starts itself: settings per configuration, hooks, OS samples,
 //! restart detection (a server killed mid-trial makes that trial invalid; the next one runs
-//! on a server brought back up), and no server process left behind.
+//! on a server brought back up), read-only starts, every server variable recorded, OS charts
+//! on the report, Ctrl-C and SIGKILL of dbrig with servers up, a closed stdout pipe, and no
+//! server process left behind.
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use dbrig_store::{Store, TrialStatus};
 
-use crate::text;
+use crate::{dbrig, error_line, text};
+
+/// Every stored trial of the latest run, in the order they ran:
+/// (configuration, workload, status, reason, extra).
+type StoredTrial = (
+    String,
+    String,
+    TrialStatus,
+    Option<String>,
+    serde_json::Value,
+);
+
+fn stored_trials(db: &Path) -> Vec<StoredTrial> {
+    let store = Store::open(db).unwrap();
+    let run_id = store.latest_run_id().unwrap().unwrap();
+    let mut trials = Vec::new();
+    for c in store.cells(run_id).unwrap() {
+        for t in store.trials(c.id).unwrap() {
+            trials.push((
+                t.started_at.clone(),
+                (
+                    c.configuration.clone(),
+                    c.workload.clone(),
+                    t.status,
+                    t.reason.clone(),
+                    t.extra.clone().unwrap_or_default(),
+                ),
+            ));
+        }
+    }
+    trials.sort_by(|a, b| a.0.cmp(&b.0));
+    trials.into_iter().map(|t| t.1).collect()
+}
+
+/// Waits up to `secs` for `done`.
+fn wait_for(secs: u64, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    done()
+}
 
 fn leftover_servers(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -122,4 +170,344 @@ before-trial = "[ -e {o}/killed ] || (touch {o}/killed; (sleep 1; pkill -9 -f '{
         "server processes left: {:?}",
         leftover_servers(&o)
     );
+}
+
+#[test]
+fn managed_postgres_plan_read_only_start_configuration_hooks_settings_and_os_charts() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().display().to_string();
+    let plan = format!(
+        r#"
+name = "managed-pg"
+trials = 1
+duration = 2
+clients = [2]
+baseline = "A"
+[[server]]
+name = "pg1"
+engine = "postgres"
+start-timeout = 120
+[[configuration]]
+name = "A"
+server = "pg1"
+[[configuration]]
+name = "B"
+server = "pg1"
+params = ["work_mem=8MB"]
+[configuration.hooks]
+before-configuration-sql = "SHOW work_mem"
+after-configuration = "echo B done > {o}/b-done"
+before-trial = "echo B trial"
+[[workload]]
+name = "oltp_read_only"
+[workload.options]
+table-size = 500
+[[workload]]
+name = "oltp_update_index"
+[workload.options]
+table-size = 500
+[environment]
+os-stats-interval = 0.5
+start-read-only = true
+[environment.hooks]
+before-trial-sql = "SHOW default_transaction_read_only"
+"#
+    );
+    let path = out.path().join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["run", path.to_str().unwrap()])
+        .arg(format!("--out={o}"))
+        .output()
+        .unwrap();
+    let all = text(&run);
+    assert!(run.status.success(), "{all}");
+
+    let trials = stored_trials(&out.path().join("results.db"));
+    assert_eq!(trials.len(), 4, "{trials:?}");
+    for (conf, workload, status, reason, extra) in &trials {
+        assert_eq!(*status, TrialStatus::Done, "{conf} {workload}: {reason:?}");
+        // An OLTP workload on a managed PostgreSQL, read-only where the workload only reads.
+        let read_only = workload == "oltp_read_only";
+        assert_eq!(extra["server"]["read_only"], read_only, "{extra}");
+        let vars = &extra["server_settings"]["variables"];
+        assert_eq!(
+            vars["default_transaction_read_only"],
+            if read_only { "on" } else { "off" },
+            "{conf} {workload}"
+        );
+        // Every setting, not a selection; the configuration's own setting is in force.
+        assert!(
+            extra["server_settings"]["variable_count"].as_u64().unwrap() > 200,
+            "{extra}"
+        );
+        assert_eq!(vars["work_mem"], if conf == "B" { "8MB" } else { "4MB" });
+        assert!(
+            extra["server_settings"]["binary"]
+                .as_str()
+                .unwrap()
+                .ends_with("/postgres"),
+            "{extra}"
+        );
+        assert!(
+            extra["server_settings"]["version"]
+                .as_str()
+                .unwrap()
+                .starts_with("PostgreSQL"),
+        );
+        // Placement: the CPUs dbrig and the server were allowed on, and the NUMA choice.
+        assert!(
+            extra["placement"]["client_cpus_allowed"].is_string(),
+            "{extra}"
+        );
+        assert!(
+            extra["placement"]["server_cpus_allowed"].is_string(),
+            "{extra}"
+        );
+        assert_eq!(extra["placement"]["numa"], "not requested");
+        assert_eq!(
+            extra["server"]["launch"]["dies_with_dbrig"], true,
+            "{extra}"
+        );
+        assert!(!extra["os_samples"].as_array().unwrap().is_empty());
+        let hooks = extra["hooks"].as_array().unwrap();
+        let hook = |name: &str, scope: &str| {
+            hooks
+                .iter()
+                .find(|h| h["hook"] == name && h["scope"] == scope)
+                .cloned()
+        };
+        // The plan's SQL hook saw the read-only switch of this trial's server.
+        assert_eq!(
+            hook("before-trial-sql", "plan").unwrap()["output"]
+                .as_str()
+                .unwrap()
+                .trim(),
+            if read_only { "on" } else { "off" }
+        );
+        // B's own hooks ran on B only, after the plan's.
+        assert_eq!(hook("before-trial", "configuration").is_some(), conf == "B");
+    }
+    // B's before-configuration SQL (stored with its first trial) and after-configuration
+    // shell hook (stored with its last trial).
+    let b: Vec<&StoredTrial> = trials.iter().filter(|t| t.0 == "B").collect();
+    let first_hooks = b[0].4["hooks"].as_array().unwrap();
+    let before_conf = first_hooks
+        .iter()
+        .find(|h| h["hook"] == "before-configuration-sql")
+        .unwrap();
+    assert_eq!(before_conf["output"].as_str().unwrap().trim(), "8MB");
+    assert_eq!(before_conf["scope"], "configuration");
+    let last_hooks = b[b.len() - 1].4["hooks"].as_array().unwrap();
+    assert!(
+        last_hooks
+            .iter()
+            .any(|h| h["hook"] == "after-configuration" && h["exit_code"] == 0),
+        "{last_hooks:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("b-done")).unwrap(),
+        "B done\n"
+    );
+    // The HTML page draws the OS statistics of the trials.
+    let html = std::fs::read_dir(out.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().ends_with(".html"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .expect("an HTML report");
+    for caption in ["CPU iowait", "disk writes", "server CPU", "server RSS"] {
+        assert!(
+            html.contains(&format!("oltp_update_index: {caption}")),
+            "{caption}"
+        );
+    }
+    assert!(
+        leftover_servers(&o).is_empty(),
+        "server processes left: {:?}",
+        leftover_servers(&o)
+    );
+}
+
+/// The pid of the managed server serving `data_dir`, once it runs.
+fn server_pid(data_dir: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        (cmd.contains("mariadbd") && cmd.contains(data_dir)).then_some(pid)
+    })
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !matches!(
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .chars()
+                .next(),
+            Some('Z' | 'X')
+        )
+    })
+}
+
+#[test]
+fn ctrl_c_and_sigkill_of_dbrig_leave_no_server_and_a_later_run_recovers() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().display().to_string();
+    let plan = |duration: u32| {
+        format!(
+            r#"
+name = "killed"
+trials = 2
+duration = {duration}
+clients = [1]
+[[server]]
+name = "m1"
+engine = "mariadb"
+start-timeout = 120
+[[configuration]]
+name = "A"
+server = "m1"
+[[workload]]
+name = "oltp_point_select"
+[workload.options]
+table-size = 200
+"#
+        )
+    };
+    let path = out.path().join("plan.toml");
+    let data_dir = format!("{o}/servers/m1/data");
+    let spawn = |duration: u32| {
+        std::fs::write(&path, plan(duration)).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_dbrig"))
+            .args(["run", path.to_str().unwrap()])
+            .arg(format!("--out={o}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let results = out.path().join("results.db");
+    let trial_started = || {
+        // The server answers and the first trial runs (its tables are prepared).
+        std::fs::read_to_string(format!("{o}/servers/m1/state.json"))
+            .is_ok_and(|s| s.contains("\"ready\": true"))
+            && std::fs::read_to_string(format!("{o}/servers/m1/server.log"))
+                .is_ok_and(|l| l.contains("ready for connections"))
+    };
+
+    // 1. Ctrl-C (SIGINT) while the server is up: the trial is saved as interrupted, the
+    //    server is stopped, dbrig exits 130.
+    let child = spawn(60);
+    assert!(wait_for(180, trial_started), "the server never came up");
+    let pid = server_pid(&data_dir).expect("a running server");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o1 = child.wait_with_output().unwrap();
+    assert_eq!(o1.status.code(), Some(130), "{}", text(&o1));
+    assert!(!alive(pid), "server {pid} still running after Ctrl-C");
+    assert!(
+        leftover_servers(&o).is_empty(),
+        "{:?}",
+        leftover_servers(&o)
+    );
+    let trials = stored_trials(&results);
+    assert!(
+        trials.iter().any(|t| t.2 == TrialStatus::Interrupted),
+        "{trials:?}"
+    );
+
+    // 2. SIGKILL: no handler runs, yet the server dies with dbrig (parent-death signal).
+    let child = spawn(60);
+    assert!(wait_for(180, || server_pid(&data_dir).is_some() && trial_started()));
+    let pid = server_pid(&data_dir).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o2 = child.wait_with_output().unwrap();
+    assert_eq!(o2.status.code(), None, "killed by a signal");
+    assert!(
+        wait_for(90, || !alive(pid)),
+        "server {pid} outlived a SIGKILLed dbrig"
+    );
+    assert!(
+        wait_for(30, || leftover_servers(&o).is_empty()),
+        "{:?}",
+        leftover_servers(&o)
+    );
+    // Its state file is left behind, naming a dead pid.
+    assert!(out.path().join("servers/m1/state.json").exists());
+
+    // 3. The next dbrig finds the stale state and recovers: status says not running (and
+    //    cleans up), and a plan runs on the same data directory.
+    let st = dbrig(
+        out.path(),
+        &["server", "status", "m1", "--plan", path.to_str().unwrap()],
+    );
+    assert_eq!(st.status.code(), Some(3), "{}", text(&st));
+    assert!(text(&st).contains("not running"), "{}", text(&st));
+    assert!(!out.path().join("servers/m1/state.json").exists());
+    let child = spawn(1);
+    let o3 = child.wait_with_output().unwrap();
+    assert!(o3.status.success(), "{}", text(&o3));
+    let trials = stored_trials(&results);
+    assert_eq!(trials.len(), 2, "{trials:?}");
+    assert!(
+        trials.iter().all(|t| t.2 == TrialStatus::Done),
+        "{trials:?}"
+    );
+    assert!(
+        leftover_servers(&o).is_empty(),
+        "{:?}",
+        leftover_servers(&o)
+    );
+}
+
+#[test]
+fn printing_to_a_closed_pipe_exits_quietly() {
+    let out = tempfile::tempdir().unwrap();
+    // A pipe whose reading end is closed before dbrig writes a byte: `| head -0`, for sure.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["server", "status", "nothing", "--engine", "mariadb"])
+        .arg(format!("--out={}", out.path().display()))
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(141), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn mysql_engine_without_mysql_binaries_is_a_clear_error() {
+    let out = tempfile::tempdir().unwrap();
+    let o = dbrig(out.path(), &["server", "start", "my", "--engine", "mysql"]);
+    let e = error_line(&o);
+    // Debian's mysqld is a link to mariadbd; anything else is simply not found.
+    assert!(
+        e.contains("not Oracle MySQL") || e.contains("not found"),
+        "{e}"
+    );
+    assert!(
+        e.contains("server my") || e.contains("server binary"),
+        "{e}"
+    );
+    assert!(leftover_servers(&out.path().display().to_string()).is_empty());
 }
