@@ -308,3 +308,249 @@ fn example_plans_resolve() {
     }
     assert!(seen >= 4);
 }
+
+/// A plan of a micro-benchmark and a TPC-H power test over two configurations. The
+/// before-trial hook sends Ctrl-C to dbrig (its pid in `pidfile`) before the 4th trial, so
+/// the interruption lands mid-plan however fast or slow the machine is.
+fn kinds_plan(a: &str, b: &str, dir: &Path) -> String {
+    let count = dir.join("hook-count");
+    let pidfile = dir.join("dbrig.pid");
+    format!(
+        r#"
+name = "it-kinds"
+trials = 2
+duration = 5                     # OLTP only: micro and TPC-H trials run their benchmark once
+clients = [1, 4]                 # OLTP only
+baseline = "A"
+[[configuration]]
+name = "A"
+target = "{a}"
+[[configuration]]
+name = "B"
+target = "{b}"
+[[workload]]
+name = "scan_filter"
+[workload.options]
+rows = 20000
+wide-rows = 2000
+loop-rows = 100
+loop-queries = 10
+runs = 1
+[[workload]]
+name = "tpch-power"
+[workload.options]
+sf = 0.01
+queries = ["1", "6", "14"]
+[environment.hooks]
+before-trial = "n=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}; if [ $n -eq 4 ] && [ -f {pidfile} ]; then kill -INT $(cat {pidfile}); sleep 1; fi"
+"#,
+        count = count.display(),
+        pidfile = pidfile.display(),
+    )
+}
+
+#[test]
+fn micro_and_tpch_workloads_over_two_configurations_resume_and_report_on_sqlite() {
+    let out = tempfile::tempdir().unwrap();
+    let a = format!("sqlite:{}", out.path().join("a.sqlite").display());
+    let b = format!("sqlite:{}", out.path().join("b.sqlite").display());
+    let plan = out.path().join("plan.toml");
+    std::fs::write(&plan, kinds_plan(&a, &b, out.path())).unwrap();
+    let dry = ok(dbrig(
+        out.path(),
+        &["run", plan.to_str().unwrap(), "--dry-run"],
+    ));
+    let s = String::from_utf8_lossy(&dry.stdout);
+    // One cell per configuration and workload: the client counts are for OLTP workloads.
+    assert!(s.contains("Cells (4)") && s.contains("Trials: 8"), "{s}");
+
+    let child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["run", plan.to_str().unwrap()])
+        .arg(format!("--out={}", out.path().display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::fs::write(out.path().join("dbrig.pid"), child.id().to_string()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let results = out.path().join("results.db");
+    let before = stored_trials(&results);
+    let done_before = before.iter().filter(|t| t.4 == TrialStatus::Done).count();
+    assert_eq!(done_before, 3, "{before:?}");
+    assert!(
+        before.iter().all(|t| t.4 != TrialStatus::Failed),
+        "{before:?}"
+    );
+
+    let o = ok(dbrig(
+        out.path(),
+        &["run", plan.to_str().unwrap(), "--resume"],
+    ));
+    assert!(text(&o).contains("3 already done"), "{}", text(&o));
+    let after = stored_trials(&results);
+    let done: Vec<_> = after.iter().filter(|t| t.4 == TrialStatus::Done).collect();
+    assert_eq!(done.len(), 8, "{after:?}");
+    let mut keys: Vec<_> = done.iter().map(|t| (&t.0, &t.1, t.2, t.3)).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 8, "nothing duplicated: {after:?}");
+    assert!(done.iter().all(|t| t.2 == 1), "{after:?}");
+
+    // Each kind's results are stored where the single-run commands keep them.
+    let store = Store::open(&results).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    for c in store.cells(run).unwrap() {
+        for t in store.trials(c.id).unwrap() {
+            if t.status != TrialStatus::Done {
+                continue;
+            }
+            let extra = t.extra.as_ref().unwrap();
+            match c.workload.as_str() {
+                "scan_filter" => {
+                    assert_eq!(extra["micro"]["benchmark"], "scan_filter");
+                    assert!(
+                        extra["micro"]["items"][0]["rows_per_second"]
+                            .as_f64()
+                            .unwrap()
+                            > 0.0
+                    );
+                }
+                "tpch_power" => {
+                    let q = extra["tpch_power"]["queries"].as_array().unwrap();
+                    assert_eq!(q.len(), 3, "{extra}");
+                    assert!(q.iter().all(|q| q["status"] == "ok"), "{extra}");
+                }
+                w => panic!("unexpected workload {w}"),
+            }
+        }
+    }
+
+    // The report, rebuilt from the results database: one table per benchmark, a row per
+    // item with both configurations' medians and the seeds' ratio columns, and verdicts.
+    let o = ok(dbrig(out.path(), &["report", &run.0.to_string()]));
+    let report = String::from_utf8_lossy(&o.stdout).into_owned();
+    for needle in [
+        "scan_filter: per item",
+        "tpch_power: per item",
+        "B/A*100",
+        "(B/A*100)-100",
+        "count(*) WHERE i>0",
+        "Power@Size",
+        "tpch_power Q6",
+        "too few trials",
+    ] {
+        assert!(report.contains(needle), "{needle} missing:\n{report}");
+    }
+    let q1 = report
+        .lines()
+        .find(|l| l.starts_with("Q1 "))
+        .unwrap_or_else(|| panic!("no Q1 row:\n{report}"));
+    let cols: Vec<&str> = q1.split_whitespace().collect();
+    // item, unit, A, B, B/A*100, (B/A*100)-100: all numbers.
+    assert_eq!(cols.len(), 6, "{q1}");
+    for c in &cols[2..] {
+        c.trim_end_matches('*')
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("{q1}"));
+    }
+}
+
+#[test]
+fn memory_load_example_plan_runs_on_mariadb() {
+    let a = crate::mysql::TestDb::new("plan_mem_a");
+    let b = crate::mysql::TestDb::new("plan_mem_b");
+    let out = tempfile::tempdir().unwrap();
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plans/memory-load.toml");
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            plan.to_str().unwrap(),
+            "--define",
+            &format!("A_TARGET={}", a.url()),
+            "--define",
+            &format!("B_TARGET={}", b.url()),
+            "--set",
+            "trials=2",
+            "--set",
+            "workload.memory_load.options.rows=20000",
+        ],
+    ));
+    let report = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(report.contains("memory_load: per item"), "{report}");
+    for item in ["INT ", "CHAR(20) "] {
+        let row = report
+            .lines()
+            .find(|l| l.starts_with(item))
+            .unwrap_or_else(|| panic!("no {item} row:\n{report}"));
+        assert!(row.contains("rows/s"), "{row}");
+    }
+    let trials = stored_trials(&out.path().join("results.db"));
+    assert_eq!(trials.len(), 4, "{trials:?}");
+    assert!(
+        trials.iter().all(|t| t.4 == TrialStatus::Done),
+        "{trials:?}"
+    );
+    // The MEMORY tables are gone afterwards (created and dropped by every trial).
+    let left = crate::mysql::sql(&format!(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema IN ('{}', '{}') AND table_name = 't1'",
+        a.0, b.0
+    ));
+    assert_eq!(left.trim(), "0");
+}
+
+#[test]
+fn aria_example_plan_runs_on_two_managed_mariadb_servers() {
+    let out = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let plan = root.join("plans/aria-tmp-groupby.toml");
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            plan.to_str().unwrap(),
+            "--define",
+            &format!("PWD={}", root.canonicalize().unwrap().display()),
+            "--set",
+            "trials=1",
+            "--set",
+            "workload.tmp_groupby.options.rows-log2=10",
+        ],
+    ));
+    let report = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        report.contains("tmp_groupby: per item") && report.contains("aria-16k/aria-8k*100"),
+        "{report}"
+    );
+    for q in ["Q1", "Q6"] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l.starts_with(&format!("{q} ")) && l.contains(" s ")),
+            "{report}"
+        );
+    }
+    // Each configuration ran on its own server, with its own page size.
+    let store = Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let mut sizes = Vec::new();
+    for c in store.cells(run).unwrap() {
+        for t in store.trials(c.id).unwrap() {
+            assert_eq!(t.status, TrialStatus::Done, "{:?}", t.reason);
+            let vars = &t.extra.as_ref().unwrap()["server_settings"]["variables"];
+            sizes.push((
+                c.configuration.clone(),
+                vars["aria_block_size"].as_str().unwrap_or("?").to_owned(),
+            ));
+        }
+    }
+    sizes.sort();
+    assert_eq!(
+        sizes,
+        [
+            ("aria-16k".to_owned(), "16384".to_owned()),
+            ("aria-8k".to_owned(), "8192".to_owned())
+        ]
+    );
+}
