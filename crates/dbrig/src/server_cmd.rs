@@ -166,7 +166,7 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The server's definition: from `--plan`, `--engine`, or what `start` saved.
-fn definition(r: &ServerRef) -> anyhow::Result<ServerDef> {
+pub(crate) fn definition(r: &ServerRef) -> anyhow::Result<ServerDef> {
     if let Some(plan) = &r.plan {
         let defs = plan_servers(plan)?;
         let names: Vec<String> = defs.iter().map(|d| d.name.clone()).collect();

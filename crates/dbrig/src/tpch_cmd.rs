@@ -6,11 +6,14 @@ use std::time::SystemTime;
 
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand};
+use dbrig_driver::Target;
 use dbrig_driver::{ConnectOptions, Connection};
 use dbrig_server::HostFacts;
+use dbrig_server::managed::{ManagedServer, Params};
 use dbrig_store::{NewCell, NewRun, NewTrial, RunKind, RunStatus, TrialStatus};
 use dbrig_workload::tpch::{
-    self, KeysWhen, LoadOptions, ParamMode, PowerOptions, QuerySet, QueryStatus, ScaleFactor, Table,
+    self, KeysWhen, LoadOptions, ParamMode, PowerControls, PowerOptions, QuerySet, QueryStatus,
+    Reduction, ScaleFactor, Table,
 };
 
 use crate::cli::{ConnectionArgs, Format, StoreArgs};
@@ -91,12 +94,87 @@ pub struct PowerArgs {
     /// timeout (shown as `>T`).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub launcher: LauncherArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// The DBT-3 launcher's per-query controls of the power test.
+#[derive(Debug, Clone, Args)]
+pub struct LauncherArgs {
+    /// How the measured runs of a query become one number: simple-average (the mean; a
+    /// timeout makes a timeout), min-max (fastest and slowest; the fastest counts),
+    /// analyze-explain (runs grouped by plan fingerprint; the fastest plan's mean).
+    #[arg(long, value_enum)]
+    pub reduction: Option<Reduction>,
+    /// Measured runs per query (default 1; with analyze-explain the most runs, 0 = until
+    /// the fastest plan has --cluster-size runs).
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u32>,
+    /// Unmeasured warm-up runs before each query's measured runs.
+    #[arg(long, value_name = "N")]
+    pub warmups: Option<u32>,
+    /// Capture the plan (EXPLAIN) of every measured run and store it with its fingerprint
+    /// (always on with analyze-explain).
+    #[arg(long)]
+    pub explain: bool,
+    /// analyze-explain: runs the fastest plan needs (default 3).
+    #[arg(long, value_name = "N")]
+    pub cluster_size: Option<u32>,
+    /// analyze-explain: restarts that skip a slower plan before the best so far is taken
+    /// (default 5).
+    #[arg(long, value_name = "N")]
+    pub max_skipped: Option<u32>,
+    /// analyze-explain: seconds spent on one query before the best cluster so far is taken.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub max_query_time: Option<f64>,
+    /// Restart the managed server before every query (the launcher's QUERIES_AT_ONCE=0;
+    /// needs --server).
+    #[arg(long)]
+    pub restart_between_queries: bool,
+    /// Drop the OS page cache before every measured run (CLEAR_CACHES=1; needs --server and
+    /// root).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// SQL run on the test's session before each run (PRE_RUN_SQL), e.g. "flush status".
+    #[arg(long, value_name = "SQL")]
+    pub pre_sql: Option<String>,
+    /// SQL run on the test's session after each run (POST_RUN_SQL), e.g. "show status".
+    #[arg(long, value_name = "SQL")]
+    pub post_sql: Option<String>,
+    /// Shell command before each run (PRE_RUN_OS).
+    #[arg(long, value_name = "COMMAND")]
+    pub pre_shell: Option<String>,
+    /// Shell command after each run (POST_RUN_OS).
+    #[arg(long, value_name = "COMMAND")]
+    pub post_shell: Option<String>,
+    /// A TOML file of controls: top-level `reduction`, `restart-between-queries`,
+    /// `drop-caches`; `[all]` and `[query."N"]` tables with runs, warmups, timeout, params
+    /// (startup parameters KEY=VALUE for that query), pre-sql, post-sql, pre-shell,
+    /// post-shell, explain, cluster-size, max-skipped, max-query-time. Options given on the
+    /// command line override the file's.
+    #[arg(long, value_name = "FILE.toml")]
+    pub controls: Option<PathBuf>,
+    /// Run on this managed server instead of --target: dbrig starts it if it is not running
+    /// (and stops it at the end), restarts it as the controls ask. Defined by
+    /// --server-plan's [[server]] tables, --engine, or `dbrig server start`'s saved
+    /// definition in OUT/servers/NAME.
+    #[arg(long, value_name = "NAME", conflicts_with = "target")]
+    pub server: Option<String>,
+    /// Plan file whose [[server]] table defines --server.
+    #[arg(long, value_name = "PLAN.toml", requires = "server")]
+    pub server_plan: Option<PathBuf>,
+    /// Define --server ad hoc with this engine (mariadb, mysql, postgres).
+    #[arg(long, requires = "server", conflicts_with = "server_plan")]
+    pub engine: Option<String>,
+    /// Redraw this SVG bar chart after every query (the launcher's live graphic).
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -243,8 +321,187 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The power test's controls: the --controls file, then the command-line options over it.
+fn power_controls(a: &PowerArgs) -> Result<PowerControls> {
+    let l = &a.launcher;
+    let mut c = match &l.controls {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| anyhow!("cannot read the controls file {}: {e}", p.display()))?;
+            toml::from_str::<PowerControls>(&text).map_err(|e| {
+                // One line: the file, the line, and TOML's message (which names the key).
+                let line = e
+                    .span()
+                    .map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
+                    .map_or(String::new(), |l| format!(":{l}"));
+                anyhow!(
+                    "controls file {}{line}: {}",
+                    p.display(),
+                    e.message().trim()
+                )
+            })?
+        }
+        None => PowerControls::default(),
+    };
+    if let Some(r) = l.reduction {
+        c.reduction = r;
+    }
+    c.restart_between_queries |= l.restart_between_queries;
+    c.drop_caches |= l.drop_caches;
+    let all = &mut c.all;
+    all.runs = l.runs.or(all.runs);
+    all.warmups = l.warmups.or(all.warmups);
+    all.timeout = a.timeout.or(all.timeout);
+    all.explain = l.explain.then_some(true).or(all.explain);
+    all.cluster_size = l.cluster_size.or(all.cluster_size);
+    all.max_skipped = l.max_skipped.or(all.max_skipped);
+    all.max_query_time = l.max_query_time.or(all.max_query_time);
+    for (mine, given) in [
+        (&mut all.pre_sql, &l.pre_sql),
+        (&mut all.post_sql, &l.post_sql),
+        (&mut all.pre_shell, &l.pre_shell),
+        (&mut all.post_shell, &l.post_shell),
+    ] {
+        if given.is_some() {
+            *mine = given.clone();
+        }
+    }
+    Ok(c)
+}
+
+/// Where the power test runs: a managed server dbrig can restart, or an external target
+/// (shell hooks only). Restarts, cache drops and hooks are the plan machinery's own
+/// (`dbrig-server`'s `ManagedServer`, `environment.rs`).
+struct PowerEnvironment {
+    managed: Option<ManagedServer>,
+    /// dbrig started the server for this test, so it stops it at the end.
+    started_here: bool,
+}
+
+fn managed_target(s: &ManagedServer) -> Result<Target> {
+    Ok(Target::parse(&s.connection_info()?.url())?)
+}
+
+impl PowerEnvironment {
+    /// Open (and start when needed) the managed server `--server` names.
+    fn managed(a: &LauncherArgs, name: &str, out: &std::path::Path) -> Result<(Self, Target)> {
+        let def = crate::server_cmd::definition(&crate::server_cmd::ServerRef {
+            name: name.to_owned(),
+            plan: a.server_plan.clone(),
+            engine: a.engine.clone(),
+            out: out.to_owned(),
+        })?;
+        let mut s = ManagedServer::open(def, out)?;
+        let mut started_here = false;
+        if !s.is_running() {
+            if !s.is_initialised() {
+                progress(&format!("initialising the data directory of server {name}"));
+                s.initialise()?;
+            }
+            progress(&format!("starting server {name}"));
+            s.start(&Params::new())?;
+            started_here = true;
+        }
+        let target = managed_target(&s)?;
+        Ok((
+            PowerEnvironment {
+                managed: Some(s),
+                started_here,
+            },
+            target,
+        ))
+    }
+
+    fn finish(&mut self) {
+        if self.started_here
+            && let Some(s) = self.managed.as_mut()
+            && let Err(e) = s.stop()
+        {
+            progress(&format!("warning: stopping the server: {e}"));
+        }
+    }
+}
+
+impl tpch::PowerEnv for PowerEnvironment {
+    fn can_restart(&self) -> bool {
+        self.managed.is_some()
+    }
+
+    fn restart(&mut self, params: &[String]) -> std::result::Result<Target, String> {
+        let s = self
+            .managed
+            .as_mut()
+            .ok_or("the target is external: dbrig cannot restart it")?;
+        let params = Params::parse(params).map_err(|e| e.to_string())?;
+        progress(&format!(
+            "restarting server {}{}",
+            s.name(),
+            if params.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", params.to_strings().join(" "))
+            }
+        ));
+        s.restart(&params).map_err(|e| e.to_string())?;
+        managed_target(s).map_err(|e| e.to_string())
+    }
+
+    fn drop_caches(&mut self) -> std::result::Result<(), String> {
+        crate::environment::drop_caches()
+    }
+
+    fn shell_hook(&mut self, name: &str, command: &str) -> serde_json::Value {
+        serde_json::to_value(crate::environment::run_shell_hook(name, command, 60.0))
+            .unwrap_or_default()
+    }
+}
+
+/// Draw the bar chart of a power test so far (one configuration) to `path`, atomically.
+fn write_power_chart(path: &std::path::Path, report: &tpch::PowerReport) -> Result<()> {
+    use dbrig_report::tpch::{Configuration, TpchReport, tpch_chart};
+    let conf = Configuration::from_power_reports("default", &[serde_json::to_value(report)?])?;
+    let chart = tpch_chart(&TpchReport {
+        title: "TPC-H power test".into(),
+        baseline: "default".into(),
+        configurations: vec![conf],
+    })?;
+    dbrig_report::write_atomic(path, chart.as_bytes())?;
+    Ok(())
+}
+
 async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
-    let target = resolve_target(&a.connection, &a.store)?;
+    let controls = power_controls(&a)?;
+    let (mut env, target) = match &a.launcher.server {
+        Some(name) => PowerEnvironment::managed(&a.launcher, name, &a.store.out)?,
+        None => (
+            PowerEnvironment {
+                managed: None,
+                started_here: false,
+            },
+            resolve_target(&a.connection, &a.store)?,
+        ),
+    };
+    // Say it before anything runs: these need a server dbrig can restart.
+    if let Some(what) = controls.needs_restart()
+        && env.managed.is_none()
+    {
+        bail!(
+            "{what} needs a managed server that dbrig can restart, and {target} is an external target: add --server NAME (with --engine or --server-plan) to run the power test on a managed server"
+        );
+    }
+    let result = power_on(&a, argv, &controls, &mut env, &target).await;
+    env.finish();
+    result
+}
+
+async fn power_on(
+    a: &PowerArgs,
+    argv: &[String],
+    controls: &PowerControls,
+    env: &mut PowerEnvironment,
+    target: &Target,
+) -> Result<ExitCode> {
+    let target = target.clone();
     let queries = match &a.queries {
         Some(dir) => Some(QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?),
         None => None,
@@ -258,10 +515,16 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         queries,
         refresh: !a.no_refresh,
     };
-    // Refuse before a run is recorded when the data is not there.
+    // Refuse before a run is recorded when the data is not there or the controls name
+    // queries the set does not have.
     {
         let mut conn = Connection::connect(&target, &ConnectOptions::default()).await?;
         tpch::check_loaded(&mut conn).await?;
+        let set = options
+            .queries
+            .clone()
+            .unwrap_or_else(|| QuerySet::builtin(conn.dialect()));
+        controls.validate(&set).map_err(|e| anyhow!(e))?;
         conn.close().await;
     }
     let mut store = open_store(&a.store)?;
@@ -273,6 +536,8 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         "queries": a.queries.as_ref().map(|p| p.display().to_string()),
         "refresh": options.refresh,
         "timeout_seconds": a.timeout,
+        "controls": controls,
+        "server": a.launcher.server,
     });
     let command_line = redacted_command_line(argv);
     let started = SystemTime::now();
@@ -298,21 +563,22 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
             target: &target_text,
         },
     )?;
-    let controls = tpch::PowerControls {
-        all: tpch::QueryControls {
-            timeout: a.timeout,
-            ..Default::default()
-        },
-        ..Default::default()
+    let chart = a.launcher.chart.clone();
+    let mut on_query = |r: &tpch::PowerReport| {
+        if let Some(path) = &chart
+            && let Err(e) = write_power_chart(path, r)
+        {
+            progress(&format!("warning: chart {}: {e}", path.display()));
+        }
     };
     let result = tpch::power_test_controlled(
         &target,
         &ConnectOptions::default(),
         &options,
-        &controls,
-        None,
+        controls,
+        Some(env),
         &progress,
-        &mut |_| {},
+        &mut on_query,
     )
     .await;
     let finished = SystemTime::now();
@@ -353,7 +619,9 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         );
         let mut table = comfy_table::Table::new();
         table.load_style(comfy_table::presets::NOTHING);
-        table.set_header(["query", "seconds", "rows", "status"]);
+        table.set_header([
+            "query", "seconds", "min", "max", "runs", "plans", "rows", "status",
+        ]);
         for o in report
             .rf1
             .iter()
@@ -368,7 +636,37 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
                 QueryStatus::Timeout => format!(">{:.6}", o.seconds()),
                 _ => format!("{:.6}", o.seconds()),
             };
-            table.add_row([o.name.clone(), seconds, o.rows.to_string(), status]);
+            // The launcher controls' figures: extremes of the runs used, runs measured
+            // (+ warm-ups), distinct plans seen.
+            let (min, max, runs, plans) = match &o.detail {
+                Some(d) => {
+                    let f =
+                        |m: Option<u64>| m.map_or("-".into(), |m| format!("{:.6}", m as f64 / 1e6));
+                    let max = match (d.max_timed_out, d.timeout_seconds) {
+                        (true, Some(t)) => format!(">{t}"),
+                        _ => f(d.max_micros),
+                    };
+                    let warm = d.runs.iter().filter(|r| r.warmup).count();
+                    let runs = d.runs.len() - warm;
+                    let runs = if warm > 0 {
+                        format!("{runs}+{warm}w")
+                    } else {
+                        runs.to_string()
+                    };
+                    (f(d.min_micros), max, runs, d.plans.len().to_string())
+                }
+                None => ("-".into(), "-".into(), "1".into(), "-".into()),
+            };
+            table.add_row([
+                o.name.clone(),
+                seconds,
+                min,
+                max,
+                runs,
+                plans,
+                o.rows.to_string(),
+                status,
+            ]);
         }
         println!("{table}");
         match report.power_at_size {

@@ -650,7 +650,13 @@ async fn session_sql_hook(conn: &mut Connection, name: &str, sql: &str) -> serde
     let mut out = String::new();
     let mut ok = true;
     for stmt in split_statements(sql) {
-        let r = if returns_rows(&stmt) {
+        // Hooks read status and settings too (`SHOW STATUS`, `PRAGMA …`), not only SELECTs.
+        let lower = stmt.trim_start().to_ascii_lowercase();
+        let rows = returns_rows(&stmt)
+            || ["show", "pragma", "describe", "explain"]
+                .iter()
+                .any(|k| lower.starts_with(k));
+        let r = if rows {
             conn.query(&stmt, &[]).await.map(|rows| {
                 for row in rows {
                     let cells: Vec<String> = row
