@@ -19,6 +19,12 @@
 //!   query runs once more as `EXPLAIN (ANALYZE, BUFFERS)`, and that plan's buffer counts,
 //!   planning/execution times and row estimate are the counters. So a "cold" execution's
 //!   counters come from the execution right after it (the timed one has warmed the cache).
+//!   Where the server preloads `pg_stat_statements` (`shared_preload_libraries`), its
+//!   per-statement counters of the timed execution itself are added as `pgss_*`
+//!   (`pgss_shared_blks_hit`, `pgss_temp_blks_written`, …): the query's `queryid` comes
+//!   from a plain `EXPLAIN (VERBOSE)` before the execution (planned, not run), and the
+//!   view's row for it is read before and after. Without the extension this is said once
+//!   ([`PerfSide::note`]) and the EXPLAIN counters stand alone.
 //!
 //! Time is wall time around execute + fetch of all rows, in microseconds.
 
@@ -56,6 +62,35 @@ pub struct PerfSide {
     conn: Connection,
     baseline: Status,
     names: Vec<String>,
+    /// PostgreSQL with pg_stat_statements: the view's additive numeric columns.
+    stat_statements: Option<Vec<String>>,
+    note: Option<String>,
+}
+
+/// perfrun's PostgreSQL statements (pg_stat_statements), parsed once.
+fn pg_sql() -> &'static crate::sql::SqlSet {
+    static SQL: std::sync::OnceLock<crate::sql::SqlSet> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| crate::sql::SqlSet::new(Dialect::Postgres, "", include_str!("perfrun.sql")))
+}
+
+/// Counter-name prefix of pg_stat_statements' columns.
+pub const STAT_STATEMENTS_PREFIX: &str = "pgss_";
+
+/// pg_stat_statements columns that are not per-execution additive counts.
+fn stat_statements_column_kept(c: &str) -> bool {
+    !matches!(c, "userid" | "dbid" | "queryid")
+        && !["min_", "max_", "mean_", "stddev_"]
+            .iter()
+            .any(|p| c.starts_with(p))
+}
+
+/// The `Query Identifier` line of an `EXPLAIN (VERBOSE)` plan.
+pub fn query_identifier(plan: &[String]) -> Option<i64> {
+    plan.iter().find_map(|l| {
+        l.trim()
+            .strip_prefix("Query Identifier:")
+            .and_then(|v| v.trim().parse().ok())
+    })
 }
 
 /// Session counters that are not per-query: configuration-like gauges and totals.
@@ -129,6 +164,8 @@ impl PerfSide {
             conn,
             baseline: Status::new(),
             names: Vec::new(),
+            stat_statements: None,
+            note: None,
         };
         match side.conn.dialect() {
             Dialect::Mysql => {
@@ -143,10 +180,130 @@ impl PerfSide {
             }
             Dialect::Postgres => {
                 side.names = POSTGRES_COUNTERS.iter().map(|s| s.to_string()).collect();
+                match side.stat_statements_columns().await {
+                    Ok(Some(columns)) => {
+                        side.names.extend(
+                            columns
+                                .iter()
+                                .map(|c| format!("{STAT_STATEMENTS_PREFIX}{c}")),
+                        );
+                        side.stat_statements = Some(columns);
+                    }
+                    Ok(None) => {
+                        side.note = Some(
+                            "pg_stat_statements is not loaded (not in shared_preload_libraries): \
+                             PostgreSQL counters come from EXPLAIN (ANALYZE, BUFFERS) only"
+                                .into(),
+                        )
+                    }
+                    Err(e) => {
+                        side.note = Some(format!(
+                            "pg_stat_statements is preloaded but cannot be used ({}): \
+                             PostgreSQL counters come from EXPLAIN (ANALYZE, BUFFERS) only",
+                            error_text(&e)
+                        ))
+                    }
+                }
             }
             Dialect::Sqlite => {}
         }
         Ok(side)
+    }
+
+    /// Something to say once about this side's counters (e.g. pg_stat_statements missing).
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    /// Whether pg_stat_statements' counters are collected.
+    pub fn has_stat_statements(&self) -> bool {
+        self.stat_statements.is_some()
+    }
+
+    /// pg_stat_statements' counter columns when the server preloads it (the extension is
+    /// created in the database if it is not there yet); `None` when it is not preloaded.
+    async fn stat_statements_columns(&mut self) -> Result<Option<Vec<String>>, DriverError> {
+        let sql = pg_sql();
+        let preload = self
+            .conn
+            .query(sql.template("preload_libraries"), &[])
+            .await?;
+        let loaded = preload
+            .first()
+            .and_then(|r| r.first())
+            .and_then(Value::to_text)
+            .is_some_and(|v| v.split(',').any(|l| l.trim() == "pg_stat_statements"));
+        if !loaded {
+            return Ok(None);
+        }
+        self.conn
+            .execute_text(sql.template("create_stat_statements"))
+            .await?;
+        let rows = self
+            .conn
+            .query(sql.template("stat_statements_columns"), &[])
+            .await?;
+        Ok(Some(
+            rows.into_iter()
+                .filter_map(|r| r.into_iter().next().and_then(|v| v.to_text()))
+                .filter(|c| stat_statements_column_kept(c))
+                .collect(),
+        ))
+    }
+
+    /// The query's row of pg_stat_statements (summed over top-level and nested entries), as
+    /// `pgss_*` counters; zeros when the view has no row for it yet.
+    async fn stat_statements_row(&mut self, queryid: i64) -> Result<Status, DriverError> {
+        let sql = pg_sql();
+        let rows = self
+            .conn
+            .query(
+                &sql.render("stat_statements_row", &[]),
+                &[Value::Int(queryid)],
+            )
+            .await?;
+        let mut out = Status::new();
+        for c in self.stat_statements.iter().flatten() {
+            out.insert(format!("{STAT_STATEMENTS_PREFIX}{c}"), 0.0);
+        }
+        for r in rows {
+            let Some(text) = r.into_iter().next().and_then(|v| v.to_text()) else {
+                continue;
+            };
+            let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&text) else {
+                continue;
+            };
+            for c in self.stat_statements.iter().flatten() {
+                if let Some(v) = m.get(c).and_then(serde_json::Value::as_f64) {
+                    *out.entry(format!("{STAT_STATEMENTS_PREFIX}{c}"))
+                        .or_default() += v;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The queryid pg_stat_statements files the query under (planned, not executed).
+    async fn queryid(&mut self, query: &str) -> Result<Option<i64>, DriverError> {
+        let explain = format!("{} {query}", pg_sql().template("query_identifier"));
+        let plan: Vec<String> = self
+            .conn
+            .query(&explain, &[])
+            .await?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(|v| v.to_text()))
+            .collect();
+        Ok(query_identifier(&plan))
+    }
+
+    /// Run a statement untimed and unmeasured (a query's setup or teardown, such as TPC-H
+    /// Q15's view).
+    pub async fn run_untimed(&mut self, sql: &str) -> Result<(), String> {
+        self.conn
+            .execute_text(sql)
+            .await
+            .map(|_| ())
+            .map_err(|e| error_text(&e))
     }
 
     /// Every counter this side reports.
@@ -176,6 +333,23 @@ impl PerfSide {
             },
             _ => None,
         };
+        // pg_stat_statements: the query's row before (its queryid from the plan).
+        let mut pgss_before: Option<(i64, Status)> = None;
+        if self.stat_statements.is_some() {
+            match self.queryid(sql).await {
+                Ok(Some(id)) => match self.stat_statements_row(id).await {
+                    Ok(row) => pgss_before = Some((id, row)),
+                    Err(e) => out.counter_error = Some(error_text(&e)),
+                },
+                Ok(None) => {
+                    out.counter_error = Some(
+                        "pg_stat_statements: the plan shows no query identifier (compute_query_id is off)"
+                            .into(),
+                    )
+                }
+                Err(e) => out.counter_error = Some(error_text(&e)),
+            }
+        }
         let start = Instant::now();
         let result = self.conn.query(sql, &[]).await;
         let elapsed = start.elapsed();
@@ -195,6 +369,17 @@ impl PerfSide {
         let (ordered, unordered) = checksums(&rows);
         out.checksum = Some(ordered);
         out.checksum_unordered = Some(unordered);
+        // Read right after the timed execution: the EXPLAIN ANALYZE below is not in it.
+        if let Some((id, before)) = pgss_before {
+            match self.stat_statements_row(id).await {
+                Ok(after) => out.counters.extend(
+                    delta(&before, &after)
+                        .into_iter()
+                        .filter(|(_, v)| *v != 0.0),
+                ),
+                Err(e) => out.counter_error = Some(error_text(&e)),
+            }
+        }
         match self.conn.dialect() {
             Dialect::Mysql => {
                 if let Some(before) = before {
@@ -224,10 +409,8 @@ impl PerfSide {
                             .into_iter()
                             .filter_map(|r| r.into_iter().next().and_then(|v| v.to_text()))
                             .collect();
-                        out.counters = parse_explain(&lines)
-                            .into_iter()
-                            .filter(|(_, v)| *v != 0.0)
-                            .collect();
+                        out.counters
+                            .extend(parse_explain(&lines).into_iter().filter(|(_, v)| *v != 0.0));
                     }
                     Err(e) => out.counter_error = Some(error_text(&e)),
                 }

@@ -7,6 +7,12 @@
 //! trial's `extra`. A filter at collection keeps only the matching query/temperature pairs
 //! (and queries with none are not stored); pairs where a side failed are always kept.
 //! `dbrig perfrun report [RUN|latest] [--filter EXPR]` prints a stored run.
+//!
+//! The sides may instead be two configurations of a plan (`--plan FILE --a NAME --b NAME`):
+//! external targets, or managed servers that perfrun starts (with the configuration's
+//! parameters) and stops. The queries may instead be TPC-H's 22 (`--tpch`): validation
+//! parameters, each side in its own dialect, multi-statement queries (Q15's view) with their
+//! setup and teardown run untimed around the timed SELECT.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,10 +28,12 @@ use dbrig_report::perfrun::{
 use dbrig_server::HostFacts;
 use dbrig_store::{NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus};
 use dbrig_workload::perfrun::{Execution, PerfSide};
+use dbrig_workload::tpch;
 
 use crate::cli::{ConnectionArgs, StoreArgs};
 use crate::commands::{open_store, spec_key};
 use crate::connection::{redacted_command_line, resolve_target};
+use crate::environment::Servers;
 
 #[derive(Debug, Clone, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -54,6 +62,17 @@ pub struct CollectArgs {
     /// Folder of queries, one query per .sql file (in name order).
     #[arg(long, value_name = "DIR")]
     pub queries: Option<PathBuf>,
+    /// Instead of a folder: the 22 TPC-H queries with their validation parameters, in each
+    /// side's dialect (load the data on both sides first with `dbrig tpch load`).
+    #[arg(long, conflicts_with = "queries")]
+    pub tpch: bool,
+    /// Take the sides from a plan: `--a` and `--b` then name two of its configurations
+    /// (external targets, or managed servers that perfrun starts and stops).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// A value for the plan's `${NAME}` placeholders (repeatable; as `dbrig run --define`).
+    #[arg(long = "define", value_name = "NAME=VALUE", requires = "plan")]
+    pub defines: Vec<String>,
     /// Keep only matching query/temperature pairs, e.g.
     /// '(execution_time_a > 0.1 or execution_time_b > 0.1) and temperature == "warm"'.
     #[arg(long, value_name = "EXPR")]
@@ -134,10 +153,62 @@ fn report(args: PerfReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A query of the folder.
+/// A query of the folder (or of TPC-H), with what each side runs.
 struct QueryFile {
     file: String,
+    /// What reports show (side A's timed statement).
     sql: String,
+    a: SideSql,
+    b: SideSql,
+}
+
+/// One side's statements of a query: untimed setup, the timed statement, untimed teardown.
+#[derive(Clone)]
+struct SideSql {
+    setup: Vec<String>,
+    sql: String,
+    teardown: Vec<String>,
+}
+
+impl SideSql {
+    fn plain(sql: &str) -> Self {
+        SideSql {
+            setup: Vec::new(),
+            sql: sql.to_owned(),
+            teardown: Vec::new(),
+        }
+    }
+
+    /// A multi-statement query: the last statement returning rows is timed.
+    fn split(text: &str) -> Result<Self> {
+        let statements = tpch::split_statements(text);
+        let timed = statements
+            .iter()
+            .rposition(|s| tpch::queries::returns_rows(s))
+            .ok_or_else(|| anyhow!("no statement returning rows in {text:?}"))?;
+        Ok(SideSql {
+            setup: statements[..timed].to_vec(),
+            sql: statements[timed].clone(),
+            teardown: statements[timed + 1..].to_vec(),
+        })
+    }
+
+    /// Setup, the measured execution, teardown (run even after a failure).
+    async fn run(&self, side: &mut PerfSide) -> Execution {
+        for s in &self.setup {
+            if let Err(e) = side.run_untimed(s).await {
+                return Execution {
+                    error: Some(format!("setup statement failed: {e}")),
+                    ..Execution::default()
+                };
+            }
+        }
+        let e = side.execute(&self.sql).await;
+        for s in &self.teardown {
+            let _ = side.run_untimed(s).await;
+        }
+        e
+    }
 }
 
 fn read_queries(dir: &Path) -> Result<Vec<QueryFile>> {
@@ -165,12 +236,115 @@ fn read_queries(dir: &Path) -> Result<Vec<QueryFile>> {
             eprintln!("dbrig: warning: {file} is empty: skipped");
             continue;
         }
-        out.push(QueryFile { file, sql });
+        out.push(QueryFile {
+            file,
+            a: SideSql::plain(&sql),
+            b: SideSql::plain(&sql),
+            sql,
+        });
     }
     if out.is_empty() {
         bail!("--queries {}: no query files in it", dir.display());
     }
     Ok(out)
+}
+
+/// The TPC-H data a side holds: its dialect and scale factor (refusing a side without it).
+async fn tpch_data(conn: &mut Connection, which: &str) -> Result<(dbrig_driver::Dialect, f64)> {
+    tpch::check_loaded(conn)
+        .await
+        .with_context(|| format!("--tpch: server {which}"))?;
+    let sf = tpch::detect_scale_factor(conn).await?;
+    Ok((conn.dialect(), sf))
+}
+
+/// The 22 TPC-H queries, by number, with validation parameters, in each side's dialect.
+fn tpch_queries(
+    a: (dbrig_driver::Dialect, f64),
+    b: (dbrig_driver::Dialect, f64),
+) -> Result<Vec<QueryFile>> {
+    let render = |(dialect, sf): (dbrig_driver::Dialect, f64), n: u32| -> Result<SideSql> {
+        let set = tpch::QuerySet::builtin(dialect);
+        let q = set
+            .get(&n.to_string())
+            .ok_or_else(|| anyhow!("internal: TPC-H query {n} missing"))?;
+        let params = tpch::QueryParams::new(n, 0, sf, tpch::ParamMode::Validation);
+        SideSql::split(&tpch::substitute(&q.template, &params))
+    };
+    (1..=22)
+        .map(|n| {
+            let a = render(a, n)?;
+            Ok(QueryFile {
+                file: format!("Q{n:02}"),
+                sql: a.sql.clone(),
+                b: render(b, n)?,
+                a,
+            })
+        })
+        .collect()
+}
+
+/// Two configurations of a plan as the sides; managed servers are started (and stopped when
+/// the returned `Servers` is dropped).
+fn plan_sides(args: &CollectArgs) -> Result<(Target, Target, Option<Servers>)> {
+    let Some(path) = &args.plan else {
+        bail!("internal: plan_sides without --plan");
+    };
+    let plan = crate::plan::load(path, &args.defines, &[])?;
+    let names: Vec<&str> = plan
+        .configurations
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let find = |name: &Option<String>, which: &str| {
+        let name = name.as_deref().ok_or_else(|| {
+            anyhow!(
+                "--plan needs --{which} NAME, a configuration of the plan ({})",
+                names.join(", ")
+            )
+        })?;
+        plan.configurations
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| {
+                anyhow!(
+                    "--{which} {name}: no such configuration in {} (configurations: {})",
+                    path.display(),
+                    names.join(", ")
+                )
+            })
+    };
+    let (ca, cb) = (find(&args.a, "a")?, find(&args.b, "b")?);
+    if let (Some(sa), Some(sb)) = (&ca.server, &cb.server)
+        && sa == sb
+        && ca.params != cb.params
+    {
+        bail!(
+            "configurations {} and {} run managed server '{sa}' with different parameters; perfrun needs both sides up at once: define a second [[server]] for one of them",
+            ca.name,
+            cb.name
+        );
+    }
+    let mut servers: Option<Servers> = None;
+    let mut side = |c: &crate::plan::Configuration| -> Result<Target> {
+        match (&c.target, &c.server) {
+            (Some(t), _) => Ok(t.clone()),
+            (None, Some(name)) => {
+                let s = servers.get_or_insert_with(|| {
+                    Servers::new(&args.store.out, &plan.servers, &plan.environment)
+                });
+                eprintln!(
+                    "dbrig: starting managed server {name} for configuration {}",
+                    c.name
+                );
+                Ok(s.ensure(name, &c.params, false, false)?.0)
+            }
+            (None, None) => bail!("configuration '{}' has no target", c.name),
+        }
+    };
+    let ta = side(ca)?;
+    let tb = side(cb)?;
+    Ok((ta, tb, servers))
 }
 
 /// The command line as stored: `--a`/`--b` URLs redacted like `--target`.
@@ -181,6 +355,11 @@ fn redact_argv(argv: &[String]) -> Vec<String> {
             .unwrap_or_else(|_| "***".into())
     };
     let mut out = Vec::with_capacity(argv.len());
+    // With --plan, --a and --b are configuration names, not URLs.
+    let names = argv
+        .iter()
+        .any(|a| a == "--plan" || a.starts_with("--plan="));
+    let redact = |v: &str| if names { v.to_owned() } else { redact(v) };
     let mut next_is_url = false;
     for a in argv {
         if next_is_url {
@@ -225,35 +404,59 @@ fn extra(side: Side, temperature: Temperature, e: &Execution) -> serde_json::Val
 }
 
 async fn collect(args: CollectArgs, argv: &[String]) -> Result<ExitCode> {
-    let ta = resolve_side(&args.a, &args.password_env_a, &args.password_file_a, "a")?;
-    let tb = resolve_side(&args.b, &args.password_env_b, &args.password_file_b, "b")?;
-    let Some(dir) = &args.queries else {
-        bail!("dbrig perfrun needs --queries DIR (a folder with one query per file)");
-    };
+    if args.queries.is_none() && !args.tpch {
+        bail!("dbrig perfrun needs --queries DIR (a folder with one query per file) or --tpch");
+    }
     // Syntax first, before any server is reached; names once the servers told theirs.
     if let Some(f) = &args.filter {
         Filter::parse(f, None).context("invalid --filter")?;
     }
-    let queries = read_queries(dir)?;
+    let folder = match &args.queries {
+        Some(dir) => Some(read_queries(dir)?),
+        None => None,
+    };
+    // Managed servers (from --plan) live until the end of the collection.
+    let (ta, tb, _servers) = match &args.plan {
+        Some(_) => plan_sides(&args)?,
+        None => (
+            resolve_side(&args.a, &args.password_env_a, &args.password_file_a, "a")?,
+            resolve_side(&args.b, &args.password_env_b, &args.password_file_b, "b")?,
+            None,
+        ),
+    };
     let options = ConnectOptions {
         prepared: false,
         connect_timeout: Duration::from_secs_f64(args.connect_timeout.max(0.1)),
         ..ConnectOptions::default()
     };
-    let mut side_a = PerfSide::open(
-        Connection::connect(&ta, &options)
-            .await
-            .with_context(|| format!("connecting to server a ({ta})"))?,
-    )
-    .await
-    .with_context(|| format!("reading the counters of server a ({ta})"))?;
-    let mut side_b = PerfSide::open(
-        Connection::connect(&tb, &options)
-            .await
-            .with_context(|| format!("connecting to server b ({tb})"))?,
-    )
-    .await
-    .with_context(|| format!("reading the counters of server b ({tb})"))?;
+    let mut conn_a = Connection::connect(&ta, &options)
+        .await
+        .with_context(|| format!("connecting to server a ({ta})"))?;
+    let mut conn_b = Connection::connect(&tb, &options)
+        .await
+        .with_context(|| format!("connecting to server b ({tb})"))?;
+    let queries = match folder {
+        Some(q) => q,
+        None => tpch_queries(
+            tpch_data(&mut conn_a, "a").await?,
+            tpch_data(&mut conn_b, "b").await?,
+        )?,
+    };
+    let mut side_a = PerfSide::open(conn_a)
+        .await
+        .with_context(|| format!("reading the counters of server a ({ta})"))?;
+    let mut side_b = PerfSide::open(conn_b)
+        .await
+        .with_context(|| format!("reading the counters of server b ({tb})"))?;
+    for (which, side) in [("a", &side_a), ("b", &side_b)] {
+        if let Some(note) = side.note() {
+            eprintln!("dbrig: server {which}: {note}");
+        }
+    }
+    let source = match &args.queries {
+        Some(dir) => dir.display().to_string(),
+        None => "TPC-H (22 queries, validation parameters)".to_owned(),
+    };
     let info = |t: &Target, s: &PerfSide| SideInfo {
         target: t.to_string(),
         version: s.server_version().to_owned(),
@@ -274,14 +477,17 @@ async fn collect(args: CollectArgs, argv: &[String]) -> Result<ExitCode> {
         None => None,
     };
 
-    let run_name = dir
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| dir.display().to_string());
+    let run_name = match &args.queries {
+        Some(dir) => dir
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| dir.display().to_string()),
+        None => "tpch".to_owned(),
+    };
     let run_options = PerfRunOptions {
         sides: sides.clone(),
-        queries: dir.display().to_string(),
+        queries: source.clone(),
         query_count: queries.len(),
         filter: args.filter.clone(),
     };
@@ -303,7 +509,7 @@ async fn collect(args: CollectArgs, argv: &[String]) -> Result<ExitCode> {
         "dbrig {} — perfrun of {} queries from {}\na: {ta}  {}\nb: {tb}  {}",
         env!("CARGO_PKG_VERSION"),
         queries.len(),
-        dir.display(),
+        source,
         sides.a.version,
         sides.b.version
     );
@@ -375,8 +581,8 @@ async fn collect_queries(
         ] {
             let started = SystemTime::now();
             let e = match side {
-                Side::A => side_a.execute(&q.sql).await,
-                Side::B => side_b.execute(&q.sql).await,
+                Side::A => q.a.run(side_a).await,
+                Side::B => q.b.run(side_b).await,
             };
             if e.error.is_some() {
                 errors += 1;
