@@ -168,6 +168,10 @@ pub struct DoctorArgs {
     pub data_dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// A server to report on too (`--target URL`): version, binary path (servers on this
+    /// host), its key settings, and every variable / setting with `--format json`.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
 }
 
 /// sysbench spells options with underscores (`--table_size`); clap wants dashes. Rewrite the

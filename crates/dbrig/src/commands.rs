@@ -302,6 +302,9 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
             println!("{}", interval_line(s, percentile));
         }
     };
+    // Every server variable, stored with the trial (what this run ran against).
+    let settings = crate::environment::server_settings(&target, &spec.connect).await;
+    let extra = (!settings.is_null()).then(|| serde_json::json!({ "server_settings": settings }));
     let result = runner::run(&workload, &spec, interrupt, &mut on_interval).await;
     let finished = SystemTime::now();
     match result {
@@ -332,7 +335,7 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
                     started_at: started,
                     finished_at: finished,
                     measurements: Some(m),
-                    extra: None,
+                    extra: extra.as_ref(),
                 },
             )?;
             store.finish_run(run_id, run_status, reason.as_deref())?;
@@ -441,13 +444,32 @@ pub fn list() -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn doctor(args: DoctorArgs) -> Result<ExitCode> {
+pub async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
     let facts = HostFacts::collect(args.data_dir.as_deref());
-    let warnings = dbrig_server::doctor_warnings(&facts, args.clients);
+    let mut warnings: Vec<String> = dbrig_server::doctor_warnings(&facts, args.clients)
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    // The server section, with `--target` (or the sysbench-style connection options).
+    let server = match (&args.connection.target, &args.connection.db_driver) {
+        (None, None) => None,
+        _ => {
+            let target =
+                crate::connection::resolve_target(&args.connection, &StoreArgs::default())?;
+            let settings =
+                crate::environment::server_settings(&target, &ConnectOptions::default()).await;
+            if let Some(e) = settings.get("error").and_then(|e| e.as_str()) {
+                anyhow::bail!("doctor: cannot ask the server {target}: {e}");
+            }
+            warnings.extend(crate::environment::server_warnings(&settings, args.clients));
+            Some((target, settings))
+        }
+    };
     if args.format == Format::Json {
         let v = serde_json::json!({
             "host": facts,
-            "warnings": warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+            "server": server.as_ref().map(|(t, s)| serde_json::json!({"target": t.to_string(), "facts": s})),
+            "warnings": warnings,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
@@ -457,6 +479,13 @@ pub fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         println!("  {k:<22}{v}");
     }
     println!();
+    if let Some((target, settings)) = &server {
+        println!("Server ({target}):");
+        for (k, v) in crate::environment::server_summary(settings) {
+            println!("  {k:<31} {v}");
+        }
+        println!();
+    }
     if warnings.is_empty() {
         println!("Nothing found that would distort a benchmark.");
     } else {

@@ -443,6 +443,85 @@ pub async fn server_settings(target: &Target, connect: &ConnectOptions) -> serde
     })
 }
 
+/// Settings `dbrig doctor` shows from a server's full list (those that most often explain a
+/// benchmark result), in this order, when the server has them.
+const KEY_SETTINGS: &[&str] = &[
+    // MariaDB / MySQL
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "sync_binlog",
+    "log_bin",
+    "thread_handling",
+    "query_cache_type",
+    "read_only",
+    "innodb_read_only",
+    // PostgreSQL
+    "shared_buffers",
+    "effective_cache_size",
+    "work_mem",
+    "synchronous_commit",
+    "fsync",
+    "wal_level",
+    "max_wal_size",
+    "jit",
+    "default_transaction_read_only",
+    // Both
+    "max_connections",
+];
+
+/// `dbrig doctor`'s summary of [`server_settings`]: version, binary, how many variables,
+/// and the key settings.
+pub fn server_summary(settings: &serde_json::Value) -> Vec<(String, String)> {
+    if settings.is_null() {
+        return vec![("settings".into(), "none (not a server)".into())];
+    }
+    let s = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+    let mut out = vec![
+        (
+            "version".to_owned(),
+            s(&settings["version"]).unwrap_or_else(|| "?".into()),
+        ),
+        (
+            "binary".to_owned(),
+            s(&settings["binary"])
+                .unwrap_or_else(|| "unknown (not on this host, or not ours to inspect)".into()),
+        ),
+        (
+            "variables".to_owned(),
+            format!(
+                "{} (all stored with every trial; all shown with --format json)",
+                settings["variable_count"].as_u64().unwrap_or(0)
+            ),
+        ),
+    ];
+    let vars = &settings["variables"];
+    out.extend(
+        KEY_SETTINGS
+            .iter()
+            .filter_map(|k| Some(((*k).to_owned(), s(&vars[*k])?))),
+    );
+    out
+}
+
+/// Server settings that would distort a benchmark of `clients` clients.
+pub fn server_warnings(settings: &serde_json::Value, clients: Option<u32>) -> Vec<String> {
+    let vars = &settings["variables"];
+    let mut out = Vec::new();
+    let max_conn = vars["max_connections"]
+        .as_str()
+        .and_then(|v| v.parse::<u32>().ok());
+    if let (Some(max), Some(n)) = (max_conn, clients)
+        && n >= max
+    {
+        out.push(format!(
+            "warn: the server allows {max} connections (max_connections), not more than the {n} clients asked for: raise max_connections"
+        ));
+    }
+    out
+}
+
 /// The binary of the process serving `target`'s port, when the target is on this host.
 /// (Read from the target's redacted URL, the one form of a target dbrig shows anywhere.)
 pub fn local_binary(target: &Target) -> Option<PathBuf> {
@@ -757,6 +836,40 @@ mod tests {
             .validate()
             .is_err()
         );
+    }
+
+    #[test]
+    fn doctor_summary_and_warnings_of_server_settings() {
+        let settings = serde_json::json!({
+            "version": "10.11.19-MariaDB Debian 12",
+            "binary": "/usr/sbin/mariadbd",
+            "variable_count": 3,
+            "variables": {"max_connections": "151", "innodb_buffer_pool_size": "134217728",
+                          "zzz_other": "1"},
+        });
+        let summary = server_summary(&settings);
+        let keys: Vec<&str> = summary.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "version",
+                "binary",
+                "variables",
+                "innodb_buffer_pool_size",
+                "max_connections"
+            ]
+        );
+        assert_eq!(summary[1].1, "/usr/sbin/mariadbd");
+        assert!(summary[2].1.starts_with("3 "));
+        assert!(server_warnings(&settings, Some(100)).is_empty());
+        assert!(server_warnings(&settings, None).is_empty());
+        let w = server_warnings(&settings, Some(151));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("max_connections") && w[0].contains("151"),
+            "{w:?}"
+        );
+        assert_eq!(server_summary(&serde_json::Value::Null).len(), 1);
     }
 
     #[test]

@@ -89,7 +89,7 @@ fn main() -> ExitCode {
             cli::Command::Run(a) => commands::run(a, &argv).await,
             cli::Command::Cleanup(a) => commands::cleanup(a).await,
             cli::Command::List => commands::list(),
-            cli::Command::Doctor(a) => commands::doctor(a),
+            cli::Command::Doctor(a) => commands::doctor(a).await,
             cli::Command::Runs(a) => commands::runs(a),
             cli::Command::Micro(a) => micro_cmd::micro(a, &argv).await,
             cli::Command::Perfrun(a) => perfrun_cmd::perfrun(a, &argv).await,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use dbrig_store::{Store, TrialStatus};
 
-use crate::{dbrig, error_line, text};
+use crate::{dbrig, error_line, json, ok, text};
 
 /// Every stored trial of the latest run, in the order they ran:
 /// (configuration, workload, status, reason, extra).
@@ -510,4 +510,50 @@ fn mysql_engine_without_mysql_binaries_is_a_clear_error() {
         "{e}"
     );
     assert!(leftover_servers(&out.path().display().to_string()).is_empty());
+}
+
+#[test]
+fn doctor_shows_a_servers_version_binary_and_settings() {
+    // `doctor` has no output folder (the `dbrig` helper adds one).
+    let doctor = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dbrig"))
+            .arg("doctor")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (url, binary, setting) in [
+        (
+            "mysql://root@127.0.0.1:3306/test",
+            "mariadbd",
+            "innodb_buffer_pool_size",
+        ),
+        (
+            "postgres://postgres@127.0.0.1:5432/postgres",
+            "postgres",
+            "shared_buffers",
+        ),
+    ] {
+        let o = ok(doctor(&["--target", url, "--clients", "100000"]));
+        let t = text(&o);
+        assert!(t.contains(&format!("Server ({url})")), "{t}");
+        assert!(t.contains(setting), "{t}");
+        assert!(t.contains("max_connections"), "{t}");
+        // 100000 clients are more than any default max_connections.
+        assert!(t.contains("raise max_connections"), "{t}");
+        let o = ok(doctor(&["--target", url, "--format", "json"]));
+        let v = json(&o);
+        let facts = &v["server"]["facts"];
+        assert!(
+            facts["binary"].as_str().unwrap().ends_with(binary),
+            "{facts}"
+        );
+        let vars = facts["variables"].as_object().unwrap();
+        assert_eq!(vars.len() as u64, facts["variable_count"].as_u64().unwrap());
+        assert!(vars.len() > 200, "all of them: {}", vars.len());
+        assert!(vars.contains_key(setting));
+    }
+    // A server that does not answer: one clear line naming it.
+    let e = error_line(&doctor(&["--target", "mysql://root@127.0.0.1:1/test"]));
+    assert!(e.contains("127.0.0.1:1") && e.contains("doctor"), "{e}");
 }
