@@ -228,7 +228,8 @@ impl Configuration {
 impl TpchReport {
     /// The TPC-H report of runs: every cell of workload `tpch_power` (or `tpch-power`), its
     /// finished trials merged per configuration. `None` when the runs hold no power test.
-    /// The baseline is `baseline` when it names a configuration here, else the first.
+    /// The baseline is `baseline` when it names a configuration here, else the first. With
+    /// several runs a configuration is labelled `NAME@RUN` (single runs are all `default`).
     pub fn load(
         store: &Store,
         runs: &[RunId],
@@ -240,13 +241,15 @@ impl TpchReport {
                 if cell.workload.replace('-', "_") != "tpch_power" {
                     continue;
                 }
-                let slot = match configurations
-                    .iter()
-                    .position(|(n, _)| *n == cell.configuration)
-                {
+                let label = if runs.len() > 1 {
+                    format!("{}@{}", cell.configuration, run.0)
+                } else {
+                    cell.configuration.clone()
+                };
+                let slot = match configurations.iter().position(|(n, _)| *n == label) {
                     Some(i) => i,
                     None => {
-                        configurations.push((cell.configuration.clone(), Vec::new()));
+                        configurations.push((label, Vec::new()));
                         configurations.len() - 1
                     }
                 };

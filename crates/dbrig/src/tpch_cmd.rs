@@ -41,6 +41,10 @@ pub enum TpchCommand {
     Check(CheckArgs),
     /// Drop the TPC-H tables dbrig created.
     Cleanup(CleanupArgs),
+    /// The power test report of stored runs: mean / min / max seconds per configuration ×
+    /// query with the ratio to the baseline beside every value, timeouts as >T, server
+    /// versions; the bar chart with --chart. (`dbrig report RUN` includes it in the HTML.)
+    Report(TpchReportArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -229,6 +233,26 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct TpchReportArgs {
+    /// Run ids (plan runs or `dbrig tpch power` runs; several are shown side by side).
+    /// Default: the latest run.
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<i64>,
+    /// The configuration the ratios are relative to (default: the plan's baseline, else the
+    /// first configuration).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Markdown instead of aligned text.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Also write the bar chart (SVG) here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct CleanupArgs {
     #[command(flatten)]
     pub connection: ConnectionArgs,
@@ -252,6 +276,7 @@ pub async fn tpch(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
         TpchCommand::Throughput(a) => throughput(a, argv).await,
         TpchCommand::Check(a) => check(a).await,
         TpchCommand::Cleanup(a) => cleanup(a).await,
+        TpchCommand::Report(a) => report(a),
     }
 }
 
@@ -1125,4 +1150,61 @@ fn print_throughput(
         (Some(p), None) => println!("Power@Size = {p:.2} (stored run), QphH@Size = n/a"),
         _ => println!("QphH@Size: give --power-run RUN (a `dbrig tpch power` run on this data)"),
     }
+}
+
+fn report(a: TpchReportArgs) -> Result<ExitCode> {
+    use dbrig_report::tpch::{TpchReport, tpch_chart, tpch_table};
+    let store = open_store(&a.store)?;
+    let runs: Vec<dbrig_store::RunId> = if a.runs.is_empty() {
+        vec![store.latest_run_id()?.ok_or_else(|| {
+            anyhow!(
+                "no runs in {}: run `dbrig tpch power` first",
+                store.path().display()
+            )
+        })?]
+    } else {
+        a.runs.iter().map(|&r| dbrig_store::RunId(r)).collect()
+    };
+    for &r in &runs {
+        store.run(r).map_err(|_| {
+            anyhow!(
+                "no run {} in {}: see `dbrig runs`",
+                r.0,
+                store.path().display()
+            )
+        })?;
+    }
+    let Some(report) = TpchReport::load(&store, &runs, a.baseline.as_deref())? else {
+        bail!(
+            "run(s) {} hold no finished TPC-H power test: give the id of a `dbrig tpch power` run or of a plan with a tpch_power workload",
+            runs.iter()
+                .map(|r| r.0.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    if let Some(b) = &a.baseline
+        && report.baseline != *b
+    {
+        bail!(
+            "no configuration named {b:?} in the TPC-H results (configurations: {})",
+            report
+                .configurations
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let table = tpch_table(&report);
+    if a.markdown {
+        print!("{}", table.to_markdown());
+    } else {
+        print!("{}", table.to_text());
+    }
+    if let Some(path) = &a.chart {
+        dbrig_report::write_atomic(path, tpch_chart(&report)?.as_bytes())?;
+        eprintln!("dbrig: chart written to {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }
