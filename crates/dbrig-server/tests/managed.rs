@@ -376,4 +376,34 @@ fn bad_inputs() {
             Err(ManagedError::UnknownUser { .. })
         ));
     }
+
+    // A server that crashes on start (a build that segfaults): the start fails with how it
+    // died and its last words, and nothing is left running.
+    let bin = state.path().join("crashbuild");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = |name: &str, body: &str| {
+        let p = bin.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    };
+    let mut d = def("crashy", Engine::Mariadb);
+    d.server_bin = Some(script(
+        "mariadbd",
+        "echo \"[ERROR] mariadbd got signal 11 ;\" >&2; kill -SEGV $$",
+    ));
+    // An initialiser that succeeds without doing anything: the crash comes at start.
+    d.init_bin = Some(script("mariadb-install-db", "exit 0"));
+    let mut s = ManagedServer::init(d, state.path()).unwrap();
+    let err = s.start(&Params::new()).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ManagedError::StartFailed { .. }), "{msg}");
+    assert!(
+        msg.contains("SIGSEGV") || msg.contains("signal: 11"),
+        "{msg}"
+    );
+    assert!(msg.contains("got signal 11"), "{msg}");
+    assert!(!msg.contains('\n'), "one line: {msg}");
+    assert!(!s.status().running);
+    assert_no_process(s.data_dir());
 }

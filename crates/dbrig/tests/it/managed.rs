@@ -557,3 +557,51 @@ fn doctor_shows_a_servers_version_binary_and_settings() {
     let e = error_line(&doctor(&["--target", "mysql://root@127.0.0.1:1/test"]));
     assert!(e.contains("127.0.0.1:1") && e.contains("doctor"), "{e}");
 }
+
+#[test]
+fn a_setting_the_server_rejects_fails_that_configuration_with_the_servers_own_line() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().display().to_string();
+    let plan = r#"
+name = "rejected"
+trials = 1
+duration = 1
+clients = [1]
+[[server]]
+name = "pg"
+engine = "postgres"
+start-timeout = 120
+[[configuration]]
+name = "bad"
+server = "pg"
+params = ["no_such_option=1"]
+[[configuration]]
+name = "good"
+server = "pg"
+[[workload]]
+name = "oltp_point_select"
+[workload.options]
+table-size = 200
+"#;
+    let path = out.path().join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    let o_run = dbrig(out.path(), &["run", path.to_str().unwrap()]);
+    let e = error_line(&o_run);
+    assert!(e.contains("1 trial(s) failed"), "{e}");
+    let trials = stored_trials(&out.path().join("results.db"));
+    let bad = trials.iter().find(|t| t.0 == "bad").unwrap();
+    assert_eq!(bad.2, TrialStatus::Failed);
+    let reason = bad.3.as_deref().unwrap();
+    assert!(
+        reason.contains("FATAL: unrecognized configuration parameter \"no_such_option\""),
+        "{reason}"
+    );
+    // The plan went on: the other configuration ran on the same server definition.
+    let good = trials.iter().find(|t| t.0 == "good").unwrap();
+    assert_eq!(good.2, TrialStatus::Done, "{:?}", good.3);
+    assert!(
+        leftover_servers(&o).is_empty(),
+        "{:?}",
+        leftover_servers(&o)
+    );
+}
