@@ -421,3 +421,178 @@ fn perfrun_mariadb_against_postgres() {
     )));
     assert!(r.contains("(2 of 4 query/temperature pairs match)"), "{r}");
 }
+
+/// The sides from a plan: A a managed PostgreSQL that preloads pg_stat_statements (started
+/// by perfrun, stopped at the end), B the machine's PostgreSQL, which does not. A gets the
+/// extension's per-statement counters of the timed execution itself; for B that is said once.
+#[test]
+fn perfrun_from_plan_configurations_with_pg_stat_statements() {
+    let pg = format!("dbrig_perf_plan_{}", std::process::id());
+    psql(&format!("DROP DATABASE IF EXISTS {pg} WITH (FORCE)"));
+    psql(&format!("CREATE DATABASE {pg}"));
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "perfrun-sides"
+clients = [1]
+[[server]]
+name = "pgss"
+engine = "postgres"
+params = ["shared_preload_libraries=pg_stat_statements", "shared_buffers=32MB"]
+[[configuration]]
+name = "managed"
+server = "pgss"
+[[configuration]]
+name = "machine"
+target = "postgres://postgres@127.0.0.1:5432/${{PG_DB}}"
+[[workload]]
+name = "oltp_point_select"
+"#
+        ),
+    )
+    .unwrap();
+    let queries = out.path().join("q");
+    std::fs::create_dir_all(&queries).unwrap();
+    std::fs::write(
+        queries.join("q1.sql"),
+        "SELECT count(*) FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid",
+    )
+    .unwrap();
+    let o = dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--define",
+            &format!("PG_DB={pg}"),
+            "--a",
+            "managed",
+            "--b",
+            "machine",
+            "--queries",
+            queries.to_str().unwrap(),
+        ],
+    );
+    psql(&format!("DROP DATABASE IF EXISTS {pg} WITH (FORCE)"));
+    let t = text(&ok(o));
+    // Said once, for the side without the extension.
+    assert_eq!(
+        t.matches("pg_stat_statements is not loaded").count(),
+        1,
+        "{t}"
+    );
+    assert!(
+        t.contains("server b: pg_stat_statements is not loaded"),
+        "{t}"
+    );
+    let run = load_latest(out.path());
+    assert!(
+        run.options
+            .sides
+            .a
+            .counters
+            .iter()
+            .any(|c| c == "pgss_shared_blks_hit"),
+        "{:?}",
+        run.options.sides.a.counters
+    );
+    assert!(
+        !run.options
+            .sides
+            .b
+            .counters
+            .iter()
+            .any(|c| c.starts_with("pgss_")),
+        "{:?}",
+        run.options.sides.b.counters
+    );
+    for temp in [Temperature::Cold, Temperature::Warm] {
+        // Exactly the timed execution: one call, its rows, buffers touched.
+        assert_eq!(
+            counter(&run, "q1.sql", Side::A, temp, "pgss_calls"),
+            1.0,
+            "{t}"
+        );
+        assert_eq!(
+            counter(&run, "q1.sql", Side::A, temp, "pgss_rows"),
+            1.0,
+            "{t}"
+        );
+        let blocks = counter(&run, "q1.sql", Side::A, temp, "pgss_shared_blks_hit")
+            + counter(&run, "q1.sql", Side::A, temp, "pgss_shared_blks_read");
+        assert!(blocks >= 1.0, "{t}");
+        assert_eq!(counter(&run, "q1.sql", Side::B, temp, "pgss_calls"), 0.0);
+    }
+    // The managed server was stopped when perfrun ended: its port no longer answers.
+    let a_target = &run.options.sides.a.target;
+    let port = a_target
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.split('/').next())
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or_else(|| panic!("{a_target}"));
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "{a_target} still answers"
+    );
+    // In a filter, like any counter.
+    let r = text(&ok(dbrig(
+        out.path(),
+        &["perfrun", "report", "--filter", "pgss_calls_a == 1"],
+    )));
+    assert!(r.contains("(2 of 2 query/temperature pairs match)"), "{r}");
+}
+
+/// TPC-H's 22 queries with validation parameters, MariaDB against SQLite: each side runs its
+/// own dialect's text; Q15's view is created and dropped around the timed SELECT.
+#[test]
+fn perfrun_tpch_query_set_mariadb_against_sqlite() {
+    let db = crate::mysql::TestDb::new("perf_tpch");
+    let out = tempfile::tempdir().unwrap();
+    let lite = format!("sqlite:{}", out.path().join("tpch.sqlite").display());
+    for target in [db.url(), lite.clone()] {
+        ok(dbrig(
+            out.path(),
+            &["tpch", "load", "--sf", "0.01", "--target", &target],
+        ));
+    }
+    let o = dbrig(
+        out.path(),
+        &["perfrun", "--tpch", "--a", &db.url(), "--b", &lite],
+    );
+    let t = text(&ok(o));
+    let run = load_latest(out.path());
+    assert_eq!(run.queries.len(), 22, "{t}");
+    assert_eq!(run.queries[0].file, "Q01");
+    assert_eq!(run.queries[14].file, "Q15");
+    for q in &run.queries {
+        assert_eq!(q.executions.len(), 4, "{}", q.file);
+        for e in &q.executions {
+            assert!(e.error.is_none(), "{} {:?}: {:?}", q.file, e.side, e.error);
+            assert!(e.time_us.is_some());
+        }
+    }
+    // Q1 returns its 4 groups on both sides; the view of Q15 is gone afterwards.
+    let q1 = &run.queries[0];
+    assert!(q1.executions.iter().all(|e| e.rows == Some(4)), "{t}");
+    let views = crate::mysql::sql(&format!(
+        "SELECT count(*) FROM information_schema.views WHERE table_schema = '{}'",
+        db.0
+    ));
+    assert_eq!(views.trim(), "0");
+    // Without TPC-H data on a side: refused before anything is stored.
+    let empty = format!("sqlite:{}", out.path().join("empty.sqlite").display());
+    let o = dbrig(
+        out.path(),
+        &["perfrun", "--tpch", "--a", &lite, "--b", &empty],
+    );
+    let e = crate::error_line(&o);
+    assert!(
+        e.contains("--tpch: server b") && e.contains("dbrig tpch load"),
+        "{e}"
+    );
+}
