@@ -354,27 +354,39 @@ fn micro_and_tpch_workloads_over_two_configurations_resume_and_report_on_sqlite(
     let out = tempfile::tempdir().unwrap();
     let a = format!("sqlite:{}", out.path().join("a.sqlite").display());
     let b = format!("sqlite:{}", out.path().join("b.sqlite").display());
-    let plan = out.path().join("plan.toml");
-    std::fs::write(&plan, kinds_plan(&a, &b, out.path())).unwrap();
-    let dry = ok(dbrig(
-        out.path(),
-        &["run", plan.to_str().unwrap(), "--dry-run"],
-    ));
+    check_kinds_plan(&a, &b, out.path());
+}
+
+#[test]
+fn micro_and_tpch_workloads_over_two_configurations_resume_and_report_on_mariadb() {
+    let a = crate::mysql::TestDb::new("plan_kinds_a");
+    let b = crate::mysql::TestDb::new("plan_kinds_b");
+    let out = tempfile::tempdir().unwrap();
+    check_kinds_plan(&a.url(), &b.url(), out.path());
+}
+
+/// Run [`kinds_plan`], interrupted before its 4th trial, resume it, check what is stored
+/// and the report.
+fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
+    let out = dir;
+    let plan = out.join("plan.toml");
+    std::fs::write(&plan, kinds_plan(a, b, out)).unwrap();
+    let dry = ok(dbrig(out, &["run", plan.to_str().unwrap(), "--dry-run"]));
     let s = String::from_utf8_lossy(&dry.stdout);
     // One cell per configuration and workload: the client counts are for OLTP workloads.
     assert!(s.contains("Cells (4)") && s.contains("Trials: 8"), "{s}");
 
     let child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
         .args(["run", plan.to_str().unwrap()])
-        .arg(format!("--out={}", out.path().display()))
+        .arg(format!("--out={}", out.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::fs::write(out.path().join("dbrig.pid"), child.id().to_string()).unwrap();
+    std::fs::write(out.join("dbrig.pid"), child.id().to_string()).unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", text(&o));
-    let results = out.path().join("results.db");
+    let results = out.join("results.db");
     let before = stored_trials(&results);
     let done_before = before.iter().filter(|t| t.4 == TrialStatus::Done).count();
     assert_eq!(done_before, 3, "{before:?}");
@@ -383,10 +395,7 @@ fn micro_and_tpch_workloads_over_two_configurations_resume_and_report_on_sqlite(
         "{before:?}"
     );
 
-    let o = ok(dbrig(
-        out.path(),
-        &["run", plan.to_str().unwrap(), "--resume"],
-    ));
+    let o = ok(dbrig(out, &["run", plan.to_str().unwrap(), "--resume"]));
     assert!(text(&o).contains("3 already done"), "{}", text(&o));
     let after = stored_trials(&results);
     let done: Vec<_> = after.iter().filter(|t| t.4 == TrialStatus::Done).collect();
@@ -428,7 +437,7 @@ fn micro_and_tpch_workloads_over_two_configurations_resume_and_report_on_sqlite(
 
     // The report, rebuilt from the results database: one table per benchmark, a row per
     // item with both configurations' medians and the seeds' ratio columns, and verdicts.
-    let o = ok(dbrig(out.path(), &["report", &run.0.to_string()]));
+    let o = ok(dbrig(out, &["report", &run.0.to_string()]));
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
     for needle in [
         "scan_filter: per item",
