@@ -665,8 +665,11 @@ impl Servers {
     pub fn snapshot_prepared(&mut self, name: &str, params: &Params) -> Result<()> {
         let s = self.server(name)?;
         if !s.has_snapshot("prepared") {
+            // The snapshot stops the server and starts it again as it was.
             s.snapshot_data("prepared")?;
-            s.start(params)?;
+            if !s.is_running() {
+                s.start(params)?;
+            }
         }
         Ok(())
     }

@@ -605,3 +605,60 @@ table-size = 200
         leftover_servers(&o)
     );
 }
+
+#[test]
+fn fresh_data_restores_the_prepared_data_before_every_write_trial() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().display().to_string();
+    let plan = r#"
+name = "fresh"
+trials = 3
+duration = 1
+clients = [1]
+[[server]]
+name = "pg"
+engine = "postgres"
+start-timeout = 120
+[[configuration]]
+name = "A"
+server = "pg"
+[[workload]]
+name = "oltp_insert"
+lifecycle = "fresh-data"
+[workload.options]
+table-size = 300
+[environment.hooks]
+before-trial-sql = "SELECT count(*) FROM sbtest1"
+after-trial-sql = "SELECT count(*) FROM sbtest1"
+"#;
+    let path = out.path().join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    ok(dbrig(out.path(), &["run", path.to_str().unwrap()]));
+    let trials = stored_trials(&out.path().join("results.db"));
+    assert_eq!(trials.len(), 3);
+    let count = |extra: &serde_json::Value, hook: &str| -> u64 {
+        extra["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["hook"] == hook)
+            .unwrap()["output"]
+            .as_str()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    for (_, _, status, reason, extra) in &trials {
+        assert_eq!(*status, TrialStatus::Done, "{reason:?}");
+        // Every trial starts from the prepared 300 rows, though each one inserted more.
+        assert_eq!(count(extra, "before-trial-sql"), 300, "{extra}");
+        assert!(count(extra, "after-trial-sql") > 300, "{extra}");
+    }
+    assert!(out.path().join("servers/pg/snapshots/prepared").is_dir());
+    assert!(
+        leftover_servers(&o).is_empty(),
+        "{:?}",
+        leftover_servers(&o)
+    );
+}
