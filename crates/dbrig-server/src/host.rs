@@ -474,7 +474,7 @@ pub fn cpus_allowed(pid: u32) -> Option<String> {
 pub fn listening_process(port: u16) -> Option<(u32, PathBuf)> {
     let inodes: Vec<u64> = ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
-        .filter_map(|p| read(p))
+        .filter_map(read)
         .flat_map(|text| listening_inodes(&text, port))
         .collect();
     if inodes.is_empty() {
