@@ -725,3 +725,115 @@ fn read_cells(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod item_tests {
+    use std::time::{Duration, SystemTime};
+
+    use dbrig_store::{NewCell, NewRun, NewTrial, RunKind};
+
+    use super::*;
+
+    /// A plan run of a TPC-H power test: configuration A, and B twice as fast on Q1 with
+    /// 5 trials each; B's trial 3 answered Q6 wrong and its trial 5 failed outright.
+    fn tpch_run(store: &mut Store) -> RunId {
+        let run = store
+            .begin_run(&NewRun {
+                kind: RunKind::Plan,
+                name: "items",
+                started_at: SystemTime::UNIX_EPOCH,
+                options: &serde_json::json!({}),
+                host: &serde_json::json!({}),
+                dbrig_version: "test",
+                command_line: &[],
+                plan_text: None,
+            })
+            .unwrap();
+        for (conf, speed) in [("A", 1.0), ("B", 2.0)] {
+            let cell = store
+                .ensure_cell(
+                    run,
+                    &NewCell {
+                        cell_key: conf,
+                        configuration: conf,
+                        workload: "tpch_power",
+                        clients: 1,
+                        options: &serde_json::json!({}),
+                        target: "sqlite:x",
+                    },
+                )
+                .unwrap();
+            for t in 1..=5u32 {
+                let wrong = conf == "B" && t == 3;
+                let failed = conf == "B" && t == 5;
+                let jitter = 1.0 + f64::from(t) / 1000.0;
+                let extra = serde_json::json!({"tpch_power": {
+                    "scale_factor": 0.01,
+                    "queries": [
+                        {"name": "1", "micros": (1e6 * jitter / speed) as u64, "rows": 4, "status": "ok"},
+                        {"name": "6", "micros": 20_000, "rows": 1,
+                         "status": if wrong { "wrong" } else { "ok" }},
+                    ],
+                    "power_at_size": 100.0 * speed * jitter,
+                }});
+                store
+                    .record_trial(
+                        cell,
+                        &NewTrial {
+                            trial: t,
+                            status: if failed {
+                                TrialStatus::Failed
+                            } else {
+                                TrialStatus::Done
+                            },
+                            reason: failed.then_some("server gone"),
+                            server_version: Some("SQLite 3"),
+                            started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(t.into()),
+                            finished_at: SystemTime::UNIX_EPOCH + Duration::from_secs(t.into()),
+                            measurements: None,
+                            extra: (!failed).then_some(&extra),
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+        run
+    }
+
+    #[test]
+    fn power_test_trials_become_one_cell_per_query_with_direction_aware_verdicts() {
+        let mut store = Store::open_in_memory().unwrap();
+        let run = tpch_run(&mut store);
+        let data = ReportData::load(&store, run).unwrap();
+        assert_eq!(
+            data.workloads,
+            ["tpch_power Q1", "tpch_power Q6", "tpch_power Power@Size"]
+        );
+        let q1_b = data.cell("B", "tpch_power Q1", 1).unwrap();
+        assert_eq!(q1_b.values.len(), 4, "the failed trial is not counted");
+        assert_eq!(q1_b.excluded.failed, 1);
+        let unit = q1_b.unit.as_ref().unwrap();
+        assert_eq!((unit.unit.as_str(), unit.higher_is_better), ("s", false));
+        // A wrong answer is never a time: B's Q6 has 3 values (trial 3 wrong, 5 failed).
+        assert_eq!(data.cell("B", "tpch_power Q6", 1).unwrap().values.len(), 3);
+        // Q1 takes half the time on B: a lower time is an improvement; Power@Size doubles:
+        // a higher score is an improvement too.
+        let v = |w: &str| data.comparison("B", w, 1).unwrap().comparison.verdict;
+        assert_eq!(v("tpch_power Q1"), Verdict::Improvement);
+        assert_eq!(v("tpch_power Power@Size"), Verdict::Improvement);
+        let d = data
+            .comparison("B", "tpch_power Q1", 1)
+            .unwrap()
+            .comparison
+            .delta
+            .unwrap();
+        assert!((d + 0.5).abs() < 0.01, "{d}");
+        // The failed trial is counted once for the run, not once per query.
+        assert_eq!(data.excluded().failed, 1);
+        // One table for the benchmark, a row per query.
+        let text = crate::report_text(&data);
+        assert!(text.contains("tpch_power: per item"), "{text}");
+        let q1 = text.lines().find(|l| l.starts_with("Q1 ")).unwrap();
+        assert!(q1.contains(" s ") && q1.contains("50."), "{q1}");
+    }
+}

@@ -380,3 +380,71 @@ impl WorkloadKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_resolve_to_their_kind() {
+        let o = WorkloadKind::from_json("oltp_read_write", &json!({"table-size": 10})).unwrap();
+        assert!(o.uses_clients() && o.is_timed() && o.writes());
+        assert_eq!(o.options_json()["table-size"], 10);
+        let ro = WorkloadKind::from_json("oltp_read_only", &serde_json::Value::Null).unwrap();
+        assert!(!ro.writes());
+        let m =
+            WorkloadKind::from_json("scan-filter", &json!({"rows": 7, "wide_rows": 0})).unwrap();
+        assert_eq!(m.name(), "scan_filter");
+        assert!(!m.uses_clients() && !m.is_timed() && !m.writes());
+        assert_eq!(m.options_json()["rows"], 7);
+        assert_eq!(m.options_json()["wide_rows"], 0);
+        let t =
+            WorkloadKind::from_json("tpch-power", &json!({"sf": 0.01, "queries": ["1"]})).unwrap();
+        assert_eq!(t.name(), "tpch_power");
+        assert!(!t.writes());
+        let r =
+            WorkloadKind::from_json("tpch_power", &json!({"sf": 0.01, "refresh": true})).unwrap();
+        assert!(r.writes(), "RF1/RF2 change the data");
+    }
+
+    #[test]
+    fn bad_options_name_the_option() {
+        let e = WorkloadKind::from_json("memory_load", &json!({"rowz": 1})).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown option 'rowz'") && e.to_string().contains("rows"),
+            "{e}"
+        );
+        let e = WorkloadKind::from_json("tmp_groupby", &json!({"runs": 0})).unwrap_err();
+        assert!(e.to_string().contains("--runs"), "{e}");
+        let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 0})).unwrap_err();
+        assert!(e.to_string().contains("scale factor"), "{e}");
+        let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 1, "qeries": []})).unwrap_err();
+        assert!(e.to_string().contains("qeries"), "{e}");
+        let e = WorkloadKind::from_json("nope", &json!({})).unwrap_err();
+        assert!(matches!(e, WorkloadError::UnknownWorkload(_)), "{e}");
+    }
+
+    #[test]
+    fn tpch_query_subset_keeps_stream_order_and_refuses_unknown_names() {
+        let o = TpchPowerOptions {
+            sf: 0.01,
+            queries: vec!["1".into(), "14".into(), "6".into()],
+            query_dir: None,
+            seed: None,
+            refresh: false,
+            keys: KeysWhen::After,
+            parallel: 0,
+        };
+        let set = o.query_set(dbrig_driver::Dialect::Sqlite).unwrap();
+        let names: Vec<&str> = set.queries.iter().map(|q| q.name.as_str()).collect();
+        // Stream 0 runs 14 before 6 before 1.
+        assert_eq!(names, ["14", "6", "1"]);
+        let bad = TpchPowerOptions {
+            queries: vec!["23".into()],
+            ..o
+        };
+        let e = bad.query_set(dbrig_driver::Dialect::Sqlite).unwrap_err();
+        assert!(e.to_string().contains("query '23'"), "{e}");
+    }
+}

@@ -616,6 +616,20 @@ mod tests {
     }
 
     #[test]
+    fn query_identifier_is_read_from_a_verbose_plan() {
+        let plan = [
+            "Aggregate  (cost=1.05..1.06 rows=1 width=8)".to_owned(),
+            "  Output: count(*)".to_owned(),
+            "Query Identifier: -3213467129931224617".to_owned(),
+        ];
+        assert_eq!(query_identifier(&plan), Some(-3213467129931224617));
+        assert_eq!(query_identifier(&plan[..2]), None);
+        assert!(stat_statements_column_kept("shared_blks_hit"));
+        assert!(!stat_statements_column_kept("queryid"));
+        assert!(!stat_statements_column_kept("mean_exec_time"));
+    }
+
+    #[test]
     fn explain_counters_are_read() {
         let plan = [
             "Hash Join  (cost=1.09..2.21 rows=4 width=8) (actual time=0.030..0.034 rows=4 loops=1)",

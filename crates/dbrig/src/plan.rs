@@ -690,6 +690,47 @@ name = "oltp_read_only"
     }
 
     #[test]
+    fn micro_and_tpch_workloads_have_one_cell_per_configuration() {
+        let text = format!(
+            "{PLAN}[[workload]]\nname = \"memory-load\"\n[workload.options]\nrows = 1000\n\
+             [[workload]]\nname = \"tpch-power\"\n[workload.options]\nsf = 0.01\n"
+        );
+        let (_d, p) = write(&text);
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let plan = load(&p, &defines, &[]).unwrap();
+        // 2 OLTP workloads × 2 client counts × 2 configurations, plus 2 × 2 benchmark cells.
+        assert_eq!(plan.cells.len(), 8 + 4);
+        let micro: Vec<&Cell> = plan
+            .cells
+            .iter()
+            .filter(|c| c.workload.name() == "memory_load")
+            .collect();
+        assert_eq!(micro.len(), 2);
+        assert!(micro.iter().all(|c| c.clients == 1 && !c.writes));
+        assert_eq!(micro[0].spec["workload_options"]["rows"], 1000);
+        assert_eq!(plan.schedule.len(), 2 * 12);
+        // The plan's duration is not part of a benchmark cell's key (resume keeps it).
+        let longer = load(&p, &defines, &["duration=9".into()]).unwrap();
+        let key = |plan: &Plan, w: &str| {
+            plan.cells
+                .iter()
+                .find(|c| c.workload.name() == w)
+                .unwrap()
+                .key
+                .clone()
+        };
+        assert_eq!(key(&plan, "tpch_power"), key(&longer, "tpch_power"));
+        assert_ne!(
+            key(&plan, "oltp_point_select"),
+            key(&longer, "oltp_point_select")
+        );
+        // Unknown options of the new kinds name the option.
+        let (_d, p) = write(&text.replace("rows = 1000", "rowz = 1000"));
+        let e = load(&p, &defines, &[]).unwrap_err().to_string();
+        assert!(e.contains("memory-load") && e.contains("rowz"), "{e}");
+    }
+
+    #[test]
     fn shuffled_order_is_seeded() {
         let (_d, p) = write(&PLAN.replace(
             "duration = 1",
