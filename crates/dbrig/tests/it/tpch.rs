@@ -570,3 +570,378 @@ fn throughput_server_dying_mid_stream_fails_the_run_keeping_what_was_measured() 
     let stored = &trial.extra.unwrap()["tpch_throughput"];
     assert_eq!(stored["query_streams"], v["query_streams"]);
 }
+
+// ---- The launcher's per-query controls, plan fingerprints and the TPC-H report ----
+
+/// A power test with controls, as JSON (no refresh functions: the data stays as loaded).
+fn controlled(out: &std::path::Path, target: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "tpch",
+        "power",
+        "--target",
+        target,
+        "--no-refresh",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    json(&ok(dbrig(out, &args)))
+}
+
+/// The measured runs (warm-ups left out) of a query's detail, in µs.
+fn measured(q: &serde_json::Value) -> Vec<u64> {
+    q["detail"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["warmup"] == false)
+        .map(|r| r["micros"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn launcher_controls_warmups_runs_and_the_three_reductions_on_three_engines() {
+    let out = tempfile::tempdir().unwrap();
+    let lite = format!("sqlite:{}", out.path().join("ctl.sqlite").display());
+    let my = MariaDb::new("ctl");
+    let pg = Postgres::new("ctl");
+    let (lite_url, my_url, pg_url) = (lite.clone(), my.url(), pg.url());
+    let out_path = out.path().to_owned();
+    std::thread::scope(|s| {
+        s.spawn(|| load(&out_path, &lite_url, "after"));
+        s.spawn(|| load(&out_path, &my_url, "after"));
+        s.spawn(|| load(&out_path, &pg_url, "after"));
+    });
+    for target in [&lite, &my.url(), &pg.url()] {
+        for reduction in ["simple-average", "min-max", "analyze-explain"] {
+            let v = controlled(
+                out.path(),
+                target,
+                &["--warmups", "1", "--runs", "3", "--reduction", reduction],
+            );
+            let queries = v["queries"].as_array().unwrap();
+            assert_eq!(queries.len(), 22, "{target} {reduction}");
+            for q in queries {
+                let d = &q["detail"];
+                assert_eq!(q["status"], "ok", "{target} {reduction}: {q}");
+                assert_eq!(d["reduction"], reduction);
+                let runs = d["runs"].as_array().unwrap();
+                assert_eq!(runs.iter().filter(|r| r["warmup"] == true).count(), 1);
+                let m = measured(q);
+                let micros = q["micros"].as_u64().unwrap();
+                match reduction {
+                    "simple-average" => {
+                        assert_eq!(m.len(), 3);
+                        assert_eq!(micros, m.iter().sum::<u64>() / 3, "{q}");
+                    }
+                    "min-max" => {
+                        assert_eq!(m.len(), 3);
+                        assert_eq!(micros, *m.iter().min().unwrap(), "{q}");
+                        assert_eq!(d["max_micros"].as_u64(), m.iter().max().copied());
+                    }
+                    _ => {
+                        // Plans captured per run; the result is the chosen plan's mean.
+                        let chosen = d["chosen_plan"].as_str().expect("a chosen plan");
+                        assert!(d["plans"][chosen].is_string(), "{d}");
+                        let of_plan: Vec<u64> = runs
+                            .iter()
+                            .filter(|r| r["warmup"] == false && r["plan"] == chosen)
+                            .map(|r| r["micros"].as_u64().unwrap())
+                            .collect();
+                        assert!(!of_plan.is_empty() && of_plan.len() <= 3);
+                        assert_eq!(micros, of_plan.iter().sum::<u64>() / of_plan.len() as u64);
+                    }
+                }
+            }
+            assert!(v["power_at_size"].as_f64().unwrap() > 0.0);
+        }
+    }
+    // Controls that need a server dbrig can restart are refused on an external target, before
+    // any run is recorded.
+    let runs_before = text(&ok(dbrig(out.path(), &["runs"])));
+    for flag in ["--restart-between-queries", "--drop-caches"] {
+        let e = error_line(&dbrig(
+            out.path(),
+            &["tpch", "power", "--target", &my.url(), flag],
+        ));
+        assert!(
+            e.contains("managed server") && e.contains("--server"),
+            "{e}"
+        );
+    }
+    let ctl = out.path().join("params.toml");
+    std::fs::write(&ctl, "[query.\"3\"]\nparams = [\"join_cache_level=6\"]\n").unwrap();
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            &lite,
+            "--controls",
+            ctl.to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        e.contains("startup params") && e.contains("external"),
+        "{e}"
+    );
+    std::fs::write(&ctl, "[query.\"23\"]\nruns = 2\n").unwrap();
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            &lite,
+            "--controls",
+            ctl.to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        e.contains("'23'") && e.contains("not in the query set"),
+        "{e}"
+    );
+    std::fs::write(&ctl, "[all]\nrunz = 2\n").unwrap();
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            &lite,
+            "--controls",
+            ctl.to_str().unwrap(),
+        ],
+    ));
+    assert!(e.contains("params.toml:2") && e.contains("runz"), "{e}");
+    assert_eq!(text(&ok(dbrig(out.path(), &["runs"]))), runs_before);
+}
+
+#[test]
+fn plan_fingerprints_group_runs_and_tell_join_orders_apart() {
+    let out = tempfile::tempdir().unwrap();
+    let my = MariaDb::new("fp");
+    load(out.path(), &my.url(), "after");
+    // Q3 as the optimizer likes it, and forced into another join order.
+    let qdir = out.path().join("q");
+    std::fs::create_dir_all(&qdir).unwrap();
+    let q3 = "select l_orderkey, sum(l_extendedprice * (1 - l_discount)) as revenue, o_orderdate, \
+              o_shippriority from {FROM} where c_mktsegment = 'BUILDING' and c_custkey = o_custkey \
+              and l_orderkey = o_orderkey and o_orderdate < date '1995-03-15' and l_shipdate > \
+              date '1995-03-15' group by l_orderkey, o_orderdate, o_shippriority order by revenue \
+              desc, o_orderdate limit 10";
+    std::fs::write(
+        qdir.join("3.sql"),
+        q3.replace("{FROM}", "customer, orders, lineitem"),
+    )
+    .unwrap();
+    std::fs::write(
+        qdir.join("3-straight.sql"),
+        q3.replace("select l_orderkey", "select straight_join l_orderkey")
+            .replace("{FROM}", "lineitem, orders, customer"),
+    )
+    .unwrap();
+    let v = controlled(
+        out.path(),
+        &my.url(),
+        &[
+            "--queries",
+            qdir.to_str().unwrap(),
+            "--reduction",
+            "analyze-explain",
+            "--runs",
+            "4",
+            "--cluster-size",
+            "3",
+        ],
+    );
+    let q = v["queries"].as_array().unwrap();
+    let mut chosen = Vec::new();
+    for query in q {
+        let d = &query["detail"];
+        // The same plan on every run (estimates do not split it): one cluster, full at 3.
+        assert_eq!(d["plans"].as_object().unwrap().len(), 1, "{d}");
+        assert_eq!(
+            measured(query).len(),
+            3,
+            "stops when the cluster is full: {d}"
+        );
+        let fp = d["chosen_plan"].as_str().unwrap().to_owned();
+        assert_eq!(fp.len(), 16);
+        assert!(d["plans"][&fp].as_str().unwrap().contains("query_block"));
+        chosen.push(fp);
+    }
+    assert_ne!(chosen[0], chosen[1], "another join order is another plan");
+}
+
+#[test]
+fn managed_server_restarts_per_query_with_its_own_startup_parameters() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &["server", "start", "h3tpch", "--engine", "mariadb"],
+    ));
+    let url = text(&o)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
+        .expect("the target line");
+    load(out.path(), &url, "after");
+    ok(dbrig(out.path(), &["server", "stop", "h3tpch"]));
+    let qdir = out.path().join("q");
+    std::fs::create_dir_all(&qdir).unwrap();
+    std::fs::write(qdir.join("a.sql"), "select count(*) from orders").unwrap();
+    std::fs::write(qdir.join("b.sql"), "select count(*) from lineitem").unwrap();
+    let ctl = out.path().join("ctl.toml");
+    std::fs::write(
+        &ctl,
+        "restart-between-queries = true\n[all]\nruns = 2\n\
+         pre-sql = \"select @@join_cache_level\"\n\
+         post-shell = \"echo after-run\"\n\
+         [query.b]\nparams = [\"join_cache_level=6\"]\n",
+    )
+    .unwrap();
+    // dbrig starts the stopped server, restarts it before each query (with b's own
+    // parameters for b), and stops it at the end.
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--server",
+            "h3tpch",
+            "--no-refresh",
+            "--queries",
+            qdir.to_str().unwrap(),
+            "--controls",
+            ctl.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    )));
+    let q = v["queries"].as_array().unwrap();
+    let hook = |i: usize, name: &str| -> Vec<String> {
+        q[i]["detail"]["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["hook"] == name)
+            .map(|h| h["output"].as_str().unwrap().trim().to_owned())
+            .collect()
+    };
+    let default_level = hook(0, "pre-run-sql");
+    assert_eq!(default_level.len(), 2);
+    assert_ne!(default_level[0], "6");
+    assert_eq!(
+        hook(1, "pre-run-sql"),
+        ["6", "6"],
+        "b runs with its parameter"
+    );
+    assert_eq!(hook(1, "post-run-shell"), ["after-run", "after-run"]);
+    for (i, query) in q.iter().enumerate() {
+        assert_eq!(query["status"], "ok", "{query}");
+        assert_eq!(query["detail"]["restarts"], 1, "query {i}");
+        assert_eq!(measured(query).len(), 2);
+    }
+    assert_eq!(q[1]["detail"]["params"][0], "join_cache_level=6");
+    // The server dbrig started is stopped again.
+    let st = dbrig(out.path(), &["server", "status", "h3tpch"]);
+    assert_eq!(st.status.code(), Some(3), "{}", text(&st));
+}
+
+#[test]
+fn tpch_report_with_a_baseline_and_a_timeout() {
+    let out = tempfile::tempdir().unwrap();
+    let my = MariaDb::new("rep");
+    load(out.path(), &my.url(), "after");
+    let fast = out.path().join("fast");
+    let slow = out.path().join("slow");
+    for (dir, sleep) in [(&fast, "0"), (&slow, "3")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("1.sql"), "select count(*) from nation").unwrap();
+        std::fs::write(
+            dir.join("2.sql"),
+            format!("select sleep({sleep}) + count(*) from region"),
+        )
+        .unwrap();
+    }
+    let a = controlled(
+        out.path(),
+        &my.url(),
+        &["--queries", fast.to_str().unwrap(), "--timeout", "1"],
+    );
+    let b = controlled(
+        out.path(),
+        &my.url(),
+        &[
+            "--queries",
+            slow.to_str().unwrap(),
+            "--timeout",
+            "1",
+            "--runs",
+            "2",
+        ],
+    );
+    let q2 = |v: &serde_json::Value| {
+        v["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["name"] == "2")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(q2(&a)["status"], "ok", "{a}");
+    assert_eq!(q2(&b)["status"], "timeout", "{b}");
+    let (ra, rb) = (a["run_id"].to_string(), b["run_id"].to_string());
+    let chart = out.path().join("chart.svg");
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "report",
+            &ra,
+            &rb,
+            "--baseline",
+            &format!("default@{ra}"),
+            "--chart",
+            chart.to_str().unwrap(),
+        ],
+    ));
+    let t = text(&o);
+    let row = t
+        .lines()
+        .find(|l| l.starts_with("2 "))
+        .expect("row of query 2");
+    assert!(row.contains(">1.000"), "{t}");
+    // The ratio beside a timeout is a lower bound.
+    assert!(
+        row.split_whitespace()
+            .any(|c| c.starts_with('>') && c.contains('.') && c != ">1.000"),
+        "{t}"
+    );
+    assert!(t.contains("ratio") && t.contains("MariaDB"), "{t}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.contains("&gt;T"));
+    // The same table is on the HTML page of the run.
+    let html = out.path().join("r.html");
+    ok(dbrig(
+        out.path(),
+        &[
+            "report",
+            &rb,
+            "--format",
+            "html",
+            "--output",
+            html.to_str().unwrap(),
+        ],
+    ));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("TPC-H power test") && page.contains("&gt;1.000"));
+    // An unknown baseline is named.
+    let e = error_line(&dbrig(
+        out.path(),
+        &["tpch", "report", &ra, "--baseline", "nope"],
+    ));
+    assert!(e.contains("\"nope\"") && e.contains("default"), "{e}");
+}
