@@ -154,7 +154,9 @@ pub fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
     static KEEPER: OnceLock<Mutex<Sender<SpawnRequest>>> = OnceLock::new();
     let keeper = KEEPER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<SpawnRequest>();
-        let spawned = std::thread::Builder::new()
+        // If the thread cannot be started, `rx` is dropped with the closure and every request
+        // fails below ("the server keeper thread is gone") instead of forking elsewhere.
+        let _ = std::thread::Builder::new()
             .name("dbrig-server-keeper".into())
             .spawn(move || {
                 // `rx` lives in this thread; the sender in the static is never dropped, so
@@ -163,10 +165,6 @@ pub fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
                     let _ = reply.send(cmd.spawn());
                 }
             });
-        if let Err(e) = spawned {
-            // No keeper: requests fail below with this error instead of forking elsewhere.
-            eprintln!("dbrig: cannot start the server keeper thread: {e}");
-        }
         Mutex::new(tx)
     });
     let (reply_tx, reply_rx) = mpsc::channel();
