@@ -226,7 +226,7 @@ impl ItemUnit {
             item: item.to_owned(),
             unit: unit.to_owned(),
             // Rates and scores grow with speed; times shrink.
-            higher_is_better: unit.contains("/s") || unit == "Power@Size",
+            higher_is_better: unit.contains("/s") || unit.ends_with("@Size"),
         }
     }
 
@@ -618,6 +618,9 @@ fn trial_items(extra: Option<&serde_json::Value>) -> Option<Vec<(String, String,
                 .collect(),
         );
     }
+    if let Some(t) = extra.get("tpch_throughput") {
+        return Some(throughput_items(t));
+    }
     let power = extra.get("tpch_power")?;
     let mut out = Vec::new();
     let steps = power.get("rf1").into_iter().chain(
@@ -651,6 +654,82 @@ fn trial_items(extra: Option<&serde_json::Value>) -> Option<Vec<(String, String,
             .and_then(serde_json::Value::as_f64),
     ));
     Some(out)
+}
+
+/// A throughput test's items: each query's mean seconds over the streams (none when a
+/// stream's run of it failed or answered wrong), the refresh functions likewise, the
+/// measurement interval Ts and Throughput@Size.
+fn throughput_items(t: &serde_json::Value) -> Vec<(String, String, Option<f64>)> {
+    let mut runs: Vec<(String, Vec<Option<f64>>)> = Vec::new();
+    let mut add = |name: String, q: &serde_json::Value| {
+        let ok = q.get("status").and_then(|s| s.as_str()) == Some("ok");
+        let s = q
+            .get("micros")
+            .and_then(serde_json::Value::as_f64)
+            .map(|us| us / 1e6)
+            .filter(|_| ok);
+        match runs.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(s),
+            None => runs.push((name, vec![s])),
+        }
+    };
+    let streams = t.get("query_streams").and_then(|s| s.as_array());
+    for q in streams
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("queries")?.as_array())
+        .flatten()
+    {
+        if let Some(name) = q.get("name").and_then(|n| n.as_str()) {
+            add(format!("Q{name}"), q);
+        }
+    }
+    let pairs = t
+        .get("refresh_stream")
+        .and_then(|r| r.get("pairs")?.as_array());
+    for p in pairs.into_iter().flatten() {
+        for f in ["rf1", "rf2"] {
+            if let Some(q) = p.get(f).filter(|q| !q.is_null()) {
+                add(f.to_uppercase(), q);
+            }
+        }
+    }
+    // Queries in TPC-H number order (streams run them in different orders).
+    runs.sort_by_key(|(n, _)| {
+        (
+            n.strip_prefix('Q')
+                .and_then(|d| d.parse::<u32>().ok())
+                .unwrap_or(u32::MAX),
+            n.clone(),
+        )
+    });
+    let failed = t.get("failure").is_some_and(|f| !f.is_null());
+    let mut out: Vec<(String, String, Option<f64>)> = runs
+        .into_iter()
+        .map(|(name, v)| {
+            let mean = v
+                .iter()
+                .copied()
+                .collect::<Option<Vec<f64>>>()
+                .filter(|v| !v.is_empty())
+                .map(|v| v.iter().sum::<f64>() / v.len() as f64);
+            (name, "s".to_owned(), mean)
+        })
+        .collect();
+    out.push((
+        "Ts".to_owned(),
+        "s".to_owned(),
+        t.get("ts_seconds")
+            .and_then(serde_json::Value::as_f64)
+            .filter(|_| !failed),
+    ));
+    out.push((
+        "Throughput@Size".to_owned(),
+        "Throughput@Size".to_owned(),
+        t.get("throughput_at_size")
+            .and_then(serde_json::Value::as_f64),
+    ));
+    out
 }
 
 fn read_cells(

@@ -342,7 +342,7 @@ pub fn item_table(data: &ReportData, benchmark: &str) -> Table {
         }
     }
     let note = lower.then(|| {
-        "s: seconds, lower is better (a ratio below 100 is faster); rates and Power@Size: higher is better; \
+        "s: seconds, lower is better (a ratio below 100 is faster); rates and scores (Power@Size, Throughput@Size): higher is better; \
          a query that failed or answered wrong is not counted"
             .to_owned()
     });

@@ -1,15 +1,12 @@
 //! Every kind of workload a plan's `[[workload]]` can name, matched here and nowhere else:
 //! an OLTP workload driven by the runner, a micro-benchmark (which creates, measures and drops
-//! its own tables), or a TPC-H power test (whose data load is the prepare step).
+//! its own tables), or a TPC-H power or throughput test (whose data load is the prepare step).
 //!
 //! A plan executes each kind the same way (target up, prepare once, trial, record); what a
 //! trial measured comes back as a [`TrialOutcome`] and is stored the way the single-run
-//! commands store it (`Measurements` for OLTP, `extra.micro` / `extra.tpch_power` otherwise),
-//! so one results database path and one report serve plans and single runs alike.
-//!
-//! `tpch_throughput` is not a kind yet: it becomes one variant of [`WorkloadKind`] with its
-//! options struct, a `from_json` arm, and its arms in `prepare_if_missing` / `trial` (the
-//! prepare step is the same load as the power test's).
+//! commands store it (`Measurements` for OLTP, `extra.micro` / `extra.tpch_power` /
+//! `extra.tpch_throughput` otherwise), so one results database path and one report serve
+//! plans and single runs alike.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,10 +17,14 @@ use serde::{Deserialize, Serialize};
 use crate::error::WorkloadError;
 use crate::micro::{MicroOptions, MicroResult};
 use crate::runner::{self, RunOutcome, RunSpec, Stopper};
-use crate::tpch::{self, KeysWhen, ParamMode, PowerOptions, PowerReport, QuerySet, ScaleFactor};
+use crate::tpch::{
+    self, KeysWhen, ParamMode, PowerOptions, PowerReport, QuerySet, ScaleFactor, ThroughputOptions,
+    ThroughputReport,
+};
 use crate::{OltpKind, OltpOptions, Workload};
 
-/// Options of a TPC-H power test in a plan.
+/// Options of a TPC-H power or throughput test in a plan (`streams` and `timeout` are the
+/// throughput test's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TpchPowerOptions {
@@ -47,6 +48,16 @@ pub struct TpchPowerOptions {
     /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
     #[serde(default)]
     pub parallel: u32,
+    /// Throughput test: concurrent query streams (0: the spec's minimum for the scale factor).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub streams: u32,
+    /// Throughput test: seconds a query may run before it is cancelled on the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn keys_after() -> KeysWhen {
@@ -59,6 +70,23 @@ impl TpchPowerOptions {
             QuerySet::from_dir(dir).map_err(WorkloadError::InvalidOptions)?;
         }
         ScaleFactor::new(self.sf).map_err(WorkloadError::InvalidOptions)
+    }
+
+    fn params(&self) -> ParamMode {
+        match self.seed {
+            Some(seed) => ParamMode::Random { seed },
+            None => ParamMode::Validation,
+        }
+    }
+
+    /// The queries to run: `None` for the built-in set of the target's dialect.
+    fn chosen_queries(
+        &self,
+        dialect: dbrig_driver::Dialect,
+    ) -> Result<Option<QuerySet>, WorkloadError> {
+        (self.query_dir.is_some() || !self.queries.is_empty())
+            .then(|| self.query_set(dialect))
+            .transpose()
     }
 
     /// The query set of a dialect, narrowed to `queries` when given.
@@ -99,6 +127,8 @@ pub enum WorkloadKind {
     Micro(MicroOptions),
     /// The TPC-H power test: the load is the prepare step, each trial one power run.
     TpchPower(TpchPowerOptions),
+    /// The TPC-H throughput test: S concurrent streams per trial (same prepare step).
+    TpchThroughput(TpchPowerOptions),
 }
 
 /// What one trial measured.
@@ -107,6 +137,7 @@ pub enum TrialOutcome {
     Oltp(RunOutcome),
     Micro(MicroResult),
     TpchPower(PowerReport),
+    TpchThroughput(ThroughputReport),
 }
 
 impl TrialOutcome {
@@ -115,6 +146,7 @@ impl TrialOutcome {
             TrialOutcome::Oltp(o) => &o.server_version,
             TrialOutcome::Micro(r) => &r.server_version,
             TrialOutcome::TpchPower(r) => &r.server_version,
+            TrialOutcome::TpchThroughput(r) => &r.server_version,
         }
     }
 
@@ -126,6 +158,10 @@ impl TrialOutcome {
             TrialOutcome::TpchPower(r) => {
                 Some(("tpch_power", serde_json::to_value(r).unwrap_or_default()))
             }
+            TrialOutcome::TpchThroughput(r) => Some((
+                "tpch_throughput",
+                serde_json::to_value(r).unwrap_or_default(),
+            )),
         }
     }
 
@@ -163,6 +199,17 @@ impl TrialOutcome {
                         .map_or("n/a".to_owned(), |p| format!("{p:.2}"))
                 )
             }
+            TrialOutcome::TpchThroughput(r) => format!(
+                "{} streams in {:.3} s, Throughput@Size {}{}",
+                r.streams,
+                r.ts_seconds,
+                r.throughput_at_size
+                    .map_or("n/a".to_owned(), |p| format!("{p:.2}")),
+                r.failure
+                    .as_deref()
+                    .map(|f| format!(" ({f})"))
+                    .unwrap_or_default()
+            ),
         }
     }
 }
@@ -182,12 +229,26 @@ impl WorkloadKind {
             return Ok(WorkloadKind::Micro(m));
         }
         match name.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-            "tpch_power" => {
-                let o: TpchPowerOptions = serde_json::from_value(options.clone()).map_err(|e| {
-                    WorkloadError::InvalidOptions(format!("tpch_power options: {e}"))
-                })?;
+            kind @ ("tpch_power" | "tpch_throughput") => {
+                let o: TpchPowerOptions = serde_json::from_value(options.clone())
+                    .map_err(|e| WorkloadError::InvalidOptions(format!("{kind} options: {e}")))?;
                 o.validate()?;
-                Ok(WorkloadKind::TpchPower(o))
+                if kind == "tpch_power" {
+                    if o.streams != 0 || o.timeout.is_some() {
+                        return Err(WorkloadError::InvalidOptions(
+                            "tpch_power options: streams and timeout are the throughput test's (name = \"tpch-throughput\")".into(),
+                        ));
+                    }
+                    Ok(WorkloadKind::TpchPower(o))
+                } else {
+                    if o.timeout.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
+                        return Err(WorkloadError::InvalidOptions(
+                            "tpch_throughput options: timeout must be a positive number of seconds"
+                                .into(),
+                        ));
+                    }
+                    Ok(WorkloadKind::TpchThroughput(o))
+                }
             }
             _ => Err(WorkloadError::UnknownWorkload(name.to_owned())),
         }
@@ -199,6 +260,7 @@ impl WorkloadKind {
             WorkloadKind::Oltp(w) => w.name(),
             WorkloadKind::Micro(m) => m.benchmark().name(),
             WorkloadKind::TpchPower(_) => "tpch_power",
+            WorkloadKind::TpchThroughput(_) => "tpch_throughput",
         }
     }
 
@@ -207,7 +269,9 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Oltp(w) => w.options_json(),
             WorkloadKind::Micro(m) => m.json(),
-            WorkloadKind::TpchPower(o) => serde_json::to_value(o).unwrap_or_default(),
+            WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
+                serde_json::to_value(o).unwrap_or_default()
+            }
         }
     }
 
@@ -234,7 +298,7 @@ impl WorkloadKind {
                     | OltpKind::SelectBatch
             ),
             WorkloadKind::Micro(_) => false,
-            WorkloadKind::TpchPower(o) => o.refresh,
+            WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
     }
 
@@ -283,7 +347,7 @@ impl WorkloadKind {
                 )))
             }
             WorkloadKind::Micro(_) => Ok(None),
-            WorkloadKind::TpchPower(o) => {
+            WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
                 let sf = o.validate()?;
                 let mut conn = Connection::connect(target, connect).await?;
                 let mut present = 0;
@@ -360,20 +424,29 @@ impl WorkloadKind {
             }
             WorkloadKind::TpchPower(o) => {
                 abandonable(Box::pin(async {
-                    let dialect = spec.target.dialect();
                     let options = PowerOptions {
-                        params: match o.seed {
-                            Some(seed) => ParamMode::Random { seed },
-                            None => ParamMode::Validation,
-                        },
-                        queries: (o.query_dir.is_some() || !o.queries.is_empty())
-                            .then(|| o.query_set(dialect))
-                            .transpose()?,
+                        params: o.params(),
+                        queries: o.chosen_queries(spec.target.dialect())?,
                         refresh: o.refresh,
                     };
                     tpch::power_test(&spec.target, &spec.connect, &options, progress)
                         .await
                         .map(TrialOutcome::TpchPower)
+                }))
+                .await
+            }
+            WorkloadKind::TpchThroughput(o) => {
+                abandonable(Box::pin(async {
+                    let options = ThroughputOptions {
+                        streams: o.streams,
+                        params: o.params(),
+                        queries: o.chosen_queries(spec.target.dialect())?,
+                        refresh: o.refresh,
+                        timeout: o.timeout.map(std::time::Duration::from_secs_f64),
+                    };
+                    tpch::throughput_test(&spec.target, &spec.connect, &options, progress)
+                        .await
+                        .map(TrialOutcome::TpchThroughput)
                 }))
                 .await
             }
@@ -421,6 +494,14 @@ mod tests {
         assert!(e.to_string().contains("scale factor"), "{e}");
         let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 1, "qeries": []})).unwrap_err();
         assert!(e.to_string().contains("qeries"), "{e}");
+        let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 1, "streams": 2})).unwrap_err();
+        assert!(e.to_string().contains("tpch-throughput"), "{e}");
+        let t =
+            WorkloadKind::from_json("tpch-throughput", &json!({"sf": 0.01, "streams": 2})).unwrap();
+        assert_eq!(
+            (t.name(), t.options_json()["streams"].as_u64()),
+            ("tpch_throughput", Some(2))
+        );
         let e = WorkloadKind::from_json("nope", &json!({})).unwrap_err();
         assert!(matches!(e, WorkloadError::UnknownWorkload(_)), "{e}");
     }
@@ -435,6 +516,8 @@ mod tests {
             refresh: false,
             keys: KeysWhen::After,
             parallel: 0,
+            streams: 0,
+            timeout: None,
         };
         let set = o.query_set(dbrig_driver::Dialect::Sqlite).unwrap();
         let names: Vec<&str> = set.queries.iter().map(|q| q.name.as_str()).collect();

@@ -563,3 +563,52 @@ fn aria_example_plan_runs_on_two_managed_mariadb_servers() {
         ]
     );
 }
+
+#[test]
+fn tpch_throughput_workload_in_a_plan_on_sqlite() {
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "it-throughput"
+trials = 1
+clients = [1]
+[[configuration]]
+name = "A"
+target = "sqlite:{0}/a.sqlite"
+[[configuration]]
+name = "B"
+target = "sqlite:{0}/b.sqlite"
+[[workload]]
+name = "tpch-throughput"
+[workload.options]
+sf = 0.01
+streams = 2
+refresh = true
+"#,
+            out.path().display()
+        ),
+    )
+    .unwrap();
+    let o = ok(dbrig(out.path(), &["run", plan.to_str().unwrap()]));
+    let report = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(report.contains("tpch_throughput: per item"), "{report}");
+    for row in ["Q1 ", "Q22 ", "RF1 ", "Ts ", "Throughput@Size "] {
+        assert!(
+            report.lines().any(|l| l.starts_with(row)),
+            "{row}:\n{report}"
+        );
+    }
+    let store = Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    for c in store.cells(run).unwrap() {
+        let t = &store.trials(c.id).unwrap()[0];
+        assert_eq!(t.status, TrialStatus::Done, "{:?}", t.reason);
+        let tp = &t.extra.as_ref().unwrap()["tpch_throughput"];
+        assert_eq!(tp["streams"], 2);
+        assert_eq!(tp["query_streams"].as_array().unwrap().len(), 2);
+        assert!(tp["throughput_at_size"].as_f64().unwrap() > 0.0);
+    }
+}
