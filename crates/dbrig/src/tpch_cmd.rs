@@ -45,6 +45,9 @@ pub enum TpchCommand {
     /// query with the ratio to the baseline beside every value, timeouts as >T, server
     /// versions; the bar chart with --chart. (`dbrig report RUN` includes it in the HTML.)
     Report(TpchReportArgs),
+    /// Read the old DBT-3 launcher's ini files (top-level, test, DBMS, queries, results DB)
+    /// and write the equivalent dbrig plan; settings without an equivalent become comments.
+    ImportLauncher(ImportLauncherArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -253,6 +256,36 @@ pub struct TpchReportArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct ImportLauncherArgs {
+    /// The launcher's top-level configuration (what `launcher.pl --test=` was given).
+    #[arg(value_name = "TOP.conf")]
+    pub top: PathBuf,
+    /// Value of $PROJECT_HOME in the ini files (launcher.pl --project-home).
+    #[arg(long, value_name = "DIR")]
+    pub project_home: Option<String>,
+    /// Value of $DATADIR_HOME (launcher.pl --datadir-home, or --datadir).
+    #[arg(long, value_name = "DIR", alias = "datadir")]
+    pub datadir_home: Option<String>,
+    /// Value of $QUERIES_HOME (launcher.pl --queries-home).
+    #[arg(long, value_name = "DIR")]
+    pub queries_home: Option<String>,
+    /// The scale factor: $SCALE_FACTOR and the data the plan loads (launcher.pl
+    /// --scale-factor).
+    #[arg(long, value_name = "SF")]
+    pub scale_factor: Option<String>,
+    /// One of the launcher's upper-case overrides as KEY=VALUE (launcher.pl `--TIMEOUT=600`
+    /// is `--override TIMEOUT=600`); repeatable.
+    #[arg(long = "override", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Write the plan here (checked to load as a plan first); default: standard output.
+    #[arg(long, short = 'o', value_name = "PLAN.toml")]
+    pub output: Option<PathBuf>,
+    /// Replace --output when it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct CleanupArgs {
     #[command(flatten)]
     pub connection: ConnectionArgs,
@@ -277,6 +310,7 @@ pub async fn tpch(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
         TpchCommand::Check(a) => check(a).await,
         TpchCommand::Cleanup(a) => cleanup(a).await,
         TpchCommand::Report(a) => report(a),
+        TpchCommand::ImportLauncher(a) => import_launcher(a),
     }
 }
 
@@ -1205,6 +1239,74 @@ fn report(a: TpchReportArgs) -> Result<ExitCode> {
     if let Some(path) = &a.chart {
         dbrig_report::write_atomic(path, tpch_chart(&report)?.as_bytes())?;
         eprintln!("dbrig: chart written to {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn import_launcher(a: ImportLauncherArgs) -> Result<ExitCode> {
+    use dbrig_workload::tpch::launcher::{LauncherInputs, import};
+    let mut overrides = Vec::new();
+    for o in &a.overrides {
+        let (k, v) = o.trim_start_matches('-').split_once('=').ok_or_else(|| {
+            anyhow!("--override {o}: write it as KEY=VALUE, e.g. --override TIMEOUT=600")
+        })?;
+        overrides.push((k.trim().to_owned(), v.trim().to_owned()));
+    }
+    let inputs = LauncherInputs {
+        project_home: a.project_home.clone(),
+        datadir_home: a.datadir_home.clone(),
+        queries_home: a.queries_home.clone(),
+        scale_factor: a.scale_factor.clone(),
+        overrides,
+    };
+    let imported = import(&a.top, &inputs, &mut |p| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    })
+    .map_err(|e| anyhow!(e))?;
+    match &a.output {
+        None => print!("{}", imported.plan),
+        Some(path) => {
+            if path.exists() && !a.force {
+                bail!(
+                    "{} exists: choose another --output or add --force to replace it",
+                    path.display()
+                );
+            }
+            // Check the plan loads before it takes the output's place (relative paths in it
+            // resolve from where dbrig runs, as when the plan is run).
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let tmp = dir.join(format!(
+                ".{}.import.{}.toml",
+                path.file_name()
+                    .map_or("plan".into(), |n| n.to_string_lossy()),
+                std::process::id()
+            ));
+            std::fs::write(&tmp, &imported.plan)
+                .map_err(|e| anyhow!("cannot write {}: {e}", tmp.display()))?;
+            let checked = crate::plan::load(&tmp, &[], &[]);
+            if let Err(e) = checked {
+                let _ = std::fs::remove_file(&tmp);
+                bail!(
+                    "the imported plan does not load ({e:#}); nothing written to {}",
+                    path.display()
+                );
+            }
+            std::fs::rename(&tmp, path)
+                .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+            eprintln!("dbrig: plan written to {}", path.display());
+        }
+    }
+    if !imported.unmapped.is_empty() {
+        eprintln!(
+            "dbrig: {} launcher setting(s) have no dbrig equivalent and are comments in the plan:",
+            imported.unmapped.len()
+        );
+        for u in &imported.unmapped {
+            eprintln!("  {u}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,7 @@
 pub mod check;
 pub mod data;
 pub mod explain;
+pub mod launcher;
 pub mod load;
 pub mod params;
 pub mod power;
