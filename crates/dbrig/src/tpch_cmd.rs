@@ -33,7 +33,7 @@ pub enum TpchCommand {
     /// The load test: create, load, keys, indexes, ANALYZE, each timed; size on disk.
     Load(LoadArgs),
     /// The power test: RF1, the 22 queries in stream-0 order, RF2; Power@Size; stored as a run.
-    Power(PowerArgs),
+    Power(Box<PowerArgs>),
     /// The throughput test: S query streams in their spec permutations plus the refresh
     /// stream; Throughput@Size (and QphH@Size with --power-run); stored as a run.
     Throughput(ThroughputArgs),
@@ -305,7 +305,7 @@ pub async fn tpch(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
     match args.command {
         TpchCommand::Gen(a) => gen_tbl(a),
         TpchCommand::Load(a) => load(a).await,
-        TpchCommand::Power(a) => power(a, argv).await,
+        TpchCommand::Power(a) => power(*a, argv).await,
         TpchCommand::Throughput(a) => throughput(a, argv).await,
         TpchCommand::Check(a) => check(a).await,
         TpchCommand::Cleanup(a) => cleanup(a).await,

@@ -261,9 +261,10 @@ fn map_query_settings(
             "NUM_TESTS" => {
                 let n = number(file, k, v)? as u64;
                 if n == 0 && !analyze {
-                    m.comments.push(format!(
+                    m.comments.push(
                         "NUM_TESTS = 0 means \"until the cluster is full\" only with ANALYZE_EXPLAIN: one run here"
-                    ));
+                            .to_owned(),
+                    );
                     Some("runs = 1".to_owned())
                 } else {
                     Some(format!("runs = {n}"))
