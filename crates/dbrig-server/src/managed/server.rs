@@ -383,42 +383,57 @@ impl ManagedServer {
         None
     }
 
-    fn run_initialiser(&self) -> Result<()> {
-        let init_bin = self.def.resolve_init_bin(&self.server_bin)?;
+    /// The initialiser's arguments. MariaDB's `mariadb-install-db` and Oracle MySQL's
+    /// `mysqld --initialize-insecure` (which creates no `test` database: `init.sql` does)
+    /// take the data directory and the user; PostgreSQL's `initdb` runs as the user.
+    fn init_args(&self) -> Vec<String> {
         let data = self.data_dir.display().to_string();
-        let mut cmd = Command::new(&init_bin);
+        let mut args: Vec<String> = Vec::new();
         match self.def.engine {
-            Engine::Mariadb => {
-                cmd.arg("--no-defaults");
+            Engine::Mariadb | Engine::Mysql => {
+                args.push("--no-defaults".into());
                 if let Some(b) = self.basedir() {
-                    cmd.arg(format!("--basedir={}", b.display()));
+                    args.push(format!("--basedir={}", b.display()));
                 }
-                cmd.arg(format!("--datadir={data}"))
-                    .arg("--auth-root-authentication-method=normal");
+                if self.def.engine == Engine::Mysql {
+                    args.push("--initialize-insecure".into());
+                }
+                args.push(format!("--datadir={data}"));
+                if self.def.engine == Engine::Mariadb {
+                    args.push("--auth-root-authentication-method=normal".into());
+                } else {
+                    args.push(format!("--init-file={}", self.init_sql_path().display()));
+                }
                 if let Some(u) = &self.run_as {
-                    cmd.arg(format!("--user={}", u.name));
-                }
-            }
-            Engine::Mysql => {
-                let init_sql = self.dir.join("init.sql");
-                fs::write(&init_sql, "CREATE DATABASE IF NOT EXISTS test;\n")
-                    .map_err(self.io_err("writing init.sql"))?;
-                cmd.arg("--no-defaults");
-                if let Some(b) = self.basedir() {
-                    cmd.arg(format!("--basedir={}", b.display()));
-                }
-                cmd.arg("--initialize-insecure")
-                    .arg(format!("--datadir={data}"))
-                    .arg(format!("--init-file={}", init_sql.display()));
-                if let Some(u) = &self.run_as {
-                    cmd.arg(format!("--user={}", u.name));
+                    args.push(format!("--user={}", u.name));
                 }
             }
             Engine::Postgres => {
-                cmd.args(["-D", &data, "-U", "postgres", "--auth=trust"])
-                    .args(["-E", "UTF8", "--locale=C", "--no-sync"]);
-                self.drop_privileges(&mut cmd);
+                args.extend(["-D", &data, "-U", "postgres", "--auth=trust"].map(String::from));
+                args.extend(["-E", "UTF8", "--locale=C", "--no-sync"].map(String::from));
             }
+        }
+        args
+    }
+
+    fn init_sql_path(&self) -> PathBuf {
+        self.dir.join("init.sql")
+    }
+
+    fn run_initialiser(&self) -> Result<()> {
+        let init_bin = self.def.resolve_init_bin(&self.server_bin)?;
+        let data = self.data_dir.display().to_string();
+        if self.def.engine == Engine::Mysql {
+            fs::write(
+                self.init_sql_path(),
+                "CREATE DATABASE IF NOT EXISTS test;\n",
+            )
+            .map_err(self.io_err("writing init.sql"))?;
+        }
+        let mut cmd = Command::new(&init_bin);
+        cmd.args(self.init_args());
+        if self.def.engine == Engine::Postgres {
+            self.drop_privileges(&mut cmd);
         }
         self.run_logged(&init_bin, cmd, None)?;
         if self.def.engine == Engine::Postgres {
@@ -695,6 +710,59 @@ impl ManagedServer {
         Ok(short)
     }
 
+    /// The server's arguments for one start on `port` with `params`.
+    fn server_args(
+        &self,
+        port: u16,
+        socket: &Path,
+        sock_dir: &Path,
+        params: &Params,
+    ) -> Vec<String> {
+        let data = self.data_dir.display().to_string();
+        let mut args: Vec<String> = Vec::new();
+        match self.def.engine {
+            Engine::Mariadb | Engine::Mysql => {
+                args.push(match &self.def.config_file {
+                    Some(f) => format!("--defaults-file={}", f.display()),
+                    None => "--no-defaults".into(),
+                });
+                if let Some(b) = self.basedir() {
+                    args.push(format!("--basedir={}", b.display()));
+                }
+                args.push(format!("--datadir={data}"));
+                args.push(format!("--port={port}"));
+                args.push(format!("--socket={}", socket.display()));
+                args.push("--bind-address=127.0.0.1".into());
+                args.push(format!(
+                    "--pid-file={}",
+                    self.run_dir().join("server.pid").display()
+                ));
+                if self.def.engine == Engine::Mysql {
+                    // MySQL 8's X plugin would listen on 33060, shared by every server.
+                    args.push("--loose-mysqlx=OFF".into());
+                }
+                if self.run_as.as_ref().is_some_and(|u| u.uid == 0) {
+                    // mysqld refuses to run as root unless told so.
+                    args.push("--user=root".into());
+                }
+                args.extend(params.iter().map(|(k, v)| format!("--{k}={v}")));
+            }
+            Engine::Postgres => {
+                args.extend(["-D".into(), data, "-p".into(), port.to_string()]);
+                args.extend(["-k".into(), sock_dir.display().to_string()]);
+                args.extend(["-c", "listen_addresses=127.0.0.1"].map(String::from));
+                args.extend(["-c", "logging_collector=off"].map(String::from));
+                if let Some(f) = &self.def.config_file {
+                    args.extend(["-c".into(), format!("config_file={}", f.display())]);
+                }
+                for (k, v) in params.iter() {
+                    args.extend(["-c".into(), format!("{k}={v}")]);
+                }
+            }
+        }
+        args
+    }
+
     fn start_once(&mut self, params: &Params) -> Result<()> {
         let port = self.pick_port()?;
         let sock_dir = self.socket_dir()?;
@@ -704,58 +772,13 @@ impl ManagedServer {
             Engine::Postgres => sock_dir.join(format!(".s.PGSQL.{port}")),
         };
         let _ = fs::remove_file(&socket);
-        let data = self.data_dir.display().to_string();
         let (wrappers, launch) =
             launch::plan_launch(engine, &self.tools, self.tied, self.def.numa_interleave);
         let mut cmd = launch::wrapped_command(&wrappers, &self.server_bin);
-        match engine {
-            Engine::Mariadb | Engine::Mysql => {
-                match &self.def.config_file {
-                    Some(f) => cmd.arg(format!("--defaults-file={}", f.display())),
-                    None => cmd.arg("--no-defaults"),
-                };
-                if let Some(b) = self.basedir() {
-                    cmd.arg(format!("--basedir={}", b.display()));
-                }
-                cmd.arg(format!("--datadir={data}"))
-                    .arg(format!("--port={port}"))
-                    .arg(format!("--socket={}", socket.display()))
-                    .arg("--bind-address=127.0.0.1")
-                    .arg(format!(
-                        "--pid-file={}",
-                        self.run_dir().join("server.pid").display()
-                    ));
-                if engine == Engine::Mysql {
-                    // MySQL 8's X plugin would listen on 33060, shared by every server.
-                    cmd.arg("--loose-mysqlx=OFF");
-                }
-                if let Some(u) = &self.run_as {
-                    // dbrig drops to the user before exec, not mariadbd with `--user`: the
-                    // kernel clears the parent-death signal when a process changes its own
-                    // credentials. (mariadbd refuses to run as root without `--user=root`.)
-                    if u.uid == 0 {
-                        cmd.arg("--user=root");
-                    }
-                    self.drop_privileges(&mut cmd);
-                }
-                for (k, v) in params.iter() {
-                    cmd.arg(format!("--{k}={v}"));
-                }
-            }
-            Engine::Postgres => {
-                cmd.args(["-D", &data, "-p", &port.to_string(), "-k"])
-                    .arg(&sock_dir)
-                    .args(["-c", "listen_addresses=127.0.0.1"])
-                    .args(["-c", "logging_collector=off"]);
-                if let Some(f) = &self.def.config_file {
-                    cmd.arg("-c").arg(format!("config_file={}", f.display()));
-                }
-                for (k, v) in params.iter() {
-                    cmd.arg("-c").arg(format!("{k}={v}"));
-                }
-                self.drop_privileges(&mut cmd);
-            }
-        }
+        cmd.args(self.server_args(port, &socket, &sock_dir, params));
+        // dbrig drops to the server's user before exec (never the server with `--user`): the
+        // kernel clears the parent-death signal when a process changes its own credentials.
+        self.drop_privileges(&mut cmd);
         let log_path = self.log_path();
         let mut log = OpenOptions::new()
             .create(true)
@@ -1144,4 +1167,78 @@ fn read_from(path: &Path, offset: u64) -> String {
         s = String::from_utf8_lossy(&buf).into_owned();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake Oracle MySQL install under `dir` (`bin/mysqld` answering `--version`).
+    fn fake_mysql(dir: &Path) -> ServerDef {
+        let bin = dir.join("mysql-8.4").join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        let mysqld = bin.join("mysqld");
+        fs::write(
+            &mysqld,
+            "#!/bin/sh\necho 'mysqld  Ver 8.4.3 for Linux on x86_64 (MySQL Community Server - GPL)'\n",
+        )
+        .unwrap();
+        fs::set_permissions(&mysqld, fs::Permissions::from_mode(0o755)).unwrap();
+        let mut def = ServerDef::new("my", Engine::Mysql);
+        def.prefix = Some(dir.join("mysql-8.4"));
+        def
+    }
+
+    #[test]
+    fn mysql_initialises_with_mysqld_and_disables_the_x_plugin() {
+        let dir = tempfile::tempdir().unwrap();
+        let def = fake_mysql(dir.path());
+        let prefix = def.prefix.clone().unwrap();
+        let mut s = ManagedServer::open(def, &dir.path().join("state")).unwrap();
+        s.run_as = None; // as an unprivileged user
+        assert_eq!(s.def.resolve_init_bin(&s.server_bin).unwrap(), s.server_bin);
+        let data = s.data_dir.display().to_string();
+        assert_eq!(
+            s.init_args(),
+            [
+                "--no-defaults".to_owned(),
+                format!("--basedir={}", prefix.display()),
+                "--initialize-insecure".to_owned(),
+                format!("--datadir={data}"),
+                format!("--init-file={}", s.dir.join("init.sql").display()),
+            ]
+        );
+        let params = Params::parse(&["max_connections=77"]).unwrap();
+        let socket = s.run_dir().join("mysqld.sock");
+        let args = s.server_args(4000, &socket, &s.run_dir(), &params);
+        assert!(args.contains(&"--loose-mysqlx=OFF".to_owned()), "{args:?}");
+        assert!(args.contains(&"--port=4000".to_owned()), "{args:?}");
+        assert!(
+            args.contains(&"--bind-address=127.0.0.1".to_owned()),
+            "{args:?}"
+        );
+        assert_eq!(args.last().unwrap(), "--max_connections=77");
+        // Run by root: the user is taken before exec (so `--user` is not passed), except
+        // root itself, which mysqld accepts only when told.
+        s.run_as = Some(RunAs {
+            name: "mysql".into(),
+            uid: 999,
+            gid: 999,
+        });
+        let args = s.server_args(4000, &socket, &s.run_dir(), &params);
+        assert!(!args.iter().any(|a| a.starts_with("--user")), "{args:?}");
+        assert!(s.init_args().contains(&"--user=mysql".to_owned()));
+        s.run_as = Some(RunAs {
+            name: "root".into(),
+            uid: 0,
+            gid: 0,
+        });
+        let args = s.server_args(4000, &socket, &s.run_dir(), &params);
+        assert!(args.contains(&"--user=root".to_owned()), "{args:?}");
+        // MariaDB initialises with its own tool and has no X plugin to disable.
+        s.def.engine = Engine::Mariadb;
+        let args = s.server_args(4000, &socket, &s.run_dir(), &params);
+        assert!(!args.contains(&"--loose-mysqlx=OFF".to_owned()), "{args:?}");
+        assert!(!s.init_args().contains(&"--initialize-insecure".to_owned()));
+    }
 }
