@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use dbrig_core::{ErrorClass, StatementClass, Value};
 
-use crate::bulk::BulkLoad;
+use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, GRACE, Raced, race};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::literal::inline_params;
@@ -267,6 +267,12 @@ impl Connection {
     /// Append rows to a table through the engine's bulk path; returns rows loaded.
     pub async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
         dispatch!(&mut self.backend, b => b.bulk_load(load).await)
+    }
+
+    /// [`Connection::bulk_load`] of rows already encoded as bulk text (see
+    /// [`crate::encode_bulk_row`]): MySQL and PostgreSQL send the bytes as they are.
+    pub async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
+        dispatch!(&mut self.backend, b => b.bulk_load_text(load).await)
     }
 
     /// Whether a table exists in the connection's database (decided from the catalog, not

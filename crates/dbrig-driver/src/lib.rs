@@ -22,7 +22,7 @@ mod postgres;
 mod sqlite;
 mod target;
 
-pub use bulk::BulkLoad;
+pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
 pub use cancel::CancelHandle;
 pub use conn::{ConnectOptions, Connection, Outcome, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy};

@@ -25,7 +25,7 @@ use tokio::sync::Notify;
 
 use dbrig_core::{ErrorClass, Value};
 
-use crate::bulk::BulkLoad;
+use crate::bulk::{BulkLoad, BulkText, count_rows};
 use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
@@ -169,6 +169,10 @@ impl MockConnection {
 
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
         Ok(load.rows.count() as u64)
+    }
+
+    pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
+        Ok(load.chunks.map(|c| count_rows(&c)).sum())
     }
 
     pub(crate) async fn close(self) {}

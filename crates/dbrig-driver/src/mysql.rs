@@ -10,15 +10,13 @@ use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::{Protocol, Queryable};
 use mysql_async::{Column, Conn, OptsBuilder, Params, QueryResult, Row};
 
-use crate::bulk::{BulkLoad, encode_tsv_row};
+#[cfg(test)]
+use crate::bulk::CHUNK;
+use crate::bulk::{BulkLoad, BulkText, count_rows};
 use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::{Endpoint, Target};
-
-/// Size of the pieces a bulk load is cut into: large enough that per-chunk overhead vanishes,
-/// small enough that a load of any size streams through a bounded buffer.
-const CHUNK: usize = 1 << 20;
 
 /// MySQL's limit on placeholders per prepared statement.
 const MAX_PARAMS: usize = 65_535;
@@ -36,9 +34,9 @@ pub(crate) struct MysqlConnection {
 
 type Rows = Box<dyn Iterator<Item = Vec<Value>> + Send>;
 
-/// The rows of a LOAD DATA and how many of them went out.
+/// The bulk text of a LOAD DATA and how many rows of it went out.
 struct Source {
-    rows: Rows,
+    chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>,
     sent: u64,
 }
 
@@ -181,14 +179,18 @@ impl MysqlConnection {
     }
 
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
-        let BulkLoad {
+        self.bulk_load_text(load.into_text()).await
+    }
+
+    pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
+        let BulkText {
             table,
             columns,
-            rows,
+            chunks,
         } = load;
         // Shared so that the rows are still here for the INSERT fallback when the server
         // refuses LOCAL INFILE (it refuses before asking for any data).
-        let source = Arc::new(Mutex::new(Source { rows, sent: 0 }));
+        let source = Arc::new(Mutex::new(Source { chunks, sent: 0 }));
         let column_list = columns
             .iter()
             .map(|c| quote_ident(c))
@@ -210,7 +212,7 @@ impl MysqlConnection {
         };
         let (sent, unsent) = {
             let mut source = source.lock().unwrap_or_else(|p| p.into_inner());
-            let unsent: Rows = std::mem::replace(&mut source.rows, Box::new(std::iter::empty()));
+            let unsent = std::mem::replace(&mut source.chunks, Box::new(std::iter::empty()));
             (source.sent, unsent)
         };
         match loaded {
@@ -225,10 +227,17 @@ impl MysqlConnection {
                 ),
             )),
             Ok(outcome) => Ok(outcome.rows),
-            Err(mysql_async::Error::Server(e)) if INFILE_REFUSED.contains(&e.code) => self
-                .insert_batches(&table, &columns, unsent)
-                .await
-                .map_err(|e| map_error(e, &self.policy)),
+            Err(mysql_async::Error::Server(e)) if INFILE_REFUSED.contains(&e.code) => {
+                let unsent = BulkText {
+                    table: table.clone(),
+                    columns: columns.clone(),
+                    chunks: unsent,
+                }
+                .into_rows();
+                self.insert_batches(&table, &columns, unsent)
+                    .await
+                    .map_err(|e| map_error(e, &self.policy))
+            }
             Err(e) => Err(map_error(e, &self.policy)),
         }
     }
@@ -291,20 +300,12 @@ impl MysqlConnection {
     }
 }
 
-/// The next ~1 MiB of TSV from the rows, or `None` once they are exhausted.
+/// The next chunk of bulk text, or `None` once the source is exhausted.
 fn next_chunk(source: &Mutex<Source>) -> Option<Bytes> {
     let mut source = source.lock().unwrap_or_else(|p| p.into_inner());
-    let mut buf = Vec::with_capacity(CHUNK + 4096);
-    while buf.len() < CHUNK {
-        match source.rows.next() {
-            Some(row) => {
-                encode_tsv_row(&row, &mut buf);
-                source.sent += 1;
-            }
-            None => break,
-        }
-    }
-    (!buf.is_empty()).then(|| Bytes::from(buf))
+    let chunk = source.chunks.next()?;
+    source.sent += count_rows(&chunk);
+    Some(Bytes::from(chunk))
 }
 
 /// Identifiers come from dbrig itself (validated names), so quoting is only for keywords.
@@ -493,7 +494,16 @@ mod tests {
     fn chunks_are_bounded_and_complete() {
         let rows: Rows =
             Box::new((0..200_000).map(|i| vec![Value::Int(i), Value::Text("x".repeat(20))]));
-        let rows = Mutex::new(Source { rows, sent: 0 });
+        let text = BulkLoad {
+            table: "t".into(),
+            columns: Vec::new(),
+            rows,
+        }
+        .into_text();
+        let rows = Mutex::new(Source {
+            chunks: text.chunks,
+            sent: 0,
+        });
         let mut total = 0;
         let mut lines = 0;
         while let Some(c) = next_chunk(&rows) {

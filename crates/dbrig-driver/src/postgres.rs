@@ -10,15 +10,11 @@ use futures_util::{SinkExt, TryStreamExt};
 use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
-use crate::bulk::{BulkLoad, encode_tsv_row};
+use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::{Endpoint, Target};
-
-/// Size of the COPY data messages: large enough that per-message overhead vanishes, small
-/// enough that a load of any size streams through a bounded buffer.
-const CHUNK: usize = 1 << 20;
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
@@ -209,10 +205,14 @@ impl PostgresConnection {
     }
 
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
-        let BulkLoad {
+        self.bulk_load_text(load.into_text()).await
+    }
+
+    pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
+        let BulkText {
             table,
             columns,
-            mut rows,
+            chunks,
         } = load;
         let sql = format!(
             "COPY {} ({}) FROM STDIN",
@@ -226,18 +226,8 @@ impl PostgresConnection {
         let copied = async {
             let sink = self.client.copy_in::<_, Bytes>(&sql).await?;
             let mut sink = Box::pin(sink);
-            loop {
-                let mut buf = Vec::with_capacity(CHUNK + 4096);
-                while buf.len() < CHUNK {
-                    match rows.next() {
-                        Some(row) => encode_tsv_row(&row, &mut buf),
-                        None => break,
-                    }
-                }
-                if buf.is_empty() {
-                    break;
-                }
-                sink.send(Bytes::from(buf)).await?;
+            for chunk in chunks {
+                sink.send(Bytes::from(chunk)).await?;
             }
             sink.as_mut().finish().await
         };

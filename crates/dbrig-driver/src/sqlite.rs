@@ -16,7 +16,7 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::oneshot;
 
-use crate::bulk::BulkLoad;
+use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
@@ -203,6 +203,15 @@ impl SqliteConnection {
 
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
         self.call(move |s| load_rows(&mut s.conn, load)).await
+    }
+
+    pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
+        let load = BulkLoad {
+            table: load.table.clone(),
+            columns: load.columns.clone(),
+            rows: load.into_rows(),
+        };
+        self.bulk_load(load).await
     }
 
     pub(crate) async fn close(self) {

@@ -256,6 +256,25 @@ impl Table {
         }
     }
 
+    /// The rows of part `part` of `num_parts` as dbrig's bulk text (the rows of
+    /// [`Table::rows`], encoded as [`dbrig_driver::encode_bulk_row`] would), in ~1 MiB chunks
+    /// produced lazily. Written straight from tpchgen's `Display` with `|` turned into tabs:
+    /// TPC-H text never holds `|`, tabs, newlines or backslashes, so nothing needs escaping,
+    /// and a load skips building a value per field (most of its client CPU).
+    pub fn bulk_text(self, sf: f64, part: u32, num_parts: u32) -> TextChunks {
+        let (p, n) = (part as i32, num_parts as i32);
+        match self {
+            Table::Region => text_chunks(RegionGenerator::new(sf, p, n).iter()),
+            Table::Nation => text_chunks(NationGenerator::new(sf, p, n).iter()),
+            Table::Supplier => text_chunks(SupplierGenerator::new(sf, p, n).iter()),
+            Table::Customer => text_chunks(CustomerGenerator::new(sf, p, n).iter()),
+            Table::Part => text_chunks(PartGenerator::new(sf, p, n).iter()),
+            Table::PartSupp => text_chunks(PartSuppGenerator::new(sf, p, n).iter()),
+            Table::Orders => text_chunks(OrderGenerator::new(sf, p, n).iter()),
+            Table::LineItem => text_chunks(LineItemGenerator::new(sf, p, n).iter()),
+        }
+    }
+
     /// dbgen's `.tbl` text of one part: one row per line, as tpchgen's `Display` writes it.
     pub fn tbl_part(self, sf: f64, part: u32, num_parts: u32, out: &mut Vec<u8>) {
         let (p, n) = (part as i32, num_parts as i32);
@@ -277,6 +296,36 @@ impl Table {
             Table::LineItem => lines!(LineItemGenerator::new(sf, p, n)),
         }
     }
+}
+
+/// Bulk text of one part of one table, in chunks ending on row boundaries.
+pub type TextChunks = Box<dyn Iterator<Item = Vec<u8>> + Send>;
+
+/// Chunk size of [`Table::bulk_text`]: large enough that per-chunk overhead vanishes, small
+/// enough that a load of any size streams through a bounded buffer.
+const TEXT_CHUNK: usize = 1 << 20;
+
+/// dbgen lines (`a|b|c|`) as bulk text lines (`a\tb\tc\n`), a chunk at a time.
+fn text_chunks<R: std::fmt::Display>(rows: impl Iterator<Item = R> + Send + 'static) -> TextChunks {
+    let mut rows = rows;
+    Box::new(std::iter::from_fn(move || {
+        let mut buf = Vec::with_capacity(TEXT_CHUNK + 4096);
+        while buf.len() < TEXT_CHUNK {
+            let Some(r) = rows.next() else { break };
+            let start = buf.len();
+            let _ = write!(buf, "{r}");
+            for b in &mut buf[start..] {
+                if *b == b'|' {
+                    *b = b'\t';
+                }
+            }
+            // The line's trailing separator becomes its end.
+            if let Some(last) = buf.last_mut() {
+                *last = b'\n';
+            }
+        }
+        (!buf.is_empty()).then_some(buf)
+    }))
 }
 
 /// An ORDERS row with its key moved by `key_shift` (RF1's new orders; 0 for the base data).
@@ -380,6 +429,28 @@ pub fn write_tbl(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bulk_text_is_the_rows_encoded() {
+        for t in Table::ALL {
+            let parts = t.parts(0.01, 3);
+            let part = parts.min(2);
+            let mut expected = Vec::new();
+            for row in t.rows(0.01, part, parts) {
+                dbrig_driver::encode_bulk_row(&row, &mut expected);
+            }
+            let text: Vec<u8> = t.bulk_text(0.01, part, parts).flatten().collect();
+            assert_eq!(
+                String::from_utf8_lossy(&text),
+                String::from_utf8_lossy(&expected),
+                "{t:?}"
+            );
+        }
+        // Chunks end on row boundaries.
+        for chunk in Table::LineItem.bulk_text(0.1, 1, 1) {
+            assert_eq!(chunk.last(), Some(&b'\n'));
+        }
+    }
 
     #[test]
     fn parts_concatenate_to_the_whole_table() {

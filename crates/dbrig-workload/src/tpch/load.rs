@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use dbrig_core::Value;
-use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
+use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, Target};
 
 use super::data::Table;
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
@@ -202,13 +202,23 @@ pub async fn load(
                 let Some((table, part, parts)) = job else {
                     break;
                 };
-                let n = c
-                    .bulk_load(BulkLoad {
+                let columns = table.columns().iter().map(|s| (*s).to_owned()).collect();
+                // MySQL and PostgreSQL take the generated text as it is; SQLite binds values.
+                let n = if c.dialect() == Dialect::Sqlite {
+                    c.bulk_load(BulkLoad {
                         table: table.name().to_owned(),
-                        columns: table.columns().iter().map(|s| (*s).to_owned()).collect(),
+                        columns,
                         rows: table.rows(sf, part, parts),
                     })
-                    .await?;
+                    .await?
+                } else {
+                    c.bulk_load_text(BulkText {
+                        table: table.name().to_owned(),
+                        columns,
+                        chunks: table.bulk_text(sf, part, parts),
+                    })
+                    .await?
+                };
                 *counts
                     .lock()
                     .expect("counts")
