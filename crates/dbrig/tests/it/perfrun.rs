@@ -434,8 +434,7 @@ fn perfrun_from_plan_configurations_with_pg_stat_statements() {
     let plan = out.path().join("plan.toml");
     std::fs::write(
         &plan,
-        format!(
-            r#"
+        r#"
 name = "perfrun-sides"
 clients = [1]
 [[server]]
@@ -447,11 +446,10 @@ name = "managed"
 server = "pgss"
 [[configuration]]
 name = "machine"
-target = "postgres://postgres@127.0.0.1:5432/${{PG_DB}}"
+target = "postgres://postgres@127.0.0.1:5432/${PG_DB}"
 [[workload]]
 name = "oltp_point_select"
-"#
-        ),
+"#,
     )
     .unwrap();
     let queries = out.path().join("q");
