@@ -54,6 +54,11 @@ pub struct TpchPowerOptions {
     /// Throughput test: seconds a query may run before it is cancelled on the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<f64>,
+    /// Power test: the DBT-3 launcher's per-query controls (`[workload.options.controls]`:
+    /// reduction, restarts, cache drops; `[….controls.all]` and `[….controls.query."N"]` with
+    /// runs, warm-ups, timeouts, startup params, hooks); see `dbrig tpch power --help`.
+    #[serde(default, skip_serializing_if = "tpch::PowerControls::is_default")]
+    pub controls: tpch::PowerControls,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -68,6 +73,13 @@ impl TpchPowerOptions {
     fn validate(&self) -> Result<ScaleFactor, WorkloadError> {
         if let Some(dir) = &self.query_dir {
             QuerySet::from_dir(dir).map_err(WorkloadError::InvalidOptions)?;
+        }
+        if !self.controls.is_default() {
+            // Query names are the same in every dialect's built-in set.
+            let set = self.query_set(dbrig_driver::Dialect::Postgres)?;
+            self.controls
+                .validate(&set)
+                .map_err(|e| WorkloadError::InvalidOptions(format!("tpch_power {e}")))?;
         }
         ScaleFactor::new(self.sf).map_err(WorkloadError::InvalidOptions)
     }
@@ -402,6 +414,18 @@ impl WorkloadKind {
         interrupt: Arc<Stopper>,
         progress: &(dyn Fn(&str) + Sync),
     ) -> Result<Option<TrialOutcome>, WorkloadError> {
+        self.trial_in(spec, interrupt, progress, None).await
+    }
+
+    /// [`WorkloadKind::trial`] with the environment a power test's launcher controls use
+    /// (server restarts, cache drops, shell hooks); other kinds ignore it.
+    pub async fn trial_in(
+        &self,
+        spec: &RunSpec,
+        interrupt: Arc<Stopper>,
+        progress: &(dyn Fn(&str) + Sync),
+        env: Option<&mut dyn tpch::PowerEnv>,
+    ) -> Result<Option<TrialOutcome>, WorkloadError> {
         let abandonable = async |f: std::pin::Pin<
             Box<dyn Future<Output = Result<TrialOutcome, WorkloadError>> + Send + '_>,
         >| {
@@ -429,9 +453,17 @@ impl WorkloadKind {
                         queries: o.chosen_queries(spec.target.dialect())?,
                         refresh: o.refresh,
                     };
-                    tpch::power_test(&spec.target, &spec.connect, &options, progress)
-                        .await
-                        .map(TrialOutcome::TpchPower)
+                    tpch::power_test_controlled(
+                        &spec.target,
+                        &spec.connect,
+                        &options,
+                        &o.controls,
+                        env,
+                        progress,
+                        &mut |_| {},
+                    )
+                    .await
+                    .map(TrialOutcome::TpchPower)
                 }))
                 .await
             }
@@ -518,6 +550,7 @@ mod tests {
             parallel: 0,
             streams: 0,
             timeout: None,
+            controls: tpch::PowerControls::default(),
         };
         let set = o.query_set(dbrig_driver::Dialect::Sqlite).unwrap();
         let names: Vec<&str> = set.queries.iter().map(|q| q.name.as_str()).collect();

@@ -365,6 +365,8 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             }
         }
         let mut life = (None, None);
+        // A power test's controls restarted the server on purpose (not a crash).
+        let mut controls_restarted = false;
         let mut os_samples = Vec::new();
         let mut settings = serde_json::Value::Null;
         let mut placement = serde_json::Value::Null;
@@ -398,12 +400,24 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     seed: run_options.rand_seed,
                 };
                 let workload = cell.workload.clone().with_host(host_facts.cpu_mhz);
+                let mut power_env = PlanPowerEnv {
+                    servers: &mut servers,
+                    server: conf.server.clone(),
+                    params: conf.params.clone(),
+                    read_only: env.start_read_only && !cell.writes,
+                    hook_timeout: env.hooks.timeout.unwrap_or(60.0),
+                    restarts: 0,
+                };
                 let r = workload
-                    .trial(&spec, Arc::clone(&interrupt), &|msg| {
-                        progress.note(&format!("{what}: {msg}"))
-                    })
+                    .trial_in(
+                        &spec,
+                        Arc::clone(&interrupt),
+                        &|msg| progress.note(&format!("{what}: {msg}")),
+                        Some(&mut power_env),
+                    )
                     .await
                     .map_err(anyhow::Error::from);
+                controls_restarted = power_env.restarts > 0;
                 os_samples = sampling.stop();
                 let after = environment::merged(
                     environment::observe_life(&target, &connect).await,
@@ -434,7 +448,8 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
             }
             Err(e) => Err(e),
         };
-        let restarted = matches!(&life, (Some(b), Some(a)) if environment::restarted(b, a));
+        let restarted = !controls_restarted
+            && matches!(&life, (Some(b), Some(a)) if environment::restarted(b, a));
         let finished = SystemTime::now();
         let (status, reason, summary) = match &outcome {
             Ok(_) if restarted => {
@@ -604,4 +619,54 @@ fn redact_plan_text(plan: &Plan) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What a TPC-H power test's launcher controls ask of a plan trial: restarts of the
+/// configuration's managed server (a query's own startup parameters over the
+/// configuration's), page-cache drops and shell hooks, through the plan's own machinery.
+struct PlanPowerEnv<'a> {
+    servers: &'a mut Servers,
+    server: Option<String>,
+    params: dbrig_server::Params,
+    read_only: bool,
+    hook_timeout: f64,
+    restarts: u32,
+}
+
+impl dbrig_workload::tpch::PowerEnv for PlanPowerEnv<'_> {
+    fn can_restart(&self) -> bool {
+        self.server.is_some()
+    }
+
+    fn restart(&mut self, params: &[String]) -> std::result::Result<dbrig_driver::Target, String> {
+        let name = self
+            .server
+            .as_deref()
+            .ok_or("the configuration's target is external: dbrig cannot restart it")?;
+        let extra = dbrig_server::Params::parse(params).map_err(|e| e.to_string())?;
+        let (target, _) = self
+            .servers
+            .ensure(name, &self.params.merged(&extra), true, self.read_only)
+            .map_err(|e| format!("{e:#}"))?;
+        self.restarts += 1;
+        Ok(target)
+    }
+
+    fn drop_caches(&mut self) -> std::result::Result<(), String> {
+        environment::drop_caches()
+    }
+
+    fn shell_hook(&mut self, name: &str, command: &str) -> serde_json::Value {
+        serde_json::to_value(environment::run_shell_hook(
+            name,
+            command,
+            self.hook_timeout,
+        ))
+        .unwrap_or_default()
+    }
+
+    /// One workload runs on every configuration: an external one runs it without restarts.
+    fn strict(&self) -> bool {
+        false
+    }
 }

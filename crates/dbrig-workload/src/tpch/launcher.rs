@@ -854,14 +854,14 @@ pub fn import(
         let clear = tget("CLEAR_CACHES").map(|v| truthy(&v)).unwrap_or(false);
         // Restarts and cache drops need a server dbrig manages; the launcher started every
         // server itself, dbrig cannot restart an external one.
-        let restartable = members.iter().all(|&i| managed_flags[i]);
-        if !restartable && (!at_once || clear) {
+        let restartable = members.iter().any(|&i| managed_flags[i]);
+        if members.iter().any(|&i| !managed_flags[i]) && (!at_once || clear) {
             comment(
                 &mut out,
                 &mut unmapped,
                 &test_path,
                 &format!(
-                    "QUERIES_AT_ONCE = {} / CLEAR_CACHES = {} for {} (an external server, without DBMS_HOME: dbrig cannot restart it)",
+                    "QUERIES_AT_ONCE = {} / CLEAR_CACHES = {} for {} (an external server, without DBMS_HOME: it runs without restarts or cache drops)",
                     u8::from(at_once),
                     u8::from(clear),
                     members

@@ -412,6 +412,11 @@ pub struct Resolved {
 pub const MAX_CLUSTER_RUNS: u32 = 100;
 
 impl PowerControls {
+    /// No control set: a plain power test.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
     /// The controls for query `name`: its own, then `all`, then the defaults.
     pub fn resolve(&self, name: &str) -> Resolved {
         let q = self.query.get(name).cloned().unwrap_or_default();
@@ -510,6 +515,12 @@ pub trait PowerEnv: Send {
     fn drop_caches(&mut self) -> Result<(), String>;
     /// Run a shell hook, returning its record (command, exit code, output).
     fn shell_hook(&mut self, name: &str, command: &str) -> serde_json::Value;
+    /// Whether restart controls on a server that cannot be restarted are an error (the
+    /// command line: the user asked for them there) or are left out with a warning (a plan
+    /// whose workload runs on managed and external configurations alike).
+    fn strict(&self) -> bool {
+        true
+    }
 }
 
 /// One run of a query.
@@ -745,13 +756,28 @@ pub async fn power_test_controlled(
     on_query: &mut (dyn FnMut(&PowerReport) + Send),
 ) -> Result<PowerReport, WorkloadError> {
     let can_restart = env.as_ref().is_some_and(|e| e.can_restart());
-    if let Some(what) = controls.needs_restart()
-        && !can_restart
-    {
-        return Err(WorkloadError::InvalidOptions(format!(
-            "{what} needs a managed server that dbrig can restart, and {target} is an external target: run the power test on a managed server (`--server NAME`, or a plan's [[server]])"
-        )));
-    }
+    let relaxed;
+    let controls = match controls.needs_restart() {
+        Some(what) if !can_restart => {
+            if env.as_ref().is_none_or(|e| e.strict()) {
+                return Err(WorkloadError::InvalidOptions(format!(
+                    "{what} needs a managed server that dbrig can restart, and {target} is an external target: run the power test on a managed server (`--server NAME`, or a plan's [[server]])"
+                )));
+            }
+            progress(&format!(
+                "warning: {target} is an external server: no restarts, cache drops or per-query startup parameters ({what} left out)"
+            ));
+            let mut c = controls.clone();
+            c.restart_between_queries = false;
+            c.drop_caches = false;
+            for q in std::iter::once(&mut c.all).chain(c.query.values_mut()) {
+                q.params = None;
+            }
+            relaxed = c;
+            &relaxed
+        }
+        _ => controls,
+    };
     if controls.has_shell_hooks() && env.is_none() {
         return Err(WorkloadError::InvalidOptions(
             "shell hooks need the dbrig command line or a plan to run them".into(),

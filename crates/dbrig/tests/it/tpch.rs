@@ -945,3 +945,182 @@ fn tpch_report_with_a_baseline_and_a_timeout() {
     ));
     assert!(e.contains("\"nope\"") && e.contains("default"), "{e}");
 }
+
+/// `dbrig tpch import-launcher` writes no results, so it takes no `--out`.
+fn import_cmd(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(args)
+        .output()
+        .expect("dbrig runs")
+}
+
+/// The launcher's files as the seed lays them out (top-level, test, DBMS, queries, results
+/// DB), for a managed MariaDB and an external PostgreSQL.
+fn launcher_files(home: &std::path::Path, pg_db: &str) {
+    let w = |rel: &str, text: &str| {
+        let p = home.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w(
+        "tests/innodb_test.conf",
+        "[common]\n\
+         RESULTS_DB_CONFIG = $PROJECT_HOME/tests/results_db_conf/results_db.conf\n\
+         TEST_CONFIG = $PROJECT_HOME/tests/test_conf/test_innodb.conf\n\n\
+         [mariadb_10]\n\
+         QUERIES_CONFIG = $PROJECT_HOME/tests/queries_conf/queries-mariadb.conf\n\
+         DB_CONFIG = $PROJECT_HOME/tests/db_conf/db_mariadb_innodb.conf\n\n\
+         [postgres]\n\
+         QUERIES_CONFIG = $PROJECT_HOME/tests/queries_conf/queries.conf\n\
+         DB_CONFIG = $PROJECT_HOME/tests/db_conf/db_postgres.conf\n",
+    );
+    w(
+        "tests/test_conf/test_innodb.conf",
+        "# InnoDB: plans change between restarts\n[test_config]\nQUERIES_AT_ONCE = 0\n\
+         CLEAR_CACHES = 0\nWARMUP = 1\nWARMUPS_COUNT = 1\nEXPLAIN = 1\nRUN = 1\n\
+         ANALYZE_EXPLAIN = 0\nMIN_MAX_OUT_OF_N = 1\nSIMPLE_AVERAGE = 0\nNUM_TESTS = 3\n\
+         MAX_SKIPPED_TESTS = 5\nCLUSTER_SIZE = 3\nMAX_QUERY_TIME = 7200\nTIMEOUT = 600\n\
+         OS_STATS_INTERVAL = 1\nPRE_RUN_OS =\nPOST_RUN_OS = echo run done\nPRE_TEST_OS = uname -a\n\
+         SOME_FUTURE_SETTING = 1\n",
+    );
+    w(
+        "tests/db_conf/db_mariadb_innodb.conf",
+        "[db_settings]\nDBMS_HOME = /usr\nDBMS_USER = root\nSOCKET = $PROJECT_HOME/temp/mysql.sock\n\
+         DATADIR = $DATADIR_HOME/innodb-s$SCALE_FACTOR\nDBNAME = dbt3\nKEYWORD = mariadb-innodb\n\
+         DBMS = MariaDB\nSTORAGE_ENGINE = InnoDB\n\
+         STARTUP_PARAMS = --optimizer_switch='mrr=on' --join_cache_level=4\n\
+         GRAPH_HEADING = MariaDB + InnoDB\nMYSQL_SYSTEM_DIR = $DATADIR_HOME/mysql_mariadb\n\
+         PRE_RUN_SQL = flush status;\nPOST_RUN_SQL = show session status like 'Handler_read%';\n\
+         PRE_TEST_SQL = select version();\nPOST_TEST_SQL =\n",
+    );
+    w(
+        "tests/db_conf/db_postgres.conf",
+        &format!(
+            "[db_settings]\nDBMS = PostgreSQL\nDBMS_USER = postgres\nHOST = 127.0.0.1\nPORT = 5432\n\
+             DBNAME = {pg_db}\nKEYWORD = postgresql\nGRAPH_HEADING = PostgreSQL\n"
+        ),
+    );
+    w(
+        "tests/queries_conf/queries-mariadb.conf",
+        "[queries_settings]\nQUERIES_HOME = $QUERIES_HOME/s$SCALE_FACTOR-m\n\n\
+         [query1]\nQUERY=1.sql\nEXPLAIN_QUERY=1_explain.sql\nSTARTUP_PARAMS=\n\n\
+         [query2]\nQUERY=2.sql\nEXPLAIN_QUERY=2_explain.sql\n\
+         STARTUP_PARAMS=--join_cache_level=6\nNUM_TESTS=2\n\n\
+         [query20]\nQUERY=20-opt1.sql\nRUN=0\n",
+    );
+    w(
+        "tests/queries_conf/queries.conf",
+        "[queries_settings]\nQUERIES_HOME = $QUERIES_HOME/s$SCALE_FACTOR-m\n\n\
+         [query1]\nQUERY=1.sql\n[query2]\nQUERY=2.sql\n",
+    );
+    w(
+        "tests/results_db_conf/results_db.conf",
+        "[results_db]\nDBMS_HOME = $PROJECT_HOME/mariadb-5.3\nDBMS_USER = root\n\
+         DATADIR = $DATADIR_HOME/dbt3_results_db\nPORT = 12340\nDBNAME = dbt3_results\n",
+    );
+    w("queries/s0.01-m/1.sql", "select count(*) from nation");
+    w(
+        "queries/s0.01-m/2.sql",
+        "select n_name, count(*) from nation, region where n_regionkey = r_regionkey group by n_name",
+    );
+    w("queries/s0.01-m/20-opt1.sql", "select 1");
+}
+
+#[test]
+fn import_launcher_writes_a_plan_that_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let home = out.path().join("dbt3");
+    let pg = Postgres::new("launcher");
+    launcher_files(&home, &pg.0);
+    let top = home.join("tests/innodb_test.conf");
+    let plan = out.path().join("dbt3.toml");
+    let h = home.to_str().unwrap();
+    let queries_home = format!("--queries-home={h}/queries");
+    let datadir_home = format!("--datadir-home={}/data", out.path().display());
+    let import = |extra: &[&str]| {
+        let mut args = vec![
+            "tpch",
+            "import-launcher",
+            top.to_str().unwrap(),
+            "--project-home",
+            h,
+            &queries_home,
+            &datadir_home,
+            "--scale-factor",
+            "0.01",
+        ];
+        args.extend_from_slice(extra);
+        import_cmd(&args)
+    };
+    // Bad input first: a keyword without its value, an unknown override.
+    let o = import_cmd(&["tpch", "import-launcher", top.to_str().unwrap()]);
+    let e = error_line(&o);
+    assert!(
+        e.contains("$PROJECT_HOME") && e.contains("--project-home"),
+        "{e}"
+    );
+    let e = error_line(&import(&["--override", "NUM_TEST=2"]));
+    assert!(e.contains("NUM_TEST") && e.contains("NUM_TESTS"), "{e}");
+    assert!(!plan.exists());
+
+    let o = ok(import(&[
+        "--override",
+        "TIMEOUT=300",
+        "-o",
+        plan.to_str().unwrap(),
+    ]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("plan written"), "{err}");
+    let written = std::fs::read_to_string(&plan).unwrap();
+    for expected in [
+        "engine = \"mariadb\"",
+        "params = [\"optimizer_switch=mrr=on\", \"join_cache_level=4\", \"default-storage-engine=InnoDB\"]",
+        &format!("target = \"postgres://postgres@127.0.0.1:5432/{}\"", pg.0),
+        "reduction = \"min-max\"",
+        "restart-between-queries = true",
+        "warmups = 1",
+        "runs = 3",
+        "timeout = 300",
+        "post-shell = \"echo run done\"",
+        "pre-sql = \"flush status;\"",
+        "[workload.options.controls.query.\"2\"]\nparams = [\"join_cache_level=6\"]\nruns = 2",
+        "queries = [\"1\", \"2\"]",
+        "before-configuration-sql = \"select version();\"",
+        "before-configuration = \"uname -a\"",
+    ] {
+        assert!(
+            written.contains(expected),
+            "{expected:?} missing:\n{written}"
+        );
+    }
+    // Unmapped settings are comments naming them, and listed on stderr.
+    for name in [
+        "SOME_FUTURE_SETTING = 1",
+        "MYSQL_SYSTEM_DIR",
+        "GRAPH_HEADING = MariaDB + InnoDB",
+        "EXPLAIN_QUERY = 1_explain.sql",
+        "DBNAME = dbt3_results",
+        "RUN = 0",
+    ] {
+        assert!(written.contains(name), "{name} missing:\n{written}");
+    }
+    assert!(err.contains("SOME_FUTURE_SETTING"), "{err}");
+    // An existing output is not replaced without --force.
+    let e = error_line(&import(&["-o", plan.to_str().unwrap()]));
+    assert!(e.contains("--force"), "{e}");
+
+    // The plan loads, and runs: the managed MariaDB restarted per query with query 2's own
+    // parameter, the external PostgreSQL without restarts.
+    ok(dbrig(
+        out.path(),
+        &["run", plan.to_str().unwrap(), "--dry-run"],
+    ));
+    ok(dbrig(out.path(), &["run", plan.to_str().unwrap()]));
+    let o = ok(dbrig(out.path(), &["tpch", "report", "--markdown"]));
+    let t = text(&o);
+    assert!(
+        t.contains("mariadb-innodb") && t.contains("postgresql"),
+        "{t}"
+    );
+    assert!(t.contains("| 2 |") || t.contains("| 2 "), "{t}");
+}
