@@ -549,7 +549,7 @@ name = "oltp_point_select"
 /// own dialect's text; Q15's view is created and dropped around the timed SELECT.
 #[test]
 fn perfrun_tpch_query_set_mariadb_against_sqlite() {
-    let db = crate::mysql::TestDb::new("perf_tpch");
+    let db = crate::mysql::TestDb::new(&format!("perf_tpch_{}", std::process::id()));
     let out = tempfile::tempdir().unwrap();
     let lite = format!("sqlite:{}", out.path().join("tpch.sqlite").display());
     for target in [db.url(), lite.clone()] {

@@ -359,8 +359,8 @@ fn micro_and_tpch_workloads_over_two_configurations_resume_and_report_on_sqlite(
 
 #[test]
 fn micro_and_tpch_workloads_over_two_configurations_resume_and_report_on_mariadb() {
-    let a = crate::mysql::TestDb::new("plan_kinds_a");
-    let b = crate::mysql::TestDb::new("plan_kinds_b");
+    let a = crate::mysql::TestDb::new(&format!("plan_kinds_a_{}", std::process::id()));
+    let b = crate::mysql::TestDb::new(&format!("plan_kinds_b_{}", std::process::id()));
     let out = tempfile::tempdir().unwrap();
     check_kinds_plan(&a.url(), &b.url(), out.path());
 }
@@ -389,10 +389,11 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
     let results = out.join("results.db");
     let before = stored_trials(&results);
     let done_before = before.iter().filter(|t| t.4 == TrialStatus::Done).count();
-    assert_eq!(done_before, 3, "{before:?}");
+    assert_eq!(done_before, 3, "{before:?}\n{}", text(&o));
     assert!(
         before.iter().all(|t| t.4 != TrialStatus::Failed),
-        "{before:?}"
+        "{before:?}\n{}",
+        text(&o)
     );
 
     let o = ok(dbrig(out, &["run", plan.to_str().unwrap(), "--resume"]));
@@ -467,8 +468,8 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
 
 #[test]
 fn memory_load_example_plan_runs_on_mariadb() {
-    let a = crate::mysql::TestDb::new("plan_mem_a");
-    let b = crate::mysql::TestDb::new("plan_mem_b");
+    let a = crate::mysql::TestDb::new(&format!("plan_mem_a_{}", std::process::id()));
+    let b = crate::mysql::TestDb::new(&format!("plan_mem_b_{}", std::process::id()));
     let out = tempfile::tempdir().unwrap();
     let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plans/memory-load.toml");
     let o = ok(dbrig(
