@@ -130,6 +130,33 @@ impl TpchPowerOptions {
     }
 }
 
+/// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
+/// trial does (the options are those of `dbrig micro NAME` and [`TpchPowerOptions`]).
+pub fn plan_only_kinds() -> [(&'static str, &'static str); 5] {
+    [
+        (
+            "memory_load",
+            "seed 000: bulk load of INT / CHAR(20) keys into an indexed table, rows/s per key type",
+        ),
+        (
+            "scan_filter",
+            "seed 004: full scans of a narrow, a wide and an in-cache table, rows/s, MB/s, cycles/row",
+        ),
+        (
+            "tmp_groupby",
+            "seed 003: six GROUP BY queries through internal temporary tables, seconds per query",
+        ),
+        (
+            "tpch-power",
+            "TPC-H power test (data loaded as the prepare step): seconds per query, Power@Size",
+        ),
+        (
+            "tpch-throughput",
+            "TPC-H throughput test: S concurrent streams, seconds per query, Ts, Throughput@Size",
+        ),
+    ]
+}
+
 /// A plan's workload.
 #[derive(Debug, Clone)]
 pub enum WorkloadKind {
@@ -511,6 +538,19 @@ mod tests {
         let r =
             WorkloadKind::from_json("tpch_power", &json!({"sf": 0.01, "refresh": true})).unwrap();
         assert!(r.writes(), "RF1/RF2 change the data");
+    }
+
+    #[test]
+    fn every_listed_plan_kind_resolves() {
+        for (name, _) in plan_only_kinds() {
+            let options = if name.starts_with("tpch") {
+                json!({"sf": 0.01})
+            } else {
+                json!({})
+            };
+            let k = WorkloadKind::from_json(name, &options).unwrap();
+            assert_eq!(k.name(), name.replace('-', "_"));
+        }
     }
 
     #[test]

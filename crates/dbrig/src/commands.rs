@@ -401,6 +401,12 @@ pub fn list() -> Result<ExitCode> {
         };
         println!("  {:<24}{}{}", w.name, w.description, aliases);
     }
+    println!(
+        "\nIn plans also ([[workload]] name; options as `dbrig micro NAME --help`, or sf, queries, seed, refresh, streams … for TPC-H):"
+    );
+    for (name, description) in dbrig_workload::kind::plan_only_kinds() {
+        println!("  {name:<24}{description}");
+    }
     let sections = [
         ("Run options", RunOptions::augment_args(Command::new("x"))),
         (
