@@ -613,3 +613,50 @@ refresh = true
         assert!(tp["throughput_at_size"].as_f64().unwrap() > 0.0);
     }
 }
+
+/// A TPC-H power test with its refresh functions changes the data: under the fresh-data
+/// lifecycle every trial starts from the loaded data again, so every trial uses refresh
+/// set 1 (without the restore, trial 2 would find set 1 used and take set 2).
+#[test]
+fn tpch_power_with_refresh_gets_fresh_data_on_a_managed_server() {
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "it-tpch-fresh"
+trials = 2
+clients = [1]
+[[server]]
+name = "pg"
+engine = "postgres"
+params = ["shared_buffers=32MB"]
+[[configuration]]
+name = "A"
+server = "pg"
+[environment]
+lifecycle = "fresh-data"
+[[workload]]
+name = "tpch-power"
+[workload.options]
+sf = 0.01
+queries = ["6"]
+refresh = true
+"#,
+    )
+    .unwrap();
+    let o = ok(dbrig(out.path(), &["run", plan.to_str().unwrap()]));
+    let store = Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let mut sets = Vec::new();
+    for c in store.cells(run).unwrap() {
+        for t in store.trials(c.id).unwrap() {
+            assert_eq!(t.status, TrialStatus::Done, "{:?}\n{}", t.reason, text(&o));
+            let p = &t.extra.as_ref().unwrap()["tpch_power"];
+            assert_eq!(p["rf1"]["status"], "ok", "{p}");
+            assert_eq!(p["rf2"]["status"], "ok", "{p}");
+            sets.push(p["refresh_set"].as_u64());
+        }
+    }
+    assert_eq!(sets, [Some(1), Some(1)], "{}", text(&o));
+}
