@@ -58,6 +58,8 @@ pub fn trials_csv(data: &ReportData) -> String {
             "duration_s",
             "server_version",
             "reason",
+            "item_value",
+            "unit",
         ]
         .map(str::to_owned),
     );
@@ -82,6 +84,9 @@ pub fn trials_csv(data: &ReportData) -> String {
                     num(t.duration_s),
                     t.server_version.clone().unwrap_or_default(),
                     t.reason.clone().unwrap_or_default(),
+                    // A micro-benchmark's or TPC-H item: its value in its own unit.
+                    num(t.item),
+                    c.unit.as_ref().map(|u| u.unit.clone()).unwrap_or_default(),
                 ],
             );
         }
@@ -90,7 +95,8 @@ pub fn trials_csv(data: &ReportData) -> String {
 }
 
 /// One row per cell: the summary of the report metric, p95, and the comparison with the
-/// baseline (empty for the baseline itself).
+/// baseline (empty for the baseline itself). A micro-benchmark's or TPC-H item cell has its
+/// own value in the metric columns, in the `unit` given in the last column.
 pub fn cells_csv(data: &ReportData) -> String {
     let mut out = String::new();
     let metric = data.metric.as_str();
@@ -120,6 +126,7 @@ pub fn cells_csv(data: &ReportData) -> String {
             "delta_ci_high".into(),
             "p_adjusted".into(),
             "verdict".into(),
+            "unit".into(),
         ],
     );
     for c in &data.cells {
@@ -154,6 +161,7 @@ pub fn cells_csv(data: &ReportData) -> String {
                 num(cmp.and_then(|r| r.comparison.p_adjusted)),
                 cmp.map(|r| r.comparison.verdict.label().to_owned())
                     .unwrap_or_default(),
+                c.unit.as_ref().map(|u| u.unit.clone()).unwrap_or_default(),
             ],
         );
     }
