@@ -18,6 +18,7 @@ mod error;
 mod literal;
 mod mock;
 mod mysql;
+mod mysql_wire;
 mod postgres;
 mod sqlite;
 mod target;

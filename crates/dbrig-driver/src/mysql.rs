@@ -366,7 +366,7 @@ async fn collect<P: Protocol>(
     Ok(out)
 }
 
-fn from_mysql(v: mysql_async::Value, column: &Column) -> Value {
+pub(crate) fn from_mysql(v: mysql_async::Value, column: &Column) -> Value {
     use mysql_async::Value as M;
     match v {
         M::NULL => Value::Null,
@@ -438,32 +438,34 @@ fn connect_error(e: mysql_async::Error, place: &str, policy: &ErrorPolicy) -> Dr
     }
 }
 
+/// A server error (an ERR packet), classified by its error number only, never by its text;
+/// shared by the full client and the lean one ([`crate::mysql_wire`]).
+pub(crate) fn server_error(
+    code: u16,
+    state: &str,
+    message: &str,
+    policy: &ErrorPolicy,
+) -> DriverError {
+    let code_text = code.to_string();
+    let message = format!("MySQL error {code} ({state}): {}", one_line(message));
+    let (kind, class) = match code {
+        1146 => (ErrorKind::MissingTable, ErrorClass::Fatal),
+        1050 => (ErrorKind::TableExists, ErrorClass::Fatal),
+        1045 | 1044 | 1698 => (ErrorKind::Auth, ErrorClass::Fatal),
+        1049 => (ErrorKind::UnknownDatabase, ErrorClass::Fatal),
+        // 1927: connection killed (MariaDB); 1053: server shutdown; 2006/2013: gone
+        // away / lost; 4031: MySQL 8 disconnected an idle client.
+        1927 | 1053 | 2006 | 2013 | 4031 => (ErrorKind::ConnectionLost, ErrorClass::Reconnect),
+        _ => (ErrorKind::Statement, policy.classify(&code_text)),
+    };
+    DriverError::new(kind, class, Some(code_text), message)
+}
+
 /// Classify by error number and error type only, never by message text.
 fn map_error(e: mysql_async::Error, policy: &ErrorPolicy) -> DriverError {
     use mysql_async::{DriverError as D, Error as E};
     match e {
-        E::Server(se) => {
-            let code = se.code.to_string();
-            let message = format!(
-                "MySQL error {} ({}): {}",
-                se.code,
-                se.state,
-                one_line(&se.message)
-            );
-            let (kind, class) = match se.code {
-                1146 => (ErrorKind::MissingTable, ErrorClass::Fatal),
-                1050 => (ErrorKind::TableExists, ErrorClass::Fatal),
-                1045 | 1044 | 1698 => (ErrorKind::Auth, ErrorClass::Fatal),
-                1049 => (ErrorKind::UnknownDatabase, ErrorClass::Fatal),
-                // 1927: connection killed (MariaDB); 1053: server shutdown; 2006/2013: gone
-                // away / lost; 4031: MySQL 8 disconnected an idle client.
-                1927 | 1053 | 2006 | 2013 | 4031 => {
-                    (ErrorKind::ConnectionLost, ErrorClass::Reconnect)
-                }
-                _ => (ErrorKind::Statement, policy.classify(&code)),
-            };
-            DriverError::new(kind, class, Some(code), message)
-        }
+        E::Server(se) => server_error(se.code, &se.state, &se.message, policy),
         E::Io(io) => DriverError::lost(
             None,
             format!("MySQL connection lost: {}", one_line(&io.to_string())),

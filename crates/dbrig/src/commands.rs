@@ -24,6 +24,7 @@ pub fn connect_options(run: &RunOptions) -> ConnectOptions {
         policy: ErrorPolicy::from_list(&run.retry_codes),
         prepared: run.ps_mode == PsMode::Auto,
         connect_timeout: std::time::Duration::from_secs_f64(run.connect_timeout.max(0.1)),
+        lean: false,
     }
 }
 
