@@ -316,7 +316,7 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
                 Err(mysql_wire::WireError::Driver(e)) => return Err(e),
                 // Whatever the lean client leaves out (an authentication plugin, TLS), the
                 // full client does.
-                Err(mysql_wire::WireError::Unsupported(_)) => {
+                Err(mysql_wire::WireError::Unsupported) => {
                     Backend::Mysql(mysql::MysqlConnection::connect(target, options).await?)
                 }
             }

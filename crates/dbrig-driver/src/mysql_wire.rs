@@ -59,7 +59,7 @@ const TYPE_VAR_STRING: u8 = 0xFD;
 pub(crate) enum WireError {
     /// The connection needs a feature this client leaves to mysql_async (an authentication
     /// plugin, TLS): open the full client instead.
-    Unsupported(String),
+    Unsupported,
     Driver(DriverError),
 }
 
@@ -193,7 +193,8 @@ fn parse_err(payload: &[u8], policy: &ErrorPolicy) -> DriverError {
 
 impl WireConnection {
     /// Connect and authenticate; `Unsupported` when the server asks for something only the
-    /// full client does.
+    /// full client does (another authentication plugin, caching_sha2's full exchange, an old
+    /// protocol).
     pub(crate) async fn connect(
         target: &Target,
         options: &ConnectOptions,
@@ -238,8 +239,21 @@ impl WireConnection {
                     .map(|s| Box::new(s) as Box<dyn Stream>),
             ),
         };
-        let stream = stream
-            .map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
+        let stream =
+            stream.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
+        let password = password.as_ref().map(|p| p.expose());
+        Self::over(stream, user, password, database, &place, options).await
+    }
+
+    /// Handshake, authenticate and read the server version over an open stream.
+    async fn over(
+        stream: Box<dyn Stream>,
+        user: &str,
+        password: Option<&str>,
+        database: &str,
+        place: &str,
+        options: &ConnectOptions,
+    ) -> Result<Self, WireError> {
         let mut conn = Self {
             stream,
             rbuf: BytesMut::with_capacity(64 * 1024),
@@ -253,12 +267,12 @@ impl WireConnection {
         };
         let handshake = tokio::time::timeout(
             options.connect_timeout,
-            conn.handshake(user, password.as_ref().map(|p| p.expose()), database, &place),
+            conn.handshake(user, password, database, place),
         )
         .await
         .map_err(|_| {
             DriverError::unreachable(
-                &place,
+                place,
                 format_args!("no MySQL handshake within {:?}", options.connect_timeout),
             )
         })?;
@@ -286,16 +300,15 @@ impl WireConnection {
         if hello.first() == Some(&0xFF) {
             return Err(parse_err(&hello, &self.policy).into());
         }
-        let packet: HandshakePacket<'_> = ParseBuf(&hello).parse(()).map_err(|e| {
-            WireError::Unsupported(format!("unexpected handshake from the server: {e}"))
-        })?;
+        // A greeting mysql_common cannot read (an old protocol): the full client decides.
+        let packet: HandshakePacket<'_> = ParseBuf(&hello)
+            .parse(())
+            .map_err(|_| WireError::Unsupported)?;
         let server_caps = packet.capabilities();
         let caps = wanted_capabilities() & server_caps;
         if !caps.contains(CapabilityFlags::CLIENT_PROTOCOL_41 | CapabilityFlags::CLIENT_PLUGIN_AUTH)
         {
-            return Err(WireError::Unsupported(
-                "server without protocol 4.1 plugin authentication".into(),
-            ));
+            return Err(WireError::Unsupported);
         }
         self.deprecate_eof = caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF);
         self.connection_id = packet.connection_id();
@@ -345,16 +358,12 @@ impl WireConnection {
                     match reply.get(1) {
                         Some(0x03) => continue,
                         _ => {
-                            return Err(WireError::Unsupported(
-                                "caching_sha2_password full authentication".into(),
-                            ));
+                            return Err(WireError::Unsupported);
                         }
                     }
                 }
                 _ => {
-                    return Err(WireError::Unsupported(format!(
-                        "authentication exchange of plugin {plugin:?}"
-                    )));
+                    return Err(WireError::Unsupported);
                 }
             }
         }
@@ -526,7 +535,7 @@ impl WireConnection {
     }
 
     /// Write `body` (4 reserved header bytes, then the payload) as one or more packets.
-    async fn write_framed(&mut self, body: &mut Vec<u8>) -> Result<(), DriverError> {
+    async fn write_framed(&mut self, body: &mut [u8]) -> Result<(), DriverError> {
         let len = body.len() - 4;
         if len < MAX_PAYLOAD {
             let l = (len as u32).to_le_bytes();
@@ -537,19 +546,17 @@ impl WireConnection {
         // A payload of 16 MiB or more goes out in pieces, the last one shorter than the limit.
         let mut out = Vec::with_capacity(len + 4 * (len / MAX_PAYLOAD + 1));
         let mut chunks = body[4..].chunks(MAX_PAYLOAD).peekable();
-        let mut last_len = 0;
         while let Some(chunk) = chunks.next() {
             let l = (chunk.len() as u32).to_le_bytes();
             out.extend_from_slice(&[l[0], l[1], l[2], self.seq]);
             out.extend_from_slice(chunk);
             self.seq = self.seq.wrapping_add(1);
-            last_len = chunk.len();
-            if chunks.peek().is_none() && last_len == MAX_PAYLOAD {
+            // A payload that is an exact multiple of the limit ends with an empty packet.
+            if chunks.peek().is_none() && chunk.len() == MAX_PAYLOAD {
                 out.extend_from_slice(&[0, 0, 0, self.seq]);
                 self.seq = self.seq.wrapping_add(1);
             }
         }
-        let _ = last_len;
         self.stream.write_all(&out).await.map_err(lost)
     }
 
@@ -656,10 +663,8 @@ impl WireConnection {
     /// Read the rows of the first result set, decoded with mysql_common's row decoder.
     async fn read_rows<P>(&mut self) -> Result<Vec<Vec<Value>>, DriverError>
     where
-        RowDeserializer<ServerSide, P>: for<'a> mysql_common::proto::MyDeserialize<
-                'a,
-                Ctx = Arc<[Column]>,
-            >,
+        RowDeserializer<ServerSide, P>:
+            for<'a> mysql_common::proto::MyDeserialize<'a, Ctx = Arc<[Column]>>,
         mysql_common::row::Row: From<RowDeserializer<ServerSide, P>>,
     {
         let mut out = Vec::new();
@@ -725,10 +730,11 @@ impl WireConnection {
         Ok(())
     }
 
-    /// LOAD DATA LOCAL goes through the full client; answer the server's file request with an
-    /// empty file so the connection stays in step, and say so.
+    /// LOAD DATA LOCAL goes through the full client. The lean client does not offer local files,
+    /// so servers refuse the statement; one that asks anyway gets an empty file, which keeps the
+    /// connection in step.
     async fn refuse_local_infile(&mut self) -> DriverError {
-        if let Err(e) = self.write_framed(&mut vec![0; 4]).await {
+        if let Err(e) = self.write_framed(&mut [0; 4]).await {
             return e;
         }
         let _ = self.read_packet().await;
@@ -754,15 +760,71 @@ fn auth_data(
                 v
             })
             .unwrap_or_default()),
-        other => Err(WireError::Unsupported(format!(
-            "authentication plugin {other:?}"
-        ))),
+        _ => Err(WireError::Unsupported),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mysql::MysqlConnection;
+    use tokio::io::DuplexStream;
+
+    const MARIADB: &str = "mysql://root@127.0.0.1:3306/test";
+
+    async fn lean() -> WireConnection {
+        let target = Target::parse(MARIADB).unwrap();
+        match WireConnection::connect(&target, &ConnectOptions::default()).await {
+            Ok(c) => c,
+            Err(WireError::Driver(e)) => panic!("{e}"),
+            Err(WireError::Unsupported) => {
+                panic!("the machine's MariaDB should take the lean client")
+            }
+        }
+    }
+
+    /// A connection whose server is the test: `server` gets the other end of the pipe.
+    fn piped() -> (WireConnection, DuplexStream) {
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let conn = WireConnection {
+            stream: Box::new(client),
+            rbuf: BytesMut::new(),
+            wbuf: Vec::new(),
+            seq: 0,
+            deprecate_eof: true,
+            statements: Vec::new(),
+            policy: ErrorPolicy::default(),
+            version: String::new(),
+            connection_id: 0,
+        };
+        (conn, server)
+    }
+
+    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let l = (payload.len() as u32).to_le_bytes();
+        let mut p = vec![l[0], l[1], l[2], seq];
+        p.extend_from_slice(payload);
+        p
+    }
+
+    /// A protocol-10 greeting offering `plugin` (what every MariaDB/MySQL server sends first).
+    fn greeting(plugin: &str) -> Vec<u8> {
+        let caps = (wanted_capabilities() | CapabilityFlags::CLIENT_LOCAL_FILES).bits();
+        let mut g = vec![10];
+        g.extend_from_slice(b"5.5.5-10.11.0-MariaDB\0");
+        g.extend_from_slice(&7u32.to_le_bytes());
+        g.extend_from_slice(b"abcdefgh\0");
+        g.extend_from_slice(&(caps as u16).to_le_bytes());
+        g.push(45);
+        g.extend_from_slice(&2u16.to_le_bytes());
+        g.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+        g.push(21);
+        g.extend_from_slice(&[0; 10]);
+        g.extend_from_slice(b"ijklmnopqrst\0");
+        g.extend_from_slice(plugin.as_bytes());
+        g.push(0);
+        g
+    }
 
     #[test]
     fn length_encoded_integers_round_trip() {
@@ -798,5 +860,280 @@ mod tests {
         assert_eq!(e.kind, crate::error::ErrorKind::MissingTable);
         assert!(e.to_string().contains("1146"), "{e}");
         assert!(e.to_string().contains("42S02"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_auth_plugin_leaves_the_connection_to_the_full_client() {
+        let (stream, mut server) = tokio::io::duplex(1 << 16);
+        let serve = tokio::spawn(async move {
+            server
+                .write_all(&packet(0, &greeting("dialog")))
+                .await
+                .unwrap();
+            let mut sink = vec![0; 4096];
+            let _ = server.read(&mut sink).await;
+        });
+        let r = WireConnection::over(
+            Box::new(stream),
+            "u",
+            Some("p"),
+            "d",
+            "pipe",
+            &ConnectOptions::default(),
+        )
+        .await;
+        assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
+        serve.abort();
+
+        // caching_sha2_password asking for the full exchange (no cached entry): same.
+        let (stream, mut server) = tokio::io::duplex(1 << 16);
+        let serve = tokio::spawn(async move {
+            server
+                .write_all(&packet(0, &greeting("caching_sha2_password")))
+                .await
+                .unwrap();
+            let mut sink = vec![0; 4096];
+            let _ = server.read(&mut sink).await;
+            server.write_all(&packet(2, &[0x01, 0x04])).await.unwrap();
+            let _ = server.read(&mut sink).await;
+        });
+        let r = WireConnection::over(
+            Box::new(stream),
+            "u",
+            Some("p"),
+            "d",
+            "pipe",
+            &ConnectOptions::default(),
+        )
+        .await;
+        assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
+        serve.abort();
+    }
+
+    #[tokio::test]
+    async fn payloads_of_16_mib_and_more_are_split_and_joined() {
+        let (mut conn, mut server) = piped();
+        // Writing: 16 MiB + 10 bytes go out as a full packet and a 10-byte one.
+        let big = vec![b'x'; MAX_PAYLOAD + 9];
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            let mut buf = vec![0; 1 << 20];
+            while all.len() < MAX_PAYLOAD + 10 + 8 {
+                let n = server.read(&mut buf).await.unwrap();
+                all.extend_from_slice(&buf[..n]);
+            }
+            (all, server)
+        });
+        conn.command(COM_QUERY, &big).await.unwrap();
+        let (all, mut server) = reader.await.unwrap();
+        assert_eq!(&all[..4], &[0xFF, 0xFF, 0xFF, 0]);
+        assert_eq!(&all[4 + MAX_PAYLOAD..8 + MAX_PAYLOAD], &[10, 0, 0, 1]);
+        assert_eq!(all.len(), MAX_PAYLOAD + 10 + 8);
+
+        // Reading: a full packet, then an empty one, is one payload of exactly 16 MiB - 1.
+        let writer = tokio::spawn(async move {
+            let mut wire = packet(1, &vec![b'y'; MAX_PAYLOAD]);
+            wire.extend_from_slice(&packet(2, &[]));
+            wire.extend_from_slice(&packet(3, b"next"));
+            server.write_all(&wire).await.unwrap();
+            server
+        });
+        let joined = conn.read_packet().await.unwrap();
+        assert_eq!(joined.len(), MAX_PAYLOAD);
+        assert_eq!(&conn.read_packet().await.unwrap()[..], b"next");
+        drop(writer.await.unwrap());
+        let e = conn.read_packet().await.unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::ConnectionLost, "{e}");
+    }
+
+    /// The lean client must type values exactly as the full one, on both protocols.
+    #[tokio::test]
+    async fn lean_and_full_clients_return_the_same_values() {
+        let target = Target::parse(MARIADB).unwrap();
+        let mut full = MysqlConnection::connect(&target, &ConnectOptions::default())
+            .await
+            .unwrap();
+        let mut lean = lean().await;
+        assert_eq!(lean.server_version(), full.server_version());
+        assert!(lean.connection_id() > 0);
+        let t = format!("wire_values_{}", std::process::id());
+        lean.execute_text(&format!(
+            "CREATE TABLE {t} (i INT, u BIGINT UNSIGNED, d DECIMAL(20,4), f DOUBLE, \
+             s VARCHAR(40), n INT NULL, dt DATE, ts DATETIME(3), tm TIME, b BLOB)"
+        ))
+        .await
+        .unwrap();
+        lean.prepare(&format!(
+            "INSERT INTO {t} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        ))
+        .await
+        .unwrap();
+        for (k, row) in [
+            vec![
+                Value::Int(-5),
+                Value::Text("18446744073709551615".into()),
+                Value::Text("12345.6789".into()),
+                Value::Float(2.5),
+                Value::Text("héllo".into()),
+                Value::Null,
+                Value::Text("2024-02-29".into()),
+                Value::Text("2024-02-29 23:59:58.125".into()),
+                Value::Text("-838:59:59".into()),
+                Value::Text("\u{0}\t\n".into()),
+            ],
+            vec![Value::Null; 10],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let o = lean.execute(0, &row).await.unwrap();
+            assert_eq!((o.result_set, o.rows), (false, 1), "row {k}");
+        }
+        for (sql, params) in [
+            (format!("SELECT * FROM {t} ORDER BY i"), vec![]),
+            (
+                format!("SELECT * FROM {t} WHERE i = ? OR i IS NULL ORDER BY i"),
+                vec![Value::Int(-5)],
+            ),
+            ("SELECT 1, 'a', NULL, 2.5e0, 1.50".to_string(), vec![]),
+        ] {
+            let a = lean.query(&sql, &params).await.unwrap();
+            let b = full.query(&sql, &params).await.unwrap();
+            assert_eq!(a, b, "{sql}");
+            assert!(!a.is_empty());
+        }
+        // Counting without decoding: a result set counts its rows, a change its affected rows.
+        lean.prepare(&format!("SELECT i FROM {t} WHERE i = ? OR ? = 1"))
+            .await
+            .unwrap();
+        let o = lean
+            .execute(1, &[Value::Int(-5), Value::Int(1)])
+            .await
+            .unwrap();
+        assert_eq!((o.result_set, o.rows), (true, 2));
+        let o = lean
+            .execute(1, &[Value::Int(7), Value::Int(0)])
+            .await
+            .unwrap();
+        assert_eq!((o.result_set, o.rows), (true, 0));
+        let o = lean
+            .execute_text(&format!("UPDATE {t} SET f = 1 WHERE i IS NULL"))
+            .await
+            .unwrap();
+        assert_eq!((o.result_set, o.rows), (false, 1));
+        lean.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+        lean.close().await;
+        full.close().await;
+    }
+
+    #[tokio::test]
+    async fn errors_are_classified_and_the_connection_stays_in_step() {
+        let mut c = lean().await;
+        let e = c
+            .execute_text("SELECT * FROM wire_no_such_table")
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::MissingTable, "{e}");
+        assert_eq!(e.code.as_deref(), Some("1146"));
+        let e = c.prepare("SELEKT 1").await.unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("1064"), "{e}");
+        // An error while rows are being sent (a subquery returning two rows at the third row)
+        // ends that reply only.
+        let e = c
+            .execute_text(
+                "SELECT IF(seq < 3, seq, (SELECT a FROM (SELECT 1 a UNION SELECT 2) x)) \
+                 FROM seq_1_to_5",
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("1242"), "{e}");
+        assert_eq!(
+            c.query("SELECT 6", &[]).await.unwrap(),
+            vec![vec![Value::Int(6)]]
+        );
+        // Several result sets (a procedure): the first decides, the rest are read.
+        let p = format!("wire_proc_{}", std::process::id());
+        c.execute_text(&format!(
+            "CREATE PROCEDURE {p}() BEGIN SELECT 1 UNION SELECT 2; SELECT 3; END"
+        ))
+        .await
+        .unwrap();
+        let o = c.execute_text(&format!("CALL {p}()")).await.unwrap();
+        assert_eq!((o.result_set, o.rows), (true, 2));
+        let rows = c.query(&format!("CALL {p}()"), &[]).await.unwrap();
+        assert_eq!(rows, vec![vec![Value::Int(1)], vec![Value::Int(2)]]);
+        assert_eq!(
+            c.query("SELECT 42", &[]).await.unwrap(),
+            vec![vec![Value::Int(42)]]
+        );
+        c.execute_text(&format!("DROP PROCEDURE {p}"))
+            .await
+            .unwrap();
+        // LOAD DATA LOCAL is refused (the lean client does not offer local files) without
+        // breaking the connection.
+        let t = format!("wire_infile_{}", std::process::id());
+        c.execute_text(&format!("CREATE TABLE {t} (a INT)"))
+            .await
+            .unwrap();
+        let e = c
+            .execute_text(&format!("LOAD DATA LOCAL INFILE 'x' INTO TABLE {t}"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e.code.as_deref(), Some("4166" | "1148" | "3948")),
+            "{e}"
+        );
+        assert_eq!(
+            c.query("SELECT 7", &[]).await.unwrap(),
+            vec![vec![Value::Int(7)]]
+        );
+        c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+        c.close().await;
+    }
+
+    #[tokio::test]
+    async fn passwords_authenticate_and_wrong_ones_are_refused() {
+        let mut admin = lean().await;
+        let user = format!("wire_{}", std::process::id());
+        let _ = admin
+            .execute_text(&format!("DROP USER IF EXISTS '{user}'@'127.0.0.1'"))
+            .await;
+        admin
+            .execute_text(&format!(
+                "CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 's3cret-pw'"
+            ))
+            .await
+            .unwrap();
+        admin
+            .execute_text(&format!("GRANT SELECT ON test.* TO '{user}'@'127.0.0.1'"))
+            .await
+            .unwrap();
+        let good = Target::parse(&format!("mysql://{user}:s3cret-pw@127.0.0.1:3306/test")).unwrap();
+        let bad = Target::parse(&format!("mysql://{user}:nope@127.0.0.1:3306/test")).unwrap();
+        let options = ConnectOptions::default();
+        let ok = WireConnection::connect(&good, &options).await;
+        let refused = WireConnection::connect(&bad, &options).await;
+        admin
+            .execute_text(&format!("DROP USER '{user}'@'127.0.0.1'"))
+            .await
+            .unwrap();
+        let mut ok = match ok {
+            Ok(c) => c,
+            Err(WireError::Driver(e)) => panic!("{e}"),
+            Err(WireError::Unsupported) => panic!("native password should be lean"),
+        };
+        assert_eq!(
+            ok.query("SELECT 1", &[]).await.unwrap(),
+            vec![vec![Value::Int(1)]]
+        );
+        match refused {
+            Err(WireError::Driver(e)) => {
+                assert_eq!(e.kind, crate::error::ErrorKind::Auth, "{e}");
+                assert!(!e.to_string().contains("nope"), "{e}");
+            }
+            _ => panic!("a wrong password must be refused"),
+        }
+        ok.close().await;
+        admin.close().await;
     }
 }
