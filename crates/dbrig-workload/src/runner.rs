@@ -22,6 +22,7 @@ use dbrig_core::{
 };
 use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, Target};
 use futures_util::future::join_all;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::error::WorkloadError;
@@ -538,11 +539,13 @@ async fn worker_main(
         let _ = done.send(Vec::new());
         return;
     };
-    let loops = join_all(
-        clients
-            .into_iter()
-            .map(|(i, conn, client)| client_loop(i, conn, client, &shared, &stats)),
-    );
+    // FuturesUnordered polls only the clients whose socket woke them (join_all would poll
+    // every client of the worker on each wake-up).
+    let loops = clients
+        .into_iter()
+        .map(|(i, conn, client)| client_loop(i, conn, client, &shared, &stats))
+        .collect::<FuturesUnordered<_>>()
+        .collect::<Vec<_>>();
     let fatal = tokio::select! {
         results = loops => results.into_iter().flatten().collect(),
         _ = shared.hard_stop.stopped() => vec![format!(
