@@ -45,36 +45,7 @@ impl MysqlConnection {
         target: &Target,
         options: &ConnectOptions,
     ) -> Result<Self, DriverError> {
-        let Target::Mysql {
-            user,
-            password,
-            endpoint,
-            database,
-        } = target
-        else {
-            unreachable!("mysql backend opened for a non-mysql target")
-        };
-        let builder = OptsBuilder::default()
-            .user(Some(user))
-            .pass(password.as_ref().map(|p| p.expose()))
-            .db_name(Some(database))
-            // Connect exactly where the target says: mysql_async would otherwise switch a
-            // local TCP connection to the server's socket, and the benchmark would measure a
-            // different transport than the one asked for.
-            .prefer_socket(false)
-            // The connection-level cache closes evicted statements on the server, which would
-            // invalidate handles we keep; we hold every statement ourselves instead.
-            .stmt_cache_size(0);
-        let (builder, place) = match endpoint {
-            Endpoint::Tcp { host, port } => (
-                builder.ip_or_hostname(host.as_str()).tcp_port(*port),
-                format!("{host}:{port}"),
-            ),
-            Endpoint::Socket(path) => (
-                builder.socket(Some(path.to_string_lossy())),
-                path.display().to_string(),
-            ),
-        };
+        let (builder, place) = opts_for(target);
         let mut conn = match tokio::time::timeout(options.connect_timeout, Conn::new(builder)).await
         {
             Err(_) => {
@@ -306,6 +277,41 @@ fn next_chunk(source: &Mutex<Source>) -> Option<Bytes> {
     let chunk = source.chunks.next()?;
     source.sent += count_rows(&chunk);
     Some(Bytes::from(chunk))
+}
+
+/// mysql_async's options for a MySQL target, and the place it names (host:port or socket) for
+/// messages.
+pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
+    let Target::Mysql {
+        user,
+        password,
+        endpoint,
+        database,
+    } = target
+    else {
+        unreachable!("mysql backend opened for a non-mysql target")
+    };
+    let builder = OptsBuilder::default()
+        .user(Some(user))
+        .pass(password.as_ref().map(|p| p.expose()))
+        .db_name(Some(database))
+        // Connect exactly where the target says: mysql_async would otherwise switch a
+        // local TCP connection to the server's socket, and the benchmark would measure a
+        // different transport than the one asked for.
+        .prefer_socket(false)
+        // The connection-level cache closes evicted statements on the server, which would
+        // invalidate handles we keep; we hold every statement ourselves instead.
+        .stmt_cache_size(0);
+    match endpoint {
+        Endpoint::Tcp { host, port } => (
+            builder.ip_or_hostname(host.as_str()).tcp_port(*port),
+            format!("{host}:{port}"),
+        ),
+        Endpoint::Socket(path) => (
+            builder.socket(Some(path.to_string_lossy())),
+            path.display().to_string(),
+        ),
+    }
 }
 
 /// Identifiers come from dbrig itself (validated names), so quoting is only for keywords.

@@ -30,10 +30,11 @@ use mysql_common::row::RowDeserializer;
 use mysql_common::value::ServerSide;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::bulk::BulkLoad;
+use crate::bulk::{BulkLoad, BulkText};
+use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorPolicy};
-use crate::mysql::{from_mysql, server_error};
+use crate::mysql::{from_mysql, opts_for, server_error};
 use crate::target::{Endpoint, Target};
 
 /// A payload of this length continues in the next packet.
@@ -89,6 +90,8 @@ pub(crate) struct WireConnection {
     policy: ErrorPolicy,
     version: String,
     connection_id: u32,
+    /// How the full client reaches the same server, for `KILL QUERY` from a second connection.
+    kill_opts: mysql_async::Opts,
 }
 
 /// The client capabilities asked for (intersected with the server's): the same protocol
@@ -242,7 +245,8 @@ impl WireConnection {
         let stream =
             stream.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
         let password = password.as_ref().map(|p| p.expose());
-        Self::over(stream, user, password, database, &place, options).await
+        let kill_opts = opts_for(target).0.into();
+        Self::over(stream, user, password, database, &place, options, kill_opts).await
     }
 
     /// Handshake, authenticate and read the server version over an open stream.
@@ -253,6 +257,7 @@ impl WireConnection {
         database: &str,
         place: &str,
         options: &ConnectOptions,
+        kill_opts: mysql_async::Opts,
     ) -> Result<Self, WireError> {
         let mut conn = Self {
             stream,
@@ -264,6 +269,7 @@ impl WireConnection {
             policy: options.policy.clone(),
             version: String::new(),
             connection_id: 0,
+            kill_opts,
         };
         let handshake = tokio::time::timeout(
             options.connect_timeout,
@@ -453,13 +459,19 @@ impl WireConnection {
     /// Bulk loads are the full client's (LOAD DATA LOCAL, INSERT batches); a benchmark
     /// client connection never does one.
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
-        Err(DriverError::fatal(
-            crate::error::ErrorKind::Statement,
-            format!(
-                "bulk load into {} asked of a benchmark client connection: open it without `lean`",
-                load.table
-            ),
-        ))
+        Err(no_bulk_load(&load.table))
+    }
+
+    pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
+        Err(no_bulk_load(&load.table))
+    }
+
+    /// `KILL QUERY` for this connection, sent by the full client from a second connection.
+    pub(crate) fn cancel_handle(&self) -> CancelHandle {
+        CancelHandle(Inner::Mysql {
+            opts: self.kill_opts.clone(),
+            connection_id: self.connection_id,
+        })
     }
 
     pub(crate) async fn close(mut self) {
@@ -745,6 +757,15 @@ impl WireConnection {
     }
 }
 
+fn no_bulk_load(table: &str) -> DriverError {
+    DriverError::fatal(
+        crate::error::ErrorKind::Statement,
+        format!(
+            "bulk load into {table} asked of a benchmark client connection: open it without `lean`"
+        ),
+    )
+}
+
 /// The authentication response of `plugin` for this password and nonce.
 fn auth_data(
     plugin: &AuthPlugin<'_>,
@@ -796,6 +817,7 @@ mod tests {
             policy: ErrorPolicy::default(),
             version: String::new(),
             connection_id: 0,
+            kill_opts: mysql_async::Opts::default(),
         };
         (conn, server)
     }
@@ -880,6 +902,7 @@ mod tests {
             "d",
             "pipe",
             &ConnectOptions::default(),
+            mysql_async::Opts::default(),
         )
         .await;
         assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
@@ -904,6 +927,7 @@ mod tests {
             "d",
             "pipe",
             &ConnectOptions::default(),
+            mysql_async::Opts::default(),
         )
         .await;
         assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
@@ -1135,5 +1159,32 @@ mod tests {
         }
         ok.close().await;
         admin.close().await;
+    }
+
+    /// A lean connection's statement is killed on the server like the full client's, and the
+    /// connection goes on.
+    #[tokio::test]
+    async fn a_timed_out_statement_is_killed_and_the_lean_connection_goes_on() {
+        let target = Target::parse(MARIADB).unwrap();
+        let options = ConnectOptions {
+            lean: true,
+            ..ConnectOptions::default()
+        };
+        let mut c = crate::Connection::connect(&target, &options).await.unwrap();
+        let started = std::time::Instant::now();
+        let e = c
+            .query_with_timeout("SELECT SLEEP(20)", &[], Duration::from_millis(300))
+            .await
+            .unwrap_err();
+        assert!(e.is_timeout(), "{e}");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the kill did not stop it"
+        );
+        assert_eq!(
+            c.query("SELECT 5", &[]).await.unwrap(),
+            vec![vec![Value::Int(5)]]
+        );
+        c.close().await;
     }
 }
