@@ -761,11 +761,24 @@ fn read_cells(
         read.push((cell, rows, per_trial));
     }
     for (cell, rows, per_trial) in read {
-        let items = items_of
+        let all = items_of
             .iter()
             .find(|(w, _)| *w == cell.workload)
             .map(|(_, i)| i.clone())
             .unwrap_or_default();
+        // The items this cell measured; an item its engine skipped (SQLite has no sqrt) gets
+        // no cell here rather than a failure. A cell whose trials all failed gets every item.
+        let own: Vec<(String, String)> = all
+            .iter()
+            .filter(|(n, _)| {
+                per_trial
+                    .iter()
+                    .flatten()
+                    .any(|items| items.iter().any(|(m, _, _)| m == n))
+            })
+            .cloned()
+            .collect();
+        let items = if own.is_empty() { all } else { own };
         let trials: Vec<TrialData> = rows.into_iter().map(|t| TrialData::new(run, t)).collect();
         if items.is_empty() {
             out.push((
