@@ -529,6 +529,13 @@ fn write_power_chart(path: &std::path::Path, report: &tpch::PowerReport) -> Resu
 }
 
 async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
+    if a.launcher.server.is_none()
+        && (a.launcher.engine.is_some() || a.launcher.server_plan.is_some())
+    {
+        bail!(
+            "--engine and --server-plan define the managed server of --server NAME: add --server"
+        );
+    }
     let controls = power_controls(&a)?;
     let (mut env, target) = match &a.launcher.server {
         Some(name) => PowerEnvironment::managed(&a.launcher, name, &a.store.out)?,
