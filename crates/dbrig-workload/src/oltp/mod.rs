@@ -126,6 +126,11 @@ impl OltpKind {
         )
     }
 
+    /// Transactions that write (they take the write lock up front where the engine needs it).
+    fn writes_in_transaction(&self) -> bool {
+        matches!(self, OltpKind::ReadWrite | OltpKind::WriteOnly)
+    }
+
     fn is_bulk(&self) -> bool {
         *self == OltpKind::BulkInsert
     }
@@ -199,7 +204,14 @@ impl Oltp {
             index,
             threads,
             next_bulk_id: 1,
-            begin: sql.render("begin", &[]),
+            begin: sql.render(
+                if self.kind.writes_in_transaction() {
+                    "begin_write"
+                } else {
+                    "begin"
+                },
+                &[],
+            ),
             commit: sql.render("commit", &[]),
             rollback: sql.render("rollback", &[]),
         };

@@ -68,3 +68,31 @@ fn tables_errors() {
     let target = format!("sqlite:{}", out.path().join("t.sqlite").display());
     missing_and_existing_tables(&target, out.path());
 }
+
+/// Concurrent writers queue on SQLite's write lock (BEGIN IMMEDIATE) instead of failing their
+/// lock upgrade and retrying: no ignored errors with several clients writing.
+#[test]
+fn concurrent_writers_wait_instead_of_retrying() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("w.sqlite").display());
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            &target,
+            "--prepare",
+            "--table-size",
+            "2000",
+            "--threads",
+            "4",
+            "--events",
+            "400",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(v["transactions"], 400, "{v}");
+    assert_eq!(v["ignored_errors"], 0, "{v}");
+}

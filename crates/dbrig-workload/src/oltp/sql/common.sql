@@ -52,6 +52,9 @@ INSERT INTO {table} (id, k) VALUES {rows}
 -- name: begin
 BEGIN
 
+-- name: begin_write
+BEGIN
+
 -- name: commit
 COMMIT
 

@@ -30,3 +30,10 @@ CREATE TABLE IF NOT EXISTS dbrig_objects (
   kind VARCHAR(32) NOT NULL,
   created_at VARCHAR(40) NOT NULL
 )
+
+-- name: begin_write
+-- A deferred BEGIN takes SQLite's write lock at the first write; when another connection wrote
+-- since this transaction's first read, that upgrade fails at once with SQLITE_BUSY (the busy
+-- timeout does not apply) and the event is retried, so concurrent writers mostly measured
+-- retries. IMMEDIATE takes the lock at BEGIN, waiting through the busy timeout: writers queue.
+BEGIN IMMEDIATE
