@@ -14,6 +14,7 @@ pub mod histogram;
 pub mod keys;
 pub mod measure;
 pub mod schedule;
+pub mod statements;
 pub mod stats;
 pub mod value;
 
@@ -23,4 +24,5 @@ pub use histogram::LatencyHistogram;
 pub use keys::{KeyDistribution, KeyGenerator};
 pub use measure::{IntervalSample, LatencySummary, Measurements};
 pub use schedule::{ArrivalSchedule, Arrivals};
+pub use statements::{EventTally, StatementHistograms, StatementLatency};
 pub use value::Value;

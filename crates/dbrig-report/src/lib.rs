@@ -26,5 +26,5 @@ pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, T
 pub use error::ReportError;
 pub use export::{cells_csv, report_json, trials_csv};
 pub use html::{render_html, write_atomic, write_html_report};
-pub use run::{RunHeader, interval_line, run_json, run_text};
+pub use run::{RunHeader, interval_line, run_json, run_text, statements_text};
 pub use tables::{report_markdown, report_text};

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use dbrig_core::{IntervalSample, LatencySummary, Measurements};
+use dbrig_core::{IntervalSample, LatencySummary, Measurements, StatementLatency};
 use serde::{Deserialize, Serialize};
 
 /// What the run was, beside what it measured.
@@ -170,6 +170,30 @@ pub fn run_text(h: &RunHeader, m: &Measurements) -> String {
         if m.fatal_errors.len() > 10 {
             let _ = writeln!(out, "    … and {} more", m.fatal_errors.len() - 10);
         }
+    }
+    out
+}
+
+/// The per-statement latency block (dbrig's addition to sysbench's report): where inside an
+/// event the time goes. Empty when the workload timed no statements.
+pub fn statements_text(statements: &[StatementLatency]) -> String {
+    let mut out = String::new();
+    if statements.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\nStatement latency (ms):");
+    let _ = writeln!(
+        out,
+        "    {:<20}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "statement", "count", "avg", "p50", "p95", "p99", "max"
+    );
+    for s in statements {
+        let l = &s.latency_ms;
+        let _ = writeln!(
+            out,
+            "    {:<20}{:>10}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
+            s.statement, s.count, l.avg, l.p50, l.p95, l.p99, l.max
+        );
     }
     out
 }
@@ -364,6 +388,35 @@ mod tests {
         assert_eq!(
             interval_line(&s, 95.0),
             "[ 1s ] thds: 16 tps: 1234.56 qps: 24691.20 (r/w/o: 17283.84/4938.24/2469.12) lat (ms,95%): 18.28 err/s: 0.00 reconn/s: 0.00"
+        );
+    }
+
+    #[test]
+    fn statement_latency_block_lists_each_kind() {
+        assert_eq!(statements_text(&[]), "");
+        let l = LatencySummary {
+            avg: 0.25,
+            p50: 0.2,
+            p95: 0.5,
+            p99: 0.75,
+            max: 1.5,
+            ..LatencySummary::default()
+        };
+        let text = statements_text(&[
+            StatementLatency {
+                statement: "commit".into(),
+                count: 400,
+                latency_ms: l,
+            },
+            StatementLatency {
+                statement: "point_select".into(),
+                count: 4000,
+                latency_ms: l,
+            },
+        ]);
+        assert_eq!(
+            text,
+            "\nStatement latency (ms):\n    statement                count       avg       p50       p95       p99       max\n    commit                     400     0.250     0.200     0.500     0.750     1.500\n    point_select              4000     0.250     0.200     0.500     0.750     1.500\n"
         );
     }
 }

@@ -18,7 +18,7 @@ pub mod runner;
 pub mod sql;
 pub mod tpch;
 
-use dbrig_core::{KeyGenerator, QueryCounters};
+use dbrig_core::{EventTally, KeyGenerator};
 use dbrig_driver::{Connection, DriverError};
 
 pub use error::WorkloadError;
@@ -109,7 +109,7 @@ impl Client {
     pub async fn event(
         &mut self,
         conn: &mut Connection,
-        q: &mut QueryCounters,
+        q: &mut EventTally,
     ) -> Result<(), DriverError> {
         match self {
             Client::Oltp(c) => c.event(conn, q).await,

@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 
 use dbrig_core::measure::RateReport;
 use dbrig_core::{
-    ArrivalSchedule, Arrivals, ErrorClass, IntervalSample, KeyGenerator, LatencyHistogram,
-    LatencySummary, Measurements, QueryCounters,
+    ArrivalSchedule, Arrivals, ErrorClass, EventTally, IntervalSample, KeyGenerator,
+    LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
+    StatementLatency,
 };
 use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, Target};
 use futures_util::future::join_all;
@@ -86,6 +87,8 @@ pub struct RunSpec {
 pub struct RunOutcome {
     pub measurements: Measurements,
     pub server_version: String,
+    /// Latency per kind of statement (measured events only), by statement name.
+    pub statements: Vec<StatementLatency>,
 }
 
 #[derive(Debug, Default)]
@@ -131,6 +134,8 @@ impl Tally {
 struct WorkerStats {
     total: Tally,
     interval: Tally,
+    /// Per statement kind, whole run (kept apart from `Tally`: intervals do not need it).
+    statements: StatementHistograms,
     arrivals: Option<Arrivals>,
     /// End of the last measured event.
     last_end: Option<Instant>,
@@ -357,11 +362,13 @@ pub async fn run(
 
     let end = Instant::now();
     let mut total = Tally::default();
+    let mut statements = StatementHistograms::default();
     let mut last_end = None::<Instant>;
     let mut final_backlog = 0;
     for s in &stats {
         let mut s = s.lock().expect("worker stats lock");
         total.add(&s.total);
+        statements.add(&s.statements);
         last_end = last_end.max(s.last_end);
         if let Some(a) = s.arrivals.as_mut() {
             final_backlog += due_not_started(a, shared.start, end);
@@ -408,6 +415,7 @@ pub async fn run(
             interrupted: interrupted.load(Ordering::SeqCst),
         },
         server_version,
+        statements: statements.summaries(),
     })
 }
 
@@ -567,6 +575,8 @@ async fn client_loop(
 ) -> Option<String> {
     let open_loop = stats.lock().expect("stats lock").arrivals.is_some();
     let mut fatal = None;
+    // One per client, cleared per event: its statement list keeps its capacity.
+    let mut q = EventTally::default();
     while !shared.stop.is_stopped() {
         let intended = if open_loop {
             let due = {
@@ -591,7 +601,7 @@ async fn client_loop(
             shared.stop.stop();
             break;
         }
-        let mut q = QueryCounters::default();
+        q.clear();
         let mut ignored = 0u64;
         let mut reconnects = 0u64;
         let result = loop {
@@ -622,9 +632,10 @@ async fn client_loop(
             let s = &mut *guard;
             if result.is_ok() {
                 s.total
-                    .record(&q, ignored, reconnects, latency_us, service_us);
+                    .record(&q.queries, ignored, reconnects, latency_us, service_us);
                 s.interval
-                    .record(&q, ignored, reconnects, latency_us, service_us);
+                    .record(&q.queries, ignored, reconnects, latency_us, service_us);
+                s.statements.record_event(&q);
             } else {
                 // The failed event is not a transaction, but its retries and reconnects happened.
                 for t in [&mut s.total, &mut s.interval] {

@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow};
 use dbrig_driver::{ConnectOptions, ErrorPolicy};
-use dbrig_report::{RunHeader, interval_line, run_json, run_text};
+use dbrig_report::{RunHeader, interval_line, run_json, run_text, statements_text};
 use dbrig_server::HostFacts;
 use dbrig_store::{NewCell, NewRun, NewTrial, RunKind, RunStatus, Store, TrialStatus};
 use dbrig_workload::options::PsMode;
@@ -311,6 +311,12 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     match result {
         Ok(outcome) => {
             let m = &outcome.measurements;
+            // Per-statement latency is stored with the trial beside the server settings.
+            let mut extra = extra;
+            if !outcome.statements.is_empty() {
+                extra.get_or_insert_with(|| serde_json::json!({}))["statements"] =
+                    serde_json::json!(outcome.statements);
+            }
             let (trial_status, run_status, reason) = if m.interrupted {
                 (
                     TrialStatus::Interrupted,
@@ -353,10 +359,12 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
                     println!();
                 }
                 print!("{}", run_text(&header, m));
+                print!("{}", statements_text(&outcome.statements));
                 println!("\nStored as run {} in {}", run_id.0, store.path().display());
             } else {
                 let mut v = run_json(&header, m);
                 v["run_id"] = serde_json::json!(run_id.0);
+                v["statements"] = serde_json::json!(outcome.statements);
                 if let Some(u) = dbrig_server::ProcessUsage::of_self() {
                     // The client's own cost, for side-by-side comparisons with other tools.
                     v["client"] = serde_json::json!({

@@ -517,6 +517,11 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
         {
             extra[k] = v;
         }
+        if let Ok(Some(TrialOutcome::Oltp(r))) = &outcome
+            && !r.statements.is_empty()
+        {
+            extra["statements"] = serde_json::json!(r.statements);
+        }
         store.record_trial(
             cell_ids[ci],
             &NewTrial {

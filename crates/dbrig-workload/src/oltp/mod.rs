@@ -6,8 +6,9 @@ mod load;
 pub mod options;
 
 use std::sync::Arc;
+use std::time::Instant;
 
-use dbrig_core::{KeyGenerator, QueryCounters, Value};
+use dbrig_core::{EventTally, KeyGenerator, Value};
 use dbrig_driver::{Connection, Dialect, DriverError, Statement};
 use rand::Rng;
 
@@ -361,26 +362,32 @@ pub struct OltpClient {
     rollback: String,
 }
 
-/// Execute one statement and count it the sysbench way.
+/// Execute one statement, count it the sysbench way and time it under `kind`.
 async fn exec(
     conn: &mut Connection,
+    kind: &'static str,
     stmt: Option<Statement>,
     params: &[Value],
-    q: &mut QueryCounters,
+    q: &mut EventTally,
 ) -> Result<(), DriverError> {
     let stmt = stmt.expect("statement prepared for this workload");
-    let outcome = conn.execute(stmt, params).await?;
-    q.count(outcome.class());
+    let began = Instant::now();
+    let outcome = conn.execute(stmt, params).await;
+    q.time(kind, began.elapsed().as_micros() as u64);
+    q.queries.count(outcome?.class());
     Ok(())
 }
 
 async fn exec_text(
     conn: &mut Connection,
+    kind: &'static str,
     sql: &str,
-    q: &mut QueryCounters,
+    q: &mut EventTally,
 ) -> Result<(), DriverError> {
-    let outcome = conn.execute_text(sql).await?;
-    q.count(outcome.class());
+    let began = Instant::now();
+    let outcome = conn.execute_text(sql).await;
+    q.time(kind, began.elapsed().as_micros() as u64);
+    q.queries.count(outcome?.class());
     Ok(())
 }
 
@@ -389,13 +396,13 @@ impl OltpClient {
     pub async fn event(
         &mut self,
         conn: &mut Connection,
-        q: &mut QueryCounters,
+        q: &mut EventTally,
     ) -> Result<(), DriverError> {
         use OltpKind::*;
         let o = Arc::clone(&self.options);
         let trx = self.kind.transactional() && !o.skip_trx;
         if trx {
-            exec_text(conn, &self.begin, q).await?;
+            exec_text(conn, "begin", &self.begin, q).await?;
         }
         match self.kind {
             PointSelect => self.point_selects(conn, 1, q).await?,
@@ -421,13 +428,21 @@ impl OltpClient {
                 let c = Value::Text(digits(self.keys.rng(), 10));
                 let pad = Value::Text(digits(self.keys.rng(), 5));
                 if o.auto_inc {
-                    exec(conn, self.tables[t].special, &[Value::Int(k), c, pad], q).await?;
+                    exec(
+                        conn,
+                        "insert",
+                        self.tables[t].special,
+                        &[Value::Int(k), c, pad],
+                        q,
+                    )
+                    .await?;
                 } else {
                     // Random ids above the prepared range rarely collide; a collision is a
                     // duplicate-key error, as in sysbench.
                     let id = self.keys.uniform(o.table_size as i64 + 1, i32::MAX as i64);
                     exec(
                         conn,
+                        "insert",
                         self.tables[t].insert,
                         &[Value::Int(id), Value::Int(k), c, pad],
                         q,
@@ -440,7 +455,7 @@ impl OltpClient {
                 let params: Vec<Value> = (0..o.random_points)
                     .map(|_| Value::Int(self.keys.key(lo, hi)))
                     .collect();
-                exec(conn, self.tables[0].special, &params, q).await?;
+                exec(conn, "random_points", self.tables[0].special, &params, q).await?;
             }
             RandomRanges => {
                 let (lo, hi) = self.client_slice();
@@ -450,7 +465,7 @@ impl OltpClient {
                     params.push(Value::Int(start));
                     params.push(Value::Int(start + o.delta as i64));
                 }
-                exec(conn, self.tables[0].special, &params, q).await?;
+                exec(conn, "random_ranges", self.tables[0].special, &params, q).await?;
             }
             SelectBatch => {
                 let last_start = (o.table_size as i64 - o.batch_size as i64 + 1).max(1);
@@ -459,7 +474,7 @@ impl OltpClient {
                     Value::Int(start),
                     Value::Int(start + o.batch_size as i64 - 1),
                 ];
-                exec(conn, self.tables[0].special, &params, q).await?;
+                exec(conn, "select_batch", self.tables[0].special, &params, q).await?;
             }
             BulkInsert => {
                 let mut params = Vec::with_capacity(o.bulk_rows as usize * 2);
@@ -468,11 +483,11 @@ impl OltpClient {
                     params.push(Value::Int(self.next_bulk_id));
                     self.next_bulk_id += 1;
                 }
-                exec(conn, self.tables[0].special, &params, q).await?;
+                exec(conn, "bulk_insert", self.tables[0].special, &params, q).await?;
             }
         }
         if trx {
-            exec_text(conn, &self.commit, q).await?;
+            exec_text(conn, "commit", &self.commit, q).await?;
         }
         Ok(())
     }
@@ -510,12 +525,19 @@ impl OltpClient {
         &mut self,
         conn: &mut Connection,
         n: u32,
-        q: &mut QueryCounters,
+        q: &mut EventTally,
     ) -> Result<(), DriverError> {
         let t = self.pick_table();
         for _ in 0..n {
             let id = self.id();
-            exec(conn, self.tables[t].point_select, &[Value::Int(id)], q).await?;
+            exec(
+                conn,
+                "point_select",
+                self.tables[t].point_select,
+                &[Value::Int(id)],
+                q,
+            )
+            .await?;
         }
         Ok(())
     }
@@ -523,7 +545,7 @@ impl OltpClient {
     async fn ranges(
         &mut self,
         conn: &mut Connection,
-        q: &mut QueryCounters,
+        q: &mut EventTally,
     ) -> Result<(), DriverError> {
         let o = Arc::clone(&self.options);
         let groups = [
@@ -535,16 +557,17 @@ impl OltpClient {
         for (count, which) in groups {
             let t = self.pick_table();
             let ts = &self.tables[t];
-            let stmt = [
-                ts.simple_range,
-                ts.sum_range,
-                ts.order_range,
-                ts.distinct_range,
+            let (kind, stmt) = [
+                ("simple_range", ts.simple_range),
+                ("sum_range", ts.sum_range),
+                ("order_range", ts.order_range),
+                ("distinct_range", ts.distinct_range),
             ][which];
             for _ in 0..count {
                 let start = self.id();
                 exec(
                     conn,
+                    kind,
                     stmt,
                     &[
                         Value::Int(start),
@@ -562,12 +585,19 @@ impl OltpClient {
         &mut self,
         conn: &mut Connection,
         n: u32,
-        q: &mut QueryCounters,
+        q: &mut EventTally,
     ) -> Result<(), DriverError> {
         let t = self.pick_table();
         for _ in 0..n {
             let id = self.id();
-            exec(conn, self.tables[t].index_update, &[Value::Int(id)], q).await?;
+            exec(
+                conn,
+                "index_update",
+                self.tables[t].index_update,
+                &[Value::Int(id)],
+                q,
+            )
+            .await?;
         }
         Ok(())
     }
@@ -576,7 +606,7 @@ impl OltpClient {
         &mut self,
         conn: &mut Connection,
         n: u32,
-        q: &mut QueryCounters,
+        q: &mut EventTally,
     ) -> Result<(), DriverError> {
         let t = self.pick_table();
         for _ in 0..n {
@@ -584,6 +614,7 @@ impl OltpClient {
             let id = self.id();
             exec(
                 conn,
+                "non_index_update",
                 self.tables[t].non_index_update,
                 &[c, Value::Int(id)],
                 q,
@@ -598,18 +629,19 @@ impl OltpClient {
         conn: &mut Connection,
         n: u32,
         reinsert: bool,
-        q: &mut QueryCounters,
+        q: &mut EventTally,
     ) -> Result<(), DriverError> {
         let t = self.pick_table();
         for _ in 0..n {
             let id = self.id();
             let k = self.id();
-            exec(conn, self.tables[t].delete, &[Value::Int(id)], q).await?;
+            exec(conn, "delete", self.tables[t].delete, &[Value::Int(id)], q).await?;
             if reinsert {
                 let c = Value::Text(digits(self.keys.rng(), 10));
                 let pad = Value::Text(digits(self.keys.rng(), 5));
                 exec(
                     conn,
+                    "insert",
                     self.tables[t].insert,
                     &[Value::Int(id), Value::Int(k), c, pad],
                     q,

@@ -164,6 +164,37 @@ pub fn read_write_counts(target: &str, out: &Path) {
         (Some(1400), Some(400), Some(200)),
         "{v}"
     );
+    // Per-statement latency: every kind of the transaction, each timed as often as it ran.
+    let counts: Vec<(String, u64)> = v["statements"]
+        .as_array()
+        .expect("statements")
+        .iter()
+        .map(|s| {
+            assert!(s["latency_ms"]["max"].as_f64().unwrap() > 0.0, "{s}");
+            (
+                s["statement"].as_str().unwrap().to_owned(),
+                s["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("begin", 100),
+        ("commit", 100),
+        ("delete", 100),
+        ("distinct_range", 100),
+        ("index_update", 100),
+        ("insert", 100),
+        ("non_index_update", 100),
+        ("order_range", 100),
+        ("point_select", 1000),
+        ("simple_range", 100),
+        ("sum_range", 100),
+    ];
+    assert_eq!(
+        counts,
+        expected.map(|(k, n)| (k.to_owned(), n)).to_vec(),
+        "{v}"
+    );
     ok(dbrig(out, &[&["cleanup"][..], &common].concat()));
 }
 
