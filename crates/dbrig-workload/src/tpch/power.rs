@@ -342,30 +342,42 @@ impl Reduction {
 pub struct QueryControls {
     /// Measured runs (`NUM_TESTS`; default 1). With `analyze-explain`: the most runs, 0 for
     /// "until the fastest plan's cluster is full".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<u32>,
     /// Unmeasured warm-up runs before the measured ones (`WARMUPS_COUNT`; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmups: Option<u32>,
     /// Seconds a run may take before it is cancelled on the server and recorded as a timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<f64>,
     /// Startup parameters (`KEY=VALUE`) the managed server is restarted with for this query
     /// (`STARTUP_PARAMS`); the next query without them gets the configuration's own back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Vec<String>>,
     /// SQL run on the test's session before / after each run (`PRE_RUN_SQL`, `POST_RUN_SQL`):
     /// session settings made here apply to the query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_sql: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_sql: Option<String>,
     /// Shell commands before / after each run (`PRE_RUN_OS`, `POST_RUN_OS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_shell: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_shell: Option<String>,
     /// Capture the plan (EXPLAIN) of every measured run (default: on with `analyze-explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
     /// `analyze-explain`: runs the fastest plan needs (`CLUSTER_SIZE`; default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_size: Option<u32>,
     /// `analyze-explain`: restarts skipping a slower plan before giving up (`MAX_SKIPPED_TESTS`;
     /// default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_skipped: Option<u32>,
     /// `analyze-explain`: seconds spent on one query before the best cluster so far is taken
     /// (`MAX_QUERY_TIME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_query_time: Option<f64>,
 }
 
@@ -383,11 +395,17 @@ pub struct PowerControls {
     #[serde(default)]
     pub drop_caches: bool,
     /// Defaults for every query.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "QueryControls::is_default")]
     pub all: QueryControls,
     /// Per-query overrides, keyed by query name (`"3"`, `"20-opt1"`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub query: BTreeMap<String, QueryControls>,
+}
+
+impl QueryControls {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The controls in force for one query.
