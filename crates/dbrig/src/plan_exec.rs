@@ -408,15 +408,21 @@ pub async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> 
                     hook_timeout: env.hooks.timeout.unwrap_or(60.0),
                     restarts: 0,
                 };
-                let r = workload
-                    .trial_in(
-                        &spec,
-                        Arc::clone(&interrupt),
-                        &|msg| progress.note(&format!("{what}: {msg}")),
-                        Some(&mut power_env),
-                    )
-                    .await
-                    .map_err(anyhow::Error::from);
+                // Ctrl-C during the before-trial hooks: the trial does not start (a quick
+                // trial could otherwise finish before it noticed, and be stored as done).
+                let r = if interrupt.is_stopped() {
+                    Ok(None)
+                } else {
+                    workload
+                        .trial_in(
+                            &spec,
+                            Arc::clone(&interrupt),
+                            &|msg| progress.note(&format!("{what}: {msg}")),
+                            Some(&mut power_env),
+                        )
+                        .await
+                        .map_err(anyhow::Error::from)
+                };
                 controls_restarted = power_env.restarts > 0;
                 os_samples = sampling.stop();
                 let after = environment::merged(
