@@ -884,54 +884,41 @@ mod tests {
         assert!(e.to_string().contains("42S02"), "{e}");
     }
 
+    /// Connect to a fake server that greets offering `plugin` and answers the client's
+    /// response with `reply` (if any).
+    async fn handshake_against(plugin: &str, reply: Option<Vec<u8>>) -> Result<(), WireError> {
+        let (stream, mut server) = tokio::io::duplex(1 << 16);
+        let greeting = packet(0, &greeting(plugin));
+        let serve = tokio::spawn(async move {
+            server.write_all(&greeting).await.unwrap();
+            let mut sink = vec![0; 4096];
+            let _ = server.read(&mut sink).await;
+            if let Some(reply) = reply {
+                server.write_all(&reply).await.unwrap();
+                let _ = server.read(&mut sink).await;
+            }
+        });
+        let r = WireConnection::over(
+            Box::new(stream),
+            "u",
+            Some("p"),
+            "d",
+            "pipe",
+            &ConnectOptions::default(),
+            mysql_async::Opts::default(),
+        )
+        .await;
+        serve.abort();
+        r.map(|_| ())
+    }
+
     #[tokio::test]
     async fn an_unknown_auth_plugin_leaves_the_connection_to_the_full_client() {
-        let (stream, mut server) = tokio::io::duplex(1 << 16);
-        let serve = tokio::spawn(async move {
-            server
-                .write_all(&packet(0, &greeting("dialog")))
-                .await
-                .unwrap();
-            let mut sink = vec![0; 4096];
-            let _ = server.read(&mut sink).await;
-        });
-        let r = WireConnection::over(
-            Box::new(stream),
-            "u",
-            Some("p"),
-            "d",
-            "pipe",
-            &ConnectOptions::default(),
-            mysql_async::Opts::default(),
-        )
-        .await;
+        let r = handshake_against("dialog", None).await;
         assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
-        serve.abort();
-
         // caching_sha2_password asking for the full exchange (no cached entry): same.
-        let (stream, mut server) = tokio::io::duplex(1 << 16);
-        let serve = tokio::spawn(async move {
-            server
-                .write_all(&packet(0, &greeting("caching_sha2_password")))
-                .await
-                .unwrap();
-            let mut sink = vec![0; 4096];
-            let _ = server.read(&mut sink).await;
-            server.write_all(&packet(2, &[0x01, 0x04])).await.unwrap();
-            let _ = server.read(&mut sink).await;
-        });
-        let r = WireConnection::over(
-            Box::new(stream),
-            "u",
-            Some("p"),
-            "d",
-            "pipe",
-            &ConnectOptions::default(),
-            mysql_async::Opts::default(),
-        )
-        .await;
+        let r = handshake_against("caching_sha2_password", Some(packet(2, &[0x01, 0x04]))).await;
         assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
-        serve.abort();
     }
 
     #[tokio::test]

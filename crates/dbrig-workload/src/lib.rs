@@ -16,6 +16,7 @@ pub mod options;
 pub mod perfrun;
 pub mod runner;
 pub mod sql;
+mod tasks;
 pub mod tpch;
 
 use dbrig_core::{EventTally, KeyGenerator};

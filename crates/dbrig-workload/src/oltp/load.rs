@@ -16,6 +16,7 @@ use rand::rngs::SmallRng;
 
 use super::{Oltp, digits, sql_for, table_name};
 use crate::error::WorkloadError;
+use crate::tasks::join_tasks;
 
 /// What prepare did.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -180,24 +181,7 @@ impl Oltp {
                 Ok::<u64, WorkloadError>(rows)
             }));
         }
-        let mut rows = 0;
-        let mut first_error = None;
-        for h in handles {
-            match h.await {
-                Ok(Ok(n)) => rows += n,
-                Ok(Err(e)) => {
-                    first_error.get_or_insert(e);
-                }
-                Err(join) => {
-                    first_error.get_or_insert(WorkloadError::Internal(format!(
-                        "loader task failed: {join}"
-                    )));
-                }
-            }
-        }
-        if let Some(e) = first_error {
-            return Err(e);
-        }
+        let rows: u64 = join_tasks(handles, "loader").await?.into_iter().sum();
         let load_seconds = started.elapsed().as_secs_f64();
         progress(&format!(
             "loaded {rows} rows in {load_seconds:.2} s ({:.0} rows/s, {parallel} loaders)",
@@ -240,23 +224,7 @@ impl Oltp {
                 Ok::<(), WorkloadError>(())
             }));
         }
-        let mut first_error = None;
-        for h in handles {
-            match h.await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    first_error.get_or_insert(e);
-                }
-                Err(join) => {
-                    first_error.get_or_insert(WorkloadError::Internal(format!(
-                        "index task failed: {join}"
-                    )));
-                }
-            }
-        }
-        if let Some(e) = first_error {
-            return Err(e);
-        }
+        join_tasks(handles, "index").await?;
         let index_seconds = started.elapsed().as_secs_f64();
         if o.create_secondary {
             progress(&format!(
