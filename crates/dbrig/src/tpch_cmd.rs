@@ -925,7 +925,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     } else {
         ParamMode::Random { seed: a.seed }
     };
-    let options = tpch::ThroughputOptions {
+    let mut options = tpch::ThroughputOptions {
         streams: a.streams,
         params,
         queries,
@@ -943,6 +943,10 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         tpch::check_loaded(&mut conn).await?;
         let sf = tpch::detect_scale_factor(&mut conn).await?;
         conn.close().await;
+        // Decided here so that the stored run says how many streams ran.
+        if options.streams == 0 {
+            options.streams = tpch::min_streams(sf);
+        }
         if let Some((_, power_sf)) = power
             && (power_sf - sf).abs() > 1e-9
         {
@@ -956,7 +960,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     let spec = serde_json::json!({
         "workload": "tpch_throughput",
         "target": target.to_string(),
-        "streams": a.streams,
+        "streams": options.streams,
         "params": params,
         "queries": a.queries.as_ref().map(|p| p.display().to_string()),
         "refresh": options.refresh,
@@ -982,7 +986,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
             cell_key: &spec_key(&spec),
             configuration: "default",
             workload: "tpch_throughput",
-            clients: a.streams.max(1),
+            clients: options.streams,
             options: &spec,
             target: &target_text,
         },
