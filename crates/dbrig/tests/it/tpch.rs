@@ -11,7 +11,8 @@ const SF: &str = "0.01";
 struct MariaDb(String);
 impl MariaDb {
     fn new(name: &str) -> Self {
-        let db = format!("dbrig_tpch_{name}");
+        // Per process: two test runs in one checkout must not drop each other's data.
+        let db = format!("dbrig_tpch_{name}_{}", std::process::id());
         crate::mysql::sql(&format!(
             "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}"
         ));
@@ -52,8 +53,9 @@ fn psql(sql: &str) {
 struct Postgres(String);
 impl Postgres {
     fn new(name: &str) -> Self {
-        let db = format!("dbrig_tpch_{name}");
-        psql(&format!("DROP DATABASE IF EXISTS {db}"));
+        // Per process: two test runs in one checkout must not drop each other's data.
+        let db = format!("dbrig_tpch_{name}_{}", std::process::id());
+        psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
         psql(&format!("CREATE DATABASE {db}"));
         Postgres(db)
     }
