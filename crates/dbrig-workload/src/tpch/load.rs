@@ -13,6 +13,7 @@ use super::data::Table;
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
 use crate::error::WorkloadError;
 use crate::sql::SqlSet;
+use crate::tasks::join_tasks;
 
 /// When primary keys are created (the seeds compare `pre_create_PK` for InnoDB with
 /// `post_create_PK` for MyISAM).
@@ -229,23 +230,7 @@ pub async fn load(
             Ok::<(), WorkloadError>(())
         }));
     }
-    let mut first_error = None;
-    for h in handles {
-        match h.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                first_error.get_or_insert(e);
-            }
-            Err(join) => {
-                first_error.get_or_insert(WorkloadError::Internal(format!(
-                    "loader task failed: {join}"
-                )));
-            }
-        }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
+    join_tasks(handles, "loader").await?;
     let counts = counts.lock().expect("counts").clone();
     let total: u64 = counts.values().sum();
     progress(&format!(
