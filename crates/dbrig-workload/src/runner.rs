@@ -23,7 +23,6 @@ use dbrig_core::{
 };
 use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, Target};
 use futures_util::future::join_all;
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::error::WorkloadError;
@@ -547,19 +546,32 @@ async fn worker_main(
         let _ = done.send(Vec::new());
         return;
     };
-    // FuturesUnordered polls only the clients whose socket woke them (join_all would poll
-    // every client of the worker on each wake-up).
-    let loops = clients
+    // Each client is a task of this worker's runtime: a socket wake-up polls that client
+    // directly (join_all would poll every client of the worker on each wake-up, and
+    // FuturesUnordered adds a wake-up layer of its own).
+    let tasks: Vec<_> = clients
         .into_iter()
-        .map(|(i, conn, client)| client_loop(i, conn, client, &shared, &stats))
-        .collect::<FuturesUnordered<_>>()
-        .collect::<Vec<_>>();
+        .map(|(i, conn, client)| {
+            let shared = Arc::clone(&shared);
+            let stats = Arc::clone(&stats);
+            tokio::spawn(async move { client_loop(i, conn, client, &shared, &stats).await })
+        })
+        .collect();
+    let aborts: Vec<_> = tasks.iter().map(|t| t.abort_handle()).collect();
     let fatal = tokio::select! {
-        results = loops => results.into_iter().flatten().collect(),
-        _ = shared.hard_stop.stopped() => vec![format!(
-            "{} client(s) abandoned: a statement did not finish within the grace period after the stop",
-            shared.active_clients.load(Ordering::SeqCst)
-        )],
+        results = join_all(tasks) => results
+            .into_iter()
+            .filter_map(|r| r.unwrap_or_else(|e| Some(format!("a client task failed: {e}"))))
+            .collect(),
+        _ = shared.hard_stop.stopped() => {
+            for a in &aborts {
+                a.abort();
+            }
+            vec![format!(
+                "{} client(s) abandoned: a statement did not finish within the grace period after the stop",
+                shared.active_clients.load(Ordering::SeqCst)
+            )]
+        }
     };
     let _ = done.send(fatal);
 }
@@ -578,7 +590,7 @@ async fn client_loop(
     // One per client, cleared per event: its statement list keeps its capacity.
     let mut q = EventTally::default();
     while !shared.stop.is_stopped() {
-        let intended = if open_loop {
+        let (intended, began) = if open_loop {
             let due = {
                 let mut s = stats.lock().expect("stats lock");
                 s.arrivals.as_mut().map(|a| a.take_ns()).unwrap_or(0)
@@ -588,11 +600,12 @@ async fn client_loop(
                 _ = tokio::time::sleep_until(at.into()) => {}
                 _ = shared.stop.stopped() => break,
             }
-            at
+            (at, Instant::now())
         } else {
-            Instant::now()
+            // Closed loop: the event is due when it starts (one clock read).
+            let now = Instant::now();
+            (now, now)
         };
-        let began = Instant::now();
         let measured = began >= shared.measure_start;
         if measured
             && let Some(limit) = shared.event_limit
