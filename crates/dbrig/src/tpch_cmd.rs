@@ -10,7 +10,9 @@ use dbrig_driver::Target;
 use dbrig_driver::{ConnectOptions, Connection};
 use dbrig_server::HostFacts;
 use dbrig_server::managed::{ManagedServer, Params};
-use dbrig_store::{NewCell, NewRun, NewTrial, RunKind, RunStatus, TrialStatus};
+use dbrig_store::{
+    CellId, NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus,
+};
 use dbrig_workload::tpch::{
     self, KeysWhen, LoadOptions, ParamMode, PowerControls, PowerOptions, QuerySet, QueryStatus,
     Reduction, ScaleFactor, Table,
@@ -291,6 +293,44 @@ pub struct CleanupArgs {
     pub connection: ConnectionArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// Record a TPC-H run and its one cell as it starts (power and throughput tests alike);
+/// returns the ids and the start time.
+fn begin_tpch_run(
+    store: &mut Store,
+    name: &str,
+    spec: &serde_json::Value,
+    host: &serde_json::Value,
+    argv: &[String],
+    target: &Target,
+    clients: u32,
+) -> Result<(RunId, CellId, SystemTime)> {
+    let command_line = redacted_command_line(argv);
+    let started = SystemTime::now();
+    let run_id = store.begin_run(&NewRun {
+        kind: RunKind::Other(name.into()),
+        name,
+        started_at: started,
+        options: spec,
+        host,
+        dbrig_version: env!("CARGO_PKG_VERSION"),
+        command_line: &command_line,
+        plan_text: None,
+    })?;
+    let target_text = target.to_string();
+    let cell = store.ensure_cell(
+        run_id,
+        &NewCell {
+            cell_key: &spec_key(spec),
+            configuration: "default",
+            workload: name,
+            clients,
+            options: spec,
+            target: &target_text,
+        },
+    )?;
+    Ok((run_id, cell, started))
 }
 
 fn parse_sf(s: &str) -> std::result::Result<ScaleFactor, String> {
@@ -605,30 +645,9 @@ async fn power_on(
         "controls": controls,
         "server": a.launcher.server,
     });
-    let command_line = redacted_command_line(argv);
-    let started = SystemTime::now();
-    let run_id = store.begin_run(&NewRun {
-        kind: RunKind::Other("tpch_power".into()),
-        name: "tpch_power",
-        started_at: started,
-        options: &spec,
-        host: &host,
-        dbrig_version: env!("CARGO_PKG_VERSION"),
-        command_line: &command_line,
-        plan_text: None,
-    })?;
+    let (run_id, cell, started) =
+        begin_tpch_run(&mut store, "tpch_power", &spec, &host, argv, &target, 1)?;
     let target_text = target.to_string();
-    let cell = store.ensure_cell(
-        run_id,
-        &NewCell {
-            cell_key: &spec_key(&spec),
-            configuration: "default",
-            workload: "tpch_power",
-            clients: 1,
-            options: &spec,
-            target: &target_text,
-        },
-    )?;
     let chart = a.launcher.chart.clone();
     let mut on_query = |r: &tpch::PowerReport| {
         if let Some(path) = &chart
@@ -967,30 +986,16 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         "timeout_seconds": a.timeout,
         "power_run": a.power_run,
     });
-    let command_line = redacted_command_line(argv);
-    let started = SystemTime::now();
-    let run_id = store.begin_run(&NewRun {
-        kind: RunKind::Other("tpch_throughput".into()),
-        name: "tpch_throughput",
-        started_at: started,
-        options: &spec,
-        host: &host,
-        dbrig_version: env!("CARGO_PKG_VERSION"),
-        command_line: &command_line,
-        plan_text: None,
-    })?;
-    let target_text = target.to_string();
-    let cell = store.ensure_cell(
-        run_id,
-        &NewCell {
-            cell_key: &spec_key(&spec),
-            configuration: "default",
-            workload: "tpch_throughput",
-            clients: options.streams,
-            options: &spec,
-            target: &target_text,
-        },
+    let (run_id, cell, started) = begin_tpch_run(
+        &mut store,
+        "tpch_throughput",
+        &spec,
+        &host,
+        argv,
+        &target,
+        options.streams,
     )?;
+    let target_text = target.to_string();
     let result =
         tpch::throughput_test(&target, &ConnectOptions::default(), &options, &progress).await;
     let finished = SystemTime::now();
