@@ -1,5 +1,7 @@
 //! The one connection type the rest of dbrig uses.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use dbrig_core::{ErrorClass, StatementClass, Value};
@@ -23,6 +25,19 @@ pub struct ConnectOptions {
     /// (`mysql_wire`), which costs a fraction of mysql_async's CPU per statement but does no
     /// bulk loads. Falls back to mysql_async when the server needs what it lacks.
     pub lean: bool,
+    /// Set only by a caller whose thread runs this one connection and nothing else (the
+    /// runner's one-client workers): the lean MySQL client then makes blocking socket calls
+    /// instead of going through tokio's reactor (see `wire_socket`). Other engines ignore it.
+    /// Query timeouts (`query_with_timeout`) cannot interrupt such a connection.
+    pub own_thread: Option<OwnThread>,
+}
+
+/// See [`ConnectOptions::own_thread`].
+#[derive(Debug, Clone)]
+pub struct OwnThread {
+    /// Raised by the owner to make a blocked statement give up (checked about 4 times a
+    /// second), with a lost-connection error.
+    pub abandon: Arc<AtomicBool>,
 }
 
 impl Default for ConnectOptions {
@@ -32,6 +47,7 @@ impl Default for ConnectOptions {
             prepared: true,
             connect_timeout: Duration::from_secs(10),
             lean: false,
+            own_thread: None,
         }
     }
 }

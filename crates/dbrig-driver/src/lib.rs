@@ -22,9 +22,10 @@ mod mysql_wire;
 mod postgres;
 mod sqlite;
 mod target;
+mod wire_socket;
 
 pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
 pub use cancel::CancelHandle;
-pub use conn::{ConnectOptions, Connection, Outcome, Statement};
+pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy};
 pub use target::{Dialect, Secret, Target, TargetError};

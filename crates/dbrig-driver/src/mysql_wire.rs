@@ -18,17 +18,15 @@
 //! under mysql_async, already compiled in).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use dbrig_core::Value;
-use mysql_common::constants::CapabilityFlags;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{AuthPlugin, Column, HandshakePacket, HandshakeResponse};
 use mysql_common::proto::{Binary, MySerialize, Text};
 use mysql_common::row::RowDeserializer;
 use mysql_common::value::ServerSide;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, Inner};
@@ -36,6 +34,7 @@ use crate::conn::{ConnectOptions, Outcome};
 use crate::error::{DriverError, ErrorPolicy};
 use crate::mysql::{from_mysql, opts_for, server_error};
 use crate::target::{Endpoint, Target};
+use crate::wire_socket::WireSocket;
 
 /// A payload of this length continues in the next packet.
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -71,21 +70,25 @@ impl From<DriverError> for WireError {
 }
 
 /// TCP or Unix socket, read and written as one byte stream.
-trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
-
 struct Prepared {
     id: u32,
     params: u16,
+    /// The parameter types of the last execute (one type code each), empty before the first:
+    /// like libmysqlclient, types are sent only when they change, and the server keeps them.
+    sent_types: Vec<u8>,
 }
 
 pub(crate) struct WireConnection {
-    stream: Box<dyn Stream>,
+    socket: WireSocket,
     rbuf: BytesMut,
     wbuf: Vec<u8>,
     /// Sequence number of the next packet (the protocol checks it per command).
     seq: u8,
     deprecate_eof: bool,
+    /// MariaDB's MARIADB_CLIENT_CACHE_METADATA: an execute whose result columns are those of
+    /// its prepare comes without column definitions (the server builds and sends less, as it
+    /// does for sysbench's libmariadb).
+    cache_metadata: bool,
     statements: Vec<Prepared>,
     policy: ErrorPolicy,
     version: String,
@@ -211,7 +214,7 @@ impl WireConnection {
         else {
             unreachable!("mysql wire client opened for a non-mysql target")
         };
-        let (place, stream): (String, Result<Box<dyn Stream>, std::io::Error>) = match endpoint {
+        let (place, socket): (String, Result<WireSocket, std::io::Error>) = match endpoint {
             Endpoint::Tcp { host, port } => {
                 let place = format!("{host}:{port}");
                 let s = tokio::time::timeout(
@@ -230,7 +233,7 @@ impl WireConnection {
                     Ok(s) => s.map(|s| {
                         // Requests are single small packets: send each at once.
                         let _ = s.set_nodelay(true);
-                        Box::new(s) as Box<dyn Stream>
+                        WireSocket::Tcp(s)
                     }),
                 };
                 (place, s)
@@ -239,19 +242,28 @@ impl WireConnection {
                 path.display().to_string(),
                 tokio::net::UnixStream::connect(path)
                     .await
-                    .map(|s| Box::new(s) as Box<dyn Stream>),
+                    .map(WireSocket::Unix),
             ),
         };
-        let stream =
-            stream.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
+        let socket =
+            socket.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
         let password = password.as_ref().map(|p| p.expose());
         let kill_opts = opts_for(target).0.into();
-        Self::over(stream, user, password, database, &place, options, kill_opts).await
+        let mut conn =
+            Self::over(socket, user, password, database, &place, options, kill_opts).await?;
+        // Opened and authenticated async (under the connect timeout); a client that owns its
+        // thread then talks in blocking calls.
+        if let Some(own) = &options.own_thread {
+            conn.socket
+                .make_blocking(Arc::clone(&own.abandon))
+                .map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
+        }
+        Ok(conn)
     }
 
     /// Handshake, authenticate and read the server version over an open stream.
     async fn over(
-        stream: Box<dyn Stream>,
+        socket: WireSocket,
         user: &str,
         password: Option<&str>,
         database: &str,
@@ -260,11 +272,12 @@ impl WireConnection {
         kill_opts: mysql_async::Opts,
     ) -> Result<Self, WireError> {
         let mut conn = Self {
-            stream,
+            socket,
             rbuf: BytesMut::with_capacity(64 * 1024),
             wbuf: Vec::with_capacity(1024),
             seq: 0,
             deprecate_eof: false,
+            cache_metadata: false,
             statements: Vec::new(),
             policy: options.policy.clone(),
             version: String::new(),
@@ -317,6 +330,17 @@ impl WireConnection {
             return Err(WireError::Unsupported);
         }
         self.deprecate_eof = caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF);
+        // MariaDB reads the extended capabilities only from a client without CLIENT_MYSQL
+        // (= CLIENT_LONG_PASSWORD), which a MariaDB server does not offer. Cached metadata is
+        // taken only with DEPRECATE_EOF, so a skipped definition block has no EOF to skip.
+        let mariadb_caps = if self.deprecate_eof
+            && !caps.contains(CapabilityFlags::CLIENT_LONG_PASSWORD)
+        {
+            packet.mariadb_ext_capabilities() & MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA
+        } else {
+            MariadbCapabilities::empty()
+        };
+        self.cache_metadata = !mariadb_caps.is_empty();
         self.connection_id = packet.connection_id();
         let nonce = packet.nonce();
         let plugin = packet
@@ -336,6 +360,7 @@ impl WireConnection {
             None,
             MAX_PAYLOAD as u32,
         )
+        .with_mariadb_ext_capabilities(mariadb_caps)
         .serialize(&mut payload);
         drop(hello);
         self.send(&payload).await?;
@@ -386,6 +411,18 @@ impl WireConnection {
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {
+        let (prepared, _) = self.prepare_statement(sql, false).await?;
+        self.statements.push(prepared);
+        Ok(())
+    }
+
+    /// COM_STMT_PREPARE; the result columns' definitions are parsed only when `keep_columns`
+    /// (a query whose rows are decoded; the hot path only counts rows).
+    async fn prepare_statement(
+        &mut self,
+        sql: &str,
+        keep_columns: bool,
+    ) -> Result<(Prepared, Option<Arc<[Column]>>), DriverError> {
         self.command(COM_STMT_PREPARE, sql.as_bytes()).await?;
         let first = self.read_packet().await?;
         match first.first() {
@@ -397,17 +434,25 @@ impl WireConnection {
         let columns = u16::from_le_bytes([first[5], first[6]]);
         let params = u16::from_le_bytes([first[7], first[8]]);
         // Parameter and column definitions follow, each block closed by an EOF packet unless
-        // the server deprecated EOF. Nothing in them is needed: execute sends its own types.
-        for block in [params, columns] {
-            if block > 0 {
-                let n = usize::from(block) + usize::from(!self.deprecate_eof);
-                for _ in 0..n {
-                    self.read_packet().await?;
-                }
-            }
+        // the server deprecated EOF. Parameter definitions are not needed: execute sends its
+        // own types.
+        if params > 0 {
+            self.skip_column_definitions(u64::from(params)).await?;
         }
-        self.statements.push(Prepared { id, params });
-        Ok(())
+        let kept = if keep_columns {
+            Some(self.read_column_definitions(u64::from(columns)).await?)
+        } else {
+            if columns > 0 {
+                self.skip_column_definitions(u64::from(columns)).await?;
+            }
+            None
+        };
+        let prepared = Prepared {
+            id,
+            params,
+            sent_types: Vec::new(),
+        };
+        Ok((prepared, kept))
     }
 
     pub(crate) async fn execute(
@@ -415,8 +460,7 @@ impl WireConnection {
         idx: usize,
         params: &[Value],
     ) -> Result<Outcome, DriverError> {
-        let stmt = &self.statements[idx];
-        let (id, expected) = (stmt.id, stmt.params);
+        let expected = self.statements[idx].params;
         if usize::from(expected) != params.len() {
             return Err(DriverError::fatal(
                 crate::error::ErrorKind::Statement,
@@ -426,7 +470,7 @@ impl WireConnection {
                 ),
             ));
         }
-        self.send_execute(id, params).await?;
+        self.send_execute(idx, params).await?;
         self.read_count().await
     }
 
@@ -443,14 +487,20 @@ impl WireConnection {
     ) -> Result<Vec<Vec<Value>>, DriverError> {
         if params.is_empty() {
             self.command(COM_QUERY, sql.as_bytes()).await?;
-            return self.read_rows::<Text>().await;
+            return self.read_rows::<Text>(None).await;
         }
-        self.prepare(sql).await?;
-        let stmt = self.statements.pop().expect("just prepared");
-        self.send_execute(stmt.id, params).await?;
-        let rows = self.read_rows::<Binary>().await;
+        let (stmt, columns) = self.prepare_statement(sql, true).await?;
+        let id = stmt.id;
+        self.statements.push(stmt);
+        let idx = self.statements.len() - 1;
+        let sent = self.send_execute(idx, params).await;
+        self.statements.pop();
+        let rows = match sent {
+            Ok(()) => self.read_rows::<Binary>(columns).await,
+            Err(e) => Err(e),
+        };
         // Closing has no reply; the server caps open statements (max_prepared_stmt_count).
-        let closed = self.command(COM_STMT_CLOSE, &stmt.id.to_le_bytes()).await;
+        let closed = self.command(COM_STMT_CLOSE, &id.to_le_bytes()).await;
         let rows = rows?;
         closed?;
         Ok(rows)
@@ -476,17 +526,20 @@ impl WireConnection {
 
     pub(crate) async fn close(mut self) {
         let _ = self.command(COM_QUIT, &[]).await;
-        let _ = tokio::time::timeout(Duration::from_secs(1), self.stream.shutdown()).await;
+        self.socket.shutdown().await;
     }
 
-    /// COM_STMT_EXECUTE with every parameter bound by type (integers as LONGLONG, floats as
-    /// DOUBLE, text as VAR_STRING), as a single write.
-    async fn send_execute(&mut self, id: u32, params: &[Value]) -> Result<(), DriverError> {
+    /// COM_STMT_EXECUTE of statement `idx` with every parameter bound by type (integers as
+    /// LONGLONG, floats as DOUBLE, text as VAR_STRING), as a single write. The types go out
+    /// on the first execute and whenever one changes (a NULL, say); otherwise the server uses
+    /// the ones it has, as it does for libmysqlclient.
+    async fn send_execute(&mut self, idx: usize, params: &[Value]) -> Result<(), DriverError> {
+        let stmt = &mut self.statements[idx];
         let mut body = std::mem::take(&mut self.wbuf);
         body.clear();
         body.extend_from_slice(&[0; 4]); // packet header, filled in by `frame`
         body.push(COM_STMT_EXECUTE);
-        body.extend_from_slice(&id.to_le_bytes());
+        body.extend_from_slice(&stmt.id.to_le_bytes());
         body.push(0); // no cursor
         body.extend_from_slice(&1u32.to_le_bytes()); // iteration count
         if !params.is_empty() {
@@ -497,15 +550,27 @@ impl WireConnection {
                     body[bitmap_at + i / 8] |= 1 << (i % 8);
                 }
             }
-            body.push(1); // types follow
-            for p in params {
-                let t = match p {
-                    Value::Null => TYPE_NULL,
-                    Value::Int(_) => TYPE_LONGLONG,
-                    Value::Float(_) => TYPE_DOUBLE,
-                    Value::Text(_) => TYPE_VAR_STRING,
-                };
-                body.extend_from_slice(&[t, 0]);
+            let type_of = |p: &Value| match p {
+                Value::Null => TYPE_NULL,
+                Value::Int(_) => TYPE_LONGLONG,
+                Value::Float(_) => TYPE_DOUBLE,
+                Value::Text(_) => TYPE_VAR_STRING,
+            };
+            let same_types = stmt.sent_types.len() == params.len()
+                && stmt
+                    .sent_types
+                    .iter()
+                    .zip(params)
+                    .all(|(&t, p)| t == type_of(p));
+            if same_types {
+                body.push(0); // types as last sent
+            } else {
+                body.push(1); // types follow
+                stmt.sent_types.clear();
+                for p in params {
+                    body.extend_from_slice(&[type_of(p), 0]);
+                    stmt.sent_types.push(type_of(p));
+                }
             }
             for p in params {
                 match p {
@@ -522,6 +587,10 @@ impl WireConnection {
         self.seq = 0;
         let result = self.write_framed(&mut body).await;
         self.wbuf = body;
+        if result.is_err() {
+            // Whether the server got the types is unknown: send them again next time.
+            self.statements[idx].sent_types.clear();
+        }
         result
     }
 
@@ -553,7 +622,7 @@ impl WireConnection {
             let l = (len as u32).to_le_bytes();
             body[..4].copy_from_slice(&[l[0], l[1], l[2], self.seq]);
             self.seq = self.seq.wrapping_add(1);
-            return self.stream.write_all(body).await.map_err(lost);
+            return self.socket.write_all(body).await.map_err(lost);
         }
         // A payload of 16 MiB or more goes out in pieces, the last one shorter than the limit.
         let mut out = Vec::with_capacity(len + 4 * (len / MAX_PAYLOAD + 1));
@@ -569,7 +638,7 @@ impl WireConnection {
                 self.seq = self.seq.wrapping_add(1);
             }
         }
-        self.stream.write_all(&out).await.map_err(lost)
+        self.socket.write_all(&out).await.map_err(lost)
     }
 
     /// The next packet's payload (pieces of a 16 MiB+ payload joined).
@@ -580,7 +649,7 @@ impl WireConnection {
                 if self.rbuf.capacity() - self.rbuf.len() < 4096 {
                     self.rbuf.reserve(64 * 1024);
                 }
-                let n = self.stream.read_buf(&mut self.rbuf).await.map_err(lost)?;
+                let n = self.socket.read_into(&mut self.rbuf).await.map_err(lost)?;
                 if n == 0 {
                     return Err(lost("the server closed the connection"));
                 }
@@ -643,8 +712,10 @@ impl WireConnection {
                 Some(0xFF) => return Err(parse_err(&first, &self.policy)),
                 Some(0xFB) => return Err(self.refuse_local_infile().await),
                 _ => {
-                    let columns = lenenc(&mut &first[..])?;
-                    self.skip_column_definitions(columns).await?;
+                    let (columns, definitions_follow) = self.column_count(&first)?;
+                    if definitions_follow {
+                        self.skip_column_definitions(columns).await?;
+                    }
                     let mut rows = 0u64;
                     let status = loop {
                         let p = self.read_packet().await?;
@@ -673,7 +744,12 @@ impl WireConnection {
     }
 
     /// Read the rows of the first result set, decoded with mysql_common's row decoder.
-    async fn read_rows<P>(&mut self) -> Result<Vec<Vec<Value>>, DriverError>
+    /// `prepared_columns`: the columns the statement's prepare described, for a reply that
+    /// leaves them out (cached metadata).
+    async fn read_rows<P>(
+        &mut self,
+        prepared_columns: Option<Arc<[Column]>>,
+    ) -> Result<Vec<Vec<Value>>, DriverError>
     where
         RowDeserializer<ServerSide, P>:
             for<'a> mysql_common::proto::MyDeserialize<'a, Ctx = Arc<[Column]>>,
@@ -688,19 +764,14 @@ impl WireConnection {
                 Some(0xFF) => return Err(parse_err(&first, &self.policy)),
                 Some(0xFB) => return Err(self.refuse_local_infile().await),
                 _ => {
-                    let n = lenenc(&mut &first[..])?;
-                    let mut columns = Vec::with_capacity(n as usize);
-                    for _ in 0..n {
-                        let p = self.read_packet().await?;
-                        let c: Column = ParseBuf(&p)
-                            .parse(())
-                            .map_err(|e| lost(format_args!("malformed column definition: {e}")))?;
-                        columns.push(c);
-                    }
-                    if !self.deprecate_eof {
-                        self.read_packet().await?;
-                    }
-                    let columns: Arc<[Column]> = columns.into();
+                    let (n, definitions_follow) = self.column_count(&first)?;
+                    let columns = match (definitions_follow, &prepared_columns) {
+                        (false, Some(c)) => Arc::clone(c),
+                        (false, None) => {
+                            return Err(lost("result without column definitions for a query"));
+                        }
+                        (true, _) => self.read_column_definitions(n).await?,
+                    };
                     loop {
                         let p = self.read_packet().await?;
                         if p.first() == Some(&0xFF) {
@@ -732,6 +803,31 @@ impl WireConnection {
                 return Ok(out);
             }
         }
+    }
+
+    /// A result set's column-count packet: the count, and whether column definitions follow
+    /// (always, unless cached metadata let the server leave them out).
+    fn column_count(&self, packet: &[u8]) -> Result<(u64, bool), DriverError> {
+        let mut rest = packet;
+        let n = lenenc(&mut rest)?;
+        let follow = !self.cache_metadata || rest.first() != Some(&0);
+        Ok((n, follow))
+    }
+
+    /// A block of `n` column definitions (and its EOF, without DEPRECATE_EOF), parsed.
+    async fn read_column_definitions(&mut self, n: u64) -> Result<Arc<[Column]>, DriverError> {
+        let mut columns = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let p = self.read_packet().await?;
+            let c: Column = ParseBuf(&p)
+                .parse(())
+                .map_err(|e| lost(format_args!("malformed column definition: {e}")))?;
+            columns.push(c);
+        }
+        if n > 0 && !self.deprecate_eof {
+            self.read_packet().await?;
+        }
+        Ok(columns.into())
     }
 
     async fn skip_column_definitions(&mut self, columns: u64) -> Result<(), DriverError> {
@@ -789,7 +885,8 @@ fn auth_data(
 mod tests {
     use super::*;
     use crate::mysql::MysqlConnection;
-    use tokio::io::DuplexStream;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
     const MARIADB: &str = "mysql://root@127.0.0.1:3306/test";
 
@@ -808,11 +905,12 @@ mod tests {
     fn piped() -> (WireConnection, DuplexStream) {
         let (client, server) = tokio::io::duplex(1 << 20);
         let conn = WireConnection {
-            stream: Box::new(client),
+            socket: WireSocket::Other(Box::new(client)),
             rbuf: BytesMut::new(),
             wbuf: Vec::new(),
             seq: 0,
             deprecate_eof: true,
+            cache_metadata: false,
             statements: Vec::new(),
             policy: ErrorPolicy::default(),
             version: String::new(),
@@ -884,6 +982,130 @@ mod tests {
         assert!(e.to_string().contains("42S02"), "{e}");
     }
 
+    /// Parameter types go out on the first execute and again only when one changes; a reply
+    /// whose column-count packet says "no definitions" (cached metadata) is read as rows.
+    #[tokio::test]
+    async fn types_are_sent_when_they_change_and_cached_metadata_is_understood() {
+        let (mut conn, mut server) = piped();
+        conn.cache_metadata = true;
+        conn.statements.push(Prepared {
+            id: 9,
+            params: 1,
+            sent_types: Vec::new(),
+        });
+        // Each reply: 1 column, no definitions (flag 0), one row, the OK terminator.
+        let mut reply = packet(1, &[1, 0]);
+        reply.extend_from_slice(&packet(2, &[0x00, 0x00, 1, b'v']));
+        reply.extend_from_slice(&packet(3, &[0xFE, 0, 0, 2, 0, 0, 0]));
+        let serve = tokio::spawn(async move {
+            let mut requests = Vec::new();
+            for _ in 0..3 {
+                let mut head = [0u8; 4];
+                server.read_exact(&mut head).await.unwrap();
+                let len = usize::from(head[0]) | usize::from(head[1]) << 8;
+                let mut body = vec![0; len];
+                server.read_exact(&mut body).await.unwrap();
+                requests.push(body);
+                server.write_all(&reply).await.unwrap();
+            }
+            requests
+        });
+        for v in [Value::Int(5), Value::Int(6), Value::Null] {
+            let out = conn.execute(0, &[v]).await.unwrap();
+            assert_eq!(
+                out,
+                Outcome {
+                    result_set: true,
+                    rows: 1
+                }
+            );
+        }
+        let requests = serve.await.unwrap();
+        // COM_STMT_EXECUTE, id, cursor, iterations, null bitmap, then the new-params-bound flag.
+        let bound = |r: &Vec<u8>| r[11];
+        assert_eq!(bound(&requests[0]), 1, "types on the first execute");
+        assert_eq!(&requests[0][12..14], &[TYPE_LONGLONG, 0]);
+        assert_eq!(bound(&requests[1]), 0, "same types: not sent again");
+        assert_eq!(&requests[1][12..], &6i64.to_le_bytes());
+        assert_eq!(bound(&requests[2]), 1, "a NULL changes the types");
+        assert_eq!(requests[2][10], 1, "null bitmap");
+    }
+
+    /// On the machine's MariaDB (10.6+) the lean client takes cached metadata; prepared
+    /// executes then come without column definitions and still count and decode their rows.
+    #[tokio::test]
+    async fn mariadb_cached_metadata_counts_and_decodes_rows() {
+        let mut c = lean().await;
+        assert!(
+            c.cache_metadata,
+            "MariaDB {} offers cached metadata",
+            c.version
+        );
+        c.prepare("SELECT ? + 1, 'x' UNION ALL SELECT 2, 'y'")
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            let out = c.execute(0, &[Value::Int(1)]).await.unwrap();
+            assert_eq!(
+                out,
+                Outcome {
+                    result_set: true,
+                    rows: 2
+                }
+            );
+        }
+        let rows = c
+            .query("SELECT ? * 2 AS d, 'z' AS t", &[Value::Int(21)])
+            .await
+            .unwrap();
+        assert_eq!(rows, vec![vec![Value::Int(42), Value::Text("z".into())]]);
+        c.close().await;
+    }
+
+    /// A connection that owns its thread switches to blocking calls after an async connect,
+    /// runs statements, and gives up a statement that never ends once `abandon` is raised.
+    #[test]
+    fn an_own_thread_connection_blocks_and_can_be_abandoned() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let abandon = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let options = ConnectOptions {
+            lean: true,
+            own_thread: Some(crate::OwnThread {
+                abandon: Arc::clone(&abandon),
+            }),
+            ..ConnectOptions::default()
+        };
+        let target = Target::parse(MARIADB).unwrap();
+        rt.block_on(async {
+            let mut c = match WireConnection::connect(&target, &options).await {
+                Ok(c) => c,
+                Err(e) => panic!("{e:?}"),
+            };
+            assert!(matches!(c.socket, WireSocket::Blocking { .. }));
+            c.prepare("SELECT ?").await.unwrap();
+            for i in 0..100 {
+                let out = c.execute(0, &[Value::Int(i)]).await.unwrap();
+                assert_eq!(out.rows, 1);
+            }
+            let raiser = {
+                let abandon = Arc::clone(&abandon);
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(600));
+                    abandon.store(true, std::sync::atomic::Ordering::Relaxed);
+                })
+            };
+            let started = std::time::Instant::now();
+            let e = c.execute_text("DO SLEEP(30)").await.unwrap_err();
+            assert!(started.elapsed() < Duration::from_secs(10), "{e}");
+            assert_eq!(e.class, dbrig_core::ErrorClass::Reconnect, "{e}");
+            assert!(e.to_string().contains("abandoned"), "{e}");
+            raiser.join().unwrap();
+        });
+    }
+
     /// Connect to a fake server that greets offering `plugin` and answers the client's
     /// response with `reply` (if any).
     async fn handshake_against(plugin: &str, reply: Option<Vec<u8>>) -> Result<(), WireError> {
@@ -899,7 +1121,7 @@ mod tests {
             }
         });
         let r = WireConnection::over(
-            Box::new(stream),
+            WireSocket::Other(Box::new(stream)),
             "u",
             Some("p"),
             "d",

@@ -21,7 +21,7 @@ use dbrig_core::{
     LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
     StatementLatency,
 };
-use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, Target};
+use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, OwnThread, Target};
 use futures_util::future::join_all;
 use tokio::sync::{Notify, mpsc, oneshot};
 
@@ -39,7 +39,8 @@ const CONNECT_CONCURRENCY: usize = 16;
 /// A stop signal that any thread or runtime can raise and await.
 #[derive(Debug, Default)]
 pub struct Stopper {
-    flag: AtomicBool,
+    /// Shared (not just owned) so a driver's blocking read can watch it: see `flag`.
+    flag: Arc<AtomicBool>,
     notify: Notify,
 }
 
@@ -55,6 +56,11 @@ impl Stopper {
 
     pub fn is_stopped(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
+    }
+
+    /// The raised-or-not flag itself, for code that cannot await (a blocking socket read).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.flag)
     }
 
     /// Resolves once `stop` has been called (also if it was called before).
@@ -210,7 +216,16 @@ pub async fn run(
         done_receivers.push(done_rx);
         let ready = ready_tx.clone();
         let workload = workload.clone();
-        let spec = spec.clone();
+        let mut spec = spec.clone();
+        // Benchmark clients only run statements: the lean client keeps the client's CPU per
+        // statement below the tools it is compared with. A worker with one client gives it the
+        // thread: blocking socket calls, as sysbench makes (abandoned at the hard stop).
+        spec.connect.lean = true;
+        if indices.len() == 1 {
+            spec.connect.own_thread = Some(OwnThread {
+                abandon: hard_stop.flag(),
+            });
+        }
         let handle = std::thread::Builder::new()
             .name(format!("dbrig-worker-{w}"))
             .spawn(move || {
@@ -500,13 +515,7 @@ async fn worker_main(
             let workload = &workload;
             let spec = &spec;
             async move {
-                // Benchmark clients only run statements: the lean client keeps the
-                // client's CPU per statement below the tools it is compared with.
-                let lean = ConnectOptions {
-                    lean: true,
-                    ..spec.connect.clone()
-                };
-                let mut conn = Connection::connect(&spec.target, &lean).await?;
+                let mut conn = Connection::connect(&spec.target, &spec.connect).await?;
                 let keys = KeyGenerator::new(
                     dist,
                     spec.seed
@@ -624,6 +633,11 @@ async fn client_loop(
                     ErrorClass::Retryable if ignored < u64::from(MAX_RETRIES_PER_EVENT) => {
                         ignored += 1;
                         client.abort(&mut conn).await;
+                    }
+                    // An abandoned blocking statement ends as a lost connection: not one to
+                    // reconnect.
+                    ErrorClass::Reconnect if shared.hard_stop.is_stopped() => {
+                        break Err(e.to_string());
                     }
                     ErrorClass::Reconnect => {
                         reconnects += 1;

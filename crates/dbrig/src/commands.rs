@@ -25,6 +25,7 @@ pub fn connect_options(run: &RunOptions) -> ConnectOptions {
         prepared: run.ps_mode == PsMode::Auto,
         connect_timeout: std::time::Duration::from_secs_f64(run.connect_timeout.max(0.1)),
         lean: false,
+        own_thread: None,
     }
 }
 

@@ -1,0 +1,240 @@
+//! The byte stream under the lean MySQL client ([`crate::mysql_wire`]): tokio's async sockets,
+//! or, for a benchmark client that owns its thread, the same socket in blocking mode.
+//!
+//! Why blocking: with tokio, every statement costs `send`, a `recv` that finds nothing yet,
+//! `epoll_wait`, a wake-up and the `recv` that reads the reply; sysbench (libmysqlclient) does
+//! `send` and one blocking `recv`. Measured at one client per worker on a point select, that
+//! difference was the last few per cent of client CPU and latency between the two tools. A
+//! blocking call stalls every other task of its thread, so the runner asks for it only when a
+//! worker thread runs exactly one client ([`crate::OwnThread`]), and the connection is opened
+//! and authenticated async (with its timeouts) before it switches.
+//!
+//! A blocking read cannot be cancelled by dropping a future, so it wakes every
+//! [`ABANDON_CHECK`] to look at the owner's abandon flag and gives up when it is raised (the
+//! runner raises it for statements that never finish, such as a stopped server).
+
+use std::io::{ErrorKind as IoKind, Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// How often a blocked read or write looks at the abandon flag.
+pub(crate) const ABANDON_CHECK: Duration = Duration::from_millis(250);
+
+/// Bytes one blocking `recv` may return (the async path reads into the buffer's spare room).
+const BLOCKING_READ: usize = 64 * 1024;
+
+pub(crate) trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+/// A std socket in blocking mode (TCP or Unix).
+pub(crate) trait BlockingStream: Read + Write + Send {
+    fn shutdown_both(&self);
+}
+
+impl BlockingStream for std::net::TcpStream {
+    fn shutdown_both(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl BlockingStream for std::os::unix::net::UnixStream {
+    fn shutdown_both(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+pub(crate) enum WireSocket {
+    Tcp(tokio::net::TcpStream),
+    Unix(tokio::net::UnixStream),
+    /// Any other async stream (the tests' in-memory pipes); never switched to blocking.
+    Other(Box<dyn Stream>),
+    Blocking {
+        socket: Box<dyn BlockingStream>,
+        abandon: Arc<AtomicBool>,
+        /// Zeroed once: a blocking read needs initialised memory, and zeroing the read
+        /// buffer's spare room per read would cost more than copying what was read.
+        scratch: Box<[u8]>,
+    },
+}
+
+fn abandoned() -> std::io::Error {
+    std::io::Error::new(
+        IoKind::TimedOut,
+        "abandoned: the statement did not finish before the run's hard stop",
+    )
+}
+
+impl WireSocket {
+    /// Switch a TCP or Unix socket to blocking calls; other streams stay as they are.
+    pub(crate) fn make_blocking(&mut self, abandon: Arc<AtomicBool>) -> std::io::Result<()> {
+        // Taken out to convert (tokio's `into_std` consumes the stream); a failed conversion
+        // leaves the placeholder, and the caller drops the connection.
+        let taken = std::mem::replace(self, WireSocket::Other(Box::new(tokio::io::empty())));
+        let socket: Box<dyn BlockingStream> = match taken {
+            WireSocket::Tcp(s) => {
+                let s = s.into_std()?;
+                s.set_nonblocking(false)?;
+                s.set_read_timeout(Some(ABANDON_CHECK))?;
+                s.set_write_timeout(Some(ABANDON_CHECK))?;
+                Box::new(s)
+            }
+            WireSocket::Unix(s) => {
+                let s = s.into_std()?;
+                s.set_nonblocking(false)?;
+                s.set_read_timeout(Some(ABANDON_CHECK))?;
+                s.set_write_timeout(Some(ABANDON_CHECK))?;
+                Box::new(s)
+            }
+            other => {
+                *self = other;
+                return Ok(());
+            }
+        };
+        *self = WireSocket::Blocking {
+            socket,
+            abandon,
+            scratch: vec![0; BLOCKING_READ].into_boxed_slice(),
+        };
+        Ok(())
+    }
+
+    fn as_async(&mut self) -> Option<&mut dyn Stream> {
+        match self {
+            WireSocket::Tcp(s) => Some(s),
+            WireSocket::Unix(s) => Some(s),
+            WireSocket::Other(s) => Some(s.as_mut()),
+            WireSocket::Blocking { .. } => None,
+        }
+    }
+
+    /// Append what one read returns to `buf` (0 = the peer closed the connection).
+    pub(crate) async fn read_into(&mut self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        if let Some(s) = self.as_async() {
+            return s.read_buf(buf).await;
+        }
+        let WireSocket::Blocking {
+            socket,
+            abandon,
+            scratch,
+        } = self
+        else {
+            unreachable!("async sockets returned above")
+        };
+        loop {
+            match socket.read(scratch) {
+                Ok(n) => {
+                    buf.extend_from_slice(&scratch[..n]);
+                    return Ok(n);
+                }
+                Err(e) if retry_later(&e) => {
+                    if abandon.load(Ordering::Relaxed) {
+                        return Err(abandoned());
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub(crate) async fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        if let Some(s) = self.as_async() {
+            return s.write_all(bytes).await;
+        }
+        let WireSocket::Blocking {
+            socket, abandon, ..
+        } = self
+        else {
+            unreachable!("async sockets returned above")
+        };
+        while !bytes.is_empty() {
+            match socket.write(bytes) {
+                Ok(0) => return Err(IoKind::WriteZero.into()),
+                Ok(n) => bytes = &bytes[n..],
+                Err(e) if retry_later(&e) => {
+                    if abandon.load(Ordering::Relaxed) {
+                        return Err(abandoned());
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Close the sending side (after COM_QUIT), waiting at most a second on an async socket.
+    pub(crate) async fn shutdown(&mut self) {
+        match self {
+            WireSocket::Blocking { socket, .. } => socket.shutdown_both(),
+            other => {
+                if let Some(s) = other.as_async() {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), s.shutdown()).await;
+                }
+            }
+        }
+    }
+}
+
+/// A socket timeout (our periodic abandon check) or a signal: try again.
+fn retry_later(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        IoKind::WouldBlock | IoKind::TimedOut | IoKind::Interrupted
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_blocking_socket_reads_writes_and_gives_up_when_abandoned() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut b = [0u8; 5];
+            s.read_exact(&mut b).unwrap();
+            s.write_all(b"world").unwrap();
+            // Then stay silent until the client gives up and closes.
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest);
+        });
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let abandon = Arc::new(AtomicBool::new(false));
+        let mut sock = WireSocket::Tcp(tcp);
+        sock.make_blocking(Arc::clone(&abandon)).unwrap();
+        assert!(matches!(sock, WireSocket::Blocking { .. }));
+        sock.write_all(b"hello").await.unwrap();
+        let mut buf = BytesMut::new();
+        while buf.len() < 5 {
+            assert!(sock.read_into(&mut buf).await.unwrap() > 0);
+        }
+        assert_eq!(&buf[..], b"world");
+
+        let raiser = {
+            let abandon = Arc::clone(&abandon);
+            std::thread::spawn(move || {
+                std::thread::sleep(ABANDON_CHECK * 2);
+                abandon.store(true, Ordering::Relaxed);
+            })
+        };
+        let err = sock.read_into(&mut buf).await.unwrap_err();
+        assert_eq!(err.kind(), IoKind::TimedOut, "{err}");
+        assert!(err.to_string().contains("abandoned"), "{err}");
+        raiser.join().unwrap();
+        sock.shutdown().await;
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn other_streams_stay_async() {
+        let (a, _b) = tokio::io::duplex(64);
+        let mut sock = WireSocket::Other(Box::new(a));
+        sock.make_blocking(Arc::new(AtomicBool::new(true))).unwrap();
+        assert!(matches!(sock, WireSocket::Other(_)));
+    }
+}
