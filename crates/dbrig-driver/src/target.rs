@@ -216,6 +216,12 @@ impl Target {
         }
     }
 
+    /// Whether a connection opened with [`crate::ConnectOptions::own_thread`] makes blocking
+    /// socket calls (the lean MySQL client), so a caller gains by giving each its own thread.
+    pub fn blocks_on_own_thread(&self) -> bool {
+        matches!(self, Target::Mysql { .. })
+    }
+
     /// Whether the URL itself carried a password (the CLI warns about that).
     pub fn has_url_password(&self) -> bool {
         matches!(

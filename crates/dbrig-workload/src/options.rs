@@ -102,8 +102,9 @@ pub struct RunOptions {
     /// SQLite result codes).
     #[arg(long, default_value = dbrig_driver::ErrorPolicy::DEFAULT_RETRYABLE)]
     pub retry_codes: String,
-    /// Async worker threads driving the clients (0 = two per CPU and at least 4, at most the
-    /// client count).
+    /// Worker threads driving the clients (0 = automatic: on MariaDB/MySQL up to 64 clients,
+    /// one per client making blocking socket calls as sysbench does; otherwise two per CPU and
+    /// at least 4, at most the client count, each multiplexing its clients asynchronously).
     #[arg(long, default_value_t = 0)]
     pub workers: u32,
     /// Seconds to wait for a connection before giving up.

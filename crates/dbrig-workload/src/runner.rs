@@ -33,6 +33,8 @@ use crate::{Client, Workload};
 const MAX_RETRIES_PER_EVENT: u32 = 1000;
 /// Reconnect attempts after a lost connection, with doubling pauses from 100 ms.
 const RECONNECT_ATTEMPTS: u32 = 6;
+/// Up to this many clients, a MySQL run gives each client its own thread (see `run`).
+const OWN_THREAD_CLIENTS: u32 = 64;
 /// Clients a worker connects at once (a connection storm makes servers drop connections).
 const CONNECT_CONCURRENCY: usize = 16;
 
@@ -178,12 +180,18 @@ pub async fn run(
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
-    // Default: at least 4 workers (2 per CPU on bigger machines). When client and server
-    // share the CPUs, the kernel shares them per thread: too few client threads against many
-    // busy server threads starve the client and understate the server (seen at 4 clients on
-    // 2 CPUs: 2 workers gave ~0.6x sysbench's QPS, 4 workers matched it).
+    // Default: a thread per client where the driver can then block in the socket (MySQL, up
+    // to OWN_THREAD_CLIENTS: measured at 16 clients on 2 CPUs, 10-20 % more QPS and less CPU
+    // per query than 4 async workers, and ahead of sysbench). Elsewhere at least 4 workers (2
+    // per CPU on bigger machines): when client and server share the CPUs, the kernel shares
+    // them per thread, and too few client threads against many busy server threads starve the
+    // client (at 4 clients on 2 CPUs, 2 workers gave ~0.6x sysbench's QPS, 4 matched it).
+    // tokio-postgres gains nothing from a thread per client (its connection is a task of its
+    // own): measured 5-10 % fewer QPS at 16 clients.
     let workers = if o.workers > 0 {
         o.workers
+    } else if threads <= OWN_THREAD_CLIENTS && spec.target.blocks_on_own_thread() {
+        threads
     } else {
         (cpus * 2).max(4)
     }

@@ -194,6 +194,56 @@ fn killed_connections_reconnect() {
     assert!(v["transactions"].as_u64().unwrap() > 0);
 }
 
+/// A client blocked in a statement that never finishes (a row lock held elsewhere) is
+/// abandoned after the grace period: the run ends and says so, instead of waiting for the
+/// server. With one client the connection makes blocking socket calls, so this is the
+/// abandon flag at work, not a dropped future.
+#[test]
+fn a_statement_stuck_past_the_grace_period_is_abandoned() {
+    let db = TestDb::new("stuck");
+    let out = tempfile::tempdir().unwrap();
+    let common = [
+        "oltp_update_non_index",
+        "--target",
+        &db.url(),
+        "--table-size",
+        "100",
+    ];
+    ok(dbrig(out.path(), &[&["prepare"][..], &common].concat()));
+    // Holds every row for 40 s (below innodb_lock_wait_timeout's default 50 s).
+    let mut locker = Command::new("mariadb")
+        .args([
+            "-uroot",
+            "-h127.0.0.1",
+            &db.0,
+            "-e",
+            "BEGIN; SELECT COUNT(*) FROM sbtest1 FOR UPDATE; DO SLEEP(40); ROLLBACK;",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let o = dbrig(
+        out.path(),
+        &[
+            &["run"][..],
+            &common,
+            &["--threads", "1", "--time", "1", "--format", "json"],
+        ]
+        .concat(),
+    );
+    let took = started.elapsed();
+    let _ = locker.kill();
+    let _ = locker.wait();
+    // Stop at 1 s, grace 5 s, then the abandon flag is seen within 250 ms.
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+    let v = json(&o);
+    let fatal = v["fatal_errors"].to_string();
+    assert!(fatal.contains("abandoned"), "{v}");
+    assert_eq!(v["transactions"].as_u64(), Some(0), "{v}");
+}
+
 #[test]
 fn password_handling() {
     let out = tempfile::tempdir().unwrap();
