@@ -5,10 +5,12 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow};
-use dbrig_driver::{ConnectOptions, ErrorPolicy};
+use dbrig_driver::{ConnectOptions, ErrorPolicy, Target};
 use dbrig_report::{RunHeader, interval_line, run_json, run_text, statements_text};
 use dbrig_server::HostFacts;
-use dbrig_store::{NewCell, NewRun, NewTrial, RunKind, RunStatus, Store, TrialStatus};
+use dbrig_store::{
+    CellId, NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus,
+};
 use dbrig_workload::options::PsMode;
 use dbrig_workload::runner::{self, RunSpec, Stopper};
 use dbrig_workload::{RunOptions, Workload};
@@ -163,6 +165,53 @@ pub fn open_store(store: &StoreArgs) -> Result<Store> {
     Ok(Store::open(&path)?)
 }
 
+/// The run and its one cell that a single measuring command (`run`, `micro`, `tpch power`,
+/// `tpch throughput`) records before it measures (a plan records many cells instead).
+pub struct OneCellRun<'a> {
+    pub kind: RunKind,
+    pub name: &'a str,
+    /// The run's resolved options, stored with the run.
+    pub options: &'a serde_json::Value,
+    /// The cell's options and key (what resume and comparisons match on).
+    pub cell_options: &'a serde_json::Value,
+    pub cell_key: &'a str,
+    pub clients: u32,
+    pub target: &'a Target,
+}
+
+/// Record the run as running (with host facts and the redacted command line) and its cell.
+pub fn begin_one_cell_run(
+    store: &mut Store,
+    host: &serde_json::Value,
+    argv: &[String],
+    r: &OneCellRun<'_>,
+) -> Result<(RunId, CellId, SystemTime)> {
+    let command_line = redacted_command_line(argv);
+    let started = SystemTime::now();
+    let run_id = store.begin_run(&NewRun {
+        kind: r.kind.clone(),
+        name: r.name,
+        started_at: started,
+        options: r.options,
+        host,
+        dbrig_version: env!("CARGO_PKG_VERSION"),
+        command_line: &command_line,
+        plan_text: None,
+    })?;
+    let cell = store.ensure_cell(
+        run_id,
+        &NewCell {
+            cell_key: r.cell_key,
+            configuration: "default",
+            workload: r.name,
+            clients: r.clients,
+            options: r.cell_options,
+            target: &r.target.to_string(),
+        },
+    )?;
+    Ok((run_id, cell, started))
+}
+
 /// A short stable key of a JSON specification (FNV-1a 64 over its canonical text): the same
 /// specification always gives the same key, which is what resume matches on.
 pub fn spec_key(spec: &serde_json::Value) -> String {
@@ -247,32 +296,23 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         "workload_options": workload.options_json(),
         "seed": seed,
     });
-    let command_line = redacted_command_line(argv);
-    let started = SystemTime::now();
-    let run_id = store.begin_run(&NewRun {
-        kind: RunKind::Workload,
-        name: workload.name(),
-        started_at: started,
-        options: &options,
-        host: &host,
-        dbrig_version: env!("CARGO_PKG_VERSION"),
-        command_line: &command_line,
-        plan_text: None,
-    })?;
     let target_text = target.to_string();
     let cell_options = serde_json::json!({ "run": args.run, "workload": workload.options_json() });
     let cell_key = spec_key(
         &serde_json::json!({ "target": target_text, "workload": workload.name(), "options": cell_options }),
     );
-    let cell = store.ensure_cell(
-        run_id,
-        &NewCell {
+    let (run_id, cell, started) = begin_one_cell_run(
+        &mut store,
+        &host,
+        argv,
+        &OneCellRun {
+            kind: RunKind::Workload,
+            name: workload.name(),
+            options: &options,
+            cell_options: &cell_options,
             cell_key: &cell_key,
-            configuration: "default",
-            workload: workload.name(),
             clients: args.run.threads,
-            options: &cell_options,
-            target: &target_text,
+            target: &target,
         },
     )?;
 

@@ -8,14 +8,14 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use dbrig_driver::ConnectOptions;
 use dbrig_server::HostFacts;
-use dbrig_store::{NewCell, NewRun, NewTrial, RunKind, RunStatus, TrialStatus};
+use dbrig_store::{NewTrial, RunKind, RunStatus, TrialStatus};
 use dbrig_workload::micro::{
     MemoryLoadOptions, MicroOptions, MicroResult, ScanFilterOptions, TmpGroupbyOptions,
 };
 
 use crate::cli::{ConnectionArgs, Format, StoreArgs};
-use crate::commands::{open_store, spec_key};
-use crate::connection::{redacted_command_line, resolve_target};
+use crate::commands::{OneCellRun, begin_one_cell_run, open_store, spec_key};
+use crate::connection::resolve_target;
 
 #[derive(Debug, Clone, Args)]
 pub struct MicroArgs {
@@ -82,31 +82,22 @@ pub async fn micro(args: MicroArgs, argv: &[String]) -> Result<ExitCode> {
         "target": target_text,
         "options": opts.json(),
     });
-    let command_line = redacted_command_line(argv);
-    let started = SystemTime::now();
-    let run_id = store.begin_run(&NewRun {
-        kind: RunKind::Other("micro".into()),
-        name: bench.name(),
-        started_at: started,
-        options: &options,
-        host: &host,
-        dbrig_version: env!("CARGO_PKG_VERSION"),
-        command_line: &command_line,
-        plan_text: None,
-    })?;
     let cell_options = opts.json();
     let cell_key = spec_key(
         &serde_json::json!({ "target": target_text, "workload": bench.name(), "options": cell_options }),
     );
-    let cell = store.ensure_cell(
-        run_id,
-        &NewCell {
+    let (run_id, cell, started) = begin_one_cell_run(
+        &mut store,
+        &host,
+        argv,
+        &OneCellRun {
+            kind: RunKind::Other("micro".into()),
+            name: bench.name(),
+            options: &options,
+            cell_options: &cell_options,
             cell_key: &cell_key,
-            configuration: "default",
-            workload: bench.name(),
             clients: 1,
-            options: &cell_options,
-            target: &target_text,
+            target: &target,
         },
     )?;
     if format == Format::Text {

@@ -10,17 +10,15 @@ use dbrig_driver::Target;
 use dbrig_driver::{ConnectOptions, Connection};
 use dbrig_server::HostFacts;
 use dbrig_server::managed::{ManagedServer, Params};
-use dbrig_store::{
-    CellId, NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus,
-};
+use dbrig_store::{CellId, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus};
 use dbrig_workload::tpch::{
     self, KeysWhen, LoadOptions, ParamMode, PowerControls, PowerOptions, QuerySet, QueryStatus,
     Reduction, ScaleFactor, Table,
 };
 
 use crate::cli::{ConnectionArgs, Format, StoreArgs};
-use crate::commands::{open_store, spec_key};
-use crate::connection::{redacted_command_line, resolve_target};
+use crate::commands::{OneCellRun, begin_one_cell_run, open_store, spec_key};
+use crate::connection::resolve_target;
 
 #[derive(Debug, Clone, Args)]
 pub struct TpchArgs {
@@ -295,8 +293,7 @@ pub struct CleanupArgs {
     pub store: StoreArgs,
 }
 
-/// Record a TPC-H run and its one cell as it starts (power and throughput tests alike);
-/// returns the ids and the start time.
+/// The run and cell of a TPC-H test (its spec is both the run's and the cell's options).
 fn begin_tpch_run(
     store: &mut Store,
     name: &str,
@@ -306,31 +303,20 @@ fn begin_tpch_run(
     target: &Target,
     clients: u32,
 ) -> Result<(RunId, CellId, SystemTime)> {
-    let command_line = redacted_command_line(argv);
-    let started = SystemTime::now();
-    let run_id = store.begin_run(&NewRun {
-        kind: RunKind::Other(name.into()),
-        name,
-        started_at: started,
-        options: spec,
+    begin_one_cell_run(
+        store,
         host,
-        dbrig_version: env!("CARGO_PKG_VERSION"),
-        command_line: &command_line,
-        plan_text: None,
-    })?;
-    let target_text = target.to_string();
-    let cell = store.ensure_cell(
-        run_id,
-        &NewCell {
-            cell_key: &spec_key(spec),
-            configuration: "default",
-            workload: name,
-            clients,
+        argv,
+        &OneCellRun {
+            kind: RunKind::Other(name.into()),
+            name,
             options: spec,
-            target: &target_text,
+            cell_options: spec,
+            cell_key: &spec_key(spec),
+            clients,
+            target,
         },
-    )?;
-    Ok((run_id, cell, started))
+    )
 }
 
 fn parse_sf(s: &str) -> std::result::Result<ScaleFactor, String> {
