@@ -197,6 +197,24 @@ impl Oltp {
         for n in table_numbers {
             tables.push(TableStatements::prepare(self.kind, o, sql, conn, &table_name(n)).await?);
         }
+        // BEGIN and COMMIT are prepared too, as sysbench prepares them (`--db-ps-mode=auto`): the
+        // server then executes them without parsing, the same work for both tools.
+        let (begin, commit) = if self.kind.transactional() && !o.skip_trx {
+            let begin = sql.render(
+                if self.kind.writes_in_transaction() {
+                    "begin_write"
+                } else {
+                    "begin"
+                },
+                &[],
+            );
+            (
+                Some(conn.prepare(&begin).await?),
+                Some(conn.prepare(&sql.render("commit", &[])).await?),
+            )
+        } else {
+            (None, None)
+        };
         let mut client = OltpClient {
             kind: self.kind,
             options: Arc::clone(&self.options),
@@ -205,15 +223,8 @@ impl Oltp {
             index,
             threads,
             next_bulk_id: 1,
-            begin: sql.render(
-                if self.kind.writes_in_transaction() {
-                    "begin_write"
-                } else {
-                    "begin"
-                },
-                &[],
-            ),
-            commit: sql.render("commit", &[]),
+            begin,
+            commit,
             rollback: sql.render("rollback", &[]),
         };
         if self.kind.is_bulk() {
@@ -357,8 +368,9 @@ pub struct OltpClient {
     index: u32,
     threads: u32,
     next_bulk_id: i64,
-    begin: String,
-    commit: String,
+    /// Prepared for transactional workloads only.
+    begin: Option<Statement>,
+    commit: Option<Statement>,
     rollback: String,
 }
 
@@ -378,19 +390,6 @@ async fn exec(
     Ok(())
 }
 
-async fn exec_text(
-    conn: &mut Connection,
-    kind: &'static str,
-    sql: &str,
-    q: &mut EventTally,
-) -> Result<(), DriverError> {
-    let began = Instant::now();
-    let outcome = conn.execute_text(sql).await;
-    q.time(kind, began.elapsed().as_micros() as u64);
-    q.queries.count(outcome?.class());
-    Ok(())
-}
-
 impl OltpClient {
     /// Run one event (one transaction for the transactional workloads), counting statements.
     pub async fn event(
@@ -402,7 +401,7 @@ impl OltpClient {
         let o = Arc::clone(&self.options);
         let trx = self.kind.transactional() && !o.skip_trx;
         if trx {
-            exec_text(conn, "begin", &self.begin, q).await?;
+            exec(conn, "begin", self.begin, &[], q).await?;
         }
         match self.kind {
             PointSelect => self.point_selects(conn, 1, q).await?,
@@ -487,7 +486,7 @@ impl OltpClient {
             }
         }
         if trx {
-            exec_text(conn, "commit", &self.commit, q).await?;
+            exec(conn, "commit", self.commit, &[], q).await?;
         }
         Ok(())
     }
