@@ -41,7 +41,7 @@ const CONNECT_CONCURRENCY: usize = 16;
 /// A stop signal that any thread or runtime can raise and await.
 #[derive(Debug, Default)]
 pub struct Stopper {
-    /// Shared (not just owned) so a driver's blocking read can watch it: see `flag`.
+    /// Shared, so that code which cannot await (a blocking socket read) can watch it.
     flag: Arc<AtomicBool>,
     notify: Notify,
 }
