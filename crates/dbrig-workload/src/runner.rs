@@ -206,6 +206,10 @@ pub async fn run(
     let mut thread_handles = Vec::new();
     let stop = Stopper::new();
     let hard_stop = Stopper::new();
+    // Benchmark clients only run statements: the lean client keeps the client's CPU per
+    // statement below the tools it is compared with.
+    let mut client_spec = spec.clone();
+    client_spec.connect.lean = true;
     for w in 0..workers {
         let indices: Vec<u32> = (w..threads).step_by(workers as usize).collect();
         let worker_stats = Arc::new(Mutex::new(WorkerStats::default()));
@@ -224,11 +228,9 @@ pub async fn run(
         done_receivers.push(done_rx);
         let ready = ready_tx.clone();
         let workload = workload.clone();
-        let mut spec = spec.clone();
-        // Benchmark clients only run statements: the lean client keeps the client's CPU per
-        // statement below the tools it is compared with. A worker with one client gives it the
-        // thread: blocking socket calls, as sysbench makes (abandoned at the hard stop).
-        spec.connect.lean = true;
+        let mut spec = client_spec.clone();
+        // A worker with one client gives it the thread: blocking socket calls, as sysbench
+        // makes (abandoned at the hard stop).
         if indices.len() == 1 {
             spec.connect.own_thread = Some(OwnThread {
                 abandon: hard_stop.flag(),
