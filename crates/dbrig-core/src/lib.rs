@@ -13,6 +13,7 @@ pub mod error;
 pub mod histogram;
 pub mod keys;
 pub mod measure;
+pub mod results;
 pub mod schedule;
 pub mod statements;
 pub mod stats;

@@ -205,6 +205,63 @@ impl Target {
         })
     }
 
+    /// The database (MariaDB/MySQL, PostgreSQL) or file (SQLite) a target names, as a name
+    /// other databases of the same server can be derived from; `None` for SQLite in memory
+    /// and the mock engine.
+    pub fn database(&self) -> Option<String> {
+        match self {
+            Target::Mysql { database, .. } | Target::Postgres { database, .. } => {
+                Some(database.clone())
+            }
+            Target::Sqlite { path: Some(p) } => Some(p.display().to_string()),
+            Target::Sqlite { path: None } | Target::Mock { .. } => None,
+        }
+    }
+
+    /// The same server (or SQLite folder) with another database: `name` for MariaDB/MySQL and
+    /// PostgreSQL, the file `STEM_SUFFIX.EXT` beside the original for SQLite (`suffix`). The
+    /// caller builds `name` from characters safe in an identifier.
+    pub fn with_database(&self, name: &str, suffix: &str) -> Target {
+        match self {
+            Target::Mysql {
+                user,
+                password,
+                endpoint,
+                ..
+            } => Target::Mysql {
+                user: user.clone(),
+                password: password.clone(),
+                endpoint: endpoint.clone(),
+                database: name.to_owned(),
+            },
+            Target::Postgres {
+                user,
+                password,
+                endpoint,
+                ..
+            } => Target::Postgres {
+                user: user.clone(),
+                password: password.clone(),
+                endpoint: endpoint.clone(),
+                database: name.to_owned(),
+            },
+            Target::Sqlite { path: Some(p) } => {
+                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+                let file = match (stem, p.extension()) {
+                    (Some(stem), Some(ext)) => {
+                        format!("{stem}_{suffix}.{}", ext.to_string_lossy())
+                    }
+                    (Some(stem), None) => format!("{stem}_{suffix}"),
+                    (None, _) => format!("dbrig_{suffix}.sqlite"),
+                };
+                Target::Sqlite {
+                    path: Some(p.with_file_name(file)),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
     /// The dialect, or `None` for the mock engine (which accepts any dialect's SQL).
     pub fn dialect(&self) -> Dialect {
         match self {

@@ -1,8 +1,9 @@
 //! Fill a results database through the Store API, for `bench/report-scale` and for trying the
 //! reports by hand.
 //!
-//! Usage: fill_store PATH [demo | scale CONFIGURATIONS WORKLOADS CLIENTS TRIALS INTERVALS]
-//! (default: scale 4 25 20 5 10, i.e. 2 000 cells × 5 trials).
+//! Usage: fill_store PATH [demo | mixed | singles | scale CONFIGURATIONS WORKLOADS CLIENTS
+//! TRIALS INTERVALS] (default: scale 4 25 20 5 10, i.e. 2 000 cells × 5 trials). `mixed` is a
+//! plan of every kind; `singles` one run of each single command.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -14,12 +15,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let path = PathBuf::from(
         args.first()
-            .ok_or("usage: fill_store PATH [demo | scale C W N T I]")?,
+            .ok_or("usage: fill_store PATH [demo | mixed | singles | scale C W N T I]")?,
     );
     let mut store = Store::open(&path)?;
     let started = Instant::now();
     let run = match args.get(1).map(String::as_str) {
         Some("demo") => fixture::demo_run(&mut store)?,
+        Some("mixed") => fixture::mixed_plan(&mut store)?,
+        Some("singles") => fixture::single_runs(&mut store)?.perfrun,
         None | Some("scale") => {
             let n = |i: usize, default: usize| -> Result<usize, Box<dyn std::error::Error>> {
                 Ok(args
@@ -33,7 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("{} cells × {t} trials", c * w * k);
             run
         }
-        Some(other) => return Err(format!("unknown kind {other:?} (demo or scale)").into()),
+        Some(other) => {
+            return Err(format!("unknown kind {other:?} (demo, mixed, singles or scale)").into());
+        }
     };
     eprintln!(
         "filled run {run} in {} in {:.1} s",

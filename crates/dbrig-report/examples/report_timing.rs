@@ -30,13 +30,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let data = ReportData::load(&store, run)?;
     lap("load", 0);
-    let text = report_text(&data);
+    let text = report_text(&data)?;
     lap("text", text.len());
-    let json = serde_json::to_string(&report_json(&data))?;
+    let json = serde_json::to_string(&report_json(&data)?)?;
     lap("json", json.len());
     let csv = trials_csv(&data) + &cells_csv(&data);
     lap("csv", csv.len());
-    let md = report_markdown(&data);
+    let md = report_markdown(&data)?;
     lap("markdown", md.len());
     let html = render_html(&store, &data)?;
     lap("html", html.len());

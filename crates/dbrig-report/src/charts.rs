@@ -5,29 +5,16 @@
 //! counts (1, 4, 16, 64 …), which a linear axis would crush into its left edge.
 
 use dbrig_core::IntervalSample;
+use dbrig_core::results::{OsSample, ResultKind};
 use dbrig_core::stats::Summary;
-use dbrig_store::{OsSamplePoint, Store, TrialId};
+use dbrig_store::{Store, TrialId, TrialStatus};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::data::{Metric, ReportData};
 use crate::error::ReportError;
 
-/// Line colours, one per configuration in plan order (Tableau 10's first six: distinct for
-/// the colour-blind in the first pairs). Tests look for these exact colours in screenshots.
-pub const PALETTE: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-];
-
-/// The colour of the `i`-th configuration.
-pub fn colour(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
-}
+pub use crate::palette::{PALETTE, colour};
 
 const WIDTH: u32 = 640;
 const HEIGHT: u32 = 380;
@@ -67,14 +54,16 @@ fn whisker(x: f64, lo: f64, hi: f64, style: ShapeStyle, cap: f64) -> Vec<PathEle
     ]
 }
 
-/// Axis numbers without plotters' default trailing `.0` on whole values.
+/// Axis numbers without plotters' default trailing `.0` on whole values, and without the
+/// floating-point noise of tick arithmetic (`0.6000000000000001`, `1.9999999999999998`).
 fn axis_number(v: &f64) -> String {
     if v.fract().abs() < 1e-9 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
         format!("{v:.1}")
     } else {
-        format!("{v}")
+        let s = format!("{v:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
     }
 }
 
@@ -89,10 +78,11 @@ fn nice_max(v: f64) -> f64 {
 /// (a) Throughput against client count for one workload: one line per configuration through
 /// the medians, with the median's 95 % confidence interval as error bars (min–max where a
 /// cell has fewer than 6 trials and no finite interval).
-pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<String, ReportError> {
+/// `None` when no cell of the workload has a counted trial: a chart of nothing is left out.
+pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<Option<String>, ReportError> {
     let name = format!("throughput {workload}");
     let err = |e: DrawingAreaErrorKind<_>| chart_error(&name, e);
-    let clients = &data.clients;
+    let clients = &data.clients_of(workload);
     let k = data.configurations.len();
     let per_conf: Vec<Vec<(f64, Summary)>> = data
         .configurations
@@ -109,6 +99,9 @@ pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<String, Rep
                 .collect()
         })
         .collect();
+    if per_conf.iter().all(Vec::is_empty) {
+        return Ok(None);
+    }
     let top = per_conf
         .iter()
         .flatten()
@@ -177,15 +170,17 @@ pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<String, Rep
             .map_err(err)?;
         root.present().map_err(err)?;
     }
-    Ok(svg)
+    Ok(Some(svg))
 }
 
 /// (b) Latency percentiles against client count for one workload: per configuration the
-/// medians over trials of p50 (dotted), p95 (solid) and p99 (dashed), in ms.
-pub fn latency_chart(data: &ReportData, workload: &str) -> Result<String, ReportError> {
+/// medians over trials of p50 (dotted), p95 (solid) and p99 (dashed), in ms, each point
+/// marked. `None` when no
+/// cell of the workload has a latency.
+pub fn latency_chart(data: &ReportData, workload: &str) -> Result<Option<String>, ReportError> {
     let name = format!("latency {workload}");
     let err = |e: DrawingAreaErrorKind<_>| chart_error(&name, e);
-    let clients = &data.clients;
+    let clients = &data.clients_of(workload);
     type Pick = fn(&crate::data::CellData) -> Option<&Summary>;
     let percentiles: [(&str, Pick); 3] = [
         ("p50", |c| c.p50_ms.as_ref()),
@@ -199,6 +194,13 @@ pub fn latency_chart(data: &ReportData, workload: &str) -> Result<String, Report
             .filter_map(|(x, &n)| Some((x as f64, pick(data.cell(conf, workload, n)?)?.median)))
             .collect()
     };
+    if data
+        .configurations
+        .iter()
+        .all(|c| percentiles.iter().all(|(_, p)| series(c, *p).is_empty()))
+    {
+        return Ok(None);
+    }
     let top = data
         .configurations
         .iter()
@@ -234,6 +236,15 @@ pub fn latency_chart(data: &ReportData, workload: &str) -> Result<String, Report
             let style = ShapeStyle::from(colour(i)).stroke_width(2);
             for (pname, pick) in percentiles {
                 let points = series(conf, pick);
+                // The points themselves too: at a single client count a line joins nothing.
+                let radius = if pname == "p95" { 3 } else { 2 };
+                chart
+                    .draw_series(
+                        points
+                            .iter()
+                            .map(|p| Circle::new(*p, radius, colour(i).filled())),
+                    )
+                    .map_err(err)?;
                 let label = format!("{conf} {pname}");
                 let anno = match pname {
                     "p50" => chart.draw_series(DashedLineSeries::new(points, 2, 6, style)),
@@ -262,7 +273,7 @@ pub fn latency_chart(data: &ReportData, workload: &str) -> Result<String, Report
             .map_err(err)?;
         root.present().map_err(err)?;
     }
-    Ok(svg)
+    Ok(Some(svg))
 }
 
 /// One trial's interval samples for [`timeline_chart`].
@@ -402,9 +413,9 @@ pub fn timeline_chart(
 /// show the same trials, so their lines can be read together.
 fn typical_trials(data: &ReportData, workload: &str) -> Vec<(usize, String, TrialId)> {
     let mut out = Vec::new();
+    let clients = data.clients_of(workload);
     for (i, conf) in data.configurations.iter().enumerate() {
-        let Some(cell) = data
-            .clients
+        let Some(cell) = clients
             .iter()
             .rev()
             .find_map(|&n| data.cell(conf, workload, n).filter(|c| c.summary.is_some()))
@@ -454,15 +465,11 @@ pub struct OsSeries {
     pub label: String,
     /// Index into [`PALETTE`] (the configuration's position in plan order).
     pub colour: usize,
-    pub samples: Vec<OsSamplePoint>,
+    pub samples: Vec<OsSample>,
 }
 
 /// What one OS panel shows: caption, axis, and the value of a sample (`None`: not sampled).
-type OsPanel = (
-    &'static str,
-    &'static str,
-    fn(&OsSamplePoint) -> Option<f64>,
-);
+type OsPanel = (&'static str, &'static str, fn(&OsSample) -> Option<f64>);
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -510,7 +517,7 @@ pub fn os_chart(title: &str, series: &[OsSeries]) -> Result<String, ReportError>
                 series
                     .iter()
                     .map(|s| (s.label.as_str(), s.colour, s.samples.as_slice())),
-                |p: &OsSamplePoint| value(p).map(|v| (p.t_s, v)),
+                |p: &OsSample| value(p).map(|v| (p.t_s, v)),
             );
             panel(area, format!("{title}: {caption}"), unit, &lines, i == 0).map_err(err)?;
         }
@@ -519,15 +526,47 @@ pub fn os_chart(title: &str, series: &[OsSeries]) -> Result<String, ReportError>
     Ok(svg)
 }
 
-/// The OS statistics of one workload's typical trials (the same trials as
-/// [`workload_timeline`]). `None` when none of them sampled any.
+/// For each configuration of a workload measured in items (no typical trial by throughput):
+/// the first finished trial of its stored cell.
+fn first_trials(data: &ReportData, workload: &str) -> Vec<(usize, String, TrialId)> {
+    let mut out = Vec::new();
+    for cell in data.stored_cells(workload) {
+        let Some(i) = data
+            .configurations
+            .iter()
+            .position(|c| *c == cell.configuration)
+        else {
+            continue;
+        };
+        if out.iter().any(|(j, _, _)| *j == i) {
+            continue;
+        }
+        if let Some(t) = cell.trials.iter().find(|t| t.status == TrialStatus::Done) {
+            out.push((
+                i,
+                format!("{} (trial {})", cell.configuration, t.trial),
+                t.trial_id,
+            ));
+        }
+    }
+    out
+}
+
+/// The OS statistics of one workload's trials: an OLTP workload's typical trials (the same
+/// as [`workload_timeline`]), any other kind's first finished trial per configuration.
+/// `None` when none of them sampled any.
 pub fn workload_os_chart(
     store: &Store,
     data: &ReportData,
+    kind: ResultKind,
     workload: &str,
 ) -> Result<Option<String>, ReportError> {
+    let trials = match kind {
+        ResultKind::Oltp => typical_trials(data, workload),
+        _ => first_trials(data, workload),
+    };
     let mut series = Vec::new();
-    for (colour, label, trial) in typical_trials(data, workload) {
+    for (colour, label, trial) in trials {
         let samples = store.os_samples(trial)?;
         if samples.is_empty() {
             continue;
@@ -544,16 +583,59 @@ pub fn workload_os_chart(
     os_chart(workload, &series).map(Some)
 }
 
+/// Every chart of one workload that has data, named for file names: an OLTP workload's
+/// throughput and latency against clients, its timeline and OS statistics; a power test's
+/// bar chart; the OS statistics of any other kind. Throughput, latency and timeline charts
+/// are drawn for OLTP only: other kinds are not measured in throughput or latency.
+pub fn workload_charts(
+    store: &Store,
+    data: &ReportData,
+    kind: ResultKind,
+    workload: &str,
+) -> Result<Vec<(&'static str, String)>, ReportError> {
+    let mut out = Vec::new();
+    match kind {
+        ResultKind::Oltp => {
+            out.extend(throughput_chart(data, workload)?.map(|s| ("throughput", s)));
+            out.extend(latency_chart(data, workload)?.map(|s| ("latency", s)));
+            out.extend(workload_timeline(store, data, workload)?.map(|s| ("timeline", s)));
+        }
+        ResultKind::TpchPower => {
+            if let Some(r) = crate::tpch::TpchReport::from_data(data, workload)
+                && r.has_queries()
+            {
+                out.push(("tpch-power", crate::tpch::tpch_chart(&r)?));
+            }
+        }
+        ResultKind::Micro | ResultKind::TpchThroughput | ResultKind::Perfrun => {}
+    }
+    if kind != ResultKind::Perfrun {
+        out.extend(workload_os_chart(store, data, kind, workload)?.map(|s| ("os", s)));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample(t_s: f64, server: bool) -> OsSamplePoint {
-        OsSamplePoint {
+    #[test]
+    fn axis_numbers_hide_tick_noise() {
+        assert_eq!(axis_number(&0.6000000000000001), "0.6");
+        assert_eq!(axis_number(&1.9999999999999998), "2");
+        assert_eq!(axis_number(&0.25), "0.25");
+        assert_eq!(axis_number(&1500.0), "1500");
+        assert_eq!(axis_number(&12.5), "12.5");
+    }
+
+    fn sample(t_s: f64, server: bool) -> OsSample {
+        OsSample {
             t_s,
             cpu_user_pct: 40.0 + t_s,
             cpu_system_pct: 10.0,
             cpu_iowait_pct: 2.0,
+            cpu_idle_pct: 48.0,
+            mem_available_bytes: 0,
             disk_read_bytes_ps: 0.0,
             disk_write_bytes_ps: 3.0 * MIB,
             mem_used_bytes: 2048 * MIB as u64,

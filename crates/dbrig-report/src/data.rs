@@ -2,20 +2,30 @@
 //! database and arranged as configurations × workloads × client counts, with each cell's
 //! trials, their summaries and the A/B comparisons against a baseline.
 //!
+//! Every stored cell has a kind ([`ResultKind`]), read from its trials' typed results. An OLTP
+//! cell is ranked by the report metric (QPS or TPS). Any other kind is split into one *item
+//! cell* per measured item (a micro-benchmark's key type or query, a TPC-H query, Power@Size,
+//! a perfrun query at one temperature), each in its own unit (see `items.rs`). The stored
+//! cells themselves are kept too ([`StoredCell`]), so each kind's own report (the TPC-H seed
+//! table, the perfrun counters) reads the typed results.
+//!
 //! Every statistic comes from `dbrig_core::stats`; this module only decides which values go in.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use dbrig_core::LatencySummary;
+use dbrig_core::results::{ResultKind, TrialResult};
 use dbrig_core::stats::{self, CompareOptions, Comparison, Summary, Verdict};
-use dbrig_store::{RunId, RunRow, Store, TrialId, TrialRow, TrialStatus};
-use serde::Serialize;
+use dbrig_store::{CellRow, RunId, RunKind, RunRow, Store, TrialId, TrialRow, TrialStatus};
+use serde::{Deserialize, Serialize};
 
 use crate::error::ReportError;
+use crate::items::{Item, items};
 
-/// The throughput figure a report ranks configurations by.
+/// The throughput figure a report ranks OLTP configurations by.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
@@ -34,7 +44,7 @@ impl Metric {
         }
     }
 
-    /// Column and axis label.
+    /// Column and axis label, and the unit of an OLTP cell's value.
     pub fn label(self) -> &'static str {
         match self {
             Metric::Qps => "QPS",
@@ -94,6 +104,81 @@ impl From<RunRow> for RunInfo {
     }
 }
 
+/// What a report reads of a cell's stored options (the executor writes `configuration`,
+/// `target`, `workload`, `label`, `workload_options`, `run`; a perfrun cell also `filter`).
+/// Everything is optional: older rows have other shapes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CellOptions {
+    /// The workload's kind name (`oltp_read_only`, `memory_load`, `tpch_power`, `perfrun`);
+    /// schema-1 rows kept the workload's options object here instead.
+    workload: serde_json::Value,
+    /// The options of the workload as resolved for this cell.
+    pub workload_options: serde_json::Value,
+    /// A perfrun cell's filter given at collection (its workload option `filter`; at the
+    /// top for cells migrated from schema 1): applied when reporting by default.
+    pub filter: Option<String>,
+}
+
+/// A perfrun workload's options as the executor stores them in the cell.
+#[derive(Deserialize)]
+struct PerfrunCellOptions {
+    #[serde(default)]
+    filter: Option<String>,
+}
+
+impl CellOptions {
+    /// The stored options of a cell; options of another shape read as empty.
+    pub fn of(cell: &CellRow) -> CellOptions {
+        let mut o: CellOptions = serde_json::from_value(cell.options.clone()).unwrap_or_default();
+        if o.filter.is_none() {
+            o.filter = serde_json::from_value::<PerfrunCellOptions>(o.workload_options.clone())
+                .ok()
+                .and_then(|p| p.filter);
+        }
+        o
+    }
+
+    /// The workload's kind name, when the cell says it.
+    pub fn workload_name(&self) -> Option<&str> {
+        self.workload.as_str()
+    }
+}
+
+/// The kind a workload name measures, for a cell none of whose trials has a result (every
+/// one failed before it measured): it still belongs to its kind's section.
+fn kind_of_name(name: &str) -> Option<ResultKind> {
+    match name.replace('-', "_").as_str() {
+        "tpch_power" => Some(ResultKind::TpchPower),
+        "tpch_throughput" => Some(ResultKind::TpchThroughput),
+        "perfrun" => Some(ResultKind::Perfrun),
+        "memory_load" | "scan_filter" | "tmp_groupby" => Some(ResultKind::Micro),
+        _ => None,
+    }
+}
+
+/// The kind of a stored cell: its results say it; without any, the workload name or the
+/// command that stored it; OLTP otherwise (the one kind ranked by measurements alone).
+fn cell_kind(run_kind: RunKind, cell: &CellRow, trials: &[TrialRow]) -> ResultKind {
+    if let Some(r) = trials.iter().find_map(|t| t.result.as_ref()) {
+        return r.kind();
+    }
+    let by_name = CellOptions::of(cell)
+        .workload_name()
+        .and_then(kind_of_name)
+        .or_else(|| kind_of_name(&cell.workload));
+    if let Some(k) = by_name {
+        return k;
+    }
+    match run_kind {
+        RunKind::Micro => ResultKind::Micro,
+        RunKind::TpchPower => ResultKind::TpchPower,
+        RunKind::TpchThroughput => ResultKind::TpchThroughput,
+        RunKind::Perfrun => ResultKind::Perfrun,
+        RunKind::Plan | RunKind::Oltp => ResultKind::Oltp,
+    }
+}
+
 /// One stored trial, reduced to what reports use.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrialData {
@@ -108,11 +193,15 @@ pub struct TrialData {
     pub tps: Option<f64>,
     pub qps: Option<f64>,
     pub latency_ms: Option<LatencySummary>,
-    /// For a measured item (a micro-benchmark's key type or query, a TPC-H query): its value
-    /// in this trial, in the cell's [`ItemUnit`]. `None` when the trial failed, or the query
-    /// errored or answered wrong (never counted as fast).
+    /// For an item cell: the item's value in this trial, in the cell's [`ItemUnit`]. `None`
+    /// when the trial failed, or the step errored, timed out or answered wrong (never counted
+    /// as fast).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item: Option<f64>,
+    /// The trial's typed result (shared by the item cells of one stored cell). Each kind's
+    /// view serializes what it shows of it.
+    #[serde(skip)]
+    pub result: Option<Arc<TrialResult>>,
 }
 
 impl TrialData {
@@ -131,6 +220,7 @@ impl TrialData {
             qps: m.map(|m| m.qps),
             latency_ms: m.map(|m| m.latency),
             item: None,
+            result: t.result.map(Arc::new),
         }
     }
 
@@ -159,11 +249,14 @@ pub struct Excluded {
     pub failed: usize,
     pub interrupted: usize,
     pub invalid: usize,
+    /// Trials that ended well but have no value for this item: the step failed, timed out or
+    /// answered wrong (the trial itself is fine and counts for the other items).
+    pub without_value: usize,
 }
 
 impl Excluded {
     pub fn total(&self) -> usize {
-        self.failed + self.interrupted + self.invalid
+        self.failed + self.interrupted + self.invalid + self.without_value
     }
 
     /// `1 failed, 2 invalid`; empty when nothing was left out.
@@ -172,6 +265,10 @@ impl Excluded {
             (self.failed, "failed"),
             (self.interrupted, "interrupted"),
             (self.invalid, "invalid"),
+            (
+                self.without_value,
+                "without a value: the step failed, timed out or answered wrong",
+            ),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -179,39 +276,69 @@ impl Excluded {
         .collect::<Vec<_>>()
         .join(", ")
     }
+
+    fn add(self, o: Excluded) -> Excluded {
+        Excluded {
+            failed: self.failed + o.failed,
+            interrupted: self.interrupted + o.interrupted,
+            invalid: self.invalid + o.invalid,
+            without_value: self.without_value + o.without_value,
+        }
+    }
+
+    /// Trials left out by their status alone.
+    fn of_status(trials: &[TrialData]) -> Excluded {
+        let mut ex = Excluded::default();
+        for t in trials {
+            match t.status {
+                TrialStatus::Failed => ex.failed += 1,
+                TrialStatus::Interrupted => ex.interrupted += 1,
+                TrialStatus::Invalid => ex.invalid += 1,
+                TrialStatus::Done => {}
+            }
+        }
+        ex
+    }
 }
 
 /// One configuration × workload × client count, with all its trials.
 #[derive(Debug, Clone, Serialize)]
 pub struct CellData {
+    pub kind: ResultKind,
     pub configuration: String,
+    /// The key of the cell: the stored workload (its plan label) for OLTP, `"{label} {item}"`
+    /// for an item cell.
     pub workload: String,
+    /// The stored cell's workload (a plan `[[workload]]`'s label, or its name).
+    pub label: String,
     pub clients: u32,
     /// Store cell keys merged into this cell (one, unless a plan changed under `--resume`).
     pub cell_keys: Vec<String>,
     /// Every attempt, in trial order, whatever its status.
     pub trials: Vec<TrialData>,
-    /// The report metric of the counted trials, in trial order.
+    /// The ranked value of the counted trials, in trial order.
     pub values: Vec<f64>,
     /// Summary of `values`.
     pub summary: Option<Summary>,
-    /// Summaries of the counted trials' latency percentiles (ms).
+    /// Summaries of the counted trials' latency percentiles (ms; OLTP).
     pub p50_ms: Option<Summary>,
     pub p95_ms: Option<Summary>,
     pub p99_ms: Option<Summary>,
     pub excluded: Excluded,
-    /// Set for one measured item of a micro-benchmark or TPC-H trial (`workload` is then
-    /// `"{benchmark} {item}"`); `None` for an OLTP cell ranked by the report metric.
+    /// The unit of `values` and `summary`: the report metric's (`QPS`, `TPS`) for OLTP, the
+    /// item's own otherwise.
+    pub value_unit: String,
+    /// Set for an item cell; `None` for an OLTP cell ranked by the report metric.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<ItemUnit>,
 }
 
-/// What a measured item's values are: the benchmark it belongs to, its unit, and which way
+/// What a measured item's values are: the workload it belongs to, its unit, and which way
 /// is better (seconds: lower; rows per second, Power@Size: higher).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ItemUnit {
-    /// The stored workload (`memory_load`, `tpch_power`): item cells of one benchmark share
-    /// one table.
+    /// The stored workload (`memory_load`, `tpch_power`, a plan label): the item cells of one
+    /// workload share one table.
     pub benchmark: String,
     /// The item's own name (`INT`, `Q1`, `Power@Size`).
     pub item: String,
@@ -225,8 +352,7 @@ impl ItemUnit {
             benchmark: benchmark.to_owned(),
             item: item.to_owned(),
             unit: unit.to_owned(),
-            // Rates and scores grow with speed; times shrink.
-            higher_is_better: unit.contains("/s") || unit.ends_with("@Size"),
+            higher_is_better: higher_is_better(unit),
         }
     }
 
@@ -244,11 +370,25 @@ impl ItemUnit {
     }
 }
 
+/// Rates and scores grow with speed (rows/s, MB/s, Power@Size); times and costs shrink
+/// (s, ms/query, cycles/row).
+pub fn higher_is_better(unit: &str) -> bool {
+    unit.ends_with("/s") || unit.ends_with("@Size") || unit == "QPS" || unit == "TPS"
+}
+
 impl CellData {
-    fn new(configuration: String, workload: String, clients: u32) -> Self {
+    fn new(
+        kind: ResultKind,
+        configuration: String,
+        workload: String,
+        label: String,
+        clients: u32,
+    ) -> Self {
         CellData {
+            kind,
             configuration,
             workload,
+            label,
             clients,
             unit: None,
             cell_keys: Vec::new(),
@@ -259,10 +399,20 @@ impl CellData {
             p95_ms: None,
             p99_ms: None,
             excluded: Excluded::default(),
+            value_unit: String::new(),
+        }
+    }
+
+    /// The unit of the cell's values: the item's, or the metric's for OLTP.
+    pub fn unit_text(&self, metric: Metric) -> &str {
+        match &self.unit {
+            Some(u) => &u.unit,
+            None => metric.label(),
         }
     }
 
     fn summarize(&mut self, metric: Metric) {
+        self.value_unit = self.unit_text(metric).to_owned();
         self.trials.sort_by_key(|t| (t.trial, t.run_id, t.trial_id));
         let counted: Vec<&TrialData> = self.trials.iter().filter(|t| t.is_counted()).collect();
         self.values = counted.iter().filter_map(|t| t.value(metric)).collect();
@@ -277,16 +427,12 @@ impl CellData {
         self.p50_ms = lat(|l| l.p50);
         self.p95_ms = lat(|l| l.p95);
         self.p99_ms = lat(|l| l.p99);
-        let mut ex = Excluded::default();
-        for t in &self.trials {
-            match t.status {
-                TrialStatus::Failed => ex.failed += 1,
-                TrialStatus::Interrupted => ex.interrupted += 1,
-                TrialStatus::Invalid => ex.invalid += 1,
-                TrialStatus::Done if !t.is_counted() => ex.failed += 1,
-                TrialStatus::Done => {}
-            }
-        }
+        let mut ex = Excluded::of_status(&self.trials);
+        ex.without_value = self
+            .trials
+            .iter()
+            .filter(|t| t.status == TrialStatus::Done && !t.is_counted())
+            .count();
         self.excluded = ex;
     }
 
@@ -303,6 +449,32 @@ impl CellData {
     }
 }
 
+/// A cell as stored (before items were split out): its kind, options and trials with their
+/// typed results. Each kind's own report reads these.
+#[derive(Debug, Clone)]
+pub struct StoredCell {
+    pub kind: ResultKind,
+    /// As the report names it (renamed in a comparison of two runs).
+    pub configuration: String,
+    pub workload: String,
+    pub clients: u32,
+    pub cell_key: String,
+    pub target: String,
+    pub options: CellOptions,
+    pub run_id: RunId,
+    pub trials: Vec<TrialData>,
+}
+
+impl StoredCell {
+    /// The typed results of the trials that ended `done`, in trial order.
+    pub fn done_results(&self) -> impl Iterator<Item = &TrialResult> {
+        self.trials
+            .iter()
+            .filter(|t| t.status == TrialStatus::Done)
+            .filter_map(|t| t.result.as_deref())
+    }
+}
+
 /// Server versions seen in one configuration's trials.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerVersions {
@@ -313,6 +485,7 @@ pub struct ServerVersions {
 /// One configuration compared with the baseline in one workload × client count.
 #[derive(Debug, Clone, Serialize)]
 pub struct ComparisonRow {
+    pub kind: ResultKind,
     pub workload: String,
     pub clients: u32,
     pub configuration: String,
@@ -323,27 +496,56 @@ pub struct ComparisonRow {
     pub unstable: bool,
 }
 
+/// The workloads of one kind, in plan order: one section of every report format.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Section {
+    pub kind: ResultKind,
+    /// Stored workload names (plan labels), in plan order.
+    pub workloads: Vec<String>,
+}
+
+/// A section's title.
+pub fn kind_title(kind: ResultKind) -> &'static str {
+    match kind {
+        ResultKind::Oltp => "OLTP",
+        ResultKind::Micro => "Micro-benchmarks",
+        ResultKind::TpchPower => "TPC-H power test",
+        ResultKind::TpchThroughput => "TPC-H throughput test",
+        ResultKind::Perfrun => "perfrun",
+    }
+}
+
 /// Everything a plan report shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportData {
     pub title: String,
     /// The run, or the two runs of a comparison.
     pub runs: Vec<RunInfo>,
+    /// The figure OLTP cells are ranked by (item cells have their own units).
     pub metric: Metric,
     pub baseline: String,
     /// In plan order (first seen).
     pub configurations: Vec<String>,
-    /// In plan order (first seen).
+    /// Cell keys in plan order (first seen).
     pub workloads: Vec<String>,
-    /// Ascending.
+    /// Ascending, over all cells.
     pub clients: Vec<u32>,
+    /// One per kind, in plan order (first seen).
+    pub sections: Vec<Section>,
     /// Ordered by workload, client count, configuration.
     pub cells: Vec<CellData>,
     pub server_versions: Vec<ServerVersions>,
     /// Every non-baseline configuration against the baseline, per workload × client count,
-    /// Holm-adjusted as one family.
+    /// Holm-adjusted as one family (perfrun cells are compared query by query instead).
     pub comparisons: Vec<ComparisonRow>,
     pub compare_options: CompareOptions,
+    /// The cells as stored, with their typed results.
+    #[serde(skip)]
+    pub stored: Vec<StoredCell>,
+    /// The filter perfrun comparisons are shown with, in place of the one given at
+    /// collection (an empty one shows every pair); see [`ReportData::set_perfrun_filter`].
+    #[serde(skip)]
+    pub perfrun_filter: Option<String>,
     #[serde(skip)]
     index: HashMap<(String, String, u32), usize>,
 }
@@ -351,14 +553,16 @@ pub struct ReportData {
 impl ReportData {
     /// The report of one run, with the first configuration as baseline and QPS as metric.
     pub fn load(store: &Store, run: RunId) -> Result<ReportData, ReportError> {
-        let info = RunInfo::from(store.run(run)?);
+        let row = store.run(run)?;
+        let kind = row.kind;
+        let info = RunInfo::from(row);
         let title = format!("{} (run {})", info.name, info.id);
-        let mut cells = Vec::new();
-        read_cells(store, run, |c| c.to_owned(), &mut cells)?;
-        if cells.is_empty() {
+        let mut stored = Vec::new();
+        read_cells(store, run, kind, |c| c.to_owned(), &mut stored)?;
+        if stored.is_empty() {
             return Err(ReportError::EmptyRun { run });
         }
-        Ok(Self::assemble(title, vec![info], cells))
+        Ok(Self::assemble(title, vec![info], stored))
     }
 
     /// Two runs compared, run A's configuration as baseline. The configurations keep their
@@ -368,7 +572,9 @@ impl ReportData {
         if a == b {
             return Err(ReportError::SameRun { run: a });
         }
-        let infos = [RunInfo::from(store.run(a)?), RunInfo::from(store.run(b)?)];
+        let rows = [store.run(a)?, store.run(b)?];
+        let kinds = [rows[0].kind, rows[1].kind];
+        let infos = rows.map(RunInfo::from);
         let configs = |run: RunId| -> Result<BTreeSet<String>, ReportError> {
             Ok(store
                 .cells(run)?
@@ -378,12 +584,13 @@ impl ReportData {
         };
         let (ca, cb) = (configs(a)?, configs(b)?);
         let distinct = ca.is_disjoint(&cb);
-        let mut cells = Vec::new();
-        for (run, set) in [(a, &ca), (b, &cb)] {
+        let mut stored = Vec::new();
+        for ((run, set), kind) in [(a, &ca), (b, &cb)].into_iter().zip(kinds) {
             let single = set.len() == 1;
             read_cells(
                 store,
                 run,
+                kind,
                 |c| {
                     if distinct {
                         c.to_owned()
@@ -393,38 +600,54 @@ impl ReportData {
                         format!("run{run}/{c}")
                     }
                 },
-                &mut cells,
+                &mut stored,
             )?;
         }
-        if cells.is_empty() {
+        if stored.is_empty() {
             return Err(ReportError::EmptyRun { run: a });
         }
         let title = format!(
             "{} (run {}) vs {} (run {})",
             infos[0].name, infos[0].id, infos[1].name, infos[1].id
         );
-        Ok(Self::assemble(title, infos.into(), cells))
+        Ok(Self::assemble(title, infos.into(), stored))
     }
 
-    fn assemble(title: String, runs: Vec<RunInfo>, raw: Vec<RawCell>) -> Self {
+    fn assemble(title: String, runs: Vec<RunInfo>, stored: Vec<StoredCell>) -> Self {
+        let raw = item_cells(&stored);
         let mut configurations: Vec<String> = Vec::new();
         let mut workloads: Vec<String> = Vec::new();
+        let mut sections: Vec<Section> = Vec::new();
         let mut clients = BTreeSet::new();
+        for s in &stored {
+            if !configurations.contains(&s.configuration) {
+                configurations.push(s.configuration.clone());
+            }
+            match sections.iter_mut().find(|x| x.kind == s.kind) {
+                Some(x) if !x.workloads.contains(&s.workload) => {
+                    x.workloads.push(s.workload.clone())
+                }
+                Some(_) => {}
+                None => sections.push(Section {
+                    kind: s.kind,
+                    workloads: vec![s.workload.clone()],
+                }),
+            }
+        }
         let mut merged: HashMap<(String, String, u32), CellData> = HashMap::new();
-        for (configuration, workload, n, key, trials, unit) in raw {
-            if !configurations.contains(&configuration) {
-                configurations.push(configuration.clone());
+        for c in raw {
+            if !workloads.contains(&c.workload) {
+                workloads.push(c.workload.clone());
             }
-            if !workloads.contains(&workload) {
-                workloads.push(workload.clone());
-            }
-            clients.insert(n);
+            clients.insert(c.clients);
             let cell = merged
-                .entry((configuration.clone(), workload.clone(), n))
-                .or_insert_with(|| CellData::new(configuration, workload, n));
-            cell.unit = cell.unit.take().or(unit);
-            cell.cell_keys.push(key);
-            cell.trials.extend(trials);
+                .entry((c.configuration.clone(), c.workload.clone(), c.clients))
+                .or_insert_with(|| {
+                    CellData::new(c.kind, c.configuration, c.workload, c.label, c.clients)
+                });
+            cell.unit = cell.unit.take().or(c.unit);
+            cell.cell_keys.push(c.cell_key);
+            cell.trials.extend(c.trials);
         }
         let pos = |list: &[String], s: &str| list.iter().position(|x| x == s).unwrap_or(0);
         let mut cells: Vec<CellData> = merged.into_values().collect();
@@ -439,7 +662,7 @@ impl ReportData {
             .iter()
             .map(|conf| ServerVersions {
                 configuration: conf.clone(),
-                versions: cells
+                versions: stored
                     .iter()
                     .filter(|c| &c.configuration == conf)
                     .flat_map(|c| c.trials.iter().filter_map(|t| t.server_version.clone()))
@@ -461,10 +684,13 @@ impl ReportData {
             configurations,
             workloads,
             clients: clients.into_iter().collect(),
+            sections,
             cells,
             server_versions,
             comparisons: Vec::new(),
             compare_options: CompareOptions::new(true),
+            stored,
+            perfrun_filter: None,
             index,
         };
         data.refresh();
@@ -490,6 +716,13 @@ impl ReportData {
         Ok(())
     }
 
+    /// Show perfrun comparisons with `filter` instead of the filter given at collection
+    /// (`Some("")` shows every pair; `None` goes back to the stored one). Checked when a
+    /// report is drawn, against the counters the two sides report.
+    pub fn set_perfrun_filter(&mut self, filter: Option<&str>) {
+        self.perfrun_filter = filter.map(str::to_owned);
+    }
+
     fn refresh(&mut self) {
         for c in &mut self.cells {
             c.summarize(self.metric);
@@ -501,6 +734,10 @@ impl ReportData {
                 let Some(base) = self.cell(&self.baseline, w, n) else {
                     continue;
                 };
+                // A perfrun is compared query by query, with its counters, in its own report.
+                if base.kind == ResultKind::Perfrun {
+                    continue;
+                }
                 for conf in self.others() {
                     if let Some(other) = self.cell(conf, w, n) {
                         let unstable = [base, other]
@@ -508,7 +745,14 @@ impl ReportData {
                             .any(|c| c.summary.as_ref().is_some_and(|s| s.unstable));
                         let lower_is_better =
                             base.unit.as_ref().is_some_and(|u| !u.higher_is_better);
-                        keys.push((w.clone(), n, conf.to_owned(), unstable, lower_is_better));
+                        keys.push((
+                            base.kind,
+                            w.clone(),
+                            n,
+                            conf.to_owned(),
+                            unstable,
+                            lower_is_better,
+                        ));
                         pairs.push((base.values.clone(), other.values.clone()));
                     }
                 }
@@ -523,7 +767,7 @@ impl ReportData {
             .into_iter()
             .zip(results)
             .map(
-                |((workload, clients, configuration, unstable, lower), mut comparison)| {
+                |((kind, workload, clients, configuration, unstable, lower), mut comparison)| {
                     if lower {
                         comparison.verdict = match comparison.verdict {
                             Verdict::Improvement => Verdict::Regression,
@@ -532,6 +776,7 @@ impl ReportData {
                         };
                     }
                     ComparisonRow {
+                        kind,
                         workload,
                         clients,
                         configuration,
@@ -569,18 +814,41 @@ impl ReportData {
         })
     }
 
-    /// Trials left out of the figures, over the whole report.
-    pub fn excluded(&self) -> Excluded {
-        // The item cells of one stored cell share its trials: count those once.
-        let mut seen = std::collections::HashSet::new();
+    /// Whether the report has cells of `kind`.
+    pub fn has_kind(&self, kind: ResultKind) -> bool {
+        self.sections.iter().any(|s| s.kind == kind)
+    }
+
+    /// The client counts `workload` (a cell key) ran with, ascending: an OLTP chart's x axis.
+    pub fn clients_of(&self, workload: &str) -> Vec<u32> {
         self.cells
             .iter()
-            .filter(|c| c.unit.is_none() || seen.insert((&c.configuration, &c.cell_keys)))
-            .fold(Excluded::default(), |acc, c| Excluded {
-                failed: acc.failed + c.excluded.failed,
-                interrupted: acc.interrupted + c.excluded.interrupted,
-                invalid: acc.invalid + c.excluded.invalid,
-            })
+            .filter(|c| c.workload == workload)
+            .map(|c| c.clients)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The stored cells of one workload (a plan label), in plan order of configuration.
+    pub fn stored_cells(&self, workload: &str) -> Vec<&StoredCell> {
+        let mut out: Vec<&StoredCell> = self
+            .stored
+            .iter()
+            .filter(|c| c.workload == workload)
+            .collect();
+        let pos = |c: &str| self.configurations.iter().position(|x| x == c);
+        out.sort_by_key(|c| (pos(&c.configuration), c.clients));
+        out
+    }
+
+    /// Trials left out of the figures over the whole report, by their status (each stored
+    /// trial once, however many items it has).
+    pub fn excluded(&self) -> Excluded {
+        self.stored
+            .iter()
+            .map(|c| Excluded::of_status(&c.trials))
+            .fold(Excluded::default(), Excluded::add)
     }
 
     /// The plan text of the (first) run.
@@ -589,163 +857,61 @@ impl ReportData {
     }
 }
 
-/// Configuration (renamed), workload, clients, cell key, trials, item unit.
-type RawCell = (
-    String,
-    String,
-    u32,
-    String,
-    Vec<TrialData>,
-    Option<ItemUnit>,
-);
-
-/// The measured items of one stored trial result (`extra.micro` of a micro-benchmark,
-/// `extra.tpch_power` of a power test): (item, unit, value). A TPC-H query that failed or
-/// answered wrong has no value, so it is never counted as fast.
-fn trial_items(extra: Option<&serde_json::Value>) -> Option<Vec<(String, String, Option<f64>)>> {
-    let extra = extra?;
-    if let Some(items) = extra.get("micro").and_then(|m| m.get("items")?.as_array()) {
-        return Some(
-            items
-                .iter()
-                .filter_map(|i| {
-                    Some((
-                        i.get("name")?.as_str()?.to_owned(),
-                        i.get("unit")?.as_str()?.to_owned(),
-                        i.get("mean").and_then(serde_json::Value::as_f64),
-                    ))
-                })
-                .collect(),
-        );
-    }
-    if let Some(t) = extra.get("tpch_throughput") {
-        return Some(throughput_items(t));
-    }
-    let power = extra.get("tpch_power")?;
-    let mut out = Vec::new();
-    let steps = power.get("rf1").into_iter().chain(
-        power
-            .get("queries")
-            .and_then(|q| q.as_array())
-            .into_iter()
-            .flatten(),
-    );
-    for q in steps.chain(power.get("rf2")) {
-        let Some(name) = q.get("name").and_then(|n| n.as_str()) else {
-            continue;
-        };
-        let ok = q.get("status").and_then(|s| s.as_str()) == Some("ok");
-        let seconds = q
-            .get("micros")
-            .and_then(serde_json::Value::as_f64)
-            .map(|us| us / 1e6);
-        let label = if name.starts_with("RF") {
-            name.to_owned()
-        } else {
-            format!("Q{name}")
-        };
-        out.push((label, "s".to_owned(), seconds.filter(|_| ok)));
-    }
-    out.push((
-        "Power@Size".to_owned(),
-        "Power@Size".to_owned(),
-        power
-            .get("power_at_size")
-            .and_then(serde_json::Value::as_f64),
-    ));
-    Some(out)
-}
-
-/// A throughput test's items: each query's mean seconds over the streams (none when a
-/// stream's run of it failed or answered wrong), the refresh functions likewise, the
-/// measurement interval Ts and Throughput@Size.
-fn throughput_items(t: &serde_json::Value) -> Vec<(String, String, Option<f64>)> {
-    let mut runs: Vec<(String, Vec<Option<f64>>)> = Vec::new();
-    let mut add = |name: String, q: &serde_json::Value| {
-        let ok = q.get("status").and_then(|s| s.as_str()) == Some("ok");
-        let s = q
-            .get("micros")
-            .and_then(serde_json::Value::as_f64)
-            .map(|us| us / 1e6)
-            .filter(|_| ok);
-        match runs.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, v)) => v.push(s),
-            None => runs.push((name, vec![s])),
-        }
-    };
-    let streams = t.get("query_streams").and_then(|s| s.as_array());
-    for q in streams
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s.get("queries")?.as_array())
-        .flatten()
-    {
-        if let Some(name) = q.get("name").and_then(|n| n.as_str()) {
-            add(format!("Q{name}"), q);
-        }
-    }
-    let pairs = t
-        .get("refresh_stream")
-        .and_then(|r| r.get("pairs")?.as_array());
-    for p in pairs.into_iter().flatten() {
-        for f in ["rf1", "rf2"] {
-            if let Some(q) = p.get(f).filter(|q| !q.is_null()) {
-                add(f.to_uppercase(), q);
-            }
-        }
-    }
-    // Queries in TPC-H number order (streams run them in different orders).
-    runs.sort_by_key(|(n, _)| {
-        (
-            n.strip_prefix('Q')
-                .and_then(|d| d.parse::<u32>().ok())
-                .unwrap_or(u32::MAX),
-            n.clone(),
-        )
-    });
-    let failed = t.get("failure").is_some_and(|f| !f.is_null());
-    let mut out: Vec<(String, String, Option<f64>)> = runs
-        .into_iter()
-        .map(|(name, v)| {
-            let mean = v
-                .iter()
-                .copied()
-                .collect::<Option<Vec<f64>>>()
-                .filter(|v| !v.is_empty())
-                .map(|v| v.iter().sum::<f64>() / v.len() as f64);
-            (name, "s".to_owned(), mean)
-        })
-        .collect();
-    out.push((
-        "Ts".to_owned(),
-        "s".to_owned(),
-        t.get("ts_seconds")
-            .and_then(serde_json::Value::as_f64)
-            .filter(|_| !failed),
-    ));
-    out.push((
-        "Throughput@Size".to_owned(),
-        "Throughput@Size".to_owned(),
-        t.get("throughput_at_size")
-            .and_then(serde_json::Value::as_f64),
-    ));
-    out
-}
-
+/// Read a run's cells with their trials; `rename` gives the configuration's report name.
 fn read_cells(
     store: &Store,
     run: RunId,
+    run_kind: RunKind,
     rename: impl Fn(&str) -> String,
-    out: &mut Vec<RawCell>,
+    out: &mut Vec<StoredCell>,
 ) -> Result<(), ReportError> {
-    let cells = store.cells(run)?;
-    let mut read = Vec::with_capacity(cells.len());
-    // The items of each benchmark, over all its cells: a configuration whose every trial
-    // failed still gets a row per item (showing the failures), not a table of its own.
-    let mut items_of: Vec<(String, Vec<(String, String)>)> = Vec::new();
-    for cell in cells {
+    for cell in store.cells(run)? {
         let rows = store.trials(cell.id)?;
-        let per_trial: Vec<_> = rows.iter().map(|t| trial_items(t.extra.as_ref())).collect();
+        let kind = cell_kind(run_kind, &cell, &rows);
+        out.push(StoredCell {
+            kind,
+            configuration: rename(&cell.configuration),
+            options: CellOptions::of(&cell),
+            workload: cell.workload,
+            clients: cell.clients,
+            cell_key: cell.cell_key,
+            target: cell.target,
+            run_id: run,
+            trials: rows.into_iter().map(|t| TrialData::new(run, t)).collect(),
+        });
+    }
+    Ok(())
+}
+
+/// A cell before cells of the same key are merged.
+struct RawCell {
+    kind: ResultKind,
+    configuration: String,
+    workload: String,
+    label: String,
+    clients: u32,
+    cell_key: String,
+    trials: Vec<TrialData>,
+    unit: Option<ItemUnit>,
+}
+
+/// An item's key, name and unit.
+type ItemId = (String, String, String);
+
+/// Split the stored cells into report cells: an OLTP cell as is, any other kind one cell per
+/// item. A workload's items are taken over all its cells, so a configuration whose every trial
+/// failed still gets a row per item (showing the failures) rather than a table of its own; an
+/// item a cell's engine skipped (SQLite has no sqrt) gets no cell there.
+fn item_cells(stored: &[StoredCell]) -> Vec<RawCell> {
+    // Per workload: every item, first seen first.
+    let mut items_of: Vec<(String, Vec<ItemId>)> = Vec::new();
+    let mut per_cell: Vec<Vec<Option<Vec<Item>>>> = Vec::with_capacity(stored.len());
+    for cell in stored {
+        let per_trial: Vec<Option<Vec<Item>>> = cell
+            .trials
+            .iter()
+            .map(|t| t.result.as_deref().map(items))
+            .collect();
         let pos = match items_of.iter().position(|(w, _)| *w == cell.workload) {
             Some(p) => p,
             None => {
@@ -753,78 +919,78 @@ fn read_cells(
                 items_of.len() - 1
             }
         };
-        for (name, unit, _) in per_trial.iter().flatten().flatten() {
-            if !items_of[pos].1.iter().any(|(n, _)| n == name) {
-                items_of[pos].1.push((name.clone(), unit.clone()));
+        for i in per_trial.iter().flatten().flatten() {
+            let key = i.key();
+            if !items_of[pos].1.iter().any(|(k, _, _)| *k == key) {
+                items_of[pos].1.push((key, i.name.clone(), i.unit.clone()));
             }
         }
-        read.push((cell, rows, per_trial));
+        per_cell.push(per_trial);
     }
-    for (cell, rows, per_trial) in read {
+    let mut out = Vec::new();
+    for (cell, per_trial) in stored.iter().zip(per_cell) {
+        let raw = |workload: String, trials: Vec<TrialData>, unit: Option<ItemUnit>| RawCell {
+            kind: cell.kind,
+            configuration: cell.configuration.clone(),
+            workload,
+            label: cell.workload.clone(),
+            clients: cell.clients,
+            cell_key: cell.cell_key.clone(),
+            trials,
+            unit,
+        };
         let all = items_of
             .iter()
             .find(|(w, _)| *w == cell.workload)
             .map(|(_, i)| i.clone())
             .unwrap_or_default();
-        // The items this cell measured; an item its engine skipped (SQLite has no sqrt) gets
-        // no cell here rather than a failure. A cell whose trials all failed gets every item.
-        let own: Vec<(String, String)> = all
+        if cell.kind == ResultKind::Oltp || all.is_empty() {
+            out.push(raw(cell.workload.clone(), cell.trials.clone(), None));
+            continue;
+        }
+        let own: Vec<_> = all
             .iter()
-            .filter(|(n, _)| {
+            .filter(|(k, _, _)| {
                 per_trial
                     .iter()
                     .flatten()
-                    .any(|items| items.iter().any(|(m, _, _)| m == n))
+                    .any(|items| items.iter().any(|i| i.key() == *k))
             })
             .cloned()
             .collect();
-        let items = if own.is_empty() { all } else { own };
-        let trials: Vec<TrialData> = rows.into_iter().map(|t| TrialData::new(run, t)).collect();
-        if items.is_empty() {
-            out.push((
-                rename(&cell.configuration),
-                cell.workload,
-                cell.clients,
-                cell.cell_key,
-                trials,
-                None,
-            ));
-            continue;
-        }
-        for (item, unit) in items {
-            let with_values = trials
+        let chosen = if own.is_empty() { all } else { own };
+        for (key, name, unit) in chosen {
+            let trials = cell
+                .trials
                 .iter()
                 .zip(&per_trial)
-                .map(|(t, values)| {
-                    let mut t = t.clone();
-                    t.item = values
+                .map(|(t, values)| TrialData {
+                    item: values
                         .iter()
                         .flatten()
-                        .find(|(n, _, _)| *n == item)
-                        .and_then(|(_, _, v)| *v);
-                    t
+                        .find(|i| i.key() == key)
+                        .and_then(|i| i.value),
+                    ..t.clone()
                 })
                 .collect();
-            out.push((
-                rename(&cell.configuration),
-                format!("{} {item}", cell.workload),
-                cell.clients,
-                cell.cell_key.clone(),
-                with_values,
-                Some(ItemUnit::new(&cell.workload, &item, &unit)),
+            // A derived figure keeps its item's name: the unit column tells the rows apart.
+            out.push(raw(
+                format!("{} {key}", cell.workload),
+                trials,
+                Some(ItemUnit::new(&cell.workload, &name, &unit)),
             ));
         }
     }
-    Ok(())
+    out
 }
 
 #[cfg(test)]
 mod item_tests {
-    use std::time::{Duration, SystemTime};
-
+    use dbrig_core::results::QueryStatus;
     use dbrig_store::{NewCell, NewRun, NewTrial, RunKind};
 
     use super::*;
+    use crate::fixture;
 
     /// A plan run of a TPC-H power test: configuration A, and B twice as fast on Q1 with
     /// 5 trials each; B's trial 3 answered Q6 wrong and its trial 5 failed outright.
@@ -833,7 +999,7 @@ mod item_tests {
             .begin_run(&NewRun {
                 kind: RunKind::Plan,
                 name: "items",
-                started_at: SystemTime::UNIX_EPOCH,
+                started_at: fixture::at(0),
                 options: &serde_json::json!({}),
                 host: &serde_json::json!({}),
                 dbrig_version: "test",
@@ -859,15 +1025,22 @@ mod item_tests {
                 let wrong = conf == "B" && t == 3;
                 let failed = conf == "B" && t == 5;
                 let jitter = 1.0 + f64::from(t) / 1000.0;
-                let extra = serde_json::json!({"tpch_power": {
-                    "scale_factor": 0.01,
-                    "queries": [
-                        {"name": "1", "micros": (1e6 * jitter / speed) as u64, "rows": 4, "status": "ok"},
-                        {"name": "6", "micros": 20_000, "rows": 1,
-                         "status": if wrong { "wrong" } else { "ok" }},
+                let result = TrialResult::TpchPower(fixture::power_report(
+                    "SQLite 3",
+                    vec![
+                        fixture::step("1", (1e6 * jitter / speed) as u64, QueryStatus::Ok),
+                        fixture::step(
+                            "6",
+                            20_000,
+                            if wrong {
+                                QueryStatus::Wrong
+                            } else {
+                                QueryStatus::Ok
+                            },
+                        ),
                     ],
-                    "power_at_size": 100.0 * speed * jitter,
-                }});
+                    Some(100.0 * speed * jitter),
+                ));
                 store
                     .record_trial(
                         cell,
@@ -880,10 +1053,11 @@ mod item_tests {
                             },
                             reason: failed.then_some("server gone"),
                             server_version: Some("SQLite 3"),
-                            started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(t.into()),
-                            finished_at: SystemTime::UNIX_EPOCH + Duration::from_secs(t.into()),
+                            started_at: fixture::at(t.into()),
+                            finished_at: fixture::at(t.into()),
                             measurements: None,
-                            extra: (!failed).then_some(&extra),
+                            result: (!failed).then_some(&result),
+                            environment: None,
                         },
                     )
                     .unwrap();
@@ -901,13 +1075,23 @@ mod item_tests {
             data.workloads,
             ["tpch_power Q1", "tpch_power Q6", "tpch_power Power@Size"]
         );
+        assert_eq!(
+            data.sections,
+            [Section {
+                kind: ResultKind::TpchPower,
+                workloads: vec!["tpch_power".into()]
+            }]
+        );
         let q1_b = data.cell("B", "tpch_power Q1", 1).unwrap();
         assert_eq!(q1_b.values.len(), 4, "the failed trial is not counted");
         assert_eq!(q1_b.excluded.failed, 1);
         let unit = q1_b.unit.as_ref().unwrap();
         assert_eq!((unit.unit.as_str(), unit.higher_is_better), ("s", false));
-        // A wrong answer is never a time: B's Q6 has 3 values (trial 3 wrong, 5 failed).
-        assert_eq!(data.cell("B", "tpch_power Q6", 1).unwrap().values.len(), 3);
+        // A wrong answer is never a time: B's Q6 has 3 values (trial 3 wrong, 5 failed), and
+        // the wrong answer is not called a failed trial.
+        let q6_b = data.cell("B", "tpch_power Q6", 1).unwrap();
+        assert_eq!(q6_b.values.len(), 3);
+        assert_eq!((q6_b.excluded.failed, q6_b.excluded.without_value), (1, 1));
         // Q1 takes half the time on B: a lower time is an improvement; Power@Size doubles:
         // a higher score is an improvement too.
         let v = |w: &str| data.comparison("B", w, 1).unwrap().comparison.verdict;
@@ -920,12 +1104,20 @@ mod item_tests {
             .delta
             .unwrap();
         assert!((d + 0.5).abs() < 0.01, "{d}");
-        // The failed trial is counted once for the run, not once per query.
+        // The failed trial is counted once for the run, not once per query; the wrong
+        // answer is not a trial left out.
         assert_eq!(data.excluded().failed, 1);
-        // One table for the benchmark, a row per query.
-        let text = crate::report_text(&data);
-        assert!(text.contains("tpch_power: per item"), "{text}");
-        let q1 = text.lines().find(|l| l.starts_with("Q1 ")).unwrap();
-        assert!(q1.contains(" s ") && q1.contains("50."), "{q1}");
+        assert_eq!(data.excluded().total(), 1);
+    }
+
+    #[test]
+    fn kinds_come_from_results_then_names() {
+        assert_eq!(kind_of_name("tpch-power"), Some(ResultKind::TpchPower));
+        assert_eq!(kind_of_name("scan_filter"), Some(ResultKind::Micro));
+        assert_eq!(kind_of_name("oltp_read_only"), None);
+        assert!(higher_is_better("MB/s") && higher_is_better("rows/s"));
+        assert!(higher_is_better("Throughput@Size"));
+        assert!(!higher_is_better("s") && !higher_is_better("ms/query"));
+        assert!(!higher_is_better("cycles/row"));
     }
 }

@@ -1,4 +1,5 @@
-//! The one error type of the plan reports.
+//! The one error type of dbrig-report: reading the store, choosing what to show (baseline,
+//! filter), drawing and writing.
 
 use std::path::PathBuf;
 
@@ -12,8 +13,32 @@ pub enum ReportError {
     EmptyRun { run: RunId },
     #[error("run {run} compared with itself: pass two different runs")]
     SameRun { run: RunId },
+    #[error("a report shows one run, or two runs compared; {count} were given")]
+    RunCount { count: usize },
     #[error("no configuration named {name:?} (configurations: {known})")]
     NoSuchConfiguration { name: String, known: String },
+    #[error("run {run} holds no perfrun result: pick a `dbrig perfrun` run with `dbrig runs`")]
+    NotPerfrun { run: RunId },
+    #[error("run {run}: the perfrun needs two configurations to compare, it has {count}")]
+    PerfrunSides { run: RunId, count: usize },
+    #[error("filter does not parse at column {column}: {message}\n  {expr}\n  {caret}", caret = caret(*.column))]
+    FilterSyntax {
+        expr: String,
+        /// 1-based character column.
+        column: usize,
+        message: String,
+    },
+    #[error("unknown name {name} in the filter at column {column}{hint}\n  {expr}\n  {caret}",
+        caret = caret(*.column),
+        hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean {}?)", suggestions.join(", ")) })]
+    FilterUnknownName {
+        expr: String,
+        column: usize,
+        name: String,
+        suggestions: Vec<String>,
+    },
+    #[error("filter {expr:?}: {message}")]
+    FilterEval { expr: String, message: String },
     #[error("cannot write {path}")]
     Write {
         path: PathBuf,
@@ -24,4 +49,9 @@ pub enum ReportError {
     Template(#[from] minijinja::Error),
     #[error("chart {chart}: {detail}")]
     Chart { chart: String, detail: String },
+}
+
+/// A caret under the 1-based `column` of the line above it.
+fn caret(column: usize) -> String {
+    format!("{}^", " ".repeat(column.saturating_sub(1)))
 }

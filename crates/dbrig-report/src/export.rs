@@ -1,15 +1,44 @@
 //! Machine-readable exports of a plan report: one JSON document with everything, and CSV with
-//! one row per trial or one row per cell.
+//! one row per trial or one row per cell. Every value goes with its unit (`QPS` / `TPS` for
+//! OLTP, the item's own for every other kind), so seconds never sit under a throughput head.
 
 use std::fmt::Write;
 
-use crate::data::ReportData;
+use dbrig_core::results::ResultKind;
 
-/// Everything the report knows, as one JSON document (the serde form of [`ReportData`]).
-pub fn report_json(data: &ReportData) -> serde_json::Value {
+use crate::data::ReportData;
+use crate::error::ReportError;
+use crate::perfrun::{PerfRun, perfrun_json};
+use crate::tpch::{TpchReport, tpch_metrics};
+
+/// Everything the report knows, as one JSON document: the serde form of [`ReportData`] (every
+/// cell with its kind and value unit), and each kind's own view: the power tests' seed
+/// tables, the TPC-H metrics (QphH@Size) and the perfrun comparisons with their filter.
+pub fn report_json(data: &ReportData) -> Result<serde_json::Value, ReportError> {
     let mut v = serde_json::to_value(data).unwrap_or(serde_json::Value::Null);
-    v["format"] = serde_json::json!("dbrig-plan-report/1");
-    v
+    v["format"] = serde_json::json!("dbrig-plan-report/2");
+    let power: Vec<TpchReport> = data
+        .sections
+        .iter()
+        .filter(|s| s.kind == ResultKind::TpchPower)
+        .flat_map(|s| &s.workloads)
+        .filter_map(|w| TpchReport::from_data(data, w))
+        .collect();
+    if !power.is_empty() {
+        v["tpch_power"] = serde_json::to_value(power).unwrap_or_default();
+    }
+    let metrics = tpch_metrics(data);
+    if !metrics.is_empty() {
+        v["tpch_metrics"] = serde_json::to_value(metrics).unwrap_or_default();
+    }
+    let perfruns = PerfRun::all(data)
+        .iter()
+        .map(|r| perfrun_json(r, r.filter(data.perfrun_filter.as_deref())?.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !perfruns.is_empty() {
+        v["perfrun"] = serde_json::Value::Array(perfruns);
+    }
+    Ok(v)
 }
 
 /// RFC 4180 quoting, only where needed.
@@ -36,20 +65,29 @@ fn row(out: &mut String, fields: &[String]) {
     let _ = writeln!(out, "{}", line.join(","));
 }
 
-/// One row per stored trial, every status included; `counted` says whether it is in the
-/// figures.
+/// The item of a cell (empty for OLTP): the column beside `workload` in both CSVs.
+fn item(c: &crate::data::CellData) -> String {
+    c.unit.as_ref().map(|u| u.item.clone()).unwrap_or_default()
+}
+
+/// One row per stored trial and item, every status included; `counted` says whether it is in
+/// the figures. `value` is in `unit`; `tps`, `qps` and latency are OLTP's.
 pub fn trials_csv(data: &ReportData) -> String {
     let mut out = String::new();
     row(
         &mut out,
         &[
             "run_id",
+            "kind",
             "configuration",
             "workload",
+            "item",
             "clients",
             "trial",
             "status",
             "counted",
+            "value",
+            "unit",
             "tps",
             "qps",
             "lat_p50_ms",
@@ -58,8 +96,6 @@ pub fn trials_csv(data: &ReportData) -> String {
             "duration_s",
             "server_version",
             "reason",
-            "item_value",
-            "unit",
         ]
         .map(str::to_owned),
     );
@@ -70,12 +106,16 @@ pub fn trials_csv(data: &ReportData) -> String {
                 &mut out,
                 &[
                     t.run_id.to_string(),
+                    c.kind.to_string(),
                     c.configuration.clone(),
-                    c.workload.clone(),
+                    c.label.clone(),
+                    item(c),
                     c.clients.to_string(),
                     t.trial.to_string(),
                     t.status.to_string(),
                     t.is_counted().to_string(),
+                    num(t.value(data.metric)),
+                    c.value_unit.clone(),
                     num(t.tps),
                     num(t.qps),
                     num(lat.map(|l| l.p50)),
@@ -84,9 +124,6 @@ pub fn trials_csv(data: &ReportData) -> String {
                     num(t.duration_s),
                     t.server_version.clone().unwrap_or_default(),
                     t.reason.clone().unwrap_or_default(),
-                    // A micro-benchmark's or TPC-H item: its value in its own unit.
-                    num(t.item),
-                    c.unit.as_ref().map(|u| u.unit.clone()).unwrap_or_default(),
                 ],
             );
         }
@@ -94,56 +131,65 @@ pub fn trials_csv(data: &ReportData) -> String {
     out
 }
 
-/// One row per cell: the summary of the report metric, p95, and the comparison with the
-/// baseline (empty for the baseline itself). A micro-benchmark's or TPC-H item cell has its
-/// own value in the metric columns, in the `unit` given in the last column.
+/// The columns of [`cells_csv`].
+const CELL_COLUMNS: [&str; 28] = [
+    "kind",
+    "configuration",
+    "workload",
+    "item",
+    "clients",
+    "trials",
+    "failed",
+    "interrupted",
+    "invalid",
+    "without_value",
+    "value_median",
+    "value_ci_low",
+    "value_ci_high",
+    "value_mean",
+    "value_stddev",
+    "value_min",
+    "value_max",
+    "unit",
+    "higher_is_better",
+    "unstable",
+    "lat_p95_ms_median",
+    "baseline",
+    "ratio_pct",
+    "delta_pct",
+    "delta_ci_low",
+    "delta_ci_high",
+    "p_adjusted",
+    "verdict",
+];
+
+/// One row per cell: the summary of its values in `unit` (the report metric for OLTP, the
+/// item's unit otherwise), p95 latency (OLTP), and the comparison with the baseline (empty for
+/// the baseline itself); then one row per configuration and TPC-H metric (Power@Size,
+/// Throughput@Size, QphH@Size; kind and workload `tpch`), which come from two tests rather
+/// than one cell.
 pub fn cells_csv(data: &ReportData) -> String {
     let mut out = String::new();
-    let metric = data.metric.as_str();
-    row(
-        &mut out,
-        &[
-            "configuration".to_owned(),
-            "workload".into(),
-            "clients".into(),
-            "trials".into(),
-            "failed".into(),
-            "interrupted".into(),
-            "invalid".into(),
-            format!("{metric}_median"),
-            format!("{metric}_ci_low"),
-            format!("{metric}_ci_high"),
-            format!("{metric}_mean"),
-            format!("{metric}_stddev"),
-            format!("{metric}_min"),
-            format!("{metric}_max"),
-            "unstable".into(),
-            "lat_p95_ms_median".into(),
-            "baseline".into(),
-            "ratio_pct".into(),
-            "delta_pct".into(),
-            "delta_ci_low".into(),
-            "delta_ci_high".into(),
-            "p_adjusted".into(),
-            "verdict".into(),
-            "unit".into(),
-        ],
-    );
+    row(&mut out, &CELL_COLUMNS.map(str::to_owned));
     for c in &data.cells {
         let s = c.summary.as_ref();
         let cmp = data.comparison(&c.configuration, &c.workload, c.clients);
         let delta = cmp.and_then(|r| r.comparison.delta);
         let ci = cmp.and_then(|r| r.comparison.delta_ci);
+        let higher = c.unit.as_ref().is_none_or(|u| u.higher_is_better);
         row(
             &mut out,
             &[
+                c.kind.to_string(),
                 c.configuration.clone(),
-                c.workload.clone(),
+                c.label.clone(),
+                item(c),
                 c.clients.to_string(),
                 c.values.len().to_string(),
                 c.excluded.failed.to_string(),
                 c.excluded.interrupted.to_string(),
                 c.excluded.invalid.to_string(),
+                c.excluded.without_value.to_string(),
                 num(s.map(|s| s.median)),
                 num(s.and_then(|s| s.median_ci).map(|ci| ci.0)),
                 num(s.and_then(|s| s.median_ci).map(|ci| ci.1)),
@@ -151,6 +197,8 @@ pub fn cells_csv(data: &ReportData) -> String {
                 num(s.and_then(|s| s.stddev)),
                 num(s.map(|s| s.min)),
                 num(s.map(|s| s.max)),
+                c.value_unit.clone(),
+                higher.to_string(),
                 s.is_some_and(|s| s.unstable).to_string(),
                 num(c.p95_ms.as_ref().map(|s| s.median)),
                 cmp.map(|r| r.baseline.clone()).unwrap_or_default(),
@@ -161,9 +209,26 @@ pub fn cells_csv(data: &ReportData) -> String {
                 num(cmp.and_then(|r| r.comparison.p_adjusted)),
                 cmp.map(|r| r.comparison.verdict.label().to_owned())
                     .unwrap_or_default(),
-                c.unit.as_ref().map(|u| u.unit.clone()).unwrap_or_default(),
             ],
         );
+    }
+    for m in tpch_metrics(data) {
+        for (name, value) in [
+            ("Power@Size", m.power_at_size),
+            ("Throughput@Size", m.throughput_at_size),
+            ("QphH@Size", m.qphh_at_size),
+        ] {
+            let Some(v) = value else { continue };
+            let fields = CELL_COLUMNS.map(|col| match col {
+                "kind" | "workload" => "tpch".to_owned(),
+                "configuration" => m.configuration.clone(),
+                "item" | "unit" => name.to_owned(),
+                "value_median" => num(Some(v)),
+                "higher_is_better" => "true".to_owned(),
+                _ => String::new(),
+            });
+            row(&mut out, &fields);
+        }
     }
     out
 }

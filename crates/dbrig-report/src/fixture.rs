@@ -1,16 +1,31 @@
 //! Results databases filled with made-up, fully deterministic measurements: the input of the
 //! snapshot tests and of `bench/report-scale`. Public (but hidden from the docs) so the
 //! integration tests and the `fill_store` example share one generator with the unit tests.
+//!
+//! Runs are stored the way the executor stores them: every trial with its typed result, a
+//! single command as a one-cell run of its kind (a perfrun as two cells, `a` and `b`).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use dbrig_core::{IntervalSample, KeyDistribution, LatencyHistogram, Measurements, QueryCounters};
+use dbrig_core::results::perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};
+use dbrig_core::results::tpch::{
+    ParamMode, QueryDetail, Reduction, RefreshPair, RefreshStreamReport, RunRecord, StreamReport,
+};
+use dbrig_core::results::{
+    MicroItem, MicroResult, OltpResult, OsSample, PowerReport, QueryOutcome, QueryStatus,
+    ThroughputReport, TrialEnvironment, TrialResult,
+};
+use dbrig_core::{
+    IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements, QueryCounters,
+    StatementLatency,
+};
 use dbrig_store::{
-    NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, StoreError, TrialStatus,
+    CellId, NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, StoreError, TrialStatus,
 };
 
 /// A fixed point in time (2023-11-14T22:13:20Z), so stored timestamps never change.
-fn at(offset_s: u64) -> SystemTime {
+pub fn at(offset_s: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_700_000_000 + offset_s)
 }
 
@@ -79,6 +94,15 @@ pub fn measurements(
 }
 
 fn begin(store: &mut Store, name: &str, plan_text: &str) -> Result<RunId, StoreError> {
+    begin_kind(store, RunKind::Plan, name, Some(plan_text))
+}
+
+fn begin_kind(
+    store: &mut Store,
+    kind: RunKind,
+    name: &str,
+    plan_text: Option<&str>,
+) -> Result<RunId, StoreError> {
     let host = serde_json::json!({
         "hostname": "bench-1",
         "os": "Linux 6.1.0 x86_64",
@@ -87,7 +111,7 @@ fn begin(store: &mut Store, name: &str, plan_text: &str) -> Result<RunId, StoreE
         "governor": null,
     });
     store.begin_run(&NewRun {
-        kind: RunKind::Plan,
+        kind,
         name,
         started_at: at(0),
         options: &serde_json::json!({"trials": 6}),
@@ -98,7 +122,7 @@ fn begin(store: &mut Store, name: &str, plan_text: &str) -> Result<RunId, StoreE
             "plan".to_owned(),
             format!("{name}.toml"),
         ],
-        plan_text: Some(plan_text),
+        plan_text,
     })
 }
 
@@ -120,6 +144,7 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
                 [[configuration]]\nname = \"32\"\nserver_args = [\"--key_cache_partitions=32\"]\n\n\
                 # <script> & friends stay text in the HTML page\n";
     let run = begin(store, "keycache", plan)?;
+    let oltp = oltp_result(0.0);
     let mut clock = 10;
     for (wi, workload) in ["oltp_read_only", "update_index"].into_iter().enumerate() {
         for clients in [1u32, 4, 16] {
@@ -181,7 +206,8 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
                             started_at: at(clock),
                             finished_at: at(clock + 10),
                             measurements: m,
-                            extra: None,
+                            result: m.map(|_| &oltp),
+                            environment: None,
                         },
                     )?;
                     clock += 12;
@@ -198,7 +224,8 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
                                 started_at: at(clock),
                                 finished_at: at(clock + 10),
                                 measurements: Some(&m),
-                                extra: None,
+                                result: Some(&oltp),
+                                environment: None,
                             },
                         )?;
                         clock += 12;
@@ -215,6 +242,7 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
 /// throughput.
 pub fn single_run(store: &mut Store, name: &str, scale: f64) -> Result<RunId, StoreError> {
     let run = begin(store, name, "")?;
+    let oltp = oltp_result(0.0);
     let mut clock = 10;
     for clients in [1u32, 8] {
         let key = format!("default/oltp_point_select/{clients}");
@@ -241,7 +269,8 @@ pub fn single_run(store: &mut Store, name: &str, scale: f64) -> Result<RunId, St
                     started_at: at(clock),
                     finished_at: at(clock + 10),
                     measurements: Some(&m),
-                    extra: None,
+                    result: Some(&oltp),
+                    environment: None,
                 },
             )?;
             clock += 12;
@@ -262,6 +291,7 @@ pub fn scale_run(
     intervals: usize,
 ) -> Result<RunId, StoreError> {
     let run = begin(store, "scale", "[plan]\nname = \"scale\"\n")?;
+    let oltp = oltp_result(0.0);
     let mut clock = 10;
     let mut n = 0u64;
     for w in 0..workloads {
@@ -299,7 +329,8 @@ pub fn scale_run(
                             started_at: at(clock),
                             finished_at: at(clock + 10),
                             measurements: Some(&m),
-                            extra: None,
+                            result: Some(&oltp),
+                            environment: None,
                         },
                     )?;
                     clock += 12;
@@ -309,4 +340,654 @@ pub fn scale_run(
     }
     store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
+}
+
+// ---- typed results of every kind ----------------------------------------------------------------
+
+/// What an OLTP trial stores beside its measurements: per-statement latency, the schedule.
+pub fn oltp_result(warmup_s: f64) -> TrialResult {
+    let l = |avg: f64| LatencySummary {
+        min: avg * 0.5,
+        avg,
+        max: avg * 4.0,
+        p50: avg * 0.9,
+        p90: avg * 1.4,
+        p95: avg * 1.6,
+        p99: avg * 2.5,
+        p999: avg * 3.5,
+        sum: avg * 1000.0,
+    };
+    TrialResult::Oltp(OltpResult {
+        statements: vec![
+            StatementLatency {
+                statement: "point_select".into(),
+                count: 10_000,
+                latency_ms: l(0.125),
+            },
+            StatementLatency {
+                statement: "commit".into(),
+                count: 1_000,
+                latency_ms: l(0.5),
+            },
+        ],
+        schedule: "closed loop".into(),
+        warmup_s,
+    })
+}
+
+/// One timed TPC-H step; a failed one says why.
+pub fn step(name: &str, micros: u64, status: QueryStatus) -> QueryOutcome {
+    QueryOutcome {
+        name: name.to_owned(),
+        micros,
+        rows: 4,
+        status,
+        error: match status {
+            QueryStatus::Ok => None,
+            QueryStatus::Error => Some("Table 'test.partsupp' doesn't exist".into()),
+            QueryStatus::Wrong => Some("row 1 column 2: 17.5 vs 18.25".into()),
+            QueryStatus::Timeout => {
+                Some("timed out after 2.000 s: the statement was cancelled on the server".into())
+            }
+        },
+        result: Vec::new(),
+        detail: None,
+    }
+}
+
+/// A step with the launcher controls' record: measured runs of `runs` µs (and a warm-up),
+/// reduced to their mean.
+pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> QueryOutcome {
+    let ok = q.status == QueryStatus::Ok;
+    let records = runs
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| RunRecord {
+            run: i as u32 + 1,
+            warmup: false,
+            micros: m,
+            rows: 4,
+            status: q.status,
+            error: None,
+            plan: Some("p1".into()),
+            restarted: false,
+        })
+        .chain(std::iter::once(RunRecord {
+            run: 0,
+            warmup: true,
+            micros: 1,
+            rows: 4,
+            status: QueryStatus::Ok,
+            error: None,
+            plan: None,
+            restarted: false,
+        }))
+        .collect();
+    q.detail = Some(Box::new(QueryDetail {
+        reduction: Reduction::SimpleAverage,
+        runs: records,
+        min_micros: ok.then(|| runs.iter().min().copied()).flatten(),
+        max_micros: ok.then(|| runs.iter().max().copied()).flatten(),
+        mean_micros: ok.then(|| runs.iter().sum::<u64>() / runs.len().max(1) as u64),
+        max_timed_out: q.status == QueryStatus::Timeout,
+        timeout_seconds: timeout,
+        params: vec![],
+        plans: BTreeMap::from([("p1".to_owned(), "SCAN lineitem".to_owned())]),
+        chosen_plan: None,
+        skipped: 0,
+        restarts: 0,
+        hooks: vec![],
+        notes: vec![],
+    }));
+    q
+}
+
+/// A power report at SF 0.01 of `queries` (no refresh functions).
+pub fn power_report(
+    version: &str,
+    queries: Vec<QueryOutcome>,
+    power_at_size: Option<f64>,
+) -> PowerReport {
+    PowerReport {
+        scale_factor: 0.01,
+        refresh_set: None,
+        server_version: version.to_owned(),
+        rf1: None,
+        queries,
+        rf2: None,
+        power_at_size,
+    }
+}
+
+/// Six queries of stream 0's order at SF 0.01 (seconds `speed` times the baseline's), the
+/// refresh functions, and Power@Size computed as TPC-H defines it.
+pub fn tpch_power(version: &str, speed: f64) -> PowerReport {
+    let times = [
+        ("14", 0.05),
+        ("2", 0.2),
+        ("9", 0.9),
+        ("20", 0.3),
+        ("6", 0.04),
+        ("1", 1.2),
+    ];
+    let us = |s: f64| (s / speed * 1e6).round() as u64;
+    let queries: Vec<QueryOutcome> = times
+        .iter()
+        .map(|&(n, s)| {
+            let m = us(s);
+            with_detail(step(n, m, QueryStatus::Ok), &[m, m + 500, m - 500], None)
+        })
+        .collect();
+    let mut r = power_report(version, queries, None);
+    r.refresh_set = Some(1);
+    r.rf1 = Some(step("RF1", us(0.02), QueryStatus::Ok));
+    r.rf2 = Some(step("RF2", us(0.01), QueryStatus::Ok));
+    let logs: Vec<f64> = r.steps().map(|q| q.seconds().ln()).collect();
+    let geo = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+    r.power_at_size = Some(3600.0 * r.scale_factor / geo);
+    r
+}
+
+/// Two query streams of the same six queries and one refresh pair per stream.
+pub fn tpch_throughput(version: &str, speed: f64) -> ThroughputReport {
+    let times = [
+        ("1", 1.3),
+        ("14", 0.06),
+        ("2", 0.25),
+        ("6", 0.05),
+        ("9", 1.0),
+        ("20", 0.35),
+    ];
+    let us = |s: f64| (s / speed * 1e6).round() as u64;
+    let streams: Vec<StreamReport> = (1..=2u32)
+        .map(|s| {
+            let queries: Vec<QueryOutcome> = times
+                .iter()
+                .map(|&(n, t)| step(n, us(t * (1.0 + 0.1 * f64::from(s))), QueryStatus::Ok))
+                .collect();
+            StreamReport {
+                stream: s,
+                seconds: queries.iter().map(QueryOutcome::seconds).sum(),
+                queries,
+                aborted: None,
+            }
+        })
+        .collect();
+    let ts = streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
+    let sf = 0.01;
+    ThroughputReport {
+        scale_factor: sf,
+        streams: 2,
+        server_version: version.to_owned(),
+        params: ParamMode::Random { seed: 1 },
+        timeout_seconds: None,
+        ts_seconds: ts,
+        refresh_stream: Some(RefreshStreamReport {
+            seconds: 0.1 / speed,
+            pairs: (1..=2)
+                .map(|set| RefreshPair {
+                    refresh_set: set,
+                    rf1: step("RF1", us(0.03), QueryStatus::Ok),
+                    rf2: Some(step("RF2", us(0.02), QueryStatus::Ok)),
+                })
+                .collect(),
+            aborted: None,
+        }),
+        query_streams: streams,
+        throughput_at_size: Some(2.0 * 22.0 * 3600.0 / ts * sf),
+        failure: None,
+        power_run: None,
+        power_at_size: None,
+        qphh_at_size: None,
+    }
+}
+
+fn micro(benchmark: &str, version: &str, rows: u64, items: Vec<MicroItem>) -> MicroResult {
+    MicroResult {
+        benchmark: benchmark.to_owned(),
+        dialect: "mysql".into(),
+        server_version: version.to_owned(),
+        engine: Some("MEMORY".into()),
+        rows,
+        runs: 3,
+        seed: 1,
+        cpu_mhz: Some(2000.0),
+        settings: vec!["max_heap_table_size = 1073741824".into()],
+        items,
+        skipped: vec![],
+    }
+}
+
+/// Seed 000: loads of INT and CHAR(20) keys in rows/s, with MB/s and cycles per row.
+pub fn memory_load(version: &str, speed: f64) -> MicroResult {
+    let rows = 100_000;
+    let item = |name: &str, rps: f64, bytes: u64| {
+        let secs: Vec<f64> = [1.0, 1.02, 0.98]
+            .iter()
+            .map(|j| rows as f64 / (rps * speed) * j)
+            .collect();
+        let values = secs.iter().map(|s| rows as f64 / s).collect();
+        MicroItem::new(name, "t1", "rows/s", values, secs, rows)
+            .with_rates(Some(bytes), Some(2000.0))
+    };
+    micro(
+        "memory_load",
+        version,
+        rows,
+        vec![
+            item("INT", 500_000.0, 3_200_000),
+            item("CHAR(20)", 400_000.0, 6_400_000),
+        ],
+    )
+}
+
+/// Seed 004: a scan in rows/s and an in-cache loop in ms per query.
+pub fn scan_filter(version: &str, speed: f64) -> MicroResult {
+    let rows = 1_000_000;
+    let scan_s: Vec<f64> = [0.1, 0.102, 0.098].iter().map(|s| s / speed).collect();
+    let scan = MicroItem::new(
+        "count(*) WHERE i>0",
+        "SELECT count(*) FROM m WHERE i>0",
+        "rows/s",
+        scan_s.iter().map(|s| rows as f64 / s).collect(),
+        scan_s,
+        rows,
+    )
+    .with_rates(Some(13_000_000), Some(2000.0));
+    let loop_s: Vec<f64> = [0.35, 0.36, 0.34].iter().map(|s| s / speed).collect();
+    let mut cached = MicroItem::new(
+        "in-cache loop x1000",
+        "SELECT count(*) FROM m1 WHERE i>0",
+        "ms/query",
+        loop_s.clone(),
+        // 1000 queries of `ms` each take `ms` seconds.
+        loop_s,
+        10_000_000,
+    )
+    .with_rates(Some(130_000), Some(2000.0));
+    cached.answer = Some("6667".into());
+    micro("scan_filter", version, rows, vec![scan, cached])
+}
+
+/// Seed 003: GROUP BY queries through temporary tables, seconds per query.
+pub fn tmp_groupby(version: &str, speed: f64) -> MicroResult {
+    let rows = 2_097_152;
+    let item = |name: &str, s: f64| {
+        let secs: Vec<f64> = [1.0, 1.01, 0.99].iter().map(|j| s / speed * j).collect();
+        MicroItem::new(
+            name,
+            "SELECT id, tea FROM t1 GROUP BY left(id,1)",
+            "s",
+            secs.clone(),
+            secs,
+            rows,
+        )
+    };
+    micro(
+        "tmp_groupby",
+        version,
+        rows,
+        vec![item("Q1", 6.24), item("Q2", 5.21), item("Q3", 12.89)],
+    )
+}
+
+/// One perfrun side: `q1.sql` (slower by `slow`, reading `rnd` rows by position) and `q2.sql`
+/// (fast, under a millisecond: a filter on execution time leaves it out).
+pub fn perfrun_side(version: &str, target: &str, slow: f64, rnd: f64) -> PerfrunResult {
+    let exec = |us: u64, counters: &[(&str, f64)]| Execution {
+        time_us: Some(us),
+        rows: Some(3),
+        checksum: Some("c1".into()),
+        checksum_unordered: Some("u1".into()),
+        counters: counters
+            .iter()
+            .filter(|(_, v)| *v != 0.0)
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        error: None,
+        counter_error: None,
+    };
+    let q1 = |us: f64| {
+        exec(
+            (us * slow) as u64,
+            &[
+                ("Handler_read_rnd", rnd),
+                ("Handler_read_next", 583.0),
+                ("Innodb_rows_read", 1166.0),
+            ],
+        )
+    };
+    PerfrunResult {
+        server: SideInfo {
+            target: target.to_owned(),
+            version: version.to_owned(),
+            dialect: "mysql".into(),
+            counters: vec![
+                "Handler_read_rnd".into(),
+                "Handler_read_next".into(),
+                "Innodb_rows_read".into(),
+            ],
+        },
+        source: "queries".into(),
+        note: None,
+        queries: vec![
+            PerfQuery {
+                file: "q1.sql".into(),
+                sql: "SELECT l_linenumber\nFROM lineitem WHERE l_orderkey < 100".into(),
+                cold: q1(40_000.0),
+                warm: q1(11_400.0),
+            },
+            PerfQuery {
+                file: "q2.sql".into(),
+                sql: "SELECT 40 + 2 AS answer".into(),
+                cold: exec(400, &[]),
+                warm: exec(300, &[]),
+            },
+        ],
+    }
+}
+
+/// OS samples every second for `n` seconds, with the server process.
+pub fn os_samples(n: usize, load: f64) -> Vec<OsSample> {
+    const MIB: f64 = 1024.0 * 1024.0;
+    (1..=n)
+        .map(|t| OsSample {
+            t_s: t as f64,
+            cpu_user_pct: 30.0 * load + t as f64,
+            cpu_system_pct: 8.0 * load,
+            cpu_iowait_pct: 1.0,
+            cpu_idle_pct: 60.0,
+            disk_read_bytes_ps: 0.5 * MIB,
+            disk_write_bytes_ps: 3.0 * MIB * load,
+            mem_used_bytes: (2048.0 * MIB) as u64,
+            mem_available_bytes: (6144.0 * MIB) as u64,
+            process_cpu_pct: Some(120.0 * load),
+            process_rss_bytes: Some((300.0 * MIB) as u64),
+        })
+        .collect()
+}
+
+/// The environment a trial records: its seed and OS samples.
+pub fn environment(seed: u64, samples: usize, load: f64) -> TrialEnvironment {
+    TrialEnvironment {
+        seed,
+        os_samples: os_samples(samples, load),
+        ..TrialEnvironment::default()
+    }
+}
+
+/// Cell options as the executor stores them.
+pub fn cell_options(
+    configuration: &str,
+    target: &str,
+    workload: &str,
+    label: Option<&str>,
+    filter: Option<&str>,
+) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "configuration": configuration,
+        "target": target,
+        "workload": workload,
+        "label": label,
+        "workload_options": {"table_size": 10000, "tables": 1},
+        "run": {"threads": 4, "time": 10.0, "warmup": 1.0, "rate": 0.0},
+    });
+    if workload == "perfrun" {
+        v["filter"] = serde_json::json!(filter);
+    }
+    v
+}
+
+/// A cell of `run` as the executor stores it.
+fn new_cell(
+    store: &mut Store,
+    run: RunId,
+    configuration: &str,
+    workload: &str,
+    label: Option<&str>,
+    clients: u32,
+    filter: Option<&str>,
+) -> Result<CellId, StoreError> {
+    let target = format!(
+        "mysql://bench@127.0.0.1:3306/{}",
+        configuration.to_lowercase()
+    );
+    let name = label.unwrap_or(workload);
+    store.ensure_cell(
+        run,
+        &NewCell {
+            cell_key: &format!("{configuration}/{name}/{clients}"),
+            configuration,
+            workload: name,
+            clients,
+            options: &cell_options(configuration, &target, workload, label, filter),
+            target: &target,
+        },
+    )
+}
+
+/// What one finished trial stores.
+struct Measured<'a> {
+    version: &'a str,
+    measurements: Option<&'a Measurements>,
+    result: &'a TrialResult,
+    environment: Option<&'a TrialEnvironment>,
+}
+
+impl<'a> Measured<'a> {
+    fn result(version: &'a str, result: &'a TrialResult) -> Self {
+        Measured {
+            version,
+            measurements: None,
+            result,
+            environment: None,
+        }
+    }
+}
+
+/// Record trial number `trial` of `cell`, ten seconds long, done.
+fn done(
+    store: &mut Store,
+    cell: CellId,
+    trial: u32,
+    clock: &mut u64,
+    m: &Measured<'_>,
+) -> Result<(), StoreError> {
+    store.record_trial(
+        cell,
+        &NewTrial {
+            trial,
+            status: TrialStatus::Done,
+            reason: None,
+            server_version: Some(m.version),
+            started_at: at(*clock),
+            finished_at: at(*clock + 10),
+            measurements: m.measurements,
+            result: Some(m.result),
+            environment: m.environment,
+        },
+    )?;
+    *clock += 12;
+    Ok(())
+}
+
+/// A plan mixing every kind, in plan order: `oltp_read_only` at 1 and 4 clients,
+/// `memory_load`, `tmp_groupby` labelled `groupby`, `tpch_power`, `tpch_throughput` and
+/// `perfrun`, on configurations `A` (baseline) and `B` (10 % faster everywhere, and reading
+/// no rows by position in the perfrun). OLTP and micro cells have 4 trials (enough for
+/// verdicts), TPC-H and perfrun one. OLTP and power trials sampled OS statistics.
+pub fn mixed_plan(store: &mut Store) -> Result<RunId, StoreError> {
+    let run = begin(store, "mixed", "[plan]\nname = \"mixed\"\n")?;
+    let versions = [("A", "10.11.6-MariaDB", 1.0), ("B", "11.4.2-MariaDB", 1.1)];
+    let mut clock = 10;
+    let oltp = oltp_result(1.0);
+    for clients in [1u32, 4] {
+        for (conf, version, speed) in versions {
+            let cell = new_cell(store, run, conf, "oltp_read_only", None, clients, None)?;
+            for t in 1..=4u32 {
+                let qps = 2000.0 * f64::from(clients).sqrt() * speed * JITTER[t as usize - 1];
+                let m = measurements(clients, qps, 1.5 / speed, 5, 0.03);
+                let env = environment(42, 5, speed);
+                let trial = Measured {
+                    measurements: Some(&m),
+                    environment: Some(&env),
+                    ..Measured::result(version, &oltp)
+                };
+                done(store, cell, t, &mut clock, &trial)?;
+            }
+        }
+    }
+    type Micro = fn(&str, f64) -> MicroResult;
+    let micros: [(&str, Option<&str>, Micro); 2] = [
+        ("memory_load", None, memory_load),
+        ("tmp_groupby", Some("groupby"), tmp_groupby),
+    ];
+    for (workload, label, make) in micros {
+        for (conf, version, speed) in versions {
+            let cell = new_cell(store, run, conf, workload, label, 1, None)?;
+            for t in 1..=4u32 {
+                let r = TrialResult::Micro(make(version, speed * JITTER[t as usize - 1]));
+                done(store, cell, t, &mut clock, &Measured::result(version, &r))?;
+            }
+        }
+    }
+    for (conf, version, speed) in versions {
+        let cell = new_cell(store, run, conf, "tpch_power", None, 1, None)?;
+        let r = TrialResult::TpchPower(tpch_power(version, speed));
+        let env = environment(0, 4, speed);
+        let trial = Measured {
+            environment: Some(&env),
+            ..Measured::result(version, &r)
+        };
+        done(store, cell, 1, &mut clock, &trial)?;
+    }
+    for (conf, version, speed) in versions {
+        let cell = new_cell(store, run, conf, "tpch_throughput", None, 2, None)?;
+        let r = TrialResult::TpchThroughput(tpch_throughput(version, speed));
+        done(store, cell, 1, &mut clock, &Measured::result(version, &r))?;
+    }
+    for (conf, version, speed) in versions {
+        let cell = new_cell(store, run, conf, "perfrun", None, 1, None)?;
+        let target = format!("mysql://bench@127.0.0.1:3306/{}", conf.to_lowercase());
+        let rnd = if conf == "A" { 583.0 } else { 0.0 };
+        let r = TrialResult::Perfrun(perfrun_side(version, &target, 1.0 / speed, rnd));
+        done(store, cell, 1, &mut clock, &Measured::result(version, &r))?;
+    }
+    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    Ok(run)
+}
+
+/// The runs single commands store, one of each kind.
+#[derive(Debug, Clone, Copy)]
+pub struct SingleRuns {
+    /// `dbrig run oltp_read_only` at 4 clients, with interval samples and statements.
+    pub oltp: RunId,
+    /// `dbrig micro scan_filter`: rows/s, MB/s, cycles/row and ms per query.
+    pub micro: RunId,
+    /// `dbrig tpch power` with the launcher's runs per query.
+    pub power: RunId,
+    /// `dbrig tpch throughput --power-run` (carrying Power@Size and QphH@Size).
+    pub throughput: RunId,
+    /// `dbrig perfrun --a --b --filter`: two cells, the filter keeps `q1.sql` only.
+    pub perfrun: RunId,
+}
+
+/// The filter the single perfrun run was collected with.
+pub const PERFRUN_FILTER: &str = "execution_time_a > 0.001 or execution_time_b > 0.001";
+
+fn single(
+    store: &mut Store,
+    kind: RunKind,
+    workload: &str,
+    clients: u32,
+    clock: &mut u64,
+    trial: &Measured<'_>,
+) -> Result<RunId, StoreError> {
+    let run = begin_kind(store, kind, workload, None)?;
+    let cell = new_cell(store, run, "default", workload, None, clients, None)?;
+    done(store, cell, 1, clock, trial)?;
+    store.finish_run_at(run, RunStatus::Done, None, at(*clock))?;
+    Ok(run)
+}
+
+/// One run of every single command, as each stores it.
+pub fn single_runs(store: &mut Store) -> Result<SingleRuns, StoreError> {
+    const VERSION: &str = "10.11.6-MariaDB";
+    let mut clock = 10;
+    let m = measurements(4, 4000.0, 2.0, 5, 0.03);
+    let env = environment(42, 5, 1.0);
+    let oltp_r = oltp_result(1.0);
+    let oltp = single(
+        store,
+        RunKind::Oltp,
+        "oltp_read_only",
+        4,
+        &mut clock,
+        &Measured {
+            measurements: Some(&m),
+            environment: Some(&env),
+            ..Measured::result(VERSION, &oltp_r)
+        },
+    )?;
+    let r = TrialResult::Micro(scan_filter(VERSION, 1.0));
+    let micro = single(
+        store,
+        RunKind::Micro,
+        "scan_filter",
+        1,
+        &mut clock,
+        &Measured::result(VERSION, &r),
+    )?;
+    let p = tpch_power(VERSION, 1.0);
+    let power_at_size = p.power_at_size;
+    let r = TrialResult::TpchPower(p);
+    let power = single(
+        store,
+        RunKind::TpchPower,
+        "tpch_power",
+        1,
+        &mut clock,
+        &Measured::result(VERSION, &r),
+    )?;
+    let mut t = tpch_throughput(VERSION, 1.0);
+    t.power_run = Some(power.0);
+    t.power_at_size = power_at_size;
+    t.qphh_at_size = power_at_size
+        .zip(t.throughput_at_size)
+        .map(|(p, t)| dbrig_core::results::tpch::qphh_at_size(p, t));
+    let r = TrialResult::TpchThroughput(t);
+    let throughput = single(
+        store,
+        RunKind::TpchThroughput,
+        "tpch_throughput",
+        2,
+        &mut clock,
+        &Measured::result(VERSION, &r),
+    )?;
+    let perfrun = begin_kind(store, RunKind::Perfrun, "queries", None)?;
+    for (side, version, slow, rnd) in [
+        ("a", "10.11.6-MariaDB", 1.0, 583.0),
+        ("b", "10.6.1-MariaDB", 0.4, 0.0),
+    ] {
+        let cell = new_cell(
+            store,
+            perfrun,
+            side,
+            "perfrun",
+            None,
+            1,
+            Some(PERFRUN_FILTER),
+        )?;
+        let target = format!("mysql://bench@127.0.0.1:3306/{side}");
+        let r = TrialResult::Perfrun(perfrun_side(version, &target, slow, rnd));
+        done(store, cell, 1, &mut clock, &Measured::result(version, &r))?;
+    }
+    store.finish_run_at(perfrun, RunStatus::Done, None, at(clock))?;
+    Ok(SingleRuns {
+        oltp,
+        micro,
+        power,
+        throughput,
+        perfrun,
+    })
 }

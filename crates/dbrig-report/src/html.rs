@@ -1,20 +1,22 @@
 //! The HTML page of a run: one self-contained file (inline CSS and SVG, no scripts, fonts or
 //! external URLs), so it can be mailed, archived or opened from a results folder offline.
+//! One section per kind in plan order, each with its tables and the charts that have data.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use dbrig_core::results::ResultKind;
 use dbrig_store::{RunId, Store};
 use minijinja::Environment;
 use serde::Serialize;
 
-use crate::charts::{latency_chart, throughput_chart, workload_os_chart, workload_timeline};
+use crate::charts::workload_charts;
 use crate::data::{ReportData, RunInfo, ServerVersions};
 use crate::error::ReportError;
-use crate::tables::{Table, verdict_table, workload_table};
-use crate::tpch::{TpchReport, tpch_chart, tpch_table};
+use crate::tables::{Align, Block, Table, sections};
 
 const REPORT_TEMPLATE: &str = include_str!("../templates/report.html");
 const TABLE_TEMPLATE: &str = include_str!("../templates/table.html");
@@ -29,6 +31,8 @@ struct HtmlRow {
 struct HtmlTable {
     title: String,
     header: Vec<String>,
+    /// Per column: right-aligned numbers (the same alignment as the console table).
+    numeric: Vec<bool>,
     rows: Vec<HtmlRow>,
     notes: Vec<String>,
 }
@@ -44,6 +48,9 @@ impl HtmlTable {
                     cells,
                 })
                 .collect(),
+            numeric: (0..t.header.len())
+                .map(|i| t.align.get(i) != Some(&Align::Left))
+                .collect(),
             title: t.title,
             header: t.header,
             notes: t.notes,
@@ -51,15 +58,22 @@ impl HtmlTable {
     }
 }
 
+/// One block of a section: a table, preformatted text or a line, and the charts of its
+/// workload (only charts that have data).
+#[derive(Serialize, Default)]
+struct HtmlBlock {
+    table: Option<HtmlTable>,
+    pre_title: Option<String>,
+    pre: Option<String>,
+    note: Option<String>,
+    charts: Vec<String>,
+}
+
+/// One kind's section.
 #[derive(Serialize)]
-struct HtmlWorkload {
-    name: String,
-    table: HtmlTable,
-    throughput_svg: String,
-    latency_svg: String,
-    timeline_svg: Option<String>,
-    /// OS statistics (CPU, disk, memory, server process) of the same trials as the timeline.
-    os_svg: Option<String>,
+struct HtmlSection {
+    title: String,
+    blocks: Vec<HtmlBlock>,
 }
 
 /// The template's context.
@@ -69,22 +83,14 @@ struct Page<'a> {
     dbrig_version: Option<&'a str>,
     runs: &'a [RunInfo],
     running: bool,
-    metric: &'a str,
+    /// The OLTP metric, only when the report has OLTP cells.
+    metric: Option<&'a str>,
     baseline: &'a str,
     excluded: Option<String>,
     server_versions: &'a [ServerVersions],
     hosts: Vec<HtmlHost>,
     plan_text: Option<&'a str>,
-    workloads: Vec<HtmlWorkload>,
-    verdicts: Option<HtmlTable>,
-    tpch: Option<HtmlTpch>,
-}
-
-/// The TPC-H section (see `tpch.rs`), present when the runs hold power tests.
-#[derive(Serialize)]
-struct HtmlTpch {
-    table: HtmlTable,
-    chart_svg: String,
+    sections: Vec<HtmlSection>,
 }
 
 #[derive(Serialize)]
@@ -113,26 +119,49 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>)
     }
 }
 
-/// The page for `data`; `store` supplies the interval samples of the timeline charts.
+/// Verdict rows coloured by their verdict.
+fn verdict_class(cells: &[String]) -> Option<String> {
+    match cells.last()?.as_str() {
+        "improvement" => Some("verdict-improvement".into()),
+        "regression" => Some("verdict-regression".into()),
+        _ => None,
+    }
+}
+
+/// The page for `data`; `store` supplies the interval and OS samples of the charts.
 pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportError> {
-    let mut workloads = Vec::new();
-    for w in &data.workloads {
-        workloads.push(HtmlWorkload {
-            name: w.clone(),
-            table: HtmlTable::new(workload_table(data, w), |_| None),
-            throughput_svg: throughput_chart(data, w)?,
-            latency_svg: latency_chart(data, w)?,
-            timeline_svg: workload_timeline(store, data, w)?,
-            os_svg: workload_os_chart(store, data, w)?,
+    let mut html_sections = Vec::new();
+    for s in sections(data)? {
+        // A perfrun names its workload once per compared configuration: a workload's charts
+        // go under its first block only.
+        let mut charted = HashSet::new();
+        let mut blocks = Vec::new();
+        for (workload, b) in s.blocks {
+            let mut block = HtmlBlock::default();
+            match b {
+                Block::Table(t) => block.table = Some(HtmlTable::new(t, |_| None)),
+                Block::Verdicts(t) => block.table = Some(HtmlTable::new(t, verdict_class)),
+                Block::Text { title, body } => {
+                    block.pre_title = Some(title);
+                    block.pre = Some(body);
+                }
+                Block::Note(n) => block.note = Some(n),
+            }
+            if let Some(w) = workload
+                && charted.insert(w.clone())
+            {
+                block.charts = workload_charts(store, data, s.kind, &w)?
+                    .into_iter()
+                    .map(|(_, svg)| svg)
+                    .collect();
+            }
+            blocks.push(block);
+        }
+        html_sections.push(HtmlSection {
+            title: s.title,
+            blocks,
         });
     }
-    let verdicts = (!data.comparisons.is_empty()).then(|| {
-        HtmlTable::new(verdict_table(data), |cells| match cells.last()?.as_str() {
-            "improvement" => Some("verdict-improvement".into()),
-            "regression" => Some("verdict-regression".into()),
-            _ => None,
-        })
-    });
     let hosts: Vec<HtmlHost> = data
         .runs
         .iter()
@@ -142,14 +171,6 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
             HtmlHost { run: r.id, facts }
         })
         .collect();
-    let run_ids: Vec<RunId> = data.runs.iter().map(|r| r.id).collect();
-    let tpch = match TpchReport::load(store, &run_ids, Some(&data.baseline))? {
-        Some(r) => Some(HtmlTpch {
-            table: HtmlTable::new(tpch_table(&r), |_| None),
-            chart_svg: tpch_chart(&r)?,
-        }),
-        None => None,
-    };
     let ex = data.excluded();
     let mut env = Environment::new();
     // The `.html` names turn on HTML auto-escaping: names and plan text are user input.
@@ -160,15 +181,13 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         dbrig_version: data.runs.first().map(|r| r.dbrig_version.as_str()),
         runs: &data.runs,
         running: data.runs.iter().any(|r| r.status == "running"),
-        metric: data.metric.label(),
+        metric: data.has_kind(ResultKind::Oltp).then(|| data.metric.label()),
         baseline: &data.baseline,
         excluded: (ex.total() > 0).then(|| format!("{} trial(s) ({})", ex.total(), ex.describe())),
         server_versions: &data.server_versions,
         hosts,
         plan_text: data.plan_text(),
-        workloads,
-        verdicts,
-        tpch,
+        sections: html_sections,
     };
     let page = env
         .get_template("report.html")?
@@ -210,9 +229,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     result.map_err(io)
 }
 
-/// Load run `run` with the default choices (QPS, first configuration as baseline), render
-/// its page and write it atomically to `path`. The plan executor calls this after every cell,
-/// so a long run can be watched in a browser.
+/// Load run `run` with the default choices (QPS, first configuration as baseline, the stored
+/// perfrun filters), render its page and write it atomically to `path`. The plan executor
+/// calls this after every trial, so a long run can be watched in a browser.
 pub fn write_html_report(store: &Store, run: RunId, path: &Path) -> Result<(), ReportError> {
     let data = ReportData::load(store, run)?;
     let page = render_html(store, &data)?;

@@ -1,13 +1,21 @@
 //! dbrig-report: everything a person or a script reads.
 //!
-//! Console text in sysbench's layout (plus what sysbench lacks), JSON documents, and the plan
-//! reports: tables in the seeds' `B/A*100` and `(B/A*100)-100` formats, A/B verdicts, JSON and
-//! CSV exports, SVG charts and a self-contained HTML page. Every function here formats values
-//! it is given — a finished run's measurements or rows read from the results database — so
-//! any report can be rebuilt without a database server. Statistics come from
-//! `dbrig_core::stats`; nothing here re-implements them.
+//! Every report is rebuilt from the results database alone, from the typed results each trial
+//! stored (`dbrig_core::results`), and shows each kind in its own unit and layout:
 //!
-//! Contract: no dependency on drivers, servers or workloads.
+//! * a single command's run reprinted as its command printed it ([`single_run_report`]):
+//!   sysbench's blocks for OLTP, the seeds' lines for micro-benchmarks, the power and
+//!   throughput tables, perfrun's Query / Cache pairs; or as one JSON object;
+//! * plan reports ([`render()`]): one section per kind in plan order, as console text,
+//!   Markdown, JSON, CSV, SVG charts and a self-contained HTML page. OLTP in the seeds'
+//!   `B/A*100` and `(B/A*100)-100` tables with A/B verdicts and charts against client count;
+//!   micro-benchmarks per item in rows/s, MB/s, seconds, ms per query or cycles per row;
+//!   TPC-H in the DBT-3 seed table and bar chart with Power@Size, Throughput@Size and
+//!   QphH@Size; perfrun comparisons with the filter given at collection.
+//!
+//! Statistics come from `dbrig_core::stats`; nothing here re-implements them.
+//!
+//! Contract: depends on `dbrig-core` and `dbrig-store` only; no drivers, servers or workloads.
 
 pub mod charts;
 pub mod data;
@@ -16,8 +24,14 @@ pub mod export;
 #[doc(hidden)]
 pub mod fixture;
 pub mod html;
+pub mod items;
+pub mod micro;
+pub mod palette;
 pub mod perfrun;
+pub mod render;
 pub mod run;
+pub mod single;
+pub mod table;
 pub mod tables;
 pub mod tpch;
 
@@ -26,5 +40,7 @@ pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, T
 pub use error::ReportError;
 pub use export::{cells_csv, report_json, trials_csv};
 pub use html::{render_html, write_atomic, write_html_report};
+pub use render::{Format, Rendered, Request, render, write_svgs};
 pub use run::{RunHeader, interval_line, run_json, run_text, statements_text};
+pub use single::{SingleFormat, is_single_run, perfrun_report, single_run_json, single_run_report};
 pub use tables::{report_markdown, report_text};

@@ -1,9 +1,10 @@
-//! `dbrig perfrun`: the query-by-query A/B of two servers (RQG's perfrun / perfreport).
+//! perfrun reports: the query-by-query A/B of two configurations (RQG's perfrun / perfreport).
 //!
-//! Everything here is pure: it reads the executions stored by `dbrig perfrun` (one cell per
-//! query, one trial per execution, the measurements in the trial's `extra` JSON), evaluates
-//! filter expressions over them and prints the seed's report, where each query and cache
-//! temperature shows only the counters that differ between the two sides:
+//! Everything here is pure: it reads the typed perfrun results of two configurations (a
+//! `dbrig perfrun` run stores configurations `a` and `b`; a plan's `perfrun` workload compares
+//! every configuration with its baseline, side A), evaluates filter expressions over them and
+//! prints the seed's report, where each query and cache temperature shows only the counters
+//! that differ between the two sides:
 //!
 //! ```text
 //! Query: SELECT l_linenumber FROM lineitem WHERE ...
@@ -13,7 +14,8 @@
 //! Handler_read_rnd                 583               0      -583
 //! ```
 //!
-//! Delta is B − A and Ratio B / A (as in the seed, where the first column is server 1).
+//! Delta is B − A and Ratio B / A (as in the seed, where the first column is server 1). The
+//! filter given at collection is stored with the cells and applied by default.
 //!
 //! ## Filters
 //!
@@ -32,104 +34,25 @@
 //! whose execution failed, are NaN: every comparison with them is false. `NAME_ratio` is 1
 //! when both values are 0 and infinite when only A is 0.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::fmt;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write;
 
-use dbrig_store::{RunId, Store, StoreError};
+use dbrig_core::results::ResultKind;
+pub use dbrig_core::results::perfrun::{
+    Execution, PerfQuery, PerfrunResult, Side, SideInfo, Temperature,
+};
+use dbrig_store::{RunId, Store};
 use evalexpr::{
     ContextWithMutableVariables, DefaultNumericTypes, HashMapContext, Node, Value as EvalValue,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// The run kind `dbrig perfrun` stores.
-pub const RUN_KIND: &str = "perfrun";
+use crate::data::{ReportData, StoredCell};
+use crate::error::ReportError;
+use crate::table::{Align, Table, TextStyle};
 
-/// Which of the two servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    A,
-    B,
-}
-
-impl Side {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::A => "a",
-            Side::B => "b",
-        }
-    }
-}
-
-/// First execution of a query on a side ("cold") or the second ("warm").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Temperature {
-    Cold,
-    Warm,
-}
-
-impl Temperature {
-    pub const ALL: [Temperature; 2] = [Temperature::Cold, Temperature::Warm];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Temperature::Cold => "cold",
-            Temperature::Warm => "warm",
-        }
-    }
-}
-
-impl fmt::Display for Temperature {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One execution of one query on one side, as stored in a trial's `extra`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExecutionRecord {
-    pub side: Side,
-    pub temperature: Temperature,
-    /// Wall time of execute + fetch, microseconds.
-    #[serde(default)]
-    pub time_us: Option<u64>,
-    #[serde(default)]
-    pub rows: Option<u64>,
-    /// Hash of the rows in the order returned.
-    #[serde(default)]
-    pub checksum: Option<String>,
-    /// Order-insensitive hash of the rows: the results differ when these differ.
-    #[serde(default)]
-    pub checksum_unordered: Option<String>,
-    /// Counter deltas; a counter the side has but that is absent here was 0.
-    #[serde(default)]
-    pub counters: BTreeMap<String, f64>,
-    /// The query's error on this side (nothing else is then measured).
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
-impl ExecutionRecord {
-    /// Execution time in seconds, truncated to milliseconds (so that very fast queries give
-    /// no absurd ratios).
-    pub fn execution_time_s(&self) -> Option<f64> {
-        self.time_us.map(|us| (us / 1000) as f64 / 1000.0)
-    }
-}
-
-/// What is known of a side: its redacted target, server version and counter names.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SideInfo {
-    pub target: String,
-    pub version: String,
-    pub dialect: String,
-    /// Every counter this side reports (for the filter's names and to tell 0 from absent).
-    pub counters: Vec<String>,
-}
-
-/// Both sides.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Both sides of a comparison.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Sides {
     pub a: SideInfo,
     pub b: SideInfo,
@@ -150,12 +73,13 @@ pub struct Pair<'a> {
     pub file: &'a str,
     pub sql: &'a str,
     pub temperature: Temperature,
-    pub a: Option<&'a ExecutionRecord>,
-    pub b: Option<&'a ExecutionRecord>,
+    pub a: Option<&'a Execution>,
+    pub b: Option<&'a Execution>,
 }
 
 /// Whether a pair can be compared.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum PairOutcome {
     Compared,
     /// The order-insensitive checksums differ.
@@ -175,7 +99,7 @@ pub enum PairOutcome {
 }
 
 impl Pair<'_> {
-    pub fn record(&self, side: Side) -> Option<&ExecutionRecord> {
+    pub fn execution(&self, side: Side) -> Option<&Execution> {
         match side {
             Side::A => self.a,
             Side::B => self.b,
@@ -184,7 +108,7 @@ impl Pair<'_> {
 
     pub fn outcome(&self) -> PairOutcome {
         for side in [Side::A, Side::B] {
-            match self.record(side) {
+            match self.execution(side) {
                 None => return PairOutcome::Missing { side },
                 Some(r) => {
                     if let Some(e) = &r.error {
@@ -323,33 +247,6 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 // ---- filters ----------------------------------------------------------------------------------
 
-/// Why a filter was refused or could not be evaluated.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum FilterError {
-    #[error("filter does not parse at column {column}: {message}\n  {expr}\n  {caret}", caret = caret(*.column))]
-    Syntax {
-        expr: String,
-        /// 1-based character column.
-        column: usize,
-        message: String,
-    },
-    #[error("unknown name {name} in the filter at column {column}{hint}\n  {expr}\n  {caret}",
-        caret = caret(*.column),
-        hint = if suggestions.is_empty() { String::new() } else { format!(" (did you mean {}?)", suggestions.join(", ")) })]
-    UnknownName {
-        expr: String,
-        column: usize,
-        name: String,
-        suggestions: Vec<String>,
-    },
-    #[error("filter {expr:?}: {message}")]
-    Eval { expr: String, message: String },
-}
-
-fn caret(column: usize) -> String {
-    format!("{}^", " ".repeat(column.saturating_sub(1)))
-}
-
 /// A variable the filter reads.
 #[derive(Debug, Clone, PartialEq)]
 enum Var {
@@ -388,8 +285,8 @@ pub struct Filter {
 impl Filter {
     /// Parse a filter. With `names`, every name must be known (and is rewritten to its stored
     /// spelling); without, only the syntax is checked (before the servers are reached).
-    pub fn parse(text: &str, names: Option<&Names>) -> Result<Filter, FilterError> {
-        let syntax = |column: usize, message: String| FilterError::Syntax {
+    pub fn parse(text: &str, names: Option<&Names>) -> Result<Filter, ReportError> {
+        let syntax = |column: usize, message: String| ReportError::FilterSyntax {
             expr: text.to_owned(),
             column,
             message,
@@ -410,7 +307,7 @@ impl Filter {
                         }
                     }
                     None => {
-                        return Err(FilterError::UnknownName {
+                        return Err(ReportError::FilterUnknownName {
                             expr: text.to_owned(),
                             column: column(t.start),
                             suggestions: names.suggest(&t.out),
@@ -451,7 +348,7 @@ impl Filter {
     }
 
     /// Whether a pair matches.
-    pub fn matches(&self, pair: &Pair<'_>, names: &Names) -> Result<bool, FilterError> {
+    pub fn matches(&self, pair: &Pair<'_>, names: &Names) -> Result<bool, ReportError> {
         let mut ctx = HashMapContext::<DefaultNumericTypes>::new();
         for (spelled, var) in &self.vars {
             let value = match var {
@@ -485,18 +382,13 @@ impl Filter {
 
     /// Evaluate once on a made-up pair, so that type errors (`temperature > 1`) show before
     /// any query runs.
-    pub fn check(&self, names: &Names) -> Result<(), FilterError> {
-        let rec = |side| ExecutionRecord {
-            side,
-            temperature: Temperature::Cold,
+    pub fn check(&self, names: &Names) -> Result<(), ReportError> {
+        let made_up = Execution {
             time_us: Some(1000),
             rows: Some(1),
-            checksum: None,
-            checksum_unordered: None,
-            counters: BTreeMap::new(),
-            error: None,
+            ..Execution::default()
         };
-        let (a, b) = (rec(Side::A), rec(Side::B));
+        let (a, b) = (made_up.clone(), made_up);
         let pair = Pair {
             file: "q.sql",
             sql: "SELECT 1",
@@ -507,8 +399,8 @@ impl Filter {
         self.matches(&pair, names).map(|_| ())
     }
 
-    fn eval_error(&self, message: String) -> FilterError {
-        FilterError::Eval {
+    fn eval_error(&self, message: String) -> ReportError {
+        ReportError::FilterEval {
             expr: self.text.clone(),
             message,
         }
@@ -517,7 +409,7 @@ impl Filter {
 
 /// The value of a counter (or `execution_time` / `rows`) on a side; NaN when unknown.
 fn value_of(pair: &Pair<'_>, names: &Names, side: Side, counter: &str) -> f64 {
-    let Some(rec) = pair.record(side).filter(|r| r.error.is_none()) else {
+    let Some(rec) = pair.execution(side).filter(|r| r.error.is_none()) else {
         return f64::NAN;
     };
     match counter {
@@ -758,125 +650,200 @@ fn locate_error(toks: &[Tok], whole: &str) -> (Option<usize>, String) {
     (None, format!("the filter is incomplete ({whole})"))
 }
 
-// ---- the stored run ---------------------------------------------------------------------------
+// ---- the stored runs --------------------------------------------------------------------------
 
-/// A stored query and its executions.
+/// One side of a perfrun comparison: a configuration and what it measured there.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PerfQuery {
-    pub file: String,
-    pub sql: String,
-    pub executions: Vec<ExecutionRecord>,
+pub struct PerfrunSide {
+    pub configuration: String,
+    pub result: PerfrunResult,
 }
 
-impl PerfQuery {
-    /// The query at one temperature, when anything of it is stored.
-    pub fn pair(&self, temperature: Temperature) -> Option<Pair<'_>> {
-        let find = |side| {
-            self.executions
-                .iter()
-                .find(|e| e.side == side && e.temperature == temperature)
-        };
-        let (a, b) = (find(Side::A), find(Side::B));
-        if a.is_none() && b.is_none() {
-            return None;
+impl PerfrunSide {
+    /// The side's first finished result; a side without one (its trial failed) keeps its
+    /// target and says why, so every pair shows as not measured there.
+    fn of(cell: &StoredCell) -> PerfrunSide {
+        let result = cell
+            .done_results()
+            .find_map(|r| match r {
+                dbrig_core::results::TrialResult::Perfrun(p) => Some(p.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| PerfrunResult {
+                server: SideInfo {
+                    target: cell.target.clone(),
+                    ..SideInfo::default()
+                },
+                source: String::new(),
+                note: Some(
+                    match cell.trials.iter().rev().find_map(|t| t.reason.clone()) {
+                        Some(reason) => format!("nothing measured: {reason}"),
+                        None => "nothing measured".to_owned(),
+                    },
+                ),
+                queries: Vec::new(),
+            });
+        PerfrunSide {
+            configuration: cell.configuration.clone(),
+            result,
         }
-        Some(Pair {
-            file: &self.file,
-            sql: &self.sql,
-            temperature,
-            a,
-            b,
-        })
     }
 }
 
-/// What `dbrig perfrun` stores in the run's options (under `"perfrun"`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PerfRunOptions {
-    pub sides: Sides,
-    /// The query folder.
-    pub queries: String,
-    /// Queries found in the folder (stored ones are the cells).
-    pub query_count: usize,
-    /// The collection filter.
-    pub filter: Option<String>,
-}
-
-/// A stored perfrun run.
+/// Two configurations' perfrun results compared: B against A, the baseline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerfRun {
     pub run: RunId,
     pub name: String,
     pub status: String,
-    pub options: PerfRunOptions,
-    pub queries: Vec<PerfQuery>,
-}
-
-/// Why a perfrun run cannot be read.
-#[derive(Debug, thiserror::Error)]
-pub enum PerfRunError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("run {run} is a {kind} run, not a perfrun run: pick one with `dbrig runs`")]
-    NotPerfrun { run: RunId, kind: String },
-    #[error("run {run}: the stored perfrun data is unreadable ({detail})")]
-    Malformed { run: RunId, detail: String },
+    /// The plan's workload label (`perfrun` for `dbrig perfrun`).
+    pub workload: String,
+    pub a: PerfrunSide,
+    pub b: PerfrunSide,
+    /// The filter given at collection: what the report applies unless told otherwise.
+    pub filter: Option<String>,
 }
 
 impl PerfRun {
-    pub fn load(store: &Store, run: RunId) -> Result<PerfRun, PerfRunError> {
-        let row = store.run(run)?;
-        if row.kind.as_str() != RUN_KIND {
-            return Err(PerfRunError::NotPerfrun {
-                run,
-                kind: row.kind.to_string(),
-            });
-        }
-        let malformed = |detail: String| PerfRunError::Malformed { run, detail };
-        let options: PerfRunOptions =
-            serde_json::from_value(row.options.get("perfrun").cloned().unwrap_or_default())
-                .map_err(|e| malformed(format!("run options: {e}")))?;
-        let mut queries = Vec::new();
-        for cell in store.cells(run)? {
-            let sql = cell
-                .options
-                .get("sql")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned();
-            let mut executions = Vec::new();
-            for t in store.trials(cell.id)? {
-                if let Some(extra) = t.extra {
-                    let rec: ExecutionRecord = serde_json::from_value(extra).map_err(|e| {
-                        malformed(format!("query {}, trial {}: {e}", cell.workload, t.trial))
-                    })?;
-                    executions.push(rec);
-                }
-            }
-            queries.push(PerfQuery {
-                file: cell.workload,
-                sql,
-                executions,
-            });
-        }
-        Ok(PerfRun {
-            run,
-            name: row.name,
-            status: row.status.to_string(),
-            options,
-            queries,
+    /// The perfrun of a run: `dbrig perfrun`'s two configurations, or a plan's first perfrun
+    /// workload with its second configuration against the first.
+    pub fn load(store: &Store, run: RunId) -> Result<PerfRun, ReportError> {
+        let data = ReportData::load(store, run)?;
+        let cells = data
+            .sections
+            .iter()
+            .find(|s| s.kind == ResultKind::Perfrun)
+            .map_or(0, |s| data.stored_cells(&s.workloads[0]).len());
+        PerfRun::all(&data).into_iter().next().ok_or(match cells {
+            0 => ReportError::NotPerfrun { run },
+            count => ReportError::PerfrunSides { run, count },
         })
     }
 
+    /// Every perfrun comparison of a report: per perfrun workload, each configuration against
+    /// the baseline.
+    pub fn all(data: &ReportData) -> Vec<PerfRun> {
+        let mut out = Vec::new();
+        for s in data
+            .sections
+            .iter()
+            .filter(|s| s.kind == ResultKind::Perfrun)
+        {
+            for w in &s.workloads {
+                let cells = data.stored_cells(w);
+                let Some(base) = cells
+                    .iter()
+                    .find(|c| c.configuration == data.baseline)
+                    .or(cells.first())
+                else {
+                    continue;
+                };
+                for other in cells
+                    .iter()
+                    .filter(|c| c.configuration != base.configuration)
+                {
+                    let info = data.runs.iter().find(|r| r.id == other.run_id);
+                    out.push(PerfRun {
+                        run: other.run_id,
+                        name: info.map(|r| r.name.clone()).unwrap_or_default(),
+                        status: info.map(|r| r.status.clone()).unwrap_or_default(),
+                        workload: w.clone(),
+                        a: PerfrunSide::of(base),
+                        b: PerfrunSide::of(other),
+                        filter: base
+                            .options
+                            .filter
+                            .clone()
+                            .or_else(|| other.options.filter.clone()),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    pub fn sides(&self) -> Sides {
+        Sides {
+            a: self.a.result.server.clone(),
+            b: self.b.result.server.clone(),
+        }
+    }
+
     pub fn names(&self) -> Names {
-        Names::new(&self.options.sides)
+        Names::new(&self.sides())
+    }
+
+    /// Every query (A's order, then queries only B ran) at each temperature.
+    pub fn pairs(&self) -> Vec<Pair<'_>> {
+        let (qa, qb) = (&self.a.result.queries, &self.b.result.queries);
+        let mut files: Vec<&str> = qa.iter().map(|q| q.file.as_str()).collect();
+        for q in qb {
+            if !files.contains(&q.file.as_str()) {
+                files.push(&q.file);
+            }
+        }
+        let mut out = Vec::new();
+        for file in files {
+            let a = qa.iter().find(|q| q.file == file);
+            let b = qb.iter().find(|q| q.file == file);
+            let sql = a.or(b).map_or("", |q| q.sql.as_str());
+            for t in Temperature::ALL {
+                out.push(Pair {
+                    file,
+                    sql,
+                    temperature: t,
+                    a: a.map(|q| q.execution(t)),
+                    b: b.map(|q| q.execution(t)),
+                });
+            }
+        }
+        out
+    }
+
+    /// The filter to report with: `given` when set (an empty one shows every pair), else the
+    /// one given at collection; checked against the two sides' counter names.
+    pub fn filter(&self, given: Option<&str>) -> Result<Option<Filter>, ReportError> {
+        let text = match given {
+            Some(g) if g.trim().is_empty() => return Ok(None),
+            Some(g) => g,
+            None => match &self.filter {
+                Some(f) => f.as_str(),
+                None => return Ok(None),
+            },
+        };
+        let names = self.names();
+        let f = Filter::parse(text, Some(&names))?;
+        f.check(&names)?;
+        Ok(Some(f))
+    }
+
+    /// The pairs a filter keeps (a pair where a side failed is always kept), and how many
+    /// there were.
+    pub fn kept<'a>(
+        &'a self,
+        filter: Option<&Filter>,
+    ) -> Result<(Vec<Pair<'a>>, usize), ReportError> {
+        let names = self.names();
+        let all = self.pairs();
+        let total = all.len();
+        let mut kept = Vec::new();
+        for pair in all {
+            let keep = match filter {
+                Some(f) if !pair.has_error() => f.matches(&pair, &names)?,
+                _ => true,
+            };
+            if keep {
+                kept.push(pair);
+            }
+        }
+        Ok((kept, total))
     }
 }
 
 // ---- differences and text ---------------------------------------------------------------------
 
 /// One line of a pair's report.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DiffRow {
     pub name: String,
     /// `None`: the side has no such counter.
@@ -884,6 +851,19 @@ pub struct DiffRow {
     pub b: Option<f64>,
     /// Seconds (printed `0.011s`).
     pub is_time: bool,
+}
+
+impl DiffRow {
+    /// B − A.
+    pub fn delta(&self) -> Option<f64> {
+        Some(self.b? - self.a?)
+    }
+
+    /// B / A, when neither is 0.
+    pub fn ratio(&self) -> Option<f64> {
+        let (a, b) = (self.a?, self.b?);
+        (a != 0.0 && b != 0.0).then(|| b / a)
+    }
 }
 
 /// The execution time (always) and the counters whose values differ, by name.
@@ -899,7 +879,7 @@ pub fn diff_rows(pair: &Pair<'_>, names: &Names) -> Vec<DiffRow> {
     }];
     let all: BTreeSet<&String> = a.counters.keys().chain(b.counters.keys()).collect();
     for name in all {
-        let get = |rec: &ExecutionRecord, side| match rec.counters.get(name) {
+        let get = |rec: &Execution, side| match rec.counters.get(name) {
             Some(v) => Some(*v),
             None if names.side_has(side, name) => Some(0.0),
             None => None,
@@ -943,6 +923,17 @@ pub fn column_heads(sides: &Sides) -> (String, String) {
     }
 }
 
+/// The seed's layout: three spaces between columns, a rule as wide as the table, room for
+/// long counter names.
+fn seed_style() -> TextStyle {
+    TextStyle {
+        title: false,
+        gap: 3,
+        min_widths: vec![30, 0, 0, 8, 6],
+        full_rule: true,
+    }
+}
+
 /// One query at one temperature, in the seed's layout.
 pub fn pair_text(pair: &Pair<'_>, sides: &Sides, names: &Names) -> String {
     let one_line = pair.sql.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -952,133 +943,190 @@ pub fn pair_text(pair: &Pair<'_>, sides: &Sides, names: &Names) -> String {
     );
     match pair.outcome() {
         PairOutcome::Missing { side } => {
-            out.push_str(&format!(
-                "not measured on {}: not compared\n",
-                side.as_str()
-            ));
+            let _ = writeln!(out, "not measured on {}: not compared", side.as_str());
         }
         PairOutcome::Error { side, message } => {
-            out.push_str(&format!(
-                "error on {}: {message}\nnot compared\n",
-                side.as_str()
-            ));
+            let _ = writeln!(out, "error on {}: {message}\nnot compared", side.as_str());
         }
         PairOutcome::ResultsDiffer { rows_a, rows_b } => {
             let n = |r: Option<u64>| r.map_or("?".into(), |r| r.to_string());
-            out.push_str(&format!(
-                "results differ: not compared (a: {} rows, b: {} rows)\n",
+            let _ = writeln!(
+                out,
+                "results differ: not compared (a: {} rows, b: {} rows)",
                 n(rows_a),
                 n(rows_b)
-            ));
+            );
         }
         PairOutcome::Compared => {
             let (head_a, head_b) = column_heads(sides);
-            let rows = diff_rows(pair, names);
-            let lines: Vec<[String; 5]> = rows
+            let rows = diff_rows(pair, names)
                 .iter()
                 .map(|r| {
-                    let delta = match (r.a, r.b) {
-                        (Some(a), Some(b)) => cell(Some(b - a), r.is_time),
-                        _ => String::new(),
-                    };
-                    let ratio = match (r.a, r.b) {
-                        (Some(a), Some(b)) if a != 0.0 && b != 0.0 => format!("{:.2}", b / a),
-                        _ => String::new(),
-                    };
-                    [
+                    vec![
                         r.name.clone(),
                         cell(r.a, r.is_time),
                         cell(r.b, r.is_time),
-                        delta,
-                        ratio,
+                        r.delta()
+                            .map(|d| cell(Some(d), r.is_time))
+                            .unwrap_or_default(),
+                        r.ratio().map(|x| format!("{x:.2}")).unwrap_or_default(),
                     ]
                 })
                 .collect();
-            let heads = [
-                String::new(),
-                head_a,
-                head_b,
-                "Delta".into(),
-                "Ratio".into(),
-            ];
-            let mut widths = [30, 0, 0, 8, 6];
-            for l in lines.iter().chain(std::iter::once(&heads)) {
-                for (w, c) in widths.iter_mut().zip(l) {
-                    *w = (*w).max(c.chars().count());
-                }
-            }
-            let fmt_line = |l: &[String; 5]| {
-                let mut s = format!("{:<w$}", l[0], w = widths[0]);
-                for (c, w) in l.iter().zip(widths).skip(1) {
-                    s.push_str(&format!("   {c:>w$}"));
-                }
-                s.trim_end().to_owned()
+            let table = Table {
+                title: String::new(),
+                header: vec![
+                    String::new(),
+                    head_a,
+                    head_b,
+                    "Delta".into(),
+                    "Ratio".into(),
+                ],
+                align: vec![
+                    Align::Left,
+                    Align::Right,
+                    Align::Right,
+                    Align::Right,
+                    Align::Right,
+                ],
+                rows,
+                notes: Vec::new(),
             };
-            out.push_str(&fmt_line(&heads));
-            out.push('\n');
-            let total: usize = widths.iter().sum::<usize>() + 3 * 4;
-            out.push_str(&"-".repeat(total));
-            out.push('\n');
-            for l in &lines {
-                out.push_str(&fmt_line(l));
-                out.push('\n');
-            }
+            out.push_str(&table.to_text_styled(&seed_style()));
         }
     }
     out
 }
 
-/// The whole report of a run, optionally filtered (pairs with an error are always shown).
-pub fn perfrun_text(run: &PerfRun, filter: Option<&Filter>) -> Result<String, FilterError> {
-    let names = run.names();
-    let o = &run.options;
-    let mut out = format!(
-        "perfrun run {} — {} ({})\na: {}  {}\nb: {}  {}\n",
-        run.run,
-        run.name,
-        run.status,
-        o.sides.a.target,
-        o.sides.a.version,
-        o.sides.b.target,
-        o.sides.b.version,
+/// The header of a perfrun report: the run, each side's configuration, target and version,
+/// where the queries came from, notes about the counters.
+fn header(run: &PerfRun) -> String {
+    let mut out = format!("perfrun run {} — {} ({})", run.run, run.name, run.status);
+    if run.workload != "perfrun" {
+        let _ = write!(out, ", workload {}", run.workload);
+    }
+    out.push('\n');
+    for (side, s) in [(Side::A, &run.a), (Side::B, &run.b)] {
+        let name = side.as_str();
+        let conf = if s.configuration == name {
+            String::new()
+        } else {
+            format!(" = {}", s.configuration)
+        };
+        let _ = writeln!(
+            out,
+            "{name}{conf}: {}  {}",
+            s.result.server.target, s.result.server.version
+        );
+    }
+    let queries = run.pairs().len() / Temperature::ALL.len();
+    let source = [&run.a.result.source, &run.b.result.source]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .cloned()
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{queries} queries{}",
+        if source.is_empty() {
+            String::new()
+        } else {
+            format!(" from {source}")
+        }
     );
-    let stored = run.queries.len();
-    out.push_str(&format!(
-        "{stored} of {} queries stored{}\n",
-        o.query_count,
-        match &o.filter {
-            Some(f) => format!(
-                " ({} filtered out at collection by: {f})",
-                o.query_count.saturating_sub(stored)
-            ),
-            None => String::new(),
-        }
-    ));
-    let (mut shown, mut total) = (0usize, 0usize);
-    let mut body = String::new();
-    for q in &run.queries {
-        for t in Temperature::ALL {
-            let Some(pair) = q.pair(t) else { continue };
-            total += 1;
-            let keep = match filter {
-                Some(f) if !pair.has_error() => f.matches(&pair, &names)?,
-                _ => true,
-            };
-            if keep {
-                shown += 1;
-                body.push('\n');
-                body.push_str(&pair_text(&pair, &o.sides, &names));
-            }
+    for (side, s) in [(Side::A, &run.a), (Side::B, &run.b)] {
+        if let Some(n) = &s.result.note {
+            let _ = writeln!(out, "{}: {n}", side.as_str());
         }
     }
+    out
+}
+
+/// The whole report of a comparison: pairs the filter keeps (pairs with an error are always
+/// shown). The caller decides the filter (see [`PerfRun::filter`]).
+pub fn perfrun_text(run: &PerfRun, filter: Option<&Filter>) -> Result<String, ReportError> {
+    let sides = run.sides();
+    let names = run.names();
+    let mut out = header(run);
+    let (kept, total) = run.kept(filter)?;
     if let Some(f) = filter {
-        out.push_str(&format!(
-            "Filter: {} ({shown} of {total} query/temperature pairs match)\n",
-            f.text()
-        ));
+        let _ = writeln!(
+            out,
+            "Filter: {} ({} of {total} query/temperature pairs match)",
+            f.text(),
+            kept.len()
+        );
     }
-    out.push_str(&body);
+    for pair in &kept {
+        out.push('\n');
+        out.push_str(&pair_text(pair, &sides, &names));
+    }
     Ok(out)
+}
+
+/// One pair as the JSON export shows it.
+#[derive(Debug, Serialize)]
+struct PairJson<'a> {
+    file: &'a str,
+    sql: &'a str,
+    temperature: Temperature,
+    #[serde(flatten)]
+    outcome: PairOutcome,
+    /// Execution time and the counters that differ (compared pairs only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    differences: Vec<DiffRow>,
+}
+
+#[derive(Debug, Serialize)]
+struct SideJson<'a> {
+    configuration: &'a str,
+    target: &'a str,
+    version: &'a str,
+    dialect: &'a str,
+    note: Option<&'a str>,
+}
+
+/// The same report as one JSON object: the run, both sides, the filter and every pair it
+/// keeps with the counters that differ.
+pub fn perfrun_json(
+    run: &PerfRun,
+    filter: Option<&Filter>,
+) -> Result<serde_json::Value, ReportError> {
+    let names = run.names();
+    let (kept, total) = run.kept(filter)?;
+    fn side(s: &PerfrunSide) -> SideJson<'_> {
+        SideJson {
+            configuration: &s.configuration,
+            target: &s.result.server.target,
+            version: &s.result.server.version,
+            dialect: &s.result.server.dialect,
+            note: s.result.note.as_deref(),
+        }
+    }
+    let pairs: Vec<PairJson<'_>> = kept
+        .iter()
+        .map(|p| PairJson {
+            file: p.file,
+            sql: p.sql,
+            temperature: p.temperature,
+            outcome: p.outcome(),
+            differences: match p.outcome() {
+                PairOutcome::Compared => diff_rows(p, &names),
+                _ => Vec::new(),
+            },
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "run_id": run.run,
+        "name": run.name,
+        "status": run.status,
+        "workload": run.workload,
+        "a": side(&run.a),
+        "b": side(&run.b),
+        "filter": filter.map(Filter::text),
+        "pairs_total": total,
+        "pairs": pairs,
+    }))
 }
 
 #[cfg(test)]
@@ -1110,24 +1158,22 @@ mod tests {
         }
     }
 
-    fn rec(side: Side, t: Temperature, us: u64, counters: &[(&str, f64)]) -> ExecutionRecord {
-        ExecutionRecord {
-            side,
-            temperature: t,
+    fn rec(us: u64, counters: &[(&str, f64)]) -> Execution {
+        Execution {
             time_us: Some(us),
             rows: Some(3),
             checksum: Some("1".into()),
             checksum_unordered: Some("u1".into()),
             counters: counters.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            error: None,
+            ..Execution::default()
         }
     }
 
-    fn pair<'a>(a: &'a ExecutionRecord, b: &'a ExecutionRecord) -> Pair<'a> {
+    fn pair<'a>(t: Temperature, a: &'a Execution, b: &'a Execution) -> Pair<'a> {
         Pair {
             file: "q1.sql",
             sql: "SELECT  l_linenumber\nFROM lineitem",
-            temperature: a.temperature,
+            temperature: t,
             a: Some(a),
             b: Some(b),
         }
@@ -1150,14 +1196,9 @@ mod tests {
     #[test]
     fn filter_evaluates_over_a_pair() {
         let names = Names::new(&sides());
-        let a = rec(
-            Side::A,
-            Temperature::Warm,
-            11_400,
-            &[("Handler_read_rnd", 583.0)],
-        );
-        let b = rec(Side::B, Temperature::Warm, 4_900, &[]);
-        let p = pair(&a, &b);
+        let a = rec(11_400, &[("Handler_read_rnd", 583.0)]);
+        let b = rec(4_900, &[]);
+        let p = pair(Temperature::Warm, &a, &b);
         let yes = |s: &str| {
             Filter::parse(s, Some(&names))
                 .unwrap()
@@ -1187,7 +1228,7 @@ mod tests {
         )
         .unwrap_err();
         match &e {
-            FilterError::Syntax { column, .. } => assert_eq!(*column, 28, "{e}"),
+            ReportError::FilterSyntax { column, .. } => assert_eq!(*column, 28, "{e}"),
             other => panic!("{other:?}"),
         }
         let text = e.to_string();
@@ -1206,7 +1247,7 @@ mod tests {
             ("execution_time_a >", 19),
         ] {
             match Filter::parse(bad, Some(&names)) {
-                Err(FilterError::Syntax { column, .. }) => assert_eq!(column, col, "{bad}"),
+                Err(ReportError::FilterSyntax { column, .. }) => assert_eq!(column, col, "{bad}"),
                 other => panic!("{bad}: {other:?}"),
             }
         }
@@ -1219,7 +1260,7 @@ mod tests {
     fn unknown_names_are_named_with_suggestions() {
         let names = Names::new(&sides());
         let e = Filter::parse("Handler_reed_rnd_a > 0", Some(&names)).unwrap_err();
-        let FilterError::UnknownName {
+        let ReportError::FilterUnknownName {
             name,
             suggestions,
             column,
@@ -1257,8 +1298,6 @@ mod tests {
     fn only_differing_counters_are_reported() {
         let names = Names::new(&sides());
         let a = rec(
-            Side::A,
-            Temperature::Warm,
             11_400,
             &[
                 ("Handler_read_rnd", 583.0),
@@ -1267,12 +1306,10 @@ mod tests {
             ],
         );
         let b = rec(
-            Side::B,
-            Temperature::Warm,
             4_200,
             &[("Handler_read_next", 602.0), ("Innodb_rows_read", 1166.0)],
         );
-        let p = pair(&a, &b);
+        let p = pair(Temperature::Warm, &a, &b);
         let rows = diff_rows(&p, &names);
         let names_shown: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(
@@ -1296,18 +1333,18 @@ Handler_read_rnd                             583                0       -583
     #[test]
     fn differing_results_and_errors_are_not_compared() {
         let names = Names::new(&sides());
-        let a = rec(Side::A, Temperature::Cold, 1000, &[]);
-        let mut b = rec(Side::B, Temperature::Cold, 1000, &[]);
+        let a = rec(1000, &[]);
+        let mut b = rec(1000, &[]);
         b.rows = Some(2);
         b.checksum_unordered = Some("u2".into());
-        let text = pair_text(&pair(&a, &b), &sides(), &names);
+        let text = pair_text(&pair(Temperature::Cold, &a, &b), &sides(), &names);
         assert!(
             text.contains("results differ: not compared (a: 3 rows, b: 2 rows)"),
             "{text}"
         );
-        let mut b = rec(Side::B, Temperature::Cold, 1000, &[]);
+        let mut b = rec(1000, &[]);
         b.error = Some("Table 'b.t' doesn't exist".into());
-        let p = pair(&a, &b);
+        let p = pair(Temperature::Warm, &a, &b);
         assert!(p.has_error());
         let text = pair_text(&p, &sides(), &names);
         assert!(

@@ -1,9 +1,11 @@
-//! The report of one run: sysbench's console layout, then dbrig's additions; and the same as
-//! one JSON document.
+//! The report of one OLTP run: sysbench's console layout, then dbrig's additions; and the same
+//! as one JSON document.
 
 use std::fmt::Write;
 
+use dbrig_core::results::{OltpResult, TrialEnvironment};
 use dbrig_core::{IntervalSample, LatencySummary, Measurements, StatementLatency};
+use dbrig_store::{CellRow, TrialRow};
 use serde::{Deserialize, Serialize};
 
 /// What the run was, beside what it measured.
@@ -17,6 +19,24 @@ pub struct RunHeader {
     /// `closed` or e.g. `poisson 1000/s`.
     pub schedule: String,
     pub warmup_s: f64,
+}
+
+impl RunHeader {
+    /// The header of a stored OLTP trial: the cell's workload and target, the server version
+    /// the trial saw, the seed its environment recorded, how its result says it was driven.
+    pub fn from_stored(cell: &CellRow, trial: &TrialRow, oltp: &OltpResult) -> RunHeader {
+        RunHeader {
+            workload: cell.workload.clone(),
+            target: cell.target.clone(),
+            server_version: trial.server_version.clone().unwrap_or_default(),
+            seed: trial
+                .environment
+                .as_ref()
+                .map_or(0, |e: &TrialEnvironment| e.seed),
+            schedule: oltp.schedule.clone(),
+            warmup_s: oltp.warmup_s,
+        }
+    }
 }
 
 /// Left column width of sysbench's SQL/General statistics blocks.

@@ -1,14 +1,21 @@
 //! The plan report's tables: assembled once as rows of strings, rendered as aligned console
-//! text or as Markdown, so both always show the same figures.
+//! text, Markdown or HTML, so every format shows the same figures. A report has one section
+//! per kind in plan order, each in its own layout: OLTP by client count in the report metric,
+//! micro-benchmarks and throughput tests per item in each item's unit, power tests in the
+//! DBT-3 seed table, perfruns in the seed's Query / Cache layout.
 //!
 //! Number formats follow the seeds: medians with two decimals, `B/A*100` (e.g. `103.15`) and
 //! `(B/A*100)-100` (e.g. `-26.61*`), a trailing `*` marking unusually high spread.
 
 use std::fmt::Write;
 
+use dbrig_core::results::ResultKind;
 use dbrig_core::stats::{Summary, Verdict};
 
-use crate::data::{CellData, ComparisonRow, ReportData};
+use crate::data::{CellData, ComparisonRow, ReportData, kind_title};
+use crate::error::ReportError;
+use crate::perfrun::{PerfRun, perfrun_text};
+use crate::tpch::{TpchReport, qphh_table, tpch_table};
 
 /// Mark of an unstable cell (stddev ≥ 10 % of the mean), the seeds' "unusually high STDEV".
 pub const UNSTABLE_MARK: &str = "*";
@@ -62,11 +69,12 @@ fn fixed2(x: f64) -> String {
     format!("{:.2}", clean_zero(x))
 }
 
-/// A cell's median for a table: `1234.56`, `1234.56*` when unstable, `n/a` without trials.
+/// A cell's median for a table: `1234.56`, `1234.56*` when unstable, `-` without a counted
+/// trial (the table's notes say why).
 pub fn format_median(s: Option<&Summary>) -> String {
     match s {
         Some(s) => format!("{:.2}{}", s.median, mark(s.unstable)),
-        None => "n/a".into(),
+        None => "-".into(),
     }
 }
 
@@ -79,100 +87,11 @@ pub fn format_item_median(s: Option<&Summary>) -> String {
             let digits = (3 - s.median.abs().log10().floor() as i32).clamp(2, 12) as usize;
             format!("{:.digits$}{}", s.median, mark(s.unstable))
         }
-        None => "n/a".into(),
+        None => "-".into(),
     }
 }
 
-/// Column alignment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
-    Left,
-    Right,
-}
-
-/// A table as text cells, with a title and footnotes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
-    pub title: String,
-    pub header: Vec<String>,
-    pub align: Vec<Align>,
-    pub rows: Vec<Vec<String>>,
-    pub notes: Vec<String>,
-}
-
-impl Table {
-    fn widths(&self) -> Vec<usize> {
-        let mut w: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
-            for (i, c) in row.iter().enumerate() {
-                if i < w.len() {
-                    w[i] = w[i].max(c.chars().count());
-                }
-            }
-        }
-        w
-    }
-
-    fn pad(&self, i: usize, s: &str, width: usize) -> String {
-        let fill = " ".repeat(width.saturating_sub(s.chars().count()));
-        match self.align.get(i).copied().unwrap_or(Align::Right) {
-            Align::Left => format!("{s}{fill}"),
-            Align::Right => format!("{fill}{s}"),
-        }
-    }
-
-    /// Plain aligned text: two spaces between columns, a dashed rule under the header.
-    pub fn to_text(&self) -> String {
-        let w = self.widths();
-        let mut out = String::new();
-        let _ = writeln!(out, "{}", self.title);
-        let line = |cells: &[String]| {
-            let parts: Vec<String> = w
-                .iter()
-                .enumerate()
-                .map(|(i, &width)| self.pad(i, cells.get(i).map_or("", |s| s), width))
-                .collect();
-            parts.join("  ").trim_end().to_owned()
-        };
-        let _ = writeln!(out, "{}", line(&self.header));
-        let rule: Vec<String> = w.iter().map(|&n| "-".repeat(n)).collect();
-        let _ = writeln!(out, "{}", rule.join("  "));
-        for row in &self.rows {
-            let _ = writeln!(out, "{}", line(row));
-        }
-        for n in &self.notes {
-            let _ = writeln!(out, "{n}");
-        }
-        out
-    }
-
-    /// A GitHub-flavoured Markdown table under a `###` heading; notes as a list.
-    pub fn to_markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|").replace('*', "\\*");
-        let mut out = String::new();
-        let _ = writeln!(out, "### {}\n", esc(&self.title));
-        let head: Vec<String> = self.header.iter().map(|h| esc(h)).collect();
-        let _ = writeln!(out, "| {} |", head.join(" | "));
-        let rule: Vec<&str> = (0..self.header.len())
-            .map(|i| match self.align.get(i) {
-                Some(Align::Left) => ":---",
-                _ => "---:",
-            })
-            .collect();
-        let _ = writeln!(out, "| {} |", rule.join(" | "));
-        for row in &self.rows {
-            let cells: Vec<String> = row.iter().map(|c| esc(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
-        if !self.notes.is_empty() {
-            let _ = writeln!(out);
-            for n in &self.notes {
-                let _ = writeln!(out, "- {}", esc(n));
-            }
-        }
-        out
-    }
-}
+pub use crate::table::{Align, Table, TextStyle};
 
 fn unstable(c: Option<&CellData>) -> bool {
     c.and_then(|c| c.summary.as_ref())
@@ -187,18 +106,64 @@ struct RowNotes {
     counts: std::collections::BTreeSet<usize>,
 }
 
+/// The columns of a ratio table: the configurations that have any of `cells`, in plan order,
+/// and the baseline when it is one of them.
+struct Columns<'a> {
+    configurations: Vec<&'a str>,
+    baseline: Option<&'a str>,
+}
+
+impl<'a> Columns<'a> {
+    fn of(data: &'a ReportData, cells: &[&CellData]) -> Self {
+        let configurations: Vec<&str> = data
+            .configurations
+            .iter()
+            .map(String::as_str)
+            .filter(|c| cells.iter().any(|x| x.configuration == *c))
+            .collect();
+        let baseline = configurations.iter().copied().find(|c| *c == data.baseline);
+        Columns {
+            configurations,
+            baseline,
+        }
+    }
+
+    /// The configurations compared with the baseline (none without a baseline here).
+    fn others(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.configurations
+            .iter()
+            .copied()
+            .filter(|c| self.baseline.is_some_and(|b| b != *c))
+    }
+
+    /// The header after the first columns: configurations, then the two ratio columns per B.
+    fn header(&self, first: &[&str]) -> (Vec<String>, Vec<Align>) {
+        let mut header: Vec<String> = first.iter().map(|s| s.to_string()).collect();
+        let mut align = vec![Align::Left; first.len()];
+        header.extend(self.configurations.iter().map(|c| c.to_string()));
+        if let Some(base) = self.baseline {
+            for b in self.others() {
+                header.push(format!("{b}/{base}*100"));
+                header.push(format!("({b}/{base}*100)-100"));
+            }
+        }
+        align.resize(header.len(), Align::Right);
+        (header, align)
+    }
+}
+
 /// The figures of one row (`workload` at `n` clients): each configuration's median, then for
 /// each non-baseline configuration B the seeds' `B/A*100` and `(B/A*100)-100`. `None` when no
 /// configuration has the cell. `label` names the row in notes.
 fn ratio_cells(
     data: &ReportData,
+    cols: &Columns<'_>,
     workload: &str,
     n: u32,
     label: &str,
     acc: &mut RowNotes,
 ) -> Option<Vec<String>> {
-    let base = data.baseline.as_str();
-    let cells: Vec<Option<&CellData>> = data
+    let cells: Vec<Option<&CellData>> = cols
         .configurations
         .iter()
         .map(|c| data.cell(c, workload, n))
@@ -207,7 +172,7 @@ fn ratio_cells(
         return None;
     }
     let mut row = Vec::new();
-    for (conf, c) in data.configurations.iter().zip(&cells) {
+    for (conf, c) in cols.configurations.iter().zip(&cells) {
         row.push(match c {
             // Seconds and ms/query are often below 0.01: keep four significant digits.
             Some(c) if c.unit.is_some() => format_item_median(c.summary.as_ref()),
@@ -226,40 +191,27 @@ fn ratio_cells(
             }
         }
     }
-    let a = data.cell(base, workload, n);
-    for b in data.others() {
-        let bc = data.cell(b, workload, n);
-        let medians = (
-            a.and_then(|c| c.summary.as_ref()),
-            bc.and_then(|c| c.summary.as_ref()),
-        );
-        match medians {
-            (Some(sa), Some(sb)) => {
-                let u = sa.unstable || sb.unstable;
-                row.push(format_ratio(sa.median, sb.median, u));
-                row.push(format_delta(sa.median, sb.median, u));
-            }
-            _ => {
-                row.push("-".into());
-                row.push("-".into());
+    if let Some(base) = cols.baseline {
+        let a = data.cell(base, workload, n);
+        for b in cols.others() {
+            let bc = data.cell(b, workload, n);
+            match (
+                a.and_then(|c| c.summary.as_ref()),
+                bc.and_then(|c| c.summary.as_ref()),
+            ) {
+                (Some(sa), Some(sb)) => {
+                    let u = sa.unstable || sb.unstable;
+                    row.push(format_ratio(sa.median, sb.median, u));
+                    row.push(format_delta(sa.median, sb.median, u));
+                }
+                _ => {
+                    row.push("-".into());
+                    row.push("-".into());
+                }
             }
         }
     }
     Some(row)
-}
-
-/// The header after the first column: configurations, then the two ratio columns per B.
-fn ratio_header(data: &ReportData, first: &str) -> (Vec<String>, Vec<Align>) {
-    let base = data.baseline.as_str();
-    let mut header = vec![first.to_owned()];
-    header.extend(data.configurations.iter().cloned());
-    for b in data.others() {
-        header.push(format!("{b}/{base}*100"));
-        header.push(format!("({b}/{base}*100)-100"));
-    }
-    let mut align = vec![Align::Right; header.len()];
-    align[0] = Align::Left;
-    (header, align)
 }
 
 fn finish_notes(acc: RowNotes, what: &str, base: &str, extra: Option<String>) -> Vec<String> {
@@ -284,14 +236,22 @@ fn finish_notes(acc: RowNotes, what: &str, base: &str, extra: Option<String>) ->
     head
 }
 
-/// Per workload: rows = client counts; columns = each configuration's median, then for each
-/// non-baseline configuration B the seeds' `B/A*100` and `(B/A*100)-100`.
+/// An OLTP workload: rows = client counts; columns = each configuration's median of the
+/// report metric, then for each non-baseline configuration B the seeds' `B/A*100` and
+/// `(B/A*100)-100`.
 pub fn workload_table(data: &ReportData, workload: &str) -> Table {
-    let (header, align) = ratio_header(data, "clients");
+    let cells: Vec<&CellData> = data
+        .cells
+        .iter()
+        .filter(|c| c.workload == workload)
+        .collect();
+    let cols = Columns::of(data, &cells);
+    let (header, align) = cols.header(&["clients"]);
     let mut acc = RowNotes::default();
     let mut rows = Vec::new();
-    for &n in &data.clients {
-        if let Some(cells) = ratio_cells(data, workload, n, &format!("{n} clients"), &mut acc) {
+    for n in data.clients_of(workload) {
+        let label = format!("{n} clients");
+        if let Some(cells) = ratio_cells(data, &cols, workload, n, &label, &mut acc) {
             let mut row = vec![n.to_string()];
             row.extend(cells);
             rows.push(row);
@@ -306,14 +266,15 @@ pub fn workload_table(data: &ReportData, workload: &str) -> Table {
     }
 }
 
-/// The item workloads of one benchmark (`tpch_power Q1`, `tpch_power Q2`, …), in report order.
-fn items_of<'a>(data: &'a ReportData, benchmark: &str) -> Vec<&'a CellData> {
+/// The item cells of one stored workload (a micro-benchmark's key types or queries, a TPC-H
+/// test's queries), in report order.
+pub fn items_of<'a>(data: &'a ReportData, label: &str) -> Vec<&'a CellData> {
     let mut seen = Vec::new();
     for w in &data.workloads {
         if let Some(c) = data
             .cells
             .iter()
-            .find(|c| &c.workload == w && c.unit.as_ref().is_some_and(|u| u.benchmark == benchmark))
+            .find(|c| &c.workload == w && c.label == label && c.unit.is_some())
         {
             seen.push(c);
         }
@@ -321,62 +282,57 @@ fn items_of<'a>(data: &'a ReportData, benchmark: &str) -> Vec<&'a CellData> {
     seen
 }
 
-/// A micro-benchmark or TPC-H workload: rows = its measured items (key types, queries), each
-/// in its own unit, with the same median and ratio columns as [`workload_table`].
-pub fn item_table(data: &ReportData, benchmark: &str) -> Table {
-    let (header, align) = ratio_header(data, "item");
-    let mut header = header;
-    let mut align = align;
-    header.insert(1, "unit".into());
-    align.insert(1, Align::Left);
+/// Which way each unit of a table is better, as one note: `rows/s, MB/s: higher is better;
+/// s, cycles/row: lower is better (a ratio below 100 is faster)`.
+fn direction_note(units: &[(String, bool)]) -> Option<String> {
+    let list = |higher: bool| {
+        let mut seen: Vec<&str> = Vec::new();
+        for (u, h) in units {
+            if *h == higher && !seen.contains(&u.as_str()) {
+                seen.push(u);
+            }
+        }
+        seen.join(", ")
+    };
+    let (higher, lower) = (list(true), list(false));
+    let mut parts = Vec::new();
+    if !higher.is_empty() {
+        parts.push(format!("{higher}: higher is better"));
+    }
+    if !lower.is_empty() {
+        parts.push(format!(
+            "{lower}: lower is better (a ratio below 100 is faster)"
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// A workload measured in items (a micro-benchmark, a throughput test): rows = its items,
+/// each in its own unit, with the same median and ratio columns as [`workload_table`].
+pub fn item_table(data: &ReportData, label: &str, title: &str) -> Table {
+    let cells = items_of(data, label);
+    let all: Vec<&CellData> = data.cells.iter().filter(|c| c.label == label).collect();
+    let cols = Columns::of(data, &all);
+    let (header, align) = cols.header(&["item", "unit"]);
     let mut acc = RowNotes::default();
     let mut rows = Vec::new();
-    let mut lower = false;
-    for c in items_of(data, benchmark) {
+    let mut units = Vec::new();
+    for c in cells {
         let Some(u) = &c.unit else { continue };
-        lower |= !u.higher_is_better;
-        if let Some(cells) = ratio_cells(data, &c.workload, c.clients, &u.item, &mut acc) {
+        units.push((u.unit.clone(), u.higher_is_better));
+        if let Some(cells) = ratio_cells(data, &cols, &c.workload, c.clients, &u.item, &mut acc) {
             let mut row = vec![u.item.clone(), u.unit.clone()];
             row.extend(cells);
             rows.push(row);
         }
     }
-    let note = lower.then(|| {
-        "s: seconds, lower is better (a ratio below 100 is faster); rates and scores (Power@Size, Throughput@Size): higher is better; \
-         a query that failed or answered wrong is not counted"
-            .to_owned()
-    });
     Table {
-        title: format!("{benchmark}: per item"),
+        title: format!("{label}: {title}"),
         header,
         align,
         rows,
-        notes: finish_notes(acc, "value", &data.baseline, note),
+        notes: finish_notes(acc, "value", &data.baseline, direction_note(&units)),
     }
-}
-
-/// The tables of a report, in workload order: one per OLTP workload, one per benchmark for
-/// the item cells of micro-benchmarks and TPC-H.
-fn tables(data: &ReportData) -> Vec<Table> {
-    let mut out = Vec::new();
-    let mut benchmarks_done: Vec<String> = Vec::new();
-    for w in &data.workloads {
-        let unit = data
-            .cells
-            .iter()
-            .find(|c| &c.workload == w)
-            .and_then(|c| c.unit.clone());
-        match unit {
-            Some(u) => {
-                if !benchmarks_done.contains(&u.benchmark) {
-                    out.push(item_table(data, &u.benchmark));
-                    benchmarks_done.push(u.benchmark);
-                }
-            }
-            None => out.push(workload_table(data, w)),
-        }
-    }
-    out
 }
 
 fn ci_text(r: &ComparisonRow) -> String {
@@ -390,10 +346,27 @@ fn ci_text(r: &ComparisonRow) -> String {
     }
 }
 
-/// One row per (workload, clients, configuration vs baseline): delta, its interval, the
-/// Holm-adjusted p-value and the verdict.
-pub fn verdict_table(data: &ReportData) -> Table {
+/// The verdicts of one kind: one row per (workload, clients, configuration vs baseline) with
+/// delta, its interval, the Holm-adjusted p-value (one family for the whole report) and the
+/// verdict. When no comparison of the kind has enough trials, one line says so instead of a
+/// table of "too few trials". `None` when the kind has no comparison.
+pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
+    let rows: Vec<&ComparisonRow> = data.comparisons.iter().filter(|r| r.kind == kind).collect();
+    if rows.is_empty() {
+        return None;
+    }
     let o = &data.compare_options;
+    if rows
+        .iter()
+        .all(|r| r.comparison.verdict == Verdict::TooFewTrials)
+    {
+        return Some(Block::Note(format!(
+            "Verdicts: too few trials (< {} counted per side) in all {} comparison(s) with baseline {}; run more trials for verdicts",
+            o.min_trials,
+            rows.len(),
+            data.baseline
+        )));
+    }
     let header = [
         "workload",
         "clients",
@@ -416,8 +389,7 @@ pub fn verdict_table(data: &ReportData) -> Table {
         Align::Right,
         Align::Left,
     ];
-    let rows = data
-        .comparisons
+    let table_rows = rows
         .iter()
         .map(|r| {
             let c = &r.comparison;
@@ -432,7 +404,7 @@ pub fn verdict_table(data: &ReportData) -> Table {
                 format!("{}/{}", c.n_b, c.n_a),
                 c.delta
                     .map(|d| format!("{}{}", format_change(d), mark(r.unstable)))
-                    .unwrap_or_else(|| "n/a".into()),
+                    .unwrap_or_else(|| "-".into()),
                 ci_text(r),
                 c.p_adjusted.map(format_p).unwrap_or_else(|| "-".into()),
                 verdict,
@@ -444,19 +416,15 @@ pub fn verdict_table(data: &ReportData) -> Table {
         .iter()
         .filter(|r| r.comparison.p_value.is_some())
         .count();
-    Table {
-        title: format!(
-            "Verdicts: {} vs baseline {}",
-            if data.cells.iter().all(|c| c.unit.is_some()) {
-                "each item in its own unit"
-            } else {
-                data.metric.label()
-            },
-            data.baseline
-        ),
+    let what = match kind {
+        ResultKind::Oltp => data.metric.label().to_owned(),
+        _ => "each item in its own unit".to_owned(),
+    };
+    Some(Block::Verdicts(Table {
+        title: format!("Verdicts: {what} vs baseline {}", data.baseline),
         header,
         align,
-        rows,
+        rows: table_rows,
         notes: vec![
             "delta = median(B)/median(A) - 1; CI: Hodges-Lehmann/Moses interval of B/A - 1".into(),
             format!(
@@ -467,10 +435,100 @@ pub fn verdict_table(data: &ReportData) -> Table {
             ),
             "~ = no significant change; * = unusually high stddev on a side".into(),
         ],
-    }
+    }))
 }
 
-/// What precedes the tables: run, metric, baseline, server versions, trials left out.
+/// One part of a report section.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Table(Table),
+    /// The A/B verdicts (one row per comparison, the verdict last).
+    Verdicts(Table),
+    /// Preformatted text under a title (a perfrun comparison in the seed's layout).
+    Text {
+        title: String,
+        body: String,
+    },
+    /// One line.
+    Note(String),
+}
+
+/// One kind's part of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionView {
+    pub kind: ResultKind,
+    pub title: String,
+    /// The workload each block belongs to (`None`: the whole section, e.g. its verdicts).
+    pub blocks: Vec<(Option<String>, Block)>,
+}
+
+/// Every section of a report in plan order, each kind in its own layout.
+pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
+    let mut out = Vec::new();
+    for s in &data.sections {
+        let mut blocks = Vec::new();
+        let mut add = |w: &str, b: Block| blocks.push((Some(w.to_owned()), b));
+        match s.kind {
+            ResultKind::Oltp => {
+                for w in &s.workloads {
+                    add(w, Block::Table(workload_table(data, w)));
+                }
+            }
+            ResultKind::Micro => {
+                for w in &s.workloads {
+                    let t = item_table(data, w, "median of each item, in its own unit");
+                    add(w, Block::Table(t));
+                }
+            }
+            ResultKind::TpchPower => {
+                for w in &s.workloads {
+                    if let Some(r) = TpchReport::from_data(data, w) {
+                        add(w, Block::Table(tpch_table(&r)));
+                    }
+                }
+            }
+            ResultKind::TpchThroughput => {
+                for w in &s.workloads {
+                    let t = item_table(
+                        data,
+                        w,
+                        "median over trials of each query's mean seconds over the streams, Ts, Throughput@Size",
+                    );
+                    add(w, Block::Table(t));
+                }
+                if let Some(t) = qphh_table(data) {
+                    blocks.push((None, Block::Table(t)));
+                }
+            }
+            ResultKind::Perfrun => {
+                for run in PerfRun::all(data) {
+                    let filter = run.filter(data.perfrun_filter.as_deref())?;
+                    blocks.push((
+                        Some(run.workload.clone()),
+                        Block::Text {
+                            title: format!(
+                                "{}: {} vs {} (baseline)",
+                                run.workload, run.b.configuration, run.a.configuration
+                            ),
+                            body: perfrun_text(&run, filter.as_ref())?,
+                        },
+                    ));
+                }
+            }
+        }
+        if let Some(v) = verdict_block(data, s.kind) {
+            blocks.push((None, v));
+        }
+        out.push(SectionView {
+            kind: s.kind,
+            title: kind_title(s.kind).to_owned(),
+            blocks,
+        });
+    }
+    Ok(out)
+}
+
+/// What precedes the sections: run, metric, baseline, server versions, trials left out.
 fn preamble(data: &ReportData) -> Vec<String> {
     let mut lines = Vec::new();
     for r in &data.runs {
@@ -487,18 +545,21 @@ fn preamble(data: &ReportData) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
-    if data.cells.iter().any(|c| c.unit.is_none()) {
-        lines.push(format!(
+    let oltp = data.has_kind(ResultKind::Oltp);
+    let others = data.sections.iter().any(|s| s.kind != ResultKind::Oltp);
+    lines.push(match (oltp, others) {
+        (true, false) => format!(
             "metric: {} (higher is better); baseline: {}",
             data.metric.label(),
             data.baseline
-        ));
-    } else {
-        lines.push(format!(
-            "metric: each item's own unit; baseline: {}",
+        ),
+        (true, true) => format!(
+            "metric: {} for OLTP (higher is better), every other item in its own unit; baseline: {}",
+            data.metric.label(),
             data.baseline
-        ));
-    }
+        ),
+        _ => format!("metric: each item's own unit; baseline: {}", data.baseline),
+    });
     for v in &data.server_versions {
         let versions = if v.versions.is_empty() {
             "unknown".to_owned()
@@ -518,40 +579,67 @@ fn preamble(data: &ReportData) -> Vec<String> {
     lines
 }
 
-/// The console report: preamble, one table per workload, the verdict table.
-pub fn report_text(data: &ReportData) -> String {
+/// The console report: preamble, then each kind's section (titled when there are several).
+pub fn report_text(data: &ReportData) -> Result<String, ReportError> {
     let mut out = String::new();
     let _ = writeln!(out, "dbrig report: {}", data.title);
     for l in preamble(data) {
         let _ = writeln!(out, "{l}");
     }
-    for t in tables(data) {
-        let _ = writeln!(out);
-        out.push_str(&t.to_text());
+    let sections = sections(data)?;
+    let titled = sections.len() > 1;
+    for s in sections {
+        if titled {
+            let _ = writeln!(
+                out,
+                "\n{}\n{}",
+                s.title,
+                "=".repeat(s.title.chars().count())
+            );
+        }
+        for (_, b) in s.blocks {
+            let _ = writeln!(out);
+            match b {
+                Block::Table(t) | Block::Verdicts(t) => out.push_str(&t.to_text()),
+                Block::Text { title, body } => {
+                    let _ = write!(out, "{title}\n{body}");
+                }
+                Block::Note(n) => {
+                    let _ = writeln!(out, "{n}");
+                }
+            }
+        }
     }
-    if !data.comparisons.is_empty() {
-        let _ = writeln!(out);
-        out.push_str(&verdict_table(data).to_text());
-    }
-    out
+    Ok(out)
 }
 
 /// The same report as Markdown.
-pub fn report_markdown(data: &ReportData) -> String {
+pub fn report_markdown(data: &ReportData) -> Result<String, ReportError> {
     let mut out = String::new();
     let _ = writeln!(out, "# dbrig report: {}\n", data.title);
     for l in preamble(data) {
         let _ = writeln!(out, "- {}", l.replace('*', "\\*"));
     }
-    for t in tables(data) {
-        let _ = writeln!(out);
-        out.push_str(&t.to_markdown());
+    let sections = sections(data)?;
+    let titled = sections.len() > 1;
+    for s in sections {
+        if titled {
+            let _ = writeln!(out, "\n## {}", s.title);
+        }
+        for (_, b) in s.blocks {
+            let _ = writeln!(out);
+            match b {
+                Block::Table(t) | Block::Verdicts(t) => out.push_str(&t.to_markdown()),
+                Block::Text { title, body } => {
+                    let _ = write!(out, "### {title}\n\n```text\n{body}```\n");
+                }
+                Block::Note(n) => {
+                    let _ = writeln!(out, "{}", n.replace('*', "\\*"));
+                }
+            }
+        }
     }
-    if !data.comparisons.is_empty() {
-        let _ = writeln!(out);
-        out.push_str(&verdict_table(data).to_markdown());
-    }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -649,7 +737,9 @@ mod tests {
                 .iter()
                 .any(|n| n == "8, 16 clients: 1 trial(s) not counted (1 failed)")
         );
-        let v = verdict_table(&data);
+        let Some(Block::Verdicts(v)) = verdict_block(&data, ResultKind::Oltp) else {
+            panic!("the demo has verdicts")
+        };
         assert_eq!(v.rows.len(), 12);
         let last = v.rows.last().unwrap();
         assert_eq!(last[2], "32 vs off");

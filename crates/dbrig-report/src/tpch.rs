@@ -1,25 +1,35 @@
-//! TPC-H power test reports in the DBT-3 results pages' shape: per configuration × query the
-//! mean / min / max seconds, each with its ratio to the baseline configuration beside it
+//! TPC-H reports.
+//!
+//! The power test in the DBT-3 results pages' shape: per configuration × query the mean / min
+//! / max seconds, each with its ratio to the baseline configuration beside it
 //! (`current / baseline`), timeouts as `>T`, errors and wrong answers named as such (never a
 //! fast time), the server version of each configuration, Power@Size; and the launcher's bar
 //! chart, in which timed-out bars run off the top of an axis cut at the longest completed
-//! time + 20 %.
+//! time + 20 %. The throughput test per query over the streams, Ts and Throughput@Size; and
+//! QphH@Size for each configuration that ran both tests.
 //!
-//! Input is the stored `extra.tpch_power` of power-test trials (see `dbrig tpch power` and
-//! plan runs of `tpch_power`), or a power report given directly while a run goes, so the
-//! chart can be redrawn after every query.
+//! Input is the typed [`PowerReport`] / [`ThroughputReport`] of stored trials, or a power
+//! report given directly while a run goes, so the chart can be redrawn after every query. The
+//! console output of `dbrig tpch power` / `throughput` is here too ([`power_text`],
+//! [`throughput_text`]), so a stored run reprints as its command printed it.
 
+use std::fmt::Write;
+
+use dbrig_core::results::tpch::{QueryStatus, StreamReport, qphh_at_size};
+use dbrig_core::results::{PowerReport, QueryOutcome, ResultKind, ThroughputReport, TrialResult};
 use plotters::prelude::*;
-use serde::Deserialize;
+use serde::Serialize;
 
-use dbrig_store::{RunId, Store, TrialStatus};
+use dbrig_store::{RunId, Store};
 
-use crate::charts::colour;
+use crate::data::ReportData;
 use crate::error::ReportError;
-use crate::tables::{Align, Table};
+use crate::items::query_order;
+use crate::palette::colour;
+use crate::table::{Align, Table, TextStyle};
 
 /// How a query ended, worst last (a merge of several trials keeps the worst).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Ok,
@@ -28,8 +38,19 @@ pub enum Outcome {
     Error,
 }
 
+impl From<QueryStatus> for Outcome {
+    fn from(s: QueryStatus) -> Self {
+        match s {
+            QueryStatus::Ok => Outcome::Ok,
+            QueryStatus::Timeout => Outcome::Timeout,
+            QueryStatus::Wrong => Outcome::Wrong,
+            QueryStatus::Error => Outcome::Error,
+        }
+    }
+}
+
 /// One query of one configuration, in seconds.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QueryResult {
     pub query: String,
     pub outcome: Outcome,
@@ -47,7 +68,7 @@ pub struct QueryResult {
 }
 
 /// One configuration's power test(s).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Configuration {
     pub name: String,
     pub server_version: String,
@@ -56,54 +77,11 @@ pub struct Configuration {
 }
 
 /// The report: configurations in plan order, one of them the baseline.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TpchReport {
     pub title: String,
     pub baseline: String,
     pub configurations: Vec<Configuration>,
-}
-
-// The stored shape of a power report (only what the report reads).
-#[derive(Deserialize)]
-struct StoredReport {
-    #[serde(default)]
-    server_version: String,
-    #[serde(default)]
-    power_at_size: Option<f64>,
-    #[serde(default)]
-    rf1: Option<StoredQuery>,
-    #[serde(default)]
-    queries: Vec<StoredQuery>,
-    #[serde(default)]
-    rf2: Option<StoredQuery>,
-}
-
-#[derive(Deserialize)]
-struct StoredQuery {
-    name: String,
-    micros: u64,
-    status: Outcome,
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    detail: Option<StoredDetail>,
-}
-
-#[derive(Deserialize)]
-struct StoredDetail {
-    #[serde(default)]
-    runs: Vec<StoredRun>,
-    min_micros: Option<u64>,
-    max_micros: Option<u64>,
-    mean_micros: Option<u64>,
-    #[serde(default)]
-    max_timed_out: bool,
-    timeout_seconds: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct StoredRun {
-    warmup: bool,
 }
 
 fn secs(micros: u64) -> f64 {
@@ -111,34 +89,36 @@ fn secs(micros: u64) -> f64 {
 }
 
 impl QueryResult {
-    fn from_stored(q: StoredQuery) -> Self {
-        let s = secs(q.micros);
-        match q.detail {
+    fn from_outcome(q: &QueryOutcome) -> Self {
+        let s = q.seconds();
+        let outcome = Outcome::from(q.status);
+        match &q.detail {
             Some(d) => QueryResult {
-                query: q.name,
-                outcome: q.status,
+                query: q.name.clone(),
+                outcome,
                 seconds: s,
                 mean: d.mean_micros.map(secs),
                 min: d.min_micros.map(secs),
                 max: d.max_micros.map(secs),
                 max_timed_out: d.max_timed_out,
                 timeout: d.timeout_seconds,
-                error: q.error,
+                error: q.error.clone(),
                 runs: d.runs.iter().filter(|r| !r.warmup).count(),
             },
             // A plain run (RF1/RF2, or no controls): one measurement.
             None => {
-                let ok = q.status == Outcome::Ok;
+                let ok = outcome == Outcome::Ok;
+                let timeout = outcome == Outcome::Timeout;
                 QueryResult {
-                    query: q.name,
-                    outcome: q.status,
+                    query: q.name.clone(),
+                    outcome,
                     seconds: s,
                     mean: ok.then_some(s),
                     min: ok.then_some(s),
                     max: ok.then_some(s),
-                    max_timed_out: q.status == Outcome::Timeout,
-                    timeout: (q.status == Outcome::Timeout).then_some(s),
-                    error: q.error,
+                    max_timed_out: timeout,
+                    timeout: timeout.then_some(s),
+                    error: q.error.clone(),
                     runs: 1,
                 }
             }
@@ -172,32 +152,31 @@ impl QueryResult {
     }
 }
 
+/// The mean of values that are all present; `None` when any is missing or there are none
+/// (a metric is never computed from some trials only).
+fn mean_of_all(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.into_iter().collect::<Option<_>>()?;
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
 impl Configuration {
-    /// One configuration from one or more stored power reports (`extra.tpch_power` values).
-    pub fn from_power_reports(
+    /// One configuration from one or more power reports (its trials', or the one a run is
+    /// filling in while it goes).
+    pub fn from_power_reports<'a>(
         name: &str,
-        reports: &[serde_json::Value],
-    ) -> Result<Configuration, ReportError> {
-        let mut parsed = Vec::new();
-        for r in reports {
-            let r: StoredReport =
-                serde_json::from_value(r.clone()).map_err(|e| ReportError::Chart {
-                    chart: format!("tpch {name}"),
-                    detail: format!("stored power report does not parse: {e}"),
-                })?;
-            parsed.push(r);
-        }
+        reports: impl IntoIterator<Item = &'a PowerReport>,
+    ) -> Configuration {
         let mut order: Vec<String> = Vec::new();
         let mut by_query: Vec<Vec<QueryResult>> = Vec::new();
         let mut powers = Vec::new();
         let mut version = String::new();
-        for r in parsed {
+        for r in reports {
             if version.is_empty() {
                 version = r.server_version.clone();
             }
             powers.push(r.power_at_size);
-            for q in r.rf1.into_iter().chain(r.queries).chain(r.rf2) {
-                let q = QueryResult::from_stored(q);
+            for q in r.steps() {
+                let q = QueryResult::from_outcome(q);
                 match order.iter().position(|n| *n == q.query) {
                     Some(i) => by_query[i].push(q),
                     None => {
@@ -207,17 +186,12 @@ impl Configuration {
                 }
             }
         }
-        let power_at_size = if !powers.is_empty() && powers.iter().all(Option::is_some) {
-            Some(powers.iter().flatten().sum::<f64>() / powers.len() as f64)
-        } else {
-            None
-        };
-        Ok(Configuration {
+        Configuration {
             name: name.to_owned(),
             server_version: version,
-            power_at_size,
+            power_at_size: mean_of_all(powers),
             queries: by_query.into_iter().map(QueryResult::merge).collect(),
-        })
+        }
     }
 
     fn query(&self, name: &str) -> Option<&QueryResult> {
@@ -225,56 +199,94 @@ impl Configuration {
     }
 }
 
+/// The power reports of a stored cell's finished trials.
+fn power_reports<'a>(results: impl Iterator<Item = &'a TrialResult>) -> Vec<&'a PowerReport> {
+    results
+        .filter_map(|r| match r {
+            TrialResult::TpchPower(p) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
 impl TpchReport {
-    /// The TPC-H report of runs: every cell of workload `tpch_power` (or `tpch-power`), its
-    /// finished trials merged per configuration. `None` when the runs hold no power test.
-    /// The baseline is `baseline` when it names a configuration here, else the first. With
-    /// several runs a configuration is labelled `NAME@RUN` (single runs are all `default`).
+    /// Configurations of named power reports; the baseline is `baseline` when it names one of
+    /// them, else the first. `None` without any report.
+    fn assemble(
+        title: String,
+        baseline: Option<&str>,
+        named: Vec<(String, Vec<&PowerReport>)>,
+    ) -> Option<TpchReport> {
+        let configurations: Vec<Configuration> = named
+            .into_iter()
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(n, r)| Configuration::from_power_reports(&n, r))
+            .collect();
+        let baseline = baseline
+            .filter(|b| configurations.iter().any(|c| c.name == *b))
+            .or(configurations.first().map(|c| c.name.as_str()))?
+            .to_owned();
+        Some(TpchReport {
+            title,
+            baseline,
+            configurations,
+        })
+    }
+
+    /// The power test of one stored workload of a report, its finished trials merged per
+    /// configuration, against the report's baseline.
+    pub fn from_data(data: &ReportData, workload: &str) -> Option<TpchReport> {
+        let named = data
+            .stored_cells(workload)
+            .into_iter()
+            .filter(|c| c.kind == ResultKind::TpchPower)
+            .map(|c| (c.configuration.clone(), power_reports(c.done_results())))
+            .fold(
+                Vec::<(String, Vec<&PowerReport>)>::new(),
+                |mut acc, (n, r)| {
+                    match acc.iter_mut().find(|(m, _)| *m == n) {
+                        Some((_, v)) => v.extend(r),
+                        None => acc.push((n, r)),
+                    }
+                    acc
+                },
+            );
+        Self::assemble(
+            format!("{workload}: TPC-H power test, seconds per query"),
+            Some(&data.baseline),
+            named,
+        )
+    }
+
+    /// The TPC-H report of runs (`dbrig tpch report`): every power-test cell, its finished
+    /// trials merged per configuration. `None` when the runs hold no power test. The baseline
+    /// is `baseline` when it names a configuration here, else the first. With several runs a
+    /// configuration is labelled `NAME@RUN` (single runs are all `default`).
     pub fn load(
         store: &Store,
         runs: &[RunId],
         baseline: Option<&str>,
     ) -> Result<Option<TpchReport>, ReportError> {
-        let mut configurations: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+        let mut stored: Vec<(String, Vec<TrialResult>)> = Vec::new();
         for &run in runs {
             for cell in store.cells(run)? {
-                if cell.workload.replace('-', "_") != "tpch_power" {
-                    continue;
-                }
                 let label = if runs.len() > 1 {
                     format!("{}@{}", cell.configuration, run.0)
                 } else {
                     cell.configuration.clone()
                 };
-                let slot = match configurations.iter().position(|(n, _)| *n == label) {
-                    Some(i) => i,
-                    None => {
-                        configurations.push((label, Vec::new()));
-                        configurations.len() - 1
-                    }
-                };
-                for t in store.trials(cell.id)? {
-                    if t.status != TrialStatus::Done {
-                        continue;
-                    }
-                    if let Some(p) = t.extra.as_ref().and_then(|e| e.get("tpch_power")) {
-                        configurations[slot].1.push(p.clone());
-                    }
+                let results = store
+                    .trials(cell.id)?
+                    .into_iter()
+                    .filter(|t| t.status == dbrig_store::TrialStatus::Done)
+                    .filter_map(|t| t.result)
+                    .filter(|r| r.kind() == ResultKind::TpchPower);
+                match stored.iter_mut().find(|(n, _)| *n == label) {
+                    Some((_, v)) => v.extend(results),
+                    None => stored.push((label, results.collect())),
                 }
             }
         }
-        configurations.retain(|(_, r)| !r.is_empty());
-        if configurations.is_empty() {
-            return Ok(None);
-        }
-        let configurations = configurations
-            .iter()
-            .map(|(n, r)| Configuration::from_power_reports(n, r))
-            .collect::<Result<Vec<_>, _>>()?;
-        let baseline = baseline
-            .filter(|b| configurations.iter().any(|c| c.name == *b))
-            .unwrap_or(&configurations[0].name)
-            .to_owned();
         let title = format!(
             "TPC-H power test, run{} {}",
             if runs.len() > 1 { "s" } else { "" },
@@ -283,11 +295,11 @@ impl TpchReport {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        Ok(Some(TpchReport {
-            title,
-            baseline,
-            configurations,
-        }))
+        let named = stored
+            .iter()
+            .map(|(n, r)| (n.clone(), power_reports(r.iter())))
+            .collect();
+        Ok(Self::assemble(title, baseline, named))
     }
 
     fn baseline(&self) -> &Configuration {
@@ -309,6 +321,20 @@ impl TpchReport {
         }
         names
     }
+
+    /// Whether any configuration timed anything: a chart of nothing is left out.
+    pub fn has_queries(&self) -> bool {
+        self.configurations.iter().any(|c| !c.queries.is_empty())
+    }
+}
+
+/// The bar chart of one power test while it runs (redrawn after every query).
+pub fn live_power_chart(report: &PowerReport) -> Result<String, ReportError> {
+    tpch_chart(&TpchReport {
+        title: "TPC-H power test".into(),
+        baseline: "default".into(),
+        configurations: vec![Configuration::from_power_reports("default", [report])],
+    })
 }
 
 /// `1.234` seconds; `>600` for a timeout; `error` / `wrong`; `-` when absent.
@@ -394,7 +420,7 @@ pub fn tpch_table(report: &TpchReport) -> Table {
     }
     let mut power = vec!["Power@Size".to_owned()];
     for c in &report.configurations {
-        power.push(c.power_at_size.map_or("n/a".into(), |p| format!("{p:.2}")));
+        power.push(c.power_at_size.map_or("-".into(), |p| format!("{p:.2}")));
         if c.name != base.name {
             power.push(match (c.power_at_size, base.power_at_size) {
                 (Some(p), Some(b)) if b > 0.0 => format!("{:.2}", p / b),
@@ -409,6 +435,16 @@ pub fn tpch_table(report: &TpchReport) -> Table {
         "ratio = configuration / baseline {} (below 1: faster; Power@Size: above 1 is better); >T: timed out after T s",
         base.name
     )];
+    if report
+        .configurations
+        .iter()
+        .any(|c| c.power_at_size.is_none())
+    {
+        notes.push(
+            "Power@Size -: not computed, as a query or refresh function failed (TPC-H counts no partial test)"
+                .to_owned(),
+        );
+    }
     for c in &report.configurations {
         notes.push(format!("{}: {}", c.name, c.server_version));
         for q in &c.queries {
@@ -532,6 +568,386 @@ pub fn tpch_chart(report: &TpchReport) -> Result<String, ReportError> {
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+// ---- the commands' console output ------------------------------------------------------------
+
+/// Seconds with microseconds, as the power test prints them.
+fn micros_text(m: u64) -> String {
+    format!("{:.6}", secs(m))
+}
+
+/// What `dbrig tpch power` prints when it is done: per step its reduced seconds, the extremes
+/// of the runs used, runs measured (+ warm-ups), distinct plans seen, rows and status; then
+/// Power@Size.
+pub fn power_text(report: &PowerReport, target: &str) -> String {
+    let rows = report
+        .steps()
+        .map(|o| {
+            let status = match &o.error {
+                Some(e) if o.status != QueryStatus::Ok => format!("{}: {e}", o.status.as_str()),
+                _ => o.status.as_str().to_owned(),
+            };
+            let seconds = match o.status {
+                QueryStatus::Timeout => format!(">{}", micros_text(o.micros)),
+                _ => micros_text(o.micros),
+            };
+            let (min, max, runs, plans) = match &o.detail {
+                Some(d) => {
+                    let f = |m: Option<u64>| m.map_or("-".into(), micros_text);
+                    let max = match (d.max_timed_out, d.timeout_seconds) {
+                        (true, Some(t)) => format!(">{t}"),
+                        _ => f(d.max_micros),
+                    };
+                    let warm = d.runs.iter().filter(|r| r.warmup).count();
+                    let runs = d.runs.len() - warm;
+                    let runs = if warm > 0 {
+                        format!("{runs}+{warm}w")
+                    } else {
+                        runs.to_string()
+                    };
+                    (f(d.min_micros), max, runs, d.plans.len().to_string())
+                }
+                None => ("-".into(), "-".into(), "1".into(), "-".into()),
+            };
+            vec![
+                o.name.clone(),
+                seconds,
+                min,
+                max,
+                runs,
+                plans,
+                o.rows.to_string(),
+                status,
+            ]
+        })
+        .collect();
+    let mut align = vec![Align::Left];
+    align.extend([Align::Right; 6]);
+    align.push(Align::Left);
+    let table = Table {
+        title: format!(
+            "TPC-H power test, SF {} on {target} ({})",
+            report.scale_factor, report.server_version
+        ),
+        header: [
+            "query", "seconds", "min", "max", "runs", "plans", "rows", "status",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        align,
+        rows,
+        notes: vec![match report.power_at_size {
+            Some(p) => format!("Power@Size = {p:.2}"),
+            None => "Power@Size: not computed (a query or refresh function failed)".to_owned(),
+        }],
+    };
+    table.to_text()
+}
+
+/// A step's seconds as the seeds show them: `>T` for a timeout, `err` for an error, a `!`
+/// after a wrong answer's time.
+pub fn cell_text(o: &QueryOutcome) -> String {
+    match o.status {
+        QueryStatus::Timeout => format!(">{:.3}", o.seconds()),
+        QueryStatus::Error => "err".into(),
+        QueryStatus::Wrong => format!("{:.3}!", o.seconds()),
+        QueryStatus::Ok => format!("{:.3}", o.seconds()),
+    }
+}
+
+/// What `dbrig tpch throughput` prints when it is done: each stream's time and query
+/// outcomes, the refresh stream, query × stream seconds, what failed, Ts, Throughput@Size and
+/// (with the stored power test it named) QphH@Size.
+pub fn throughput_text(report: &ThroughputReport, target: &str) -> String {
+    let mut out = format!(
+        "TPC-H throughput test, SF {} on {target} ({}), {} streams{}\n",
+        report.scale_factor,
+        report.server_version,
+        report.streams,
+        report
+            .timeout_seconds
+            .map(|t| format!(", timeout {t} s"))
+            .unwrap_or_default()
+    );
+    let no_title = TextStyle {
+        title: false,
+        ..TextStyle::default()
+    };
+    let count = |s: &StreamReport, st: QueryStatus| {
+        s.queries
+            .iter()
+            .filter(|o| o.status == st)
+            .count()
+            .to_string()
+    };
+    let mut streams: Vec<Vec<String>> = report
+        .query_streams
+        .iter()
+        .map(|s| {
+            vec![
+                s.stream.to_string(),
+                format!("{:.3}", s.seconds),
+                s.queries.len().to_string(),
+                count(s, QueryStatus::Ok),
+                count(s, QueryStatus::Error),
+                count(s, QueryStatus::Timeout),
+                count(s, QueryStatus::Wrong),
+            ]
+        })
+        .collect();
+    if let Some(r) = &report.refresh_stream {
+        let failed = r
+            .pairs
+            .iter()
+            .flat_map(|p| std::iter::once(&p.rf1).chain(p.rf2.iter()))
+            .filter(|o| o.status != QueryStatus::Ok)
+            .count();
+        streams.push(vec![
+            "refresh".to_owned(),
+            format!("{:.3}", r.seconds),
+            format!("{} pairs", r.pairs.len()),
+            String::new(),
+            failed.to_string(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    let mut align = vec![Align::Left];
+    align.extend([Align::Right; 6]);
+    let streams = Table {
+        title: String::new(),
+        header: [
+            "stream", "seconds", "queries", "ok", "error", "timeout", "wrong",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        align,
+        rows: streams,
+        notes: Vec::new(),
+    };
+    out.push_str(&streams.to_text_styled(&no_title));
+    out.push('\n');
+    // Query × stream seconds, in query-number order (user files by name after).
+    let mut names: Vec<&str> = Vec::new();
+    for o in report.query_streams.iter().flat_map(|s| &s.queries) {
+        if !names.contains(&o.name.as_str()) {
+            names.push(&o.name);
+        }
+    }
+    names.sort_by_key(|n| query_order(n));
+    let mut rows: Vec<Vec<String>> = names
+        .iter()
+        .map(|name| {
+            std::iter::once(format!("Q{name}"))
+                .chain(report.query_streams.iter().map(|s| {
+                    s.queries
+                        .iter()
+                        .find(|o| o.name == *name)
+                        .map(cell_text)
+                        .unwrap_or_else(|| "-".into())
+                }))
+                .collect()
+        })
+        .collect();
+    for p in report.refresh_stream.iter().flat_map(|r| &r.pairs) {
+        rows.push(vec![
+            format!("RF set {}", p.refresh_set),
+            format!(
+                "RF1 {} RF2 {}",
+                cell_text(&p.rf1),
+                p.rf2.as_ref().map(cell_text).unwrap_or_else(|| "-".into())
+            ),
+        ]);
+    }
+    let mut header = vec!["query".to_owned()];
+    header.extend(
+        report
+            .query_streams
+            .iter()
+            .map(|s| format!("s{}", s.stream)),
+    );
+    let mut align = vec![Align::Left];
+    align.resize(header.len(), Align::Right);
+    let per_query = Table {
+        title: String::new(),
+        header,
+        align,
+        rows,
+        notes: Vec::new(),
+    };
+    out.push_str(&per_query.to_text_styled(&no_title));
+    for s in &report.query_streams {
+        for o in s.queries.iter().filter(|o| o.status != QueryStatus::Ok) {
+            let _ = writeln!(
+                out,
+                "  stream {} Q{}: {}: {}",
+                s.stream,
+                o.name,
+                o.status.as_str(),
+                o.error.as_deref().unwrap_or("")
+            );
+        }
+    }
+    for p in report.refresh_stream.iter().flat_map(|r| &r.pairs) {
+        for o in std::iter::once(&p.rf1)
+            .chain(p.rf2.iter())
+            .filter(|o| o.status != QueryStatus::Ok)
+        {
+            let _ = writeln!(
+                out,
+                "  refresh set {} {}: {}: {}",
+                p.refresh_set,
+                o.name,
+                o.status.as_str(),
+                o.error.as_deref().unwrap_or("")
+            );
+        }
+    }
+    if let Some(f) = &report.failure {
+        let _ = writeln!(out, "FAILED: {f}");
+    }
+    let _ = writeln!(out, "Ts = {:.3} s", report.ts_seconds);
+    let _ = writeln!(
+        out,
+        "{}",
+        match report.throughput_at_size {
+            Some(t) => format!("Throughput@Size = {t:.2}"),
+            None => "Throughput@Size: not computed (a query or refresh function did not complete correctly)".to_owned(),
+        }
+    );
+    let run = report
+        .power_run
+        .map(|r| format!("stored run {r}"))
+        .unwrap_or_else(|| "stored run".to_owned());
+    let _ = writeln!(
+        out,
+        "{}",
+        match (report.power_at_size, report.qphh_at_size) {
+            (Some(p), Some(q)) => format!("Power@Size = {p:.2} ({run}), QphH@Size = {q:.2}"),
+            (Some(p), None) => format!(
+                "Power@Size = {p:.2} ({run}); QphH@Size: not computed (Throughput@Size is missing)"
+            ),
+            _ =>
+                "QphH@Size: give --power-run RUN (a `dbrig tpch power` run on this data)".to_owned(),
+        }
+    );
+    out
+}
+
+// ---- QphH@Size -------------------------------------------------------------------------------
+
+/// One configuration's TPC-H metrics over both tests.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TpchMetrics {
+    pub configuration: String,
+    /// Mean over its power tests (or the stored power test its throughput test named).
+    pub power_at_size: Option<f64>,
+    /// Mean over its throughput tests.
+    pub throughput_at_size: Option<f64>,
+    /// sqrt(Power@Size · Throughput@Size).
+    pub qphh_at_size: Option<f64>,
+}
+
+/// Power@Size, Throughput@Size and QphH@Size of every configuration that ran a TPC-H test, in
+/// plan order. QphH@Size needs both tests on the configuration: its own power test, or the
+/// stored one its throughput test named (`--power-run`).
+pub fn tpch_metrics(data: &ReportData) -> Vec<TpchMetrics> {
+    let mut out = Vec::new();
+    for conf in &data.configurations {
+        let results = |kind: ResultKind| -> Vec<&TrialResult> {
+            data.stored
+                .iter()
+                .filter(|c| c.configuration == *conf && c.kind == kind)
+                .flat_map(|c| c.done_results())
+                .collect()
+        };
+        let powers = results(ResultKind::TpchPower);
+        let throughputs: Vec<&ThroughputReport> = results(ResultKind::TpchThroughput)
+            .into_iter()
+            .filter_map(|r| match r {
+                TrialResult::TpchThroughput(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        if powers.is_empty() && throughputs.is_empty() {
+            continue;
+        }
+        let throughput = mean_of_all(throughputs.iter().map(|t| t.throughput_at_size));
+        let power = if powers.is_empty() {
+            mean_of_all(throughputs.iter().map(|t| t.power_at_size))
+        } else {
+            mean_of_all(powers.iter().map(|r| match r {
+                TrialResult::TpchPower(p) => p.power_at_size,
+                _ => None,
+            }))
+        };
+        let qphh = match (power, throughput) {
+            (Some(p), Some(t)) => Some(qphh_at_size(p, t)),
+            _ => None,
+        };
+        out.push(TpchMetrics {
+            configuration: conf.clone(),
+            power_at_size: power,
+            throughput_at_size: throughput,
+            qphh_at_size: qphh,
+        });
+    }
+    out
+}
+
+/// The composite metrics per configuration, with each one's ratio to the baseline; `None`
+/// when no configuration has QphH@Size (it needs both tests).
+pub fn qphh_table(data: &ReportData) -> Option<Table> {
+    let metrics = tpch_metrics(data);
+    if metrics.iter().all(|m| m.qphh_at_size.is_none()) {
+        return None;
+    }
+    let base = metrics
+        .iter()
+        .find(|m| m.configuration == data.baseline)
+        .or(metrics.first())?;
+    let mut header = vec!["metric".to_owned()];
+    for m in &metrics {
+        header.push(m.configuration.clone());
+        if m.configuration != base.configuration {
+            header.push(format!("{}/{}", m.configuration, base.configuration));
+        }
+    }
+    let mut align = vec![Align::Left];
+    align.resize(header.len(), Align::Right);
+    type Pick = fn(&TpchMetrics) -> Option<f64>;
+    let picks: [(&str, Pick); 3] = [
+        ("Power@Size", |m| m.power_at_size),
+        ("Throughput@Size", |m| m.throughput_at_size),
+        ("QphH@Size", |m| m.qphh_at_size),
+    ];
+    let rows = picks
+        .iter()
+        .map(|(name, pick)| {
+            let mut row = vec![(*name).to_owned()];
+            for m in &metrics {
+                row.push(pick(m).map_or("-".into(), |v| format!("{v:.2}")));
+                if m.configuration != base.configuration {
+                    row.push(match (pick(m), pick(base)) {
+                        (Some(v), Some(b)) if b > 0.0 => format!("{:.2}", v / b),
+                        _ => String::new(),
+                    });
+                }
+            }
+            row
+        })
+        .collect();
+    Some(Table {
+        title: "TPC-H: QphH@Size = sqrt(Power@Size · Throughput@Size)".to_owned(),
+        header,
+        align,
+        rows,
+        notes: vec![format!(
+            "higher is better; ratio = configuration / baseline {}; -: the configuration lacks a test or one did not complete",
+            base.configuration
+        )],
+    })
 }
 
 #[cfg(test)]

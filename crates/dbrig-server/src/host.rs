@@ -1,9 +1,10 @@
 //! Host facts: what the machine looked like when a run was made, and `dbrig doctor`'s warnings
 //! about settings that distort benchmarks.
 //!
-//! Facts come from `/proc`, `/sys` and `/etc/os-release` (no libc: the workspace forbids
-//! `unsafe`). Collection never fails: a fact that cannot be read is `None` or empty, because a
-//! missing fact must not stop a benchmark (containers and non-Linux hosts hide many of them).
+//! Facts come from `/proc` (parsed by the `procfs` crate), `/sys`, `/etc/os-release` and
+//! system calls through rustix (no libc: the workspace forbids `unsafe`). Collection never
+//! fails: a fact that cannot be read is `None` or empty, because a missing fact must not stop a
+//! benchmark (containers and non-Linux hosts hide many of them).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -13,7 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::procstat::{self, CLOCK_TICKS_PER_SEC};
+use procfs::net::{TcpNetEntry, TcpState};
+use procfs::process::{FDTarget, MountInfo, Process};
+use procfs::{Current, LoadAverage, Meminfo};
+
+use crate::procstat;
 
 /// A process is "busy" above this share of one CPU during the sampling window.
 pub const BUSY_PROCESS_PCT: f64 = 10.0;
@@ -102,11 +107,20 @@ impl HostFacts {
         let busy_before = process_cpu_table();
         let window_start = Instant::now();
 
-        let cpuinfo = read("/proc/cpuinfo")
-            .map(|s| parse_cpuinfo(&s))
+        let mut cpuinfo = procfs::CpuInfo::current()
+            .map(|c| CpuInfo::from(&c))
             .unwrap_or_default();
-        let mem = read("/proc/meminfo").map(|s| procstat::parse_kb_lines(&s));
-        let limits = read("/proc/self/limits").and_then(|s| parse_nofile_limits(&s));
+        if cpuinfo.model.is_none() {
+            // Boards whose cpuinfo names no model (arm) name themselves in the device tree.
+            cpuinfo.model = read("/proc/device-tree/model")
+                .map(|m| {
+                    m.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+                        .to_owned()
+                })
+                .filter(|m| !m.is_empty());
+        }
+        let mem = Meminfo::current().ok();
+        let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile);
         let cpufreq_max_khz = cpu_dirs()
             .iter()
             .filter_map(|d| read_trim(d.join("cpufreq/cpuinfo_max_freq")))
@@ -129,12 +143,12 @@ impl HostFacts {
             cpu_mhz: cpufreq_max_khz
                 .map(|khz| khz as f64 / 1000.0)
                 .or(cpuinfo.max_mhz),
-            mem_total_bytes: mem.as_ref().and_then(|m| m.get("MemTotal").copied()),
+            mem_total_bytes: mem.as_ref().map(|m| m.mem_total),
             mem_available_bytes: mem.as_ref().map(procstat::mem_available),
-            swap_total_bytes: mem.as_ref().and_then(|m| m.get("SwapTotal").copied()),
+            swap_total_bytes: mem.as_ref().map(|m| m.swap_total),
             swap_used_bytes: mem
                 .as_ref()
-                .and_then(|m| Some(m.get("SwapTotal")?.saturating_sub(*m.get("SwapFree")?))),
+                .map(|m| m.swap_total.saturating_sub(m.swap_free)),
             kernel: KernelInfo {
                 sysname: read_trim("/proc/sys/kernel/ostype"),
                 release: read_trim("/proc/sys/kernel/osrelease"),
@@ -148,9 +162,10 @@ impl HostFacts {
             transparent_hugepages: read("/sys/kernel/mm/transparent_hugepage/enabled")
                 .and_then(|s| bracketed(&s)),
             numa_nodes: numa_node_count(),
-            nofile_soft: limits.map(|l| l.0),
-            nofile_hard: limits.map(|l| l.1),
-            load_average: read("/proc/loadavg").and_then(|s| parse_loadavg(&s)),
+            // getrlimit(2): `None` is RLIM_INFINITY.
+            nofile_soft: Some(nofile.current.unwrap_or(u64::MAX)),
+            nofile_hard: Some(nofile.maximum.unwrap_or(u64::MAX)),
+            load_average: LoadAverage::current().ok().map(|l| load_average(&l)),
             ..HostFacts::default()
         };
 
@@ -190,50 +205,39 @@ pub struct CpuInfo {
     pub max_mhz: Option<f64>,
 }
 
-/// Parses `/proc/cpuinfo` (x86 `model name`, arm64/ppc `Model`/`cpu` fallbacks).
-pub fn parse_cpuinfo(text: &str) -> CpuInfo {
-    let mut info = CpuInfo::default();
-    let mut fallback_model = None;
-    let mut cores = BTreeSet::new();
-    let mut physical_id: Option<String> = None;
-    for line in text.lines() {
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
+impl From<&procfs::CpuInfo> for CpuInfo {
+    /// The model is x86's `model name`, else ppc's `cpu`, else an arm board's `Model` or
+    /// `Hardware` when the kernel lists them per CPU.
+    fn from(c: &procfs::CpuInfo) -> Self {
+        let cpus = 0..c.num_cores();
+        let field = |name: &str| {
+            cpus.clone()
+                .find_map(|i| c.get_field(i, name).filter(|v| !v.is_empty()))
         };
-        let (key, value) = (key.trim(), value.trim());
-        match key {
-            "processor" => {
-                info.logical += 1;
-                physical_id = None;
-            }
-            "model name" if info.model.is_none() && !value.is_empty() => {
-                info.model = Some(value.to_string());
-            }
-            "Model" | "cpu" | "Hardware" if fallback_model.is_none() && !value.is_empty() => {
-                fallback_model = Some(value.to_string());
-            }
-            "cpu MHz" => {
-                if let Ok(mhz) = value.parse::<f64>()
-                    && mhz.is_finite()
-                    && mhz > 0.0
-                {
-                    info.max_mhz = Some(info.max_mhz.map_or(mhz, |m: f64| m.max(mhz)));
-                }
-            }
-            "physical id" => physical_id = Some(value.to_string()),
-            "core id" => {
-                cores.insert((physical_id.clone().unwrap_or_default(), value.to_string()));
-            }
-            _ => {}
+        let cores: BTreeSet<(&str, &str)> = cpus
+            .clone()
+            .filter_map(|i| {
+                let core = c.get_field(i, "core id")?;
+                Some((c.get_field(i, "physical id").unwrap_or_default(), core))
+            })
+            .collect();
+        CpuInfo {
+            model: ["model name", "cpu", "Model", "Hardware"]
+                .iter()
+                .find_map(|f| field(f))
+                .map(str::to_owned),
+            // procfs starts a CPU at each `processor` line; a file without one has none.
+            logical: cpus
+                .clone()
+                .filter(|i| c.get_field(*i, "processor").is_some())
+                .count() as u32,
+            physical_cores: (!cores.is_empty()).then_some(cores.len() as u32),
+            max_mhz: cpus
+                .filter_map(|i| c.get_field(i, "cpu MHz")?.parse::<f64>().ok())
+                .filter(|mhz| mhz.is_finite() && *mhz > 0.0)
+                .reduce(f64::max),
         }
     }
-    if info.model.is_none() {
-        info.model = fallback_model;
-    }
-    if !cores.is_empty() {
-        info.physical_cores = Some(cores.len() as u32);
-    }
-    info
 }
 
 /// Distinct, trimmed, non-empty governor names from the per-CPU `scaling_governor` files,
@@ -262,20 +266,6 @@ pub fn bracketed(text: &str) -> Option<String> {
         (Some(only), None) => Some(only.to_string()),
         _ => None,
     }
-}
-
-/// The `Max open files` soft and hard limits of a `/proc/<pid>/limits` file
-/// (`unlimited` = `u64::MAX`).
-pub fn parse_nofile_limits(text: &str) -> Option<(u64, u64)> {
-    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
-    let mut values = line["Max open files".len()..].split_whitespace().map(|v| {
-        if v == "unlimited" {
-            Some(u64::MAX)
-        } else {
-            v.parse().ok()
-        }
-    });
-    Some((values.next()??, values.next()??))
 }
 
 /// `PRETTY_NAME` of an os-release file, else `NAME VERSION`, unquoted.
@@ -324,10 +314,10 @@ fn unquote_shell(v: &str) -> String {
     out
 }
 
-/// The 1, 5 and 15 minute load averages of `/proc/loadavg`.
-pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
-    let mut it = text.split_whitespace().map(|s| s.parse::<f64>().ok());
-    Some([it.next()??, it.next()??, it.next()??])
+/// The 1, 5 and 15 minute load averages. procfs keeps them as `f32`; the file has two
+/// decimals, so they are rounded back to those (0.44, not 0.4399999976158142).
+fn load_average(l: &LoadAverage) -> [f64; 3] {
+    [l.one, l.five, l.fifteen].map(|v| (f64::from(v) * 100.0).round() / 100.0)
 }
 
 /// One line of `/proc/self/mountinfo`.
@@ -341,23 +331,27 @@ pub struct MountEntry {
     pub source: String,
 }
 
-/// Parses a mountinfo line:
-/// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`.
-/// The optional fields end at a lone `-`; paths escape space, tab, newline and `\` in octal.
-pub fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
-    let fields: Vec<&str> = line.split(' ').collect();
-    let (major, minor) = fields.get(2)?.split_once(':')?;
-    let mount_point = PathBuf::from(unescape_octal(fields.get(4)?));
-    let dash = fields.iter().skip(6).position(|f| *f == "-")? + 6;
-    Some(MountEntry {
-        major: major.parse().ok()?,
-        minor: minor.parse().ok()?,
-        mount_point,
-        fs_type: fields.get(dash + 1)?.to_string(),
-        source: unescape_octal(fields.get(dash + 2)?),
-    })
+impl MountEntry {
+    /// From a mountinfo line as procfs parsed it; `None` if the device number is not `N:M`.
+    pub(crate) fn from_procfs(m: &MountInfo) -> Option<MountEntry> {
+        let (major, minor) = m.majmin.split_once(':')?;
+        Some(MountEntry {
+            major: major.parse().ok()?,
+            minor: minor.parse().ok()?,
+            mount_point: PathBuf::from(unescape_octal(&m.mount_point.to_string_lossy())),
+            fs_type: m.fs_type.clone(),
+            source: m
+                .mount_source
+                .as_deref()
+                .map(unescape_octal)
+                .unwrap_or_default(),
+        })
+    }
 }
 
+/// The kernel escapes space, tab, newline and `\` in mountinfo paths as octal (`\040`);
+/// procfs 0.18 leaves them escaped, so a data directory below `/data dir` would not match its
+/// mount point without this.
 fn unescape_octal(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -461,10 +455,35 @@ pub(crate) fn numa_node_count() -> Option<u32> {
 /// The CPUs process `pid` may run on (`Cpus_allowed_list` of `/proc/<pid>/status`, e.g.
 /// `0-3`): the placement a trial actually had, whatever pinning was asked for.
 pub fn cpus_allowed(pid: u32) -> Option<String> {
-    let text = read(format!("/proc/{pid}/status"))?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .map(|v| v.trim().to_owned())
+    let ranges = procstat::process(pid)?.status().ok()?.cpus_allowed_list?;
+    Some(cpu_list(&ranges))
+}
+
+/// CPU ranges in the kernel's list format: `0-3,8,10-11`.
+fn cpu_list(ranges: &[(u32, u32)]) -> String {
+    ranges
+        .iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Writes dirty pages to disk (`sync(2)`) and drops the page cache, dentries and inodes
+/// (`3` to `/proc/sys/vm/drop_caches`), so the next read comes from the disk. Needs root (and
+/// a writable `/proc/sys`); `Err` says why not.
+pub fn drop_page_cache() -> Result<(), String> {
+    drop_page_cache_via(Path::new("/proc/sys/vm/drop_caches"))
+}
+
+fn drop_page_cache_via(control: &Path) -> Result<(), String> {
+    rustix::fs::sync();
+    fs::write(control, "3\n").map_err(|e| format!("cannot drop the page cache: {e}"))
 }
 
 /// The process listening on TCP `port` of this host and its executable, found through
@@ -472,46 +491,38 @@ pub fn cpus_allowed(pid: u32) -> Option<String> {
 /// local server dbrig did not start. `None` when nothing listens or the process is not
 /// ours to inspect.
 pub fn listening_process(port: u16) -> Option<(u32, PathBuf)> {
-    let inodes: Vec<u64> = ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(read)
-        .flat_map(|text| listening_inodes(&text, port))
+    let entries: Vec<TcpNetEntry> = [procfs::net::tcp(), procfs::net::tcp6()]
+        .into_iter()
+        .filter_map(Result::ok)
+        .flatten()
         .collect();
+    let inodes = listening_inodes(&entries, port);
     if inodes.is_empty() {
         return None;
     }
-    let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
-    for e in fs::read_dir("/proc").ok()?.filter_map(Result::ok) {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+    for p in procfs::process::all_processes()
+        .ok()?
+        .filter_map(Result::ok)
+    {
+        let Ok(fds) = p.fd() else {
             continue;
         };
-        let Ok(fds) = fs::read_dir(e.path().join("fd")) else {
-            continue;
-        };
-        let owns = fds.filter_map(Result::ok).any(|fd| {
-            fs::read_link(fd.path())
-                .is_ok_and(|l| wanted.iter().any(|w| l.as_os_str() == w.as_str()))
-        });
+        let owns = fds
+            .filter_map(Result::ok)
+            .any(|fd| matches!(fd.target, FDTarget::Socket(i) if inodes.contains(&i)));
         if owns {
-            return fs::read_link(e.path().join("exe"))
-                .ok()
-                .map(|exe| (pid, exe));
+            return p.exe().ok().map(|exe| (p.pid() as u32, exe));
         }
     }
     None
 }
 
-/// Inodes of the sockets in `/proc/net/tcp`-format `text` listening (state `0A`) on `port`.
-pub fn listening_inodes(text: &str, port: u16) -> Vec<u64> {
-    text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let local_port = f.get(1)?.rsplit_once(':')?.1;
-            let listening = *f.get(3)? == "0A";
-            (listening && u16::from_str_radix(local_port, 16).ok()? == port)
-                .then(|| f.get(9)?.parse().ok())?
-        })
+/// Inodes of the sockets among `entries` listening on `port`.
+pub(crate) fn listening_inodes(entries: &[TcpNetEntry], port: u16) -> Vec<u64> {
+    entries
+        .iter()
+        .filter(|e| e.state == TcpState::Listen && e.local_address.port() == port)
+        .map(|e| e.inode)
         .collect()
 }
 
@@ -526,9 +537,12 @@ fn resolve_data_dir_device(dir: &Path) -> Option<DataDirDevice> {
     // The data directory may not exist before the server is initialised.
     let existing = dir.ancestors().find(|a| a.exists())?;
     let canonical = fs::canonicalize(existing).ok()?;
-    let mounts: Vec<MountEntry> = read("/proc/self/mountinfo")?
-        .lines()
-        .filter_map(parse_mountinfo_line)
+    let mounts: Vec<MountEntry> = Process::myself()
+        .ok()?
+        .mountinfo()
+        .ok()?
+        .iter()
+        .filter_map(MountEntry::from_procfs)
         .collect();
     let mount = find_mount(&mounts, &canonical)?;
     let mut dev = DataDirDevice {
@@ -601,19 +615,17 @@ fn collect_disks(
     }
 }
 
-/// (pid, start ticks) → (name, CPU ticks) for every process readable in `/proc`.
-fn process_cpu_table() -> HashMap<(u32, u64), (String, u64)> {
-    let Ok(rd) = fs::read_dir("/proc") else {
+/// (pid, start ticks) → (name, CPU seconds) for every process readable in `/proc`.
+fn process_cpu_table() -> HashMap<(u32, u64), (String, f64)> {
+    let Ok(all) = procfs::process::all_processes() else {
         return HashMap::new();
     };
-    rd.filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+    let ticks_per_s = procfs::ticks_per_second();
+    all.filter_map(|p| p.ok()?.stat().ok())
+        .filter_map(|s| {
+            let cpu_s = procstat::ticks_to_s(s.utime.saturating_add(s.stime), ticks_per_s);
+            Some(((u32::try_from(s.pid).ok()?, s.starttime), (s.comm, cpu_s)))
         })
-        .filter_map(|e| procstat::parse_pid_stat(&read(e.path().join("stat"))?))
-        .map(|s| ((s.pid, s.start_ticks), (s.comm.clone(), s.cpu_ticks())))
         .collect()
 }
 
@@ -621,8 +633,8 @@ fn process_cpu_table() -> HashMap<(u32, u64), (String, u64)> {
 /// `elapsed_s` apart, busiest first. Keys include the start time so a reused pid is not
 /// mistaken for the old process.
 fn busy_processes(
-    before: &HashMap<(u32, u64), (String, u64)>,
-    after: &HashMap<(u32, u64), (String, u64)>,
+    before: &HashMap<(u32, u64), (String, f64)>,
+    after: &HashMap<(u32, u64), (String, f64)>,
     elapsed_s: f64,
     self_pid: u32,
 ) -> Vec<BusyProcess> {
@@ -632,10 +644,9 @@ fn busy_processes(
     let mut busy: Vec<BusyProcess> = after
         .iter()
         .filter(|((pid, _), _)| *pid != self_pid)
-        .filter_map(|(key, (name, ticks))| {
-            let (_, before_ticks) = before.get(key)?;
-            let cpu_s = ticks.saturating_sub(*before_ticks) as f64 / CLOCK_TICKS_PER_SEC as f64;
-            let pct = 100.0 * cpu_s / elapsed_s;
+        .filter_map(|(key, (name, cpu_s))| {
+            let (_, before_s) = before.get(key)?;
+            let pct = 100.0 * (cpu_s - before_s).max(0.0) / elapsed_s;
             (pct > BUSY_PROCESS_PCT).then(|| BusyProcess {
                 pid: key.0,
                 name: name.clone(),
@@ -920,6 +931,12 @@ pub fn facts_summary(facts: &HostFacts) -> BTreeMap<&'static str, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use procfs::net::TcpNetEntries;
+    use procfs::{FromBufRead, FromBufReadSI, FromRead};
+
+    fn cpuinfo(text: &str) -> CpuInfo {
+        CpuInfo::from(&procfs::CpuInfo::from_buf_read(text.as_bytes()).unwrap())
+    }
 
     const CPUINFO_X86: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel\t\t: 1\n\
         model name\t: AMD EPYC 7763 64-Core Processor\ncpu MHz\t\t: 2445.428\nphysical id\t: 0\n\
@@ -934,32 +951,58 @@ mod tests {
     const CPUINFO_ARM: &str = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n\
         processor\t: 1\nBogoMIPS\t: 50.00\n\nHardware\t: BCM2835\nModel\t\t: Raspberry Pi 4\n";
 
+    const CPUINFO_PPC: &str = "processor\t: 0\n\
+        cpu\t\t: POWER9 (architected), altivec supported\nclock\t\t: 2200.000000MHz\n\n\
+        processor\t: 1\n\
+        cpu\t\t: POWER9 (architected), altivec supported\nclock\t\t: 2200.000000MHz\n\n\
+        timebase\t: 512000000\nplatform\t: pSeries\n";
+
     #[test]
     fn listening_sockets() {
         let text = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
    0: 0100007F:0CEA 00000000:0000 0A 00000000:00000000 00:00000000 00000000   106        0 31337 1 0000000000000000 100 0 0 10 0\n\
    1: 0100007F:0CEA 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000   106        0 4242 1 0000000000000000 20 4 30 10 -1\n\
    2: 00000000:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   107        0 555 1 0000000000000000 100 0 0 10 0\n";
+        let entries = TcpNetEntries::from_buf_read(text.as_bytes(), procfs::current_system_info())
+            .unwrap()
+            .0;
         // 0x0CEA = 3306 listening (the established connection on it is not a listener).
-        assert_eq!(listening_inodes(text, 3306), vec![31337]);
-        assert_eq!(listening_inodes(text, 5432), vec![555]);
-        assert!(listening_inodes(text, 1).is_empty());
-        assert!(listening_inodes("garbage\nmore garbage", 3306).is_empty());
+        assert_eq!(listening_inodes(&entries, 3306), vec![31337]);
+        assert_eq!(listening_inodes(&entries, 5432), vec![555]);
+        assert!(listening_inodes(&entries, 1).is_empty());
         // A real listener of this process is found with its executable.
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let (pid, exe) = listening_process(port).unwrap();
         assert_eq!(pid, std::process::id());
         assert_eq!(exe, std::env::current_exe().unwrap());
-        assert_eq!(
-            cpus_allowed(std::process::id()).is_some(),
-            Path::new("/proc/self/status").exists()
-        );
+        // The kernel's own list, as the status file spells it.
+        let raw = fs::read_to_string("/proc/self/status").unwrap();
+        let raw = raw
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|v| v.trim().to_owned());
+        assert_eq!(cpus_allowed(std::process::id()), raw);
+        assert!(raw.is_some());
+        assert_eq!(cpus_allowed(u32::MAX), None);
+        assert_eq!(cpu_list(&[(0, 3), (8, 8), (10, 11)]), "0-3,8,10-11");
+    }
+
+    #[test]
+    fn page_cache_drop_writes_3_and_says_why_not() {
+        // A stand-in for /proc/sys/vm/drop_caches: the test must not empty the shared
+        // machine's cache under other benchmarks.
+        let dir = tempfile::tempdir().unwrap();
+        let control = dir.path().join("drop_caches");
+        assert_eq!(drop_page_cache_via(&control), Ok(()));
+        assert_eq!(fs::read_to_string(&control).unwrap(), "3\n");
+        let err = drop_page_cache_via(&dir.path().join("no/such/file")).unwrap_err();
+        assert!(err.starts_with("cannot drop the page cache: "), "{err}");
     }
 
     #[test]
     fn cpuinfo_x86() {
-        let c = parse_cpuinfo(CPUINFO_X86);
+        let c = cpuinfo(CPUINFO_X86);
         assert_eq!(c.model.as_deref(), Some("AMD EPYC 7763 64-Core Processor"));
         assert_eq!(c.logical, 4);
         assert_eq!(c.physical_cores, Some(2));
@@ -967,14 +1010,23 @@ mod tests {
     }
 
     #[test]
-    fn cpuinfo_arm_and_garbage() {
-        let c = parse_cpuinfo(CPUINFO_ARM);
+    fn cpuinfo_arm_ppc_and_empty() {
+        // procfs drops the board lines after the last CPU (`collect` then asks the device
+        // tree for the model).
+        let c = cpuinfo(CPUINFO_ARM);
         assert_eq!(c.logical, 2);
-        assert_eq!(c.model.as_deref(), Some("BCM2835"));
+        assert_eq!(c.model, None);
         assert_eq!(c.physical_cores, None);
         assert_eq!(c.max_mhz, None);
-        assert_eq!(parse_cpuinfo(""), CpuInfo::default());
-        assert_eq!(parse_cpuinfo(":::\n\0\nprocessor").logical, 0);
+        let c = cpuinfo(CPUINFO_PPC);
+        assert_eq!(c.logical, 2);
+        assert_eq!(
+            c.model.as_deref(),
+            Some("POWER9 (architected), altivec supported")
+        );
+        // One CPU: procfs files its `processor` line among the common fields.
+        assert_eq!(cpuinfo("processor\t: 0\nmodel name\t: X\n").logical, 1);
+        assert_eq!(cpuinfo(""), CpuInfo::default());
     }
 
     #[test]
@@ -1009,19 +1061,6 @@ mod tests {
     }
 
     #[test]
-    fn limits() {
-        let text = "Limit                     Soft Limit           Hard Limit           Units     \n\
-            Max cpu time              unlimited            unlimited            seconds   \n\
-            Max open files            1024                 524288               files     \n";
-        assert_eq!(parse_nofile_limits(text), Some((1024, 524288)));
-        let unl = "Max open files            unlimited            unlimited            files\n";
-        assert_eq!(parse_nofile_limits(unl), Some((u64::MAX, u64::MAX)));
-        assert_eq!(parse_nofile_limits("Max open files  12\n"), None);
-        assert_eq!(parse_nofile_limits("Max open files  x y\n"), None);
-        assert_eq!(parse_nofile_limits(""), None);
-    }
-
-    #[test]
     fn os_release() {
         let deb = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\n\
                    VERSION_ID=\"12\"\n";
@@ -1041,12 +1080,12 @@ mod tests {
 
     #[test]
     fn loadavg() {
-        assert_eq!(
-            parse_loadavg("0.44 0.87 0.50 1/142 11115\n"),
-            Some([0.44, 0.87, 0.50])
-        );
-        assert_eq!(parse_loadavg("0.44 x"), None);
-        assert_eq!(parse_loadavg(""), None);
+        let l = LoadAverage::from_read("0.44 0.87 0.50 1/142 11115\n".as_bytes()).unwrap();
+        assert_eq!(load_average(&l), [0.44, 0.87, 0.50]);
+    }
+
+    fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
+        MountEntry::from_procfs(&MountInfo::from_line(line).ok()?)
     }
 
     #[test]
@@ -1098,29 +1137,29 @@ mod tests {
         assert_eq!(find_mount(&[], Path::new("/")), None);
     }
 
-    fn table(rows: &[(u32, u64, &str, u64)]) -> HashMap<(u32, u64), (String, u64)> {
+    fn table(rows: &[(u32, u64, &str, f64)]) -> HashMap<(u32, u64), (String, f64)> {
         rows.iter()
-            .map(|(pid, start, name, ticks)| ((*pid, *start), (name.to_string(), *ticks)))
+            .map(|(pid, start, name, cpu_s)| ((*pid, *start), (name.to_string(), *cpu_s)))
             .collect()
     }
 
     #[test]
     fn busy_process_selection() {
         let before = table(&[
-            (1, 1, "idle", 10),
-            (2, 5, "hog", 100),
-            (3, 7, "me", 0),
-            (4, 9, "old", 0),
+            (1, 1, "idle", 0.10),
+            (2, 5, "hog", 1.0),
+            (3, 7, "me", 0.0),
+            (4, 9, "old", 0.0),
         ]);
         let after = table(&[
-            (1, 1, "idle", 11),
-            (2, 5, "hog", 150),
-            (3, 7, "me", 100),
-            (4, 10, "reused", 500),
-            (5, 11, "new", 500),
+            (1, 1, "idle", 0.11),
+            (2, 5, "hog", 1.5),
+            (3, 7, "me", 1.0),
+            (4, 10, "reused", 5.0),
+            (5, 11, "new", 5.0),
         ]);
-        // 0.5 s window: hog used 50 ticks = 0.5 s = 100 %; idle 2 %; me is excluded; a reused
-        // pid and a new process have no baseline.
+        // 0.5 s window: hog used 0.5 s = 100 %; idle 2 %; me is excluded; a reused pid and a
+        // new process have no baseline.
         let busy = busy_processes(&before, &after, 0.5, 3);
         assert_eq!(
             busy,

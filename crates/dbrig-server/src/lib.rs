@@ -13,9 +13,11 @@
 //!   other parameters, data snapshots, clean stop, no orphan processes (also when dbrig is
 //!   SIGKILLed), NUMA interleaving, read-only starts, restart detection.
 //!
-//! Contract: Linux facts are read from `/proc` and `/sys` without libc (`unsafe` is forbidden),
-//! and reading never fails a run: unknown facts are `None`. This crate must not depend on
-//! workloads, the result store or reports; they depend on it (or on its serialised types).
+//! Contract: Linux facts are read from `/proc` (parsed by the `procfs` crate), `/sys` and
+//! system calls through rustix, without libc and without `unsafe` of our own (it is
+//! forbidden), and reading never fails a run: unknown facts are `None`. This crate must not
+//! depend on workloads, the result store or reports; they depend on it (or on its serialised
+//! types).
 
 pub mod host;
 pub mod managed;

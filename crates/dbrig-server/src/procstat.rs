@@ -1,95 +1,35 @@
 //! OS statistics: per-process CPU and memory, system-wide CPU, memory and disk counters, and a
 //! background sampler that turns pairs of snapshots into rates for the report's time series.
 //!
-//! Everything is read from `/proc` text files (no libc: the workspace forbids `unsafe`). The
-//! parsers take `&str` so they are unit-tested with fixtures and never panic on odd input: a
-//! field that does not parse is treated as missing.
+//! The `/proc` files are parsed by the `procfs` crate, which also gives the kernel's real
+//! clock-tick rate for the `stat` files' tick counts (`procfs::ticks_per_second()`: the
+//! `AT_CLKTCK` the kernel hands every process, what `sysconf(_SC_CLK_TCK)` returns, read by
+//! rustix without `unsafe` of ours). Reading never fails a trial: a file that cannot be read
+//! or parsed gives zeros (system counters) or `None` (a process).
 
-use std::collections::BTreeMap;
-use std::fs;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use procfs::process::Process;
+use procfs::{Current, CurrentSI, DiskStat, KernelStats, Meminfo};
 use serde::{Deserialize, Serialize};
-
-/// Clock ticks per second used by `/proc/<pid>/stat` and `/proc/stat` (`USER_HZ`).
-///
-/// Reading the real value needs `sysconf(_SC_CLK_TCK)` (libc, i.e. `unsafe`) or spawning
-/// `getconf`. `USER_HZ` is part of the kernel's user-space ABI and is 100 on every architecture
-/// dbrig targets (x86, x86_64, arm64, riscv, ppc64), independent of the kernel's internal `HZ`,
-/// so we assume 100. System-wide percentages do not depend on it (they are ratios of ticks).
-pub const CLOCK_TICKS_PER_SEC: u64 = 100;
 
 /// `/proc/diskstats` always counts 512-byte sectors, whatever the device's real sector size.
 const DISKSTATS_SECTOR_BYTES: u64 = 512;
 
 // ---------------------------------------------------------------------------------------------
-// /proc/<pid>/stat and /proc/<pid>/status
+// One process
 // ---------------------------------------------------------------------------------------------
 
-/// The fields dbrig needs from one `/proc/<pid>/stat` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PidStat {
-    pub pid: u32,
-    /// The command name (`comm`, at most 15 bytes, may contain spaces and parentheses).
-    pub comm: String,
-    pub utime_ticks: u64,
-    pub stime_ticks: u64,
-    /// Start time after boot in clock ticks: with `pid` it identifies a process across pid reuse.
-    pub start_ticks: u64,
+/// The process `pid`, if it exists (pids above `i32::MAX` do not).
+pub(crate) fn process(pid: u32) -> Option<Process> {
+    Process::new(i32::try_from(pid).ok()?).ok()
 }
 
-impl PidStat {
-    /// User plus system CPU time in clock ticks.
-    pub fn cpu_ticks(&self) -> u64 {
-        self.utime_ticks.saturating_add(self.stime_ticks)
-    }
-}
-
-/// Parses a `/proc/<pid>/stat` line.
-///
-/// `comm` is wrapped in parentheses and may itself contain `)` and spaces, so the numeric
-/// fields are taken after the *last* `)`.
-pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    if close < open {
-        return None;
-    }
-    let pid = text[..open].trim().parse().ok()?;
-    let comm = text[open + 1..close].to_string();
-    // Fields after comm start with field 3 (state); utime is field 14, stime 15, starttime 22.
-    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    let field = |n: usize| rest.get(n - 3).and_then(|s| s.parse::<u64>().ok());
-    Some(PidStat {
-        pid,
-        comm,
-        utime_ticks: field(14)?,
-        stime_ticks: field(15)?,
-        start_ticks: field(22)?,
-    })
-}
-
-/// Parses `Key:   123 kB` lines (the shape of `/proc/meminfo` and `/proc/<pid>/status`) into
-/// bytes. Lines without a number are skipped; values without a `kB` unit are kept as is.
-pub fn parse_kb_lines(text: &str) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let Some((key, rest)) = line.split_once(':') else {
-            continue;
-        };
-        let mut parts = rest.split_whitespace();
-        let Some(value) = parts.next().and_then(|v| v.parse::<u64>().ok()) else {
-            continue;
-        };
-        let bytes = match parts.next() {
-            Some(unit) if unit.eq_ignore_ascii_case("kb") => value.saturating_mul(1024),
-            _ => value,
-        };
-        out.insert(key.trim().to_string(), bytes);
-    }
-    out
+/// Clock ticks (`utime`, `stime` of `/proc/<pid>/stat`) in seconds at `ticks_per_s`.
+pub(crate) fn ticks_to_s(ticks: u64, ticks_per_s: u64) -> f64 {
+    ticks as f64 / ticks_per_s.max(1) as f64
 }
 
 /// CPU time and memory of one process, as seen by the kernel.
@@ -108,37 +48,42 @@ pub struct ProcessUsage {
 impl ProcessUsage {
     /// Usage of process `pid`; `None` when it does not exist (or its files are unreadable).
     pub fn of_pid(pid: u32) -> Option<ProcessUsage> {
-        Self::read(&format!("/proc/{pid}"))
+        Self::read(&process(pid)?)
     }
 
     /// Usage of the calling process.
     pub fn of_self() -> Option<ProcessUsage> {
-        Self::read("/proc/self")
+        Self::read(&Process::myself().ok()?)
     }
 
-    fn read(dir: &str) -> Option<ProcessUsage> {
-        let stat = parse_pid_stat(&fs::read_to_string(format!("{dir}/stat")).ok()?)?;
+    fn read(p: &Process) -> Option<ProcessUsage> {
+        let stat = p.stat().ok()?;
         // status may be unreadable for another user's process while stat is not: keep the CPU.
-        let status = fs::read_to_string(format!("{dir}/status"))
-            .map(|s| parse_kb_lines(&s))
-            .unwrap_or_default();
-        Some(Self::from_parts(&stat, &status))
+        let status = p.status().ok();
+        Some(Self::from_counters(
+            (stat.utime, stat.stime),
+            procfs::ticks_per_second(),
+            status.as_ref().and_then(|s| s.vmrss),
+            status.as_ref().and_then(|s| s.vmhwm),
+        ))
     }
 
-    /// Combines a parsed `stat` line and parsed `status` lines.
-    pub fn from_parts(stat: &PidStat, status: &BTreeMap<String, u64>) -> ProcessUsage {
-        let rss = status.get("VmRSS").copied().unwrap_or(0);
+    /// From user and system CPU ticks at `ticks_per_s`, and `VmRSS`/`VmHWM` in KiB (as the
+    /// kernel's `status` file reports them).
+    pub fn from_counters(
+        (utime, stime): (u64, u64),
+        ticks_per_s: u64,
+        vm_rss_kib: Option<u64>,
+        vm_hwm_kib: Option<u64>,
+    ) -> ProcessUsage {
+        let rss = vm_rss_kib.unwrap_or(0).saturating_mul(1024);
         ProcessUsage {
-            user_s: ticks_to_s(stat.utime_ticks),
-            system_s: ticks_to_s(stat.stime_ticks),
+            user_s: ticks_to_s(utime, ticks_per_s),
+            system_s: ticks_to_s(stime, ticks_per_s),
             rss_bytes: rss,
-            peak_rss_bytes: status.get("VmHWM").copied().unwrap_or(rss),
+            peak_rss_bytes: vm_hwm_kib.map_or(rss, |k| k.saturating_mul(1024)),
         }
     }
-}
-
-fn ticks_to_s(ticks: u64) -> f64 {
-    ticks as f64 / CLOCK_TICKS_PER_SEC as f64
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,32 +122,20 @@ impl CpuTimes {
     }
 }
 
-/// Parses the aggregate `cpu` line of `/proc/stat`. Old kernels have fewer columns; missing
-/// ones are 0.
-pub fn parse_proc_stat_cpu(text: &str) -> Option<CpuTimes> {
-    let line = text.lines().find(|l| {
-        let mut it = l.split_whitespace();
-        it.next() == Some("cpu")
-    })?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|s| s.parse().unwrap_or(0))
-        .collect();
-    if v.len() < 4 {
-        return None;
+impl From<&procfs::CpuTime> for CpuTimes {
+    /// Columns that old kernels lack are 0.
+    fn from(c: &procfs::CpuTime) -> Self {
+        CpuTimes {
+            user: c.user,
+            nice: c.nice,
+            system: c.system,
+            idle: c.idle,
+            iowait: c.iowait.unwrap_or(0),
+            irq: c.irq.unwrap_or(0),
+            softirq: c.softirq.unwrap_or(0),
+            steal: c.steal.unwrap_or(0),
+        }
     }
-    let at = |i: usize| v.get(i).copied().unwrap_or(0);
-    Some(CpuTimes {
-        user: at(0),
-        nice: at(1),
-        system: at(2),
-        idle: at(3),
-        iowait: at(4),
-        irq: at(5),
-        softirq: at(6),
-        steal: at(7),
-    })
 }
 
 /// Sectors read and written, summed over the devices `count_device` accepts.
@@ -212,22 +145,17 @@ pub struct DiskTotals {
     pub sectors_written: u64,
 }
 
-/// Parses `/proc/diskstats`, summing sectors read (column 6) and written (column 10) of the
-/// devices for which `count_device(name)` is true. Malformed lines are skipped.
-pub fn parse_diskstats(text: &str, count_device: impl Fn(&str) -> bool) -> DiskTotals {
-    let mut totals = DiskTotals::default();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 10 || !count_device(f[2]) {
-            continue;
-        }
-        let (Ok(read), Ok(written)) = (f[5].parse::<u64>(), f[9].parse::<u64>()) else {
-            continue;
-        };
-        totals.sectors_read = totals.sectors_read.saturating_add(read);
-        totals.sectors_written = totals.sectors_written.saturating_add(written);
+impl DiskTotals {
+    /// Sums the `/proc/diskstats` entries of the devices for which `count_device(name)` is true.
+    pub(crate) fn of(stats: &[DiskStat], count_device: impl Fn(&str) -> bool) -> DiskTotals {
+        stats
+            .iter()
+            .filter(|d| count_device(&d.name))
+            .fold(DiskTotals::default(), |t, d| DiskTotals {
+                sectors_read: t.sectors_read.saturating_add(d.sectors_read),
+                sectors_written: t.sectors_written.saturating_add(d.sectors_written),
+            })
     }
-    totals
 }
 
 /// Whether a device name is a partition, judged by its name alone (used when `/sys/block`,
@@ -269,29 +197,34 @@ pub fn is_counted_disk(name: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProcessSnapshot {
     pub pid: u32,
+    /// Start time after boot in clock ticks: with `pid` it identifies a process across pid
+    /// reuse.
     pub start_ticks: u64,
-    pub cpu_ticks: u64,
+    /// User plus system CPU seconds since the process started.
+    pub cpu_s: f64,
     pub rss_bytes: u64,
 }
 
 impl ProcessSnapshot {
     /// Reads process `pid`; `None` when it is gone.
     pub fn read(pid: u32) -> Option<ProcessSnapshot> {
-        let stat = parse_pid_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
-        let status = fs::read_to_string(format!("/proc/{pid}/status"))
-            .map(|s| parse_kb_lines(&s))
-            .unwrap_or_default();
+        let p = process(pid)?;
+        let stat = p.stat().ok()?;
+        let rss_kib = p.status().ok().and_then(|s| s.vmrss).unwrap_or(0);
         Some(ProcessSnapshot {
             pid,
-            start_ticks: stat.start_ticks,
-            cpu_ticks: stat.cpu_ticks(),
-            rss_bytes: status.get("VmRSS").copied().unwrap_or(0),
+            start_ticks: stat.starttime,
+            cpu_s: ticks_to_s(
+                stat.utime.saturating_add(stat.stime),
+                procfs::ticks_per_second(),
+            ),
+            rss_bytes: rss_kib.saturating_mul(1024),
         })
     }
 }
 
 /// System counters (and optionally one process's) at one instant. Counters are cumulative;
-/// rates come from the difference of two snapshots ([`OsSample::between`]).
+/// rates come from the difference of two snapshots ([`sample_between`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SystemSnapshot {
     pub at: Instant,
@@ -307,21 +240,18 @@ impl SystemSnapshot {
     /// Unreadable files give zeros (the samples then show 0 rather than aborting a trial).
     pub fn read(pid: Option<u32>) -> SystemSnapshot {
         let at = Instant::now();
-        let cpu = fs::read_to_string("/proc/stat")
-            .ok()
-            .and_then(|s| parse_proc_stat_cpu(&s))
+        let cpu = KernelStats::current()
+            .map(|k| CpuTimes::from(&k.total))
             .unwrap_or_default();
-        let mem = fs::read_to_string("/proc/meminfo")
-            .map(|s| parse_kb_lines(&s))
-            .unwrap_or_default();
-        let disk = fs::read_to_string("/proc/diskstats")
-            .map(|s| parse_diskstats(&s, is_counted_disk))
+        let mem = Meminfo::current().ok();
+        let disk = procfs::diskstats()
+            .map(|d| DiskTotals::of(&d, is_counted_disk))
             .unwrap_or_default();
         SystemSnapshot {
             at,
             cpu,
-            mem_total_bytes: mem.get("MemTotal").copied().unwrap_or(0),
-            mem_available_bytes: mem_available(&mem),
+            mem_total_bytes: mem.as_ref().map_or(0, |m| m.mem_total),
+            mem_available_bytes: mem.as_ref().map_or(0, mem_available),
             disk,
             process: pid.and_then(ProcessSnapshot::read),
         }
@@ -329,85 +259,61 @@ impl SystemSnapshot {
 }
 
 /// `MemAvailable` (Linux ≥ 3.14), else the classic estimate free + buffers + cached.
-pub(crate) fn mem_available(mem: &BTreeMap<String, u64>) -> u64 {
-    mem.get("MemAvailable").copied().unwrap_or_else(|| {
-        ["MemFree", "Buffers", "Cached"]
-            .iter()
-            .filter_map(|k| mem.get(*k))
-            .sum()
+pub(crate) fn mem_available(mem: &Meminfo) -> u64 {
+    mem.mem_available.unwrap_or_else(|| {
+        mem.mem_free
+            .saturating_add(mem.buffers)
+            .saturating_add(mem.cached)
     })
 }
 
-/// OS statistics over one sampling interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OsSample {
-    /// End of the interval, seconds since the sampler started.
-    pub t_s: f64,
-    /// Share of all CPUs' time in user mode (including nice), 0–100.
-    pub cpu_user_pct: f64,
-    /// Share in kernel mode (including hard and soft interrupts), 0–100.
-    pub cpu_system_pct: f64,
-    /// Share idle while waiting for I/O, 0–100.
-    pub cpu_iowait_pct: f64,
-    /// Share idle, 0–100. The four shares plus steal sum to 100.
-    pub cpu_idle_pct: f64,
-    pub disk_read_bytes_ps: f64,
-    pub disk_write_bytes_ps: f64,
-    /// Total minus available memory at the end of the interval.
-    pub mem_used_bytes: u64,
-    pub mem_available_bytes: u64,
-    /// The sampled process's CPU in percent of *one* CPU (like `top`: 250 = two and a half
-    /// CPUs busy); `None` without a process or when it was gone or replaced.
-    pub process_cpu_pct: Option<f64>,
-    pub process_rss_bytes: Option<u64>,
-}
+/// OS statistics over one sampling interval: the stored type (`dbrig_core::results`), made
+/// here from two snapshots ([`sample_between`]).
+pub use dbrig_core::results::OsSample;
 
-impl OsSample {
-    /// The sample for the interval from `prev` to `cur`, stamped `t_s`. Counters that go
-    /// backwards (iowait can, on some kernels) count as zero.
-    pub fn between(prev: &SystemSnapshot, cur: &SystemSnapshot, t_s: f64) -> OsSample {
-        let d = |a: u64, b: u64| b.saturating_sub(a) as f64;
-        let (p, c) = (&prev.cpu, &cur.cpu);
-        let user = d(p.user, c.user) + d(p.nice, c.nice);
-        let system = d(p.system, c.system) + d(p.irq, c.irq) + d(p.softirq, c.softirq);
-        let iowait = d(p.iowait, c.iowait);
-        let idle = d(p.idle, c.idle);
-        let total = user + system + iowait + idle + d(p.steal, c.steal);
-        let pct = |x: f64| {
-            if total > 0.0 {
-                (100.0 * x / total).clamp(0.0, 100.0)
-            } else {
-                0.0
-            }
-        };
-        let elapsed = cur.at.saturating_duration_since(prev.at).as_secs_f64();
-        let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
-
-        let process = match (&prev.process, &cur.process) {
-            (Some(a), Some(b)) if a.pid == b.pid && a.start_ticks == b.start_ticks => Some(b),
-            _ => None,
-        };
-        let process_cpu_pct = process
-            .zip(prev.process.as_ref())
-            .map(|(b, a)| per_s(100.0 * ticks_to_s(b.cpu_ticks.saturating_sub(a.cpu_ticks))));
-        OsSample {
-            t_s,
-            cpu_user_pct: pct(user),
-            cpu_system_pct: pct(system),
-            cpu_iowait_pct: pct(iowait),
-            cpu_idle_pct: pct(idle),
-            disk_read_bytes_ps: per_s(
-                d(prev.disk.sectors_read, cur.disk.sectors_read) * DISKSTATS_SECTOR_BYTES as f64,
-            ),
-            disk_write_bytes_ps: per_s(
-                d(prev.disk.sectors_written, cur.disk.sectors_written)
-                    * DISKSTATS_SECTOR_BYTES as f64,
-            ),
-            mem_used_bytes: cur.mem_total_bytes.saturating_sub(cur.mem_available_bytes),
-            mem_available_bytes: cur.mem_available_bytes,
-            process_cpu_pct,
-            process_rss_bytes: cur.process.as_ref().map(|p| p.rss_bytes),
+/// The sample for the interval from `prev` to `cur`, stamped `t_s`. Counters that go
+/// backwards (iowait can, on some kernels) count as zero.
+pub fn sample_between(prev: &SystemSnapshot, cur: &SystemSnapshot, t_s: f64) -> OsSample {
+    let d = |a: u64, b: u64| b.saturating_sub(a) as f64;
+    let (p, c) = (&prev.cpu, &cur.cpu);
+    let user = d(p.user, c.user) + d(p.nice, c.nice);
+    let system = d(p.system, c.system) + d(p.irq, c.irq) + d(p.softirq, c.softirq);
+    let iowait = d(p.iowait, c.iowait);
+    let idle = d(p.idle, c.idle);
+    let total = user + system + iowait + idle + d(p.steal, c.steal);
+    let pct = |x: f64| {
+        if total > 0.0 {
+            (100.0 * x / total).clamp(0.0, 100.0)
+        } else {
+            0.0
         }
+    };
+    let elapsed = cur.at.saturating_duration_since(prev.at).as_secs_f64();
+    let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
+
+    let process = match (&prev.process, &cur.process) {
+        (Some(a), Some(b)) if a.pid == b.pid && a.start_ticks == b.start_ticks => Some(b),
+        _ => None,
+    };
+    let process_cpu_pct = process
+        .zip(prev.process.as_ref())
+        .map(|(b, a)| per_s(100.0 * (b.cpu_s - a.cpu_s).max(0.0)));
+    OsSample {
+        t_s,
+        cpu_user_pct: pct(user),
+        cpu_system_pct: pct(system),
+        cpu_iowait_pct: pct(iowait),
+        cpu_idle_pct: pct(idle),
+        disk_read_bytes_ps: per_s(
+            d(prev.disk.sectors_read, cur.disk.sectors_read) * DISKSTATS_SECTOR_BYTES as f64,
+        ),
+        disk_write_bytes_ps: per_s(
+            d(prev.disk.sectors_written, cur.disk.sectors_written) * DISKSTATS_SECTOR_BYTES as f64,
+        ),
+        mem_used_bytes: cur.mem_total_bytes.saturating_sub(cur.mem_available_bytes),
+        mem_available_bytes: cur.mem_available_bytes,
+        process_cpu_pct,
+        process_rss_bytes: cur.process.as_ref().map(|p| p.rss_bytes),
     }
 }
 
@@ -446,7 +352,7 @@ impl OsSampler {
                         Err(RecvTimeoutError::Timeout) => {
                             let cur = SystemSnapshot::read(pid);
                             let t = cur.at.duration_since(origin).as_secs_f64();
-                            samples.push(OsSample::between(&prev, &cur, t));
+                            samples.push(sample_between(&prev, &cur, t));
                             prev = cur;
                             // If reading was slower than the interval, skip missed grid points.
                             let elapsed = prev.at.duration_since(origin);
@@ -458,7 +364,7 @@ impl OsSampler {
                             let cur = SystemSnapshot::read(pid);
                             if cur.at.duration_since(prev.at) >= interval / 2 {
                                 let t = cur.at.duration_since(origin).as_secs_f64();
-                                samples.push(OsSample::between(&prev, &cur, t));
+                                samples.push(sample_between(&prev, &cur, t));
                             }
                             return samples;
                         }
@@ -499,90 +405,85 @@ impl Drop for OsSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const STAT_LINE: &str = "11183 (my (odd) name) R 11171 11171 9750 0 -1 4194304 100 0 0 0 \
-        250 75 0 0 20 0 1 0 73963 3133440 386 18446744073709551615 0 0 0";
+    use procfs::{FromBufRead, FromBufReadSI};
 
     #[test]
-    fn pid_stat_handles_parentheses_in_comm() {
-        let s = parse_pid_stat(STAT_LINE).unwrap();
-        assert_eq!(s.pid, 11183);
-        assert_eq!(s.comm, "my (odd) name");
-        assert_eq!((s.utime_ticks, s.stime_ticks), (250, 75));
-        assert_eq!(s.start_ticks, 73963);
-        assert_eq!(s.cpu_ticks(), 325);
-    }
-
-    #[test]
-    fn pid_stat_rejects_garbage() {
-        for bad in [
-            "",
-            "123",
-            "x (a) R 1 2",
-            "12 (a) R",
-            ")(",
-            "12 (a) R 1 2 3 4 5 6 7 8 9 x y",
-        ] {
-            assert_eq!(parse_pid_stat(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn status_and_usage() {
-        let status = "Name:\tpostgres\nVmHWM:\t   20480 kB\nVmRSS:\t    10240 kB\nThreads:\t4\n\
-                      Cpus_allowed:\tff\nbogus line\n";
-        let m = parse_kb_lines(status);
-        assert_eq!(m["VmRSS"], 10 * 1024 * 1024);
-        assert_eq!(m["VmHWM"], 20 * 1024 * 1024);
-        assert_eq!(m["Threads"], 4);
-        assert!(!m.contains_key("Name"));
-        let u = ProcessUsage::from_parts(&parse_pid_stat(STAT_LINE).unwrap(), &m);
+    fn usage_from_counters_uses_the_tick_rate() {
+        let u = ProcessUsage::from_counters((250, 75), 100, Some(10240), Some(20480));
         assert_eq!(u.user_s, 2.5);
         assert_eq!(u.system_s, 0.75);
         assert_eq!(u.rss_bytes, 10 * 1024 * 1024);
         assert_eq!(u.peak_rss_bytes, 20 * 1024 * 1024);
+        // A kernel with another USER_HZ: the same ticks are fewer seconds.
+        let u = ProcessUsage::from_counters((250, 75), 250, None, None);
+        assert_eq!((u.user_s, u.system_s), (1.0, 0.3));
+        assert_eq!((u.rss_bytes, u.peak_rss_bytes), (0, 0));
+        // No VmHWM: the peak is at least the current RSS.
+        let u = ProcessUsage::from_counters((0, 0), 100, Some(4), None);
+        assert_eq!(u.peak_rss_bytes, 4096);
     }
 
+    /// The fields procfs requires in /proc/meminfo (present on every kernel since 2.6).
+    const MEMINFO_REST: &str = "SwapCached: 0 kB\nActive: 1 kB\nInactive: 1 kB\n\
+        SwapTotal: 0 kB\nSwapFree: 0 kB\nDirty: 0 kB\nWriteback: 0 kB\nMapped: 1 kB\n\
+        Slab: 1 kB\nCommitted_AS: 1 kB\nVmallocTotal: 1 kB\nVmallocUsed: 0 kB\n\
+        VmallocChunk: 0 kB\nHugePages_Total:       0\n";
+
     #[test]
-    fn meminfo() {
-        let text = "MemTotal:       24684096 kB\nMemFree:        23510612 kB\n\
-                    MemAvailable:   24073880 kB\nSwapTotal:     0 kB\nHugePages_Total:       0\n";
-        let m = parse_kb_lines(text);
-        assert_eq!(m["MemTotal"], 24684096 * 1024);
+    fn meminfo_in_bytes_and_old_kernels() {
+        let text = format!(
+            "MemTotal:       24684096 kB\nMemFree:        23510612 kB\n\
+             MemAvailable:   24073880 kB\nBuffers: 2 kB\nCached: 3 kB\n{MEMINFO_REST}"
+        );
+        let m = Meminfo::from_buf_read(text.as_bytes()).unwrap();
+        assert_eq!(m.mem_total, 24684096 * 1024);
         assert_eq!(mem_available(&m), 24073880 * 1024);
-        assert_eq!(m["HugePages_Total"], 0);
-        let old = parse_kb_lines("MemFree: 1 kB\nBuffers: 2 kB\nCached: 3 kB\n");
+        let old =
+            format!("MemTotal: 9 kB\nMemFree: 1 kB\nBuffers: 2 kB\nCached: 3 kB\n{MEMINFO_REST}");
+        let old = Meminfo::from_buf_read(old.as_bytes()).unwrap();
         assert_eq!(mem_available(&old), 6 * 1024);
+        // This machine's, against the file itself.
+        let raw = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let kib = raw
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().strip_suffix(" kB"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap();
+        assert_eq!(Meminfo::current().unwrap().mem_total, kib * 1024);
     }
 
     #[test]
     fn proc_stat_cpu_line() {
+        let si = procfs::current_system_info();
         let text = "cpu  49751 10 9485 84674 1030 3 231 2801 7 0\n\
-                    cpu0 1 2 3 4 5 6 7 8 9 0\nintr 12345\n";
-        let c = parse_proc_stat_cpu(text).unwrap();
+                    cpu0 1 2 3 4 5 6 7 8 9 0\nintr 12345\nctxt 1\nbtime 1\nprocesses 1\n";
+        let k = KernelStats::from_buf_read(text.as_bytes(), si).unwrap();
+        let c = CpuTimes::from(&k.total);
         assert_eq!(c.user, 49751);
         assert_eq!(c.nice, 10);
         assert_eq!(c.idle, 84674);
         assert_eq!(c.steal, 2801);
         assert_eq!(c.total(), 49751 + 10 + 9485 + 84674 + 1030 + 3 + 231 + 2801);
         // Old four-column kernels.
-        assert_eq!(parse_proc_stat_cpu("cpu 1 2 3 4\n").unwrap().iowait, 0);
-        assert_eq!(parse_proc_stat_cpu("cpu0 1 2 3 4\n"), None);
-        assert_eq!(parse_proc_stat_cpu("cpu 1 2\n"), None);
-        assert_eq!(parse_proc_stat_cpu(""), None);
+        let old = "cpu 1 2 3 4\nctxt 1\nbtime 1\nprocesses 1\n";
+        let k = KernelStats::from_buf_read(old.as_bytes(), si).unwrap();
+        assert_eq!(CpuTimes::from(&k.total).iowait, 0);
     }
 
     #[test]
     fn diskstats_sums_whole_disks() {
         let text = "   7       0 loop0 5 0 100 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
-                    254       0 vda 41015 7578 3904138 64188 28302 31807 4093624 20961 0 17336\n\
-                    254       1 vda1 40000 7000 3900000 64000 28000 31000 4093000 20000 0 17000\n\
-                    259       0 nvme0n1 1 0 1000 0 1 0 2000 0 0 0\n\
-                    259       1 nvme0n1p1 1 0 1000 0 1 0 2000 0 0 0\n\
-                    253       0 dm-0 1 0 999 0 1 0 999 0 0 0\n\
-                    short line\n\
-                    8 0 sda x 0 y 0 0 0 z\n";
-        let t = parse_diskstats(text, |n| {
+                    254       0 vda 41015 7578 3904138 64188 28302 31807 4093624 20961 0 17336 85150\n\
+                    254       1 vda1 40000 7000 3900000 64000 28000 31000 4093000 20000 0 17000 85000\n\
+                    259       0 nvme0n1 1 0 1000 0 1 0 2000 0 0 0 0\n\
+                    259       1 nvme0n1p1 1 0 1000 0 1 0 2000 0 0 0 0\n\
+                    253       0 dm-0 1 0 999 0 1 0 999 0 0 0 0\n";
+        let stats: Vec<DiskStat> = text
+            .lines()
+            .map(|l| DiskStat::from_line(l).unwrap())
+            .collect();
+        let t = DiskTotals::of(&stats, |n| {
             !["loop", "ram", "zram", "dm-", "md"]
                 .iter()
                 .any(|p| n.starts_with(p))
@@ -590,6 +491,8 @@ mod tests {
         });
         assert_eq!(t.sectors_read, 3904138 + 1000);
         assert_eq!(t.sectors_written, 4093624 + 2000);
+        // This machine's file parses.
+        assert!(procfs::diskstats().is_ok());
     }
 
     #[test]
@@ -620,7 +523,7 @@ mod tests {
         at: Instant,
         cpu: CpuTimes,
         disk: (u64, u64),
-        proc_: Option<(u64, u64)>,
+        proc_: Option<(u64, f64)>,
     ) -> SystemSnapshot {
         SystemSnapshot {
             at,
@@ -631,10 +534,10 @@ mod tests {
                 sectors_read: disk.0,
                 sectors_written: disk.1,
             },
-            process: proc_.map(|(start, ticks)| ProcessSnapshot {
+            process: proc_.map(|(start, cpu_s)| ProcessSnapshot {
                 pid: 7,
                 start_ticks: start,
-                cpu_ticks: ticks,
+                cpu_s,
                 rss_bytes: 4096,
             }),
         }
@@ -644,7 +547,7 @@ mod tests {
     fn sample_between_snapshots() {
         let t0 = Instant::now();
         let t1 = t0 + Duration::from_secs(2);
-        let a = snap(t0, CpuTimes::default(), (0, 0), Some((5, 100)));
+        let a = snap(t0, CpuTimes::default(), (0, 0), Some((5, 1.0)));
         let cpu = CpuTimes {
             user: 30,
             nice: 10,
@@ -655,8 +558,8 @@ mod tests {
             softirq: 3,
             steal: 0,
         };
-        let b = snap(t1, cpu, (2048, 4096), Some((5, 400)));
-        let s = OsSample::between(&a, &b, 2.0);
+        let b = snap(t1, cpu, (2048, 4096), Some((5, 4.0)));
+        let s = sample_between(&a, &b, 2.0);
         assert_eq!(s.cpu_user_pct, 40.0);
         assert_eq!(s.cpu_system_pct, 15.0);
         assert_eq!(s.cpu_iowait_pct, 5.0);
@@ -664,17 +567,17 @@ mod tests {
         assert_eq!(s.disk_read_bytes_ps, 2048.0 * 512.0 / 2.0);
         assert_eq!(s.disk_write_bytes_ps, 4096.0 * 512.0 / 2.0);
         assert_eq!(s.mem_used_bytes, 600);
-        // 300 ticks = 3 s of CPU over 2 s = 150 % of one CPU.
+        // 3 s of CPU over 2 s = 150 % of one CPU.
         assert_eq!(s.process_cpu_pct, Some(150.0));
         assert_eq!(s.process_rss_bytes, Some(4096));
 
         // Replaced process (other start time), counters going backwards, zero interval.
-        let c = snap(t0, CpuTimes::default(), (0, 0), Some((6, 0)));
-        let s = OsSample::between(&b, &c, 2.0);
+        let c = snap(t0, CpuTimes::default(), (0, 0), Some((6, 0.0)));
+        let s = sample_between(&b, &c, 2.0);
         assert_eq!(s.process_cpu_pct, None);
         assert_eq!(s.cpu_user_pct, 0.0);
         assert_eq!(s.disk_read_bytes_ps, 0.0);
-        let s = OsSample::between(&a, &snap(t1, cpu, (0, 0), None), 2.0);
+        let s = sample_between(&a, &snap(t1, cpu, (0, 0), None), 2.0);
         assert_eq!((s.process_cpu_pct, s.process_rss_bytes), (None, None));
     }
 
@@ -687,6 +590,73 @@ mod tests {
         let me = ProcessUsage::of_pid(std::process::id()).unwrap();
         assert!(me.rss_bytes > 0);
         assert_eq!(ProcessUsage::of_pid(u32::MAX), None);
+    }
+
+    /// A child that spins for ~1.5 s: the CPU seconds from its `stat` ticks (converted at the
+    /// kernel's real tick rate) match the kernel's nanosecond run time (`schedstat`, which
+    /// does not depend on the tick rate), stay within wall-clock time, and the sampler's
+    /// per-interval percentages add up to them.
+    #[test]
+    fn busy_child_cpu_seconds_are_right() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let born = Instant::now();
+        let before = ProcessUsage::of_pid(pid).unwrap();
+        let before_at = Instant::now();
+        let sampler = OsSampler::start(Duration::from_millis(250), Some(pid));
+        std::thread::sleep(Duration::from_millis(1500));
+        let samples = sampler.stop();
+        let usage = ProcessUsage::of_pid(pid).unwrap();
+        let span = before_at.elapsed().as_secs_f64();
+        let run_ns = process(pid)
+            .unwrap()
+            .schedstat()
+            .ok()
+            .map(|s| s.sum_exec_runtime);
+        let wall = born.elapsed().as_secs_f64();
+        let _ = child.kill();
+        let _ = child.wait();
+
+        let cpu = usage.user_s + usage.system_s;
+        // At least a fifth of a CPU even on a loaded machine; never more than one CPU.
+        assert!(
+            cpu > 0.2 * wall && cpu <= wall + 0.02,
+            "{cpu} s CPU in {wall} s"
+        );
+        if let Some(ns) = run_ns {
+            let run = ns as f64 / 1e9;
+            assert!(
+                (cpu - run).abs() <= 0.03 + 0.05 * run,
+                "stat {cpu} s, schedstat {run} s"
+            );
+        }
+        assert!(usage.rss_bytes > 0 && usage.peak_rss_bytes >= usage.rss_bytes);
+
+        assert!(samples.len() >= 5, "{} samples", samples.len());
+        let mut prev_t = 0.0;
+        let mut sampled = 0.0;
+        for s in &samples {
+            let pct = s.process_cpu_pct.expect("the child was alive");
+            // One spinning thread: one CPU at most (plus a tick of rounding per interval).
+            assert!(
+                (0.0..=100.0 + 100.0 * 0.011 / (s.t_s - prev_t)).contains(&pct),
+                "{s:?}"
+            );
+            assert!(s.process_rss_bytes.unwrap() > 0);
+            sampled += pct / 100.0 * (s.t_s - prev_t);
+            prev_t = s.t_s;
+        }
+        // The samples cover less time than the two readings around them (the sampler drops a
+        // final interval shorter than half the interval): at most one CPU over the difference.
+        let during = cpu - (before.user_s + before.system_s);
+        let uncovered = span - prev_t;
+        assert!(
+            sampled <= during + 0.05 && sampled >= during - uncovered - 0.05,
+            "samples add up to {sampled} s, the process used {during} s ({uncovered} s uncovered)"
+        );
     }
 
     #[test]

@@ -406,4 +406,39 @@ fn bad_inputs() {
     assert!(!msg.contains('\n'), "one line: {msg}");
     assert!(!s.status().running);
     assert_no_process(s.data_dir());
+    // A crash is not a port conflict: one attempt only.
+    let starts = |log: &Path| {
+        std::fs::read_to_string(log)
+            .unwrap()
+            .matches("--- dbrig: starting")
+            .count()
+    };
+    assert_eq!(starts(&s.log_path()), 1);
+    let last = s.status().last_exit.unwrap();
+    assert!(!last.contains("port-conflict"), "{last}");
+
+    // A server whose port was taken (its log says so) is started again on another free port,
+    // up to three attempts in all, and the status says why the last one failed.
+    let mut d = def("busyport", Engine::Mariadb);
+    let busy = state.path().join("busybuild");
+    std::fs::create_dir_all(&busy).unwrap();
+    let server = busy.join("mariadbd");
+    std::fs::write(
+        &server,
+        "#!/bin/sh\necho \"[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: \
+         Address already in use\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    d.server_bin = Some(server);
+    d.init_bin = Some(script("mariadb-install-db", "exit 0"));
+    let mut s = ManagedServer::init(d, state.path()).unwrap();
+    let err = s.start(&Params::new()).unwrap_err();
+    assert!(matches!(err, ManagedError::StartFailed { .. }), "{err}");
+    assert!(err.to_string().contains("Address already in use"), "{err}");
+    assert_eq!(starts(&s.log_path()), 3);
+    let last = s.status().last_exit.unwrap();
+    assert!(last.ends_with(" (port-conflict)"), "{last}");
+    assert!(!s.status().running);
+    assert_no_process(s.data_dir());
 }

@@ -15,6 +15,7 @@
 //! password other than `***` ([`StoreError::UnredactedSecret`]) in case a caller forgot.
 
 mod error;
+mod legacy;
 mod migrate;
 mod model;
 mod secret;
@@ -24,8 +25,8 @@ mod time;
 pub use error::StoreError;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
-    CellId, CellRow, NewCell, NewRun, NewTrial, OsSamplePoint, RunId, RunKind, RunRow, RunStatus,
-    TrialId, TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
+    CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunKind, RunRow, RunStatus, TrialId,
+    TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
 };
 pub use store::Store;
 pub use time::{format_rfc3339, parse_rfc3339};

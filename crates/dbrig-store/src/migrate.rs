@@ -6,9 +6,19 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::StoreError;
 
+/// A migration step: its SQL, then (for a step that must read old rows into new types) a
+/// Rust conversion in the same transaction.
+type Convert = fn(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>;
+
 /// Migration `i` (0-based) takes the schema from version `i` to `i + 1`.
 /// Append only: released files are never edited.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_initial.sql")];
+const MIGRATIONS: &[(&str, Option<Convert>)] = &[
+    (include_str!("../migrations/0001_initial.sql"), None),
+    (
+        include_str!("../migrations/0002_typed_results.sql"),
+        Some(crate::legacy::convert_v1),
+    ),
+];
 
 /// The schema version this dbrig writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -61,7 +71,11 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         }
         let next = version + 1;
         let step = |tx: &rusqlite::Transaction<'_>| -> rusqlite::Result<()> {
-            tx.execute_batch(MIGRATIONS[version as usize])?;
+            let (sql, convert) = MIGRATIONS[version as usize];
+            tx.execute_batch(sql)?;
+            if let Some(convert) = convert {
+                convert(tx)?;
+            }
             tx.pragma_update(None, "user_version", next)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)
         };

@@ -5,6 +5,7 @@ use std::str::FromStr;
 use std::time::SystemTime;
 
 use dbrig_core::measure::RateReport;
+use dbrig_core::results::{ResultKind, TrialEnvironment, TrialResult};
 use dbrig_core::{KeyDistribution, LatencySummary, Measurements, QueryCounters};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
@@ -107,13 +108,17 @@ macro_rules! text_enum {
 pub struct UnknownValue(pub String);
 
 text_enum!(
-    /// Where a run is in its life: written `running` first, then closed.
+    /// Where a run is in its life: written `running` first, then closed `done`, `failed` or
+    /// `interrupted`. `abandoned` is never written: it is how a run still marked `running`
+    /// reads back when the process that wrote it is gone (killed, or the machine died).
     RunStatus {
         Running = "running",
         Done = "done",
         Failed = "failed",
         /// Stopped by Ctrl-C / SIGTERM, or found still `running` after its process was gone.
         Interrupted = "interrupted",
+        /// Marked `running`, but its process is gone.
+        Abandoned = "abandoned",
     }
 );
 
@@ -136,40 +141,34 @@ impl TrialStatus {
     }
 }
 
-/// What kind of invocation a run was. Stored as text; kinds written by a newer dbrig come
-/// back as [`RunKind::Other`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum RunKind {
-    /// `dbrig run <workload> …`
-    Workload,
-    /// A plan of many cells.
-    Plan,
-    Other(String),
-}
-
-impl RunKind {
-    pub fn as_str(&self) -> &str {
-        match self {
-            RunKind::Workload => "workload",
-            RunKind::Plan => "plan",
-            RunKind::Other(s) => s,
-        }
+text_enum!(
+    /// What kind of invocation a run was: a plan, or the one-cell plan of a single measuring
+    /// command (named after the kind it measures). A closed set: every kind a report shows.
+    RunKind {
+        /// `dbrig run PLAN.toml`: a plan of many cells.
+        Plan = "plan",
+        /// `dbrig run WORKLOAD`
+        Oltp = "oltp",
+        /// `dbrig micro …`
+        Micro = "micro",
+        /// `dbrig tpch power`
+        TpchPower = "tpch_power",
+        /// `dbrig tpch throughput`
+        TpchThroughput = "tpch_throughput",
+        /// `dbrig perfrun`
+        Perfrun = "perfrun",
     }
-}
+);
 
-impl From<&str> for RunKind {
-    fn from(s: &str) -> Self {
-        match s {
-            "workload" => RunKind::Workload,
-            "plan" => RunKind::Plan,
-            other => RunKind::Other(other.to_owned()),
+impl From<ResultKind> for RunKind {
+    fn from(k: ResultKind) -> Self {
+        match k {
+            ResultKind::Oltp => RunKind::Oltp,
+            ResultKind::Micro => RunKind::Micro,
+            ResultKind::TpchPower => RunKind::TpchPower,
+            ResultKind::TpchThroughput => RunKind::TpchThroughput,
+            ResultKind::Perfrun => RunKind::Perfrun,
         }
-    }
-}
-
-impl fmt::Display for RunKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -217,8 +216,10 @@ pub struct NewTrial<'a> {
     pub started_at: SystemTime,
     pub finished_at: SystemTime,
     pub measurements: Option<&'a Measurements>,
-    /// Results of later kinds (TPC-H per-query timings, OS samples, hook outputs).
-    pub extra: Option<&'a serde_json::Value>,
+    /// What the trial's workload measured (for OLTP, beside `measurements`).
+    pub result: Option<&'a TrialResult>,
+    /// What the trial ran in: OS samples, hooks, server settings, placement, server life.
+    pub environment: Option<&'a TrialEnvironment>,
 }
 
 /// A stored run.
@@ -267,7 +268,8 @@ pub struct TrialRow {
     pub started_at: String,
     pub finished_at: String,
     pub measurements: Option<TrialMeasurements>,
-    pub extra: Option<serde_json::Value>,
+    pub result: Option<TrialResult>,
+    pub environment: Option<TrialEnvironment>,
 }
 
 /// The scalar part of a trial's [`Measurements`], as stored.
@@ -289,23 +291,4 @@ pub struct TrialMeasurements {
     pub tps: f64,
     pub qps: f64,
     pub rate: Option<RateReport>,
-}
-
-/// One OS statistics sample of a trial, as stored in the trial's `extra.os_samples` (written
-/// by dbrig-server's sampler, read back here for the report's charts). Fields a sample lacks
-/// read as zero / `None`, so older or partial samples still draw.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct OsSamplePoint {
-    /// End of the interval, seconds since sampling started (just before the trial).
-    pub t_s: f64,
-    pub cpu_user_pct: f64,
-    pub cpu_system_pct: f64,
-    pub cpu_iowait_pct: f64,
-    pub disk_read_bytes_ps: f64,
-    pub disk_write_bytes_ps: f64,
-    pub mem_used_bytes: u64,
-    /// The server process's CPU in percent of one CPU.
-    pub process_cpu_pct: Option<f64>,
-    pub process_rss_bytes: Option<u64>,
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use dbrig_core::results::OsSample;
 use dbrig_core::{IntervalSample, LatencyHistogram, LatencySummary, Measurements, QueryCounters};
 use rusqlite::types::Type;
 use rusqlite::{
@@ -15,8 +16,8 @@ use serde::de::DeserializeOwned;
 use crate::error::StoreError;
 use crate::migrate;
 use crate::model::{
-    CellId, CellRow, NewCell, NewRun, NewTrial, OsSamplePoint, RunId, RunKind, RunRow, RunStatus,
-    TrialId, TrialMeasurements, TrialRow,
+    CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunRow, RunStatus, TrialId,
+    TrialMeasurements, TrialRow,
 };
 use crate::secret::{contains_unredacted_password, json_contains_unredacted_password};
 use crate::time::format_rfc3339;
@@ -219,7 +220,7 @@ impl Store {
         error: Option<&str>,
         finished_at: SystemTime,
     ) -> Result<()> {
-        if status == RunStatus::Running {
+        if matches!(status, RunStatus::Running | RunStatus::Abandoned) {
             return Err(StoreError::NotAFinalStatus {
                 path: self.path.clone(),
                 id,
@@ -496,9 +497,19 @@ impl Store {
             "the trial's reason",
             trial.reason.is_some_and(contains_unredacted_password),
         )?;
+        let result = trial.result.map(to_json_value);
+        let environment = trial.environment.map(to_json_value);
         self.refuse_secret(
-            "the trial's extra results",
-            trial.extra.is_some_and(json_contains_unredacted_password),
+            "the trial's result",
+            result
+                .as_ref()
+                .is_some_and(json_contains_unredacted_password),
+        )?;
+        self.refuse_secret(
+            "the trial's environment",
+            environment
+                .as_ref()
+                .is_some_and(json_contains_unredacted_password),
         )?;
         if let Some(m) = trial.measurements {
             self.refuse_secret(
@@ -513,7 +524,8 @@ impl Store {
             .measurements
             .map(|m| MeasuredCols::new(m, &self.path))
             .transpose()?;
-        let extra = trial.extra.map(to_json);
+        let result = result.as_ref().map(to_json);
+        let environment = environment.as_ref().map(to_json);
         let started_at = format_rfc3339(trial.started_at);
         let finished_at = format_rfc3339(trial.finished_at);
 
@@ -558,14 +570,14 @@ impl Store {
                 tx.execute(
                     "INSERT INTO trial (
                         cell_id, trial_no, status, reason, server_version, started_at,
-                        finished_at, extra, measured, threads, duration_s, transactions, reads,
+                        finished_at, result, environment, measured, threads, duration_s, transactions, reads,
                         writes, others, ignored_errors, reconnects, fatal_errors,
                         key_distribution, percentile, interrupted, latency_hist, lat_count,
                         lat_min_ms, lat_avg_ms, lat_max_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms,
                         lat_p99_ms, lat_p999_ms, lat_sum_ms, tps, qps, rate)
                      VALUES (
                         :cell, :trial, :status, :reason, :server_version, :started_at,
-                        :finished_at, :extra, 1, :threads, :duration_s, :transactions, :reads,
+                        :finished_at, :result, :environment, 1, :threads, :duration_s, :transactions, :reads,
                         :writes, :others, :ignored_errors, :reconnects, :fatal_errors,
                         :key_distribution, :percentile, :interrupted, :hist, :lat_count,
                         :min, :avg, :max, :p50, :p90, :p95, :p99, :p999, :sum, :tps, :qps,
@@ -578,7 +590,8 @@ impl Store {
                         ":server_version": trial.server_version,
                         ":started_at": started_at,
                         ":finished_at": finished_at,
-                        ":extra": extra,
+                        ":result": result,
+                        ":environment": environment,
                         ":threads": m.threads,
                         ":duration_s": m.duration_s,
                         ":transactions": c.transactions,
@@ -612,8 +625,8 @@ impl Store {
             _ => {
                 tx.execute(
                     "INSERT INTO trial (cell_id, trial_no, status, reason, server_version,
-                                        started_at, finished_at, extra, measured)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)",
+                                        started_at, finished_at, result, environment, measured)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)",
                     params![
                         cell,
                         trial.trial,
@@ -622,7 +635,8 @@ impl Store {
                         trial.server_version,
                         started_at,
                         finished_at,
-                        extra
+                        result,
+                        environment
                     ],
                 )
                 .map_err(sql)?;
@@ -754,13 +768,13 @@ impl Store {
         .map_err(self.sql())
     }
 
-    /// The OS statistics sampled during a trial (`extra.os_samples`), in time order; empty
-    /// when the trial sampled none.
-    pub fn os_samples(&self, trial: TrialId) -> Result<Vec<OsSamplePoint>> {
+    /// The OS statistics sampled during a trial (its environment's `os_samples`), in time
+    /// order; empty when the trial sampled none.
+    pub fn os_samples(&self, trial: TrialId) -> Result<Vec<OsSample>> {
         let text: Option<String> = self
             .conn
             .query_row(
-                "SELECT json_extract(extra, '$.os_samples') FROM trial WHERE id = ?1",
+                "SELECT json_extract(environment, '$.os_samples') FROM trial WHERE id = ?1",
                 [trial],
                 |r| r.get(0),
             )
@@ -773,7 +787,7 @@ impl Store {
         let Some(text) = text else {
             return Ok(Vec::new());
         };
-        let mut samples: Vec<OsSamplePoint> =
+        let mut samples: Vec<OsSample> =
             serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
                 path: self.path.clone(),
                 what: format!("OS samples of trial {trial}"),
@@ -921,15 +935,32 @@ fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes to JSON")
 }
 
+fn to_json_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("plain data serializes to JSON")
+}
+
+/// Whether the dbrig process that wrote a run is still alive: this process, or a live process
+/// of that pid whose command line names dbrig (a pid reused by anything else is not it).
+fn writer_alive(pid: u32) -> bool {
+    pid == std::process::id()
+        || std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("dbrig"))
+}
+
 const RUN_COLS: &str = "id, kind, name, status, error, started_at, finished_at, dbrig_version, \
                         command_line, options, host, plan_text, pid";
 
 fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
+    let pid: Option<u32> = r.get("pid")?;
+    let mut status: RunStatus = r.get("status")?;
+    if status == RunStatus::Running && !pid.is_some_and(writer_alive) {
+        status = RunStatus::Abandoned;
+    }
     Ok(RunRow {
         id: r.get("id")?,
-        kind: RunKind::from(r.get_ref("kind")?.as_str()?),
+        kind: r.get("kind")?,
         name: r.get("name")?,
-        status: r.get("status")?,
+        status,
         error: r.get("error")?,
         started_at: r.get("started_at")?,
         finished_at: r.get("finished_at")?,
@@ -938,7 +969,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         options: json(r, "options")?,
         host: json(r, "host")?,
         plan_text: r.get("plan_text")?,
-        pid: r.get("pid")?,
+        pid,
     })
 }
 
@@ -958,7 +989,7 @@ fn cell_from_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
 }
 
 const TRIAL_COLS: &str = "t.id, t.cell_id, t.trial_no, t.status, t.reason, t.server_version, \
-    t.started_at, t.finished_at, t.extra, t.measured, t.threads, t.duration_s, t.transactions, \
+    t.started_at, t.finished_at, t.result, t.environment, t.measured, t.threads, t.duration_s, t.transactions, \
     t.reads, t.writes, t.others, t.ignored_errors, t.reconnects, t.fatal_errors, \
     t.key_distribution, t.percentile, t.interrupted, t.lat_count, t.lat_min_ms, t.lat_avg_ms, \
     t.lat_max_ms, t.lat_p50_ms, t.lat_p90_ms, t.lat_p95_ms, t.lat_p99_ms, t.lat_p999_ms, \
@@ -1011,7 +1042,8 @@ fn trial_from_row(r: &Row<'_>) -> rusqlite::Result<TrialRow> {
         started_at: r.get("started_at")?,
         finished_at: r.get("finished_at")?,
         measurements,
-        extra: opt_json(r, "extra")?,
+        result: opt_json(r, "result")?,
+        environment: opt_json(r, "environment")?,
     })
 }
 
@@ -1058,17 +1090,18 @@ mod tests {
     use std::time::UNIX_EPOCH;
 
     use dbrig_core::KeyDistribution;
+    use dbrig_core::results::TrialEnvironment;
     use serde_json::json;
 
     use super::*;
-    use crate::model::TrialStatus;
+    use crate::model::{RunKind, TrialStatus};
 
     fn store_with_cell() -> (Store, CellId) {
         let mut store = Store::open_in_memory().unwrap();
         let v = json!({});
         let run = store
             .begin_run(&NewRun {
-                kind: RunKind::Workload,
+                kind: RunKind::Oltp,
                 name: "w",
                 started_at: UNIX_EPOCH,
                 options: &v,
@@ -1123,7 +1156,8 @@ mod tests {
             started_at: UNIX_EPOCH,
             finished_at: UNIX_EPOCH,
             measurements: Some(m),
-            extra: None,
+            result: None,
+            environment: None,
         }
     }
 
@@ -1131,7 +1165,7 @@ mod tests {
     fn os_samples_read_back_from_the_trial() {
         let (mut store, cell) = store_with_cell();
         let m = measured();
-        let extra = serde_json::json!({
+        let environment: TrialEnvironment = serde_json::from_value(serde_json::json!({
             "os_samples": [
                 {"t_s": 2.0, "cpu_user_pct": 40.0, "cpu_system_pct": 10.0, "cpu_iowait_pct": 1.5,
                  "cpu_idle_pct": 48.5, "disk_read_bytes_ps": 0.0, "disk_write_bytes_ps": 4096.0,
@@ -1140,12 +1174,13 @@ mod tests {
                 {"t_s": 1.0, "cpu_user_pct": 20.0, "mem_used_bytes": 900,
                  "process_cpu_pct": null, "process_rss_bytes": null}
             ]
-        });
+        }))
+        .unwrap();
         let with = store
             .record_trial(
                 cell,
                 &NewTrial {
-                    extra: Some(&extra),
+                    environment: Some(&environment),
                     ..new_trial(&m)
                 },
             )

@@ -1,12 +1,12 @@
 //! Every kind of workload a plan's `[[workload]]` can name, matched here and nowhere else:
 //! an OLTP workload driven by the runner, a micro-benchmark (which creates, measures and drops
-//! its own tables), or a TPC-H power or throughput test (whose data load is the prepare step).
+//! its own tables), a TPC-H power or throughput test (whose data load is the prepare step), or
+//! a perfrun (every query of a folder executed cold then warm, with the server's counters).
 //!
-//! A plan executes each kind the same way (target up, prepare once, trial, record); what a
-//! trial measured comes back as a [`TrialOutcome`] and is stored the way the single-run
-//! commands store it (`Measurements` for OLTP, `extra.micro` / `extra.tpch_power` /
-//! `extra.tpch_throughput` otherwise), so one results database path and one report serve
-//! plans and single runs alike.
+//! The executor runs each kind the same way (target up, prepare once, trial, record); what a
+//! trial measured comes back as a [`TrialOutput`] holding the typed
+//! [`dbrig_core::results::TrialResult`] that the results database stores and every report
+//! reads, whichever command or plan took it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,11 +15,14 @@ use dbrig_driver::{ConnectOptions, Connection, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
-use crate::micro::{MicroOptions, MicroResult};
-use crate::runner::{self, RunOutcome, RunSpec, Stopper};
+use dbrig_core::results::{OltpResult, PowerReport, TrialResult};
+use dbrig_core::{IntervalSample, Measurements};
+
+use crate::micro::MicroOptions;
+use crate::perfrun::PerfrunOptions;
+use crate::runner::{self, RunSpec, Stopper};
 use crate::tpch::{
-    self, KeysWhen, ParamMode, PowerOptions, PowerReport, QuerySet, ScaleFactor, ThroughputOptions,
-    ThroughputReport,
+    self, KeysWhen, ParamMode, PowerOptions, QuerySet, ScaleFactor, ThroughputOptions,
 };
 use crate::{OltpKind, OltpOptions, Workload};
 
@@ -28,7 +31,8 @@ use crate::{OltpKind, OltpOptions, Workload};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TpchPowerOptions {
-    /// Scale factor of the data the prepare step loads (0.01, 0.1, 1, …).
+    /// Scale factor of the data the prepare step loads (0.01, 0.1, 1, …). A single command
+    /// (`dbrig tpch power`) runs on the data that is loaded and records its scale factor.
     pub sf: f64,
     /// Run only these queries (TPC-H numbers or file stems), in stream-0 order; all when empty.
     #[serde(default)]
@@ -59,6 +63,18 @@ pub struct TpchPowerOptions {
     /// runs, warm-ups, timeouts, startup params, hooks); see `dbrig tpch power --help`.
     #[serde(default, skip_serializing_if = "tpch::PowerControls::is_default")]
     pub controls: tpch::PowerControls,
+    /// Throughput test: a stored power test on the same data, for QphH@Size (set by
+    /// `dbrig tpch throughput --power-run RUN`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_run: Option<PowerRef>,
+}
+
+/// A stored power test's Power@Size and scale factor, QphH@Size's other half.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PowerRef {
+    pub run: i64,
+    pub power_at_size: f64,
+    pub scale_factor: f64,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -132,7 +148,7 @@ impl TpchPowerOptions {
 
 /// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
 /// trial does (the options are those of `dbrig micro NAME` and [`TpchPowerOptions`]).
-pub fn plan_only_kinds() -> [(&'static str, &'static str); 5] {
+pub fn plan_only_kinds() -> [(&'static str, &'static str); 6] {
     [
         (
             "memory_load",
@@ -154,6 +170,10 @@ pub fn plan_only_kinds() -> [(&'static str, &'static str); 5] {
             "tpch-throughput",
             "TPC-H throughput test: S concurrent streams, seconds per query, Ts, Throughput@Size",
         ),
+        (
+            "perfrun",
+            "RQG perfrun: every query of `queries` (or TPC-H) cold then warm, time and counters",
+        ),
     ]
 }
 
@@ -168,58 +188,45 @@ pub enum WorkloadKind {
     TpchPower(TpchPowerOptions),
     /// The TPC-H throughput test: S concurrent streams per trial (same prepare step).
     TpchThroughput(TpchPowerOptions),
+    /// Every query of a folder (or TPC-H's 22) cold then warm, with counters.
+    Perfrun(PerfrunOptions),
 }
 
-/// What one trial measured.
-#[derive(Debug)]
-pub enum TrialOutcome {
-    Oltp(RunOutcome),
-    Micro(MicroResult),
-    TpchPower(PowerReport),
-    TpchThroughput(ThroughputReport),
+/// What one trial produced: the typed result every report reads, OLTP's measurements (kept
+/// beside it: histogram, interval samples), and the server's version.
+#[derive(Debug, Clone)]
+pub struct TrialOutput {
+    pub result: TrialResult,
+    pub measurements: Option<Measurements>,
+    pub server_version: String,
 }
 
-impl TrialOutcome {
-    pub fn server_version(&self) -> &str {
-        match self {
-            TrialOutcome::Oltp(o) => &o.server_version,
-            TrialOutcome::Micro(r) => &r.server_version,
-            TrialOutcome::TpchPower(r) => &r.server_version,
-            TrialOutcome::TpchThroughput(r) => &r.server_version,
-        }
-    }
-
-    /// The result to store in the trial's `extra` under the key the single-run commands use.
-    pub fn extra(&self) -> Option<(&'static str, serde_json::Value)> {
-        match self {
-            TrialOutcome::Oltp(_) => None,
-            TrialOutcome::Micro(r) => Some(("micro", serde_json::to_value(r).unwrap_or_default())),
-            TrialOutcome::TpchPower(r) => {
-                Some(("tpch_power", serde_json::to_value(r).unwrap_or_default()))
-            }
-            TrialOutcome::TpchThroughput(r) => Some((
-                "tpch_throughput",
-                serde_json::to_value(r).unwrap_or_default(),
-            )),
+impl TrialOutput {
+    fn of(result: TrialResult) -> Self {
+        TrialOutput {
+            server_version: result.server_version().unwrap_or_default().to_owned(),
+            result,
+            measurements: None,
         }
     }
 
     /// One line for progress output.
     pub fn summary(&self) -> String {
-        match self {
-            TrialOutcome::Oltp(o) => format!(
+        match (&self.result, &self.measurements) {
+            (TrialResult::Oltp(_), Some(m)) => format!(
                 "{:.2} tps, {:.2} qps, p95 {:.2} ms",
-                o.measurements.tps(),
-                o.measurements.qps(),
-                o.measurements.latency_summary().p95
+                m.tps(),
+                m.qps(),
+                m.latency_summary().p95
             ),
-            TrialOutcome::Micro(r) => r
+            (TrialResult::Oltp(_), None) => "no measurements".to_owned(),
+            (TrialResult::Micro(r), _) => r
                 .items
                 .iter()
                 .map(|i| format!("{} {:.4} {}", i.name, i.mean, i.unit))
                 .collect::<Vec<_>>()
                 .join(", "),
-            TrialOutcome::TpchPower(r) => {
+            (TrialResult::TpchPower(r), _) => {
                 let total: f64 = r.queries.iter().map(|q| q.seconds()).sum();
                 let bad = r
                     .queries
@@ -238,7 +245,7 @@ impl TrialOutcome {
                         .map_or("n/a".to_owned(), |p| format!("{p:.2}"))
                 )
             }
-            TrialOutcome::TpchThroughput(r) => format!(
+            (TrialResult::TpchThroughput(r), _) => format!(
                 "{} streams in {:.3} s, Throughput@Size {}{}",
                 r.streams,
                 r.ts_seconds,
@@ -249,8 +256,31 @@ impl TrialOutcome {
                     .map(|f| format!(" ({f})"))
                     .unwrap_or_default()
             ),
+            (TrialResult::Perfrun(r), _) => format!(
+                "{} queries cold and warm{}",
+                r.queries.len(),
+                match r.errors() {
+                    0 => String::new(),
+                    n => format!(", {n} execution(s) failed"),
+                }
+            ),
         }
     }
+}
+
+/// What a trial reports while it runs: progress lines, OLTP's interval samples, and the
+/// power test's report after every query (for a live chart).
+pub trait TrialProgress: Sync {
+    fn note(&self, line: &str);
+    fn interval(&self, _sample: &IntervalSample) {}
+    fn power_query(&self, _report: &PowerReport) {}
+}
+
+/// Progress that goes nowhere.
+pub struct Quiet;
+
+impl TrialProgress for Quiet {
+    fn note(&self, _line: &str) {}
 }
 
 impl WorkloadKind {
@@ -289,6 +319,12 @@ impl WorkloadKind {
                     Ok(WorkloadKind::TpchThroughput(o))
                 }
             }
+            "perfrun" => {
+                let o: PerfrunOptions = serde_json::from_value(options.clone())
+                    .map_err(|e| WorkloadError::InvalidOptions(format!("perfrun options: {e}")))?;
+                o.validate()?;
+                Ok(WorkloadKind::Perfrun(o))
+            }
             _ => Err(WorkloadError::UnknownWorkload(name.to_owned())),
         }
     }
@@ -300,6 +336,19 @@ impl WorkloadKind {
             WorkloadKind::Micro(m) => m.benchmark().name(),
             WorkloadKind::TpchPower(_) => "tpch_power",
             WorkloadKind::TpchThroughput(_) => "tpch_throughput",
+            WorkloadKind::Perfrun(_) => "perfrun",
+        }
+    }
+
+    /// The kind of result its trials produce.
+    pub fn result_kind(&self) -> dbrig_core::results::ResultKind {
+        use dbrig_core::results::ResultKind;
+        match self {
+            WorkloadKind::Oltp(_) => ResultKind::Oltp,
+            WorkloadKind::Micro(_) => ResultKind::Micro,
+            WorkloadKind::TpchPower(_) => ResultKind::TpchPower,
+            WorkloadKind::TpchThroughput(_) => ResultKind::TpchThroughput,
+            WorkloadKind::Perfrun(_) => ResultKind::Perfrun,
         }
     }
 
@@ -311,6 +360,7 @@ impl WorkloadKind {
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
                 serde_json::to_value(o).unwrap_or_default()
             }
+            WorkloadKind::Perfrun(o) => serde_json::to_value(o).unwrap_or_default(),
         }
     }
 
@@ -336,7 +386,7 @@ impl WorkloadKind {
                     | OltpKind::RandomRanges
                     | OltpKind::SelectBatch
             ),
-            WorkloadKind::Micro(_) => false,
+            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
     }
@@ -385,7 +435,7 @@ impl WorkloadKind {
                     report.rows, report.load_seconds
                 )))
             }
-            WorkloadKind::Micro(_) => Ok(None),
+            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => Ok(None),
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
                 let sf = o.validate()?;
                 let mut conn = Connection::connect(target, connect).await?;
@@ -432,44 +482,132 @@ impl WorkloadKind {
         }
     }
 
+    /// What the data this workload prepares depends on (OLTP: the tables' count, size and
+    /// definition; TPC-H: scale factor and keys); `None` for kinds that prepare nothing
+    /// (micro-benchmarks make their own tables in every trial). Two workloads with the same
+    /// identity share prepared data; different identities never do.
+    pub fn data_identity(&self) -> Option<serde_json::Value> {
+        match self {
+            WorkloadKind::Oltp(Workload::Oltp(o)) => {
+                let x = &o.options;
+                Some(serde_json::json!({
+                    "oltp": {
+                        "tables": x.tables,
+                        "table_size": x.table_size,
+                        "auto_inc": x.auto_inc,
+                        "create_secondary": x.create_secondary,
+                        "mysql_storage_engine": x.mysql_storage_engine,
+                    }
+                }))
+            }
+            WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
+                Some(serde_json::json!({
+                    "tpch": { "sf": o.sf, "keys": o.keys }
+                }))
+            }
+            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => None,
+        }
+    }
+
+    /// Whether [`WorkloadKind::preflight`] has anything to check on the target.
+    pub fn has_preflight(&self) -> bool {
+        match self {
+            WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => true,
+            WorkloadKind::Perfrun(o) => o.tpch,
+            WorkloadKind::Oltp(_) | WorkloadKind::Micro(_) => false,
+        }
+    }
+
+    /// Checks what a single command is refused for before anything is recorded, and fills in
+    /// what only the target knows: the TPC-H data is there (at the stored power run's scale
+    /// factor), the controls name queries of the set, the throughput test's stream count.
+    pub async fn preflight(
+        &mut self,
+        target: &Target,
+        connect: &ConnectOptions,
+    ) -> Result<(), WorkloadError> {
+        if let WorkloadKind::Perfrun(p) = self {
+            if p.tpch {
+                let mut conn = Connection::connect(target, connect).await?;
+                let loaded = tpch::check_loaded(&mut conn).await;
+                conn.close().await;
+                loaded?;
+            }
+            return Ok(());
+        }
+        let (WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o)) = self else {
+            return Ok(());
+        };
+        let mut conn = Connection::connect(target, connect).await?;
+        let checked = async {
+            tpch::check_loaded(&mut conn).await?;
+            let sf = tpch::detect_scale_factor(&mut conn).await?;
+            // A single command runs on the data that is there.
+            o.sf = sf;
+            let set = o.query_set(conn.dialect())?;
+            o.controls
+                .validate(&set)
+                .map_err(|e| WorkloadError::InvalidOptions(format!("tpch_power {e}")))?;
+            if o.streams == 0 {
+                // Decided here so that the stored cell says how many streams ran.
+                o.streams = tpch::min_streams(sf);
+            }
+            if let Some(p) = &o.power_run
+                && (p.scale_factor - sf).abs() > 1e-9
+            {
+                return Err(WorkloadError::InvalidOptions(format!(
+                    "power run {} was at SF {} but {target} holds SF {sf}: QphH@Size needs both tests on the same data",
+                    p.run, p.scale_factor
+                )));
+            }
+            Ok(())
+        }
+        .await;
+        conn.close().await;
+        checked
+    }
+
     /// Run one trial. Ctrl-C (`interrupt`) ends an OLTP trial after its in-flight events;
-    /// a micro-benchmark or power test is abandoned where it is (`Ok(None)`): its tables are
-    /// registered and dropped by the next run, an unfinished refresh set is skipped next time.
+    /// another kind is abandoned where it is (`Ok(None)`): its tables are registered and
+    /// dropped by the next run, an unfinished refresh set is skipped next time. `env` is what
+    /// a power test's launcher controls use (server restarts, cache drops, shell hooks).
     pub async fn trial(
         &self,
         spec: &RunSpec,
         interrupt: Arc<Stopper>,
-        progress: &(dyn Fn(&str) + Sync),
-    ) -> Result<Option<TrialOutcome>, WorkloadError> {
-        self.trial_in(spec, interrupt, progress, None).await
-    }
-
-    /// [`WorkloadKind::trial`] with the environment a power test's launcher controls use
-    /// (server restarts, cache drops, shell hooks); other kinds ignore it.
-    pub async fn trial_in(
-        &self,
-        spec: &RunSpec,
-        interrupt: Arc<Stopper>,
-        progress: &(dyn Fn(&str) + Sync),
+        progress: &dyn TrialProgress,
         env: Option<&mut dyn tpch::PowerEnv>,
-    ) -> Result<Option<TrialOutcome>, WorkloadError> {
+    ) -> Result<Option<TrialOutput>, WorkloadError> {
         let abandonable = async |f: std::pin::Pin<
-            Box<dyn Future<Output = Result<TrialOutcome, WorkloadError>> + Send + '_>,
+            Box<dyn Future<Output = Result<TrialResult, WorkloadError>> + Send + '_>,
         >| {
             tokio::select! {
-                r = f => r.map(Some),
+                r = f => r.map(|r| Some(TrialOutput::of(r))),
                 () = interrupt.stopped() => Ok(None),
             }
         };
+        let note = |line: &str| progress.note(line);
         match self {
-            WorkloadKind::Oltp(w) => runner::run(w, spec, Arc::clone(&interrupt), &mut |_| {})
-                .await
-                .map(|o| Some(TrialOutcome::Oltp(o))),
+            WorkloadKind::Oltp(w) => {
+                let o = runner::run(w, spec, Arc::clone(&interrupt), &mut |s| {
+                    progress.interval(s)
+                })
+                .await?;
+                Ok(Some(TrialOutput {
+                    result: TrialResult::Oltp(OltpResult {
+                        statements: o.statements,
+                        schedule: spec.options.schedule_text(),
+                        warmup_s: spec.options.warmup,
+                    }),
+                    measurements: Some(o.measurements),
+                    server_version: o.server_version,
+                }))
+            }
             WorkloadKind::Micro(m) => {
                 abandonable(Box::pin(async {
-                    m.run(&spec.target, &spec.connect, progress)
+                    m.run(&spec.target, &spec.connect, &note)
                         .await
-                        .map(TrialOutcome::Micro)
+                        .map(TrialResult::Micro)
                 }))
                 .await
             }
@@ -486,11 +624,11 @@ impl WorkloadKind {
                         &options,
                         &o.controls,
                         env,
-                        progress,
-                        &mut |_| {},
+                        &note,
+                        &mut |r| progress.power_query(r),
                     )
                     .await
-                    .map(TrialOutcome::TpchPower)
+                    .map(TrialResult::TpchPower)
                 }))
                 .await
             }
@@ -503,9 +641,24 @@ impl WorkloadKind {
                         refresh: o.refresh,
                         timeout: o.timeout.map(std::time::Duration::from_secs_f64),
                     };
-                    tpch::throughput_test(&spec.target, &spec.connect, &options, progress)
+                    let mut r =
+                        tpch::throughput_test(&spec.target, &spec.connect, &options, &note).await?;
+                    if let Some(p) = &o.power_run {
+                        r.power_run = Some(p.run);
+                        r.power_at_size = Some(p.power_at_size);
+                        r.qphh_at_size = r
+                            .throughput_at_size
+                            .map(|t| tpch::qphh_at_size(p.power_at_size, t));
+                    }
+                    Ok(TrialResult::TpchThroughput(r))
+                }))
+                .await
+            }
+            WorkloadKind::Perfrun(o) => {
+                abandonable(Box::pin(async {
+                    crate::perfrun::perfrun_trial(&spec.target, &spec.connect, o, &note)
                         .await
-                        .map(TrialOutcome::TpchThroughput)
+                        .map(TrialResult::Perfrun)
                 }))
                 .await
             }
@@ -543,14 +696,30 @@ mod tests {
     #[test]
     fn every_listed_plan_kind_resolves() {
         for (name, _) in plan_only_kinds() {
-            let options = if name.starts_with("tpch") {
-                json!({"sf": 0.01})
-            } else {
-                json!({})
+            let options = match name {
+                n if n.starts_with("tpch") => json!({"sf": 0.01}),
+                "perfrun" => json!({"tpch": true}),
+                _ => json!({}),
             };
             let k = WorkloadKind::from_json(name, &options).unwrap();
             assert_eq!(k.name(), name.replace('-', "_"));
         }
+    }
+
+    #[test]
+    fn perfrun_needs_one_query_source() {
+        let e = WorkloadKind::from_json("perfrun", &json!({})).unwrap_err();
+        assert!(e.to_string().contains("queries = DIR"), "{e}");
+        let e = WorkloadKind::from_json("perfrun", &json!({"tpch": true, "queries": "/tmp"}))
+            .unwrap_err();
+        assert!(e.to_string().contains("not both"), "{e}");
+        let e =
+            WorkloadKind::from_json("perfrun", &json!({"queries": "/nonexistent/q"})).unwrap_err();
+        assert!(e.to_string().contains("cannot read the folder"), "{e}");
+        let p = WorkloadKind::from_json("perfrun", &json!({"tpch": true, "filter": "rows_a > 1"}))
+            .unwrap();
+        assert!(p.has_preflight() && !p.writes() && p.data_identity().is_none());
+        assert_eq!(p.options_json()["filter"], "rows_a > 1");
     }
 
     #[test]
@@ -591,6 +760,7 @@ mod tests {
             streams: 0,
             timeout: None,
             controls: tpch::PowerControls::default(),
+            power_run: None,
         };
         let set = o.query_set(dbrig_driver::Dialect::Sqlite).unwrap();
         let names: Vec<&str> = set.queries.iter().map(|q| q.name.as_str()).collect();

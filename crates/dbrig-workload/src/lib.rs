@@ -23,7 +23,7 @@ use dbrig_core::{EventTally, KeyGenerator};
 use dbrig_driver::{Connection, DriverError};
 
 pub use error::WorkloadError;
-pub use kind::{TpchPowerOptions, TrialOutcome, WorkloadKind};
+pub use kind::{PowerRef, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;
 

@@ -125,6 +125,30 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
+    /// How every connection of a run is opened: the retry codes, prepared statements or not
+    /// (`--db-ps-mode`), the connect timeout.
+    pub fn connect_options(&self) -> dbrig_driver::ConnectOptions {
+        dbrig_driver::ConnectOptions {
+            policy: dbrig_driver::ErrorPolicy::from_list(&self.retry_codes),
+            prepared: self.ps_mode == PsMode::Auto,
+            connect_timeout: Duration::from_secs_f64(self.connect_timeout.max(0.1)),
+            lean: false,
+            own_thread: None,
+        }
+    }
+
+    /// The seed of the run's random values: `--rand-seed`, or one from the clock when it is 0.
+    pub fn resolved_seed(&self) -> u64 {
+        if self.rand_seed != 0 {
+            return self.rand_seed;
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(1);
+        (nanos as u64 ^ (nanos >> 64) as u64).max(1)
+    }
+
     pub fn key_distribution(&self) -> KeyDistribution {
         match self.rand_type {
             RandType::Uniform => KeyDistribution::Uniform,
@@ -142,6 +166,17 @@ impl RunOptions {
             RandType::Zipfian => KeyDistribution::Zipfian {
                 exp: self.rand_zipfian_exp,
             },
+        }
+    }
+
+    /// How the run is driven, as reports say it: `closed loop`, or
+    /// `open loop, poisson arrivals at 500/s`.
+    pub fn schedule_text(&self) -> String {
+        match self.schedule().rate() {
+            None => "closed loop".into(),
+            Some(r) => {
+                format!("open loop, {:?} arrivals at {r}/s", self.rate_schedule).to_lowercase()
+            }
         }
     }
 

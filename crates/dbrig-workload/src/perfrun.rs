@@ -33,27 +33,10 @@ use std::time::Instant;
 
 use dbrig_core::Value;
 use dbrig_driver::{Connection, Dialect, DriverError, ErrorKind};
-use serde::Serialize;
 
-/// One execution of a query on one side. Serialised, it is the trial's `extra` (with the
-/// side and temperature added by the caller); `dbrig_report::perfrun::ExecutionRecord` reads it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Execution {
-    pub time_us: Option<u64>,
-    pub rows: Option<u64>,
-    /// FNV-1a 64 over the rows in the order returned.
-    pub checksum: Option<String>,
-    /// Order-insensitive: the wrapping sum of each row's hash. Two sides' results differ when
-    /// these differ (a query without ORDER BY may return its rows in any order).
-    pub checksum_unordered: Option<String>,
-    /// Counter deltas that are not 0 (a counter of the side that is absent was 0).
-    pub counters: BTreeMap<String, f64>,
-    /// The query's error (code and message); nothing else is measured then.
-    pub error: Option<String>,
-    /// Counters could not be read (the query itself succeeded).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counter_error: Option<String>,
-}
+use crate::error::WorkloadError;
+
+pub use dbrig_core::results::perfrun::Execution;
 
 type Status = BTreeMap<String, f64>;
 
@@ -687,4 +670,234 @@ mod tests {
             assert!(!excluded_session_counter(n), "{n}");
         }
     }
+}
+
+// ---- what a perfrun trial runs ----------------------------------------------------------------
+
+/// The options of a perfrun workload: where the queries come from (a folder of `.sql` files,
+/// or TPC-H's 22 with validation parameters) and the filter a report applies by default.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PerfrunOptions {
+    /// A folder of queries, one per `.sql` file, run in name order.
+    #[serde(default)]
+    pub queries: Option<std::path::PathBuf>,
+    /// TPC-H's 22 queries with their validation parameters, in each target's dialect (the
+    /// data must be loaded: `dbrig tpch load`).
+    #[serde(default)]
+    pub tpch: bool,
+    /// Keep only matching query/temperature pairs in reports (pairs where a side failed
+    /// always show), e.g. `execution_time_a > 0.1 and temperature == "warm"`.
+    #[serde(default)]
+    pub filter: Option<String>,
+}
+
+impl PerfrunOptions {
+    /// Checks the query source (a readable folder with queries, or TPC-H, not both).
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        match (&self.queries, self.tpch) {
+            (Some(_), true) => Err(WorkloadError::InvalidOptions(
+                "perfrun: give either queries = DIR or tpch = true, not both".into(),
+            )),
+            (None, false) => Err(WorkloadError::InvalidOptions(
+                "perfrun needs queries = DIR (a folder with one query per .sql file) or tpch = true"
+                    .into(),
+            )),
+            (Some(dir), false) => read_queries(dir).map(|_| ()),
+            (None, true) => Ok(()),
+        }
+    }
+
+    /// Where the queries come from, as reports show it.
+    pub fn source(&self) -> String {
+        match &self.queries {
+            Some(dir) => dir.display().to_string(),
+            None => "TPC-H (22 queries, validation parameters)".to_owned(),
+        }
+    }
+}
+
+/// A query of the folder (or of TPC-H): untimed setup, the timed statement, untimed teardown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerfQueryFile {
+    pub file: String,
+    pub setup: Vec<String>,
+    pub sql: String,
+    pub teardown: Vec<String>,
+}
+
+impl PerfQueryFile {
+    fn plain(file: String, sql: String) -> Self {
+        PerfQueryFile {
+            file,
+            setup: Vec::new(),
+            sql,
+            teardown: Vec::new(),
+        }
+    }
+
+    /// A multi-statement query (TPC-H Q15's view): the last statement returning rows is timed.
+    fn split(file: String, text: &str) -> Result<Self, WorkloadError> {
+        let statements = crate::tpch::split_statements(text);
+        let timed = statements
+            .iter()
+            .rposition(|s| crate::tpch::queries::returns_rows(s))
+            .ok_or_else(|| {
+                WorkloadError::Internal(format!("no statement returning rows in {text:?}"))
+            })?;
+        Ok(PerfQueryFile {
+            file,
+            setup: statements[..timed].to_vec(),
+            sql: statements[timed].clone(),
+            teardown: statements[timed + 1..].to_vec(),
+        })
+    }
+
+    /// Setup, the measured execution, teardown (run even after a failure).
+    async fn run(&self, side: &mut PerfSide) -> Execution {
+        for s in &self.setup {
+            if let Err(e) = side.run_untimed(s).await {
+                return Execution {
+                    error: Some(format!("setup statement failed: {e}")),
+                    ..Execution::default()
+                };
+            }
+        }
+        let e = side.execute(&self.sql).await;
+        for s in &self.teardown {
+            let _ = side.run_untimed(s).await;
+        }
+        e
+    }
+}
+
+/// The `.sql` files of a folder, in name order (hidden and empty files left out).
+pub fn read_queries(dir: &std::path::Path) -> Result<Vec<PerfQueryFile>, WorkloadError> {
+    let bad = |what: String| {
+        WorkloadError::InvalidOptions(format!("perfrun queries {}: {what}", dir.display()))
+    };
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| bad(format!("cannot read the folder: {e}")))?;
+    let mut paths: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(".");
+            !name.starts_with('.') && name.ends_with(".sql")
+        })
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| bad(format!("cannot read {}: {e}", p.display())))?;
+        let sql = text.trim().trim_end_matches(';').trim().to_owned();
+        let file = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !sql.is_empty() {
+            out.push(PerfQueryFile::plain(file, sql));
+        }
+    }
+    if out.is_empty() {
+        return Err(bad("no query files in it".into()));
+    }
+    Ok(out)
+}
+
+/// The 22 TPC-H queries, by number, with validation parameters, in the target's dialect.
+async fn tpch_queries(conn: &mut Connection) -> Result<Vec<PerfQueryFile>, WorkloadError> {
+    crate::tpch::check_loaded(conn).await?;
+    let sf = crate::tpch::detect_scale_factor(conn).await?;
+    let set = crate::tpch::QuerySet::builtin(conn.dialect());
+    (1..=22u32)
+        .map(|n| {
+            let q = set
+                .get(&n.to_string())
+                .ok_or_else(|| WorkloadError::Internal(format!("TPC-H query {n} missing")))?;
+            let params =
+                crate::tpch::QueryParams::new(n, 0, sf, crate::tpch::ParamMode::Validation);
+            PerfQueryFile::split(
+                format!("Q{n:02}"),
+                &crate::tpch::substitute(&q.template, &params),
+            )
+        })
+        .collect()
+}
+
+/// What a target's server is, for perfrun: version, dialect and the counters it reports (a
+/// filter's names are checked against both sides' before anything runs).
+pub async fn side_info(
+    target: &dbrig_driver::Target,
+    connect: &dbrig_driver::ConnectOptions,
+) -> Result<dbrig_core::results::SideInfo, WorkloadError> {
+    let conn = Connection::connect(target, connect).await?;
+    let side = PerfSide::open(conn).await?;
+    let info = dbrig_core::results::SideInfo {
+        target: target.to_string(),
+        version: side.server_version().to_owned(),
+        dialect: side.dialect().name().to_owned(),
+        counters: side.counter_names().to_vec(),
+    };
+    side.close().await;
+    Ok(info)
+}
+
+/// One perfrun trial on one target: every query executed cold (first) then warm (second),
+/// with its time, rows, checksums and counters.
+pub async fn perfrun_trial(
+    target: &dbrig_driver::Target,
+    connect: &dbrig_driver::ConnectOptions,
+    options: &PerfrunOptions,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<dbrig_core::results::PerfrunResult, WorkloadError> {
+    // Counters are read around plain statements: no prepared statements (they would move
+    // the prepare counters of the first execution only).
+    let connect = dbrig_driver::ConnectOptions {
+        prepared: false,
+        ..connect.clone()
+    };
+    let mut conn = Connection::connect(target, &connect).await?;
+    let queries = match &options.queries {
+        Some(dir) => read_queries(dir)?,
+        None => tpch_queries(&mut conn).await?,
+    };
+    let mut side = PerfSide::open(conn).await?;
+    let server = dbrig_core::results::SideInfo {
+        target: target.to_string(),
+        version: side.server_version().to_owned(),
+        dialect: side.dialect().name().to_owned(),
+        counters: side.counter_names().to_vec(),
+    };
+    let note = side.note().map(str::to_owned);
+    let mut out = Vec::with_capacity(queries.len());
+    for q in &queries {
+        let cold = q.run(&mut side).await;
+        let warm = q.run(&mut side).await;
+        let time = |e: &Execution| {
+            e.execution_time_s()
+                .map(|s| format!("{s:.3}s"))
+                .unwrap_or_else(|| "error".into())
+        };
+        progress(&format!(
+            "{}: cold {}, warm {}",
+            q.file,
+            time(&cold),
+            time(&warm)
+        ));
+        out.push(dbrig_core::results::PerfQuery {
+            file: q.file.clone(),
+            sql: q.sql.clone(),
+            cold,
+            warm,
+        });
+    }
+    side.close().await;
+    Ok(dbrig_core::results::PerfrunResult {
+        server,
+        source: options.source(),
+        note,
+        queries: out,
+    })
 }

@@ -1,10 +1,10 @@
-//! Command-line definitions (clap derive). Raw arguments only: resolution into targets,
-//! workloads and runs happens in `commands`.
+//! The command line (clap derive): the commands, each with its arguments from its own file
+//! (shared ones in `args.rs`), and sysbench's option spelling. Raw arguments only: each
+//! command's file turns them into a plan or an action.
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use dbrig_workload::{OltpOptions, RunOptions};
+use crate::args::{DoctorArgs, StoreArgs, WorkloadArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -47,131 +47,6 @@ pub enum Command {
     Tpch(crate::tpch_cmd::TpchArgs),
     /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).
     Server(crate::server_cmd::ServerArgs),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-}
-
-/// Where results and default files go.
-#[derive(Debug, Clone, Args)]
-pub struct StoreArgs {
-    /// Output folder: the default SQLite target and the results database live here.
-    #[arg(long, default_value = "dbrig-out")]
-    pub out: PathBuf,
-    /// Results database file (default: OUT/results.db).
-    #[arg(long)]
-    pub results: Option<PathBuf>,
-}
-
-impl Default for StoreArgs {
-    fn default() -> Self {
-        Self {
-            out: PathBuf::from("dbrig-out"),
-            results: None,
-        }
-    }
-}
-
-impl StoreArgs {
-    pub fn results_path(&self) -> PathBuf {
-        self.results
-            .clone()
-            .unwrap_or_else(|| self.out.join("results.db"))
-    }
-}
-
-/// What to connect to and how to authenticate.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ConnectionArgs {
-    /// Target URL: mysql://USER@HOST:PORT/DB (or mariadb://, ?socket=PATH),
-    /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: sqlite:OUT/dbrig.sqlite).
-    #[arg(long)]
-    pub target: Option<String>,
-    /// Read the password from this environment variable.
-    #[arg(long, value_name = "VAR")]
-    pub password_env: Option<String>,
-    /// Read the password from this file (must not be readable by group or others: chmod 600).
-    #[arg(long, value_name = "PATH")]
-    pub password_file: Option<PathBuf>,
-    /// sysbench compatibility: mysql, pgsql or sqlite (used when --target is not given).
-    #[arg(long, hide = true)]
-    pub db_driver: Option<String>,
-    #[arg(long, hide = true)]
-    pub mysql_host: Option<String>,
-    #[arg(long, hide = true)]
-    pub mysql_port: Option<u16>,
-    #[arg(long, hide = true)]
-    pub mysql_user: Option<String>,
-    #[arg(long, hide = true)]
-    pub mysql_db: Option<String>,
-    #[arg(long, hide = true)]
-    pub mysql_socket: Option<String>,
-    #[arg(long, hide = true)]
-    pub pgsql_host: Option<String>,
-    #[arg(long, hide = true)]
-    pub pgsql_port: Option<u16>,
-    #[arg(long, hide = true)]
-    pub pgsql_user: Option<String>,
-    #[arg(long, hide = true)]
-    pub pgsql_db: Option<String>,
-    /// Refused: a password on the command line is visible to every user of the machine.
-    #[arg(long, hide = true, value_name = "REFUSED")]
-    pub mysql_password: Option<String>,
-    /// Refused: a password on the command line is visible to every user of the machine.
-    #[arg(long, hide = true, value_name = "REFUSED")]
-    pub pgsql_password: Option<String>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct WorkloadArgs {
-    /// Workload name (see `dbrig list`; sysbench names and the seeds' old names work), or a
-    /// plan file (PLAN.toml) for `run`.
-    pub workload: String,
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    #[command(flatten)]
-    pub store: StoreArgs,
-    /// Output format of the final report.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// run: prepare the tables first when they do not exist yet.
-    #[arg(long)]
-    pub prepare: bool,
-    /// Plan: fill a ${NAME} placeholder (repeatable; the environment is the fallback).
-    #[arg(long = "define", value_name = "NAME=VALUE")]
-    pub defines: Vec<String>,
-    /// Plan: override any setting, e.g. --set trials=5 or --set workload.oltp_read_only.options.tables=4.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
-    /// Plan: print the resolved matrix and the order of trials; touch nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Plan: continue the last run of this plan in the results database, skipping finished trials.
-    #[arg(long)]
-    pub resume: bool,
-    #[command(flatten)]
-    pub run: RunOptions,
-    #[command(flatten)]
-    pub oltp: OltpOptions,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct DoctorArgs {
-    /// Client count you plan to run (checked against the open-files limit and CPUs).
-    #[arg(long)]
-    pub clients: Option<u32>,
-    /// Data directory whose disk's I/O scheduler to check.
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// A server to report on too (`--target URL`): version, binary path (servers on this
-    /// host), its key settings, and every variable / setting with `--format json`.
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
 }
 
 /// sysbench spells options with underscores (`--table_size`); clap wants dashes. Rewrite the

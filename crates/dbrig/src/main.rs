@@ -1,15 +1,17 @@
-//! dbrig: the binary. Parses the command line, runs the command, and turns any error into one
-//! line on stderr and a non-zero exit code.
+//! dbrig: the binary. Parses the command line (one file per command), hands every measurement
+//! to dbrig-exec's one executor as a plan, prints what it is given, and turns any error into
+//! one line on stderr and a non-zero exit code.
 
+mod args;
 mod cli;
-mod commands;
 mod connection;
-mod environment;
+mod console;
+mod info_cmd;
 mod micro_cmd;
+mod out;
 mod perfrun_cmd;
-mod plan;
-mod plan_exec;
 mod report_cmd;
+mod run_cmd;
 mod server_cmd;
 mod tpch_cmd;
 
@@ -17,49 +19,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Exit status when stdout or stderr is a closed pipe: what a shell reports for a process
-/// ended by SIGPIPE (128 + 13), as `yes | head -1` does.
-const EXIT_BROKEN_PIPE: i32 = 141;
-
-/// Printing to a closed pipe (`dbrig server status | head -1`) ends dbrig quietly instead of
-/// with a panic. Rust ignores SIGPIPE, so `println!` panics on EPIPE; this hook, installed
-/// once for the whole binary, recognises that panic (std's "failed printing to" message *and*
-/// poll(2) reporting the pipe's reader gone), stops any managed server dbrig started, and
-/// exits. Every other panic goes to the default hook.
-fn exit_quietly_on_closed_pipe() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if payload.starts_with("failed printing to") && output_pipe_closed() {
-            dbrig_server::shutdown_all(std::time::Duration::from_secs(30));
-            std::process::exit(EXIT_BROKEN_PIPE);
-        }
-        default(info);
-    }));
-}
-
-/// Whether stdout or stderr is a pipe whose reading end is closed (poll reports POLLERR).
-fn output_pipe_closed() -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let (out, err) = (std::io::stdout(), std::io::stderr());
-    let mut fds = [
-        PollFd::new(&out, PollFlags::OUT),
-        PollFd::new(&err, PollFlags::OUT),
-    ];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    poll(&mut fds, Some(&now)).is_ok() && fds.iter().any(|f| f.revents().contains(PollFlags::ERR))
-}
-
 fn main() -> ExitCode {
-    exit_quietly_on_closed_pipe();
     let argv = cli::normalize_args(std::env::args());
     let cli = match cli::Cli::try_parse_from(&argv) {
         Ok(c) => c,
@@ -85,12 +45,12 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            cli::Command::Prepare(a) => commands::prepare(a).await,
-            cli::Command::Run(a) => commands::run(a, &argv).await,
-            cli::Command::Cleanup(a) => commands::cleanup(a).await,
-            cli::Command::List => commands::list(),
-            cli::Command::Doctor(a) => commands::doctor(a).await,
-            cli::Command::Runs(a) => commands::runs(a),
+            cli::Command::Prepare(a) => run_cmd::prepare(a).await,
+            cli::Command::Run(a) => run_cmd::run(a, &argv).await,
+            cli::Command::Cleanup(a) => run_cmd::cleanup(a).await,
+            cli::Command::List => run_cmd::list(),
+            cli::Command::Doctor(a) => info_cmd::doctor(a).await,
+            cli::Command::Runs(a) => info_cmd::runs(a),
             cli::Command::Micro(a) => micro_cmd::micro(a, &argv).await,
             cli::Command::Perfrun(a) => perfrun_cmd::perfrun(a, &argv).await,
             cli::Command::Report(a) => report_cmd::report(a),
@@ -103,14 +63,17 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => code,
+        Err(e) if e.is::<out::ClosedPipe>() => {
+            // The reader of our output is gone (`| head -1`): end quietly, stopping any
+            // managed server this process started.
+            dbrig_server::shutdown_all(std::time::Duration::from_secs(30));
+            ExitCode::from(out::EXIT_BROKEN_PIPE)
+        }
         Err(e) => {
             // One line: the chain of causes joined, most general first.
-            let msg = e
-                .chain()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(": ");
-            eprintln!("dbrig: error: {msg}");
+            let mut parts: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            parts.dedup();
+            eprintln!("dbrig: error: {}", parts.join(": "));
             ExitCode::FAILURE
         }
     }

@@ -1,25 +1,26 @@
-//! `dbrig report` and `dbrig compare`: plan reports rebuilt from the results database alone.
+//! `dbrig report`, `dbrig compare` and `dbrig perfrun report`: arguments into a report request;
+//! the report itself is rendered from the results database by dbrig-report, in each kind's
+//! own unit and layout. Also what the measuring commands print when they end.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
-use dbrig_report::{
-    Metric, ReportData, cells_csv, charts, latency_chart, render_html, report_json,
-    report_markdown, report_text, throughput_chart, trials_csv, write_atomic,
-};
+use dbrig_report::{Metric, Rendered, Request, SingleFormat};
 use dbrig_store::{RunId, Store};
 
-use crate::cli::StoreArgs;
+use crate::args::{Format, StoreArgs};
+use crate::console::open_existing_store;
+use crate::out::outln;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
-    /// Aligned tables for the console.
+    /// Aligned tables for the console (a single command's run: as the command printed it).
     Text,
     /// Everything as one JSON document.
     Json,
-    /// One row per cell (summary and comparison with the baseline).
+    /// One row per cell (summary and comparison with the baseline), values with their unit.
     Csv,
     /// One row per trial, every status included.
     CsvTrials,
@@ -27,23 +28,28 @@ pub enum ReportFormat {
     Markdown,
     /// One self-contained page with the charts (written to --output, default OUT/report-RUN.html).
     Html,
-    /// The charts as SVG files in the folder --output (default OUT/charts-RUN).
+    /// The charts that have data as SVG files in the folder --output (default OUT/charts-RUN).
     Svg,
+}
+
+impl From<ReportFormat> for dbrig_report::Format {
+    fn from(f: ReportFormat) -> Self {
+        match f {
+            ReportFormat::Text => dbrig_report::Format::Text,
+            ReportFormat::Json => dbrig_report::Format::Json,
+            ReportFormat::Csv => dbrig_report::Format::Csv,
+            ReportFormat::CsvTrials => dbrig_report::Format::CsvTrials,
+            ReportFormat::Markdown => dbrig_report::Format::Markdown,
+            ReportFormat::Html => dbrig_report::Format::Html,
+            ReportFormat::Svg => dbrig_report::Format::Svg,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MetricArg {
     Qps,
     Tps,
-}
-
-impl From<MetricArg> for Metric {
-    fn from(m: MetricArg) -> Self {
-        match m {
-            MetricArg::Qps => Metric::Qps,
-            MetricArg::Tps => Metric::Tps,
-        }
-    }
 }
 
 /// Choices shared by `report` and `compare`.
@@ -59,9 +65,13 @@ pub struct ReportOptions {
     /// Configuration the others are compared with (default: the first in the plan).
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
-    /// Throughput figure to rank and compare by.
+    /// What OLTP cells are ranked and compared by (other kinds have their own units).
     #[arg(long, value_enum, default_value_t = MetricArg::Qps)]
     pub metric: MetricArg,
+    /// perfrun: show only matching query/temperature pairs instead of the filter given at
+    /// collection ('' shows every pair).
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -83,130 +93,132 @@ pub struct CompareArgs {
     pub opts: ReportOptions,
 }
 
-fn open_store(store: &StoreArgs) -> Result<Store> {
-    let path = store.results_path();
-    if !path.exists() {
-        bail!(
-            "no results database at {}: run a benchmark first, or pass --results PATH",
-            path.display()
-        );
-    }
-    Store::open(&path).with_context(|| format!("opening {}", path.display()))
-}
-
+/// `latest` or a run id that the results database holds.
 fn resolve_run(store: &Store, arg: &str) -> Result<RunId> {
-    if arg.eq_ignore_ascii_case("latest") {
-        return store
+    let id = if arg.eq_ignore_ascii_case("latest") {
+        store
             .latest_run_id()?
-            .ok_or_else(|| anyhow!("the results database holds no runs yet"));
-    }
-    let id: i64 = arg
-        .parse()
-        .map_err(|_| anyhow!("run {arg:?} is neither a run id nor `latest`"))?;
-    Ok(RunId(id))
+            .ok_or_else(|| anyhow!("the results database holds no runs yet"))?
+    } else {
+        RunId(
+            arg.parse()
+                .map_err(|_| anyhow!("run {arg:?} is neither a run id nor `latest`"))?,
+        )
+    };
+    store.run(id).map_err(|_| {
+        anyhow!(
+            "no run {} in {}: see `dbrig runs`",
+            id.0,
+            store.path().display()
+        )
+    })?;
+    Ok(id)
 }
 
 pub fn report(args: ReportArgs) -> Result<ExitCode> {
-    let store = open_store(&args.opts.store)?;
+    let store = open_existing_store(&args.opts.store)?;
     let run = resolve_run(&store, &args.run)?;
-    let data = ReportData::load(&store, run).with_context(|| format!("reading run {run}"))?;
-    emit(&store, data, &args.opts, &format!("{run}"))
+    emit(&store, vec![run], &args.opts)
 }
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode> {
-    let store = open_store(&args.opts.store)?;
+    let store = open_existing_store(&args.opts.store)?;
     let a = resolve_run(&store, &args.run_a)?;
     let b = resolve_run(&store, &args.run_b)?;
-    let data = ReportData::load_compare(&store, a, b)
-        .with_context(|| format!("comparing runs {a} and {b}"))?;
-    emit(&store, data, &args.opts, &format!("{a}-vs-{b}"))
+    emit(&store, vec![a, b], &args.opts)
 }
 
-fn emit(store: &Store, mut data: ReportData, opts: &ReportOptions, tag: &str) -> Result<ExitCode> {
-    data.set_metric(opts.metric.into());
-    if let Some(b) = &opts.baseline {
-        data.set_baseline(b)?;
-    }
-    let text = match opts.format {
-        ReportFormat::Text => report_text(&data),
-        ReportFormat::Json => serde_json::to_string_pretty(&report_json(&data))? + "\n",
-        ReportFormat::Csv => cells_csv(&data),
-        ReportFormat::CsvTrials => trials_csv(&data),
-        ReportFormat::Markdown => report_markdown(&data),
-        ReportFormat::Html => {
-            let path = opts
-                .output
-                .clone()
-                .unwrap_or_else(|| opts.store.out.join(format!("report-{tag}.html")));
-            write_atomic(&path, render_html(store, &data)?.as_bytes())?;
-            eprintln!("dbrig: wrote {}", path.display());
-            return Ok(ExitCode::SUCCESS);
-        }
-        ReportFormat::Svg => {
-            let dir = opts
-                .output
-                .clone()
-                .unwrap_or_else(|| opts.store.out.join(format!("charts-{tag}")));
-            write_svgs(store, &data, &dir)?;
-            eprintln!("dbrig: wrote the charts to {}", dir.display());
-            return Ok(ExitCode::SUCCESS);
-        }
+fn emit(store: &Store, runs: Vec<RunId>, opts: &ReportOptions) -> Result<ExitCode> {
+    let tag = runs
+        .iter()
+        .map(|r| r.0.to_string())
+        .collect::<Vec<_>>()
+        .join("-vs-");
+    let mut req = Request::new(runs, opts.format.into(), opts.store.out.clone());
+    req.baseline = opts.baseline.clone();
+    req.metric = match opts.metric {
+        MetricArg::Qps => Metric::Qps,
+        MetricArg::Tps => Metric::Tps,
     };
-    match &opts.output {
-        Some(path) => write_atomic(path, text.as_bytes())?,
-        None => print!("{text}"),
-    }
+    req.perfrun_filter = opts.filter.clone();
+    req.output = opts.output.clone();
+    let rendered =
+        dbrig_report::render(store, &req).with_context(|| format!("reporting run {tag}"))?;
+    show(rendered)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Workload names become file names: keep them to safe characters.
-fn file_stem(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
+fn show(rendered: Rendered) -> Result<()> {
+    match rendered {
+        Rendered::Stdout(text) => crate::out::text(&text),
+        Rendered::Written { files } => {
+            for f in files {
+                eprintln!("dbrig: wrote {}", f.display());
             }
-        })
-        .collect()
-}
-
-fn write_svgs(store: &Store, data: &ReportData, dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for w in &data.workloads {
-        let stem = file_stem(w);
-        write_atomic(
-            &dir.join(format!("{stem}-throughput.svg")),
-            throughput_chart(data, w)?.as_bytes(),
-        )?;
-        write_atomic(
-            &dir.join(format!("{stem}-latency.svg")),
-            latency_chart(data, w)?.as_bytes(),
-        )?;
-        if let Some(svg) = charts::workload_timeline(store, data, w)? {
-            write_atomic(&dir.join(format!("{stem}-timeline.svg")), svg.as_bytes())?;
+            Ok(())
         }
     }
-    Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn workload_names_become_safe_file_names() {
-        assert_eq!(file_stem("oltp_read_only"), "oltp_read_only");
-        assert_eq!(file_stem("../q 1/x"), "___q_1_x");
+/// What a single measuring command prints when it ends: its stored run, as `dbrig report RUN`
+/// shows it, and where it is stored.
+pub fn print_single(store: &Store, run: RunId, format: Format) -> Result<()> {
+    match format {
+        Format::Text => {
+            let text = dbrig_report::single_run_report(store, run, SingleFormat::Text)?;
+            crate::out::text(&text)?;
+            outln!("\nStored as run {} in {}", run.0, store.path().display())
+        }
+        Format::Json => {
+            let mut v = dbrig_report::single_run_json(store, run)?;
+            if let Some(u) = dbrig_server::ProcessUsage::of_self() {
+                // The client's own cost, for side-by-side comparisons with other tools.
+                v["client"] = serde_json::json!({
+                    "cpu_user_s": u.user_s,
+                    "cpu_system_s": u.system_s,
+                    "peak_rss_bytes": u.peak_rss_bytes,
+                });
+            }
+            outln!("{}", serde_json::to_string_pretty(&v)?)
+        }
     }
+}
 
-    #[test]
-    fn run_ids_and_latest() {
-        let store = Store::open_in_memory().unwrap();
-        assert!(resolve_run(&store, "latest").is_err());
-        assert_eq!(resolve_run(&store, "12").unwrap(), RunId(12));
-        let err = resolve_run(&store, "yesterday").unwrap_err().to_string();
-        assert!(err.contains("neither a run id nor `latest`"), "{err}");
-    }
+/// What `dbrig run PLAN.toml` prints when it ends: the plan report (the seeds' tables and the
+/// verdicts, each kind in its own unit) and where its HTML page is.
+pub fn print_plan(store: &Store, run: RunId, baseline: &str, out: &Path) -> Result<()> {
+    let mut req = Request::new(vec![run], dbrig_report::Format::Text, out.to_owned());
+    req.baseline = Some(baseline.to_owned());
+    show(dbrig_report::render(store, &req)?)?;
+    let page = crate::console::html_path(out, run);
+    dbrig_report::write_html_report(store, run, &page)?;
+    outln!("HTML report: {}", page.display())
+}
+
+/// `dbrig perfrun report [RUN|latest] [--filter]`.
+pub fn perfrun_report(
+    store: &StoreArgs,
+    run: &str,
+    filter: Option<&str>,
+    format: Format,
+) -> Result<ExitCode> {
+    let store = open_existing_store(store)?;
+    let run = if run.eq_ignore_ascii_case("latest") {
+        store
+            .runs()?
+            .into_iter()
+            .filter(|r| r.kind == dbrig_store::RunKind::Perfrun)
+            .map(|r| r.id)
+            .max()
+            .ok_or_else(|| anyhow!("the results database holds no perfrun run yet"))?
+    } else {
+        resolve_run(&store, run)?
+    };
+    let format = match format {
+        Format::Text => SingleFormat::Text,
+        Format::Json => SingleFormat::Json,
+    };
+    let text = dbrig_report::perfrun_report(&store, run, filter, format)?;
+    crate::out::text(&text)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -2,23 +2,22 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::SystemTime;
 
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand};
-use dbrig_driver::Target;
-use dbrig_driver::{ConnectOptions, Connection};
-use dbrig_server::HostFacts;
+use dbrig_driver::ConnectOptions;
+use dbrig_exec::{Configuration, Plan, SingleCommand};
 use dbrig_server::managed::{ManagedServer, Params};
-use dbrig_store::{CellId, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus};
 use dbrig_workload::tpch::{
-    self, KeysWhen, LoadOptions, ParamMode, PowerControls, PowerOptions, QuerySet, QueryStatus,
-    Reduction, ScaleFactor, Table,
+    self, KeysWhen, LoadOptions, ParamMode, PowerControls, PowerOptions, Reduction, ScaleFactor,
+    Table,
 };
+use dbrig_workload::{TpchPowerOptions, WorkloadKind};
 
-use crate::cli::{ConnectionArgs, Format, StoreArgs};
-use crate::commands::{OneCellRun, begin_one_cell_run, open_store, spec_key};
+use crate::args::{ConnectionArgs, EnvironmentArgs, Format, StoreArgs};
 use crate::connection::resolve_target;
+use crate::console::{self, ConsoleObserver};
+use crate::out::outln;
 
 #[derive(Debug, Clone, Args)]
 pub struct TpchArgs {
@@ -105,6 +104,11 @@ pub struct PowerArgs {
     pub launcher: LauncherArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Print the one-cell plan; connect to nothing, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     #[command(flatten)]
@@ -117,7 +121,7 @@ pub struct LauncherArgs {
     /// How the measured runs of a query become one number: simple-average (the mean; a
     /// timeout makes a timeout), min-max (fastest and slowest; the fastest counts),
     /// analyze-explain (runs grouped by plan fingerprint; the fastest plan's mean).
-    #[arg(long, value_enum)]
+    #[arg(long)]
     pub reduction: Option<Reduction>,
     /// Measured runs per query (default 1; with analyze-explain the most runs, 0 = until
     /// the fastest plan has --cluster-size runs).
@@ -213,6 +217,11 @@ pub struct ThroughputArgs {
     pub power_run: Option<i64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Print the one-cell plan; connect to nothing, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     #[command(flatten)]
@@ -293,32 +302,6 @@ pub struct CleanupArgs {
     pub store: StoreArgs,
 }
 
-/// The run and cell of a TPC-H test (its spec is both the run's and the cell's options).
-fn begin_tpch_run(
-    store: &mut Store,
-    name: &str,
-    spec: &serde_json::Value,
-    host: &serde_json::Value,
-    argv: &[String],
-    target: &Target,
-    clients: u32,
-) -> Result<(RunId, CellId, SystemTime)> {
-    begin_one_cell_run(
-        store,
-        host,
-        argv,
-        &OneCellRun {
-            kind: RunKind::Other(name.into()),
-            name,
-            options: spec,
-            cell_options: spec,
-            cell_key: &spec_key(spec),
-            clients,
-            target,
-        },
-    )
-}
-
 fn parse_sf(s: &str) -> std::result::Result<ScaleFactor, String> {
     s.parse()
 }
@@ -363,13 +346,13 @@ fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
     let files = tpch::write_tbl(a.sf.get(), &tables, &a.out, parallel, &progress)
         .map_err(|e| anyhow!("cannot write .tbl files to {}: {e}", a.out.display()))?;
     let bytes: u64 = files.iter().map(|f| f.bytes).sum();
-    println!(
+    outln!(
         "Wrote {} .tbl file(s) ({bytes} bytes) at SF {} to {} in {:.2} s",
         files.len(),
         a.sf,
         a.out.display(),
         started.elapsed().as_secs_f64()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -390,18 +373,18 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
     if a.format == Format::Json {
         let mut v = serde_json::to_value(&report)?;
         v["target"] = serde_json::json!(target.to_string());
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        println!("TPC-H load test, SF {} on {target}", a.sf);
+        outln!("TPC-H load test, SF {} on {target}", a.sf)?;
         for s in &report.steps {
-            println!("  {:<28}{:>10.3} s", s.name, s.seconds);
+            outln!("  {:<28}{:>10.3} s", s.name, s.seconds)?;
         }
-        println!("  {:<28}{:>10.3} s", "total", report.total_seconds);
+        outln!("  {:<28}{:>10.3} s", "total", report.total_seconds)?;
         let rows: u64 = report.rows.iter().map(|(_, n)| n).sum();
-        println!(
+        outln!(
             "  rows {rows}, size on disk {:.1} MiB",
             report.size_bytes as f64 / 1048576.0
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -454,104 +437,29 @@ fn power_controls(a: &PowerArgs) -> Result<PowerControls> {
     Ok(c)
 }
 
-/// Where the power test runs: a managed server dbrig can restart, or an external target
-/// (shell hooks only). Restarts, cache drops and hooks are the plan machinery's own
-/// (`dbrig-server`'s `ManagedServer`, `environment.rs`).
-struct PowerEnvironment {
-    managed: Option<ManagedServer>,
-    /// dbrig started the server for this test, so it stops it at the end.
-    started_here: bool,
-}
-
-fn managed_target(s: &ManagedServer) -> Result<Target> {
-    Ok(Target::parse(&s.connection_info()?.url())?)
-}
-
-impl PowerEnvironment {
-    /// Open (and start when needed) the managed server `--server` names.
-    fn managed(a: &LauncherArgs, name: &str, out: &std::path::Path) -> Result<(Self, Target)> {
-        let def = crate::server_cmd::definition(&crate::server_cmd::ServerRef {
-            name: name.to_owned(),
-            plan: a.server_plan.clone(),
-            engine: a.engine.clone(),
-            out: out.to_owned(),
-        })?;
-        let mut s = ManagedServer::open(def, out)?;
-        let mut started_here = false;
-        if !s.is_running() {
-            if !s.is_initialised() {
-                progress(&format!("initialising the data directory of server {name}"));
-                s.initialise()?;
-            }
-            progress(&format!("starting server {name}"));
-            s.start(&Params::new())?;
-            started_here = true;
-        }
-        let target = managed_target(&s)?;
-        Ok((
-            PowerEnvironment {
-                managed: Some(s),
-                started_here,
-            },
-            target,
-        ))
-    }
-
-    fn finish(&mut self) {
-        if self.started_here
-            && let Some(s) = self.managed.as_mut()
-            && let Err(e) = s.stop()
-        {
-            progress(&format!("warning: stopping the server: {e}"));
-        }
-    }
-}
-
-impl tpch::PowerEnv for PowerEnvironment {
-    fn can_restart(&self) -> bool {
-        self.managed.is_some()
-    }
-
-    fn restart(&mut self, params: &[String]) -> std::result::Result<Target, String> {
-        let s = self
-            .managed
-            .as_mut()
-            .ok_or("the target is external: dbrig cannot restart it")?;
-        let params = Params::parse(params).map_err(|e| e.to_string())?;
-        progress(&format!(
-            "restarting server {}{}",
-            s.name(),
-            if params.is_empty() {
-                String::new()
-            } else {
-                format!(" with {}", params.to_strings().join(" "))
-            }
-        ));
-        s.restart(&params).map_err(|e| e.to_string())?;
-        managed_target(s).map_err(|e| e.to_string())
-    }
-
-    fn drop_caches(&mut self) -> std::result::Result<(), String> {
-        crate::environment::drop_caches()
-    }
-
-    fn shell_hook(&mut self, name: &str, command: &str) -> serde_json::Value {
-        serde_json::to_value(crate::environment::run_shell_hook(name, command, 60.0))
-            .unwrap_or_default()
-    }
-}
-
-/// Draw the bar chart of a power test so far (one configuration) to `path`, atomically.
-fn write_power_chart(path: &std::path::Path, report: &tpch::PowerReport) -> Result<()> {
-    use dbrig_report::tpch::{Configuration, TpchReport, tpch_chart};
-    let conf = Configuration::from_power_reports("default", &[serde_json::to_value(report)?])?;
-    let chart = tpch_chart(&TpchReport {
-        title: "TPC-H power test".into(),
-        baseline: "default".into(),
-        configurations: vec![conf],
+/// The configuration a power test runs on: the external target, or the managed server
+/// `--server` names (started if down and stopped at the end, restarted as the controls ask;
+/// one that is already running keeps the parameters it runs with).
+fn power_configuration(a: &PowerArgs) -> Result<(Configuration, Option<dbrig_server::ServerDef>)> {
+    let Some(name) = &a.launcher.server else {
+        let target = resolve_target(&a.connection, &a.store)?;
+        return Ok((Configuration::external("default", target), None));
+    };
+    let def = crate::server_cmd::definition(&crate::server_cmd::ServerRef {
+        name: name.to_owned(),
+        plan: a.launcher.server_plan.clone(),
+        engine: a.launcher.engine.clone(),
+        out: a.store.out.clone(),
     })?;
-    dbrig_report::write_atomic(path, chart.as_bytes())?;
-    Ok(())
+    let mut running = ManagedServer::open(def.clone(), &a.store.out)?;
+    let params = match running.is_running() {
+        true => running
+            .current_params()
+            .cloned()
+            .unwrap_or_else(Params::new),
+        false => Params::new(),
+    };
+    Ok((Configuration::managed("default", name, params), Some(def)))
 }
 
 async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
@@ -563,190 +471,49 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         );
     }
     let controls = power_controls(&a)?;
-    let (mut env, target) = match &a.launcher.server {
-        Some(name) => PowerEnvironment::managed(&a.launcher, name, &a.store.out)?,
-        None => (
-            PowerEnvironment {
-                managed: None,
-                started_here: false,
-            },
-            resolve_target(&a.connection, &a.store)?,
-        ),
-    };
+    let (configuration, server) = power_configuration(&a)?;
     // Say it before anything runs: these need a server dbrig can restart.
     if let Some(what) = controls.needs_restart()
-        && env.managed.is_none()
+        && server.is_none()
     {
         bail!(
-            "{what} needs a managed server that dbrig can restart, and {target} is an external target: add --server NAME (with --engine or --server-plan) to run the power test on a managed server"
+            "{what} needs a managed server that dbrig can restart, and {} is an external target: add --server NAME (with --engine or --server-plan) to run the power test on a managed server",
+            configuration.describe()
         );
     }
-    let result = power_on(&a, argv, &controls, &mut env, &target).await;
-    env.finish();
-    result
-}
-
-async fn power_on(
-    a: &PowerArgs,
-    argv: &[String],
-    controls: &PowerControls,
-    env: &mut PowerEnvironment,
-    target: &Target,
-) -> Result<ExitCode> {
-    let target = target.clone();
-    let queries = match &a.queries {
-        Some(dir) => Some(QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?),
-        None => None,
-    };
-    let params = match a.seed {
-        Some(seed) => ParamMode::Random { seed },
-        None => ParamMode::Validation,
-    };
-    let options = PowerOptions {
-        params,
-        queries,
+    if let Some(dir) = &a.queries {
+        tpch::QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?;
+    }
+    let options = TpchPowerOptions {
+        // The loaded data's, found before the run is recorded.
+        sf: 0.0,
+        queries: Vec::new(),
+        query_dir: a.queries.clone(),
+        seed: a.seed,
         refresh: !a.no_refresh,
-    };
-    // Refuse before a run is recorded when the data is not there or the controls name
-    // queries the set does not have.
-    {
-        let mut conn = Connection::connect(&target, &ConnectOptions::default()).await?;
-        tpch::check_loaded(&mut conn).await?;
-        let set = options
-            .queries
-            .clone()
-            .unwrap_or_else(|| QuerySet::builtin(conn.dialect()));
-        controls.validate(&set).map_err(|e| anyhow!(e))?;
-        conn.close().await;
-    }
-    let mut store = open_store(&a.store)?;
-    let host = serde_json::to_value(HostFacts::collect(None)).unwrap_or_default();
-    let spec = serde_json::json!({
-        "workload": "tpch_power",
-        "target": target.to_string(),
-        "params": params,
-        "queries": a.queries.as_ref().map(|p| p.display().to_string()),
-        "refresh": options.refresh,
-        "timeout_seconds": a.timeout,
-        "controls": controls,
-        "server": a.launcher.server,
-    });
-    let (run_id, cell, started) =
-        begin_tpch_run(&mut store, "tpch_power", &spec, &host, argv, &target, 1)?;
-    let target_text = target.to_string();
-    let chart = a.launcher.chart.clone();
-    let mut on_query = |r: &tpch::PowerReport| {
-        if let Some(path) = &chart
-            && let Err(e) = write_power_chart(path, r)
-        {
-            progress(&format!("warning: chart {}: {e}", path.display()));
-        }
-    };
-    let result = tpch::power_test_controlled(
-        &target,
-        &ConnectOptions::default(),
-        &options,
+        keys: KeysWhen::After,
+        parallel: 0,
+        streams: 0,
+        timeout: None,
         controls,
-        Some(env),
-        &progress,
-        &mut on_query,
-    )
-    .await;
-    let finished = SystemTime::now();
-    let report = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let reason = e.to_string();
-            crate::commands::record_failed_run(
-                &mut store, run_id, cell, started, finished, &reason,
-            )?;
-            return Err(e.into());
-        }
+        power_run: None,
     };
-    let extra = serde_json::json!({ "tpch_power": report });
-    store.record_trial(
-        cell,
-        &NewTrial {
-            trial: 1,
-            status: TrialStatus::Done,
-            reason: None,
-            server_version: Some(&report.server_version),
-            started_at: started,
-            finished_at: finished,
-            measurements: None,
-            extra: Some(&extra),
-        },
-    )?;
-    store.finish_run(run_id, RunStatus::Done, None)?;
-    if a.format == Format::Json {
-        let mut v = serde_json::to_value(&report)?;
-        v["run_id"] = serde_json::json!(run_id.0);
-        v["target"] = serde_json::json!(target_text);
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        println!(
-            "TPC-H power test, SF {} on {target_text} ({})",
-            report.scale_factor, report.server_version
-        );
-        let mut table = comfy_table::Table::new();
-        table.load_style(comfy_table::presets::NOTHING);
-        table.set_header([
-            "query", "seconds", "min", "max", "runs", "plans", "rows", "status",
-        ]);
-        for o in report
-            .rf1
-            .iter()
-            .chain(&report.queries)
-            .chain(report.rf2.iter())
-        {
-            let status = match &o.error {
-                Some(e) if o.status != QueryStatus::Ok => format!("{}: {e}", o.status.as_str()),
-                _ => o.status.as_str().to_owned(),
-            };
-            let seconds = match o.status {
-                QueryStatus::Timeout => format!(">{:.6}", o.seconds()),
-                _ => format!("{:.6}", o.seconds()),
-            };
-            // The launcher controls' figures: extremes of the runs used, runs measured
-            // (+ warm-ups), distinct plans seen.
-            let (min, max, runs, plans) = match &o.detail {
-                Some(d) => {
-                    let f =
-                        |m: Option<u64>| m.map_or("-".into(), |m| format!("{:.6}", m as f64 / 1e6));
-                    let max = match (d.max_timed_out, d.timeout_seconds) {
-                        (true, Some(t)) => format!(">{t}"),
-                        _ => f(d.max_micros),
-                    };
-                    let warm = d.runs.iter().filter(|r| r.warmup).count();
-                    let runs = d.runs.len() - warm;
-                    let runs = if warm > 0 {
-                        format!("{runs}+{warm}w")
-                    } else {
-                        runs.to_string()
-                    };
-                    (f(d.min_micros), max, runs, d.plans.len().to_string())
-                }
-                None => ("-".into(), "-".into(), "1".into(), "-".into()),
-            };
-            table.add_row([
-                o.name.clone(),
-                seconds,
-                min,
-                max,
-                runs,
-                plans,
-                o.rows.to_string(),
-                status,
-            ]);
-        }
-        println!("{table}");
-        match report.power_at_size {
-            Some(p) => println!("Power@Size = {p:.2}"),
-            None => println!("Power@Size = n/a (a query or refresh function failed)"),
-        }
-        println!("Stored as run {} in {}", run_id.0, store.path().display());
+    let plan = Plan::single(SingleCommand {
+        workload: WorkloadKind::TpchPower(options),
+        configuration,
+        server,
+        run: dbrig_workload::RunOptions::default(),
+        prepare: false,
+        environment: a.environment.environment(),
+    })?;
+    if a.dry_run {
+        console::print_dry_run(&plan)?;
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    let observer = ConsoleObserver::single().with_power_chart(a.launcher.chart.clone());
+    let outcome = console::measure(plan, &a.store, argv, false, &observer).await?;
+    crate::report_cmd::print_single(&outcome.store, outcome.run, a.format)?;
+    Ok(console::exit_code(&outcome))
 }
 
 /// Run the built-in queries with validation parameters (no refresh) on one target.
@@ -777,75 +544,38 @@ async fn check(a: CheckArgs) -> Result<ExitCode> {
     for url in &a.against {
         others.push(answers(url, &a).await?);
     }
-    let mut results = Vec::new();
-    let mut all_same = true;
-    for (i, q) in main.queries.iter().enumerate() {
-        let mut verdict = "same".to_owned();
-        let mut detail = None;
-        if q.status == QueryStatus::Error {
-            verdict = "error".into();
-            detail = q.error.clone();
-        }
-        for (name, other) in &others {
-            let o = &other.queries[i];
-            if verdict != "same" {
-                break;
-            }
-            if o.status == QueryStatus::Error {
-                verdict = "error".into();
-                detail = Some(format!("{name}: {}", o.error.clone().unwrap_or_default()));
-            } else if let Some(d) =
-                tpch::compare_results(&tpch::normalize(&q.result), &tpch::normalize(&o.result))
-            {
-                verdict = "different".into();
-                detail = Some(format!("{main_name} vs {name}: {d}"));
-            }
-        }
-        if verdict == "same" && a.sf1_answers {
-            let n: u32 = q.name.parse().unwrap_or(0);
-            let c = tpch::check_sf1_answer(n, &q.result);
-            if !c.ok {
-                verdict = "different".into();
-                detail = c.detail.map(|d| format!("against the SF1 answer: {d}"));
-            }
-        }
-        all_same &= verdict == "same";
-        results.push(tpch::QueryComparison {
-            query: q.name.clone(),
-            verdict,
-            detail,
-        });
-    }
+    let results = tpch::compare_answers((&main_name, &main), &others, a.sf1_answers);
+    let all_same = results.iter().all(|r| r.verdict == "same");
     if a.format == Format::Json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "targets": std::iter::once(main_name.clone()).chain(others.iter().map(|(n, _)| n.clone())).collect::<Vec<_>>(),
                 "queries": results,
                 "all_same": all_same,
             }))?
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "TPC-H answer check (validation parameters): {main_name}{}{}",
             others
                 .iter()
                 .map(|(n, _)| format!(" vs {n}"))
                 .collect::<String>(),
             if a.sf1_answers { " vs SF1 answers" } else { "" }
-        );
+        )?;
         for r in &results {
             let status = if r.verdict == "different" {
                 "wrong"
             } else {
                 r.verdict.as_str()
             };
-            println!(
+            outln!(
                 "  Q{:<4}{:<10}{}",
                 r.query,
                 status,
                 r.detail.as_deref().unwrap_or("")
-            );
+            )?;
         }
     }
     Ok(if all_same {
@@ -859,9 +589,9 @@ async fn cleanup(a: CleanupArgs) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
     let r = tpch::cleanup(&target, &ConnectOptions::default()).await?;
     if r.dropped.is_empty() {
-        println!("Nothing to drop on {target}: no TPC-H table exists");
+        outln!("Nothing to drop on {target}: no TPC-H table exists")?;
     } else {
-        println!("Dropped {} on {target}", r.dropped.join(", "));
+        outln!("Dropped {} on {target}", r.dropped.join(", "))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -875,322 +605,52 @@ fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// Power@Size (and its scale factor) of a stored, finished power test run.
-fn stored_power(store: &dbrig_store::Store, id: i64) -> Result<(f64, f64)> {
-    let run = store.run(dbrig_store::RunId(id)).map_err(|_| {
-        anyhow!(
-            "no run {id} in {}: see `dbrig runs`",
-            store.path().display()
-        )
-    })?;
-    if run.kind.as_str() != "tpch_power" {
-        bail!(
-            "run {id} is a {} run, not a TPC-H power test: give --power-run the id of a `dbrig tpch power` run",
-            run.kind.as_str()
-        );
-    }
-    let trial = store
-        .cells(run.id)?
-        .into_iter()
-        .flat_map(|c| store.trials(c.id).unwrap_or_default())
-        .find(|t| t.status == TrialStatus::Done)
-        .ok_or_else(|| {
-            anyhow!("power run {id} has no finished trial: run `dbrig tpch power` again")
-        })?;
-    let report = trial
-        .extra
-        .as_ref()
-        .and_then(|e| e.get("tpch_power"))
-        .ok_or_else(|| anyhow!("power run {id} holds no power test results"))?;
-    let sf = report["scale_factor"].as_f64().unwrap_or(0.0);
-    let power = report["power_at_size"].as_f64().ok_or_else(|| {
-        anyhow!("power run {id} has no Power@Size (a query or refresh function failed): run `dbrig tpch power` again")
-    })?;
-    Ok((power, sf))
-}
-
-/// A step's seconds as the seeds show them: `>T` for a timeout, `err` for an error.
-fn cell_text(o: &tpch::QueryOutcome) -> String {
-    match o.status {
-        QueryStatus::Timeout => format!(">{:.3}", o.seconds()),
-        QueryStatus::Error => "err".into(),
-        QueryStatus::Wrong => format!("{:.3}!", o.seconds()),
-        QueryStatus::Ok => format!("{:.3}", o.seconds()),
-    }
-}
-
 async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
-    let queries = match &a.queries {
-        Some(dir) => Some(QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?),
+    if let Some(dir) = &a.queries {
+        tpch::QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?;
+    }
+    let power_run = match a.power_run {
+        Some(id) => {
+            let store = console::open_existing_store(&a.store)?;
+            Some(dbrig_exec::recorder::stored_power(&store, id)?)
+        }
         None => None,
     };
-    let params = if a.validation_params {
-        ParamMode::Validation
-    } else {
-        ParamMode::Random { seed: a.seed }
-    };
-    let mut options = tpch::ThroughputOptions {
-        streams: a.streams,
-        params,
-        queries,
+    let options = TpchPowerOptions {
+        // The loaded data's, found (with the default stream count) before the run is recorded.
+        sf: 0.0,
+        queries: Vec::new(),
+        query_dir: a.queries.clone(),
+        seed: (!a.validation_params).then_some(a.seed),
         refresh: !a.no_refresh,
-        timeout: a.timeout.map(std::time::Duration::from_secs_f64),
+        keys: KeysWhen::After,
+        parallel: 0,
+        streams: a.streams,
+        timeout: a.timeout,
+        controls: PowerControls::default(),
+        power_run,
     };
-    let mut store = open_store(&a.store)?;
-    let power = match a.power_run {
-        Some(id) => Some(stored_power(&store, id)?),
-        None => None,
-    };
-    // Refuse before a run is recorded when the data is not there or is another size.
-    {
-        let mut conn = Connection::connect(&target, &ConnectOptions::default()).await?;
-        tpch::check_loaded(&mut conn).await?;
-        let sf = tpch::detect_scale_factor(&mut conn).await?;
-        conn.close().await;
-        // Decided here so that the stored run says how many streams ran.
-        if options.streams == 0 {
-            options.streams = tpch::min_streams(sf);
-        }
-        if let Some((_, power_sf)) = power
-            && (power_sf - sf).abs() > 1e-9
-        {
-            bail!(
-                "power run {} was at SF {power_sf} but {target} holds SF {sf}: QphH@Size needs both tests on the same data",
-                a.power_run.unwrap_or_default()
-            );
-        }
+    let plan = Plan::single(SingleCommand {
+        workload: WorkloadKind::TpchThroughput(options),
+        configuration: Configuration::external("default", target),
+        server: None,
+        run: dbrig_workload::RunOptions::default(),
+        prepare: false,
+        environment: a.environment.environment(),
+    })?;
+    if a.dry_run {
+        console::print_dry_run(&plan)?;
+        return Ok(ExitCode::SUCCESS);
     }
-    let host = serde_json::to_value(HostFacts::collect(None)).unwrap_or_default();
-    let spec = serde_json::json!({
-        "workload": "tpch_throughput",
-        "target": target.to_string(),
-        "streams": options.streams,
-        "params": params,
-        "queries": a.queries.as_ref().map(|p| p.display().to_string()),
-        "refresh": options.refresh,
-        "timeout_seconds": a.timeout,
-        "power_run": a.power_run,
-    });
-    let (run_id, cell, started) = begin_tpch_run(
-        &mut store,
-        "tpch_throughput",
-        &spec,
-        &host,
-        argv,
-        &target,
-        options.streams,
-    )?;
-    let target_text = target.to_string();
-    let result =
-        tpch::throughput_test(&target, &ConnectOptions::default(), &options, &progress).await;
-    let finished = SystemTime::now();
-    let report = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let reason = e.to_string();
-            crate::commands::record_failed_run(
-                &mut store, run_id, cell, started, finished, &reason,
-            )?;
-            return Err(e.into());
-        }
-    };
-    let qphh = match (power, report.throughput_at_size) {
-        (Some((p, _)), Some(t)) => Some(tpch::qphh_at_size(p, t)),
-        _ => None,
-    };
-    let extra = serde_json::json!({
-        "tpch_throughput": report,
-        "power_run": a.power_run,
-        "power_at_size": power.map(|(p, _)| p),
-        "qphh_at_size": qphh,
-    });
-    // A stream that lost its server fails the run, but what it measured is kept.
-    let (status, run_status) = match &report.failure {
-        Some(_) => (TrialStatus::Failed, RunStatus::Failed),
-        None => (TrialStatus::Done, RunStatus::Done),
-    };
-    store.record_trial(
-        cell,
-        &NewTrial {
-            trial: 1,
-            status,
-            reason: report.failure.as_deref(),
-            server_version: Some(&report.server_version),
-            started_at: started,
-            finished_at: finished,
-            measurements: None,
-            extra: Some(&extra),
-        },
-    )?;
-    store.finish_run(run_id, run_status, report.failure.as_deref())?;
-    if a.format == Format::Json {
-        let mut v = serde_json::to_value(&report)?;
-        v["run_id"] = serde_json::json!(run_id.0);
-        v["target"] = serde_json::json!(target_text);
-        v["power_run"] = serde_json::json!(a.power_run);
-        v["power_at_size"] = serde_json::json!(power.map(|(p, _)| p));
-        v["qphh_at_size"] = serde_json::json!(qphh);
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print_throughput(&report, &target_text, power.map(|(p, _)| p), qphh);
-        println!("Stored as run {} in {}", run_id.0, store.path().display());
-    }
-    Ok(if report.failure.is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-fn print_throughput(
-    report: &tpch::ThroughputReport,
-    target: &str,
-    power: Option<f64>,
-    qphh: Option<f64>,
-) {
-    println!(
-        "TPC-H throughput test, SF {} on {target} ({}), {} streams{}",
-        report.scale_factor,
-        report.server_version,
-        report.streams,
-        report
-            .timeout_seconds
-            .map(|t| format!(", timeout {t} s"))
-            .unwrap_or_default()
-    );
-    let count = |s: &tpch::StreamReport, st: QueryStatus| {
-        s.queries
-            .iter()
-            .filter(|o| o.status == st)
-            .count()
-            .to_string()
-    };
-    let mut streams = comfy_table::Table::new();
-    streams.load_style(comfy_table::presets::NOTHING);
-    streams.set_header([
-        "stream", "seconds", "queries", "ok", "error", "timeout", "wrong",
-    ]);
-    for s in &report.query_streams {
-        streams.add_row([
-            s.stream.to_string(),
-            format!("{:.3}", s.seconds),
-            s.queries.len().to_string(),
-            count(s, QueryStatus::Ok),
-            count(s, QueryStatus::Error),
-            count(s, QueryStatus::Timeout),
-            count(s, QueryStatus::Wrong),
-        ]);
-    }
-    if let Some(r) = &report.refresh_stream {
-        let failed = r
-            .pairs
-            .iter()
-            .flat_map(|p| std::iter::once(&p.rf1).chain(p.rf2.iter()))
-            .filter(|o| o.status != QueryStatus::Ok)
-            .count();
-        streams.add_row([
-            "refresh".to_owned(),
-            format!("{:.3}", r.seconds),
-            format!("{} pairs", r.pairs.len()),
-            String::new(),
-            failed.to_string(),
-            String::new(),
-            String::new(),
-        ]);
-    }
-    println!("{streams}");
-    // Query × stream seconds, in query-number order (user files by name after).
-    let mut names: Vec<String> = Vec::new();
-    for s in &report.query_streams {
-        for o in &s.queries {
-            if !names.contains(&o.name) {
-                names.push(o.name.clone());
-            }
-        }
-    }
-    names.sort_by_key(|n| (n.parse::<u32>().unwrap_or(u32::MAX), n.clone()));
-    let mut per_query = comfy_table::Table::new();
-    per_query.load_style(comfy_table::presets::NOTHING);
-    per_query.set_header(
-        std::iter::once("query".to_owned()).chain(
-            report
-                .query_streams
-                .iter()
-                .map(|s| format!("s{}", s.stream)),
-        ),
-    );
-    for name in &names {
-        per_query.add_row(std::iter::once(format!("Q{name}")).chain(
-            report.query_streams.iter().map(|s| {
-                s.queries
-                    .iter()
-                    .find(|o| &o.name == name)
-                    .map(cell_text)
-                    .unwrap_or_else(|| "-".into())
-            }),
-        ));
-    }
-    if let Some(r) = &report.refresh_stream {
-        for p in &r.pairs {
-            per_query.add_row([
-                format!("RF set {}", p.refresh_set),
-                format!(
-                    "RF1 {} RF2 {}",
-                    cell_text(&p.rf1),
-                    p.rf2.as_ref().map(cell_text).unwrap_or_else(|| "-".into())
-                ),
-            ]);
-        }
-    }
-    println!("{per_query}");
-    for s in &report.query_streams {
-        for o in s.queries.iter().filter(|o| o.status != QueryStatus::Ok) {
-            println!(
-                "  stream {} Q{}: {}: {}",
-                s.stream,
-                o.name,
-                o.status.as_str(),
-                o.error.as_deref().unwrap_or("")
-            );
-        }
-    }
-    if let Some(r) = &report.refresh_stream {
-        for p in &r.pairs {
-            for o in std::iter::once(&p.rf1)
-                .chain(p.rf2.iter())
-                .filter(|o| o.status != QueryStatus::Ok)
-            {
-                println!(
-                    "  refresh set {} {}: {}: {}",
-                    p.refresh_set,
-                    o.name,
-                    o.status.as_str(),
-                    o.error.as_deref().unwrap_or("")
-                );
-            }
-        }
-    }
-    if let Some(f) = &report.failure {
-        println!("FAILED: {f}");
-    }
-    println!("Ts = {:.3} s", report.ts_seconds);
-    match report.throughput_at_size {
-        Some(t) => println!("Throughput@Size = {t:.2}"),
-        None => println!(
-            "Throughput@Size = n/a (a query or refresh function did not complete correctly)"
-        ),
-    }
-    match (power, qphh) {
-        (Some(p), Some(q)) => println!("Power@Size = {p:.2} (stored run), QphH@Size = {q:.2}"),
-        (Some(p), None) => println!("Power@Size = {p:.2} (stored run), QphH@Size = n/a"),
-        _ => println!("QphH@Size: give --power-run RUN (a `dbrig tpch power` run on this data)"),
-    }
+    let outcome = console::measure(plan, &a.store, argv, false, &ConsoleObserver::single()).await?;
+    crate::report_cmd::print_single(&outcome.store, outcome.run, a.format)?;
+    Ok(console::exit_code(&outcome))
 }
 
 fn report(a: TpchReportArgs) -> Result<ExitCode> {
     use dbrig_report::tpch::{TpchReport, tpch_chart, tpch_table};
-    let store = open_store(&a.store)?;
+    let store = console::open_existing_store(&a.store)?;
     let runs: Vec<dbrig_store::RunId> = if a.runs.is_empty() {
         vec![store.latest_run_id()?.ok_or_else(|| {
             anyhow!(
@@ -1234,9 +694,9 @@ fn report(a: TpchReportArgs) -> Result<ExitCode> {
     }
     let table = tpch_table(&report);
     if a.markdown {
-        print!("{}", table.to_markdown());
+        crate::out::text(&table.to_markdown())?;
     } else {
-        print!("{}", table.to_text());
+        crate::out::text(&table.to_text())?;
     }
     if let Some(path) = &a.chart {
         dbrig_report::write_atomic(path, tpch_chart(&report)?.as_bytes())?;
@@ -1266,38 +726,9 @@ fn import_launcher(a: ImportLauncherArgs) -> Result<ExitCode> {
     })
     .map_err(|e| anyhow!(e))?;
     match &a.output {
-        None => print!("{}", imported.plan),
+        None => crate::out::text(&imported.plan)?,
         Some(path) => {
-            if path.exists() && !a.force {
-                bail!(
-                    "{} exists: choose another --output or add --force to replace it",
-                    path.display()
-                );
-            }
-            // Check the plan loads before it takes the output's place (relative paths in it
-            // resolve from where dbrig runs, as when the plan is run).
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let tmp = dir.join(format!(
-                ".{}.import.{}.toml",
-                path.file_name()
-                    .map_or("plan".into(), |n| n.to_string_lossy()),
-                std::process::id()
-            ));
-            std::fs::write(&tmp, &imported.plan)
-                .map_err(|e| anyhow!("cannot write {}: {e}", tmp.display()))?;
-            let checked = crate::plan::load(&tmp, &[], &[]);
-            if let Err(e) = checked {
-                let _ = std::fs::remove_file(&tmp);
-                bail!(
-                    "the imported plan does not load ({e:#}); nothing written to {}",
-                    path.display()
-                );
-            }
-            std::fs::rename(&tmp, path)
-                .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+            dbrig_exec::plan::write_checked(path, &imported.plan, a.force)?;
             eprintln!("dbrig: plan written to {}", path.display());
         }
     }

@@ -19,7 +19,7 @@ fn two_runs_are_named_after_their_runs() {
         let d = r.comparison.delta.unwrap();
         assert!((d - 0.10).abs() < 1e-9, "{d}");
     }
-    assert_snapshot("compare.txt", &report_text(&data));
+    assert_snapshot("compare.txt", &report_text(&data).unwrap());
 }
 
 #[test]

@@ -41,13 +41,65 @@ fn decode_png(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
     (info.width, info.height, pixels)
 }
 
-#[test]
-fn html_page_shows_the_charts_in_chromium() {
+/// Screenshot `html` in headless Chromium at `size`; the decoded pixels.
+/// `DBRIG_KEEP_SCREENSHOT=PATH` keeps the PNG for a person to look at.
+fn screenshot(html: &Path, dir: &Path, size: (u32, u32)) -> Vec<[u8; 3]> {
     assert!(
         Path::new(CHROMIUM).exists(),
         "{CHROMIUM} not found: this test renders the HTML report in headless Chromium; \
          install it with `apt-get install chromium` (CI installs it)"
     );
+    let png = dir.join("shot.png");
+    let output = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("--window-size={},{}", size.0, size.1))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("run chromium");
+    assert!(
+        png.exists(),
+        "chromium wrote no screenshot (status {}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if let Ok(keep) = std::env::var("DBRIG_KEEP_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+    let (w, h, pixels) = decode_png(&png);
+    assert_eq!((w, h), size);
+    pixels
+}
+
+/// The page is rendered (most pixels are background, not an error page) and each of the
+/// first `configurations` colours covers at least `min` pixels: the charts drew.
+fn assert_drawn(pixels: &[[u8; 3]], configurations: usize, min: usize) {
+    // Each chart draws each configuration with lines 2–3 px wide or bars over hundreds of px;
+    // anti-aliased edges are blended, so count only pixels close to the exact colour and ask
+    // for a clear margin over stray matches.
+    for (i, c) in PALETTE.iter().take(configurations).enumerate() {
+        let n = count_colour(pixels, (c.0, c.1, c.2), 12);
+        assert!(
+            n >= min,
+            "colour {i} ({c:?}) found in only {n} pixels: the charts did not render"
+        );
+    }
+    let white = count_colour(pixels, (255, 255, 255), 0);
+    assert!(white > pixels.len() / 2, "{white} white pixels");
+}
+
+#[test]
+fn html_page_shows_the_charts_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open_in_memory().unwrap();
     let run = fixture::demo_run(&mut store).unwrap();
@@ -65,50 +117,33 @@ fn html_page_shows_the_charts_in_chromium() {
         "plan text not escaped"
     );
     assert_eq!(page.matches("<svg").count(), 6, "2 workloads × 3 charts");
+    // Verdict rows are coloured by their verdict.
+    assert!(page.contains(r#"<tr class="verdict-regression">"#));
+    assert!(page.contains(r#"<tr class="verdict-improvement">"#));
+    let pixels = screenshot(&html, dir.path(), (1400, 2400));
+    assert_drawn(&pixels, 3, 1500);
+}
 
-    let png = dir.path().join("shot.png");
-    let output = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.path().join("profile").display()
-        ))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg("--window-size=1400,2400")
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .expect("run chromium");
-    assert!(
-        png.exists(),
-        "chromium wrote no screenshot (status {}):\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+/// A plan of OLTP, micro-benchmarks, TPC-H and a perfrun: the OLTP charts and the power
+/// test's bars show in both configurations' colours, and nothing else is drawn.
+#[test]
+fn a_page_of_every_kind_shows_its_charts_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_in_memory().unwrap();
+    let run = fixture::mixed_plan(&mut store).unwrap();
+    let html = dir.path().join("report.html");
+    write_html_report(&store, run, &html).unwrap();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        page.matches("<svg").count(),
+        6,
+        "OLTP 4 charts, power test 2"
     );
-    if let Ok(keep) = std::env::var("DBRIG_KEEP_SCREENSHOT") {
-        std::fs::copy(&png, keep).unwrap();
-    }
-    let (w, h, pixels) = decode_png(&png);
-    assert_eq!((w, h), (1400, 2400));
-    // The three configurations' line colours. Each chart draws each configuration with
-    // lines 2–3 px wide over hundreds of px; anti-aliased edges are blended, so count only
-    // pixels close to the exact colour and ask for a clear margin over stray matches.
-    for (i, c) in PALETTE.iter().take(3).enumerate() {
-        let n = count_colour(&pixels, (c.0, c.1, c.2), 12);
-        assert!(
-            n >= 1500,
-            "colour {i} ({c:?}) found in only {n} pixels: the charts did not render"
-        );
-    }
-    // White page, not an error page: most pixels are background.
-    let white = count_colour(&pixels, (255, 255, 255), 0);
-    assert!(white > pixels.len() / 2, "{white} white pixels");
+    assert!(
+        page.contains("<pre>perfrun run 1"),
+        "the perfrun pairs as text"
+    );
+    let pixels = screenshot(&html, dir.path(), (1400, 7200));
+    // Two configurations; the power test's bars alone cover thousands of pixels.
+    assert_drawn(&pixels, 2, 4000);
 }

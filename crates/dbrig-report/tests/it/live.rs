@@ -53,7 +53,8 @@ fn page_of_a_running_run_with_an_empty_cell() {
                 started_at: UNIX_EPOCH,
                 finished_at: UNIX_EPOCH,
                 measurements: Some(&m),
-                extra: None,
+                result: Some(&fixture::oltp_result(0.0)),
+                environment: None,
             },
         )
         .unwrap();

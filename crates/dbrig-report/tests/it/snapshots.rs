@@ -11,7 +11,7 @@ use crate::{assert_snapshot, demo};
 #[test]
 fn console_text() {
     let (_, data) = demo();
-    assert_snapshot("demo.txt", &dbrig_report::report_text(&data));
+    assert_snapshot("demo.txt", &dbrig_report::report_text(&data).unwrap());
 }
 
 #[test]
@@ -19,19 +19,19 @@ fn console_text_by_tps_against_another_baseline() {
     let (_, mut data) = demo();
     data.set_metric(Metric::Tps);
     data.set_baseline("32").unwrap();
-    assert_snapshot("demo-tps-baseline-32.txt", &report_text(&data));
+    assert_snapshot("demo-tps-baseline-32.txt", &report_text(&data).unwrap());
 }
 
 #[test]
 fn markdown() {
     let (_, data) = demo();
-    assert_snapshot("demo.md", &report_markdown(&data));
+    assert_snapshot("demo.md", &report_markdown(&data).unwrap());
 }
 
 #[test]
 fn json() {
     let (_, data) = demo();
-    let text = serde_json::to_string_pretty(&report_json(&data)).unwrap() + "\n";
+    let text = serde_json::to_string_pretty(&report_json(&data).unwrap()).unwrap() + "\n";
     assert_snapshot("demo.json", &text);
 }
 
@@ -47,11 +47,11 @@ fn svg_charts() {
     let (store, data) = demo();
     assert_snapshot(
         "demo-throughput-update_index.svg",
-        &throughput_chart(&data, "update_index").unwrap(),
+        &throughput_chart(&data, "update_index").unwrap().unwrap(),
     );
     assert_snapshot(
         "demo-latency-update_index.svg",
-        &latency_chart(&data, "update_index").unwrap(),
+        &latency_chart(&data, "update_index").unwrap().unwrap(),
     );
     let timeline = workload_timeline(&store, &data, "update_index")
         .unwrap()

@@ -3,8 +3,9 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use dbrig_report::ReportData;
+use dbrig_core::results::{PowerReport, QueryOutcome, QueryStatus, TrialResult};
 use dbrig_report::tpch::{Outcome, TpchReport, tpch_chart, tpch_table};
+use dbrig_report::{ReportData, fixture};
 use dbrig_store::{NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus};
 
 use crate::assert_snapshot;
@@ -12,52 +13,26 @@ use crate::assert_snapshot;
 /// A stored query with launcher detail: runs of `micros`, reduced to `reduced`.
 fn query(
     name: &str,
-    status: &str,
+    status: QueryStatus,
     reduced: u64,
     runs: &[u64],
     timeout: Option<f64>,
-) -> serde_json::Value {
-    let done: Vec<u64> = runs.to_vec();
-    serde_json::json!({
-        "name": name,
-        "micros": reduced,
-        "rows": 4,
-        "status": status,
-        "error": match status {
-            "error" => Some("Table 'test.partsupp' doesn't exist"),
-            "wrong" => Some("row 1 column 2: 17.5 vs 18.25"),
-            "timeout" => Some("timed out after 2.000 s: the statement was cancelled on the server"),
-            _ => None,
-        },
-        "detail": {
-            "reduction": "simple-average",
-            "runs": done.iter().enumerate().map(|(i, m)| serde_json::json!({
-                "run": i + 1, "warmup": false, "micros": m, "rows": 4, "status": status,
-                "restarted": false
-            })).chain(std::iter::once(serde_json::json!({
-                "run": 0, "warmup": true, "micros": 1, "rows": 4, "status": "ok", "restarted": false
-            }))).collect::<Vec<_>>(),
-            "min_micros": (status == "ok").then(|| done.iter().min().copied()).flatten(),
-            "max_micros": (status == "ok").then(|| done.iter().max().copied()).flatten(),
-            "mean_micros": (status == "ok").then(|| done.iter().sum::<u64>() / done.len() as u64),
-            "max_timed_out": status == "timeout",
-            "timeout_seconds": timeout,
-            "params": [], "plans": {}, "chosen_plan": null, "skipped": 0, "restarts": 0,
-            "hooks": [], "notes": []
-        }
-    })
+) -> QueryOutcome {
+    fixture::with_detail(fixture::step(name, reduced, status), runs, timeout)
 }
 
-fn power(version: &str, queries: Vec<serde_json::Value>, power: Option<f64>) -> serde_json::Value {
-    serde_json::json!({
-        "scale_factor": 0.01,
-        "refresh_set": 1,
-        "server_version": version,
-        "rf1": {"name": "RF1", "micros": 20_000, "rows": 60, "status": "ok", "error": null},
-        "queries": queries,
-        "rf2": {"name": "RF2", "micros": 10_000, "rows": 60, "status": "ok", "error": null},
-        "power_at_size": power,
-    })
+fn power(version: &str, queries: Vec<QueryOutcome>) -> PowerReport {
+    let mut r = fixture::power_report(version, queries, None);
+    r.refresh_set = Some(1);
+    r.rf1 = Some(QueryOutcome {
+        rows: 60,
+        ..fixture::step("RF1", 20_000, QueryStatus::Ok)
+    });
+    r.rf2 = Some(QueryOutcome {
+        rows: 60,
+        ..fixture::step("RF2", 10_000, QueryStatus::Ok)
+    });
+    r
 }
 
 fn store_two_configurations() -> (Store, RunId) {
@@ -78,28 +53,56 @@ fn store_two_configurations() -> (Store, RunId) {
     let a = power(
         "10.11.19-MariaDB",
         vec![
-            query("14", "ok", 100_000, &[90_000, 110_000, 100_000], Some(2.0)),
+            query(
+                "14",
+                QueryStatus::Ok,
+                100_000,
+                &[90_000, 110_000, 100_000],
+                Some(2.0),
+            ),
             query(
                 "2",
-                "ok",
+                QueryStatus::Ok,
                 1_000_000,
                 &[1_000_000, 1_100_000, 900_000],
                 Some(2.0),
             ),
-            query("9", "error", 0, &[0], Some(2.0)),
-            query("20", "ok", 400_000, &[400_000, 400_000, 400_000], Some(2.0)),
+            query("9", QueryStatus::Error, 0, &[0], Some(2.0)),
+            query(
+                "20",
+                QueryStatus::Ok,
+                400_000,
+                &[400_000, 400_000, 400_000],
+                Some(2.0),
+            ),
         ],
-        None,
     );
     let b = power(
         "11.4.2-MariaDB",
         vec![
-            query("14", "ok", 50_000, &[50_000, 40_000, 60_000], Some(2.0)),
-            query("2", "timeout", 2_000_000, &[2_000_000], Some(2.0)),
-            query("9", "ok", 300_000, &[300_000, 300_000, 300_000], Some(2.0)),
-            query("20", "wrong", 100_000, &[100_000], Some(2.0)),
+            query(
+                "14",
+                QueryStatus::Ok,
+                50_000,
+                &[50_000, 40_000, 60_000],
+                Some(2.0),
+            ),
+            query(
+                "2",
+                QueryStatus::Timeout,
+                2_000_000,
+                &[2_000_000],
+                Some(2.0),
+            ),
+            query(
+                "9",
+                QueryStatus::Ok,
+                300_000,
+                &[300_000, 300_000, 300_000],
+                Some(2.0),
+            ),
+            query("20", QueryStatus::Wrong, 100_000, &[100_000], Some(2.0)),
         ],
-        None,
     );
     for (i, (conf, report)) in [("A", a), ("B", b)].into_iter().enumerate() {
         let cell = store
@@ -115,7 +118,8 @@ fn store_two_configurations() -> (Store, RunId) {
                 },
             )
             .unwrap();
-        let version = report["server_version"].as_str().unwrap().to_owned();
+        let version = report.server_version.clone();
+        let result = TrialResult::TpchPower(report);
         store
             .record_trial(
                 cell,
@@ -127,7 +131,8 @@ fn store_two_configurations() -> (Store, RunId) {
                     started_at: at(10 + i as u64 * 10),
                     finished_at: at(15 + i as u64 * 10),
                     measurements: None,
-                    extra: Some(&serde_json::json!({ "tpch_power": report })),
+                    result: Some(&result),
+                    environment: None,
                 },
             )
             .unwrap();

@@ -20,25 +20,10 @@ use std::process::{Child, Command};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, OnceLock};
 
-use serde::{Deserialize, Serialize};
-
 use super::Engine;
 use super::process::graceful_signal;
 
-/// What was asked for and what was done when a server was launched; recorded with trials.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LaunchInfo {
-    /// The wrapper commands in front of the server binary (`setpriv …`, `numactl …`).
-    pub wrappers: Vec<String>,
-    /// Whether the server gets a signal when dbrig dies (false for `dbrig server start`,
-    /// whose server is meant to outlive it, and when `setpriv` is missing).
-    pub dies_with_dbrig: bool,
-    /// NUMA placement: `interleave=all`, `not requested`, or why interleaving was not applied.
-    pub numa: String,
-    /// Said once to the user: what was asked for but could not be done.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
+pub use dbrig_core::results::LaunchInfo;
 
 /// What the host offers, found once and passed in (so [`plan_launch`] is a pure function).
 #[derive(Debug, Clone, Default)]
@@ -76,7 +61,7 @@ pub fn plan_launch(
                 wrappers.push(vec![
                     p.clone().into(),
                     "--pdeathsig".into(),
-                    graceful_signal(engine).into(),
+                    graceful_signal(engine).name().into(),
                     "--".into(),
                 ]);
                 info.dies_with_dbrig = true;

@@ -1,15 +1,18 @@
 //! Process plumbing for managed servers, without libc: user lookup from `/etc/passwd`, liveness
-//! and process groups from `/proc`, signals through the `kill` command, and the registry of
-//! running servers that the binary's signal handler stops on exit.
+//! and process groups from `/proc` (parsed by procfs), the effective uid and signals by system
+//! calls (rustix), and the registry of running servers that the binary's signal handler stops
+//! on exit.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use procfs::process::Process;
+
 use super::Engine;
+use crate::procstat::process;
 
 /// An unprivileged account to run a server as.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,11 +46,9 @@ pub(crate) fn parse_passwd(text: &str, name: &str) -> Option<RunAs> {
     })
 }
 
-/// The effective uid of this process (from `/proc/self/status`); `None` if unreadable.
+/// The effective uid of this process (`geteuid(2)`; always known).
 pub fn effective_uid() -> Option<u32> {
-    let text = fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with("Uid:"))?;
-    line.split_whitespace().nth(2)?.parse().ok()
+    Some(rustix::process::geteuid().as_raw())
 }
 
 /// Whether we run as root.
@@ -55,32 +56,15 @@ pub fn is_root() -> bool {
     effective_uid() == Some(0)
 }
 
-/// One `/proc/<pid>/stat` reading: state letter and process group.
-fn stat_of(pid: u32) -> Option<(char, u32)> {
-    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may contain spaces: split after the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?.chars().next()?;
-    let _ppid = f.next()?;
-    let pgrp = f.next()?.parse().ok()?;
-    Some((state, pgrp))
-}
-
-/// The command line of a process, arguments joined by spaces.
+/// The command line of a process, arguments joined by spaces (empty for a zombie or a kernel
+/// thread; `None` when the process is gone or its arguments are not UTF-8).
 pub fn cmdline_of(pid: u32) -> Option<String> {
-    let raw = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let parts: Vec<String> = raw
-        .split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| String::from_utf8_lossy(s).into_owned())
-        .collect();
-    Some(parts.join(" "))
+    Some(process(pid)?.cmdline().ok()?.join(" "))
 }
 
 /// Whether `pid` exists and is not a zombie.
 pub fn pid_alive(pid: u32) -> bool {
-    matches!(stat_of(pid), Some((s, _)) if s != 'Z' && s != 'X')
+    process(pid).is_some_and(|p| p.is_alive())
 }
 
 /// Whether `pid` is alive and its command line mentions `data_dir` (guards against pid reuse).
@@ -89,42 +73,79 @@ pub fn server_pid_alive(pid: u32, data_dir: &Path) -> bool {
         && cmdline_of(pid).is_some_and(|c| c.contains(data_dir.to_string_lossy().as_ref()))
 }
 
+/// Every process readable in `/proc`.
+fn all_processes() -> impl Iterator<Item = Process> {
+    procfs::process::all_processes()
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+}
+
 /// Live (non-zombie) members of process group `pgid`.
 pub fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(rd) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| matches!(stat_of(*pid), Some((s, g)) if g == pgid && s != 'Z' && s != 'X'))
+    all_processes()
+        .filter_map(|p| p.stat().ok())
+        .filter(|s| u32::try_from(s.pgrp) == Ok(pgid) && s.state != 'Z' && s.state != 'X')
+        .filter_map(|s| u32::try_from(s.pid).ok())
         .collect()
 }
 
 /// Processes whose command line mentions `needle` (e.g. a data directory).
 pub fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let Ok(rd) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let me = std::process::id();
-    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| *pid != me && pid_alive(*pid))
-        .filter(|pid| cmdline_of(*pid).is_some_and(|c| c.contains(needle)))
+    all_processes()
+        .filter(|p| u32::try_from(p.pid()) != Ok(me) && p.is_alive())
+        .filter(|p| p.cmdline().is_ok_and(|c| c.join(" ").contains(needle)))
+        .filter_map(|p| u32::try_from(p.pid()).ok())
         .collect()
 }
 
-/// Sends `signal` (a name such as `TERM`, `INT`, `KILL`) to a pid, or to a process group when
-/// `group` is true. Errors (no such process) are ignored: the caller checks liveness.
-pub fn send_signal(pid: u32, signal: &str, group: bool) {
-    let target = if group {
-        format!("-{pid}")
-    } else {
-        pid.to_string()
+/// The signals dbrig sends to servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGTERM: a clean shutdown (MariaDB/MySQL); "smart" shutdown for PostgreSQL.
+    Term,
+    /// SIGINT: PostgreSQL's "fast" shutdown.
+    Int,
+    /// SIGKILL.
+    Kill,
+}
+
+impl Signal {
+    /// The name without `SIG`, as `setpriv --pdeathsig` takes it (and launches record it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Term => "TERM",
+            Signal::Int => "INT",
+            Signal::Kill => "KILL",
+        }
+    }
+
+    fn to_rustix(self) -> rustix::process::Signal {
+        match self {
+            Signal::Term => rustix::process::Signal::TERM,
+            Signal::Int => rustix::process::Signal::INT,
+            Signal::Kill => rustix::process::Signal::KILL,
+        }
+    }
+}
+
+/// Sends `signal` to a pid, or to the process group `pid` leads when `group` is true (the
+/// `kill` system call). Errors (no such process) are ignored: the caller checks liveness.
+/// Pid 0 and pids beyond `i32::MAX` are ignored too: for `kill` they would mean this
+/// process's own group or every process.
+pub fn send_signal(pid: u32, signal: Signal, group: bool) {
+    let Some(target) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
     };
-    let _ = Command::new("kill")
-        .args(["-s", signal, "--", &target])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+    let _ = if group {
+        rustix::process::kill_process_group(target, signal.to_rustix())
+    } else {
+        rustix::process::kill_process(target, signal.to_rustix())
+    };
 }
 
 /// Polls `done` every 25 ms until it returns true or `timeout` passes; returns the last answer.
@@ -142,11 +163,11 @@ pub fn wait_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
 }
 
 /// The signal that asks an engine's server for a clean, fast shutdown.
-pub fn graceful_signal(engine: Engine) -> &'static str {
+pub fn graceful_signal(engine: Engine) -> Signal {
     match engine {
         // SIGTERM is "smart" shutdown for PostgreSQL (waits for clients); SIGINT is "fast".
-        Engine::Postgres => "INT",
-        Engine::Mariadb | Engine::Mysql => "TERM",
+        Engine::Postgres => Signal::Int,
+        Engine::Mariadb | Engine::Mysql => Signal::Term,
     }
 }
 
@@ -156,7 +177,7 @@ pub fn kill_group_leftovers(pgid: u32) {
     if group_members(pgid).is_empty() {
         return;
     }
-    send_signal(pgid, "KILL", true);
+    send_signal(pgid, Signal::Kill, true);
     wait_until(Duration::from_secs(3), || group_members(pgid).is_empty());
 }
 
@@ -266,8 +287,70 @@ mod tests {
     }
 
     #[test]
+    fn signals_reach_a_pid_and_a_process_group() {
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        use std::process::Command;
+
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        send_signal(child.id(), Signal::Term, false);
+        assert_eq!(child.wait().unwrap().signal(), Some(15));
+
+        // A leader with a child of its own, in their own group: SIGKILL to the group ends both.
+        let mut leader = Command::new("sh")
+            .args(["-c", "sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = leader.id();
+        assert!(wait_until(Duration::from_secs(5), || group_members(pgid)
+            .len()
+            == 2));
+        kill_group_leftovers(pgid);
+        assert_eq!(leader.wait().unwrap().signal(), Some(9));
+        assert!(wait_until(Duration::from_secs(5), || group_members(pgid).is_empty()));
+        assert_eq!(graceful_signal(Engine::Postgres).name(), "INT");
+        assert_eq!(graceful_signal(Engine::Mariadb).name(), "TERM");
+    }
+
+    #[test]
     fn self_is_alive() {
         assert!(pid_alive(std::process::id()));
-        assert!(effective_uid().is_some());
+        assert!(!pid_alive(u32::MAX));
+        let status = Process::myself().unwrap().status().unwrap();
+        assert_eq!(effective_uid(), Some(status.euid));
+        let exe = std::env::current_exe().unwrap();
+        let me = cmdline_of(std::process::id()).unwrap();
+        assert!(me.starts_with(exe.to_str().unwrap()), "{me}");
+    }
+
+    #[test]
+    fn a_child_is_found_by_its_command_line_until_it_is_reaped() {
+        use std::os::unix::process::CommandExt;
+        let needle = format!("dbrig-needle-{}", std::process::id());
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30", &needle])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(pid_alive(pid));
+        // Until the fork has exec'd, the child still shows this test's command line.
+        let line = format!("sh -c sleep 30 {needle}");
+        assert!(wait_until(Duration::from_secs(5), || cmdline_of(pid)
+            .is_some_and(|c| c == line)));
+        assert_eq!(processes_mentioning(&needle), vec![pid]);
+        // The shell leads the group; its `sleep` may be a second member.
+        assert!(group_members(pid).contains(&pid));
+        send_signal(pid, Signal::Kill, true);
+        // Dead but not reaped: a zombie is not alive and not a group member.
+        assert!(wait_until(Duration::from_secs(5), || !pid_alive(pid)));
+        assert!(group_members(pid).is_empty());
+        assert!(processes_mentioning(&needle).is_empty());
+        child.wait().unwrap();
+        assert_eq!(cmdline_of(pid), None);
     }
 }

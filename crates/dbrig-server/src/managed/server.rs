@@ -96,6 +96,35 @@ pub struct ServerStatus {
     pub generation: u64,
 }
 
+/// How the last server process ended, as this process saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LastExit {
+    /// What is shown (`ServerStatus::last_exit`), e.g. `signal: 9 (SIGKILL)`.
+    how: String,
+    /// The start that ended this way failed because its port was taken (the server's log said
+    /// so): [`ManagedServer::start`] then retries on another free port.
+    port_conflict: bool,
+}
+
+impl LastExit {
+    fn new(how: impl Into<String>) -> Self {
+        LastExit {
+            how: how.into(),
+            port_conflict: false,
+        }
+    }
+}
+
+impl std::fmt::Display for LastExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.how)?;
+        if self.port_conflict {
+            f.write_str(" (port-conflict)")?;
+        }
+        Ok(())
+    }
+}
+
 struct Running {
     /// `None` when adopted from `state.json` (started by another dbrig process).
     child: Option<Child>,
@@ -118,7 +147,7 @@ pub struct ManagedServer {
     running: Option<Running>,
     generation: u64,
     last_pid: Option<u32>,
-    last_exit: Option<String>,
+    last_exit: Option<LastExit>,
     /// Whether servers it starts die with this process (parent-death signal); false for
     /// `dbrig server start`, whose server outlives dbrig.
     tied: bool,
@@ -559,14 +588,14 @@ impl ManagedServer {
         } else {
             self.last_pid = Some(st.pid);
             // The dbrig that started it died (or it crashed): clean up after both.
-            self.last_exit = Some(format!(
+            self.last_exit = Some(LastExit::new(format!(
                 "not running (found a stale state.json{})",
                 if st.ready {
                     ""
                 } else {
                     " of a start that never finished"
                 }
-            ));
+            )));
             self.kill_leftovers(st.pid);
             let _ = fs::remove_file(self.state_path());
         }
@@ -620,7 +649,7 @@ impl ManagedServer {
                 let pid = r.pid;
                 self.running = None;
                 self.last_pid = Some(pid);
-                self.last_exit = Some(how);
+                self.last_exit = Some(LastExit::new(how));
                 process::deregister(pid);
                 self.kill_leftovers(pid);
                 let _ = fs::remove_file(self.state_path());
@@ -677,9 +706,7 @@ impl ManagedServer {
     }
 
     fn last_start_port_conflict(&self) -> bool {
-        self.last_exit
-            .as_deref()
-            .is_some_and(|e| e.contains("port-conflict"))
+        self.last_exit.as_ref().is_some_and(|e| e.port_conflict)
     }
 
     fn pick_port(&self) -> Result<u16> {
@@ -822,12 +849,15 @@ impl ManagedServer {
                 let text = read_from(&log_path, offset);
                 let line = probe::error_line(engine, &text)
                     .unwrap_or_else(|| "no error in its log".to_owned());
-                let how = self.last_exit.clone().unwrap_or_default();
-                let conflict = probe::port_conflict(&text);
-                self.last_exit = Some(format!(
-                    "{how}{}",
-                    if conflict { " (port-conflict)" } else { "" }
-                ));
+                let how = self
+                    .last_exit
+                    .as_ref()
+                    .map(|e| e.how.clone())
+                    .unwrap_or_default();
+                self.last_exit = Some(LastExit {
+                    how: how.clone(),
+                    port_conflict: probe::port_conflict(&text),
+                });
                 return Err(ManagedError::StartFailed {
                     server: self.def.name.clone(),
                     detail: format!("it exited ({how}): {line}"),
@@ -890,7 +920,7 @@ impl ManagedServer {
             None => !process::server_pid_alive(r.pid, &data_dir),
         });
         if !clean {
-            process::send_signal(r.pid, "KILL", true);
+            process::send_signal(r.pid, process::Signal::Kill, true);
             if let Some(c) = &mut r.child {
                 let _ = c.kill();
                 exited = c.wait().ok().map(|s| format!("{s} after SIGKILL"));
@@ -905,10 +935,10 @@ impl ManagedServer {
         process::deregister(r.pid);
         let _ = fs::remove_file(self.state_path());
         self.last_pid = Some(r.pid);
-        self.last_exit = Some(format!(
+        self.last_exit = Some(LastExit::new(format!(
             "stopped: {}",
             exited.as_deref().unwrap_or("exited")
-        ));
+        )));
         Ok(())
     }
 
@@ -938,7 +968,7 @@ impl ManagedServer {
             data_dir: self.data_dir.clone(),
             initialised: self.is_initialised(),
             log: self.log_path(),
-            last_exit: self.last_exit.clone(),
+            last_exit: self.last_exit.as_ref().map(LastExit::to_string),
             generation: self.generation,
         }
     }
@@ -1187,6 +1217,14 @@ mod tests {
         let mut def = ServerDef::new("my", Engine::Mysql);
         def.prefix = Some(dir.join("mysql-8.4"));
         def
+    }
+
+    #[test]
+    fn last_exit_shows_a_port_conflict() {
+        let mut e = LastExit::new("exit status: 1");
+        assert_eq!(e.to_string(), "exit status: 1");
+        e.port_conflict = true;
+        assert_eq!(e.to_string(), "exit status: 1 (port-conflict)");
     }
 
     #[test]

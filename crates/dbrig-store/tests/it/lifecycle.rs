@@ -11,7 +11,7 @@ fn creates_a_new_file_and_reopens_it() {
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
         assert_eq!(store.latest_run_id().unwrap(), None);
-        let run = begin(&mut store, RunKind::Workload, "oltp_read_only");
+        let run = begin(&mut store, RunKind::Oltp, "oltp_read_only");
         store.finish_run(run, RunStatus::Done, None).unwrap();
         run
     };
@@ -59,7 +59,7 @@ fn run_lifecycle_is_recorded() {
             ..
         })
     ));
-    let other = begin(&mut store, RunKind::Workload, "x");
+    let other = begin(&mut store, RunKind::Oltp, "x");
     assert!(matches!(
         store.finish_run(other, RunStatus::Running, None),
         Err(StoreError::NotAFinalStatus { .. })
@@ -168,7 +168,7 @@ fn interrupted_runs_are_marked() {
     let (dead, closed) = {
         let mut store = Store::open(&path).unwrap();
         let dead = begin(&mut store, RunKind::Plan, "p");
-        let closed = begin(&mut store, RunKind::Workload, "w");
+        let closed = begin(&mut store, RunKind::Oltp, "w");
         store.finish_run(closed, RunStatus::Done, None).unwrap();
         (dead, closed)
     };
@@ -198,8 +198,8 @@ fn two_stores_share_a_file() {
     let path = dir.path().join("shared.db");
     let mut a = Store::open(&path).unwrap();
     let mut b = Store::open(&path).unwrap();
-    let ra = begin(&mut a, RunKind::Workload, "a");
-    let rb = begin(&mut b, RunKind::Workload, "b");
+    let ra = begin(&mut a, RunKind::Oltp, "a");
+    let rb = begin(&mut b, RunKind::Oltp, "b");
     assert_eq!(a.runs().unwrap().len(), 2);
     assert_eq!(b.run(ra).unwrap().name, "a");
     assert_eq!(a.run(rb).unwrap().name, "b");

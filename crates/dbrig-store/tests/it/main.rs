@@ -1,5 +1,6 @@
 //! Integration tests of the results database against real files.
 
+mod legacy;
 mod lifecycle;
 mod refusals;
 mod resume;
@@ -142,6 +143,7 @@ pub fn trial<'a>(n: u32, status: TrialStatus, m: Option<&'a Measurements>) -> Ne
         started_at: at(10 + u64::from(n) * 20),
         finished_at: at(20 + u64::from(n) * 20),
         measurements: m,
-        extra: None,
+        result: None,
+        environment: None,
     }
 }

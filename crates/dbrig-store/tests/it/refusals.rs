@@ -63,7 +63,7 @@ fn refuses_unredacted_secrets() {
     let argv = vec!["dbrig".to_owned()];
     let err = store
         .begin_run(&NewRun {
-            kind: RunKind::Workload,
+            kind: RunKind::Oltp,
             name: "w",
             started_at: at(0),
             options: &leaked,
@@ -82,7 +82,7 @@ fn refuses_unredacted_secrets() {
     ];
     let err = store
         .begin_run(&NewRun {
-            kind: RunKind::Workload,
+            kind: RunKind::Oltp,
             name: "w",
             started_at: at(0),
             options: &host,
@@ -95,7 +95,7 @@ fn refuses_unredacted_secrets() {
     assert!(matches!(err, StoreError::UnredactedSecret { .. }), "{err}");
     assert!(store.runs().unwrap().is_empty(), "nothing was written");
 
-    let run = begin(&mut store, RunKind::Workload, "w");
+    let run = begin(&mut store, RunKind::Oltp, "w");
     let err = store
         .ensure_cell(
             run,

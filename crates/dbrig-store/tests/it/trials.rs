@@ -1,6 +1,6 @@
 use dbrig_core::Measurements;
+use dbrig_core::results::{HookOutput, OltpResult, TrialEnvironment, TrialResult};
 use dbrig_store::{RunKind, Store, StoreError, TrialStatus, parse_rfc3339};
-use serde_json::json;
 
 use crate::{at, begin, cell, measurements, trial};
 
@@ -25,13 +25,30 @@ fn a_trial_round_trips_every_field() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.db");
     let m = measurements();
-    let extra = json!({"hooks": [{"name": "vmstat", "output": "procs ..."}]});
+    let environment = TrialEnvironment {
+        hooks: vec![HookOutput {
+            hook: "before-trial".into(),
+            scope: "plan".into(),
+            command: "vmstat 1 1".into(),
+            exit_code: Some(0),
+            output: "procs ...".into(),
+            timed_out: false,
+        }],
+        seed: 7,
+        ..TrialEnvironment::default()
+    };
+    let result = TrialResult::Oltp(OltpResult {
+        statements: Vec::new(),
+        schedule: "closed loop".into(),
+        warmup_s: 1.0,
+    });
     let (cell_id, trial_id) = {
         let mut store = Store::open(&path).unwrap();
-        let run = begin(&mut store, RunKind::Workload, "oltp_read_only");
+        let run = begin(&mut store, RunKind::Oltp, "oltp_read_only");
         let c = cell(&mut store, run, "k1", 8);
         let mut t = trial(1, TrialStatus::Done, Some(&m));
-        t.extra = Some(&extra);
+        t.environment = Some(&environment);
+        t.result = Some(&result);
         (c, store.record_trial(c, &t).unwrap())
     };
     // Read back through a fresh connection: only what was committed counts.
@@ -47,7 +64,8 @@ fn a_trial_round_trips_every_field() {
     assert_eq!(row.server_version.as_deref(), Some("11.4.2-MariaDB"));
     assert_eq!(parse_rfc3339(&row.started_at), Some(at(30)));
     assert_eq!(parse_rfc3339(&row.finished_at), Some(at(40)));
-    assert_eq!(row.extra.as_ref(), Some(&extra));
+    assert_eq!(row.environment.as_ref(), Some(&environment));
+    assert_eq!(row.result.as_ref(), Some(&result));
     assert_eq!(store.trial(trial_id).unwrap(), *row);
 
     let s = row.measurements.as_ref().expect("measured");
@@ -80,7 +98,7 @@ fn a_trial_round_trips_every_field() {
 #[test]
 fn a_failed_trial_without_measurements() {
     let mut store = Store::open_in_memory().unwrap();
-    let run = begin(&mut store, RunKind::Workload, "oltp_read_only");
+    let run = begin(&mut store, RunKind::Oltp, "oltp_read_only");
     let c = cell(&mut store, run, "k1", 8);
     let mut t = trial(1, TrialStatus::Failed, None);
     t.reason = Some("prepare failed: Table 'sbtest1' already exists");
@@ -91,7 +109,10 @@ fn a_failed_trial_without_measurements() {
     assert_eq!(row.reason.as_deref(), t.reason);
     assert_eq!(row.server_version, None);
     assert_eq!(row.measurements, None);
-    assert_eq!(row.extra, None);
+    assert_eq!(
+        (row.result.as_ref(), row.environment.as_ref()),
+        (None, None)
+    );
     assert!(store.histogram(id).unwrap().is_none());
     assert!(store.intervals(id).unwrap().is_empty());
     assert!(store.measurements(id).unwrap().is_none());
@@ -109,7 +130,7 @@ fn empty_and_nan_measurements_survive() {
     m.fatal_errors.clear();
     m.percentile = f64::NAN; // SQLite stores NaN as NULL; it must come back as NaN.
     let mut store = Store::open_in_memory().unwrap();
-    let run = begin(&mut store, RunKind::Workload, "w");
+    let run = begin(&mut store, RunKind::Oltp, "w");
     let c = cell(&mut store, run, "k", 1);
     let id = store
         .record_trial(c, &trial(1, TrialStatus::Interrupted, Some(&m)))

@@ -93,6 +93,58 @@ pub struct QueryComparison {
     pub detail: Option<String>,
 }
 
+/// The differential check of the queries' answers: `main`'s against each of `others` (the
+/// same data on other engines), then, with `sf1`, against tpchgen's SF 1 answers. A query is
+/// `same`, `different` (with what differs) or `error` (with the error), in `main`'s order.
+pub fn compare_answers(
+    main: (&str, &super::PowerReport),
+    others: &[(String, super::PowerReport)],
+    sf1: bool,
+) -> Vec<QueryComparison> {
+    use super::QueryStatus;
+    let (main_name, main) = main;
+    let mut out = Vec::new();
+    for (i, q) in main.queries.iter().enumerate() {
+        let mut verdict = "same".to_owned();
+        let mut detail = None;
+        if q.status == QueryStatus::Error {
+            verdict = "error".into();
+            detail = q.error.clone();
+        }
+        for (name, other) in others {
+            if verdict != "same" {
+                break;
+            }
+            let Some(o) = other.queries.get(i) else {
+                verdict = "error".into();
+                detail = Some(format!("{name}: the query did not run"));
+                break;
+            };
+            if o.status == QueryStatus::Error {
+                verdict = "error".into();
+                detail = Some(format!("{name}: {}", o.error.clone().unwrap_or_default()));
+            } else if let Some(d) = compare_results(&normalize(&q.result), &normalize(&o.result)) {
+                verdict = "different".into();
+                detail = Some(format!("{main_name} vs {name}: {d}"));
+            }
+        }
+        if verdict == "same" && sf1 {
+            let n: u32 = q.name.parse().unwrap_or(0);
+            let c = check_sf1_answer(n, &q.result);
+            if !c.ok {
+                verdict = "different".into();
+                detail = c.detail.map(|d| format!("against the SF1 answer: {d}"));
+            }
+        }
+        out.push(QueryComparison {
+            query: q.name.clone(),
+            verdict,
+            detail,
+        });
+    }
+    out
+}
+
 /// A check against reference answers.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AnswerCheck {

@@ -730,6 +730,7 @@ pub fn import(
     for c in &all.comments {
         comment(&mut out, &mut unmapped, &test_path, c);
     }
+    let mut labels: Vec<String> = Vec::new();
     for members in groups.values() {
         let c = &confs[members[0]];
         let qs = c
@@ -840,6 +841,22 @@ pub fn import(
             ),
         );
         push(&mut out, "name = \"tpch_power\"");
+        if groups.len() > 1 {
+            // Several query sets: each workload's cells are named apart in reports by the
+            // queries file they come from (a plan refuses two unlabelled tpch_power
+            // workloads whose options differ).
+            let stem = qfile
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "queries".into());
+            let label = if labels.contains(&stem) {
+                format!("{stem}-{}", labels.len() + 1)
+            } else {
+                stem
+            };
+            push(&mut out, &format!("label = {}", q(&label)));
+            labels.push(label);
+        }
         push(&mut out, "[workload.options]");
         push(&mut out, &format!("sf = {sf_num}"));
         push(&mut out, &format!("query-dir = {}", q(&home)));

@@ -28,7 +28,8 @@ use dbrig_driver::Dialect;
 use crate::sql::{DialectSql, SqlSet};
 
 pub use check::{
-    AnswerCheck, Normalized, QueryComparison, check_sf1_answer, compare_results, normalize,
+    AnswerCheck, Normalized, QueryComparison, check_sf1_answer, compare_answers, compare_results,
+    normalize,
 };
 pub use data::{Table, write_tbl};
 pub use explain::{CapturedPlan, PlanClusters};

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use dbrig_core::Value;
+use dbrig_core::results::HookOutput;
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Target};
 use tpchgen::generators::{LineItemGenerator, OrderGenerator};
 
@@ -24,57 +25,14 @@ use super::params::{ParamMode, QueryParams, substitute};
 use super::queries::{QuerySet, returns_rows, split_statements};
 use super::schema_sql;
 use crate::error::WorkloadError;
+pub use dbrig_core::results::tpch::{
+    PowerReport, QueryDetail, QueryOutcome, QueryStatus, Reduction, RunRecord,
+};
 
 /// Refresh sets per database (each is 0.1 % of ORDERS).
 pub const REFRESH_SETS: u32 = 1000;
 /// Order-key shift of RF1's new orders (into dbgen's unused key slots).
 pub const RF1_KEY_SHIFT: i64 = 8;
-
-/// How a query ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QueryStatus {
-    Ok,
-    Error,
-    /// Ran, but its answer is not the reference answer.
-    Wrong,
-    /// Ran past its timeout and was cancelled on the server.
-    Timeout,
-}
-
-impl QueryStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryStatus::Ok => "ok",
-            QueryStatus::Error => "error",
-            QueryStatus::Wrong => "wrong",
-            QueryStatus::Timeout => "timeout",
-        }
-    }
-}
-
-/// One timed step of the power test (a query, RF1 or RF2).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct QueryOutcome {
-    pub name: String,
-    pub micros: u64,
-    pub rows: u64,
-    pub status: QueryStatus,
-    pub error: Option<String>,
-    /// The result rows (for answer checks; not stored).
-    #[serde(skip)]
-    pub result: Vec<Vec<Value>>,
-    /// The launcher controls' record of this query (runs, reduction, plans, hooks); absent
-    /// for RF1/RF2 and for a plain single run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<Box<QueryDetail>>,
-}
-
-impl QueryOutcome {
-    pub fn seconds(&self) -> f64 {
-        self.micros as f64 / 1e6
-    }
-}
 
 /// What the power test does.
 #[derive(Debug, Clone)]
@@ -84,19 +42,6 @@ pub struct PowerOptions {
     pub queries: Option<QuerySet>,
     /// Run RF1/RF2 around the queries.
     pub refresh: bool,
-}
-
-/// The power test's results.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct PowerReport {
-    pub scale_factor: f64,
-    pub refresh_set: Option<u32>,
-    pub server_version: String,
-    pub rf1: Option<QueryOutcome>,
-    pub queries: Vec<QueryOutcome>,
-    pub rf2: Option<QueryOutcome>,
-    /// `None` when a query or refresh function failed.
-    pub power_at_size: Option<f64>,
 }
 
 /// Power@Size = 3600·SF / (Π QI · Π RI)^(1/N), N the number of timings (24 for the standard
@@ -301,40 +246,6 @@ pub async fn run_query_timeout(
     }
 }
 
-/// How the N measured runs of a query become one number (the launcher's "result extraction").
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Reduction {
-    /// The mean of the runs (`SIMPLE_AVERAGE`); one timed-out run makes the result a timeout.
-    #[default]
-    SimpleAverage,
-    /// The fastest and the slowest of N (`MIN_MAX_OUT_OF_N`); the fastest is the query's time.
-    MinMax,
-    /// Runs grouped by plan fingerprint, the server restarted (managed) until the fastest plan
-    /// has `cluster-size` runs; that plan's mean (`ANALYZE_EXPLAIN`).
-    AnalyzeExplain,
-}
-
-impl Reduction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reduction::SimpleAverage => "simple-average",
-            Reduction::MinMax => "min-max",
-            Reduction::AnalyzeExplain => "analyze-explain",
-        }
-    }
-}
-
 /// Launcher controls of one query, or of all queries (`[controls.all]`); an unset field falls
 /// back to the next level (query → all → built-in default).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -532,58 +443,13 @@ pub trait PowerEnv: Send {
     /// Drop the OS page cache.
     fn drop_caches(&mut self) -> Result<(), String>;
     /// Run a shell hook, returning its record (command, exit code, output).
-    fn shell_hook(&mut self, name: &str, command: &str) -> serde_json::Value;
+    fn shell_hook(&mut self, name: &str, command: &str) -> HookOutput;
     /// Whether restart controls on a server that cannot be restarted are an error (the
     /// command line: the user asked for them there) or are left out with a warning (a plan
     /// whose workload runs on managed and external configurations alike).
     fn strict(&self) -> bool {
         true
     }
-}
-
-/// One run of a query.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RunRecord {
-    /// 1, 2, … for measured runs; 0 for warm-ups.
-    pub run: u32,
-    pub warmup: bool,
-    pub micros: u64,
-    pub rows: u64,
-    pub status: QueryStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The plan fingerprint captured before the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<String>,
-    /// The server was restarted before this run.
-    #[serde(default)]
-    pub restarted: bool,
-}
-
-/// What the launcher controls did for one query, stored with it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct QueryDetail {
-    pub reduction: Reduction,
-    pub runs: Vec<RunRecord>,
-    /// Over the runs the reduction used (completed runs only).
-    pub min_micros: Option<u64>,
-    pub max_micros: Option<u64>,
-    pub mean_micros: Option<u64>,
-    /// Some used run timed out: the maximum is at least the timeout.
-    pub max_timed_out: bool,
-    pub timeout_seconds: Option<f64>,
-    /// Startup parameters the server ran with for this query.
-    pub params: Vec<String>,
-    /// Captured plans by fingerprint (each plan stored once).
-    pub plans: BTreeMap<String, String>,
-    /// `analyze-explain`: the fingerprint whose runs made the result.
-    pub chosen_plan: Option<String>,
-    /// `analyze-explain`: restarts that skipped a run with a slower plan.
-    pub skipped: u32,
-    pub restarts: u32,
-    pub hooks: Vec<serde_json::Value>,
-    /// Things that did not go as asked (cache drop refused, EXPLAIN failed …).
-    pub notes: Vec<String>,
 }
 
 /// The one number of a query from its measured runs (warm-ups ignored): status, time in µs,
@@ -675,7 +541,7 @@ pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
 
 /// Run SQL hook statements on the test's own session (so `SET SESSION …` applies to the
 /// query), capturing result rows as text.
-async fn session_sql_hook(conn: &mut Connection, name: &str, sql: &str) -> serde_json::Value {
+async fn session_sql_hook(conn: &mut Connection, name: &str, sql: &str) -> HookOutput {
     let mut out = String::new();
     let mut ok = true;
     for stmt in split_statements(sql) {
@@ -705,13 +571,14 @@ async fn session_sql_hook(conn: &mut Connection, name: &str, sql: &str) -> serde
             break;
         }
     }
-    serde_json::json!({
-        "hook": name,
-        "command": sql,
-        "exit_code": if ok { 0 } else { 1 },
-        "output": out,
-        "timed_out": false,
-    })
+    HookOutput {
+        hook: name.to_owned(),
+        scope: "query".to_owned(),
+        command: sql.to_owned(),
+        exit_code: Some(if ok { 0 } else { 1 }),
+        output: out,
+        timed_out: false,
+    }
 }
 
 /// Run the power test. A query that fails is recorded as an error and the test goes on.

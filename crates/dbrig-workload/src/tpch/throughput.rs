@@ -17,11 +17,13 @@ use dbrig_driver::{ConnectOptions, Connection, Target};
 use super::load::check_loaded;
 use super::params::{ParamMode, QueryParams, substitute};
 use super::power::{
-    QueryOutcome, QueryStatus, detect_scale_factor, next_refresh_set, rf1, rf2, run_query_timeout,
-    timed_refresh,
+    QueryStatus, detect_scale_factor, next_refresh_set, rf1, rf2, run_query_timeout, timed_refresh,
 };
 use super::queries::{Query, QuerySet};
 use crate::error::WorkloadError;
+pub use dbrig_core::results::tpch::{
+    RefreshPair, RefreshStreamReport, StreamReport, ThroughputReport, qphh_at_size,
+};
 
 /// TPC-H Appendix A: the query order of stream 0 (the power test) and of throughput streams
 /// 1..=40 (stream s > 40 reuses s mod 41). The same table as qgen's.
@@ -185,11 +187,6 @@ pub fn throughput_at_size(sf: f64, streams: u32, ts_seconds: f64) -> Option<f64>
     (ts_seconds > 0.0).then(|| f64::from(streams) * 22.0 * 3600.0 / ts_seconds * sf)
 }
 
-/// QphH@Size = sqrt(Power@Size · Throughput@Size).
-pub fn qphh_at_size(power: f64, throughput: f64) -> f64 {
-    (power * throughput).sqrt()
-}
-
 /// What the throughput test does.
 #[derive(Debug, Clone)]
 pub struct ThroughputOptions {
@@ -203,67 +200,6 @@ pub struct ThroughputOptions {
     pub refresh: bool,
     /// Per-query timeout: a query still running is cancelled on the server.
     pub timeout: Option<Duration>,
-}
-
-/// One query stream's results.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct StreamReport {
-    /// Stream number (1..=S; its permutation).
-    pub stream: u32,
-    /// From the stream's first query start to its last query end.
-    pub seconds: f64,
-    pub queries: Vec<QueryOutcome>,
-    /// Why the stream stopped early (its server went away); the queries before are kept.
-    pub aborted: Option<String>,
-}
-
-/// One RF1/RF2 pair of the refresh stream.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RefreshPair {
-    pub refresh_set: u32,
-    pub rf1: QueryOutcome,
-    pub rf2: Option<QueryOutcome>,
-}
-
-/// The refresh stream's results.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RefreshStreamReport {
-    pub seconds: f64,
-    pub pairs: Vec<RefreshPair>,
-    pub aborted: Option<String>,
-}
-
-/// The throughput test's results.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ThroughputReport {
-    pub scale_factor: f64,
-    pub streams: u32,
-    pub server_version: String,
-    pub params: ParamMode,
-    pub timeout_seconds: Option<f64>,
-    /// Wall time from the first stream's start to the last stream's end.
-    pub ts_seconds: f64,
-    pub query_streams: Vec<StreamReport>,
-    pub refresh_stream: Option<RefreshStreamReport>,
-    /// `None` when a query or refresh function did not complete correctly.
-    pub throughput_at_size: Option<f64>,
-    /// Why the run failed (a stream lost its server), if it did.
-    pub failure: Option<String>,
-}
-
-impl ThroughputReport {
-    /// Every timed step: queries of all streams, then the refresh functions.
-    pub fn outcomes(&self) -> impl Iterator<Item = &QueryOutcome> {
-        self.query_streams
-            .iter()
-            .flat_map(|s| s.queries.iter())
-            .chain(
-                self.refresh_stream
-                    .iter()
-                    .flat_map(|r| r.pairs.iter())
-                    .flat_map(|p| std::iter::once(&p.rf1).chain(p.rf2.iter())),
-            )
-    }
 }
 
 /// A stream's queries in its permutation's order: numbered queries by their place in the
@@ -485,6 +421,9 @@ pub async fn throughput_test(
         refresh_stream,
         throughput_at_size: None,
         failure,
+        power_run: None,
+        power_at_size: None,
+        qphh_at_size: None,
     };
     let complete = report.failure.is_none()
         && report.outcomes().all(|o| o.status == QueryStatus::Ok)

@@ -8,6 +8,7 @@ mod managed;
 mod micro;
 mod mock;
 mod mysql;
+mod one_path;
 mod perfrun;
 mod plans;
 mod postgres;
@@ -239,4 +240,18 @@ pub fn missing_and_existing_tables(target: &str, out: &Path) {
         out,
         &["cleanup", "oltp_read_only", "--target", target],
     ));
+}
+
+/// A stored trial's environment and typed result as one JSON object for assertions: the
+/// environment's fields at the top (`hooks`, `os_samples`, `server_settings`, …) and the
+/// result under its kind (`micro`, `tpch_power`, `tpch_throughput`, `perfrun`, `oltp`).
+pub fn trial_json(t: &dbrig_store::TrialRow) -> serde_json::Value {
+    let mut v = serde_json::to_value(&t.environment).unwrap();
+    if v.is_null() {
+        v = serde_json::json!({});
+    }
+    if let Some(r) = &t.result {
+        v[r.kind().as_str()] = serde_json::to_value(r).unwrap();
+    }
+    v
 }

@@ -13,7 +13,7 @@ use dbrig_store::{Store, TrialStatus};
 use crate::{dbrig, error_line, json, ok, text};
 
 /// Every stored trial of the latest run, in the order they ran:
-/// (configuration, workload, status, reason, extra).
+/// (configuration, workload, status, reason, environment and result as JSON).
 type StoredTrial = (
     String,
     String,
@@ -35,7 +35,7 @@ fn stored_trials(db: &Path) -> Vec<StoredTrial> {
                     c.workload.clone(),
                     t.status,
                     t.reason.clone(),
-                    t.extra.clone().unwrap_or_default(),
+                    crate::trial_json(&t),
                 ),
             ));
         }
@@ -122,7 +122,7 @@ before-trial = "[ -e {o}/killed ] || (touch {o}/killed; (sleep 1; pkill -9 -f '{
                 c.configuration.clone(),
                 t.status,
                 t.reason.clone(),
-                t.extra.clone().unwrap(),
+                crate::trial_json(&t),
             ));
         }
     }
@@ -451,6 +451,13 @@ table-size = 200
     );
     // Its state file is left behind, naming a dead pid.
     assert!(out.path().join("servers/m1/state.json").exists());
+    // The run it was writing is still marked running, so `dbrig runs` shows it abandoned.
+    let runs = text(&ok(dbrig(out.path(), &["runs"])));
+    let killed = runs
+        .lines()
+        .rfind(|l| l.contains("killed"))
+        .unwrap_or_else(|| panic!("{runs}"));
+    assert!(killed.contains("abandoned"), "{runs}");
 
     // 3. The next dbrig finds the stale state and recovers: status says not running (and
     //    cleans up), and a plan runs on the same data directory.
@@ -587,7 +594,7 @@ table-size = 200
     std::fs::write(&path, plan).unwrap();
     let o_run = dbrig(out.path(), &["run", path.to_str().unwrap()]);
     let e = error_line(&o_run);
-    assert!(e.contains("1 trial(s) failed"), "{e}");
+    assert!(e.contains("1 of 2 trial(s) failed"), "{e}");
     let trials = stored_trials(&out.path().join("results.db"));
     let bad = trials.iter().find(|t| t.0 == "bad").unwrap();
     assert_eq!(bad.2, TrialStatus::Failed);
@@ -660,5 +667,84 @@ after-trial-sql = "SELECT count(*) FROM sbtest1"
         leftover_servers(&o).is_empty(),
         "{:?}",
         leftover_servers(&o)
+    );
+}
+
+/// Prepared data belongs to what it was prepared for: two configurations of one managed
+/// MariaDB that differ only in the default storage engine each load and measure TPC-H tables
+/// of their own engine (the before-trial SQL hook reads `information_schema` in the database
+/// each trial ran on), never the other configuration's tables.
+#[test]
+fn configurations_differing_in_storage_engine_measure_their_own_tables() {
+    let out = tempfile::tempdir().unwrap();
+    let plan = r#"
+name = "engines"
+trials = 2
+clients = [1]
+baseline = "innodb"
+[[server]]
+name = "e1"
+engine = "mariadb"
+start-timeout = 120
+[[configuration]]
+name = "innodb"
+server = "e1"
+params = ["default-storage-engine=InnoDB"]
+[[configuration]]
+name = "myisam"
+server = "e1"
+params = ["default-storage-engine=MyISAM"]
+[[workload]]
+name = "tpch-power"
+[workload.options]
+sf = 0.01
+queries = ["1", "6"]
+[environment]
+os-stats-interval = 0
+[environment.hooks]
+before-trial-sql = "SELECT DATABASE(), engine FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'lineitem'"
+"#;
+    let path = out.path().join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["run", path.to_str().unwrap()])
+        .arg(format!("--out={}", out.path().display()))
+        .output()
+        .unwrap();
+    let all = text(&run);
+    assert!(run.status.success(), "{all}");
+    let trials = stored_trials(&out.path().join("results.db"));
+    assert_eq!(trials.len(), 4, "{trials:?}");
+    let mut databases = std::collections::BTreeMap::new();
+    for (conf, _, status, reason, v) in &trials {
+        assert_eq!(*status, TrialStatus::Done, "{conf}: {reason:?}");
+        let hook = v["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["hook"] == "before-trial-sql")
+            .unwrap();
+        let row = hook["output"].as_str().unwrap().trim().to_owned();
+        let (db, engine) = row
+            .split_once('\t')
+            .unwrap_or_else(|| panic!("{conf}: {row:?}"));
+        let expected = if conf == "myisam" { "MyISAM" } else { "InnoDB" };
+        assert_eq!(engine, expected, "{conf} measured {engine} tables:\n{all}");
+        databases
+            .entry(conf.clone())
+            .or_insert_with(std::collections::BTreeSet::new)
+            .insert(db.to_owned());
+        assert_eq!(
+            v["tpch_power"]["queries"].as_array().unwrap().len(),
+            2,
+            "{v}"
+        );
+    }
+    // Each configuration kept its own database over its trials.
+    assert!(databases.values().all(|d| d.len() == 1), "{databases:?}");
+    assert_ne!(databases["innodb"], databases["myisam"]);
+    assert!(
+        all.contains("prepared in database"),
+        "the second load is said:\n{all}"
     );
 }

@@ -11,7 +11,7 @@ struct MariaDb(String);
 
 impl MariaDb {
     fn new(name: &str) -> Self {
-        let db = format!("dbrig_micro_{name}");
+        let db = format!("dbrig_micro_{name}_{}", std::process::id());
         mariadb(&format!(
             "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}"
         ));
@@ -55,7 +55,7 @@ struct PgDb(String);
 
 impl PgDb {
     fn new(name: &str) -> Self {
-        let db = format!("dbrig_micro_{name}");
+        let db = format!("dbrig_micro_{name}_{}", std::process::id());
         psql(
             "postgres",
             &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),

@@ -12,7 +12,7 @@ pub struct TestDb(pub String);
 
 impl TestDb {
     pub fn new(name: &str) -> Self {
-        let db = format!("dbrig_it_{name}");
+        let db = format!("dbrig_it_{name}_{}", std::process::id());
         sql(&format!(
             "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}"
         ));
@@ -248,7 +248,8 @@ fn a_statement_stuck_past_the_grace_period_is_abandoned() {
 fn password_handling() {
     let out = tempfile::tempdir().unwrap();
     let db = TestDb::new("pw");
-    let user = "dbrig_it_pw";
+    // Per process: two test runs on one server must not drop each other's user.
+    let user = format!("dbrig_it_pw_{}", std::process::id());
     sql(&format!(
         "DROP USER IF EXISTS '{user}'@'%'; DROP USER IF EXISTS '{user}'@'localhost'; \
          CREATE USER '{user}'@'%' IDENTIFIED BY 'Sekr3t-pw'; CREATE USER '{user}'@'localhost' IDENTIFIED BY 'Sekr3t-pw'; \

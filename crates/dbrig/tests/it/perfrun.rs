@@ -1,12 +1,14 @@
 //! `dbrig perfrun`: two MariaDB databases on the machine's server, configured differently (the
-//! same table with and without an index on `k`), a query folder written here, filters at
-//! collection and at report time, differing results, a query failing on one side, bad
-//! filters; and one MariaDB ↔ PostgreSQL run (EXPLAIN counters).
+//! same table with and without an index on `k`), a query folder written here, the filter
+//! given at collection and at report time, differing results, a query failing on one side,
+//! bad filters; and one MariaDB ↔ PostgreSQL run (EXPLAIN counters). A perfrun is a plan of
+//! two configurations (`a`, `b`): each side's trial stores every query cold and warm.
 
 use std::path::Path;
 
+use dbrig_core::results::perfrun::Execution;
 use dbrig_report::perfrun::{PerfRun, Side, Temperature};
-use dbrig_store::{RunId, Store, TrialStatus};
+use dbrig_store::{RunId, RunKind, Store, TrialStatus};
 
 use crate::mysql::sql;
 use crate::postgres::psql;
@@ -17,7 +19,7 @@ struct Pair(String);
 
 impl Pair {
     fn new(x: &str) -> Pair {
-        let p = format!("dbrig_perf_{x}");
+        let p = format!("dbrig_perf_{x}_{}", std::process::id());
         sql(&format!(
             "DROP DATABASE IF EXISTS {p}_a; DROP DATABASE IF EXISTS {p}_b;
              CREATE DATABASE {p}_a; CREATE DATABASE {p}_b;
@@ -70,21 +72,42 @@ fn load_latest(out: &Path) -> PerfRun {
         .runs()
         .unwrap()
         .into_iter()
-        .filter(|r| r.kind.as_str() == "perfrun")
+        .filter(|r| r.kind == RunKind::Perfrun)
         .map(|r| r.id)
         .max()
         .expect("a perfrun run is stored");
     PerfRun::load(&store, id).unwrap()
 }
 
-fn counter(run: &PerfRun, file: &str, side: Side, t: Temperature, name: &str) -> f64 {
-    let q = run.queries.iter().find(|q| q.file == file).unwrap();
-    let e = q
-        .executions
+/// One side's execution of a query at a temperature.
+fn execution<'a>(run: &'a PerfRun, file: &str, side: Side, t: Temperature) -> &'a Execution {
+    let s = match side {
+        Side::A => &run.a,
+        Side::B => &run.b,
+    };
+    s.result
+        .queries
         .iter()
-        .find(|e| e.side == side && e.temperature == t)
-        .unwrap_or_else(|| panic!("{file} {side:?} {t} not stored"));
-    e.counters.get(name).copied().unwrap_or(0.0)
+        .find(|q| q.file == file)
+        .unwrap_or_else(|| panic!("{file} not stored"))
+        .execution(t)
+}
+
+fn counter(run: &PerfRun, file: &str, side: Side, t: Temperature, name: &str) -> f64 {
+    execution(run, file, side, t)
+        .counters
+        .get(name)
+        .copied()
+        .unwrap_or(0.0)
+}
+
+fn files(run: &PerfRun) -> Vec<&str> {
+    run.a
+        .result
+        .queries
+        .iter()
+        .map(|q| q.file.as_str())
+        .collect()
 }
 
 #[test]
@@ -125,13 +148,20 @@ fn perfrun_between_two_mariadb_databases() {
         "{t}"
     );
     assert!(t.contains("error on b:") && t.contains("only_a"), "{t}");
-    assert!(t.contains("4 of 4 queries stored"), "{t}");
 
-    // What was stored: four executions per query, the error as a failed trial.
+    // What was stored: each side's trial with every query cold and warm.
     let run = load_latest(out.path());
     assert_eq!(run.name, "queries");
-    assert_eq!(run.queries.len(), 4);
-    assert!(run.queries.iter().all(|q| q.executions.len() == 4));
+    assert_eq!(
+        files(&run),
+        [
+            "q1_indexed.sql",
+            "q2_count.sql",
+            "q3_differs.sql",
+            "q4_only_a.sql"
+        ]
+    );
+    assert_eq!(run.b.result.queries.len(), 4);
     for temp in Temperature::ALL {
         let key_a = counter(&run, "q1_indexed.sql", Side::A, temp, "Handler_read_key");
         let scan_a = counter(
@@ -153,36 +183,33 @@ fn perfrun_between_two_mariadb_databases() {
         assert_eq!(scan_a, 0.0, "{temp}");
         assert!(scan_b >= 2000.0, "{temp}: {scan_b}");
     }
-    let q1 = &run.queries[0];
-    let a_cold = &q1.executions[0];
+    let a_cold = execution(&run, "q1_indexed.sql", Side::A, Temperature::Cold);
     assert_eq!(a_cold.rows, Some(20));
     assert!(a_cold.time_us.is_some() && a_cold.checksum_unordered.is_some());
-    let failed = run
-        .queries
-        .iter()
-        .find(|q| q.file == "q4_only_a.sql")
-        .unwrap();
-    assert!(
-        failed
-            .executions
-            .iter()
-            .all(|e| (e.side == Side::B) == e.error.is_some())
-    );
+    for side in [Side::A, Side::B] {
+        for t in Temperature::ALL {
+            let e = execution(&run, "q4_only_a.sql", side, t);
+            assert_eq!(e.error.is_some(), side == Side::B, "{side:?} {t}");
+        }
+    }
+    // A query failing on a side is part of that side's done trial, not a failed run.
     let store = Store::open(&out.path().join("results.db")).unwrap();
-    let cell = store.cells(run.run).unwrap().pop().unwrap();
-    let statuses: Vec<TrialStatus> = store
-        .trials(cell.id)
+    let statuses: Vec<(String, TrialStatus)> = store
+        .cells(run.run)
         .unwrap()
         .iter()
-        .map(|t| t.status)
+        .map(|c| {
+            (
+                c.configuration.clone(),
+                store.trials(c.id).unwrap()[0].status,
+            )
+        })
         .collect();
     assert_eq!(
         statuses,
         [
-            TrialStatus::Done,
-            TrialStatus::Failed,
-            TrialStatus::Done,
-            TrialStatus::Failed
+            ("a".to_owned(), TrialStatus::Done),
+            ("b".to_owned(), TrialStatus::Done)
         ]
     );
 
@@ -229,36 +256,41 @@ fn perfrun_filter_at_collection() {
         ],
     ));
     let t = text(&o);
-    assert!(t.contains("2 of 4 queries stored; 2 filtered out"), "{t}");
-    let run = load_latest(out.path());
-    let files: Vec<&str> = run.queries.iter().map(|q| q.file.as_str()).collect();
-    assert_eq!(files, ["q1_indexed.sql", "q4_only_a.sql"]);
-    // Only the matching temperature of q1 is stored; the failing query keeps all four.
-    let temps: Vec<(Side, Temperature)> = run.queries[0]
-        .executions
-        .iter()
-        .map(|e| (e.side, e.temperature))
-        .collect();
-    assert_eq!(
-        temps,
-        [(Side::A, Temperature::Warm), (Side::B, Temperature::Warm)]
-    );
-    assert_eq!(run.queries[1].executions.len(), 4);
+    // The filter given at collection is what the report shows: q1 warm, and the failing
+    // query's pairs (a pair where a side failed always shows).
+    assert!(t.contains("(3 of 8 query/temperature pairs match)"), "{t}");
     assert!(
-        run.options
-            .filter
+        !t.contains("(q2_count.sql)") && !t.contains("(q3_differs.sql)"),
+        "{t}"
+    );
+    // Every execution is stored, so a report can widen the filter later.
+    let run = load_latest(out.path());
+    assert_eq!(files(&run).len(), 4);
+    assert!(
+        run.filter
             .as_deref()
             .unwrap()
             .contains("Handler_read_rnd_next_b"),
         "{:?}",
-        run.options
+        run.filter
     );
-    // The report says what the collection filter dropped.
     let r = text(&ok(dbrig(out.path(), &["perfrun", "report"])));
+    assert!(r.contains("(3 of 8 query/temperature pairs match)"), "{r}");
+    let all = text(&ok(dbrig(
+        out.path(),
+        &["perfrun", "report", "--filter", ""],
+    )));
     assert!(
-        r.contains("2 of 4 queries stored (2 filtered out at collection by:"),
-        "{r}"
+        all.contains("(q2_count.sql)") && all.contains("(q3_differs.sql)"),
+        "{all}"
     );
+    // And as JSON.
+    let j = ok(dbrig(
+        out.path(),
+        &["perfrun", "report", "--format", "json"],
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert!(v.to_string().contains("q1_indexed.sql"), "{v}");
 }
 
 #[test]
@@ -380,11 +412,11 @@ fn perfrun_mariadb_against_postgres() {
     println!("{t}");
     assert!(!t.contains("results differ"), "{t}");
     let run = load_latest(out.path());
-    assert_eq!(run.options.sides.b.dialect, "postgres");
+    assert_eq!(run.b.result.server.dialect, "postgres");
     assert!(
-        run.options.sides.b.version.contains('.'),
+        run.b.result.server.version.contains('.'),
         "{:?}",
-        run.options.sides
+        run.b.result.server
     );
     // Seq scan of the whole table on PostgreSQL: buffers were touched, rows estimated.
     let hit = counter(
@@ -483,30 +515,18 @@ name = "oltp_point_select"
         1,
         "{t}"
     );
-    assert!(
-        t.contains("server b: pg_stat_statements is not loaded"),
-        "{t}"
-    );
+    assert!(t.contains("pg_stat_statements is not loaded"), "{t}");
     let run = load_latest(out.path());
+    let (a, b) = (&run.a.result.server, &run.b.result.server);
     assert!(
-        run.options
-            .sides
-            .a
-            .counters
-            .iter()
-            .any(|c| c == "pgss_shared_blks_hit"),
+        a.counters.iter().any(|c| c == "pgss_shared_blks_hit"),
         "{:?}",
-        run.options.sides.a.counters
+        a.counters
     );
     assert!(
-        !run.options
-            .sides
-            .b
-            .counters
-            .iter()
-            .any(|c| c.starts_with("pgss_")),
+        !b.counters.iter().any(|c| c.starts_with("pgss_")),
         "{:?}",
-        run.options.sides.b.counters
+        b.counters
     );
     for temp in [Temperature::Cold, Temperature::Warm] {
         // Exactly the timed execution: one call, its rows, buffers touched.
@@ -526,7 +546,7 @@ name = "oltp_point_select"
         assert_eq!(counter(&run, "q1.sql", Side::B, temp, "pgss_calls"), 0.0);
     }
     // The managed server was stopped when perfrun ended: its port no longer answers.
-    let a_target = &run.options.sides.a.target;
+    let a_target = &run.a.result.server.target;
     let port = a_target
         .rsplit(':')
         .next()
@@ -564,19 +584,33 @@ fn perfrun_tpch_query_set_mariadb_against_sqlite() {
     );
     let t = text(&ok(o));
     let run = load_latest(out.path());
-    assert_eq!(run.queries.len(), 22, "{t}");
-    assert_eq!(run.queries[0].file, "Q01");
-    assert_eq!(run.queries[14].file, "Q15");
-    for q in &run.queries {
-        assert_eq!(q.executions.len(), 4, "{}", q.file);
-        for e in &q.executions {
-            assert!(e.error.is_none(), "{} {:?}: {:?}", q.file, e.side, e.error);
-            assert!(e.time_us.is_some());
+    let names = files(&run);
+    assert_eq!(names.len(), 22, "{t}");
+    assert_eq!((names[0], names[14]), ("Q01", "Q15"));
+    for side in [&run.a, &run.b] {
+        for q in &side.result.queries {
+            for e in [&q.cold, &q.warm] {
+                assert!(
+                    e.error.is_none(),
+                    "{} {}: {:?}",
+                    q.file,
+                    side.configuration,
+                    e.error
+                );
+                assert!(e.time_us.is_some());
+            }
         }
     }
     // Q1 returns its 4 groups on both sides; the view of Q15 is gone afterwards.
-    let q1 = &run.queries[0];
-    assert!(q1.executions.iter().all(|e| e.rows == Some(4)), "{t}");
+    for side in [Side::A, Side::B] {
+        for t in Temperature::ALL {
+            assert_eq!(
+                execution(&run, "Q01", side, t).rows,
+                Some(4),
+                "{side:?} {t}"
+            );
+        }
+    }
     let views = crate::mysql::sql(&format!(
         "SELECT count(*) FROM information_schema.views WHERE table_schema = '{}'",
         db.0
@@ -590,7 +624,16 @@ fn perfrun_tpch_query_set_mariadb_against_sqlite() {
     );
     let e = crate::error_line(&o);
     assert!(
-        e.contains("--tpch: server b") && e.contains("dbrig tpch load"),
+        e.contains("configuration b") && e.contains("dbrig tpch load"),
         "{e}"
+    );
+    assert_eq!(
+        Store::open(&out.path().join("results.db"))
+            .unwrap()
+            .runs()
+            .unwrap()
+            .len(),
+        1,
+        "refused before anything was stored (only the first perfrun is there)"
     );
 }

@@ -140,7 +140,11 @@ fn a_target_that_is_down_fails_its_cells_and_the_plan_goes_on() {
         &["run", plan.to_str().unwrap(), "--define", "A_TARGET=mock:"],
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(error_line(&o).contains("4 trial(s) failed"), "{}", text(&o));
+    assert!(
+        error_line(&o).contains("4 of 8 trial(s) failed"),
+        "{}",
+        text(&o)
+    );
     let trials = stored_trials(&out.path().join("results.db"));
     assert_eq!(
         trials
@@ -415,7 +419,7 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
             if t.status != TrialStatus::Done {
                 continue;
             }
-            let extra = t.extra.as_ref().unwrap();
+            let extra = &crate::trial_json(&t);
             match c.workload.as_str() {
                 "scan_filter" => {
                     assert_eq!(extra["micro"]["benchmark"], "scan_filter");
@@ -441,29 +445,35 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
     let o = ok(dbrig(out, &["report", &run.0.to_string()]));
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
     for needle in [
-        "scan_filter: per item",
-        "tpch_power: per item",
+        "scan_filter: median of each item, in its own unit",
+        "tpch_power: TPC-H power test, seconds per query",
         "B/A*100",
         "(B/A*100)-100",
         "count(*) WHERE i>0",
         "Power@Size",
-        "tpch_power Q6",
         "too few trials",
     ] {
         assert!(report.contains(needle), "{needle} missing:\n{report}");
     }
+    // The DBT-3 table: Q1 with A's mean, min and max seconds and B's, each with its ratio to
+    // A beside it — all numbers.
     let q1 = report
         .lines()
-        .find(|l| l.starts_with("Q1 "))
+        .find(|l| l.starts_with("1 "))
         .unwrap_or_else(|| panic!("no Q1 row:\n{report}"));
     let cols: Vec<&str> = q1.split_whitespace().collect();
-    // item, unit, A, B, B/A*100, (B/A*100)-100: all numbers.
-    assert_eq!(cols.len(), 6, "{q1}");
-    for c in &cols[2..] {
+    assert_eq!(cols.len(), 10, "{q1}");
+    for c in &cols[1..] {
         c.trim_end_matches('*')
             .parse::<f64>()
             .unwrap_or_else(|_| panic!("{q1}"));
     }
+    // Rows/s of a micro-benchmark item: the item, its unit, A, B and both seed ratios.
+    let scan = report
+        .lines()
+        .find(|l| l.starts_with("sum(i) ") && l.contains("rows/s"))
+        .unwrap_or_else(|| panic!("no sum(i) row:\n{report}"));
+    assert_eq!(scan.split_whitespace().count(), 6, "{scan}");
 }
 
 #[test]
@@ -488,7 +498,10 @@ fn memory_load_example_plan_runs_on_mariadb() {
         ],
     ));
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(report.contains("memory_load: per item"), "{report}");
+    assert!(
+        report.contains("memory_load: median of each item, in its own unit"),
+        "{report}"
+    );
     for item in ["INT ", "CHAR(20) "] {
         let row = report
             .lines()
@@ -530,7 +543,8 @@ fn aria_example_plan_runs_on_two_managed_mariadb_servers() {
     ));
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
-        report.contains("tmp_groupby: per item") && report.contains("aria-16k/aria-8k*100"),
+        report.contains("tmp_groupby: median of each item")
+            && report.contains("aria-16k/aria-8k*100"),
         "{report}"
     );
     for q in ["Q1", "Q6"] {
@@ -548,7 +562,7 @@ fn aria_example_plan_runs_on_two_managed_mariadb_servers() {
     for c in store.cells(run).unwrap() {
         for t in store.trials(c.id).unwrap() {
             assert_eq!(t.status, TrialStatus::Done, "{:?}", t.reason);
-            let vars = &t.extra.as_ref().unwrap()["server_settings"]["variables"];
+            let vars = &crate::trial_json(&t)["server_settings"]["variables"];
             sizes.push((
                 c.configuration.clone(),
                 vars["aria_block_size"].as_str().unwrap_or("?").to_owned(),
@@ -595,7 +609,10 @@ refresh = true
     .unwrap();
     let o = ok(dbrig(out.path(), &["run", plan.to_str().unwrap()]));
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(report.contains("tpch_throughput: per item"), "{report}");
+    assert!(
+        report.contains("tpch_throughput: median over trials"),
+        "{report}"
+    );
     for row in ["Q1 ", "Q22 ", "RF1 ", "Ts ", "Throughput@Size "] {
         assert!(
             report.lines().any(|l| l.starts_with(row)),
@@ -607,7 +624,7 @@ refresh = true
     for c in store.cells(run).unwrap() {
         let t = &store.trials(c.id).unwrap()[0];
         assert_eq!(t.status, TrialStatus::Done, "{:?}", t.reason);
-        let tp = &t.extra.as_ref().unwrap()["tpch_throughput"];
+        let tp = &crate::trial_json(t)["tpch_throughput"];
         assert_eq!(tp["streams"], 2);
         assert_eq!(tp["query_streams"].as_array().unwrap().len(), 2);
         assert!(tp["throughput_at_size"].as_f64().unwrap() > 0.0);
@@ -652,7 +669,7 @@ refresh = true
     for c in store.cells(run).unwrap() {
         for t in store.trials(c.id).unwrap() {
             assert_eq!(t.status, TrialStatus::Done, "{:?}\n{}", t.reason, text(&o));
-            let p = &t.extra.as_ref().unwrap()["tpch_power"];
+            let p = &crate::trial_json(&t)["tpch_power"];
             assert_eq!(p["rf1"]["status"], "ok", "{p}");
             assert_eq!(p["rf2"]["status"], "ok", "{p}");
             sets.push(p["refresh_set"].as_u64());

@@ -10,7 +10,7 @@ pub struct TestDb(pub String);
 
 impl TestDb {
     pub fn new(name: &str) -> Self {
-        let db = format!("dbrig_it_{name}");
+        let db = format!("dbrig_it_{name}_{}", std::process::id());
         psql(&format!("DROP DATABASE IF EXISTS {db}"));
         psql(&format!("CREATE DATABASE {db}"));
         TestDb(db)

@@ -569,7 +569,7 @@ fn throughput_server_dying_mid_stream_fails_the_run_keeping_what_was_measured() 
     let cell = store.cells(run.id).unwrap().pop().unwrap();
     let trial = store.trials(cell.id).unwrap().pop().unwrap();
     assert_eq!(trial.status, dbrig_store::TrialStatus::Failed);
-    let stored = &trial.extra.unwrap()["tpch_throughput"];
+    let stored = &crate::trial_json(&trial)["tpch_throughput"];
     assert_eq!(stored["query_streams"], v["query_streams"]);
 }
 

@@ -38,12 +38,30 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
 use dbrig_driver::Target;
+use dbrig_store::RunKind;
 use dbrig_workload::{RunOptions, WorkloadKind};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
+
+use crate::environment::{EnvironmentFile, Hooks, Lifecycle};
+use crate::error::{ExecError, Result, plan as plan_error_msg};
+use crate::target::{TargetSpec, resolve as resolve_target};
+
+/// `Err(ExecError::Plan(format!(…)))`.
+macro_rules! bail {
+    ($($t:tt)*) => {
+        return Err(plan_error_msg(format!($($t)*)))
+    };
+}
+
+/// `ExecError::Plan(format!(…))`.
+macro_rules! anyhow {
+    ($($t:tt)*) => {
+        plan_error_msg(format!($($t)*))
+    };
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -79,13 +97,17 @@ pub struct ConfigurationFile {
     /// Shell and SQL hooks of this configuration only, run after the plan's own
     /// (`[configuration.hooks]`, same keys as `[environment.hooks]`).
     #[serde(default)]
-    pub hooks: Option<crate::environment::Hooks>,
+    pub hooks: Option<Hooks>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct WorkloadFile {
     pub name: String,
+    /// Names this workload's cells in every report: two workloads of the same name whose
+    /// options differ (`select_random_points` with 10 and 100 points) need one each.
+    #[serde(default)]
+    pub label: Option<String>,
     /// The workload's options (`dbrig list` shows them).
     #[serde(default)]
     pub options: Option<toml::Table>,
@@ -97,7 +119,7 @@ pub struct WorkloadFile {
     pub prepare: bool,
     /// Server lifecycle for this workload (overrides `[environment] lifecycle`).
     #[serde(default)]
-    pub lifecycle: Option<crate::environment::Lifecycle>,
+    pub lifecycle: Option<Lifecycle>,
 }
 
 fn yes() -> bool {
@@ -133,7 +155,7 @@ pub struct PlanFile {
     #[serde(default)]
     pub server: Vec<dbrig_server::ServerDef>,
     #[serde(default)]
-    pub environment: crate::environment::EnvironmentFile,
+    pub environment: EnvironmentFile,
 }
 
 fn three() -> u32 {
@@ -150,10 +172,32 @@ pub struct Configuration {
     pub server: Option<String>,
     pub params: dbrig_server::Params,
     /// This configuration's own hooks (after the plan's).
-    pub hooks: Option<crate::environment::Hooks>,
+    pub hooks: Option<Hooks>,
 }
 
 impl Configuration {
+    /// A configuration on an external target.
+    pub fn external(name: &str, target: Target) -> Self {
+        Configuration {
+            name: name.to_owned(),
+            target: Some(target),
+            server: None,
+            params: dbrig_server::Params::new(),
+            hooks: None,
+        }
+    }
+
+    /// A configuration on a managed server (defined by one of the plan's `servers`).
+    pub fn managed(name: &str, server: &str, params: dbrig_server::Params) -> Self {
+        Configuration {
+            name: name.to_owned(),
+            target: None,
+            server: Some(server.to_owned()),
+            params,
+            hooks: None,
+        }
+    }
+
     /// How the configuration is shown and keyed: the redacted URL, or `server:NAME [params]`.
     pub fn describe(&self) -> String {
         match (&self.target, &self.server) {
@@ -172,8 +216,10 @@ pub struct Cell {
     pub configuration: usize,
     pub workload: WorkloadKind,
     pub workload_index: usize,
+    /// The workload's label, which names its cells in reports instead of its kind's name.
+    pub label: Option<String>,
     pub prepare: bool,
-    pub lifecycle: crate::environment::Lifecycle,
+    pub lifecycle: Lifecycle,
     /// The workload changes data (fresh-data lifecycle restores before its trials).
     pub writes: bool,
     pub clients: u32,
@@ -184,13 +230,23 @@ pub struct Cell {
     pub spec: serde_json::Value,
 }
 
+impl Cell {
+    /// What reports call the cell's workload: its label, else its kind's name.
+    pub fn workload_name(&self) -> &str {
+        self.label.as_deref().unwrap_or(self.workload.name())
+    }
+}
+
 /// A whole plan, ready to execute.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub name: String,
-    pub path: PathBuf,
+    /// What the run is stored as: a plan, or the kind a single command measures.
+    pub kind: RunKind,
+    /// The plan file (`None` for a single command's plan).
+    pub path: Option<PathBuf>,
     /// The plan text after placeholder substitution (stored with the run).
-    pub text: String,
+    pub text: Option<String>,
     pub trials: u32,
     pub configurations: Vec<Configuration>,
     pub baseline: String,
@@ -199,7 +255,217 @@ pub struct Plan {
     pub schedule: Vec<(usize, u32)>,
     pub resolved: serde_json::Value,
     pub servers: Vec<dbrig_server::ServerDef>,
-    pub environment: crate::environment::EnvironmentFile,
+    pub environment: EnvironmentFile,
+    /// A single command's plan: refuse before anything is recorded when a cell cannot run
+    /// (TPC-H data missing, controls naming unknown queries…), and let a power test's
+    /// restart controls on an external target be an error (a plan leaves them out instead).
+    pub single: bool,
+}
+
+/// What a single measuring command (`dbrig run WORKLOAD`, `micro`, `tpch power|throughput`)
+/// asks for: one workload on one configuration, one trial.
+#[derive(Debug, Clone)]
+pub struct SingleCommand {
+    pub workload: WorkloadKind,
+    pub configuration: Configuration,
+    /// The definition of the configuration's managed server, if it has one.
+    pub server: Option<dbrig_server::ServerDef>,
+    pub run: RunOptions,
+    /// Create what the trial needs when it is missing (`run --prepare`).
+    pub prepare: bool,
+    pub environment: EnvironmentFile,
+}
+
+impl Plan {
+    /// The one-cell plan of a single measuring command.
+    pub fn single(cmd: SingleCommand) -> Result<Plan> {
+        let kind = RunKind::from(cmd.workload.result_kind());
+        Plan::from_parts(PlanParts {
+            name: cmd.workload.name().to_owned(),
+            kind,
+            configurations: vec![cmd.configuration],
+            workloads: vec![PlanWorkload {
+                workload: cmd.workload,
+                label: None,
+                prepare: cmd.prepare,
+                lifecycle: None,
+                run: cmd.run,
+            }],
+            servers: cmd.server.into_iter().collect(),
+            environment: cmd.environment,
+        })
+    }
+
+    /// A plan of one workload on several configurations, one trial each (perfrun's A and B).
+    pub fn compare(
+        name: &str,
+        kind: RunKind,
+        configurations: Vec<Configuration>,
+        servers: Vec<dbrig_server::ServerDef>,
+        workload: WorkloadKind,
+        run: RunOptions,
+        environment: EnvironmentFile,
+    ) -> Result<Plan> {
+        Plan::from_parts(PlanParts {
+            name: name.to_owned(),
+            kind,
+            configurations,
+            workloads: vec![PlanWorkload {
+                workload,
+                label: None,
+                prepare: false,
+                lifecycle: None,
+                run,
+            }],
+            servers,
+            environment,
+        })
+    }
+
+    fn from_parts(p: PlanParts) -> Result<Plan> {
+        let baseline = p.configurations[0].name.clone();
+        let mut cells = Vec::new();
+        for (ci, conf) in p.configurations.iter().enumerate() {
+            for (wi, w) in p.workloads.iter().enumerate() {
+                let mut run = w.run.clone();
+                if !w.workload.is_timed() {
+                    run.warmup = 0.0;
+                }
+                run.validate().map_err(plan_error_msg)?;
+                cells.push(make_cell(
+                    cells.len(),
+                    ci,
+                    conf,
+                    wi,
+                    w,
+                    run,
+                    p.environment.lifecycle,
+                ));
+            }
+        }
+        let schedule = cells.iter().map(|c| (c.index, 1)).collect();
+        let resolved = serde_json::json!({
+            "name": p.name,
+            "trials": 1,
+            "baseline": baseline,
+            "configurations": p.configurations.iter().map(|c| serde_json::json!({"name": c.name, "target": c.describe()})).collect::<Vec<_>>(),
+            "servers": p.servers,
+            "environment": p.environment,
+            "cells": cells.iter().map(|c| &c.spec).collect::<Vec<_>>(),
+        });
+        Ok(Plan {
+            name: p.name,
+            kind: p.kind,
+            path: None,
+            text: None,
+            trials: 1,
+            configurations: p.configurations,
+            baseline,
+            cells,
+            schedule,
+            resolved,
+            servers: p.servers,
+            environment: p.environment,
+            single: true,
+        })
+    }
+
+    /// After a single command's preflight filled in what only the target knows (the
+    /// throughput test's stream count): the cells' stored specification and key again.
+    pub fn respec(&mut self) {
+        for c in &mut self.cells {
+            let conf = &self.configurations[c.configuration];
+            c.spec = cell_spec(conf, &c.workload, c.label.as_deref(), &c.run);
+            c.key = spec_key(&c.spec);
+        }
+        self.resolved["cells"] =
+            serde_json::json!(self.cells.iter().map(|c| &c.spec).collect::<Vec<_>>());
+    }
+}
+
+/// What [`Plan::from_parts`] builds a plan from.
+struct PlanParts {
+    name: String,
+    kind: RunKind,
+    configurations: Vec<Configuration>,
+    workloads: Vec<PlanWorkload>,
+    servers: Vec<dbrig_server::ServerDef>,
+    environment: EnvironmentFile,
+}
+
+struct PlanWorkload {
+    workload: WorkloadKind,
+    label: Option<String>,
+    prepare: bool,
+    lifecycle: Option<Lifecycle>,
+    run: RunOptions,
+}
+
+/// A cell's stored specification: everything that makes it this cell (resume matches on its
+/// hash). A benchmark that decides its own length keeps the plan's duration out of it, so
+/// changing the duration does not make such cells new on `--resume`.
+fn cell_spec(
+    conf: &Configuration,
+    workload: &WorkloadKind,
+    label: Option<&str>,
+    run: &RunOptions,
+) -> serde_json::Value {
+    let mut spec = serde_json::json!({
+        "configuration": conf.name,
+        "target": conf.describe(),
+        "workload": workload.name(),
+        "workload_options": workload.options_json(),
+        "run": run,
+    });
+    if let Some(l) = label {
+        spec["label"] = serde_json::json!(l);
+    }
+    if !workload.is_timed()
+        && let Some(r) = spec["run"].as_object_mut()
+    {
+        for k in ["time", "warmup"] {
+            r.remove(k);
+        }
+    }
+    spec
+}
+
+fn make_cell(
+    index: usize,
+    ci: usize,
+    conf: &Configuration,
+    wi: usize,
+    w: &PlanWorkload,
+    run: RunOptions,
+    lifecycle: Lifecycle,
+) -> Cell {
+    let spec = cell_spec(conf, &w.workload, w.label.as_deref(), &run);
+    Cell {
+        index,
+        configuration: ci,
+        workload: w.workload.clone(),
+        workload_index: wi,
+        label: w.label.clone(),
+        prepare: w.prepare,
+        lifecycle: w.lifecycle.unwrap_or(lifecycle),
+        writes: w.workload.writes(),
+        clients: run.threads,
+        key: spec_key(&spec),
+        spec,
+        run,
+    }
+}
+
+/// A short stable key of a JSON specification (FNV-1a 64 over its canonical text): the same
+/// specification always gives the same key, which is what resume matches on.
+pub fn spec_key(spec: &serde_json::Value) -> String {
+    let text = spec.to_string(); // serde_json orders object keys (no preserve_order feature)
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 /// Fill `${NAME}` from the defines, then the environment; a placeholder with no value is an
@@ -340,8 +606,11 @@ fn options_from<T: for<'de> Deserialize<'de>>(
 
 /// Read, substitute, override and resolve a plan file.
 pub fn load(path: &Path, defines: &[String], sets: &[String]) -> Result<Plan> {
-    let raw = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read plan {}", path.display()))?;
+    let raw = std::fs::read_to_string(path).map_err(|source| ExecError::Io {
+        what: "cannot read plan",
+        path: path.to_owned(),
+        source,
+    })?;
     let text = substitute(path, &raw, &parse_defines(defines)?)?;
     // Parse once as the file is, so errors point at the file's own lines and keys.
     toml::from_str::<PlanFile>(&text).map_err(|e| plan_error(path, &text, &e))?;
@@ -357,7 +626,48 @@ pub fn load(path: &Path, defines: &[String], sets: &[String]) -> Result<Plan> {
     resolve(path, &text, file)
 }
 
-fn plan_error(path: &Path, text: &str, e: &toml::de::Error) -> anyhow::Error {
+/// Write a plan file (the DBT-3 launcher import's) only once it loads as a plan: written
+/// beside `path` under a temporary name, loaded (relative paths in it resolve from where dbrig
+/// runs, as when the plan is run), then renamed into place. An existing `path` is replaced
+/// only with `force`.
+pub fn write_checked(path: &Path, text: &str, force: bool) -> Result<()> {
+    if path.exists() && !force {
+        bail!(
+            "{} exists: choose another --output or add --force to replace it",
+            path.display()
+        );
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.import.{}.toml",
+        path.file_name()
+            .map_or("plan".into(), |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| ExecError::Io {
+            what: "cannot write",
+            path,
+            source,
+        }
+    };
+    std::fs::write(&tmp, text).map_err(io(&tmp))?;
+    if let Err(e) = load(&tmp, &[], &[]) {
+        let _ = std::fs::remove_file(&tmp);
+        bail!(
+            "the imported plan does not load ({}); nothing written to {}",
+            e.one_line(),
+            path.display()
+        );
+    }
+    std::fs::rename(&tmp, path).map_err(io(path))
+}
+
+fn plan_error(path: &Path, text: &str, e: &toml::de::Error) -> ExecError {
     let line = e
         .span()
         .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
@@ -365,6 +675,15 @@ fn plan_error(path: &Path, text: &str, e: &toml::de::Error) -> anyhow::Error {
         Some(l) => anyhow!("{}:{l}: {}", path.display(), e.message()),
         None => anyhow!("{}: {}", path.display(), e.message()),
     }
+}
+
+/// The line of each `[[workload]]` table header, in order (for errors about one entry).
+fn workload_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "[[workload]]")
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
 fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
@@ -380,6 +699,14 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
     }
     if let Some(c) = file.clients.iter().find(|c| **c == 0) {
         bail!("{}: clients: {c} is not a client count", at("clients"));
+    }
+    for (i, c) in file.clients.iter().enumerate() {
+        if file.clients[..i].contains(c) {
+            bail!(
+                "{}: clients: {c} is listed twice (each client count is one column of the report)",
+                at("clients")
+            );
+        }
     }
     let mut configurations = Vec::new();
     for c in &file.configuration {
@@ -399,14 +726,13 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
             (Some(url), None) => {
                 Target::parse(url)
                     .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(url), c.name))?;
-                let args = crate::cli::ConnectionArgs {
-                    target: Some(url.clone()),
+                let spec = TargetSpec {
+                    url: url.clone(),
                     password_env: c.password_env.clone(),
                     password_file: c.password_file.clone(),
-                    ..crate::cli::ConnectionArgs::default()
                 };
                 Some(
-                    crate::connection::resolve_target(&args, &crate::cli::StoreArgs::default())
+                    resolve_target(&spec, &|_| {})
                         .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(&c.name), c.name))?,
                 )
             }
@@ -456,17 +782,56 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         base_run.insert("warmup".into(), toml::Value::Float(w));
     }
     // Each workload resolved once (its kind decides which client counts apply).
+    let lines = workload_lines(text);
+    let entry_at = |i: usize, w: &WorkloadFile| match lines.get(i) {
+        Some(l) => format!("{}:{l}", path.display()),
+        None => at(&format!("\"{}\"", w.name)),
+    };
     let mut workloads: Vec<(WorkloadKind, Vec<u32>)> = Vec::new();
-    for w in &file.workload {
+    for (i, w) in file.workload.iter().enumerate() {
         let workload = WorkloadKind::from_json(&w.name, &workload_options_json(w.options.as_ref()))
             .map_err(|e| match e {
                 dbrig_workload::WorkloadError::UnknownWorkload(_) => anyhow!(
-                    "{}: unknown workload '{}': run `dbrig list` to see the workloads (micro-benchmarks: memory_load, scan_filter, tmp_groupby; TPC-H: tpch-power)",
+                    "{}: unknown workload '{}': run `dbrig list` to see the workloads (micro-benchmarks: memory_load, scan_filter, tmp_groupby; TPC-H: tpch-power, tpch-throughput; perfrun)",
                     at(&format!("\"{}\"", w.name)),
                     w.name
                 ),
                 e => anyhow!("{}: workload '{}' options: {e}", at(&w.name), w.name),
             })?;
+        if let Some(label) = &w.label
+            && (label.trim().is_empty() || label.chars().any(char::is_control))
+        {
+            bail!(
+                "{}: workload '{}': label = {label:?} is not a name (give it a few visible characters)",
+                entry_at(i, w),
+                w.name
+            );
+        }
+        // Two entries that reports would show under one name measure different things (or
+        // the same thing twice): refused, naming both entries and the key to add.
+        let shown = |w: &WorkloadFile, k: &WorkloadKind| {
+            w.label.clone().unwrap_or_else(|| k.name().to_owned())
+        };
+        let mine = shown(w, &workload);
+        if let Some(j) = (0..i).find(|&j| shown(&file.workload[j], &workloads[j].0) == mine) {
+            let first = entry_at(j, &file.workload[j]);
+            let here = entry_at(i, w);
+            if w.label.is_some() {
+                bail!(
+                    "{here}: workload label '{mine}' is already used by the workload at {first}: labels name cells in reports, so each must be distinct"
+                );
+            }
+            if workloads[j].0.options_json() == workload.options_json()
+                && file.workload[j].run == w.run
+            {
+                bail!(
+                    "{here}: workload '{mine}' is listed twice (also at {first}): remove one, or give them distinct `label`s if both are meant"
+                );
+            }
+            bail!(
+                "{here}: workload '{mine}' differs in its options from the workload '{mine}' at {first}: add `label = \"…\"` to each, so reports show them apart"
+            );
+        }
         let clients = if workload.uses_clients() {
             file.clients.clone()
         } else {
@@ -490,35 +855,22 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                 }
                 run.validate()
                     .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-                let mut spec = serde_json::json!({
-                    "configuration": conf_file.name,
-                    "target": configurations[ci].describe(),
-                    "workload": workload.name(),
-                    "workload_options": workload.options_json(),
-                    "run": run,
-                });
-                if !workload.is_timed() {
-                    // Changing the plan's duration must not make these cells new on --resume.
-                    for k in ["time", "warmup"] {
-                        if let Some(r) = spec["run"].as_object_mut() {
-                            r.remove(k);
-                        }
-                    }
-                }
-                let key = crate::commands::spec_key(&spec);
-                cells.push(Cell {
-                    index: cells.len(),
-                    configuration: ci,
+                let pw = PlanWorkload {
                     workload: workload.clone(),
-                    workload_index: wi,
+                    label: w.label.clone(),
                     prepare: w.prepare,
-                    lifecycle: w.lifecycle.unwrap_or(file.environment.lifecycle),
-                    writes: workload.writes(),
-                    clients,
+                    lifecycle: w.lifecycle,
+                    run: run.clone(),
+                };
+                cells.push(make_cell(
+                    cells.len(),
+                    ci,
+                    &configurations[ci],
+                    wi,
+                    &pw,
                     run,
-                    key,
-                    spec,
-                });
+                    file.environment.lifecycle,
+                ));
             }
         }
     }
@@ -561,8 +913,9 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
     });
     Ok(Plan {
         name: file.name,
-        path: path.to_owned(),
-        text: text.to_owned(),
+        kind: RunKind::Plan,
+        path: Some(path.to_owned()),
+        text: Some(text.to_owned()),
         trials: file.trials,
         configurations,
         baseline,
@@ -571,6 +924,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         resolved,
         servers: file.server,
         environment: file.environment,
+        single: false,
     })
 }
 
@@ -740,5 +1094,83 @@ name = "oltp_read_only"
         let b = load(&p, &["B_TARGET=mock:".into()], &[]).unwrap();
         assert_eq!(a.schedule, b.schedule);
         assert_eq!(a.schedule.len(), 16);
+    }
+
+    #[test]
+    fn labelled_variants_are_cells_of_their_own_and_unlabelled_ones_are_refused() {
+        let variants = |a: &str, b: &str, c: &str| {
+            format!(
+                "name = \"v\"\ntrials = 1\nclients = [1]\n[[configuration]]\nname = \"A\"\ntarget = \"mock:\"\n\
+                 [[workload]]\nname = \"select_random_points\"\n{a}[workload.options]\nrandom-points = 10\n\
+                 [[workload]]\nname = \"select_random_points\"\n{b}[workload.options]\nrandom-points = 50\n\
+                 [[workload]]\nname = \"select_random_points\"\n{c}[workload.options]\nrandom-points = 100\n"
+            )
+        };
+        let (_d, p) = write(&variants(
+            "label = \"points-10\"\n",
+            "label = \"points-50\"\n",
+            "label = \"points-100\"\n",
+        ));
+        let plan = load(&p, &[], &[]).unwrap();
+        let names: Vec<&str> = plan.cells.iter().map(|c| c.workload_name()).collect();
+        assert_eq!(names, ["points-10", "points-50", "points-100"]);
+        assert_eq!(plan.cells[1].spec["label"], "points-50");
+        assert_eq!(plan.cells[1].workload.name(), "select_random_points");
+        let keys: std::collections::HashSet<_> = plan.cells.iter().map(|c| &c.key).collect();
+        assert_eq!(keys.len(), 3);
+
+        // Without labels the report would show three different things as one cell: refused,
+        // naming the file, the line of the second entry, and the key to add.
+        let (_d, p) = write(&variants("", "", ""));
+        let e = load(&p, &[], &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("plan.toml:11:")
+                && e.contains("differs in its options")
+                && e.contains("plan.toml:7")
+                && e.contains("label"),
+            "{e}"
+        );
+        // One label is not enough: the other two still clash.
+        let (_d, p) = write(&variants("label = \"x\"\n", "", ""));
+        let e = load(&p, &[], &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("plan.toml:16:") && e.contains("plan.toml:12") && e.contains("label"),
+            "{e}"
+        );
+        // Two labels alike.
+        let (_d, p) = write(&variants(
+            "label = \"x\"\n",
+            "label = \"x\"\n",
+            "label = \"y\"\n",
+        ));
+        let e = load(&p, &[], &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("plan.toml:12:") && e.contains("label 'x' is already used"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn duplicate_workloads_and_client_counts_are_refused() {
+        let twice = PLAN.replace(
+            "name = \"oltp_read_only\"",
+            "name = \"oltp_read_only\"\n[[workload]]\nname = \"oltp_read_only\"",
+        );
+        let (_d, p) = write(&twice);
+        let e = load(&p, &["B_TARGET=mock:".into()], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("listed twice") && e.contains("oltp_read_only"),
+            "{e}"
+        );
+        let (_d, p) = write(&PLAN.replace("clients = [1, 4]", "clients = [1, 4, 1]"));
+        let e = load(&p, &["B_TARGET=mock:".into()], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plan.toml:5") && e.contains("clients: 1 is listed twice"),
+            "{e}"
+        );
     }
 }

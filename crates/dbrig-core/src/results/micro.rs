@@ -1,0 +1,114 @@
+//! What a micro-benchmark (the seeds' MEMORY-table load, scan/filter speed, temporary-table
+//! GROUP BY) measured: one item per table type or query, in its own unit.
+
+use serde::{Deserialize, Serialize};
+
+/// What a micro-benchmark measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MicroResult {
+    /// `memory_load`, `scan_filter` or `tmp_groupby`.
+    pub benchmark: String,
+    /// `mysql`, `postgres` or `sqlite`.
+    pub dialect: String,
+    pub server_version: String,
+    /// The storage engine of the tables (MariaDB/MySQL only).
+    pub engine: Option<String>,
+    /// Rows of the main table (per load for memory_load).
+    pub rows: u64,
+    pub runs: u32,
+    pub seed: u64,
+    /// The CPU frequency cycles per row were computed with.
+    pub cpu_mhz: Option<f64>,
+    /// Session settings dbrig changed, as `name = value`.
+    pub settings: Vec<String>,
+    /// What was measured, in the seeds' order.
+    pub items: Vec<MicroItem>,
+    /// Items that do not apply to this target, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// One measured item (a table type, a query).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MicroItem {
+    /// `INT`, `CHAR(20)`, `count(*) WHERE i>0`, `Q1`, …
+    pub name: String,
+    /// The SQL that was timed (the load's target table for memory_load).
+    pub sql: String,
+    /// Unit of `values`, `mean`, `min`, `max`: `rows/s`, `s` or `ms/query`.
+    pub unit: String,
+    /// One value per timed run.
+    pub values: Vec<f64>,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Wall-clock seconds of each timed run.
+    pub seconds: Vec<f64>,
+    /// Rows processed by one run.
+    pub rows: u64,
+    /// Rows per second (rows over the mean run time).
+    pub rows_per_second: Option<f64>,
+    /// MB (10^6 bytes) per second of the table's data length over the mean run time.
+    pub mb_per_second: Option<f64>,
+    /// CPU cycles per row at `cpu_mhz` (the whole run on one core).
+    pub cycles_per_row: Option<f64>,
+    /// The table's data length in bytes (MariaDB data_length, PostgreSQL pg_relation_size,
+    /// SQLite dbstat).
+    pub data_bytes: Option<u64>,
+    /// What the query answered (first row), as a sanity check across engines.
+    pub answer: Option<String>,
+}
+
+impl MicroItem {
+    /// An item from per-run values; `rows`/`seconds` give the derived rates.
+    pub fn new(
+        name: &str,
+        sql: &str,
+        unit: &str,
+        values: Vec<f64>,
+        seconds: Vec<f64>,
+        rows: u64,
+    ) -> Self {
+        let (mean, min, max) = summary(&values);
+        let mean_s = summary(&seconds).0;
+        Self {
+            name: name.to_owned(),
+            sql: sql.to_owned(),
+            unit: unit.to_owned(),
+            values,
+            mean,
+            min,
+            max,
+            seconds,
+            rows,
+            rows_per_second: (mean_s > 0.0 && rows > 0).then(|| rows as f64 / mean_s),
+            mb_per_second: None,
+            cycles_per_row: None,
+            data_bytes: None,
+            answer: None,
+        }
+    }
+
+    /// Fill MB/s from the data length and cycles/row from the CPU frequency.
+    pub fn with_rates(mut self, data_bytes: Option<u64>, cpu_mhz: Option<f64>) -> Self {
+        let mean_s = summary(&self.seconds).0;
+        self.data_bytes = data_bytes;
+        if mean_s > 0.0 {
+            self.mb_per_second = data_bytes.map(|b| b as f64 / mean_s / 1e6);
+            if self.rows > 0 {
+                self.cycles_per_row = cpu_mhz.map(|m| m * 1e6 * mean_s / self.rows as f64);
+            }
+        }
+        self
+    }
+}
+
+/// Mean, min and max (zeros for no values).
+pub fn summary(values: &[f64]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (mean, min, max)
+}

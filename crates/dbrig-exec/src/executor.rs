@@ -1,0 +1,717 @@
+//! The one executor: every measurement dbrig takes — a plan file's matrix or a single
+//! command's one-cell plan — runs here, trial by trial in the plan's order, each trial recorded
+//! as it ends through the one [`Recorder`].
+//!
+//! A trial goes through named steps: [`Executor::bring_up`] (the external target, or the
+//! managed server with the configuration's settings), the configuration's before-hooks once,
+//! [`Executor::prepare`] (the workload's data, once per configuration × workload), the page
+//! cache, then [`Executor::measure`] (before-trial hooks, server settings, placement, server
+//! life, OS sampling, the workload's trial, the same after), and the one status rule
+//! ([`trial_status`]) before [`Recorder::record`]. Finished trials are skipped on
+//! `--resume`; a trial that fails is recorded with its reason and the plan goes on; Ctrl-C
+//! saves the trial in flight as interrupted.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use dbrig_core::IntervalSample;
+use dbrig_core::results::{HookOutput, PowerReport, ServerLife, TrialEnvironment};
+use dbrig_driver::{ConnectOptions, Target};
+use dbrig_store::{CellId, RunId, RunStatus, Store};
+use dbrig_workload::runner::{RunSpec, Stopper};
+use dbrig_workload::{TrialProgress, tpch};
+
+use crate::environment::{self, HookPoint, Lifecycle, Sampling};
+use crate::error::{ExecError, Result};
+use crate::observer::{Observer, TrialRef};
+use crate::plan::{Cell, Plan};
+use crate::probes;
+use crate::recorder::{Attempt, Recorder, Tally, TrialRecord, trial_status};
+use crate::servers::{Servers, merged};
+
+/// How to execute a plan, besides the plan itself.
+pub struct ExecOptions<'a> {
+    /// Where managed servers keep their state (`OUT/servers/NAME`).
+    pub state_dir: PathBuf,
+    /// argv as stored (already redacted: see [`crate::target::redacted_command_line`]).
+    pub command_line: Vec<String>,
+    /// Continue the last run of this plan, skipping its finished trials.
+    pub resume: bool,
+    /// Raised by Ctrl-C / SIGTERM.
+    pub interrupt: Arc<Stopper>,
+    pub observer: &'a dyn Observer,
+}
+
+/// What an execution came to.
+pub struct Outcome {
+    pub run: RunId,
+    pub status: RunStatus,
+    /// Why the run failed or was interrupted.
+    pub error: Option<String>,
+    pub tally: Tally,
+    pub resumed: bool,
+    /// The results database, for the reports the caller prints.
+    pub store: Store,
+}
+
+/// Execute `plan`, recording into `store`. An `Err` means nothing could run (the plan is
+/// refused before anything is recorded, or the results database failed); failed trials are
+/// not errors.
+pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<Outcome> {
+    let mut exec = Executor::new(plan, Recorder::new(store), opts);
+    exec.create_sqlite_folders()?;
+    if exec.plan.single {
+        exec.preflight().await?;
+    }
+    let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
+    let (run, cells, resumed) = exec.recorder.begin(
+        &exec.plan,
+        &exec.opts.command_line,
+        &host,
+        exec.plan.text.as_deref().map(redact_plan_text).as_deref(),
+        exec.opts.resume,
+    )?;
+    exec.opts.observer.run_started(run, resumed);
+    if let Some(cpus) = &exec.plan.environment.client_cpus
+        && let Err(e) = environment::pin(std::process::id(), cpus)
+    {
+        exec.opts
+            .observer
+            .note(&format!("warning: cannot pin the client: {e}"));
+    }
+    for i in 0..exec.plan.schedule.len() {
+        if exec.opts.interrupt.is_stopped() {
+            break;
+        }
+        exec.trial(run, &cells, i).await?;
+    }
+    exec.opts.observer.schedule_done();
+    exec.after_unended_configurations().await;
+    for line in exec.servers.stop_started() {
+        exec.opts.observer.note(&format!("warning: {line}"));
+    }
+    let stopped = exec.opts.interrupt.is_stopped();
+    let (status, mut error) = exec.tally.run_status(stopped, exec.plan.schedule.len());
+    if stopped && exec.plan.single {
+        error = Some(crate::recorder::INTERRUPTED.to_owned());
+    }
+    exec.recorder.finish(run, status, error.as_deref())?;
+    Ok(Outcome {
+        run,
+        status,
+        error,
+        tally: exec.tally,
+        resumed,
+        store: exec.recorder.into_store(),
+    })
+}
+
+/// The state of one execution.
+struct Executor<'a> {
+    plan: Plan,
+    recorder: Recorder,
+    servers: Servers,
+    opts: ExecOptions<'a>,
+    /// Configuration × workload pairs whose data is prepared.
+    prepared: HashSet<(usize, usize)>,
+    /// bulk_insert prepares a table per client: prepare for the largest client count.
+    max_clients: HashMap<(usize, usize), u32>,
+    configurations_begun: HashSet<usize>,
+    configurations_ended: HashSet<usize>,
+    /// Each configuration's last trial in the schedule: its after-configuration hooks follow.
+    last_of_configuration: HashMap<usize, usize>,
+    /// Why the page cache cannot be dropped (said once).
+    cache_drop_refused: Option<String>,
+    /// Prepared data by where it lives (a managed server's database, or a target URL): the
+    /// identity of what this plan prepared there first.
+    held: HashMap<String, String>,
+    /// Configuration × workload pairs whose data is not the one their target holds: the
+    /// database (and SQLite file suffix) it was prepared in instead.
+    data_database: HashMap<(usize, usize), (String, String)>,
+    tally: Tally,
+}
+
+impl<'a> Executor<'a> {
+    fn new(plan: Plan, recorder: Recorder, opts: ExecOptions<'a>) -> Self {
+        let servers = Servers::new(&opts.state_dir, &plan.servers, &plan.environment);
+        let mut max_clients: HashMap<(usize, usize), u32> = HashMap::new();
+        for c in &plan.cells {
+            let e = max_clients
+                .entry((c.configuration, c.workload_index))
+                .or_default();
+            *e = (*e).max(c.clients);
+        }
+        let last_of_configuration = plan
+            .schedule
+            .iter()
+            .enumerate()
+            .map(|(i, &(ci, _))| (plan.cells[ci].configuration, i))
+            .collect();
+        Executor {
+            plan,
+            recorder,
+            servers,
+            opts,
+            prepared: HashSet::new(),
+            max_clients,
+            configurations_begun: HashSet::new(),
+            configurations_ended: HashSet::new(),
+            last_of_configuration,
+            cache_drop_refused: None,
+            held: HashMap::new(),
+            data_database: HashMap::new(),
+            tally: Tally::default(),
+        }
+    }
+
+    /// SQLite file targets may name a folder that does not exist yet (the output folder).
+    fn create_sqlite_folders(&self) -> Result<()> {
+        for c in &self.plan.configurations {
+            if let Some(Target::Sqlite { path: Some(p) }) = &c.target
+                && let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty())
+            {
+                std::fs::create_dir_all(parent).map_err(|source| {
+                    ExecError::Io {
+                        what: "cannot create",
+                        path: parent.to_owned(),
+                        source,
+                    }
+                    .context(format!("configuration '{}'", c.name))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A single command's checks before anything is recorded: each cell's target is up and
+    /// holds what the workload needs; what only the target knows is filled into the cell.
+    async fn preflight(&mut self) -> Result<()> {
+        for i in 0..self.plan.cells.len() {
+            if !self.plan.cells[i].workload.has_preflight() {
+                continue;
+            }
+            let (target, _) = self.bring_up(&self.plan.cells[i].clone(), false)?;
+            self.flush_server_notes();
+            let connect = self.plan.cells[i].run.connect_options();
+            let conf = self.plan.configurations[self.plan.cells[i].configuration]
+                .name
+                .clone();
+            self.plan.cells[i]
+                .workload
+                .preflight(&target, &connect)
+                .await
+                .map_err(|e| ExecError::from(e).context(format!("configuration {conf}")))?;
+        }
+        self.plan.respec();
+        Ok(())
+    }
+
+    fn flush_server_notes(&mut self) {
+        for line in self.servers.take_notes() {
+            self.opts.observer.note(&line);
+        }
+    }
+
+    /// One trial of the schedule, from bringing its target up to recording it.
+    async fn trial(&mut self, run: RunId, cells: &[CellId], i: usize) -> Result<()> {
+        let (ci, trial) = self.plan.schedule[i];
+        let cell = self.plan.cells[ci].clone();
+        let conf_name = self.plan.configurations[cell.configuration].name.clone();
+        let tref = TrialRef {
+            index: i,
+            total: self.plan.schedule.len(),
+            configuration: &conf_name,
+            workload: cell.workload_name(),
+            clients: cell.clients,
+            trial,
+        };
+        if self.recorder.is_finished(run, &cell.key, trial)? {
+            self.tally.skipped += 1;
+            self.opts.observer.trial_skipped(&tref);
+            return Ok(());
+        }
+        self.opts.observer.trial_started(&tref);
+        let started = SystemTime::now();
+        let mut run_options = cell.run.clone();
+        run_options.rand_seed = cell.run.resolved_seed();
+        let connect = run_options.connect_options();
+        let mut env = TrialEnvironment {
+            seed: run_options.rand_seed,
+            client_cpus: self.plan.environment.client_cpus.clone(),
+            server_cpus: self.plan.environment.server_cpus.clone(),
+            ..TrialEnvironment::default()
+        };
+
+        let key = (cell.configuration, cell.workload_index);
+        let restart = cell.lifecycle == Lifecycle::Restart;
+        let mut up = self.bring_up(&cell, restart);
+        self.flush_server_notes();
+        if let Ok((target, _)) = &up
+            && self.configurations_begun.insert(cell.configuration)
+        {
+            env.hooks.extend(
+                self.hooks(
+                    HookPoint::BeforeConfiguration,
+                    &cell,
+                    Some((target, &connect)),
+                )
+                .await,
+            );
+        }
+        if let Ok((target, pid)) = &up
+            && cell.prepare
+            && !self.prepared.contains(&key)
+        {
+            let (target, pid) = (target.clone(), *pid);
+            up = self
+                .prepare(&cell, (target, pid), &connect, run_options.rand_seed)
+                .await;
+            self.flush_server_notes();
+        }
+        env.page_cache = self.drop_caches();
+        let mut server_restarted = false;
+        let attempt = match up {
+            Ok((target, pid)) => {
+                let (attempt, restarted) = self
+                    .measure(&tref, &cell, &target, pid, &run_options, &connect, &mut env)
+                    .await;
+                server_restarted = restarted;
+                attempt
+            }
+            Err(e) => Attempt::Failed(e.one_line()),
+        };
+        let (status, reason) = trial_status(&attempt, server_restarted);
+        let summary = match (&attempt, &reason) {
+            (Attempt::Measured(o), None) => o.summary(),
+            (_, Some(r)) => format!("{}: {r}", status.as_str()),
+            (_, None) => status.as_str().to_owned(),
+        };
+        self.tally.count(status, reason.as_deref());
+        let record = TrialRecord {
+            trial,
+            status,
+            reason,
+            started,
+            finished: SystemTime::now(),
+            output: match attempt {
+                Attempt::Measured(o) => Some(*o),
+                _ => None,
+            },
+            environment: env,
+        };
+        self.recorder.record(cells[ci], &record)?;
+        self.opts
+            .observer
+            .trial_recorded(&tref, self.recorder.store(), run, &summary);
+        Ok(())
+    }
+
+    /// Step 1: the cell's target — external, or the managed server up with the
+    /// configuration's settings (restarted when the lifecycle asks, restored to the prepared
+    /// data before a write trial with fresh-data, read-only for a read-only workload once its
+    /// tables exist).
+    fn bring_up(&mut self, cell: &Cell, restart: bool) -> Result<(Target, Option<u32>)> {
+        let key = (cell.configuration, cell.workload_index);
+        let (target, pid) = self.server_up(cell, restart)?;
+        match self.data_database.get(&key) {
+            Some((name, suffix)) => Ok((target.with_database(name, suffix), pid)),
+            None => Ok((target, pid)),
+        }
+    }
+
+    /// The configuration's target or managed server, up as the cell's lifecycle asks.
+    fn server_up(&mut self, cell: &Cell, restart: bool) -> Result<(Target, Option<u32>)> {
+        let conf = &self.plan.configurations[cell.configuration];
+        let key = (cell.configuration, cell.workload_index);
+        match (&conf.target, &conf.server) {
+            (Some(t), _) => Ok((t.clone(), None)),
+            (None, Some(name)) => {
+                let fresh = cell.lifecycle == Lifecycle::FreshData
+                    && cell.writes
+                    && self.prepared.contains(&key);
+                // Read-only only once the tables exist: preparing needs a writable server.
+                let read_only = self.plan.environment.start_read_only
+                    && !cell.writes
+                    && (!cell.prepare || self.prepared.contains(&key));
+                if fresh {
+                    self.servers.restore_prepared(name, &conf.params)?;
+                }
+                self.servers
+                    .ensure(name, &conf.params, restart && !fresh, read_only)
+            }
+            (None, None) => Err(crate::error::plan(format!(
+                "configuration '{}' has no target",
+                conf.name
+            ))),
+        }
+    }
+
+    /// Step 3: the workload's data, once per configuration × workload (then a data snapshot
+    /// for fresh-data, and the read-only server for a read-only workload).
+    async fn prepare(
+        &mut self,
+        cell: &Cell,
+        up: (Target, Option<u32>),
+        connect: &ConnectOptions,
+        seed: u64,
+    ) -> Result<(Target, Option<u32>)> {
+        let key = (cell.configuration, cell.workload_index);
+        let target = self.data_home(cell, &up.0, connect).await?;
+        let up = (target.clone(), up.1);
+        let target = &target;
+        let observer = self.opts.observer;
+        let done = cell
+            .workload
+            .prepare_if_missing(target, connect, self.max_clients[&key], seed, &|msg| {
+                observer.note(msg)
+            })
+            .await?;
+        if let Some(line) = done {
+            observer.note(&line);
+        }
+        self.prepared.insert(key);
+        let conf = &self.plan.configurations[cell.configuration];
+        let mut up = up;
+        if let Some(name) = &conf.server {
+            if cell.lifecycle == Lifecycle::FreshData && cell.writes {
+                self.servers.snapshot_prepared(name, &conf.params)?;
+                up = self.servers.ensure(name, &conf.params, false, false)?;
+            }
+            if self.plan.environment.start_read_only && !cell.writes {
+                // Prepared on a writable server: now the read-only one.
+                up = self.servers.ensure(name, &conf.params, false, true)?;
+            }
+            if let Some((db, suffix)) = self.data_database.get(&key) {
+                up.0 = up.0.with_database(db, suffix);
+            }
+        }
+        Ok(up)
+    }
+
+    /// Where a cell's prepared data lives. Prepared data belongs to what it was prepared for:
+    /// the workload's data options and the server settings tables are created with (storage
+    /// engine, table access method). The first identity prepared on a server's database
+    /// takes it; a cell whose identity differs (a configuration that changes the default
+    /// storage engine, a workload with another table size) gets a database of its own on the
+    /// same server (`DB_dHASH`; an SQLite file beside the original), never the other's
+    /// tables.
+    async fn data_home(
+        &mut self,
+        cell: &Cell,
+        target: &Target,
+        connect: &ConnectOptions,
+    ) -> Result<Target> {
+        let Some(identity) = cell.workload.data_identity() else {
+            return Ok(target.clone());
+        };
+        let settings = probes::data_settings(target, connect).await?;
+        let id =
+            crate::plan::spec_key(&serde_json::json!({ "data": identity, "server": settings }));
+        let conf = &self.plan.configurations[cell.configuration];
+        let location = match &conf.server {
+            Some(name) => format!("server:{name}/{}", target.database().unwrap_or_default()),
+            None => target.to_string(),
+        };
+        match self.held.get(&location) {
+            None => {
+                self.held.insert(location, id);
+                return Ok(target.clone());
+            }
+            Some(held) if *held == id => return Ok(target.clone()),
+            Some(_) => {}
+        }
+        let base = target.database().unwrap_or_default();
+        let base: String = std::path::Path::new(&base)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or(base)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(40)
+            .collect();
+        let suffix = format!("d{}", &id[..8]);
+        let name = format!("{base}_{suffix}");
+        probes::ensure_database(target, &name, connect).await?;
+        self.opts.observer.note(&format!(
+            "configuration {}: {}'s data ({}) differs from what {location} holds for an earlier cell: prepared in database {name} instead",
+            conf.name,
+            cell.workload_name(),
+            settings.as_deref().unwrap_or("its options")
+        ));
+        let home = target.with_database(&name, &suffix);
+        self.held.insert(home.to_string(), id);
+        self.data_database
+            .insert((cell.configuration, cell.workload_index), (name, suffix));
+        Ok(home)
+    }
+
+    /// Step 4: the page cache, when the environment asks (said once when not permitted).
+    fn drop_caches(&mut self) -> Option<String> {
+        if !self.plan.environment.drop_caches {
+            return None;
+        }
+        match (&self.cache_drop_refused, environment::drop_caches()) {
+            (_, Ok(())) => Some("dropped".to_owned()),
+            (None, Err(e)) => {
+                self.opts.observer.note(&format!(
+                    "warning: {e}; trials run with a warm page cache (recorded on each trial)"
+                ));
+                self.cache_drop_refused = Some(e.clone());
+                Some(format!("not dropped: {e}"))
+            }
+            (Some(e), Err(_)) => Some(format!("not dropped: {e}")),
+        }
+    }
+
+    /// The plan's and the configuration's hooks at `point`.
+    async fn hooks(
+        &self,
+        point: HookPoint,
+        cell: &Cell,
+        target: Option<(&Target, &ConnectOptions)>,
+    ) -> Vec<HookOutput> {
+        let conf = &self.plan.configurations[cell.configuration];
+        environment::run_hooks(
+            point,
+            &self.plan.environment.hooks,
+            conf.hooks.as_ref(),
+            target,
+        )
+        .await
+    }
+
+    /// Step 5: the trial itself with everything recorded around it. Returns the attempt and
+    /// whether the server restarted or died during it (not by the power test's own restarts).
+    #[allow(clippy::too_many_arguments)]
+    async fn measure(
+        &mut self,
+        tref: &TrialRef<'_>,
+        cell: &Cell,
+        target: &Target,
+        server_pid: Option<u32>,
+        run_options: &dbrig_workload::RunOptions,
+        connect: &ConnectOptions,
+        env: &mut TrialEnvironment,
+    ) -> (Attempt, bool) {
+        let conf = self.plan.configurations[cell.configuration].clone();
+        let with_target = Some((target, connect));
+        env.hooks
+            .extend(self.hooks(HookPoint::BeforeTrial, cell, with_target).await);
+        // After the hooks (they may SET GLOBAL): what this trial ran with.
+        match probes::server_settings(target, connect).await {
+            Ok(s) => env.server_settings = s,
+            Err(e) => env.server_settings_error = Some(e.to_string()),
+        }
+        let numa = conf.server.as_deref().and_then(|n| self.servers.numa(n));
+        env.placement = Some(environment::placement(
+            &self.plan.environment,
+            server_pid,
+            numa.as_deref(),
+        ));
+        let process_life =
+            |servers: &mut Servers| conf.server.as_deref().map(|n| servers.life_mark(n));
+        let before = merged(
+            probes::observe_life(target, connect).await,
+            process_life(&mut self.servers),
+        );
+        let sampling = Sampling::start(self.plan.environment.os_stats_interval, server_pid);
+        let spec = RunSpec {
+            target: target.clone(),
+            connect: connect.clone(),
+            options: run_options.clone(),
+            seed: run_options.rand_seed,
+        };
+        let host_mhz = dbrig_server::HostFacts::collect(None).cpu_mhz;
+        let workload = cell.workload.clone().with_host(host_mhz);
+        let mut power_env = PlanPowerEnv {
+            servers: &mut self.servers,
+            server: conf.server.clone(),
+            params: conf.params.clone(),
+            read_only: self.plan.environment.start_read_only && !cell.writes,
+            hook_timeout: self.plan.environment.hooks.timeout.unwrap_or(60.0),
+            strict: self.plan.single,
+            restarts: 0,
+        };
+        let progress = Progress {
+            observer: self.opts.observer,
+            trial: tref,
+            prefix: !self.plan.single,
+        };
+        // Ctrl-C during the before-trial hooks: the trial does not start (a quick trial could
+        // otherwise finish before it noticed, and be stored as done).
+        let attempt = if self.opts.interrupt.is_stopped() {
+            Attempt::Interrupted
+        } else {
+            match workload
+                .trial(
+                    &spec,
+                    Arc::clone(&self.opts.interrupt),
+                    &progress,
+                    Some(&mut power_env),
+                )
+                .await
+            {
+                Ok(Some(o)) => Attempt::Measured(Box::new(o)),
+                Ok(None) => Attempt::Interrupted,
+                Err(e) => Attempt::Failed(ExecError::from(e).one_line()),
+            }
+        };
+        let controls_restarted = power_env.restarts > 0;
+        env.os_samples = sampling.stop();
+        let after = merged(
+            probes::observe_life(target, connect).await,
+            process_life(&mut self.servers),
+        );
+        self.flush_server_notes();
+        env.hooks
+            .extend(self.hooks(HookPoint::AfterTrial, cell, with_target).await);
+        if self.last_of_configuration.get(&cell.configuration) == Some(&tref.index)
+            && self.configurations_ended.insert(cell.configuration)
+        {
+            env.hooks.extend(
+                self.hooks(HookPoint::AfterConfiguration, cell, with_target)
+                    .await,
+            );
+        }
+        env.server = conf.server.as_deref().and_then(|n| self.servers.facts(n));
+        let life = ServerLife {
+            before: Some(before),
+            after: Some(after),
+        };
+        env.server_life = Some(life);
+        // A power test's controls restarted the server on purpose: not a crash.
+        (attempt, !controls_restarted && life.restarted())
+    }
+
+    /// Configurations whose last trial did not run (interrupted, or it failed before its
+    /// target was up): their after-configuration shell hooks still run; nothing to store with.
+    async fn after_unended_configurations(&mut self) {
+        let unended: Vec<usize> = self
+            .configurations_begun
+            .difference(&self.configurations_ended)
+            .copied()
+            .collect();
+        for ci in unended {
+            let conf = &self.plan.configurations[ci];
+            let outs = environment::run_hooks(
+                HookPoint::AfterConfiguration,
+                &self.plan.environment.hooks,
+                conf.hooks.as_ref(),
+                None,
+            )
+            .await;
+            for out in outs.iter().filter(|o| o.failed()) {
+                self.opts.observer.note(&format!(
+                    "warning: {} hook of configuration {}: {}",
+                    out.hook,
+                    conf.name,
+                    out.output.trim()
+                ));
+            }
+        }
+    }
+}
+
+/// A trial's progress, passed on to the observer with the trial it belongs to.
+struct Progress<'a, 'b> {
+    observer: &'a dyn Observer,
+    trial: &'a TrialRef<'b>,
+    /// Say which trial a line is from (a plan has many; a single command one).
+    prefix: bool,
+}
+
+impl TrialProgress for Progress<'_, '_> {
+    fn note(&self, line: &str) {
+        match self.prefix {
+            true => self
+                .observer
+                .note(&format!("{}: {line}", self.trial.describe())),
+            false => self.observer.note(line),
+        }
+    }
+
+    fn interval(&self, sample: &IntervalSample) {
+        self.observer.interval(self.trial, sample);
+    }
+
+    fn power_query(&self, report: &PowerReport) {
+        self.observer.power_query(self.trial, report);
+    }
+}
+
+/// The plan text as stored: target URLs redacted.
+fn redact_plan_text(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.split_once("target") {
+            Some((_, rest)) if rest.trim_start().starts_with('=') && l.contains("://") => {
+                let url = rest
+                    .trim_start()
+                    .trim_start_matches('=')
+                    .trim()
+                    .trim_matches('"');
+                match Target::parse(url) {
+                    Ok(t) => format!("target = \"{t}\""),
+                    Err(_) => "target = \"***\"".to_owned(),
+                }
+            }
+            _ => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a TPC-H power test's launcher controls ask of a trial: restarts of the
+/// configuration's managed server (a query's own startup parameters over the
+/// configuration's), page-cache drops and shell hooks, through the plan's own machinery.
+struct PlanPowerEnv<'a> {
+    servers: &'a mut Servers,
+    server: Option<String>,
+    params: dbrig_server::Params,
+    read_only: bool,
+    hook_timeout: f64,
+    /// A single command: restart controls on a server dbrig cannot restart are an error.
+    strict: bool,
+    restarts: u32,
+}
+
+impl tpch::PowerEnv for PlanPowerEnv<'_> {
+    fn can_restart(&self) -> bool {
+        self.server.is_some()
+    }
+
+    fn restart(&mut self, params: &[String]) -> std::result::Result<Target, String> {
+        let name = self
+            .server
+            .as_deref()
+            .ok_or("the configuration's target is external: dbrig cannot restart it")?;
+        let extra = dbrig_server::Params::parse(params).map_err(|e| e.to_string())?;
+        let (target, _) = self
+            .servers
+            .ensure(name, &self.params.merged(&extra), true, self.read_only)
+            .map_err(|e| e.one_line())?;
+        self.restarts += 1;
+        Ok(target)
+    }
+
+    fn drop_caches(&mut self) -> std::result::Result<(), String> {
+        environment::drop_caches()
+    }
+
+    fn shell_hook(&mut self, name: &str, command: &str) -> HookOutput {
+        let mut h = environment::run_shell_hook(name, command, self.hook_timeout);
+        h.scope = "query".to_owned();
+        h
+    }
+
+    fn strict(&self) -> bool {
+        self.strict
+    }
+}

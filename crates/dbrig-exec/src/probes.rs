@@ -1,0 +1,336 @@
+//! What dbrig asks a server about itself around every trial and in `dbrig doctor`: its life
+//! (to tell a restart inside a trial), every setting and its version, and, for a server on this
+//! host, the binary serving its port. The SQL is in `sql/probes_*.sql`.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use dbrig_core::results::{LifeMark, ServerSettings};
+use dbrig_driver::{ConnectOptions, Connection, Dialect, DriverError, Target};
+use dbrig_workload::sql::DialectSql;
+
+static PROBES: DialectSql = DialectSql::new(
+    "",
+    include_str!("sql/probes_mysql.sql"),
+    include_str!("sql/probes_postgres.sql"),
+    "",
+);
+
+/// The probe's SQL for a target's server; `None` for SQLite and the mock engine, which have
+/// no server of their own to ask.
+fn probe_sql(target: &Target, name: &str) -> Option<String> {
+    match target {
+        Target::Mysql { .. } | Target::Postgres { .. } => {
+            Some(PROBES.get(target.dialect()).render(name, &[]))
+        }
+        Target::Sqlite { .. } | Target::Mock { .. } => None,
+    }
+}
+
+/// Observe a server's life through SQL (MariaDB `Uptime`, PostgreSQL
+/// `pg_postmaster_start_time()`); a server that cannot be reached is marked dead.
+pub async fn observe_life(target: &Target, connect: &ConnectOptions) -> LifeMark {
+    let Some(sql) = probe_sql(target, "uptime") else {
+        return LifeMark::default();
+    };
+    let quick = ConnectOptions {
+        connect_timeout: Duration::from_secs(5),
+        ..connect.clone()
+    };
+    let observed = SystemTime::now();
+    let result = async {
+        let mut conn = Connection::connect(target, &quick).await?;
+        let rows = conn.query(&sql, &[]).await?;
+        conn.close().await;
+        Ok::<_, DriverError>(rows)
+    }
+    .await;
+    match result {
+        Ok(rows) => {
+            let row = rows.into_iter().next().unwrap_or_default();
+            match target.dialect() {
+                Dialect::Mysql => row
+                    .get(1)
+                    .and_then(|v| v.as_i64())
+                    .map(|up| LifeMark::from_uptime(up.max(0) as u64, observed))
+                    .unwrap_or_default(),
+                _ => row
+                    .first()
+                    .and_then(|v| v.as_f64())
+                    .map(LifeMark::from_start_time)
+                    .unwrap_or_default(),
+            }
+        }
+        Err(_) => LifeMark {
+            died: true,
+            ..LifeMark::default()
+        },
+    }
+}
+
+/// Every server variable (MariaDB/MySQL `SHOW GLOBAL VARIABLES`, PostgreSQL `pg_settings` as
+/// `SHOW` prints them), the version, and for a server on this host the binary serving the
+/// target's port. `Ok(None)` for SQLite and the mock engine.
+pub async fn server_settings(
+    target: &Target,
+    connect: &ConnectOptions,
+) -> Result<Option<ServerSettings>, DriverError> {
+    let (Some(variables_sql), Some(version_sql)) =
+        (probe_sql(target, "variables"), probe_sql(target, "version"))
+    else {
+        return Ok(None);
+    };
+    let quick = ConnectOptions {
+        connect_timeout: Duration::from_secs(10),
+        ..connect.clone()
+    };
+    let mut conn = Connection::connect(target, &quick).await?;
+    let rows = conn.query(&variables_sql, &[]).await?;
+    let version = conn.query(&version_sql, &[]).await?;
+    conn.close().await;
+    let text = |v: Option<&dbrig_core::Value>| v.and_then(|v| v.to_text()).unwrap_or_default();
+    let variables: std::collections::BTreeMap<String, String> = rows
+        .iter()
+        .map(|r| (text(r.first()), text(r.get(1))))
+        .collect();
+    let version_row = version.first();
+    let version = [
+        text(version_row.and_then(|r| r.first())),
+        text(version_row.and_then(|r| r.get(1))),
+    ]
+    .iter()
+    .filter(|s| !s.is_empty())
+    .cloned()
+    .collect::<Vec<_>>()
+    .join(" ");
+    Ok(Some(ServerSettings {
+        version,
+        binary: local_binary(target).map(|p| p.display().to_string()),
+        variable_count: variables.len(),
+        variables,
+    }))
+}
+
+/// The server settings prepared data depends on beside the workload's own options: the
+/// default storage engine (MariaDB/MySQL) or table access method (PostgreSQL) tables are
+/// created with. `None` for SQLite and the mock engine.
+pub async fn data_settings(
+    target: &Target,
+    connect: &ConnectOptions,
+) -> Result<Option<String>, DriverError> {
+    let Some(sql) = probe_sql(target, "data_settings") else {
+        return Ok(None);
+    };
+    let mut conn = Connection::connect(target, connect).await?;
+    let rows = conn.query(&sql, &[]).await;
+    conn.close().await;
+    Ok(rows?
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.to_text()))
+}
+
+/// Create database `name` on `target`'s server unless it exists (MariaDB/MySQL, PostgreSQL;
+/// an SQLite file is created by connecting). `name` must be an identifier dbrig built.
+pub async fn ensure_database(
+    target: &Target,
+    name: &str,
+    connect: &ConnectOptions,
+) -> Result<(), DriverError> {
+    let (Some(exists), Some(create)) = (
+        probe_sql(target, "database_exists"),
+        probe_sql(target, "create_database"),
+    ) else {
+        return Ok(());
+    };
+    debug_assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    let mut conn = Connection::connect(target, connect).await?;
+    let found = conn
+        .query(&exists, &[dbrig_core::Value::Text(name.to_owned())])
+        .await?
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    if found == 0 {
+        let quoted = match target.dialect() {
+            Dialect::Mysql => format!("`{name}`"),
+            _ => format!("\"{name}\""),
+        };
+        conn.execute_text(&create.replace("{database}", &quoted))
+            .await?;
+    }
+    conn.close().await;
+    Ok(())
+}
+
+/// Settings `dbrig doctor` shows from a server's full list (those that most often explain a
+/// benchmark result), in this order, when the server has them.
+const KEY_SETTINGS: &[&str] = &[
+    // MariaDB / MySQL
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "sync_binlog",
+    "log_bin",
+    "thread_handling",
+    "query_cache_type",
+    "read_only",
+    "innodb_read_only",
+    // PostgreSQL
+    "shared_buffers",
+    "effective_cache_size",
+    "work_mem",
+    "synchronous_commit",
+    "fsync",
+    "wal_level",
+    "max_wal_size",
+    "jit",
+    "default_transaction_read_only",
+    // Both
+    "max_connections",
+];
+
+/// `dbrig doctor`'s summary of [`server_settings`]: version, binary, how many variables, and
+/// the key settings.
+pub fn server_summary(settings: Option<&ServerSettings>) -> Vec<(String, String)> {
+    let Some(settings) = settings else {
+        return vec![("settings".into(), "none (not a server)".into())];
+    };
+    let mut out = vec![
+        ("version".to_owned(), settings.version.clone()),
+        (
+            "binary".to_owned(),
+            settings
+                .binary
+                .clone()
+                .unwrap_or_else(|| "unknown (not on this host, or not ours to inspect)".into()),
+        ),
+        (
+            "variables".to_owned(),
+            format!(
+                "{} (all stored with every trial; all shown with --format json)",
+                settings.variable_count
+            ),
+        ),
+    ];
+    out.extend(
+        KEY_SETTINGS
+            .iter()
+            .filter_map(|k| Some(((*k).to_owned(), settings.variables.get(*k)?.clone()))),
+    );
+    out
+}
+
+/// Server settings that would distort a benchmark of `clients` clients.
+pub fn server_warnings(settings: &ServerSettings, clients: Option<u32>) -> Vec<String> {
+    let max_conn = settings
+        .variables
+        .get("max_connections")
+        .and_then(|v| v.parse::<u32>().ok());
+    let mut out = Vec::new();
+    if let (Some(max), Some(n)) = (max_conn, clients)
+        && n >= max
+    {
+        out.push(format!(
+            "warn: the server allows {max} connections (max_connections), not more than the {n} clients asked for: raise max_connections"
+        ));
+    }
+    out
+}
+
+/// The binary of the process serving `target`'s port, when the target is on this host.
+/// (Read from the target's redacted URL, the one form of a target dbrig shows anywhere.)
+pub fn local_binary(target: &Target) -> Option<PathBuf> {
+    if !matches!(target, Target::Mysql { .. } | Target::Postgres { .. }) {
+        return None;
+    }
+    let url = target.to_string();
+    let (host, port) = tcp_host_port(&url)?;
+    let local = matches!(host, "localhost" | "127.0.0.1" | "::1" | "[::1]");
+    local
+        .then(|| dbrig_server::host::listening_process(port))
+        .flatten()
+        .map(|(_, exe)| exe)
+}
+
+/// `HOST` and `PORT` of `scheme://USER@HOST:PORT/DB…`.
+fn tcp_host_port(url: &str) -> Option<(&str, u16)> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?']).next()?;
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = hostport.rsplit_once(':')?;
+    Some((host, port.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port_of_a_redacted_url() {
+        assert_eq!(
+            tcp_host_port("mysql://root:***@127.0.0.1:3306/test"),
+            Some(("127.0.0.1", 3306))
+        );
+        assert_eq!(
+            tcp_host_port("postgres://u@db.example:5433/x?sslmode=disable"),
+            Some(("db.example", 5433))
+        );
+        assert_eq!(tcp_host_port("postgres://u@localhost/x"), None);
+        assert_eq!(tcp_host_port("sqlite::memory:"), None);
+        let mock = Target::parse("mock:").unwrap();
+        assert_eq!(local_binary(&mock), None);
+    }
+
+    #[test]
+    fn probes_have_sql_for_servers_only() {
+        let mysql = Target::parse("mysql://root@127.0.0.1:3306/test").unwrap();
+        let pg = Target::parse("postgres://postgres@127.0.0.1:5432/test").unwrap();
+        let sqlite = Target::parse("sqlite::memory:").unwrap();
+        assert!(probe_sql(&mysql, "uptime").unwrap().contains("Uptime"));
+        assert!(probe_sql(&pg, "variables").unwrap().contains("pg_settings"));
+        assert!(probe_sql(&sqlite, "uptime").is_none());
+    }
+
+    #[test]
+    fn doctor_summary_and_warnings_of_server_settings() {
+        let settings = ServerSettings {
+            version: "10.11.19-MariaDB Debian 12".into(),
+            binary: Some("/usr/sbin/mariadbd".into()),
+            variable_count: 3,
+            variables: [
+                ("max_connections", "151"),
+                ("innodb_buffer_pool_size", "134217728"),
+                ("zzz_other", "1"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        };
+        let summary = server_summary(Some(&settings));
+        let keys: Vec<&str> = summary.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "version",
+                "binary",
+                "variables",
+                "innodb_buffer_pool_size",
+                "max_connections"
+            ]
+        );
+        assert_eq!(summary[1].1, "/usr/sbin/mariadbd");
+        assert!(summary[2].1.starts_with("3 "));
+        assert!(server_warnings(&settings, Some(100)).is_empty());
+        assert!(server_warnings(&settings, None).is_empty());
+        let w = server_warnings(&settings, Some(151));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("max_connections") && w[0].contains("151"),
+            "{w:?}"
+        );
+        assert_eq!(server_summary(None).len(), 1);
+    }
+}

@@ -1,0 +1,341 @@
+//! The one recorder: the only code that writes runs, cells and trials to the results database,
+//! and the one status rule every kind's trials and runs are closed with.
+
+use std::time::SystemTime;
+
+use dbrig_core::results::TrialEnvironment;
+use dbrig_store::{CellId, NewCell, NewRun, NewTrial, RunId, RunStatus, Store, TrialStatus};
+use dbrig_workload::TrialOutput;
+
+use crate::error::{Result, plan as plan_error};
+use crate::plan::Plan;
+
+/// How a trial's attempt ended, before the status rule is applied.
+#[derive(Debug)]
+pub enum Attempt {
+    /// The workload ran and produced its result (boxed: it is large, the others are not).
+    Measured(Box<TrialOutput>),
+    /// Ctrl-C / SIGTERM stopped it before it produced anything.
+    Interrupted,
+    /// It could not run or failed before measuring: the reason.
+    Failed(String),
+}
+
+/// Why a trial whose server restarted is not counted.
+pub const RESTARTED: &str =
+    "the server restarted or died during the trial: its figures mix two server lives";
+/// Why an interrupted trial is not counted.
+pub const INTERRUPTED: &str = "interrupted by signal";
+
+/// The one status rule, the same for every kind: a trial whose server restarted inside it is
+/// `invalid`; one stopped by a signal is `interrupted`; one that failed to run, whose clients
+/// stopped on a fatal error, or whose result says it failed (a throughput stream that lost its
+/// server) is `failed` with the first reason; anything else is `done`.
+pub fn trial_status(attempt: &Attempt, server_restarted: bool) -> (TrialStatus, Option<String>) {
+    match attempt {
+        Attempt::Failed(why) => (TrialStatus::Failed, Some(why.clone())),
+        _ if server_restarted => (TrialStatus::Invalid, Some(RESTARTED.to_owned())),
+        Attempt::Interrupted => (TrialStatus::Interrupted, Some(INTERRUPTED.to_owned())),
+        Attempt::Measured(o) => {
+            let m = o.measurements.as_ref();
+            if m.is_some_and(|m| m.interrupted) {
+                (TrialStatus::Interrupted, Some(INTERRUPTED.to_owned()))
+            } else if let Some(first) = m.and_then(|m| m.fatal_errors.first()) {
+                (TrialStatus::Failed, Some(first.clone()))
+            } else if let Some(f) = o.result.failure() {
+                (TrialStatus::Failed, Some(f.to_owned()))
+            } else {
+                (TrialStatus::Done, None)
+            }
+        }
+    }
+}
+
+/// What an execution's trials came to, for the run's status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub done: usize,
+    pub failed: usize,
+    pub invalid: usize,
+    pub interrupted: usize,
+    /// Finished in the run being resumed, so not run again.
+    pub skipped: usize,
+    /// The first failed trial's reason.
+    pub first_failure: Option<String>,
+}
+
+impl Tally {
+    pub fn count(&mut self, status: TrialStatus, reason: Option<&str>) {
+        match status {
+            TrialStatus::Done => self.done += 1,
+            TrialStatus::Invalid => self.invalid += 1,
+            TrialStatus::Interrupted => self.interrupted += 1,
+            TrialStatus::Failed => {
+                self.failed += 1;
+                if self.first_failure.is_none() {
+                    self.first_failure = reason.map(str::to_owned);
+                }
+            }
+        }
+    }
+
+    /// The one run status rule: `interrupted` when a signal stopped it, else `failed` when a
+    /// trial failed, else `done` (invalid trials are shown, not failures of the run).
+    pub fn run_status(&self, stopped: bool, scheduled: usize) -> (RunStatus, Option<String>) {
+        if stopped {
+            (
+                RunStatus::Interrupted,
+                Some(format!(
+                    "interrupted after {} trial(s); continue with --resume",
+                    self.done
+                )),
+            )
+        } else if self.failed > 0 {
+            let first = self.first_failure.as_deref().unwrap_or("?");
+            (
+                RunStatus::Failed,
+                Some(if scheduled == 1 {
+                    first.to_owned()
+                } else {
+                    format!(
+                        "{} of {scheduled} trial(s) failed; first: {first}",
+                        self.failed
+                    )
+                }),
+            )
+        } else {
+            (RunStatus::Done, None)
+        }
+    }
+}
+
+/// One trial, ready to record.
+#[derive(Debug)]
+pub struct TrialRecord {
+    pub trial: u32,
+    pub status: TrialStatus,
+    pub reason: Option<String>,
+    pub started: SystemTime,
+    pub finished: SystemTime,
+    pub output: Option<TrialOutput>,
+    pub environment: TrialEnvironment,
+}
+
+/// The results database, written only through here.
+pub struct Recorder {
+    store: Store,
+}
+
+impl Recorder {
+    pub fn new(store: Store) -> Self {
+        Recorder { store }
+    }
+
+    /// Read access, for observers and reports.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn into_store(self) -> Store {
+        self.store
+    }
+
+    /// Record the run as `running` with its cells, or with `resume` reopen the last run of
+    /// this plan (refused while the dbrig that writes it is alive). Returns the run, its cells
+    /// in plan order, and whether it was resumed.
+    pub fn begin(
+        &mut self,
+        plan: &Plan,
+        command_line: &[String],
+        host: &serde_json::Value,
+        plan_text: Option<&str>,
+        resume: bool,
+    ) -> Result<(RunId, Vec<CellId>, bool)> {
+        let resumed = match resume {
+            true => self.store.latest_plan_run(&plan.name)?,
+            false => None,
+        };
+        let run = match resumed {
+            Some(id) => {
+                let row = self.store.run(id)?;
+                if row.status == RunStatus::Running && row.pid != Some(std::process::id()) {
+                    return Err(plan_error(format!(
+                        "run {id} of plan '{}' is still being written by dbrig process {}: wait for it to end (or stop it) before resuming",
+                        plan.name,
+                        row.pid.map_or("?".to_owned(), |p| p.to_string())
+                    )));
+                }
+                self.store.reopen_run(id)?;
+                id
+            }
+            None => self.store.begin_run(&NewRun {
+                kind: plan.kind,
+                name: &plan.name,
+                started_at: SystemTime::now(),
+                options: &plan.resolved,
+                host,
+                dbrig_version: env!("CARGO_PKG_VERSION"),
+                command_line,
+                plan_text,
+            })?,
+        };
+        let mut cells = Vec::with_capacity(plan.cells.len());
+        for c in &plan.cells {
+            cells.push(self.store.ensure_cell(
+                run,
+                &NewCell {
+                    cell_key: &c.key,
+                    configuration: &plan.configurations[c.configuration].name,
+                    workload: c.workload_name(),
+                    clients: c.clients,
+                    options: &c.spec,
+                    target: &plan.configurations[c.configuration].describe(),
+                },
+            )?);
+        }
+        Ok((run, cells, resumed.is_some()))
+    }
+
+    /// Whether trial `trial` of the cell with `cell_key` is already finished in `run`.
+    pub fn is_finished(&self, run: RunId, cell_key: &str, trial: u32) -> Result<bool> {
+        Ok(self
+            .store
+            .finished_trials(run, cell_key)?
+            .iter()
+            .any(|t| t.trial == trial))
+    }
+
+    /// Store one trial.
+    pub fn record(&mut self, cell: CellId, t: &TrialRecord) -> Result<()> {
+        let (result, measurements, server_version) = match &t.output {
+            Some(o) => (
+                Some(&o.result),
+                o.measurements.as_ref(),
+                Some(o.server_version.as_str()),
+            ),
+            None => (None, None, None),
+        };
+        self.store.record_trial(
+            cell,
+            &NewTrial {
+                trial: t.trial,
+                status: t.status,
+                reason: t.reason.as_deref(),
+                server_version,
+                started_at: t.started,
+                finished_at: t.finished,
+                measurements,
+                result,
+                environment: Some(&t.environment),
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Close the run.
+    pub fn finish(&mut self, run: RunId, status: RunStatus, error: Option<&str>) -> Result<()> {
+        self.store.finish_run(run, status, error)?;
+        Ok(())
+    }
+}
+
+/// A stored power test's Power@Size and scale factor (`dbrig tpch throughput --power-run`),
+/// read from its finished trial's typed result.
+pub fn stored_power(store: &Store, id: i64) -> Result<dbrig_workload::PowerRef> {
+    let run = RunId(id);
+    store.run(run).map_err(|_| {
+        plan_error(format!(
+            "no run {id} in {}: see `dbrig runs`",
+            store.path().display()
+        ))
+    })?;
+    let report = store
+        .cells(run)?
+        .into_iter()
+        .flat_map(|c| store.trials(c.id).unwrap_or_default())
+        .filter(|t| t.status == TrialStatus::Done)
+        .find_map(|t| match t.result {
+            Some(dbrig_core::results::TrialResult::TpchPower(p)) => Some(p),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            plan_error(format!(
+                "run {id} holds no finished power test: give the id of a `dbrig tpch power` run"
+            ))
+        })?;
+    let power_at_size = report.power_at_size.ok_or_else(|| {
+        plan_error(format!(
+            "power run {id} has no Power@Size (a query or refresh function failed): run `dbrig tpch power` again"
+        ))
+    })?;
+    Ok(dbrig_workload::PowerRef {
+        run: id,
+        power_at_size,
+        scale_factor: report.scale_factor,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use dbrig_core::results::{ThroughputReport, TrialResult};
+
+    use super::*;
+
+    fn throughput(failure: Option<&str>) -> TrialOutput {
+        TrialOutput {
+            result: TrialResult::TpchThroughput(ThroughputReport {
+                scale_factor: 0.01,
+                streams: 2,
+                server_version: "x".into(),
+                params: dbrig_core::results::tpch::ParamMode::Validation,
+                timeout_seconds: None,
+                ts_seconds: 1.0,
+                query_streams: Vec::new(),
+                refresh_stream: None,
+                throughput_at_size: None,
+                failure: failure.map(str::to_owned),
+                power_run: None,
+                power_at_size: None,
+                qphh_at_size: None,
+            }),
+            measurements: None,
+            server_version: "x".into(),
+        }
+    }
+
+    #[test]
+    fn one_status_rule_for_every_kind() {
+        let lost = Attempt::Measured(Box::new(throughput(Some("stream 2: the server went away"))));
+        assert_eq!(
+            trial_status(&lost, false),
+            (
+                TrialStatus::Failed,
+                Some("stream 2: the server went away".into())
+            )
+        );
+        let fine = Attempt::Measured(Box::new(throughput(None)));
+        assert_eq!(trial_status(&fine, false), (TrialStatus::Done, None));
+        assert_eq!(trial_status(&fine, true).0, TrialStatus::Invalid);
+        assert_eq!(
+            trial_status(&Attempt::Interrupted, false).0,
+            TrialStatus::Interrupted
+        );
+        assert_eq!(
+            trial_status(&Attempt::Failed("no server".into()), true),
+            (TrialStatus::Failed, Some("no server".into()))
+        );
+        let mut t = Tally::default();
+        t.count(TrialStatus::Done, None);
+        t.count(TrialStatus::Invalid, Some(RESTARTED));
+        assert_eq!(t.run_status(false, 2).0, RunStatus::Done);
+        t.count(TrialStatus::Failed, Some("boom"));
+        assert_eq!(
+            t.run_status(false, 3),
+            (
+                RunStatus::Failed,
+                Some("1 of 3 trial(s) failed; first: boom".into())
+            )
+        );
+        assert_eq!(t.run_status(true, 3).0, RunStatus::Interrupted);
+    }
+}

@@ -1,0 +1,154 @@
+//! A target URL and where its password comes from, resolved into a [`Target`].
+//!
+//! Passwords come from an environment variable (`password-env`), a file that only its owner
+//! can read (`password-file`), or the URL itself (accepted with a warning). They are never
+//! accepted as a plain option, never printed and never stored: `Target`'s `Display` is the
+//! redacted form, and that is the only form written anywhere.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use dbrig_driver::{Secret, Target};
+
+use crate::error::{ExecError, Result};
+
+/// A target as given: its URL and where its password is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TargetSpec {
+    pub url: String,
+    pub password_env: Option<String>,
+    pub password_file: Option<PathBuf>,
+}
+
+/// The URL parsed, with its password read. `warn` is told once when the URL itself carries a
+/// password (visible in process listings and shell history).
+pub fn resolve(spec: &TargetSpec, warn: &dyn Fn(&str)) -> Result<Target> {
+    let target = Target::parse(&spec.url)?;
+    if target.has_url_password() {
+        warn(
+            "the password in the target URL is visible in process listings and shell history; \
+             prefer --password-env or --password-file",
+        );
+    }
+    let password = match (&spec.password_env, &spec.password_file) {
+        (Some(_), Some(_)) => {
+            return Err(ExecError::Password(
+                "give either --password-env or --password-file, not both".into(),
+            ));
+        }
+        (Some(var), None) => Some(Secret::new(std::env::var(var).map_err(|_| {
+            ExecError::Password(format!(
+                "--password-env {var}: the environment variable {var} is not set"
+            ))
+        })?)),
+        (None, Some(path)) => Some(read_password_file(path)?),
+        (None, None) => None,
+    };
+    Ok(target.with_password(password))
+}
+
+fn read_password_file(path: &Path) -> Result<Secret> {
+    let unreadable = |e: std::io::Error| {
+        ExecError::Password(format!(
+            "--password-file {}: cannot read it: {e}",
+            path.display()
+        ))
+    };
+    let mode = std::fs::metadata(path)
+        .map_err(unreadable)?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(ExecError::Password(format!(
+            "--password-file {}: readable by group or others (mode {:o}); run `chmod 600 {}`",
+            path.display(),
+            mode & 0o777,
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(unreadable)?;
+    Ok(Secret::new(text.trim_end_matches(['\n', '\r'])))
+}
+
+/// The command line as stored: every value that parses as a target URL (`--target`, perfrun's
+/// `--a`/`--b`, …) redacted, values of options named `*password=*` dropped.
+pub fn redacted_command_line(args: &[String]) -> Vec<String> {
+    let redact = |v: &str| match Target::parse(v) {
+        Ok(t) => t.to_string(),
+        // Not a URL: a plain value (a configuration name, a number) stays.
+        Err(_) if !v.contains("://") && !v.contains('@') => v.to_owned(),
+        Err(_) => "***".into(),
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut redact_next = false;
+    for a in args {
+        if redact_next {
+            out.push(redact(a));
+            redact_next = false;
+            continue;
+        }
+        if let Some((name, value)) = a.split_once('=')
+            && name.starts_with("--")
+        {
+            if name.contains("password")
+                && !name.starts_with("--password-env")
+                && !name.starts_with("--password-file")
+            {
+                out.push("--***=***".into());
+            } else if URL_OPTIONS.contains(&name) {
+                out.push(format!("{name}={}", redact(value)));
+            } else {
+                out.push(a.clone());
+            }
+        } else {
+            redact_next = URL_OPTIONS.contains(&a.as_str());
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// Options whose value is a target URL.
+const URL_OPTIONS: &[&str] = &["--target", "--a", "--b", "--against"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_is_redacted() {
+        let args = [
+            "dbrig",
+            "run",
+            "x",
+            "--target",
+            "mysql://u:pw@h/db",
+            "--target=postgres://u:pw2@h/db",
+            "--a",
+            "mysql://u:pw1@h/db",
+            "--b=postgres://u:pw3@h/db",
+            "--mysql-password=pw4",
+        ]
+        .map(String::from);
+        let out = redacted_command_line(&args).join(" ");
+        for pw in ["pw@", "pw1", "pw2", "pw3", "pw4"] {
+            assert!(!out.contains(pw), "{out}");
+        }
+        assert!(out.contains("mysql://u:***@h:3306/db"), "{out}");
+        // A configuration name after --a (perfrun --plan) stays as it is.
+        let names = redacted_command_line(&["--a".into(), "base".into()]);
+        assert_eq!(names, ["--a", "base"]);
+    }
+
+    #[test]
+    fn password_file_must_be_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pw");
+        std::fs::write(&p, "secret\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = read_password_file(&p).unwrap_err().to_string();
+        assert!(e.contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_password_file(&p).unwrap().expose(), "secret");
+    }
+}

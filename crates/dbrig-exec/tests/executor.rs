@@ -1,0 +1,187 @@
+//! The one executor in-process, on the mock engine: trials interleaved and recorded as they
+//! end with typed results, what the observer hears, a target that is down failing only its
+//! own trials, resume skipping finished trials, and a stop before the first trial.
+
+use std::sync::Mutex;
+
+use dbrig_core::results::TrialResult;
+use dbrig_exec::{ExecOptions, Observer, TrialRef, execute};
+use dbrig_store::{RunStatus, Store, TrialStatus};
+use dbrig_workload::runner::Stopper;
+
+const PLAN: &str = r#"
+name = "mock-plan"
+trials = 2
+clients = [2]
+baseline = "A"
+[run]
+events = 20
+time = 0
+[[configuration]]
+name = "A"
+target = "mock:"
+[[configuration]]
+name = "B"
+target = "mock:?latency_us=50"
+[[workload]]
+name = "oltp_point_select"
+[workload.options]
+table-size = 100
+[environment]
+os-stats-interval = 0
+[environment.hooks]
+before-trial = "echo before"
+"#;
+
+#[derive(Default)]
+struct Heard {
+    recorded: Mutex<Vec<String>>,
+    skipped: Mutex<usize>,
+    /// Raise this stopper once this many trials are recorded (a Ctrl-C mid-plan).
+    stop_after: Option<(usize, std::sync::Arc<Stopper>)>,
+}
+
+impl Observer for Heard {
+    fn trial_recorded(&self, t: &TrialRef<'_>, _: &Store, _: dbrig_store::RunId, summary: &str) {
+        let mut recorded = self.recorded.lock().unwrap();
+        recorded.push(format!("{} {}: {summary}", t.configuration, t.trial));
+        if let Some((n, stopper)) = &self.stop_after
+            && recorded.len() >= *n
+        {
+            stopper.stop();
+        }
+    }
+
+    fn trial_skipped(&self, _: &TrialRef<'_>) {
+        *self.skipped.lock().unwrap() += 1;
+    }
+}
+
+fn plan(dir: &std::path::Path, text: &str) -> dbrig_exec::Plan {
+    let p = dir.join("plan.toml");
+    std::fs::write(&p, text).unwrap();
+    dbrig_exec::plan::load(&p, &[], &[]).unwrap()
+}
+
+async fn run(
+    dir: &std::path::Path,
+    text: &str,
+    resume: bool,
+    stop_first: bool,
+    heard: &Heard,
+) -> dbrig_exec::Outcome {
+    let store = Store::open(&dir.join("results.db")).unwrap();
+    let interrupt = match &heard.stop_after {
+        Some((_, s)) => std::sync::Arc::clone(s),
+        None => Stopper::new(),
+    };
+    if stop_first {
+        interrupt.stop();
+    }
+    execute(
+        plan(dir, text),
+        store,
+        ExecOptions {
+            state_dir: dir.to_owned(),
+            command_line: vec!["dbrig".into(), "run".into(), "plan.toml".into()],
+            resume,
+            interrupt,
+            observer: heard,
+        },
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trials_are_interleaved_recorded_typed_and_resumable() {
+    let dir = tempfile::tempdir().unwrap();
+    let heard = Heard::default();
+    let outcome = run(dir.path(), PLAN, false, false, &heard).await;
+    assert_eq!(outcome.status, RunStatus::Done, "{:?}", outcome.error);
+    assert_eq!((outcome.tally.done, outcome.tally.failed), (4, 0));
+    let recorded = heard.recorded.lock().unwrap().clone();
+    let order: Vec<&str> = recorded.iter().map(|r| &r[..3]).collect();
+    assert_eq!(order, ["A 1", "B 1", "A 2", "B 2"], "A B A B: {recorded:?}");
+    assert!(recorded.iter().all(|r| r.contains("tps")), "{recorded:?}");
+    let store = &outcome.store;
+    for c in store.cells(outcome.run).unwrap() {
+        for t in store.trials(c.id).unwrap() {
+            assert_eq!(t.status, TrialStatus::Done);
+            let Some(TrialResult::Oltp(o)) = &t.result else {
+                panic!("{t:?}")
+            };
+            let point = o
+                .statements
+                .iter()
+                .find(|s| s.statement == "point_select")
+                .unwrap();
+            assert_eq!(point.count, 20, "20 events of one point select each");
+            assert_eq!(t.measurements.as_ref().unwrap().transactions, 20);
+            let env = t.environment.as_ref().unwrap();
+            assert_eq!(env.hooks.len(), 1);
+            assert_eq!(env.hooks[0].output.trim(), "before");
+            assert!(env.seed != 0);
+        }
+    }
+    drop(outcome);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupted_plan_resumes_without_running_a_trial_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let heard = Heard {
+        stop_after: Some((2, Stopper::new())),
+        ..Heard::default()
+    };
+    let first = run(dir.path(), PLAN, false, false, &heard).await;
+    assert_eq!(first.status, RunStatus::Interrupted);
+    assert_eq!(first.tally.done, 2);
+    let run_id = first.run;
+    drop(first);
+    let heard = Heard::default();
+    let again = run(dir.path(), PLAN, true, false, &heard).await;
+    assert!(again.resumed);
+    assert_eq!(again.run, run_id, "the same run continues");
+    assert_eq!((again.tally.skipped, again.tally.done), (2, 2));
+    assert_eq!(again.status, RunStatus::Done);
+    assert_eq!(*heard.skipped.lock().unwrap(), 2);
+    let trials: usize = again
+        .store
+        .cells(again.run)
+        .unwrap()
+        .iter()
+        .map(|c| again.store.trials(c.id).unwrap().len())
+        .sum();
+    assert_eq!(trials, 4, "nothing stored twice");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_target_that_is_down_fails_its_own_trials_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = PLAN.replace("mock:?latency_us=50", "mysql://root@127.0.0.1:1/nothing");
+    let heard = Heard::default();
+    let outcome = run(dir.path(), &text, false, false, &heard).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!((outcome.tally.done, outcome.tally.failed), (2, 2));
+    let reason = outcome.tally.first_failure.clone().unwrap();
+    assert!(reason.contains("127.0.0.1:1"), "{reason}");
+    assert!(outcome.error.unwrap().contains("2 of 4 trial(s) failed"));
+    for c in outcome.store.cells(outcome.run).unwrap() {
+        for t in outcome.store.trials(c.id).unwrap() {
+            let failed = c.configuration == "B";
+            assert_eq!(t.status == TrialStatus::Failed, failed, "{t:?}");
+            assert_eq!(t.result.is_none(), failed);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_before_the_first_trial_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let heard = Heard::default();
+    let outcome = run(dir.path(), PLAN, false, true, &heard).await;
+    assert_eq!(outcome.status, RunStatus::Interrupted);
+    assert!(heard.recorded.lock().unwrap().is_empty());
+    assert!(outcome.error.unwrap().contains("--resume"));
+}

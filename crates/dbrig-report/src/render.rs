@@ -1,0 +1,257 @@
+//! The one entry point of `dbrig report` and `dbrig compare`: a report of one run or two runs
+//! compared, in a chosen format, rendered from the store alone. The binary only parses its
+//! arguments into a [`Request`] and prints or names what [`render`] gives back.
+//!
+//! A single command's run (see [`crate::is_single_run`]) asked for as text or JSON is reprinted
+//! as its command printed it; anything else is the plan report, one section per kind.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use dbrig_store::{RunId, Store};
+
+use crate::charts::workload_charts;
+use crate::data::{Metric, ReportData};
+use crate::error::ReportError;
+use crate::export::{cells_csv, report_json, trials_csv};
+use crate::html::{render_html, write_atomic};
+use crate::single::{SingleFormat, is_single_run, perfrun_report, single_run_report};
+use crate::tables::{report_markdown, report_text};
+
+/// The formats of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Aligned tables for the console.
+    Text,
+    /// Everything as one JSON document.
+    Json,
+    /// One row per cell (summary and comparison with the baseline), values with their unit.
+    Csv,
+    /// One row per trial, every status included.
+    CsvTrials,
+    /// The console tables as Markdown.
+    Markdown,
+    /// One self-contained page with the charts.
+    Html,
+    /// The charts that have data, as SVG files in a folder.
+    Svg,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] = [
+        Format::Text,
+        Format::Json,
+        Format::Csv,
+        Format::CsvTrials,
+        Format::Markdown,
+        Format::Html,
+        Format::Svg,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::CsvTrials => "csv-trials",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+            Format::Svg => "svg",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown format {s:?} ({})",
+                    Format::ALL.map(Format::as_str).join(", ")
+                )
+            })
+    }
+}
+
+/// What to report and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// One run, or two runs compared (the first is the baseline run).
+    pub runs: Vec<RunId>,
+    pub format: Format,
+    /// The configuration the others are compared with (default: the first in plan order).
+    pub baseline: Option<String>,
+    /// What OLTP cells are ranked by (other kinds have their own units).
+    pub metric: Metric,
+    /// The perfrun filter in place of the one given at collection (`""`: every pair).
+    pub perfrun_filter: Option<String>,
+    /// Where to write: the file of a text format, the page of `html`, the folder of `svg`.
+    /// Without it, text formats go to stdout and `html` / `svg` into `out_dir`.
+    pub output: Option<PathBuf>,
+    /// The folder `html` / `svg` go to without `output` (`report-RUN.html`, `charts-RUN`).
+    pub out_dir: PathBuf,
+}
+
+impl Request {
+    /// A report of `run` in `format` with the defaults (QPS, first configuration, stored
+    /// perfrun filter, stdout or `out_dir`).
+    pub fn new(runs: Vec<RunId>, format: Format, out_dir: impl Into<PathBuf>) -> Request {
+        Request {
+            runs,
+            format,
+            baseline: None,
+            metric: Metric::Qps,
+            perfrun_filter: None,
+            output: None,
+            out_dir: out_dir.into(),
+        }
+    }
+}
+
+/// What [`render`] made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rendered {
+    /// Text for stdout.
+    Stdout(String),
+    /// Files written (atomically): the report, the page, or the charts in their folder.
+    Written { files: Vec<PathBuf> },
+}
+
+/// Render a report from the store.
+pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
+    let (data, tag) = match req.runs.as_slice() {
+        &[run] => {
+            let single = match req.format {
+                Format::Text => Some(SingleFormat::Text),
+                Format::Json => Some(SingleFormat::Json),
+                _ => None,
+            };
+            // A baseline asks for the plan report's comparisons.
+            if let Some(f) = single
+                && req.baseline.is_none()
+                && is_single_run(store, run)?
+            {
+                let text = match req.perfrun_filter.as_deref() {
+                    Some(filter) => perfrun_report(store, run, Some(filter), f)?,
+                    None => single_run_report(store, run, f)?,
+                };
+                return emit(req, text);
+            }
+            (ReportData::load(store, run)?, run.to_string())
+        }
+        &[a, b] => (
+            ReportData::load_compare(store, a, b)?,
+            format!("{a}-vs-{b}"),
+        ),
+        runs => return Err(ReportError::RunCount { count: runs.len() }),
+    };
+    let mut data = data;
+    data.set_metric(req.metric);
+    if let Some(b) = &req.baseline {
+        data.set_baseline(b)?;
+    }
+    data.set_perfrun_filter(req.perfrun_filter.as_deref());
+    let text = match req.format {
+        Format::Text => report_text(&data)?,
+        Format::Json => {
+            serde_json::to_string_pretty(&report_json(&data)?).unwrap_or_default() + "\n"
+        }
+        Format::Csv => cells_csv(&data),
+        Format::CsvTrials => trials_csv(&data),
+        Format::Markdown => report_markdown(&data)?,
+        Format::Html => {
+            let path = req
+                .output
+                .clone()
+                .unwrap_or_else(|| req.out_dir.join(format!("report-{tag}.html")));
+            write_atomic(&path, render_html(store, &data)?.as_bytes())?;
+            return Ok(Rendered::Written { files: vec![path] });
+        }
+        Format::Svg => {
+            let dir = req
+                .output
+                .clone()
+                .unwrap_or_else(|| req.out_dir.join(format!("charts-{tag}")));
+            let files = write_svgs(store, &data, &dir)?;
+            return Ok(Rendered::Written { files });
+        }
+    };
+    emit(req, text)
+}
+
+fn emit(req: &Request, text: String) -> Result<Rendered, ReportError> {
+    match &req.output {
+        Some(path) => {
+            write_atomic(path, text.as_bytes())?;
+            Ok(Rendered::Written {
+                files: vec![path.clone()],
+            })
+        }
+        None => Ok(Rendered::Stdout(text)),
+    }
+}
+
+/// Workload names become file names: keep them to safe characters.
+pub fn file_stem(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Every chart that has data, as `WORKLOAD-CHART.svg` in `dir` (created if missing).
+pub fn write_svgs(
+    store: &Store,
+    data: &ReportData,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, ReportError> {
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for s in &data.sections {
+        for w in &s.workloads {
+            for (chart, svg) in workload_charts(store, data, s.kind, w)? {
+                let path = dir.join(format!("{}-{chart}.svg", file_stem(w)));
+                write_atomic(&path, svg.as_bytes())?;
+                files.push(path);
+            }
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_names_become_safe_file_names() {
+        assert_eq!(file_stem("oltp_read_only"), "oltp_read_only");
+        assert_eq!(file_stem("../q 1/x"), "___q_1_x");
+    }
+
+    #[test]
+    fn formats_parse_by_their_names() {
+        for f in Format::ALL {
+            assert_eq!(f.as_str().parse::<Format>().unwrap(), f);
+        }
+        assert!("pdf".parse::<Format>().unwrap_err().contains("csv-trials"));
+    }
+}

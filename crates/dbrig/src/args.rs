@@ -1,0 +1,189 @@
+//! The arguments several commands share: where results go, what to connect to, what a
+//! single measurement records around its trial, the output format, and `run`'s workload
+//! arguments. Command files import these; `cli.rs` assembles the commands.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use dbrig_workload::{OltpOptions, RunOptions};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Where results and default files go.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// Output folder: the default SQLite target and the results database live here.
+    #[arg(long, default_value = "dbrig-out")]
+    pub out: PathBuf,
+    /// Results database file (default: OUT/results.db).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+}
+
+impl Default for StoreArgs {
+    fn default() -> Self {
+        Self {
+            out: PathBuf::from("dbrig-out"),
+            results: None,
+        }
+    }
+}
+
+impl StoreArgs {
+    pub fn results_path(&self) -> PathBuf {
+        self.results
+            .clone()
+            .unwrap_or_else(|| self.out.join("results.db"))
+    }
+}
+
+/// What to connect to and how to authenticate.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConnectionArgs {
+    /// Target URL: mysql://USER@HOST:PORT/DB (or mariadb://, ?socket=PATH),
+    /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: sqlite:OUT/dbrig.sqlite).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Read the password from this environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub password_env: Option<String>,
+    /// Read the password from this file (must not be readable by group or others: chmod 600).
+    #[arg(long, value_name = "PATH")]
+    pub password_file: Option<PathBuf>,
+    /// sysbench compatibility: mysql, pgsql or sqlite (used when --target is not given).
+    #[arg(long, hide = true)]
+    pub db_driver: Option<String>,
+    #[arg(long, hide = true)]
+    pub mysql_host: Option<String>,
+    #[arg(long, hide = true)]
+    pub mysql_port: Option<u16>,
+    #[arg(long, hide = true)]
+    pub mysql_user: Option<String>,
+    #[arg(long, hide = true)]
+    pub mysql_db: Option<String>,
+    #[arg(long, hide = true)]
+    pub mysql_socket: Option<String>,
+    #[arg(long, hide = true)]
+    pub pgsql_host: Option<String>,
+    #[arg(long, hide = true)]
+    pub pgsql_port: Option<u16>,
+    #[arg(long, hide = true)]
+    pub pgsql_user: Option<String>,
+    #[arg(long, hide = true)]
+    pub pgsql_db: Option<String>,
+    /// Refused: a password on the command line is visible to every user of the machine.
+    #[arg(long, hide = true, value_name = "REFUSED")]
+    pub mysql_password: Option<String>,
+    /// Refused: a password on the command line is visible to every user of the machine.
+    #[arg(long, hide = true, value_name = "REFUSED")]
+    pub pgsql_password: Option<String>,
+}
+
+/// What a single measuring command records around its trial, as a plan's `[environment]`
+/// does (`dbrig run PLAN.toml` takes these from the plan file instead).
+#[derive(Debug, Clone, Args)]
+pub struct EnvironmentArgs {
+    /// Sample OS statistics (CPU, memory, disk, the server's CPU and RSS) every N seconds
+    /// during the trial and store them with it (0 = off).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub os_stats_interval: f64,
+    /// `sync` and drop the OS page cache before the trial (needs root; recorded either way;
+    /// a plan's `drop-caches`).
+    #[arg(long)]
+    pub drop_caches_before_trial: bool,
+    /// CPU list for dbrig itself, e.g. 0 or 0-3 (taskset syntax).
+    #[arg(long, value_name = "CPUS")]
+    pub client_cpus: Option<String>,
+    /// Shell command run before the trial; its output is stored with the trial.
+    #[arg(long, value_name = "COMMAND")]
+    pub before_trial: Option<String>,
+    /// Shell command run after the trial; its output is stored with the trial.
+    #[arg(long, value_name = "COMMAND")]
+    pub after_trial: Option<String>,
+    /// SQL run on the target before the trial (statements separated by `;`); rows stored.
+    #[arg(long, value_name = "SQL")]
+    pub before_trial_sql: Option<String>,
+    /// SQL run on the target after the trial; rows stored.
+    #[arg(long, value_name = "SQL")]
+    pub after_trial_sql: Option<String>,
+    /// Seconds a hook may take.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub hook_timeout: f64,
+}
+
+impl EnvironmentArgs {
+    /// The plan environment these options describe.
+    pub fn environment(&self) -> dbrig_exec::environment::EnvironmentFile {
+        use dbrig_exec::environment::{EnvironmentFile, Hooks};
+        EnvironmentFile {
+            os_stats_interval: self.os_stats_interval.max(0.0),
+            drop_caches: self.drop_caches_before_trial,
+            client_cpus: self.client_cpus.clone(),
+            hooks: Hooks {
+                before_trial: self.before_trial.clone(),
+                after_trial: self.after_trial.clone(),
+                before_trial_sql: self.before_trial_sql.clone(),
+                after_trial_sql: self.after_trial_sql.clone(),
+                timeout: Some(self.hook_timeout),
+                ..Hooks::default()
+            },
+            ..EnvironmentFile::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WorkloadArgs {
+    /// Workload name (see `dbrig list`; sysbench names and the seeds' old names work), or a
+    /// plan file (PLAN.toml) for `run`.
+    pub workload: String,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Output format of the final report.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// run: prepare the tables first when they do not exist yet.
+    #[arg(long)]
+    pub prepare: bool,
+    /// Plan: fill a ${NAME} placeholder (repeatable; the environment is the fallback).
+    #[arg(long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// Plan: override any setting, e.g. --set trials=5 or --set workload.oltp_read_only.options.tables=4.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Print the resolved plan (one cell for a single workload) and the order of trials;
+    /// connect to nothing, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Plan: continue the last run of this plan in the results database, skipping finished trials.
+    #[arg(long)]
+    pub resume: bool,
+    #[command(flatten)]
+    pub run: RunOptions,
+    #[command(flatten)]
+    pub oltp: OltpOptions,
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// Client count you plan to run (checked against the open-files limit and CPUs).
+    #[arg(long)]
+    pub clients: Option<u32>,
+    /// Data directory whose disk's I/O scheduler to check.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// A server to report on too (`--target URL`): version, binary path (servers on this
+    /// host), its key settings, and every variable / setting with `--format json`.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}

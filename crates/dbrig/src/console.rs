@@ -1,0 +1,324 @@
+//! What the user sees while a measurement runs and when it ends: the observer that prints the
+//! executor's progress (a bar on a terminal, one line per trial otherwise; sysbench's interval
+//! lines for a single OLTP run; the power test's live chart; the plan's HTML page after every
+//! trial), the dry-run listing, and the exit code of a finished run. Every measuring command
+//! goes through [`measure`].
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use dbrig_core::IntervalSample;
+use dbrig_core::results::PowerReport;
+use dbrig_exec::{ExecOptions, Observer, Outcome, Plan, TrialRef};
+use dbrig_store::{RunId, RunStatus, Store};
+use dbrig_workload::runner::Stopper;
+
+use crate::args::StoreArgs;
+use crate::out::outln;
+
+/// Exit code of a run stopped by Ctrl-C / SIGTERM (what shells use for SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Ctrl-C and SIGTERM raise the stopper; the run finishes its write and ends interrupted.
+pub fn install_signal_handlers(stopper: Arc<Stopper>) {
+    tokio::spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let term_recv = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term_recv => {}
+        }
+        eprintln!("dbrig: interrupted: finishing in-flight events and saving what was measured");
+        stopper.stop();
+    });
+}
+
+/// Open (or create) the results database the store arguments name.
+pub fn open_store(store: &StoreArgs) -> Result<Store> {
+    let path = store.results_path();
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    Ok(Store::open(&path)?)
+}
+
+/// Open an existing results database (for reading: a missing file is an error).
+pub fn open_existing_store(store: &StoreArgs) -> Result<Store> {
+    let path = store.results_path();
+    if !path.exists() {
+        anyhow::bail!(
+            "no results database at {}: run a benchmark first, or pass --results PATH",
+            path.display()
+        );
+    }
+    Store::open(&path).with_context(|| format!("opening {}", path.display()))
+}
+
+/// Where a plan run's self-contained HTML page goes.
+pub fn html_path(out: &Path, run: RunId) -> PathBuf {
+    out.join(format!("run-{}.html", run.0))
+}
+
+/// Run `plan` through the one executor, recording into the results database, with `observer`
+/// printing as it goes.
+pub async fn measure(
+    plan: Plan,
+    store_args: &StoreArgs,
+    argv: &[String],
+    resume: bool,
+    observer: &ConsoleObserver,
+) -> Result<Outcome> {
+    let store = open_store(store_args)?;
+    let interrupt = Stopper::new();
+    install_signal_handlers(Arc::clone(&interrupt));
+    let outcome = dbrig_exec::execute(
+        plan,
+        store,
+        ExecOptions {
+            state_dir: store_args.out.clone(),
+            command_line: dbrig_exec::redacted_command_line(argv),
+            resume,
+            interrupt,
+            observer,
+        },
+    )
+    .await?;
+    Ok(outcome)
+}
+
+/// The exit code of a finished run: 0 done, 130 interrupted, 1 failed (said on stderr).
+pub fn exit_code(outcome: &Outcome) -> ExitCode {
+    match outcome.status {
+        RunStatus::Done => ExitCode::SUCCESS,
+        RunStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        _ => {
+            eprintln!(
+                "dbrig: error: {}",
+                outcome.error.as_deref().unwrap_or("the run failed")
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints what the executor reports.
+pub struct ConsoleObserver {
+    bar: Option<indicatif::ProgressBar>,
+    started: Instant,
+    /// A single OLTP run in text form: sysbench's interval lines on stdout, at this percentile.
+    interval_percentile: Option<f64>,
+    /// Redraw the power test's bar chart here after every query.
+    power_chart: Option<PathBuf>,
+    /// An interval line was printed (the final report then starts after a blank line, as
+    /// sysbench's does).
+    printed_intervals: std::sync::atomic::AtomicBool,
+    /// A plan: its HTML page, rewritten after every trial, lives in this folder; and each
+    /// trial gets a line.
+    plan_out: Option<PathBuf>,
+}
+
+impl ConsoleObserver {
+    /// For a plan file: a progress bar on a terminal (one line per trial otherwise) and the
+    /// HTML page kept up to date in `out`.
+    pub fn plan(trials: usize, out: &Path) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(trials as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} trial {pos}/{len} [{elapsed_precise}, ~{eta} left] {bar:30} {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        ConsoleObserver {
+            bar,
+            started: Instant::now(),
+            interval_percentile: None,
+            power_chart: None,
+            printed_intervals: Default::default(),
+            plan_out: Some(out.to_owned()),
+        }
+    }
+
+    /// For a single command: progress lines on stderr.
+    pub fn single() -> Self {
+        ConsoleObserver {
+            bar: None,
+            started: Instant::now(),
+            interval_percentile: None,
+            power_chart: None,
+            printed_intervals: Default::default(),
+            plan_out: None,
+        }
+    }
+
+    /// Print OLTP interval samples as sysbench's lines.
+    pub fn with_intervals(mut self, percentile: f64) -> Self {
+        self.interval_percentile = Some(percentile);
+        self
+    }
+
+    /// Whether interval lines were printed.
+    pub fn printed_intervals(&self) -> bool {
+        self.printed_intervals
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Redraw this SVG bar chart after every query of a power test.
+    pub fn with_power_chart(mut self, path: Option<PathBuf>) -> Self {
+        self.power_chart = path;
+        self
+    }
+}
+
+impl Observer for ConsoleObserver {
+    fn run_started(&self, run: RunId, resumed: bool) {
+        if resumed {
+            eprintln!("dbrig: resuming run {}", run.0);
+        }
+    }
+
+    fn trial_started(&self, trial: &TrialRef<'_>) {
+        if let Some(b) = &self.bar {
+            b.set_position(trial.index as u64);
+            b.set_message(trial.describe());
+        }
+    }
+
+    fn note(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.set_message(line.to_owned()),
+            None => eprintln!("dbrig: {line}"),
+        }
+    }
+
+    fn interval(&self, _trial: &TrialRef<'_>, sample: &IntervalSample) {
+        if let Some(p) = self.interval_percentile {
+            // A closed stdout ends the command when it prints its report; a live line has
+            // nowhere to go meanwhile.
+            let _ = outln!("{}", dbrig_report::interval_line(sample, p));
+            self.printed_intervals
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn power_query(&self, _trial: &TrialRef<'_>, report: &PowerReport) {
+        if let Some(path) = &self.power_chart
+            && let Err(e) = dbrig_report::tpch::live_power_chart(report)
+                .and_then(|svg| dbrig_report::write_atomic(path, svg.as_bytes()))
+        {
+            self.note(&format!("warning: chart {}: {e}", path.display()));
+        }
+    }
+
+    fn trial_recorded(&self, trial: &TrialRef<'_>, store: &Store, run: RunId, summary: &str) {
+        let Some(out) = &self.plan_out else {
+            return;
+        };
+        match &self.bar {
+            Some(b) => {
+                b.set_position(trial.index as u64 + 1);
+                b.println(format!("{}: {summary}", trial.describe()));
+            }
+            None => eprintln!(
+                "dbrig: [{}/{} {:.0}s] {}: {summary}",
+                trial.index + 1,
+                trial.total,
+                self.started.elapsed().as_secs_f64(),
+                trial.describe()
+            ),
+        }
+        // A long plan can be watched in a browser; a page that cannot be written is said and
+        // the plan goes on (the results are in the store).
+        if let Err(e) = dbrig_report::write_html_report(store, run, &html_path(out, run)) {
+            self.note(&format!("warning: could not update the HTML report: {e}"));
+        }
+    }
+
+    fn schedule_done(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// The resolved matrix and the order of trials (`--dry-run`): nothing is connected to or
+/// written.
+pub fn print_dry_run(plan: &Plan) -> Result<()> {
+    match &plan.path {
+        Some(p) => outln!("Plan '{}' from {}", plan.name, p.display())?,
+        None => outln!("Plan '{}' (one cell: {})", plan.name, plan.kind)?,
+    }
+    outln!("Configurations (baseline {}):", plan.baseline)?;
+    for c in &plan.configurations {
+        outln!("  {:<16} {}", c.name, c.describe())?;
+    }
+    outln!("Cells ({}):", plan.cells.len())?;
+    for c in &plan.cells {
+        let how = if c.workload.is_timed() {
+            format!(
+                "time {}s warm-up {}s  key {}",
+                c.run.time,
+                c.run.warmup,
+                c.run.key_distribution().describe()
+            )
+        } else {
+            format!("one benchmark run per trial  {}", c.workload.options_json())
+        };
+        outln!(
+            "  [{}] {:<12} {:<24} {:>5} clients  {how}",
+            c.key,
+            plan.configurations[c.configuration].name,
+            c.workload_name(),
+            c.clients,
+        )?;
+    }
+    let seconds: f64 = plan
+        .schedule
+        .iter()
+        .filter(|(c, _)| plan.cells[*c].workload.is_timed())
+        .map(|(c, _)| plan.cells[*c].run.time + plan.cells[*c].run.warmup)
+        .sum();
+    let benchmark_trials = plan
+        .schedule
+        .iter()
+        .filter(|(c, _)| !plan.cells[*c].workload.is_timed())
+        .count();
+    outln!(
+        "Trials: {} ({} per cell), at least {:.0} s of measurement and warm-up{}",
+        plan.schedule.len(),
+        plan.trials,
+        seconds,
+        if benchmark_trials > 0 {
+            format!(", plus {benchmark_trials} benchmark run(s) that take as long as they take")
+        } else {
+            String::new()
+        }
+    )?;
+    outln!("Order:")?;
+    for (i, (c, t)) in plan.schedule.iter().enumerate() {
+        let cell = &plan.cells[*c];
+        outln!(
+            "  {:>4}. {} {} {} clients, trial {t}",
+            i + 1,
+            plan.configurations[cell.configuration].name,
+            cell.workload_name(),
+            cell.clients
+        )?;
+    }
+    outln!("(dry run: nothing was connected to or written)")
+}

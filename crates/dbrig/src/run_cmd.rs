@@ -1,0 +1,216 @@
+//! `dbrig prepare|run|cleanup WORKLOAD` (sysbench's verbs) and `dbrig run PLAN.toml`, and
+//! `dbrig list`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+use dbrig_exec::{Configuration, Plan, SingleCommand};
+use dbrig_workload::{RunOptions, Workload, WorkloadKind};
+
+use crate::args::{Format, WorkloadArgs};
+use crate::connection::resolve_target;
+use crate::console::{self, ConsoleObserver};
+use crate::out::outln;
+
+pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
+    let target = resolve_target(&args.connection, &args.store)?;
+    let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
+    let Workload::Oltp(oltp) = &workload;
+    let seed = args.run.resolved_seed();
+    eprintln!("dbrig: preparing {} on {target}", workload.name());
+    let report = oltp
+        .prepare(
+            &target,
+            &args.run.connect_options(),
+            args.run.threads,
+            seed,
+            &|msg| eprintln!("dbrig: {msg}"),
+        )
+        .await?;
+    if args.format == Format::Json {
+        outln!(
+            "{}",
+            serde_json::json!({
+                "workload": workload.name(),
+                "target": target.to_string(),
+                "tables": report.tables,
+                "rows": report.rows,
+                "load_seconds": report.load_seconds,
+                "index_seconds": report.index_seconds,
+                "rows_per_second": report.rows_per_second(),
+                "parallel": report.parallel,
+            })
+        )?;
+    } else {
+        outln!(
+            "Prepared {} table(s) ({}) with {} rows in {:.2} s ({:.0} rows/s, {} loaders), indexes in {:.2} s",
+            report.tables.len(),
+            report.tables.join(", "),
+            report.rows,
+            report.load_seconds,
+            report.rows_per_second(),
+            report.parallel,
+            report.index_seconds
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
+    let target = resolve_target(&args.connection, &args.store)?;
+    let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
+    let Workload::Oltp(oltp) = &workload;
+    let report = oltp
+        .cleanup(&target, &args.run.connect_options(), args.run.threads)
+        .await?;
+    if report.dropped.is_empty() {
+        outln!(
+            "Nothing to drop on {target}: no table of {} exists",
+            workload.name()
+        )?;
+    } else {
+        outln!("Dropped {} on {target}", report.dropped.join(", "))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dbrig run WORKLOAD`: a one-cell plan through the one executor; `dbrig run PLAN.toml`: the
+/// plan file's matrix through the same executor.
+pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
+    if args.workload.ends_with(".toml") || Path::new(&args.workload).is_file() {
+        return run_plan(&args, argv).await;
+    }
+    let target = resolve_target(&args.connection, &args.store)?;
+    let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
+    args.run.validate().map_err(|e| anyhow!(e))?;
+    let mut run = args.run.clone();
+    // Decided now, so the header printed before the run and the stored trial agree.
+    run.rand_seed = run.resolved_seed();
+    let plan = Plan::single(SingleCommand {
+        workload: WorkloadKind::Oltp(workload.clone()),
+        configuration: Configuration::external("default", target.clone()),
+        server: None,
+        run: run.clone(),
+        prepare: args.prepare,
+        environment: args.environment.environment(),
+    })?;
+    if args.dry_run {
+        console::print_dry_run(&plan)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = args.format == Format::Text;
+    if text {
+        print_header(workload.name(), &target.to_string(), &run)?;
+    }
+    let observer = if text {
+        ConsoleObserver::single().with_intervals(run.percentile)
+    } else {
+        ConsoleObserver::single()
+    };
+    let outcome = console::measure(plan, &args.store, argv, false, &observer).await?;
+    if observer.printed_intervals() {
+        outln!()?;
+    }
+    crate::report_cmd::print_single(&outcome.store, outcome.run, args.format)?;
+    Ok(console::exit_code(&outcome))
+}
+
+/// What sysbench prints before it runs (and dbrig's seed and key distribution).
+fn print_header(workload: &str, target: &str, run: &RunOptions) -> Result<()> {
+    outln!(
+        "dbrig {} — {workload} on {target}\nRunning with {} client(s), {}, {} keys, seed {}\n",
+        env!("CARGO_PKG_VERSION"),
+        run.threads,
+        run.schedule_text(),
+        run.key_distribution().describe(),
+        run.rand_seed,
+    )
+}
+
+async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
+    let plan = dbrig_exec::plan::load(Path::new(&args.workload), &args.defines, &args.sets)?;
+    if args.dry_run {
+        console::print_dry_run(&plan)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let baseline = plan.baseline.clone();
+    let observer = ConsoleObserver::plan(plan.schedule.len(), &args.store.out);
+    let outcome = console::measure(plan, &args.store, argv, args.resume, &observer).await?;
+    crate::report_cmd::print_plan(&outcome.store, outcome.run, &baseline, &args.store.out)?;
+    let t = &outcome.tally;
+    eprintln!(
+        "dbrig: run {}: {} trial(s) done, {} invalid, {} failed, {} already done (skipped); results in {}",
+        outcome.run.0,
+        t.done,
+        t.invalid,
+        t.failed,
+        t.skipped,
+        outcome.store.path().display()
+    );
+    Ok(console::exit_code(&outcome))
+}
+
+pub fn list() -> Result<ExitCode> {
+    use clap::{Args, Command};
+    outln!("Workloads:")?;
+    for w in dbrig_workload::catalog() {
+        let aliases = if w.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also: {})", w.aliases.join(", "))
+        };
+        outln!("  {:<24}{}{}", w.name, w.description, aliases)?;
+    }
+    outln!(
+        "\nIn plans also ([[workload]] name; options as `dbrig micro NAME --help`, or sf, queries, seed, refresh, streams … for TPC-H, queries or tpch for perfrun):"
+    )?;
+    for (name, description) in dbrig_workload::kind::plan_only_kinds() {
+        outln!("  {name:<24}{description}")?;
+    }
+    let sections = [
+        ("Run options", RunOptions::augment_args(Command::new("x"))),
+        (
+            "OLTP options",
+            dbrig_workload::OltpOptions::augment_args(Command::new("x")),
+        ),
+        (
+            "Connection options",
+            crate::args::ConnectionArgs::augment_args(Command::new("x")),
+        ),
+        (
+            "Environment options (recorded with the trial)",
+            crate::args::EnvironmentArgs::augment_args(Command::new("x")),
+        ),
+        (
+            "Output options",
+            crate::args::StoreArgs::augment_args(Command::new("x")),
+        ),
+    ];
+    for (title, cmd) in sections {
+        outln!("\n{title}:")?;
+        for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            let Some(long) = arg.get_long() else { continue };
+            let default: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            let possible: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|p| p.get_name().to_owned())
+                .collect();
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let mut line = format!("  --{long:<22} {help}");
+            if !possible.is_empty() && possible != ["true", "false"] {
+                line.push_str(&format!(" [{}]", possible.join("|")));
+            }
+            if !default.is_empty() {
+                line.push_str(&format!(" (default: {})", default.join(",")));
+            }
+            outln!("{line}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
