@@ -1,7 +1,8 @@
 //! dbrig-core: the pure domain of dbrig.
 //!
 //! Values bound to statements, error classes, the read/write/other counters, latency
-//! histograms, key distributions, arrival schedules, run measurements and statistics.
+//! histograms, key distributions, arrival schedules, run measurements, statistics, and the one
+//! rule that finds a password in a connection URL (`url`).
 //!
 //! Contract: this crate does no I/O and depends on no async runtime and no database client.
 //! Everything here is deterministic given its inputs (random generators take explicit seeds),
@@ -17,6 +18,7 @@ pub mod results;
 pub mod schedule;
 pub mod statements;
 pub mod stats;
+pub mod url;
 pub mod value;
 
 pub use counters::{QueryCounters, StatementClass};

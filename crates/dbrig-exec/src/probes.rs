@@ -241,27 +241,13 @@ pub fn server_warnings(settings: &ServerSettings, clients: Option<u32>) -> Vec<S
 }
 
 /// The binary of the process serving `target`'s port, when the target is on this host.
-/// (Read from the target's redacted URL, the one form of a target dbrig shows anywhere.)
 pub fn local_binary(target: &Target) -> Option<PathBuf> {
-    if !matches!(target, Target::Mysql { .. } | Target::Postgres { .. }) {
-        return None;
-    }
-    let url = target.to_string();
-    let (host, port) = tcp_host_port(&url)?;
-    let local = matches!(host, "localhost" | "127.0.0.1" | "::1" | "[::1]");
+    let (host, port) = target.tcp_endpoint()?;
+    let local = matches!(host, "localhost" | "127.0.0.1" | "::1");
     local
         .then(|| dbrig_server::host::listening_process(port))
         .flatten()
         .map(|(_, exe)| exe)
-}
-
-/// `HOST` and `PORT` of `scheme://USER@HOST:PORT/DB…`.
-fn tcp_host_port(url: &str) -> Option<(&str, u16)> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?']).next()?;
-    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (host, port) = hostport.rsplit_once(':')?;
-    Some((host, port.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -269,19 +255,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn host_and_port_of_a_redacted_url() {
-        assert_eq!(
-            tcp_host_port("mysql://root:***@127.0.0.1:3306/test"),
-            Some(("127.0.0.1", 3306))
-        );
-        assert_eq!(
-            tcp_host_port("postgres://u@db.example:5433/x?sslmode=disable"),
-            Some(("db.example", 5433))
-        );
-        assert_eq!(tcp_host_port("postgres://u@localhost/x"), None);
-        assert_eq!(tcp_host_port("sqlite::memory:"), None);
-        let mock = Target::parse("mock:").unwrap();
-        assert_eq!(local_binary(&mock), None);
+    fn only_tcp_targets_have_a_local_binary() {
+        for url in [
+            "mock:",
+            "sqlite::memory:",
+            "mysql://root@localhost/test?socket=/nonexistent/dbrig.sock",
+            // Not this host: never looked up, whatever listens on 3306 here.
+            "mysql://root@192.0.2.1:3306/test",
+        ] {
+            assert_eq!(local_binary(&Target::parse(url).unwrap()), None, "{url}");
+        }
     }
 
     #[test]

@@ -140,6 +140,40 @@ mod tests {
         assert_eq!(names, ["--a", "base"]);
     }
 
+    /// Every branch, compared whole: socket targets, a password holding '@', a URL that does
+    /// not parse, `*password*=` options dropped, `--password-env`/`--password-file` kept.
+    #[test]
+    fn command_line_redaction_branch_by_branch() {
+        let args = [
+            "--target=mysql://u:p@ss@localhost/db?socket=/run/m.sock",
+            "--a",
+            "postgres://u:s3cret@[::1]:5433/db",
+            "--b=mysql://u:p@ss@h:99999/db",
+            "--mysql-password=pw4",
+            "--password-env=PW_VAR",
+            "--password-file=/etc/pw",
+            "--time=5",
+            "--against",
+            "not-a-url",
+        ]
+        .map(String::from);
+        assert_eq!(
+            redacted_command_line(&args),
+            [
+                "--target=mysql://u:***@localhost/db?socket=/run/m.sock",
+                "--a",
+                "postgres://u:***@[::1]:5433/db",
+                "--b=***",
+                "--***=***",
+                "--password-env=PW_VAR",
+                "--password-file=/etc/pw",
+                "--time=5",
+                "--against",
+                "not-a-url",
+            ]
+        );
+    }
+
     #[test]
     fn password_file_must_be_private() {
         let dir = tempfile::tempdir().unwrap();

@@ -2,30 +2,13 @@
 //!
 //! Callers redact connection strings before they get here (`dbrig-driver`'s `Target` prints
 //! passwords as `***`); this check only catches a caller that forgot, so it looks for the one
-//! shape a leaked password takes in dbrig: the userinfo of a URL, `scheme://user:password@`.
+//! shape a leaked password takes in dbrig: the userinfo of a URL, `scheme://user:password@`,
+//! found by `dbrig_core::url`'s rule, the one target parsing and redaction use.
 
-/// Whether `text` contains a URL whose userinfo has a password other than `***`.
+/// Whether `text` contains a URL whose userinfo has a password other than `***` (found by
+/// the same rule that parses and redacts target URLs).
 pub(crate) fn contains_unredacted_password(text: &str) -> bool {
-    let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        rest = &rest[i + 3..];
-        // The authority ends at the first of these; the userinfo is what precedes an '@'
-        // inside it. Whitespace and quotes end it too, because `text` may be a command line
-        // or a JSON document holding the URL. '/' is deliberately *not* an end: an unescaped
-        // '/' in a password is common, and redact_url in dbrig-driver splits at '@' as well.
-        let end = rest
-            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '?' | '#'))
-            .unwrap_or(rest.len());
-        let authority = &rest[..end];
-        if let Some((userinfo, _)) = authority.split_once('@')
-            && let Some((_, password)) = userinfo.split_once(':')
-            && !password.is_empty()
-            && password != "***"
-        {
-            return true;
-        }
-    }
-    false
+    dbrig_core::url::text_has_unredacted_password(text)
 }
 
 /// Whether any string (or object key) inside `value` contains an unredacted password.
@@ -46,33 +29,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_passwords_in_urls() {
-        for s in [
-            "mysql://root:hunter2@127.0.0.1:3306/test",
-            "postgres://bench:p/w@localhost/db",
-            "--target=postgres://u:x@h/db",
-            "first mysql://a:***@h/x then mysql://a:secret@h/y",
-            "\"mysql://root:pw@localhost/db?socket=/tmp/s\"",
-        ] {
-            assert!(contains_unredacted_password(s), "{s}");
-        }
-    }
-
-    #[test]
-    fn accepts_redacted_and_passwordless() {
-        for s in [
-            "mysql://root:***@127.0.0.1:3306/test",
-            "mysql://root@127.0.0.1:3306/test",
-            "postgres://bench:@localhost/db",
-            "sqlite:/tmp/x.db",
-            "sqlite::memory:",
-            "mock:?latency=1ms",
-            "postgres://localhost/db?user=a@b",
-            "see https://example.com/a:b for details; mail me@example.com",
-            "",
-        ] {
-            assert!(!contains_unredacted_password(s), "{s}");
-        }
+    fn uses_the_last_at_like_target_parsing() {
+        // The case the old first-'@' scan missed: a password holding '@'.
+        assert!(contains_unredacted_password(
+            "invalid target URL 'mysql://root:***@ssw0rd@h/db': bad port"
+        ));
+        assert!(!contains_unredacted_password("mysql://root:***@h:3306/db"));
     }
 
     #[test]
