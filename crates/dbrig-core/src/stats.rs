@@ -3,14 +3,18 @@
 //! Implements the "Summaries" and "A/B verdicts" sections of `shared/specs/measurement.md`.
 //! Every input slice holds one value per **trial** (never per-second samples of one trial: those
 //! are not independent). All functions are pure and deterministic (no resampling, no random
-//! numbers), never panic on tiny or empty inputs, and sort with [`f64::total_cmp`] so a stray
-//! NaN cannot panic either (it just sorts last and makes the numbers meaningless).
+//! numbers) and never panic on tiny or empty inputs. A NaN or infinite trial value is refused
+//! where it enters ([`finite`]): [`summarize`] and [`median`] give nothing, [`compare`] calls
+//! no verdict ([`Verdict::TooFewTrials`], counting only finite trials) and [`holm`] keeps a NaN
+//! p-value NaN. (Sorting alone would put a NaN first or last by its sign bit and let it pass as
+//! a stable trial.)
 //!
 //! Methods and where they come from:
 //!
-//! * median confidence interval: order statistics and the binomial distribution
-//!   (Lehmann, *Nonparametrics*, 1975, pp. 182–183; the method of Go's benchstat /
-//!   `golang.org/x/perf/benchmath`);
+//! * median confidence interval: the symmetric order-statistic interval (ranks j and n + 1 − j)
+//!   from the binomial distribution (Lehmann, *Nonparametrics*, 1975, pp. 182–183), dbrig's
+//!   own rule; Go's benchstat (`golang.org/x/perf/benchmath`) computes its interval
+//!   differently, so the two need not agree;
 //! * outliers: modified z-score with the median absolute deviation (Iglewicz & Hoaglin 1993),
 //!   threshold 10 robust standard deviations = 14.826 × MAD as in hyperfine;
 //! * unstable: standard deviation ≥ 10 % of the mean (pyperf's `check` warning);
@@ -87,12 +91,13 @@ impl Summary {
 ///
 /// Methods: arithmetic mean; sample standard deviation with Bessel's correction (n − 1);
 /// median of the sorted values; median confidence interval from order statistics and the
-/// binomial distribution ([`median_ci`], benchstat's method) at 95 %; outliers by the
+/// binomial distribution ([`median_ci`], the symmetric order-statistic rule) at 95 %; outliers by the
 /// MAD rule of [`outliers`] (hyperfine); `unstable` when stddev ≥ 10 % of |mean| (pyperf's
-/// `check` warning), never for n < 2 or when the stddev is 0.
+/// `check` warning), never for n < 2 or when the stddev is 0. `None` also when a value is NaN
+/// or infinite ([`finite`]): no summary of a meaningless trial, and no claim that it is stable.
 pub fn summarize(samples: &[f64]) -> Option<Summary> {
     let n = samples.len();
-    if n == 0 {
+    if n == 0 || !finite(samples) {
         return None;
     }
     let sorted = sorted_copy(samples);
@@ -121,9 +126,16 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
     })
 }
 
-/// Median of unsorted values; `None` when empty. Even n: mean of the two middle values.
+/// Median of unsorted values; `None` when empty or not [`finite`]. Even n: mean of the two
+/// middle values.
 pub fn median(samples: &[f64]) -> Option<f64> {
-    (!samples.is_empty()).then(|| median_of_sorted(&sorted_copy(samples)))
+    (!samples.is_empty() && finite(samples)).then(|| median_of_sorted(&sorted_copy(samples)))
+}
+
+/// Whether every trial value is a finite number: the door every statistic here checks, since
+/// a NaN or infinite value (a division by a zero duration, say) has no place among trials.
+pub fn finite(samples: &[f64]) -> bool {
+    samples.iter().all(|x| x.is_finite())
 }
 
 /// Median absolute deviation, unscaled: `median(|xᵢ − median(x)|)`; `None` when empty.
@@ -153,7 +165,7 @@ pub fn outliers(samples: &[f64]) -> Vec<usize> {
 /// Order statistics (1-based ranks `(j, n + 1 − j)`) bounding a distribution-free confidence
 /// interval for the median of n values; `None` when none reaches `confidence`.
 ///
-/// Method (Lehmann 1975, pp. 182–183; benchstat): the number of values below the population
+/// Method (Lehmann 1975, pp. 182–183; a symmetric rule, not benchstat's): the number of values below the population
 /// median is Binomial(n, ½), so P(X₍ⱼ₎ ≤ median ≤ X₍ₙ₊₁₋ⱼ₎) = 1 − 2·P(Bin(n, ½) ≤ j − 1).
 /// The largest j whose coverage is still ≥ `confidence` gives the narrowest such interval.
 /// At 95 %: n = 6 → (1, 6), n = 10 → (2, 9), n = 20 → (6, 15); n ≤ 5 → `None`.
@@ -183,7 +195,7 @@ pub fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
 /// Distribution-free confidence interval for the median of **sorted** values.
 ///
 /// Method: order statistics via the binomial distribution, see [`median_ci_ranks`]
-/// (benchstat's method; with 10 values at 95 % it is the 2nd to the 9th smallest).
+/// (symmetric ranks; with 10 values at 95 % it is the 2nd to the 9th smallest).
 /// `None` when too few values give a finite interval (n < 6 at 95 %) or `confidence`
 /// is not in (0, 1).
 pub fn median_ci(sorted: &[f64], confidence: f64) -> Option<(f64, f64)> {
@@ -445,12 +457,13 @@ fn normal_quantile(p: f64) -> f64 {
 /// Method (Holm 1979, in the adjusted-p form of R's `p.adjust(method = "holm")`): sort the m
 /// p-values ascending, p₍ᵢ₎ ↦ min(1, maxⱼ≤ᵢ (m − j + 1)·p₍ⱼ₎). The max makes the result
 /// monotone in p; rejecting where the adjusted p < α controls the family-wise error rate.
-/// Example: [0.01, 0.04, 0.03, 0.005] → [0.03, 0.06, 0.06, 0.02].
+/// Example: [0.01, 0.04, 0.03, 0.005] → [0.03, 0.06, 0.06, 0.02]. A NaN p-value stays NaN
+/// (it is no evidence either way) and still counts in m, which keeps the others conservative.
 pub fn holm(p: &[f64]) -> Vec<f64> {
     let m = p.len();
-    let mut order: Vec<usize> = (0..m).collect();
+    let mut order: Vec<usize> = (0..m).filter(|&i| !p[i].is_nan()).collect();
     order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
-    let mut out = vec![0.0; m];
+    let mut out = vec![f64::NAN; m];
     let mut running = 0.0_f64;
     for (rank, &i) in order.iter().enumerate() {
         running = running.max((m - rank) as f64 * p[i]).min(1.0);
@@ -635,10 +648,13 @@ pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
         _ => None,
     };
     let min = opts.min_trials.max(1);
-    if a.len() < min || b.len() < min {
+    // A side holding a NaN or infinite value has no verdict: its finite trials are counted,
+    // none is guessed from the rest.
+    if a.len() < min || b.len() < min || !finite(a) || !finite(b) {
+        let count = |s: &[f64]| s.iter().filter(|x| x.is_finite()).count();
         return Comparison {
-            n_a: a.len(),
-            n_b: b.len(),
+            n_a: count(a),
+            n_b: count(b),
             delta,
             delta_hl: None,
             delta_ci: None,
@@ -774,9 +790,27 @@ mod tests {
         assert_eq!((two.median, two.mad), (2.0, 1.0));
         assert!(two.unstable);
         assert!(two.outliers.is_empty());
+    }
 
-        // NaN must not panic (it sorts last).
-        let _ = summarize(&[1.0, f64::NAN, 2.0]);
+    /// NaN (of either sign bit) and infinities are refused where trial values enter.
+    #[test]
+    fn non_finite_trials_are_refused() {
+        for bad in [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let trials = [100.0, bad, 101.0, 99.0, 100.5, 100.2];
+            assert_eq!(summarize(&trials), None, "{bad}");
+            assert_eq!(median(&trials), None, "{bad}");
+            assert_eq!(mad(&trials), None, "{bad}");
+            assert!(outliers(&trials).is_empty());
+            assert!(!finite(&trials));
+            let good = [100.0, 101.0, 99.0, 100.5, 100.2];
+            for (a, b) in [(&trials[..], &good[..]), (&good[..], &trials[..])] {
+                let c = compare(a, b, &CompareOptions::new(true));
+                assert_eq!(c.verdict, Verdict::TooFewTrials, "{bad}");
+                assert_eq!((c.p_value, c.delta), (None, None));
+                assert_eq!(c.n_a + c.n_b, 10);
+            }
+        }
+        assert!(finite(&[1.0, -2.0, 0.0]));
     }
 
     #[test]
@@ -1022,6 +1056,14 @@ mod tests {
         let want = [0.03, 0.06, 0.06, 0.02];
         for (g, w) in adj.iter().zip(want) {
             assert_close!(*g, w, 1e-15);
+        }
+        // A NaN stays NaN and counts in m (3): 0.01·3 = 0.03, 0.04·2 = 0.08; a NaN with its
+        // sign bit set (which total_cmp sorts first) changes nothing.
+        for nan in [f64::NAN, -f64::NAN] {
+            let adj = holm(&[0.01, nan, 0.04]);
+            assert!(adj[1].is_nan(), "{adj:?}");
+            assert_close!(adj[0], 0.03, 1e-15);
+            assert_close!(adj[2], 0.08, 1e-15);
         }
         // Cap at 1: 0.5·2 = 1.0, then max(1.0, 0.6) = 1.0.
         assert_eq!(holm(&[0.5, 0.6]), vec![1.0, 1.0]);
