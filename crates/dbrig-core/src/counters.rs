@@ -62,17 +62,39 @@ mod tests {
     #[test]
     fn classification_follows_sysbench() {
         assert_eq!(StatementClass::classify(true, 0), StatementClass::Read);
+        // A result set decides, whatever the affected-row count says (RETURNING, say).
+        assert_eq!(StatementClass::classify(true, 3), StatementClass::Read);
         assert_eq!(StatementClass::classify(false, 1), StatementClass::Write);
         assert_eq!(StatementClass::classify(false, 0), StatementClass::Other);
+    }
+
+    /// Different counts per class, so a swapped or merged pair of counters shows.
+    #[test]
+    fn counts_and_sums_keep_each_class_apart() {
         let mut c = QueryCounters::default();
-        for class in [
-            StatementClass::Read,
-            StatementClass::Write,
-            StatementClass::Other,
-        ] {
-            c.count(class);
+        let classes = [
+            (StatementClass::Read, 1),
+            (StatementClass::Write, 2),
+            (StatementClass::Other, 4),
+        ];
+        for (class, n) in classes {
+            for _ in 0..n {
+                c.count(class);
+            }
         }
-        c.add(&c.clone());
-        assert_eq!((c.read, c.write, c.other, c.total()), (2, 2, 2, 6));
+        assert_eq!(
+            c,
+            QueryCounters {
+                read: 1,
+                write: 2,
+                other: 4
+            }
+        );
+        c.add(&QueryCounters {
+            read: 10,
+            write: 20,
+            other: 40,
+        });
+        assert_eq!((c.read, c.write, c.other, c.total()), (11, 22, 44, 77));
     }
 }

@@ -15,6 +15,8 @@
 //! - `tables=none`: no table exists (as before `prepare`);
 //! - `version=V`: the server version reported (default `mock-1.0`).
 //!
+//! [`served`] tells how many statements a mock URL has answered in this process.
+//!
 //! Results: a SELECT returns one row; INSERT/UPDATE/DELETE change one row; anything else
 //! (BEGIN, COMMIT, DDL) changes nothing.
 
@@ -91,6 +93,32 @@ fn is_dead(key: &str) -> bool {
         .lock()
         .map(|d| d.iter().any(|k| k == key))
         .unwrap_or(false)
+}
+
+/// Statements answered per mock URL, process-wide (see [`served`]).
+static SERVED: std::sync::Mutex<Vec<(String, u64)>> = std::sync::Mutex::new(Vec::new());
+
+/// How many statements the mock engine has answered for `target` in this process, over every
+/// connection to it (failed ones not included): what a test compares with what a run counted,
+/// e.g. to see that warm-up events were served but not counted. Give each test a URL of its
+/// own (`mock:?version=NAME` is enough).
+pub fn served(target: &Target) -> u64 {
+    let Target::Mock { options } = target else {
+        return 0;
+    };
+    SERVED
+        .lock()
+        .map(|s| s.iter().find(|(k, _)| k == options).map_or(0, |(_, n)| *n))
+        .unwrap_or(0)
+}
+
+fn count_served(key: &str) {
+    if let Ok(mut s) = SERVED.lock() {
+        match s.iter_mut().find(|(k, _)| k == key) {
+            Some((_, n)) => *n += 1,
+            None => s.push((key.to_owned(), 1)),
+        }
+    }
 }
 
 pub(crate) struct MockConnection {
@@ -235,6 +263,7 @@ impl MockConnection {
                 format!("mock: error {}", o.fail_code),
             ));
         }
+        count_served(&self.key);
         let verb = sql
             .split_whitespace()
             .next()

@@ -185,3 +185,43 @@ async fn a_stop_before_the_first_trial_runs_nothing() {
     assert!(heard.recorded.lock().unwrap().is_empty());
     assert!(outcome.error.unwrap().contains("--resume"));
 }
+
+/// Warm-up events are served by the engine but not counted: the mock counts every statement it
+/// answers, so a run with a warm-up must have been served more than the same run without one,
+/// by whole events, while both count exactly the events asked for.
+#[tokio::test(flavor = "multi_thread")]
+async fn warm_up_events_are_served_but_not_counted() {
+    let plan_text = |mock: &str, warmup: &str| {
+        format!(
+            "name = \"warm\"\ntrials = 1\nclients = [1]\n[run]\nevents = 25\ntime = 0\nwarmup = {warmup}\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{mock}\"\n\
+             [[workload]]\nname = \"oltp_point_select\"\n[workload.options]\ntable-size = 100\n\
+             [environment]\nos-stats-interval = 0\n"
+        )
+    };
+    let mut served = Vec::new();
+    for warmup in ["0", "0.3"] {
+        // A mock URL of this test process alone, so no other test's statements are counted.
+        let mock = format!(
+            "mock:?latency_us=200&version=warmup-{warmup}-{}",
+            std::process::id()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let heard = Heard::default();
+        let outcome = run(dir.path(), &plan_text(&mock, warmup), false, false, &heard).await;
+        assert_eq!(outcome.status, RunStatus::Done, "{:?}", outcome.error);
+        let cells = outcome.store.cells(outcome.run).unwrap();
+        let trials = outcome.store.trials(cells[0].id).unwrap();
+        let m = trials[0].measurements.as_ref().unwrap();
+        assert_eq!(m.transactions, 25, "warm-up {warmup}");
+        assert_eq!(m.queries.total(), 25, "one point select per event");
+        served.push(dbrig_driver::mock_statements_served(
+            &dbrig_driver::Target::parse(&mock).unwrap(),
+        ));
+    }
+    let (cold, warm) = (served[0], served[1]);
+    // Without a warm-up: the 25 counted events and whatever setup the run does.
+    assert!(cold >= 25, "{served:?}");
+    // With one: the same, plus at least one whole warm-up event that was not counted.
+    assert!(warm > cold, "the warm-up served nothing: {served:?}");
+}

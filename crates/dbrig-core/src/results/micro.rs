@@ -112,3 +112,44 @@ pub fn summary(values: &[f64]) -> (f64, f64, f64) {
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (mean, min, max)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Known inputs, figures worked out by hand: runs of 1 s and 3 s (mean 2 s) over 4 million
+    /// rows of a 100 MB table on a 2000 MHz core.
+    #[test]
+    fn rates_from_known_inputs() {
+        let item = MicroItem::new(
+            "scan",
+            "SELECT 1",
+            "rows/s",
+            vec![4e6, 4e6 / 3.0],
+            vec![1.0, 3.0],
+            4_000_000,
+        )
+        .with_rates(Some(100_000_000), Some(2000.0));
+        assert_eq!(item.mean, (4e6 + 4e6 / 3.0) / 2.0);
+        assert_eq!((item.min, item.max), (4e6 / 3.0, 4e6));
+        // 4e6 rows / 2 s.
+        assert_eq!(item.rows_per_second, Some(2e6));
+        // 100e6 bytes / 2 s = 50 MB/s.
+        assert_eq!(item.mb_per_second, Some(50.0));
+        // 2000e6 cycles/s × 2 s / 4e6 rows = 1000 cycles per row.
+        assert_eq!(item.cycles_per_row, Some(1000.0));
+        assert_eq!(item.data_bytes, Some(100_000_000));
+
+        // Unknown size and frequency: no derived figure is made up.
+        let bare =
+            MicroItem::new("scan", "", "rows/s", vec![1.0], vec![0.5], 10).with_rates(None, None);
+        assert_eq!(bare.rows_per_second, Some(20.0));
+        assert_eq!((bare.mb_per_second, bare.cycles_per_row), (None, None));
+        // No rows: no per-row figures.
+        let empty = MicroItem::new("scan", "", "rows/s", vec![], vec![1.0], 0)
+            .with_rates(Some(1_000_000), Some(1000.0));
+        assert_eq!((empty.rows_per_second, empty.cycles_per_row), (None, None));
+        assert_eq!(empty.mb_per_second, Some(1.0));
+        assert_eq!(summary(&[]), (0.0, 0.0, 0.0));
+    }
+}

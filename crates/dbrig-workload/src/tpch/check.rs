@@ -302,4 +302,201 @@ mod tests {
         assert!(!far.ok);
         assert!(!check_sf1_answer(6, &[]).ok);
     }
+
+    /// The rule of TPC-H clause 2.1.3.5 each column of each SF1 answer falls under, written
+    /// out by hand from the spec (not derived from the checker's column-name tests).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Rule {
+        /// Strings: exact after trimming.
+        Text,
+        /// Integers and counts: exact.
+        Int,
+        /// A plain decimal column (balances, prices): to the cent.
+        Cent,
+        /// SUM of money: within ±100.
+        Sum,
+        /// AVG and ratios: within 1 % after rounding to 2 decimals.
+        Pct,
+        /// SUM(l_quantity) of Q1 and Q18: exact.
+        Qty,
+        /// Q11's key, truncated to 4 characters in tpchgen's reference.
+        Q11Key,
+    }
+
+    fn rules(n: u32) -> &'static [Rule] {
+        use Rule::*;
+        match n {
+            1 => &[Text, Text, Qty, Sum, Sum, Sum, Pct, Pct, Pct, Int],
+            2 => &[Cent, Text, Text, Int, Text, Text, Text, Text],
+            3 => &[Int, Sum, Text, Int],
+            4 => &[Text, Int],
+            5 => &[Text, Sum],
+            9 => &[Text, Int, Sum],
+            6 | 19 => &[Sum],
+            7 => &[Text, Text, Int, Sum],
+            8 => &[Int, Pct],
+            10 => &[Int, Text, Sum, Cent, Text, Text, Text, Text],
+            11 => &[Q11Key, Sum],
+            12 => &[Text, Int, Int],
+            13 => &[Int, Int],
+            14 | 17 => &[Pct],
+            15 => &[Int, Text, Text, Text, Sum],
+            16 => &[Text, Text, Int, Int],
+            18 => &[Text, Int, Int, Text, Cent, Qty],
+            20 => &[Text, Text],
+            21 => &[Text, Int],
+            22 => &[Text, Int, Sum],
+            _ => unreachable!("queries are 1..=22"),
+        }
+    }
+
+    fn reference(n: u32) -> Vec<Vec<String>> {
+        let answer = tpchgen::q_and_a::answers_sf1::answer(n as i32).unwrap();
+        answer
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .skip(1)
+            .map(|l| l.split('|').map(|f| f.trim().to_owned()).collect())
+            .collect()
+    }
+
+    /// The value a correct engine could return for a reference field (`pass`), or one that
+    /// breaks the field's rule by the smallest margin the rule notices (`!pass`). `lower`
+    /// moves the other way for the rules with a two-sided bound.
+    fn value(rule: Rule, field: &str, pass: bool, lower: bool) -> Value {
+        let x = || field.parse::<f64>().unwrap();
+        let sign = if lower { -1.0 } else { 1.0 };
+        match rule {
+            Rule::Text if pass => Value::Text(format!(" {field}   ")),
+            Rule::Text => Value::Text(format!("{field}x")),
+            Rule::Int => {
+                let v: i64 = field.parse().unwrap();
+                Value::Int(if pass { v } else { v + 1 })
+            }
+            Rule::Cent | Rule::Qty => Value::Float(x() + sign * if pass { 0.004 } else { 0.01 }),
+            Rule::Sum => Value::Float(x() + sign * if pass { 99.9 } else { 100.1 }),
+            // 2 % off is inside a 10 % tolerance but outside 1 %; values under 1 are too
+            // coarse after rounding to 2 decimals for that, so they move by a whole cent.
+            Rule::Pct if pass => Value::Float(x() * (1.0 + sign * 0.009)),
+            Rule::Pct if x() >= 1.0 => Value::Float(x() * (1.0 + sign * 0.02)),
+            Rule::Pct => Value::Float(x() + sign * 0.01),
+            Rule::Q11Key => {
+                let k: i64 = field.parse().unwrap();
+                Value::Int(k * 100 + if pass { 60 } else { 160 })
+            }
+        }
+    }
+
+    fn answer_rows(n: u32) -> Vec<Vec<Value>> {
+        reference(n)
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .zip(rules(n))
+                    .map(|(f, &r)| match r {
+                        Rule::Q11Key => value(r, f, true, false),
+                        _ => Value::Text(f.clone()),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_query_passes_with_its_own_answer() {
+        for n in 1..=22 {
+            let rows = answer_rows(n);
+            assert_eq!(rows[0].len(), rules(n).len(), "Q{n}'s rule table");
+            let c = check_sf1_answer(n, &rows);
+            assert!(c.ok, "Q{n}: {c:?}");
+        }
+    }
+
+    /// Every column of the first and last row of every query: a value inside its rule passes,
+    /// one just outside fails and names the column.
+    #[test]
+    fn every_column_rule_has_a_passing_and_a_failing_case() {
+        let mut failing_cases = 0;
+        for n in 1..=22 {
+            let base = answer_rows(n);
+            let fields = reference(n);
+            for i in [0, base.len() - 1] {
+                for (j, &rule) in rules(n).iter().enumerate() {
+                    for lower in [false, true] {
+                        for pass in [true, false] {
+                            let mut rows = base.clone();
+                            rows[i][j] = value(rule, &fields[i][j], pass, lower);
+                            let c = check_sf1_answer(n, &rows);
+                            let case = format!(
+                                "Q{n} row {} column {j} ({rule:?}, lower {lower}): {:?} → {c:?}",
+                                i + 1,
+                                rows[i][j]
+                            );
+                            assert_eq!(c.ok, pass, "{case}");
+                            if !pass {
+                                failing_cases += 1;
+                                let d = c.detail.unwrap();
+                                assert!(d.starts_with(&format!("row {}, column ", i + 1)), "{d}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // 2 rows × 2 directions × every column of the 22 answers.
+        let columns: usize = (1..=22).map(|n| rules(n).len()).sum();
+        assert_eq!(failing_cases, 4 * columns);
+    }
+
+    #[test]
+    fn rows_out_of_order_missing_or_extra_fail() {
+        for n in 1..=22 {
+            let rows = answer_rows(n);
+            if rows.len() >= 2 && rows[0] != rows[1] {
+                let mut swapped = rows.clone();
+                swapped.swap(0, 1);
+                let c = check_sf1_answer(n, &swapped);
+                assert!(!c.ok, "Q{n} accepted rows 1 and 2 swapped");
+                assert!(c.detail.unwrap().starts_with("row 1, column"));
+            }
+            let c = check_sf1_answer(n, &rows[1..]);
+            assert_eq!(
+                c.detail.as_deref(),
+                Some(format!("{} rows, the reference has {}", rows.len() - 1, rows.len()).as_str())
+            );
+            let mut wide = rows.clone();
+            wide[0].push(Value::Int(1));
+            let c = check_sf1_answer(n, &wide);
+            assert!(!c.ok, "Q{n} accepted an extra column");
+        }
+        let c = check_sf1_answer(23, &[]);
+        assert_eq!(c.detail.as_deref(), Some("no reference answer"));
+    }
+
+    /// The differential check across engines: a cent apart is the same, two cents are not,
+    /// text and NULL only equal themselves.
+    #[test]
+    fn engines_agree_to_the_cent() {
+        let one = |v: Value| normalize(&[vec![v]]);
+        assert_eq!(
+            compare_results(&one(Value::Float(7.0)), &one(Value::Float(7.01))),
+            None
+        );
+        assert_eq!(
+            compare_results(&one(Value::Float(7.0)), &one(Value::Float(7.02))).as_deref(),
+            Some("row 1: 7.00 against 7.02")
+        );
+        assert_eq!(
+            compare_results(&one(Value::Null), &one(Value::Text("NULL".into()))).as_deref(),
+            Some("row 1: NULL against NULL")
+        );
+        assert_eq!(
+            compare_results(
+                &one(Value::Int(1)),
+                &normalize(&[vec![Value::Int(1), Value::Int(2)]])
+            )
+            .as_deref(),
+            Some("row 1: 1.00 against 1.00|2.00")
+        );
+    }
 }

@@ -993,6 +993,39 @@ mod tests {
         assert!((p - expected).abs() < 1e-6);
     }
 
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs()
+    }
+
+    /// Hand-computed values: the geometric mean of the timings is what divides 3600·SF, over
+    /// as many timings as there are (22 without refresh functions, 24 with).
+    #[test]
+    fn power_at_size_by_hand_at_several_scale_factors() {
+        // 22 queries (no RF): 11 of 2 s and 11 of 8 s, geometric mean 4 s; SF 10 → 9000.
+        let mut q22 = vec![2.0; 11];
+        q22.extend([8.0; 11]);
+        assert!(close(power_at_size(10.0, &q22).unwrap(), 9000.0));
+        // The same timings at SF 0.1 → 90; at SF 1 → 900.
+        assert!(close(power_at_size(0.1, &q22).unwrap(), 90.0));
+        assert!(close(power_at_size(1.0, &q22).unwrap(), 900.0));
+        // With RF1 and RF2: 12 of 1 s and 12 of 4 s, geometric mean 2 s; SF 0.01 → 18.
+        let mut q24 = vec![1.0; 12];
+        q24.extend([4.0; 12]);
+        assert!(close(power_at_size(0.01, &q24).unwrap(), 18.0));
+        // The floor: 23 timings of 10 s and one of 1 ms, raised to 10/1000 = 0.01 s: the
+        // product is 10^21, the mean 10^(21/24); SF 100 → 360000 / 10^0.875 = 48006.7716…
+        let mut floored = vec![10.0; 23];
+        floored.push(0.001);
+        let p = power_at_size(100.0, &floored).unwrap();
+        assert!((p - 48_006.771_557_879_66).abs() < 1e-6, "{p}");
+        // A timing above the floor stays as it is: 0.02 s → 360000 / (10^23 · 0.02)^(1/24).
+        floored[23] = 0.02;
+        let p = power_at_size(100.0, &floored).unwrap();
+        assert!((p - 46_640.111_960_144_54).abs() < 1e-6, "{p}");
+        assert_eq!(power_at_size(1.0, &[]), None);
+        assert_eq!(power_at_size(1.0, &[0.0, 0.0]), None);
+    }
+
     fn run(micros: u64, status: QueryStatus, plan: &str) -> RunRecord {
         RunRecord {
             run: 1,
