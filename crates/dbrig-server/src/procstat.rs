@@ -586,7 +586,26 @@ mod tests {
         let u = ProcessUsage::of_self().expect("/proc/self readable");
         assert!(u.rss_bytes > 0);
         assert!(u.peak_rss_bytes >= u.rss_bytes);
-        assert!(u.user_s >= 0.0 && u.system_s >= 0.0);
+        // CPU time comes in clock ticks: burn CPU until the first ticks show, bounded by the
+        // work done rather than by a clock. A reader that never saw this process's CPU time
+        // (fields swapped with another line, ticks not converted) fails here.
+        let mut x = 0u64;
+        let mut rounds = 0;
+        let busy = loop {
+            for i in 0..5_000_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+            rounds += 1;
+            let now = ProcessUsage::of_self().unwrap();
+            if now.user_s > 0.0 || rounds == 2000 {
+                break now;
+            }
+        };
+        assert!(
+            busy.user_s > 0.0,
+            "no user CPU seen after {rounds} rounds of work"
+        );
+        assert!(busy.user_s >= u.user_s && busy.system_s >= u.system_s);
         let me = ProcessUsage::of_pid(std::process::id()).unwrap();
         assert!(me.rss_bytes > 0);
         assert_eq!(ProcessUsage::of_pid(u32::MAX), None);

@@ -292,8 +292,25 @@ async fn reconnects_after_terminate() {
         .await
         .unwrap();
     assert_eq!(done, vec![vec![Value::Int(1)]]);
-    // Termination is a signal; give the backend a moment to act on it.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Termination is a signal: wait until the backend has acted on it (its pid has left
+    // pg_stat_activity), however busy the machine, rather than for a fixed time.
+    let mut polls = 0;
+    while killer
+        .query(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE pid = $1",
+            std::slice::from_ref(&pid),
+        )
+        .await
+        .unwrap()
+        != vec![vec![Value::Int(0)]]
+    {
+        polls += 1;
+        assert!(
+            polls < 3000,
+            "backend {pid:?} still there after {polls} polls"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let e = assert_kind(c.execute(stmt, &[]).await, ErrorKind::ConnectionLost);
     assert_eq!(e.class, ErrorClass::Reconnect);
     c.reconnect().await.unwrap();

@@ -179,10 +179,21 @@ fn killed_connections_reconnect() {
             )
         }
     });
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let ids = sql(&format!(
-        "SELECT id FROM information_schema.processlist WHERE db='{name}'"
-    ));
+    // Kill once both clients are connected (not after a fixed time a busy machine may miss).
+    let mut ids = String::new();
+    for _ in 0..600 {
+        ids = sql(&format!(
+            "SELECT id FROM information_schema.processlist WHERE db='{name}'"
+        ));
+        if ids.split_whitespace().count() >= 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        ids.split_whitespace().count() >= 2,
+        "clients never connected: {ids:?}"
+    );
     for id in ids.split_whitespace() {
         let _ = Command::new("mariadb")
             .args(["-uroot", "-h127.0.0.1", "-e", &format!("KILL {id}")])
@@ -222,7 +233,20 @@ fn a_statement_stuck_past_the_grace_period_is_abandoned() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Wait until the locker holds the rows (it has reached its SLEEP), not for a fixed time.
+    let mut holding = false;
+    for _ in 0..600 {
+        let n = sql(&format!(
+            "SELECT COUNT(*) FROM information_schema.processlist WHERE db='{}' AND info LIKE 'DO SLEEP%'",
+            db.0
+        ));
+        if n.trim() == "1" {
+            holding = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(holding, "the locker never took its locks");
     let started = std::time::Instant::now();
     let o = dbrig(
         out.path(),
