@@ -154,6 +154,11 @@ mod tests {
             "mock:?latency=1ms",
             "postgres://localhost/db?user=a@b",
             "see https://example.com/a:b for details; mail me@example.com",
+            // Quotes end a URL in JSON and messages, so a later '@' is not read as its own.
+            r#"{"target":"mysql://u:***@h/db","mail":"me@example.com"}"#,
+            "invalid target URL 'mysql://u:***@h/db': ask admin@example.com",
+            "`mysql://u:***@h/db`@x",
+            r"mysql://u:***@h/db\@x",
             "",
         ] {
             assert!(!text_has_unredacted_password(s), "{s}");
