@@ -626,7 +626,15 @@ mod tests {
         let before = ProcessUsage::of_pid(pid).unwrap();
         let before_at = Instant::now();
         let sampler = OsSampler::start(Duration::from_millis(250), Some(pid));
-        std::thread::sleep(Duration::from_millis(1500));
+        // Wait for the event (the child has had 0.3 s of CPU, over at least 1.5 s for the
+        // samples), not for a fixed time a loaded machine may not give the child.
+        let give_up = Instant::now() + Duration::from_secs(120);
+        while before_at.elapsed() < Duration::from_millis(1500)
+            || ProcessUsage::of_pid(pid).is_some_and(|u| u.user_s + u.system_s < 0.3)
+        {
+            assert!(Instant::now() < give_up, "the child never got 0.3 s of CPU");
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let samples = sampler.stop();
         let usage = ProcessUsage::of_pid(pid).unwrap();
         let span = before_at.elapsed().as_secs_f64();
@@ -640,17 +648,17 @@ mod tests {
         let _ = child.wait();
 
         let cpu = usage.user_s + usage.system_s;
-        // At least a fifth of a CPU even on a loaded machine; never more than one CPU.
-        assert!(
-            cpu > 0.2 * wall && cpu <= wall + 0.02,
-            "{cpu} s CPU in {wall} s"
-        );
-        if let Some(ns) = run_ns {
-            let run = ns as f64 / 1e9;
-            assert!(
-                (cpu - run).abs() <= 0.03 + 0.05 * run,
-                "stat {cpu} s, schedstat {run} s"
-            );
+        // What was waited for, and never more than one CPU.
+        assert!(cpu >= 0.3 && cpu <= wall + 0.02, "{cpu} s CPU in {wall} s");
+        match run_ns {
+            Some(ns) => {
+                let run = ns as f64 / 1e9;
+                assert!(
+                    (cpu - run).abs() <= 0.03 + 0.05 * run,
+                    "stat {cpu} s, schedstat {run} s"
+                );
+            }
+            None => eprintln!("NOT CHECKED: no schedstat here, CPU ticks not cross-checked"),
         }
         assert!(usage.rss_bytes > 0 && usage.peak_rss_bytes >= usage.rss_bytes);
 
@@ -688,12 +696,9 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
         }
         std::hint::black_box(x);
-        let stopped = Instant::now();
+        // That stop does not wait for the next interval is checked without a wall-clock limit
+        // in sampler_stops_promptly_with_long_interval.
         let samples = sampler.stop();
-        assert!(
-            stopped.elapsed() < Duration::from_millis(250),
-            "stop waited"
-        );
         assert!(samples.len() >= 3, "{} samples", samples.len());
         let mut last_t = 0.0;
         for s in &samples {
@@ -725,7 +730,13 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         let t = Instant::now();
         let samples = sampler.stop();
-        assert!(t.elapsed() < Duration::from_secs(1));
+        // A stop that waited for the interval would take 60 s; half of it leaves any busy
+        // machine room, so this only fails when stop really waits.
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "stop waited {:?}",
+            t.elapsed()
+        );
         assert!(samples.is_empty());
         // Dropping without stop must not hang either.
         drop(OsSampler::start(Duration::from_secs(60), None));

@@ -287,8 +287,14 @@ mod tests {
         let b = normalize(&[vec![Value::Text("10.01".into())]]);
         assert_eq!(compare_results(&a, &b), None);
         let c = normalize(&[vec![Value::Text("10.03".into())]]);
-        assert!(compare_results(&a, &c).is_some());
-        assert!(compare_results(&a, &[]).is_some());
+        assert_eq!(
+            compare_results(&a, &c).as_deref(),
+            Some("row 1: 10.01 against 10.03")
+        );
+        assert_eq!(
+            compare_results(&a, &[]).as_deref(),
+            Some("1 rows against 0")
+        );
     }
 
     #[test]
