@@ -151,5 +151,16 @@ mod tests {
         assert_eq!((empty.rows_per_second, empty.cycles_per_row), (None, None));
         assert_eq!(empty.mb_per_second, Some(1.0));
         assert_eq!(summary(&[]), (0.0, 0.0, 0.0));
+        // Runs too short to time (0 s): no rate is divided by zero.
+        let instant = MicroItem::new("scan", "", "rows/s", vec![], vec![0.0], 10)
+            .with_rates(Some(1_000_000), Some(1000.0));
+        assert_eq!(
+            (
+                instant.rows_per_second,
+                instant.mb_per_second,
+                instant.cycles_per_row
+            ),
+            (None, None, None)
+        );
     }
 }
