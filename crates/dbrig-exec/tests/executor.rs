@@ -225,3 +225,26 @@ async fn warm_up_events_are_served_but_not_counted() {
     // With one: the same, plus at least one whole warm-up event that was not counted.
     assert!(warm > cold, "the warm-up served nothing: {served:?}");
 }
+
+/// Read, write and other counts of a mixed workload, through runner, measurements and store:
+/// sysbench's oltp_read_write event is 14 reads (10 point and 4 range selects), 4 writes
+/// (2 updates, a delete and an insert, each changing one row on the mock) and 2 others
+/// (BEGIN and COMMIT), so a swapped pair of counters anywhere on the way shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn read_write_other_counts_survive_the_whole_path() {
+    let text = "name = \"rwo\"\ntrials = 1\nclients = [2]\n[run]\nevents = 10\ntime = 0\n\
+                [[configuration]]\nname = \"A\"\ntarget = \"mock:\"\n\
+                [[workload]]\nname = \"oltp_read_write\"\n[workload.options]\ntable-size = 100\n\
+                [environment]\nos-stats-interval = 0\n";
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run(dir.path(), text, false, false, &Heard::default()).await;
+    assert_eq!(outcome.status, RunStatus::Done, "{:?}", outcome.error);
+    let cells = outcome.store.cells(outcome.run).unwrap();
+    let trials = outcome.store.trials(cells[0].id).unwrap();
+    let m = trials[0].measurements.as_ref().unwrap();
+    assert_eq!(m.transactions, 10);
+    assert_eq!(
+        (m.queries.read, m.queries.write, m.queries.other),
+        (140, 40, 20)
+    );
+}
