@@ -27,6 +27,30 @@ pub enum WorkloadError {
     )]
     NotCreatedByDbrig { table: String, target: String },
     #[error(
+        "table {table} on {target} is not the table dbrig created ({why}), so dbrig leaves it alone: drop it yourself if you mean to"
+    )]
+    NotTheTableDbrigMade {
+        table: String,
+        target: String,
+        why: String,
+    },
+    #[error(
+        "table {table} on {target} is half-prepared (a prepare was interrupted before it finished): run `dbrig cleanup {workload}`, then `dbrig prepare {workload}` again"
+    )]
+    HalfPrepared {
+        table: String,
+        target: String,
+        workload: String,
+    },
+    #[error(
+        "the data on {target} does not match the options: {why}; prepare it again (`dbrig cleanup {workload}`, `dbrig prepare {workload}`) or pass --allow-data-mismatch to measure it anyway"
+    )]
+    DataMismatch {
+        target: String,
+        why: String,
+        workload: String,
+    },
+    #[error(
         "storage engine {engine} is not available on {target} (see SHOW ENGINES): choose another --mysql-storage-engine"
     )]
     EngineUnavailable { engine: String, target: String },

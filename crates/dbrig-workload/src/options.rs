@@ -110,6 +110,10 @@ pub struct RunOptions {
     /// Seconds to wait for a connection before giving up.
     #[arg(long, default_value_t = 10.0)]
     pub connect_timeout: f64,
+    /// Measure data that does not match the options (a table size or secondary index other
+    /// than prepared, tables an interrupted prepare left) with a warning instead of refusing.
+    #[arg(long)]
+    pub allow_data_mismatch: bool,
 }
 
 impl Default for RunOptions {

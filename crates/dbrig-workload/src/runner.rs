@@ -96,6 +96,8 @@ pub struct RunOutcome {
     pub server_version: String,
     /// Latency per kind of statement (measured events only), by statement name.
     pub statements: Vec<StatementLatency>,
+    /// What the user must be told about the data measured (`--allow-data-mismatch`).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -174,7 +176,9 @@ pub async fn run(
 
     let mut admin = Connection::connect(&spec.target, &spec.connect).await?;
     let server_version = admin.server_version().to_owned();
-    workload.check_ready(&mut admin, threads).await?;
+    let warnings = workload
+        .check_ready(&mut admin, threads, o.allow_data_mismatch)
+        .await?;
     admin.close().await;
 
     let cpus = std::thread::available_parallelism()
@@ -440,6 +444,7 @@ pub async fn run(
         },
         server_version,
         statements: statements.summaries(),
+        warnings,
     })
 }
 

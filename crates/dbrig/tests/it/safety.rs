@@ -1,0 +1,349 @@
+//! Data safety (issue 12): cleanup never drops a table dbrig did not make, even under a name
+//! it once used; an interrupted prepare is never measured; data that does not match the
+//! options is refused (or, asked for, measured with a warning). On the engines concerned.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::mysql::{TestDb as MyDb, sql as mysql};
+use crate::postgres::TestDb as PgDb;
+use crate::{dbrig, error_line, json, ok, text};
+
+fn psql_in(db: &str, statements: &str) -> String {
+    let o = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            statements,
+        ])
+        .output()
+        .expect("psql is installed with the server");
+    assert!(
+        o.status.success(),
+        "psql -c {statements}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+fn sqlite3(file: &Path, statements: &str) -> String {
+    let o = Command::new("sqlite3")
+        .arg(file)
+        .arg(statements)
+        .output()
+        .expect("sqlite3 is installed");
+    assert!(
+        o.status.success(),
+        "sqlite3 {statements}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+fn prepare(out: &Path, target: &str, size: &str) {
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            target,
+            "--table-size",
+            size,
+        ],
+    ));
+}
+
+/// The user's own sbtest1 in place of dbrig's: cleanup refuses naming it, and the rows stay.
+#[track_caller]
+fn cleanup_refuses(out: &Path, target: &str, rows: impl Fn() -> String, expected_rows: &str) {
+    let e = error_line(&dbrig(
+        out,
+        &["cleanup", "oltp_point_select", "--target", target],
+    ));
+    assert!(
+        e.contains("table sbtest1") && e.contains("is not the table dbrig created"),
+        "{e}"
+    );
+    assert_eq!(rows(), expected_rows);
+}
+
+#[test]
+fn cleanup_keeps_a_users_table_of_the_same_name_mariadb() {
+    let db = MyDb::new("safety_own");
+    let out = tempfile::tempdir().unwrap();
+    let d = &db.0;
+    // Made by hand after dropping dbrig's: no marker in its comment.
+    prepare(out.path(), &db.url(), "100");
+    mysql(&format!(
+        "DROP TABLE {d}.sbtest1; CREATE TABLE {d}.sbtest1 (id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60)); \
+         INSERT INTO {d}.sbtest1 VALUES (1, 1, 'mine', 'mine'), (2, 2, 'mine', 'mine')"
+    ));
+    let count = || {
+        mysql(&format!("SELECT COUNT(*) FROM {d}.sbtest1"))
+            .trim()
+            .to_owned()
+    };
+    cleanup_refuses(out.path(), &db.url(), count, "2");
+    mysql(&format!("DROP TABLE {d}.sbtest1"));
+    ok(dbrig(
+        out.path(),
+        &["cleanup", "oltp_point_select", "--target", &db.url()],
+    ));
+
+    // Copied with CREATE TABLE … LIKE (the comment, marker token included, comes along): its
+    // creation time still tells it apart.
+    prepare(out.path(), &db.url(), "100");
+    std::thread::sleep(Duration::from_millis(1100));
+    mysql(&format!(
+        "CREATE TABLE {d}.mine LIKE {d}.sbtest1; INSERT INTO {d}.mine SELECT * FROM {d}.sbtest1 LIMIT 7; \
+         DROP TABLE {d}.sbtest1; RENAME TABLE {d}.mine TO {d}.sbtest1"
+    ));
+    cleanup_refuses(out.path(), &db.url(), count, "7");
+}
+
+#[test]
+fn cleanup_keeps_a_users_table_of_the_same_name_postgres() {
+    let db = PgDb::new("safety_own");
+    let out = tempfile::tempdir().unwrap();
+    prepare(out.path(), &db.url(), "100");
+    psql_in(
+        &db.0,
+        "DROP TABLE sbtest1; CREATE TABLE sbtest1 (id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60)); \
+         INSERT INTO sbtest1 VALUES (1, 1, 'mine', 'mine'), (2, 2, 'mine', 'mine'), (3, 3, 'x', 'y')",
+    );
+    cleanup_refuses(
+        out.path(),
+        &db.url(),
+        || psql_in(&db.0, "SELECT COUNT(*) FROM sbtest1"),
+        "3",
+    );
+    let e = error_line(&dbrig(
+        out.path(),
+        &["cleanup", "oltp_point_select", "--target", &db.url()],
+    ));
+    assert!(e.contains("OID"), "{e}");
+    // dbrig's own, untouched, goes.
+    psql_in(&db.0, "DROP TABLE sbtest1");
+    prepare(out.path(), &db.url(), "100");
+    let o = ok(dbrig(
+        out.path(),
+        &["cleanup", "oltp_point_select", "--target", &db.url()],
+    ));
+    assert!(text(&o).contains("sbtest1"), "{}", text(&o));
+    assert_eq!(
+        psql_in(
+            &db.0,
+            "SELECT COUNT(*) FROM pg_tables WHERE tablename IN ('sbtest1', 'dbrig_objects')"
+        ),
+        "0"
+    );
+}
+
+#[test]
+fn cleanup_keeps_a_users_table_of_the_same_name_sqlite() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("own.sqlite");
+    let target = format!("sqlite:{}", file.display());
+    prepare(out.path(), &target, "100");
+    // The same definition, typed by hand: only the marker comment is missing.
+    sqlite3(
+        &file,
+        "DROP TABLE sbtest1; CREATE TABLE sbtest1 (id INTEGER NOT NULL PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT ''); \
+         INSERT INTO sbtest1 VALUES (1, 1, 'mine', 'mine')",
+    );
+    cleanup_refuses(
+        out.path(),
+        &target,
+        || sqlite3(&file, "SELECT COUNT(*) FROM sbtest1"),
+        "1",
+    );
+}
+
+/// Start `prepare` and SIGKILL it once its first table is registered but still loading.
+fn kill_prepare_midway(out: &Path, target: &str, size: &str, state: impl Fn() -> String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args([
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            target,
+            "--table-size",
+            size,
+            &format!("--out={}", out.display()),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        if state() == "loading" {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "prepare ended before it could be interrupted"
+        );
+        assert!(started.elapsed() < Duration::from_secs(60), "no table");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+fn run(out: &Path, target: &str, size: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "oltp_point_select",
+        "--target",
+        target,
+        "--table-size",
+        size,
+        "--events",
+        "20",
+        "--time",
+        "0",
+    ];
+    args.extend(extra);
+    dbrig(out, &args)
+}
+
+#[test]
+fn an_interrupted_prepare_is_never_measured_mariadb() {
+    let db = MyDb::new("safety_half");
+    let out = tempfile::tempdir().unwrap();
+    let d = db.0.clone();
+    let exists = || {
+        mysql(&format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{d}' AND table_name = 'dbrig_objects'"
+        ))
+        .trim()
+            == "1"
+    };
+    let state = || {
+        mysql(&format!(
+            "SELECT state FROM {d}.dbrig_objects WHERE name = 'sbtest1'"
+        ))
+        .trim()
+        .to_owned()
+    };
+    kill_prepare_midway(out.path(), &db.url(), "400000", || {
+        if exists() { state() } else { String::new() }
+    });
+    let rows: u64 = mysql(&format!("SELECT COUNT(*) FROM {d}.sbtest1"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(rows < 400_000, "{rows}");
+    let e = error_line(&run(out.path(), &db.url(), "400000", &[]));
+    assert!(
+        e.contains("table sbtest1") && e.contains("half-prepared") && e.contains("dbrig cleanup"),
+        "{e}"
+    );
+    // Asked for explicitly: measured, with a warning saying what is wrong.
+    let o = ok(run(
+        out.path(),
+        &db.url(),
+        "400000",
+        &["--allow-data-mismatch"],
+    ));
+    assert!(text(&o).contains("warning:") && text(&o).contains("sbtest1 is half-prepared"));
+    // cleanup drops dbrig's half-made table (its marker is dbrig's).
+    ok(dbrig(
+        out.path(),
+        &["cleanup", "oltp_point_select", "--target", &db.url()],
+    ));
+    assert_eq!(
+        mysql(&format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{d}'"
+        ))
+        .trim(),
+        "0"
+    );
+}
+
+#[test]
+fn an_interrupted_prepare_is_never_measured_sqlite() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("half.sqlite");
+    let target = format!("sqlite:{}", file.display());
+    kill_prepare_midway(out.path(), &target, "3000000", || {
+        if !file.exists() {
+            return String::new();
+        }
+        // The loader holds the write lock: read what is committed.
+        Command::new("sqlite3")
+            .arg(&file)
+            .arg("SELECT state FROM dbrig_objects WHERE name = 'sbtest1'")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    });
+    let e = error_line(&run(out.path(), &target, "3000000", &[]));
+    assert!(e.contains("half-prepared"), "{e}");
+    // run --prepare makes dbrig's half-made tables again rather than measuring them.
+    let o = ok(run(
+        out.path(),
+        &target,
+        "2000",
+        &["--prepare", "--format", "json"],
+    ));
+    assert_eq!(json(&o)["transactions"], 20);
+    assert!(text(&o).contains("left half-prepared"), "{}", text(&o));
+    assert_eq!(sqlite3(&file, "SELECT COUNT(*) FROM sbtest1"), "2000");
+    assert_eq!(
+        sqlite3(
+            &file,
+            "SELECT state FROM dbrig_objects WHERE name = 'sbtest1'"
+        ),
+        "ready"
+    );
+}
+
+#[test]
+fn data_that_does_not_match_the_options_is_refused_or_warned() {
+    let db = MyDb::new("safety_mismatch");
+    let out = tempfile::tempdir().unwrap();
+    prepare(out.path(), &db.url(), "1000");
+    let e = error_line(&run(out.path(), &db.url(), "1000000", &[]));
+    assert!(
+        e.contains("sbtest1 was prepared with --table-size 1000, the run asks for 1000000")
+            && e.contains("--allow-data-mismatch"),
+        "{e}"
+    );
+    let o = ok(run(
+        out.path(),
+        &db.url(),
+        "1000000",
+        &["--allow-data-mismatch"],
+    ));
+    assert!(
+        text(&o).contains("warning:") && text(&o).contains("--table-size 1000,"),
+        "{}",
+        text(&o)
+    );
+    ok(run(out.path(), &db.url(), "1000", &[]));
+    // A table dbrig did not prepare (sysbench's): its ids must reach the table size.
+    mysql(&format!(
+        "CREATE TABLE {d}.sbtest2 (id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT ''); \
+         INSERT INTO {d}.sbtest2 (k) SELECT seq FROM {d}.seq_1_to_500",
+        d = db.0
+    ));
+    let e = error_line(&run(out.path(), &db.url(), "1000", &["--tables", "2"]));
+    assert!(
+        e.contains("sbtest2 holds ids up to 500, the run asks for --table-size 1000"),
+        "{e}"
+    );
+}
