@@ -347,3 +347,64 @@ fn data_that_does_not_match_the_options_is_refused_or_warned() {
         "{e}"
     );
 }
+
+/// `--resume` of a plan whose run is still being written refuses, naming the live pid, and
+/// leaves the run to its writer.
+#[test]
+fn resume_refuses_while_the_run_is_alive() {
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "live"
+trials = 2
+duration = 3
+clients = [1]
+[[configuration]]
+name = "A"
+target = "mock:?latency_us=200"
+[[workload]]
+name = "oltp_point_select"
+"#,
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["run", plan.to_str().unwrap()])
+        .arg(format!("--out={}", out.path().display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let results = out.path().join("results.db");
+    let started = Instant::now();
+    let running = || {
+        results.exists()
+            && dbrig_store::Store::open(&results)
+                .ok()
+                .and_then(|s| s.runs().ok())
+                .is_some_and(|r| r.iter().any(|r| r.status.as_str() == "running"))
+    };
+    while !running() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no run began");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let e = error_line(&dbrig(
+        out.path(),
+        &["run", plan.to_str().unwrap(), "--resume"],
+    ));
+    assert!(
+        e.contains(&format!(
+            "is still being written by dbrig process {}",
+            child.id()
+        )),
+        "{e}"
+    );
+    let store = dbrig_store::Store::open(&results).unwrap();
+    let run = &store.runs().unwrap()[0];
+    assert_eq!(run.pid, Some(child.id()), "the live run keeps its writer");
+    assert!(child.wait().unwrap().success());
+    let store = dbrig_store::Store::open(&results).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 1);
+    assert_eq!(store.runs().unwrap()[0].status.as_str(), "done");
+}
