@@ -362,12 +362,21 @@ impl<'a> Executor<'a> {
         let up = (target.clone(), up.1);
         let target = &target;
         let observer = self.opts.observer;
-        let done = cell
-            .workload
-            .prepare_if_missing(target, connect, self.max_clients[&key], seed, &|msg| {
-                observer.note(msg)
-            })
-            .await?;
+        let note = |msg: &str| observer.note(msg);
+        let preparing =
+            cell.workload
+                .prepare_if_missing(target, connect, self.max_clients[&key], seed, &note);
+        // Ctrl-C stops a prepare at once: what it made is registered as unfinished, never
+        // measured, and made again by the next prepare (`--resume`, `run --prepare`).
+        let done = tokio::select! {
+            r = preparing => r?,
+            () = self.opts.interrupt.stopped() => {
+                return Err(crate::error::plan(format!(
+                    "interrupted while preparing {} on {target}: its tables are left half-prepared (never measured); `--resume` or `run --prepare` makes them again, `dbrig cleanup` drops them",
+                    cell.workload.name()
+                )));
+            }
+        };
         if let Some(line) = done {
             observer.note(&line);
         }

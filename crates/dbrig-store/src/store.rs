@@ -501,9 +501,9 @@ impl Store {
 
     /// Record a trial and its interval samples in one transaction.
     ///
-    /// A cell holds at most one finished (`done` / `invalid`) result per trial number:
-    /// recording another is [`StoreError::DuplicateTrial`]. Failed and interrupted attempts
-    /// are kept beside it as history.
+    /// A cell holds at most one finished (`done`) result per trial number: recording another
+    /// is [`StoreError::DuplicateTrial`]. Failed, invalid and interrupted attempts are kept
+    /// beside it as history.
     pub fn record_trial(&mut self, cell: CellId, trial: &NewTrial<'_>) -> Result<TrialId> {
         self.refuse_secret(
             "the trial's reason",
@@ -564,7 +564,7 @@ impl Store {
             let duplicate: bool = tx
                 .query_row(
                     "SELECT EXISTS (SELECT 1 FROM trial WHERE cell_id = ?1 AND trial_no = ?2
-                                    AND status IN ('done', 'invalid'))",
+                                    AND status = 'done')",
                     params![cell, trial.trial],
                     |r| r.get(0),
                 )

@@ -45,6 +45,27 @@ pub fn install_signal_handlers(stopper: Arc<Stopper>) {
     });
 }
 
+/// Run a long step that writes data (prepare, a TPC-H load) so that Ctrl-C / SIGTERM stops it
+/// at once: `None` when a signal came first. The step's connections are dropped with it (the
+/// server ends their statements when they go away); what it left behind is registered as
+/// unfinished, so the caller says what to do next.
+pub async fn interruptible<F: std::future::Future>(step: F) -> Option<F::Output> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let term_recv = async {
+        match term.as_mut() {
+            Some(t) => {
+                t.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        r = step => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+        _ = term_recv => None,
+    }
+}
+
 /// Open (or create) the results database the store arguments name.
 pub fn open_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();

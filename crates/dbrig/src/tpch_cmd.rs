@@ -359,7 +359,7 @@ fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
 async fn load(a: LoadArgs) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
     eprintln!("dbrig: loading TPC-H SF {} into {target}", a.sf);
-    let report = tpch::load(
+    let Some(report) = console::interruptible(tpch::load(
         &target,
         &ConnectOptions::default(),
         &LoadOptions {
@@ -368,8 +368,16 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
             parallel: a.parallel,
         },
         &progress,
-    )
-    .await?;
+    ))
+    .await
+    else {
+        eprintln!(
+            "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
+        );
+        // Now, not after the runtime has waited for the loaders' blocking threads.
+        std::process::exit(console::EXIT_INTERRUPTED.into());
+    };
+    let report = report?;
     if a.format == Format::Json {
         let mut v = serde_json::to_value(&report)?;
         v["target"] = serde_json::json!(target.to_string());

@@ -170,36 +170,130 @@ fn cleanup_keeps_a_users_table_of_the_same_name_sqlite() {
     );
 }
 
+/// Start dbrig with `args` and return it once `state` reads `loading` (a table registered,
+/// its data still coming).
+fn start_until_loading(
+    out: &Path,
+    args: &[&str],
+    state: impl Fn() -> String,
+) -> std::process::Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(args)
+        .arg(format!("--out={}", out.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while state() != "loading" {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "dbrig ended before it could be interrupted"
+        );
+        assert!(started.elapsed() < Duration::from_secs(60), "no table");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 /// Start `prepare` and SIGKILL it once its first table is registered but still loading.
 fn kill_prepare_midway(out: &Path, target: &str, size: &str, state: impl Fn() -> String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
-        .args([
+    let mut child = start_until_loading(
+        out,
+        &[
             "prepare",
             "oltp_point_select",
             "--target",
             target,
             "--table-size",
             size,
-            &format!("--out={}", out.display()),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    loop {
-        if state() == "loading" {
-            break;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "prepare ended before it could be interrupted"
-        );
-        assert!(started.elapsed() < Duration::from_secs(60), "no table");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        ],
+        state,
+    );
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// Ctrl-C in the middle of a long step: it stops within a second, exit 130, saying what was
+/// left and how to finish.
+#[track_caller]
+fn ctrl_c_stops(child: std::process::Child, finish: &str) {
+    let pid = child.id().to_string();
+    let signalled = Instant::now();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("interrupted") && err.contains("half-") && err.contains(finish),
+        "{err}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_prepare_at_once_mariadb() {
+    let db = MyDb::new("safety_ctrlc");
+    let out = tempfile::tempdir().unwrap();
+    let d = db.0.clone();
+    let child = start_until_loading(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &db.url(),
+            "--table-size",
+            "400000",
+        ],
+        || {
+            let has = mysql(&format!(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{d}' AND table_name = 'dbrig_objects'"
+            ));
+            if has.trim() == "1" {
+                mysql(&format!(
+                    "SELECT state FROM {d}.dbrig_objects WHERE name = 'sbtest1'"
+                ))
+                .trim()
+                .to_owned()
+            } else {
+                String::new()
+            }
+        },
+    );
+    ctrl_c_stops(child, "dbrig cleanup oltp_point_select");
+    let e = error_line(&run(out.path(), &db.url(), "400000", &[]));
+    assert!(e.contains("half-prepared"), "{e}");
+}
+
+#[test]
+fn ctrl_c_stops_a_tpch_load_at_once_sqlite() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("tpch.sqlite");
+    let target = format!("sqlite:{}", file.display());
+    let child = start_until_loading(
+        out.path(),
+        &["tpch", "load", "--sf", "0.5", "--target", &target],
+        || {
+            Command::new("sqlite3")
+                .arg(&file)
+                .arg("SELECT state FROM dbrig_objects WHERE name = 'lineitem'")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+                .unwrap_or_default()
+        },
+    );
+    ctrl_c_stops(child, "dbrig tpch cleanup");
+    let e = error_line(&dbrig(out.path(), &["tpch", "power", "--target", &target]));
+    assert!(e.contains("half-loaded"), "{e}");
+    ok(dbrig(out.path(), &["tpch", "cleanup", "--target", &target]));
 }
 
 fn run(out: &Path, target: &str, size: &str, extra: &[&str]) -> std::process::Output {
