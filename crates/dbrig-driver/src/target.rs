@@ -293,6 +293,14 @@ impl Target {
         )
     }
 
+    /// The password it connects with, if any (to know what to keep out of stored text).
+    pub fn password(&self) -> Option<&Secret> {
+        match self {
+            Target::Mysql { password, .. } | Target::Postgres { password, .. } => password.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Use this password unless the URL already had one.
     pub fn with_password(mut self, secret: Option<Secret>) -> Self {
         if let Target::Mysql { password, .. } | Target::Postgres { password, .. } = &mut self

@@ -29,6 +29,7 @@ use crate::observer::{Observer, TrialRef};
 use crate::plan::{Cell, Plan};
 use crate::probes;
 use crate::recorder::{Attempt, Recorder, Tally, TrialRecord, trial_status};
+use crate::secrets::Secrets;
 use crate::servers::{Servers, merged};
 
 /// How to execute a plan, besides the plan itself.
@@ -66,11 +67,20 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         exec.preflight().await?;
     }
     let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
+    // A password given any way (a `--define` feeding a URL, `--set`, a URL) is masked in
+    // every stored form of the command line and plan text.
+    let command_line = exec.secrets.scrub_all(&exec.opts.command_line);
+    exec.plan.resolved = exec.secrets.scrub_json(&exec.plan.resolved);
+    let plan_text = exec
+        .plan
+        .text
+        .as_deref()
+        .map(|t| exec.secrets.scrub(&redact_plan_text(t)));
     let (run, cells, resumed) = exec.recorder.begin(
         &exec.plan,
-        &exec.opts.command_line,
+        &command_line,
         &host,
-        exec.plan.text.as_deref().map(redact_plan_text).as_deref(),
+        plan_text.as_deref(),
         exec.opts.resume,
     )?;
     exec.opts.observer.run_started(run, resumed);
@@ -131,11 +141,14 @@ struct Executor<'a> {
     /// database (and SQLite file suffix) it was prepared in instead.
     data_database: HashMap<(usize, usize), (String, String)>,
     tally: Tally,
+    /// The plan's passwords: kept out of hooks' environments and of everything stored.
+    secrets: Secrets,
 }
 
 impl<'a> Executor<'a> {
     fn new(plan: Plan, recorder: Recorder, opts: ExecOptions<'a>) -> Self {
         let servers = Servers::new(&opts.state_dir, &plan.servers, &plan.environment);
+        let secrets = Secrets::of_plan(&plan);
         let mut max_clients: HashMap<(usize, usize), u32> = HashMap::new();
         for c in &plan.cells {
             let e = max_clients
@@ -163,6 +176,7 @@ impl<'a> Executor<'a> {
             held: HashMap::new(),
             data_database: HashMap::new(),
             tally: Tally::default(),
+            secrets,
         }
     }
 
@@ -493,6 +507,7 @@ impl<'a> Executor<'a> {
             &self.plan.environment.hooks,
             conf.hooks.as_ref(),
             target,
+            &self.secrets,
         )
         .await
     }
@@ -546,6 +561,7 @@ impl<'a> Executor<'a> {
             params: conf.params.clone(),
             read_only: self.plan.environment.start_read_only && !cell.writes,
             hook_timeout: self.plan.environment.hooks.timeout.unwrap_or(60.0),
+            secrets: &self.secrets,
             strict: self.plan.single,
             restarts: 0,
         };
@@ -615,6 +631,7 @@ impl<'a> Executor<'a> {
                 &self.plan.environment.hooks,
                 conf.hooks.as_ref(),
                 None,
+                &self.secrets,
             )
             .await;
             for out in outs.iter().filter(|o| o.failed()) {
@@ -686,6 +703,7 @@ struct PlanPowerEnv<'a> {
     params: dbrig_server::Params,
     read_only: bool,
     hook_timeout: f64,
+    secrets: &'a Secrets,
     /// A single command: restart controls on a server dbrig cannot restart are an error.
     strict: bool,
     restarts: u32,
@@ -715,7 +733,7 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
     }
 
     fn shell_hook(&mut self, name: &str, command: &str) -> HookOutput {
-        let mut h = environment::run_shell_hook(name, command, self.hook_timeout);
+        let mut h = environment::run_shell_hook(name, command, self.hook_timeout, self.secrets);
         h.scope = "query".to_owned();
         h
     }

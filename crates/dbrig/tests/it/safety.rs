@@ -502,3 +502,182 @@ name = "oltp_point_select"
     assert_eq!(store.runs().unwrap().len(), 1);
     assert_eq!(store.runs().unwrap()[0].status.as_str(), "done");
 }
+
+/// A MariaDB account of this test process's own, with a password; dropped at the end.
+struct PwUser {
+    user: String,
+    password: String,
+}
+
+impl PwUser {
+    fn new(db: &str) -> Self {
+        let pid = std::process::id();
+        let u = PwUser {
+            user: format!("dbrig_sec_{pid}"),
+            password: format!("Pw{pid}zQ7kX"),
+        };
+        mysql(&format!(
+            "DROP USER IF EXISTS '{0}'@'127.0.0.1'; CREATE USER '{0}'@'127.0.0.1' IDENTIFIED BY '{1}'; \
+             GRANT ALL ON {db}.* TO '{0}'@'127.0.0.1'",
+            u.user, u.password
+        ));
+        u
+    }
+}
+
+impl Drop for PwUser {
+    fn drop(&mut self) {
+        mysql(&format!("DROP USER IF EXISTS '{}'@'127.0.0.1'", self.user));
+    }
+}
+
+/// Every file under `dir` holding `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            hits.extend(files_holding(&p, needle));
+        } else if std::fs::read(&p)
+            .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        {
+            hits.push(p.display().to_string());
+        }
+    }
+    hits
+}
+
+/// A password fed through every path (`--password-env`, `--password-file`, `--define`,
+/// `--set`, the URL) with hooks that print their environment: afterwards no byte of it is in
+/// the results database, the reports or the hook outputs, and no hook saw it.
+#[test]
+fn no_secret_is_stored_or_handed_on() {
+    let db = MyDb::new("safety_secret");
+    let pw = PwUser::new(&db.0);
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path();
+    let url = |with_pw: &str| format!("mysql://{}{with_pw}@127.0.0.1:3306/{}", pw.user, db.0);
+    // The hooks print their environment and write it where the test can read it.
+    let seen = o.join("hook-env");
+    let hook = format!("env; env >> {}", seen.display());
+    let plan = o.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "secrets"
+trials = 1
+duration = 0.3
+clients = [1]
+[[configuration]]
+name = "by-env"
+target = "{env_url}"
+password-env = "DBRIG_IT_PW"
+[[configuration]]
+name = "by-define"
+target = "{define_url}"
+[[configuration]]
+name = "by-set"
+target = "mock:"
+[[workload]]
+name = "oltp_point_select"
+[workload.options]
+table-size = 100
+[environment.hooks]
+before-trial = "{hook}"
+after-trial-sql = "SELECT 1"
+"#,
+            env_url = url(""),
+            define_url = url(":${PW}"),
+        ),
+    )
+    .unwrap();
+    prepare_with_password(o, &url(&format!(":{}", pw.password)));
+    let r = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--define",
+            &format!("PW={}", pw.password),
+            "--set",
+            &format!(
+                "configuration.by-set.target={}",
+                url(&format!(":{}", pw.password))
+            ),
+        ])
+        .arg(format!("--out={}", o.display()))
+        .env("DBRIG_IT_PW", &pw.password)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", text(&r));
+    // A single command: password file, then the URL, with a hook.
+    let file = o.join("pw");
+    std::fs::write(&file, &pw.password).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    for extra in [
+        vec![
+            "--target".to_owned(),
+            url(""),
+            "--password-file".into(),
+            file.display().to_string(),
+        ],
+        vec!["--target".to_owned(), url(&format!(":{}", pw.password))],
+    ] {
+        let mut args = vec![
+            "run".to_owned(),
+            "oltp_point_select".into(),
+            "--table-size".into(),
+            "100".into(),
+            "--events".into(),
+            "10".into(),
+            "--time".into(),
+            "0".into(),
+            "--before-trial".into(),
+            hook.clone(),
+        ];
+        args.extend(extra);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(dbrig(o, &a));
+    }
+    let report = ok(dbrig(o, &["report", "latest", "--format", "json"]));
+    assert!(!String::from_utf8_lossy(&report.stdout).contains(&pw.password));
+    for run in ["1", "2", "3"] {
+        for format in ["json", "html", "markdown"] {
+            let r = ok(dbrig(o, &["report", run, "--format", format]));
+            assert!(
+                !String::from_utf8_lossy(&r.stdout).contains(&pw.password),
+                "report {run} {format}"
+            );
+        }
+    }
+    // The hooks ran (three trials and two single runs) and never saw it.
+    let env_seen = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        env_seen.lines().filter(|l| l.starts_with("PWD=")).count(),
+        5,
+        "{env_seen}"
+    );
+    assert!(!env_seen.contains(&pw.password), "a hook saw the password");
+    std::fs::remove_file(&seen).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::fs::remove_file(&plan).unwrap();
+    // Stored: the trials ran as the password's account (so it was really used) …
+    let store = dbrig_store::Store::open(&o.join("results.db")).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 3);
+    // … and no byte of it is in the results database or any report written.
+    assert_eq!(files_holding(o, &pw.password), Vec::<String>::new());
+}
+
+fn prepare_with_password(out: &Path, target: &str) {
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            target,
+            "--table-size",
+            "100",
+        ],
+    ));
+}
