@@ -121,6 +121,18 @@ impl Target {
             "postgres" | "postgresql" => Dialect::Postgres,
             other => return Err(err(&format!("unknown scheme '{other}'; {URL_FORMS}"))),
         };
+        // An empty URL names no server: defaulting it to a local one would benchmark (and
+        // prepare tables on) a server the user never named.
+        if rest.trim().is_empty() {
+            return Err(err(&format!(
+                "nothing after '{scheme}://': name the server, e.g. {scheme}://USER@127.0.0.1:{}/DB",
+                if dialect == Dialect::Mysql {
+                    3306
+                } else {
+                    5432
+                }
+            )));
+        }
         let (rest, query) = match rest.split_once('?') {
             Some((r, q)) => (r, Some(q)),
             None => (rest, None),

@@ -59,6 +59,38 @@ pub struct Hooks {
     /// Seconds a hook may take (default 60; a configuration's hooks default to the plan's).
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// What a hook that fails (non-zero exit, time-out, SQL error) does besides being said
+    /// on the console and stored: `fail-trial` (default: a failed `before-*` hook fails the
+    /// trial, which then does not run; an `after-*` one is a warning) or `warn` (never fails
+    /// a trial).
+    #[serde(default)]
+    pub on_failure: Option<OnHookFailure>,
+}
+
+/// What a failed hook does to its trial (`on-failure`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnHookFailure {
+    #[default]
+    FailTrial,
+    Warn,
+}
+
+/// How a failed hook reads on the console and as a trial's failure reason.
+pub fn hook_failure(h: &HookOutput) -> String {
+    let what = if h.timed_out {
+        "timed out".to_owned()
+    } else {
+        match h.exit_code {
+            Some(code) => format!("exited with {code}"),
+            None => "could not run".to_owned(),
+        }
+    };
+    let first = h.output.lines().map(str::trim).find(|l| !l.is_empty());
+    match first {
+        Some(line) => format!("{} hook ({}) {what}: {line}", h.hook, h.scope),
+        None => format!("{} hook ({}) {what}", h.hook, h.scope),
+    }
 }
 
 /// Where in a plan a hook runs.

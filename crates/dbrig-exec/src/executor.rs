@@ -66,6 +66,16 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
     if exec.plan.single {
         exec.preflight().await?;
     }
+    // An unusable placement is an error before anything runs: trials measured unpinned
+    // would be recorded as if they ran where the plan said.
+    if let Some(cpus) = &exec.plan.environment.client_cpus
+        && let Err(e) = environment::pin(std::process::id(), cpus)
+    {
+        return Err(crate::error::plan(format!(
+            "client-cpus = \"{cpus}\" cannot be used on this host ({e}); CPUs allowed: {}",
+            dbrig_server::host::cpus_allowed(std::process::id()).unwrap_or_else(|| "?".into())
+        )));
+    }
     let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
     // A password given any way (a `--define` feeding a URL, `--set`, a URL) is masked in
     // every stored form of the command line and plan text.
@@ -83,14 +93,14 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         plan_text.as_deref(),
         exec.opts.resume,
     )?;
-    exec.opts.observer.run_started(run, resumed);
-    if let Some(cpus) = &exec.plan.environment.client_cpus
-        && let Err(e) = environment::pin(std::process::id(), cpus)
-    {
-        exec.opts
-            .observer
-            .note(&format!("warning: cannot pin the client: {e}"));
+    if exec.opts.resume && !resumed {
+        exec.opts.observer.note(&format!(
+            "--resume: no earlier run of plan '{}' in {}: starting a new run",
+            exec.plan.name,
+            exec.recorder.store().path().display()
+        ));
     }
+    exec.opts.observer.run_started(run, resumed);
     for i in 0..exec.plan.schedule.len() {
         if exec.opts.interrupt.is_stopped() {
             break;
@@ -529,6 +539,23 @@ impl<'a> Executor<'a> {
         let with_target = Some((target, connect));
         env.hooks
             .extend(self.hooks(HookPoint::BeforeTrial, cell, with_target).await);
+        // A failed before-* hook (this trial's, or its configuration's first) is said, and
+        // unless the plan says `on-failure = "warn"` the trial does not run on a setup that
+        // did not happen.
+        let on_failure = conf
+            .hooks
+            .as_ref()
+            .and_then(|h| h.on_failure)
+            .or(self.plan.environment.hooks.on_failure)
+            .unwrap_or_default();
+        let mut hook_failed = None;
+        for h in env.hooks.iter().filter(|h| h.failed()) {
+            let why = environment::hook_failure(h);
+            self.opts.observer.note(&format!("warning: {why}"));
+            if hook_failed.is_none() && on_failure == environment::OnHookFailure::FailTrial {
+                hook_failed = Some(why);
+            }
+        }
         // After the hooks (they may SET GLOBAL): what this trial ran with.
         match probes::server_settings(target, connect).await {
             Ok(s) => env.server_settings = s,
@@ -574,6 +601,8 @@ impl<'a> Executor<'a> {
         // otherwise finish before it noticed, and be stored as done).
         let attempt = if self.opts.interrupt.is_stopped() {
             Attempt::Interrupted
+        } else if let Some(why) = hook_failed {
+            Attempt::Failed(why)
         } else {
             match workload
                 .trial(
@@ -596,6 +625,7 @@ impl<'a> Executor<'a> {
             process_life(&mut self.servers),
         );
         self.flush_server_notes();
+        let before_after = env.hooks.len();
         env.hooks
             .extend(self.hooks(HookPoint::AfterTrial, cell, with_target).await);
         if self.last_of_configuration.get(&cell.configuration) == Some(&tref.index)
@@ -605,6 +635,11 @@ impl<'a> Executor<'a> {
                 self.hooks(HookPoint::AfterConfiguration, cell, with_target)
                     .await,
             );
+        }
+        for h in env.hooks[before_after..].iter().filter(|h| h.failed()) {
+            self.opts
+                .observer
+                .note(&format!("warning: {}", environment::hook_failure(h)));
         }
         env.server = conf.server.as_deref().and_then(|n| self.servers.facts(n));
         let life = ServerLife {

@@ -66,9 +66,23 @@ pub async fn interruptible<F: std::future::Future>(step: F) -> Option<F::Output>
     }
 }
 
+/// A results database path that names a directory, said as such (SQLite would only say it is
+/// "unable to open database file").
+fn refuse_directory(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "the results database {} is a directory: name a file, e.g. --results {}",
+            path.display(),
+            path.join("results.db").display()
+        );
+    }
+    Ok(())
+}
+
 /// Open (or create) the results database the store arguments name.
 pub fn open_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();
+    refuse_directory(&path)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -79,6 +93,7 @@ pub fn open_store(store: &StoreArgs) -> Result<Store> {
 /// Open an existing results database (for reading: a missing file is an error).
 pub fn open_existing_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();
+    refuse_directory(&path)?;
     if !path.exists() {
         anyhow::bail!(
             "no results database at {}: run a benchmark first, or pass --results PATH",

@@ -681,3 +681,152 @@ fn prepare_with_password(out: &Path, target: &str) {
         ],
     ));
 }
+
+/// Clear one-line errors instead of clap's confusion, silent defaults or SQLite's wording.
+#[test]
+fn bad_inputs_get_one_clear_line() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path();
+    let run_with = |extra: &[&str]| {
+        let mut a = vec!["run", "oltp_point_select", "--target", "mock:"];
+        a.extend(extra);
+        dbrig(o, &a)
+    };
+    // Negative numbers reach the option's own validation.
+    for (args, expected) in [
+        (
+            &["--time", "-1"][..],
+            "--time must be a non-negative number, not -1",
+        ),
+        (
+            &["--rate", "-5"][..],
+            "--rate must be a non-negative number, not -5",
+        ),
+    ] {
+        let e = error_line(&run_with(args));
+        assert!(e.contains(expected), "{args:?}: {e}");
+    }
+    let r = run_with(&["--threads", "-3"]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("invalid value '-3' for '--threads") && !err.contains("unexpected argument"),
+        "{err}"
+    );
+    let r = dbrig(o, &["tpch", "load", "--sf", "-1", "--target", "mock:"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("invalid scale factor '-1'"), "{err}");
+    // An empty server URL is an error, not a silent local default.
+    for url in ["mysql://", "postgres://"] {
+        let e = error_line(&dbrig(o, &["run", "oltp_point_select", "--target", url]));
+        assert!(e.contains(&format!("nothing after '{url}'")), "{e}");
+    }
+    // --results naming a directory.
+    let e = error_line(&dbrig(o, &["runs", "--results", o.to_str().unwrap()]));
+    assert!(e.contains("is a directory"), "{e}");
+    // An unusable placement fails before anything runs or is stored.
+    let e = error_line(&run_with(&["--client-cpus", "999", "--time", "0.1"]));
+    assert!(e.contains("client-cpus = \"999\" cannot be used"), "{e}");
+    let results = o.join("results.db");
+    assert!(
+        !results.exists()
+            || dbrig_store::Store::open(&results)
+                .unwrap()
+                .runs()
+                .unwrap()
+                .is_empty(),
+        "nothing is recorded"
+    );
+}
+
+/// `--resume` with no earlier run says it starts a new one.
+#[test]
+fn resume_without_an_earlier_run_says_so() {
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "name = \"fresh\"\ntrials = 1\nduration = 0.2\nclients = [1]\n\
+         [[configuration]]\nname = \"A\"\ntarget = \"mock:\"\n\
+         [[workload]]\nname = \"oltp_point_select\"\n",
+    )
+    .unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &["run", plan.to_str().unwrap(), "--resume"],
+    ));
+    assert!(
+        text(&o).contains("--resume: no earlier run of plan 'fresh'")
+            && text(&o).contains("starting a new run"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A failing, timed-out or erroring hook is said on the console; a failed before-* hook
+/// fails its trial unless the plan says `on-failure = "warn"`.
+#[test]
+fn failing_hooks_are_said_and_fail_the_trial() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path();
+    let target = format!("sqlite:{}", o.join("h.sqlite").display());
+    let base = [
+        "run",
+        "oltp_point_select",
+        "--target",
+        &target,
+        "--prepare",
+        "--table-size",
+        "100",
+        "--time",
+        "0.2",
+    ];
+    for (hook, said) in [
+        (
+            &["--before-trial", "echo broken; exit 3"][..],
+            "before-trial hook (plan) exited with 3: broken",
+        ),
+        (
+            &["--before-trial", "sleep 30", "--hook-timeout", "1"][..],
+            "before-trial hook (plan) timed out",
+        ),
+        (
+            &["--before-trial-sql", "SELEC nonsense"][..],
+            "before-trial-sql hook (plan) exited with 1",
+        ),
+    ] {
+        let r = dbrig(o, &[&base[..], hook].concat());
+        let all = text(&r);
+        assert_eq!(r.status.code(), Some(1), "{all}");
+        assert!(all.contains(&format!("warning: {said}")), "{all}");
+        assert!(error_line(&r).contains(said), "{all}");
+    }
+    // An after-trial hook that fails is a warning; the trial stands.
+    let r = ok(dbrig(
+        o,
+        &[&base[..], &["--after-trial", "exit 4"]].concat(),
+    ));
+    assert!(
+        text(&r).contains("warning: after-trial hook (plan) exited with 4"),
+        "{}",
+        text(&r)
+    );
+    // The plan decides: on-failure = "warn" measures anyway.
+    let plan = o.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"hooks\"\ntrials = 1\nduration = 0.2\nclients = [1]\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{target}\"\n\
+             [[workload]]\nname = \"oltp_point_select\"\n[workload.options]\ntable-size = 100\n\
+             [environment.hooks]\nbefore-trial = \"exit 3\"\non-failure = \"warn\"\n"
+        ),
+    )
+    .unwrap();
+    let r = ok(dbrig(o, &["run", plan.to_str().unwrap()]));
+    assert!(
+        text(&r).contains("warning: before-trial hook (plan) exited with 3"),
+        "{}",
+        text(&r)
+    );
+}
