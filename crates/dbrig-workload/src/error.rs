@@ -58,12 +58,22 @@ pub enum WorkloadError {
     UnknownWorkload(String),
     #[error("{0}")]
     InvalidOptions(String),
-    #[error("could not connect {failed} of {clients} clients to {target}: {first}")]
+    #[error("could not connect {failed} of {clients} clients to {target}{untried}: {first}")]
     ConnectFailed {
         failed: u32,
         clients: u32,
+        /// Empty, or how many clients were not tried after the first failures.
+        untried: String,
         target: String,
-        first: DriverError,
+        first: Box<DriverError>,
+    },
+    #[error(
+        "the {workload} statements do not prepare on {target}: the tables differ from the workload's schema ({first}); prepare them with dbrig, or check --tables/--table-size"
+    )]
+    StatementsDoNotPrepare {
+        workload: String,
+        target: String,
+        first: Box<DriverError>,
     },
     #[error("internal error: {0}")]
     Internal(String),

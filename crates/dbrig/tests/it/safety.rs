@@ -830,3 +830,57 @@ fn failing_hooks_are_said_and_fail_the_trial() {
         text(&r)
     );
 }
+
+/// Too many SQLite client threads for the process's limits: one line, no panic; and a table
+/// whose schema is not the workload's is named as such, not as a connection failure.
+#[test]
+fn thread_limits_and_schema_mismatch_are_one_clear_line_sqlite() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path();
+    ok(dbrig(
+        o,
+        &["prepare", "oltp_point_select", "--table-size", "100"],
+    ));
+    // An address-space limit makes the OS refuse thread stacks, as a pids limit would.
+    let r = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1500000; exec {} run oltp_point_select --table-size 100 --threads 3000 --time 1 --out={}",
+            env!("CARGO_BIN_EXE_dbrig"),
+            o.display()
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let e = error_line(&r);
+    assert!(
+        e.contains("of 3000 clients")
+            && e.contains("the OS refused a thread")
+            && e.contains("ulimit -u"),
+        "{e}"
+    );
+    let file = o.join("dbrig.sqlite");
+    sqlite3(&file, "ALTER TABLE sbtest1 RENAME COLUMN c TO c_renamed");
+    let e = error_line(&dbrig(
+        o,
+        &[
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "100",
+            "--threads",
+            "4",
+            "--time",
+            "0.2",
+        ],
+    ));
+    assert!(
+        e.contains("statements do not prepare")
+            && e.contains("differ from the workload's schema")
+            && e.contains("no such column: c")
+            && !e.contains("could not connect"),
+        "{e}"
+    );
+}
