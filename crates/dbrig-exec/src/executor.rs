@@ -557,9 +557,17 @@ impl<'a> Executor<'a> {
             }
         }
         // After the hooks (they may SET GLOBAL): what this trial ran with.
+        // A server that does not answer within the connect timeout fails the trial here:
+        // every further connection would wait as long again.
+        let mut unreachable = None;
         match probes::server_settings(target, connect).await {
             Ok(s) => env.server_settings = s,
-            Err(e) => env.server_settings_error = Some(e.to_string()),
+            Err(e) => {
+                if e.kind == dbrig_driver::ErrorKind::Unreachable {
+                    unreachable = Some(e.to_string());
+                }
+                env.server_settings_error = Some(e.to_string());
+            }
         }
         let numa = conf.server.as_deref().and_then(|n| self.servers.numa(n));
         env.placement = Some(environment::placement(
@@ -569,8 +577,15 @@ impl<'a> Executor<'a> {
         ));
         let process_life =
             |servers: &mut Servers| conf.server.as_deref().map(|n| servers.life_mark(n));
+        let observe = async |unreachable: bool| match unreachable {
+            true => dbrig_core::results::LifeMark {
+                died: true,
+                ..Default::default()
+            },
+            false => probes::observe_life(target, connect).await,
+        };
         let before = merged(
-            probes::observe_life(target, connect).await,
+            observe(unreachable.is_some()).await,
             process_life(&mut self.servers),
         );
         let sampling = Sampling::start(self.plan.environment.os_stats_interval, server_pid);
@@ -603,6 +618,8 @@ impl<'a> Executor<'a> {
             Attempt::Interrupted
         } else if let Some(why) = hook_failed {
             Attempt::Failed(why)
+        } else if let Some(why) = unreachable.clone() {
+            Attempt::Failed(why)
         } else {
             match workload
                 .trial(
@@ -621,7 +638,7 @@ impl<'a> Executor<'a> {
         let controls_restarted = power_env.restarts > 0;
         env.os_samples = sampling.stop();
         let after = merged(
-            probes::observe_life(target, connect).await,
+            observe(unreachable.is_some()).await,
             process_life(&mut self.servers),
         );
         self.flush_server_notes();

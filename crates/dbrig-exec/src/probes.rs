@@ -33,8 +33,9 @@ pub async fn observe_life(target: &Target, connect: &ConnectOptions) -> LifeMark
     let Some(sql) = probe_sql(target, "uptime") else {
         return LifeMark::default();
     };
+    // Quick, and never longer than the run's own connect timeout.
     let quick = ConnectOptions {
-        connect_timeout: Duration::from_secs(5),
+        connect_timeout: connect.connect_timeout.min(Duration::from_secs(5)),
         ..connect.clone()
     };
     let observed = SystemTime::now();
@@ -80,11 +81,8 @@ pub async fn server_settings(
     else {
         return Ok(None);
     };
-    let quick = ConnectOptions {
-        connect_timeout: Duration::from_secs(10),
-        ..connect.clone()
-    };
-    let mut conn = Connection::connect(target, &quick).await?;
+    // The run's own connect timeout (`--connect-timeout`), as for every connection.
+    let mut conn = Connection::connect(target, connect).await?;
     let rows = conn.query(&variables_sql, &[]).await?;
     let version = conn.query(&version_sql, &[]).await?;
     conn.close().await;

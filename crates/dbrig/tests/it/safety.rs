@@ -884,3 +884,38 @@ fn thread_limits_and_schema_mismatch_are_one_clear_line_sqlite() {
         "{e}"
     );
 }
+
+/// A server that accepts and never answers: `--connect-timeout 2` ends the run in about
+/// 2 s (no probe waits longer, no further connection is tried).
+#[test]
+fn connect_timeout_is_honoured_by_every_connection() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let held = std::sync::Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            held.lock().unwrap().push(s);
+        }
+    });
+    let out = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let r = dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &format!("mysql://root@127.0.0.1:{port}/test"),
+            "--connect-timeout",
+            "2",
+            "--time",
+            "1",
+        ],
+    );
+    let took = started.elapsed();
+    let e = error_line(&r);
+    assert!(e.contains("no MySQL handshake within 2s"), "{e}");
+    assert!(took < Duration::from_millis(4500), "took {took:?}");
+    assert_eq!(accepted.lock().unwrap().len(), 1);
+}
