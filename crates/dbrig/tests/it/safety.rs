@@ -919,3 +919,44 @@ fn connect_timeout_is_honoured_by_every_connection() {
     assert!(took < Duration::from_millis(4500), "took {took:?}");
     assert_eq!(accepted.lock().unwrap().len(), 1);
 }
+
+/// `tpch load` estimates the size first and refuses what the target's disk cannot hold,
+/// naming where it looked (SQLite's folder, the local MariaDB's data directory).
+#[test]
+fn tpch_load_refuses_what_the_disk_cannot_hold() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("big.sqlite");
+    let e = error_line(&dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "load",
+            "--sf",
+            "100000",
+            "--target",
+            &format!("sqlite:{}", file.display()),
+        ],
+    ));
+    assert!(
+        e.contains("TPC-H SF 100000 needs about 160000.0 GB but")
+            && e.contains(&out.path().display().to_string())
+            && e.contains("--force"),
+        "{e}"
+    );
+    assert!(!file.exists(), "nothing was created");
+    let db = MyDb::new("safety_big");
+    let e = error_line(&dbrig(
+        out.path(),
+        &["tpch", "load", "--sf", "100000", "--target", &db.url()],
+    ));
+    let datadir = mysql("SELECT @@datadir");
+    assert!(e.contains(datadir.trim()) && e.contains("GB free"), "{e}");
+    assert_eq!(
+        mysql(&format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{}'",
+            db.0
+        ))
+        .trim(),
+        "0"
+    );
+}
