@@ -339,6 +339,11 @@ impl<'a> Executor<'a> {
     fn bring_up(&mut self, cell: &Cell, restart: bool) -> Result<(Target, Option<u32>)> {
         let key = (cell.configuration, cell.workload_index);
         let (target, pid) = self.server_up(cell, restart)?;
+        // A managed server's password, known only once it is up: kept out of hooks and
+        // stored text like every other.
+        if let Some(p) = target.password() {
+            self.secrets.add(p.expose());
+        }
         match self.data_database.get(&key) {
             Some((name, suffix)) => Ok((target.with_database(name, suffix), pid)),
             None => Ok((target, pid)),
