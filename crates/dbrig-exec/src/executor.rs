@@ -77,6 +77,18 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         )));
     }
     let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
+    // A single command warned when it read its URL; a plan's URLs (a file, `--define`,
+    // `--set`) are said here, once per configuration.
+    if !exec.plan.single {
+        for c in &exec.plan.configurations {
+            if c.target.as_ref().is_some_and(Target::has_url_password) {
+                exec.opts.observer.note(&format!(
+                    "warning: configuration '{}': the password in its target URL is visible in process listings and shell history (it is masked in everything stored); prefer password-env or password-file",
+                    c.name
+                ));
+            }
+        }
+    }
     // A password given any way (a `--define` feeding a URL, `--set`, a URL) is masked in
     // every stored form of the command line and plan text.
     let command_line = exec.secrets.scrub_all(&exec.opts.command_line);

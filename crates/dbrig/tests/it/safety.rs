@@ -610,6 +610,17 @@ after-trial-sql = "SELECT 1"
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", text(&r));
+    // The URL passwords (`--define`, `--set`) are accepted with the usual warning.
+    for c in ["by-define", "by-set"] {
+        assert!(
+            text(&r).contains(&format!(
+                "warning: configuration '{c}': the password in its target URL is visible"
+            )),
+            "{}",
+            text(&r)
+        );
+    }
+    assert!(!text(&r).contains(&pw.password));
     // A single command: password file, then the URL, with a hook.
     let file = o.join("pw");
     std::fs::write(&file, &pw.password).unwrap();
