@@ -319,6 +319,8 @@ impl<'a> Executor<'a> {
             Err(e) => Attempt::Failed(e.one_line()),
         };
         let (status, reason) = trial_status(&attempt, server_restarted);
+        // A failure reason may quote a server's log or a client's error: never a secret.
+        let reason = reason.map(|r| self.secrets.scrub(&r));
         let summary = match (&attempt, &reason) {
             (Attempt::Measured(o), None) => o.summary(),
             (_, Some(r)) => format!("{}: {r}", status.as_str()),

@@ -971,3 +971,56 @@ fn tpch_load_refuses_what_the_disk_cannot_hold() {
         "0"
     );
 }
+
+/// A managed server's own password (locked down by default) is used by dbrig and masked in
+/// whatever a hook prints of it; the run stores no byte of it.
+#[test]
+fn a_managed_servers_secret_is_used_and_never_stored() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().display().to_string();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "managed-secret"
+trials = 1
+duration = 0.5
+clients = [1]
+[[server]]
+name = "m1"
+engine = "mariadb"
+start-timeout = 120
+[[configuration]]
+name = "A"
+server = "m1"
+[[workload]]
+name = "oltp_point_select"
+[workload.options]
+table-size = 100
+[environment.hooks]
+before-trial = "cat {o}/servers/m1/secret; env"
+"#
+        ),
+    )
+    .unwrap();
+    let r = ok(dbrig(out.path(), &["run", plan.to_str().unwrap()]));
+    let secret = std::fs::read_to_string(out.path().join("servers/m1/secret"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert_eq!(secret.len(), 32);
+    assert!(!text(&r).contains(&secret));
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let cell = &store.cells(run).unwrap()[0];
+    let trial = &store.trials(cell.id).unwrap()[0];
+    assert_eq!(trial.status.as_str(), "done", "{:?}", trial.reason);
+    let hooks = crate::trial_json(trial)["hooks"].to_string();
+    assert!(hooks.starts_with("[{") && hooks.contains("***"), "{hooks}");
+    drop(store);
+    let mut holding = files_holding(out.path(), &secret);
+    // Only the secret file itself (the server keeps a hash, the log no statement).
+    holding.retain(|p| !p.ends_with("/servers/m1/secret"));
+    assert_eq!(holding, Vec::<String>::new());
+}
