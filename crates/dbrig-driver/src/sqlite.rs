@@ -7,7 +7,6 @@
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use dbrig_core::{ErrorClass, Value};
@@ -44,7 +43,10 @@ struct State {
 
 pub(crate) struct SqliteConnection {
     jobs: mpsc::Sender<Job>,
-    thread: JoinHandle<()>,
+    /// Answered by the connection's thread once it has closed the database. Awaited on
+    /// close instead of joining the thread, which would need one more (blocking-pool)
+    /// thread: under a process limit that spawn panics.
+    closed: oneshot::Receiver<()>,
     /// Interrupts the statement running on the connection's thread, from any thread.
     interrupt: Arc<rusqlite::InterruptHandle>,
     policy: ErrorPolicy,
@@ -63,8 +65,9 @@ impl SqliteConnection {
         let policy = options.policy.clone();
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = oneshot::channel();
+        let (closed_tx, closed) = oneshot::channel();
         let open_policy = policy.clone();
-        let thread = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("dbrig-sqlite".into())
             .spawn(move || {
                 let conn = match open(path.as_deref()) {
@@ -90,17 +93,21 @@ impl SqliteConnection {
                 while let Ok(job) = queue.recv() {
                     job(&mut state);
                 }
+                drop(state);
+                let _ = closed_tx.send(());
             })
             .map_err(|e| {
                 DriverError::fatal(
                     ErrorKind::Unsupported,
-                    format!("cannot start the SQLite thread: {e}"),
+                    format!(
+                        "cannot start an SQLite connection thread: the OS refused a thread ({e}); raise ulimit -u / pids.max or use fewer --threads"
+                    ),
                 )
             })?;
         let interrupt = ready_rx.await.map_err(|_| thread_gone())??;
         Ok(Self {
             jobs,
-            thread,
+            closed,
             interrupt,
             policy,
             version: format!("SQLite {}", rusqlite::version()),
@@ -217,9 +224,8 @@ impl SqliteConnection {
     pub(crate) async fn close(self) {
         drop(self.jobs);
         // Wait for the thread to close the database (so the file is released when close
-        // returns), without blocking an async worker on the join.
-        let thread = self.thread;
-        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        // returns), without blocking an async worker.
+        let _ = self.closed.await;
     }
 }
 

@@ -123,6 +123,18 @@ impl Target {
             "postgres" | "postgresql" => Dialect::Postgres,
             other => return Err(err(&format!("unknown scheme '{other}'; {URL_FORMS}"))),
         };
+        // An empty URL names no server: defaulting it to a local one would benchmark (and
+        // prepare tables on) a server the user never named.
+        if after.trim().is_empty() {
+            return Err(err(&format!(
+                "nothing after '{scheme}://': name the server, e.g. {scheme}://USER@127.0.0.1:{}/DB",
+                if dialect == Dialect::Mysql {
+                    3306
+                } else {
+                    5432
+                }
+            )));
+        }
         // Printed and stored text ends a URL at these, so a URL holding one could not be
         // checked whole for a password before it is stored.
         if url.contains(url::ends_url_in_text) {
@@ -314,6 +326,14 @@ impl Target {
                 ..
             }
         )
+    }
+
+    /// The password it connects with, if any (to know what to keep out of stored text).
+    pub fn password(&self) -> Option<&Secret> {
+        match self {
+            Target::Mysql { password, .. } | Target::Postgres { password, .. } => password.as_ref(),
+            _ => None,
+        }
     }
 
     /// Use this password unless the URL already had one.

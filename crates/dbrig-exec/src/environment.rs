@@ -12,6 +12,8 @@ use dbrig_driver::{ConnectOptions, Connection, Target};
 use dbrig_server::OsSampler;
 use serde::{Deserialize, Serialize};
 
+use crate::secrets::Secrets;
+
 /// When a managed server is (re)started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -57,6 +59,38 @@ pub struct Hooks {
     /// Seconds a hook may take (default 60; a configuration's hooks default to the plan's).
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// What a hook that fails (non-zero exit, time-out, SQL error) does besides being said
+    /// on the console and stored: `fail-trial` (default: a failed `before-*` hook fails the
+    /// trial, which then does not run; an `after-*` one is a warning) or `warn` (never fails
+    /// a trial).
+    #[serde(default)]
+    pub on_failure: Option<OnHookFailure>,
+}
+
+/// What a failed hook does to its trial (`on-failure`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnHookFailure {
+    #[default]
+    FailTrial,
+    Warn,
+}
+
+/// How a failed hook reads on the console and as a trial's failure reason.
+pub fn hook_failure(h: &HookOutput) -> String {
+    let what = if h.timed_out {
+        "timed out".to_owned()
+    } else {
+        match h.exit_code {
+            Some(code) => format!("exited with {code}"),
+            None => "could not run".to_owned(),
+        }
+    };
+    let first = h.output.lines().map(str::trim).find(|l| !l.is_empty());
+    match first {
+        Some(line) => format!("{} hook ({}) {what}: {line}", h.hook, h.scope),
+        None => format!("{} hook ({}) {what}", h.hook, h.scope),
+    }
 }
 
 /// Where in a plan a hook runs.
@@ -115,6 +149,7 @@ pub async fn run_hooks(
     plan: &Hooks,
     configuration: Option<&Hooks>,
     target: Option<(&Target, &ConnectOptions)>,
+    secrets: &Secrets,
 ) -> Vec<HookOutput> {
     let plan_timeout = plan.timeout.unwrap_or(60.0);
     let mut out = Vec::new();
@@ -133,7 +168,7 @@ pub async fn run_hooks(
         let name = point.name();
         let run_shell = |out: &mut Vec<HookOutput>| {
             if let Some(cmd) = shell {
-                out.push(scoped(run_shell_hook(name, cmd, timeout), scope));
+                out.push(scoped(run_shell_hook(name, cmd, timeout, secrets), scope));
             }
         };
         let before = matches!(
@@ -146,7 +181,7 @@ pub async fn run_hooks(
         if let (Some(sql), Some((target, connect))) = (sql, target) {
             let hook = format!("{name}-sql");
             out.push(scoped(
-                run_sql_hook(&hook, sql, target, connect, timeout).await,
+                secrets.scrub_hook(run_sql_hook(&hook, sql, target, connect, timeout).await),
                 scope,
             ));
         }
@@ -193,14 +228,15 @@ fn one() -> f64 {
     1.0
 }
 
-/// Run a shell hook with a timeout (coreutils `timeout`), capturing its output.
-pub fn run_shell_hook(name: &str, command: &str, timeout: f64) -> HookOutput {
-    let out = Command::new("timeout")
-        .arg("--kill-after=5")
+/// Run a shell hook with a timeout (coreutils `timeout`), capturing its output. The hook never
+/// sees a secret in its environment, and none is stored from what it printed.
+pub fn run_shell_hook(name: &str, command: &str, timeout: f64, secrets: &Secrets) -> HookOutput {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("--kill-after=5")
         .arg(format!("{timeout}"))
-        .args(["sh", "-c", command])
-        .output();
-    match out {
+        .args(["sh", "-c", command]);
+    secrets.strip_env(&mut cmd);
+    secrets.scrub_hook(match cmd.output() {
         Ok(o) => {
             let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
             text.push_str(&String::from_utf8_lossy(&o.stderr));
@@ -221,7 +257,7 @@ pub fn run_shell_hook(name: &str, command: &str, timeout: f64) -> HookOutput {
             output: format!("could not run the hook: {e}"),
             timed_out: false,
         },
-    }
+    })
 }
 
 /// Run a SQL hook (statements separated by `;`) on the target, capturing result rows.
@@ -363,7 +399,14 @@ mod tests {
             ..Hooks::default()
         };
         // No target: the SQL hook is left out, shell hooks run plan first.
-        let outs = run_hooks(HookPoint::BeforeTrial, &plan, Some(&conf), None).await;
+        let outs = run_hooks(
+            HookPoint::BeforeTrial,
+            &plan,
+            Some(&conf),
+            None,
+            &Secrets::default(),
+        )
+        .await;
         let seen: Vec<(&str, &str)> = outs
             .iter()
             .map(|o| (o.hook.as_str(), o.scope.as_str()))
@@ -373,7 +416,14 @@ mod tests {
             [("before-trial", "plan"), ("before-trial", "configuration")]
         );
         assert!(outs.iter().all(|o| !o.failed()));
-        let outs = run_hooks(HookPoint::AfterTrial, &plan, None, None).await;
+        let outs = run_hooks(
+            HookPoint::AfterTrial,
+            &plan,
+            None,
+            None,
+            &Secrets::default(),
+        )
+        .await;
         assert_eq!(outs.len(), 1);
         assert_eq!(outs[0].exit_code, Some(3));
         assert!(outs[0].failed());
@@ -382,7 +432,14 @@ mod tests {
             "plan-before\nconf-before\nplan-after\n"
         );
         // The configuration's own timeout applies to its hooks.
-        let outs = run_hooks(HookPoint::AfterConfiguration, &plan, Some(&conf), None).await;
+        let outs = run_hooks(
+            HookPoint::AfterConfiguration,
+            &plan,
+            Some(&conf),
+            None,
+            &Secrets::default(),
+        )
+        .await;
         assert_eq!(outs.len(), 1);
         assert!(outs[0].timed_out, "{:?}", outs[0]);
         // With a target, SQL hooks run and their rows are kept (mock engine).
@@ -395,6 +452,7 @@ mod tests {
             },
             None,
             Some((&target, &ConnectOptions::default())),
+            &Secrets::default(),
         )
         .await;
         assert_eq!(outs.len(), 1);

@@ -29,6 +29,7 @@ use crate::observer::{Observer, TrialRef};
 use crate::plan::{Cell, Plan};
 use crate::probes;
 use crate::recorder::{Attempt, Recorder, Tally, TrialRecord, trial_status};
+use crate::secrets::Secrets;
 use crate::servers::{Servers, merged};
 
 /// How to execute a plan, besides the plan itself.
@@ -65,22 +66,53 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
     if exec.plan.single {
         exec.preflight().await?;
     }
-    let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
-    let (run, cells, resumed) = exec.recorder.begin(
-        &exec.plan,
-        &exec.opts.command_line,
-        &host,
-        exec.plan.text.as_deref().map(redact_plan_text).as_deref(),
-        exec.opts.resume,
-    )?;
-    exec.opts.observer.run_started(run, resumed);
+    // An unusable placement is an error before anything runs: trials measured unpinned
+    // would be recorded as if they ran where the plan said.
     if let Some(cpus) = &exec.plan.environment.client_cpus
         && let Err(e) = environment::pin(std::process::id(), cpus)
     {
-        exec.opts
-            .observer
-            .note(&format!("warning: cannot pin the client: {e}"));
+        return Err(crate::error::plan(format!(
+            "client-cpus = \"{cpus}\" cannot be used on this host ({e}); CPUs allowed: {}",
+            dbrig_server::host::cpus_allowed(std::process::id()).unwrap_or_else(|| "?".into())
+        )));
     }
+    let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
+    // A single command warned when it read its URL; a plan's URLs (a file, `--define`,
+    // `--set`) are said here, once per configuration.
+    if !exec.plan.single {
+        for c in &exec.plan.configurations {
+            if c.target.as_ref().is_some_and(Target::has_url_password) {
+                exec.opts.observer.note(&format!(
+                    "warning: configuration '{}': the password in its target URL is visible in process listings and shell history (it is masked in everything stored); prefer password-env or password-file",
+                    c.name
+                ));
+            }
+        }
+    }
+    // A password given any way (a `--define` feeding a URL, `--set`, a URL) is masked in
+    // every stored form of the command line and plan text.
+    let command_line = exec.secrets.scrub_all(&exec.opts.command_line);
+    exec.plan.resolved = exec.secrets.scrub_json(&exec.plan.resolved);
+    let plan_text = exec
+        .plan
+        .text
+        .as_deref()
+        .map(|t| exec.secrets.scrub(&redact_plan_text(t)));
+    let (run, cells, resumed) = exec.recorder.begin(
+        &exec.plan,
+        &command_line,
+        &host,
+        plan_text.as_deref(),
+        exec.opts.resume,
+    )?;
+    if exec.opts.resume && !resumed {
+        exec.opts.observer.note(&format!(
+            "--resume: no earlier run of plan '{}' in {}: starting a new run",
+            exec.plan.name,
+            exec.recorder.store().path().display()
+        ));
+    }
+    exec.opts.observer.run_started(run, resumed);
     for i in 0..exec.plan.schedule.len() {
         if exec.opts.interrupt.is_stopped() {
             break;
@@ -131,11 +163,14 @@ struct Executor<'a> {
     /// database (and SQLite file suffix) it was prepared in instead.
     data_database: HashMap<(usize, usize), (String, String)>,
     tally: Tally,
+    /// The plan's passwords: kept out of hooks' environments and of everything stored.
+    secrets: Secrets,
 }
 
 impl<'a> Executor<'a> {
     fn new(plan: Plan, recorder: Recorder, opts: ExecOptions<'a>) -> Self {
         let servers = Servers::new(&opts.state_dir, &plan.servers, &plan.environment);
+        let secrets = Secrets::of_plan(&plan);
         let mut max_clients: HashMap<(usize, usize), u32> = HashMap::new();
         for c in &plan.cells {
             let e = max_clients
@@ -163,6 +198,7 @@ impl<'a> Executor<'a> {
             held: HashMap::new(),
             data_database: HashMap::new(),
             tally: Tally::default(),
+            secrets,
         }
     }
 
@@ -283,6 +319,8 @@ impl<'a> Executor<'a> {
             Err(e) => Attempt::Failed(e.one_line()),
         };
         let (status, reason) = trial_status(&attempt, server_restarted);
+        // A failure reason may quote a server's log or a client's error: never a secret.
+        let reason = reason.map(|r| self.secrets.scrub(&r));
         let summary = match (&attempt, &reason) {
             (Attempt::Measured(o), None) => o.summary(),
             (_, Some(r)) => format!("{}: {r}", status.as_str()),
@@ -315,6 +353,11 @@ impl<'a> Executor<'a> {
     fn bring_up(&mut self, cell: &Cell, restart: bool) -> Result<(Target, Option<u32>)> {
         let key = (cell.configuration, cell.workload_index);
         let (target, pid) = self.server_up(cell, restart)?;
+        // A managed server's password, known only once it is up: kept out of hooks and
+        // stored text like every other.
+        if let Some(p) = target.password() {
+            self.secrets.add(p.expose());
+        }
         match self.data_database.get(&key) {
             Some((name, suffix)) => Ok((target.with_database(name, suffix), pid)),
             None => Ok((target, pid)),
@@ -362,12 +405,21 @@ impl<'a> Executor<'a> {
         let up = (target.clone(), up.1);
         let target = &target;
         let observer = self.opts.observer;
-        let done = cell
-            .workload
-            .prepare_if_missing(target, connect, self.max_clients[&key], seed, &|msg| {
-                observer.note(msg)
-            })
-            .await?;
+        let note = |msg: &str| observer.note(msg);
+        let preparing =
+            cell.workload
+                .prepare_if_missing(target, connect, self.max_clients[&key], seed, &note);
+        // Ctrl-C stops a prepare at once: what it made is registered as unfinished, never
+        // measured, and made again by the next prepare (`--resume`, `run --prepare`).
+        let done = tokio::select! {
+            r = preparing => r?,
+            () = self.opts.interrupt.stopped() => {
+                return Err(crate::error::plan(format!(
+                    "interrupted while preparing {} on {target}: its tables are left half-prepared (never measured); `--resume` or `run --prepare` makes them again, `dbrig cleanup` drops them",
+                    cell.workload.name()
+                )));
+            }
+        };
         if let Some(line) = done {
             observer.note(&line);
         }
@@ -484,6 +536,7 @@ impl<'a> Executor<'a> {
             &self.plan.environment.hooks,
             conf.hooks.as_ref(),
             target,
+            &self.secrets,
         )
         .await
     }
@@ -505,10 +558,35 @@ impl<'a> Executor<'a> {
         let with_target = Some((target, connect));
         env.hooks
             .extend(self.hooks(HookPoint::BeforeTrial, cell, with_target).await);
+        // A failed before-* hook (this trial's, or its configuration's first) is said, and
+        // unless the plan says `on-failure = "warn"` the trial does not run on a setup that
+        // did not happen.
+        let on_failure = conf
+            .hooks
+            .as_ref()
+            .and_then(|h| h.on_failure)
+            .or(self.plan.environment.hooks.on_failure)
+            .unwrap_or_default();
+        let mut hook_failed = None;
+        for h in env.hooks.iter().filter(|h| h.failed()) {
+            let why = environment::hook_failure(h);
+            self.opts.observer.note(&format!("warning: {why}"));
+            if hook_failed.is_none() && on_failure == environment::OnHookFailure::FailTrial {
+                hook_failed = Some(why);
+            }
+        }
         // After the hooks (they may SET GLOBAL): what this trial ran with.
+        // A server that does not answer within the connect timeout fails the trial here:
+        // every further connection would wait as long again.
+        let mut unreachable = None;
         match probes::server_settings(target, connect).await {
             Ok(s) => env.server_settings = s,
-            Err(e) => env.server_settings_error = Some(e.to_string()),
+            Err(e) => {
+                if e.kind == dbrig_driver::ErrorKind::Unreachable {
+                    unreachable = Some(e.to_string());
+                }
+                env.server_settings_error = Some(e.to_string());
+            }
         }
         let numa = conf.server.as_deref().and_then(|n| self.servers.numa(n));
         env.placement = Some(environment::placement(
@@ -518,8 +596,15 @@ impl<'a> Executor<'a> {
         ));
         let process_life =
             |servers: &mut Servers| conf.server.as_deref().map(|n| servers.life_mark(n));
+        let observe = async |unreachable: bool| match unreachable {
+            true => dbrig_core::results::LifeMark {
+                died: true,
+                ..Default::default()
+            },
+            false => probes::observe_life(target, connect).await,
+        };
         let before = merged(
-            probes::observe_life(target, connect).await,
+            observe(unreachable.is_some()).await,
             process_life(&mut self.servers),
         );
         let sampling = Sampling::start(self.plan.environment.os_stats_interval, server_pid);
@@ -537,6 +622,7 @@ impl<'a> Executor<'a> {
             params: conf.params.clone(),
             read_only: self.plan.environment.start_read_only && !cell.writes,
             hook_timeout: self.plan.environment.hooks.timeout.unwrap_or(60.0),
+            secrets: &self.secrets,
             strict: self.plan.single,
             restarts: 0,
         };
@@ -549,6 +635,10 @@ impl<'a> Executor<'a> {
         // otherwise finish before it noticed, and be stored as done).
         let attempt = if self.opts.interrupt.is_stopped() {
             Attempt::Interrupted
+        } else if let Some(why) = hook_failed {
+            Attempt::Failed(why)
+        } else if let Some(why) = unreachable.clone() {
+            Attempt::Failed(why)
         } else {
             match workload
                 .trial(
@@ -567,10 +657,11 @@ impl<'a> Executor<'a> {
         let controls_restarted = power_env.restarts > 0;
         env.os_samples = sampling.stop();
         let after = merged(
-            probes::observe_life(target, connect).await,
+            observe(unreachable.is_some()).await,
             process_life(&mut self.servers),
         );
         self.flush_server_notes();
+        let before_after = env.hooks.len();
         env.hooks
             .extend(self.hooks(HookPoint::AfterTrial, cell, with_target).await);
         if self.last_of_configuration.get(&cell.configuration) == Some(&tref.index)
@@ -580,6 +671,11 @@ impl<'a> Executor<'a> {
                 self.hooks(HookPoint::AfterConfiguration, cell, with_target)
                     .await,
             );
+        }
+        for h in env.hooks[before_after..].iter().filter(|h| h.failed()) {
+            self.opts
+                .observer
+                .note(&format!("warning: {}", environment::hook_failure(h)));
         }
         env.server = conf.server.as_deref().and_then(|n| self.servers.facts(n));
         let life = ServerLife {
@@ -606,6 +702,7 @@ impl<'a> Executor<'a> {
                 &self.plan.environment.hooks,
                 conf.hooks.as_ref(),
                 None,
+                &self.secrets,
             )
             .await;
             for out in outs.iter().filter(|o| o.failed()) {
@@ -677,6 +774,7 @@ struct PlanPowerEnv<'a> {
     params: dbrig_server::Params,
     read_only: bool,
     hook_timeout: f64,
+    secrets: &'a Secrets,
     /// A single command: restart controls on a server dbrig cannot restart are an error.
     strict: bool,
     restarts: u32,
@@ -706,7 +804,7 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
     }
 
     fn shell_hook(&mut self, name: &str, command: &str) -> HookOutput {
-        let mut h = environment::run_shell_hook(name, command, self.hook_timeout);
+        let mut h = environment::run_shell_hook(name, command, self.hook_timeout, self.secrets);
         h.scope = "query".to_owned();
         h
     }

@@ -19,6 +19,7 @@ pub mod observer;
 pub mod plan;
 pub mod probes;
 pub mod recorder;
+pub mod secrets;
 pub mod servers;
 pub mod target;
 

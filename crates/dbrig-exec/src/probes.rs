@@ -2,7 +2,7 @@
 //! (to tell a restart inside a trial), every setting and its version, and, for a server on this
 //! host, the binary serving its port. The SQL is in `sql/probes_*.sql`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use dbrig_core::results::{LifeMark, ServerSettings};
@@ -27,14 +27,40 @@ fn probe_sql(target: &Target, name: &str) -> Option<String> {
     }
 }
 
+/// Where `target` keeps its data on this host and the bytes still free there: an SQLite
+/// file's folder, or a loopback server's data directory when it is visible here. `None` when
+/// that cannot be known (a remote server, a data directory the account may not read).
+pub async fn free_space(target: &Target, connect: &ConnectOptions) -> Option<(PathBuf, u64)> {
+    let dir = match target {
+        Target::Sqlite { path: Some(p) } => {
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+            parent.map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+        }
+        // Only a server running on this host: a remote one's data directory path means
+        // nothing here.
+        Target::Mysql { .. } | Target::Postgres { .. } if local_binary(target).is_some() => {
+            let sql = probe_sql(target, "data_directory")?;
+            let mut conn = Connection::connect(target, connect).await.ok()?;
+            let rows = conn.query(&sql, &[]).await;
+            conn.close().await;
+            let dir = rows.ok()?.first()?.first()?.to_text()?;
+            PathBuf::from(dir)
+        }
+        _ => return None,
+    };
+    let free = dbrig_server::host::free_bytes(&dir)?;
+    Some((dir, free))
+}
+
 /// Observe a server's life through SQL (MariaDB `Uptime`, PostgreSQL
 /// `pg_postmaster_start_time()`); a server that cannot be reached is marked dead.
 pub async fn observe_life(target: &Target, connect: &ConnectOptions) -> LifeMark {
     let Some(sql) = probe_sql(target, "uptime") else {
         return LifeMark::default();
     };
+    // Quick, and never longer than the run's own connect timeout.
     let quick = ConnectOptions {
-        connect_timeout: Duration::from_secs(5),
+        connect_timeout: connect.connect_timeout.min(Duration::from_secs(5)),
         ..connect.clone()
     };
     let observed = SystemTime::now();
@@ -80,11 +106,8 @@ pub async fn server_settings(
     else {
         return Ok(None);
     };
-    let quick = ConnectOptions {
-        connect_timeout: Duration::from_secs(10),
-        ..connect.clone()
-    };
-    let mut conn = Connection::connect(target, &quick).await?;
+    // The run's own connect timeout (`--connect-timeout`), as for every connection.
+    let mut conn = Connection::connect(target, connect).await?;
     let rows = conn.query(&variables_sql, &[]).await?;
     let version = conn.query(&version_sql, &[]).await?;
     conn.close().await;

@@ -80,7 +80,8 @@ impl Tally {
     }
 
     /// The one run status rule: `interrupted` when a signal stopped it, else `failed` when a
-    /// trial failed, else `done` (invalid trials are shown, not failures of the run).
+    /// trial failed or is invalid (its cell is a trial short: `--resume` redoes it), else
+    /// `done`.
     pub fn run_status(&self, stopped: bool, scheduled: usize) -> (RunStatus, Option<String>) {
         if stopped {
             (
@@ -100,6 +101,18 @@ impl Tally {
                     format!(
                         "{} of {scheduled} trial(s) failed; first: {first}",
                         self.failed
+                    )
+                }),
+            )
+        } else if self.invalid > 0 {
+            (
+                RunStatus::Failed,
+                Some(if scheduled == 1 {
+                    RESTARTED.to_owned()
+                } else {
+                    format!(
+                        "{} of {scheduled} trial(s) invalid ({RESTARTED}): redo them with --resume",
+                        self.invalid
                     )
                 }),
             )
@@ -157,14 +170,6 @@ impl Recorder {
         };
         let run = match resumed {
             Some(id) => {
-                let row = self.store.run(id)?;
-                if row.status == RunStatus::Running && row.pid != Some(std::process::id()) {
-                    return Err(plan_error(format!(
-                        "run {id} of plan '{}' is still being written by dbrig process {}: wait for it to end (or stop it) before resuming",
-                        plan.name,
-                        row.pid.map_or("?".to_owned(), |p| p.to_string())
-                    )));
-                }
                 self.store.reopen_run(id)?;
                 id
             }
@@ -326,8 +331,17 @@ mod tests {
         );
         let mut t = Tally::default();
         t.count(TrialStatus::Done, None);
-        t.count(TrialStatus::Invalid, Some(RESTARTED));
         assert_eq!(t.run_status(false, 2).0, RunStatus::Done);
+        t.count(TrialStatus::Invalid, Some(RESTARTED));
+        assert_eq!(
+            t.run_status(false, 2),
+            (
+                RunStatus::Failed,
+                Some(format!(
+                    "1 of 2 trial(s) invalid ({RESTARTED}): redo them with --resume"
+                ))
+            )
+        );
         t.count(TrialStatus::Failed, Some("boom"));
         assert_eq!(
             t.run_status(false, 3),

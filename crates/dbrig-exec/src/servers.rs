@@ -108,6 +108,8 @@ impl Servers {
         let pid = s.status().pid;
         let launch_notes = s.launch_info().map(|l| l.notes.clone()).unwrap_or_default();
         let url = s.connection_info()?.url();
+        // A locked-down server (the default) takes the password kept in its state folder.
+        let secret = s.secret().map(dbrig_driver::Secret::new);
         if starting {
             self.started.insert(name.to_owned());
         }
@@ -128,7 +130,7 @@ impl Servers {
         {
             self.notes.push(format!("warning: {e}"));
         }
-        Ok((Target::parse(&url)?, pid))
+        Ok((Target::parse(&url)?.with_password(secret), pid))
     }
 
     /// Keep a copy of the prepared data directory (once).

@@ -452,6 +452,13 @@ pub(crate) fn numa_node_count() -> Option<u32> {
     (n > 0).then_some(n as u32)
 }
 
+/// Bytes an unprivileged writer may still put on the file system holding `path`
+/// (`statvfs`: available blocks × fragment size); `None` when it cannot be asked.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let st = rustix::fs::statvfs(path).ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
 /// The CPUs process `pid` may run on (`Cpus_allowed_list` of `/proc/<pid>/status`, e.g.
 /// `0-3`): the placement a trial actually had, whatever pinning was asked for.
 pub fn cpus_allowed(pid: u32) -> Option<String> {

@@ -23,7 +23,15 @@ fn state_dir() -> tempfile::TempDir {
     d
 }
 
+/// These tests exercise the servers' life and talk to them through the command-line clients
+/// without a password: open access. The default lock-down has a test of its own.
 fn def(name: &str, engine: Engine) -> ServerDef {
+    let mut d = locked_def(name, engine);
+    d.open_access = true;
+    d
+}
+
+fn locked_def(name: &str, engine: Engine) -> ServerDef {
     let mut d = ServerDef::new(name, engine);
     d.start_timeout = Some(90.0);
     d.stop_timeout = Some(30.0);
@@ -36,6 +44,17 @@ fn params(items: &[&str]) -> Params {
 
 /// Runs SQL through the engine's command-line client; `via_socket` uses the Unix socket.
 fn sql(info: &ConnectionInfo, query: &str, via_socket: bool) -> Result<String, String> {
+    sql_as(info, None, query, via_socket)
+}
+
+/// [`sql`] with a password (handed through the clients' environment variable, never on a
+/// command line).
+fn sql_as(
+    info: &ConnectionInfo,
+    password: Option<&str>,
+    query: &str,
+    via_socket: bool,
+) -> Result<String, String> {
     let mut cmd = match info.engine {
         Engine::Mariadb | Engine::Mysql => {
             let mut c = Command::new("mariadb");
@@ -61,12 +80,16 @@ fn sql(info: &ConnectionInfo, query: &str, via_socket: bool) -> Result<String, S
             } else {
                 info.host.clone()
             };
-            c.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+            c.args(["-X", "-w", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
                 .args(["-h", &host, "-p", &info.port.to_string()])
                 .args(["-U", &info.user, "-d", &info.database, "-c", query]);
             c
         }
     };
+    cmd.env_remove("MYSQL_PWD").env_remove("PGPASSWORD");
+    if let Some(p) = password {
+        cmd.env("MYSQL_PWD", p).env("PGPASSWORD", p);
+    }
     let out = cmd.output().map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
@@ -459,4 +482,100 @@ fn bad_inputs() {
     assert!(last.ends_with(" (port-conflict)"), "{last}");
     assert!(!s.status().running);
     assert_no_process(s.data_dir());
+}
+
+/// Locked down by default: a random password in a 0600 file, nothing answers without it (no
+/// anonymous account, no passwordless root, PostgreSQL scram-sha-256), the socket folder 0700.
+fn locked_down(engine: Engine) {
+    let state = state_dir();
+    let mut server = ManagedServer::init(locked_def("locked", engine), state.path()).unwrap();
+    let secret_file = server.secret_path();
+    let mode = std::fs::metadata(&secret_file)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    let secret = server.secret().unwrap();
+    assert_eq!(secret.len(), 32);
+    server.start(&Params::new()).unwrap();
+    let info = server.connection_info().unwrap();
+    // The init-file holding the password is gone once applied.
+    assert!(!server.dir().join("lockdown.sql").exists());
+    let run_dir = info.socket.parent().unwrap();
+    let mode = std::fs::metadata(run_dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{}", run_dir.display());
+    // Without the password: refused, over TCP and the socket.
+    for via_socket in [false, true] {
+        let e = sql(&info, "SELECT 1", via_socket).unwrap_err();
+        assert!(
+            e.contains("Access denied")
+                || e.contains("password authentication failed")
+                || e.contains("no password supplied"),
+            "{e}"
+        );
+    }
+    let wrong = sql_as(&info, Some("not-it"), "SELECT 1", false).unwrap_err();
+    assert!(!wrong.is_empty());
+    // With it: answers.
+    assert_eq!(
+        sql_as(&info, Some(&secret), "SELECT 1", false).unwrap(),
+        "1"
+    );
+    match engine {
+        Engine::Postgres => {
+            let methods = sql_as(
+                &info,
+                Some(&secret),
+                "SELECT string_agg(DISTINCT auth_method, ',') FROM pg_hba_file_rules",
+                false,
+            )
+            .unwrap();
+            assert_eq!(methods, "scram-sha-256");
+        }
+        _ => {
+            // No anonymous account, root from this host only.
+            let anonymous = sql_as(
+                &info,
+                Some(&secret),
+                "SELECT COUNT(*) FROM mysql.user WHERE User = ''",
+                false,
+            )
+            .unwrap();
+            assert_eq!(anonymous, "0");
+            let e = Command::new("mariadb")
+                .args(["--no-defaults", "--protocol=tcp", "-h", "127.0.0.1"])
+                .args([
+                    "-P",
+                    &info.port.to_string(),
+                    "-u",
+                    "nobody",
+                    "-e",
+                    "SELECT 1",
+                ])
+                .env_remove("MYSQL_PWD")
+                .output()
+                .unwrap();
+            assert!(!e.status.success());
+        }
+    }
+    // A restart keeps the lock (the password is in the data, not the start).
+    server.restart(&Params::new()).unwrap();
+    let info = server.connection_info().unwrap();
+    assert!(sql(&info, "SELECT 1", false).is_err());
+    assert_eq!(
+        sql_as(&info, Some(&secret), "SELECT 1", false).unwrap(),
+        "1"
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn mariadb_is_locked_down_by_default() {
+    locked_down(Engine::Mariadb);
+}
+
+#[test]
+fn postgres_is_locked_down_by_default() {
+    locked_down(Engine::Postgres);
 }

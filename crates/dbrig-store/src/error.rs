@@ -85,6 +85,11 @@ pub enum StoreError {
     },
 
     #[error(
+        "run {id} is still being written by dbrig process {pid}: wait for it to end (or stop it) before resuming"
+    )]
+    RunBeingWritten { id: RunId, pid: u32 },
+
+    #[error(
         "cannot finish run {id} in results database {path} with status running; use done, failed or interrupted"
     )]
     NotAFinalStatus { path: PathBuf, id: RunId },

@@ -18,6 +18,10 @@ const MIGRATIONS: &[(&str, Option<Convert>)] = &[
         include_str!("../migrations/0002_typed_results.sql"),
         Some(crate::legacy::convert_v1),
     ),
+    (
+        include_str!("../migrations/0003_invalid_trials_redone.sql"),
+        None,
+    ),
 ];
 
 /// The schema version this dbrig writes and understands.

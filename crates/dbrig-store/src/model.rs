@@ -134,10 +134,11 @@ text_enum!(
 );
 
 impl TrialStatus {
-    /// Whether resume treats the trial as finished and skips it (`done` or `invalid`:
-    /// re-running an invalid trial would not make its configuration any less faulty).
+    /// Whether resume treats the trial as finished and skips it: `done` only. An `invalid`
+    /// trial (its server restarted or died) measured nothing usable and leaves its cell a
+    /// trial short, so resume redoes it; the invalid attempt stays beside the redone one.
     pub fn is_finished(self) -> bool {
-        matches!(self, TrialStatus::Done | TrialStatus::Invalid)
+        matches!(self, TrialStatus::Done)
     }
 }
 

@@ -349,7 +349,8 @@ impl Store {
 
     /// Set a run that did not finish cleanly (`interrupted`, `failed`, or left `running`)
     /// back to `running`, so `--resume` continues it in place; its finished trials stay and
-    /// are skipped by the caller. A `done` run is refused.
+    /// are skipped by the caller. A `done` run is refused, and so is a run whose dbrig is
+    /// still alive ([`StoreError::RunBeingWritten`]).
     pub fn reopen_run(&mut self, id: RunId) -> Result<()> {
         let path = &self.path;
         let sql = |e| sql_error(path, e);
@@ -357,14 +358,25 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
-        let current: RunStatus = tx
-            .query_row("SELECT status FROM run WHERE id = ?1", [id], |r| r.get(0))
+        let (current, pid): (RunStatus, Option<u32>) = tx
+            .query_row("SELECT status, pid FROM run WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()
             .map_err(sql)?
             .ok_or_else(|| StoreError::NoSuchRun {
                 path: path.clone(),
                 id,
             })?;
+        // Checked inside the write transaction, so two resumes cannot both take the run: the
+        // second sees the first's pid, alive.
+        if current == RunStatus::Running
+            && let Some(pid) = pid
+            && pid != std::process::id()
+            && writer_alive(pid)
+        {
+            return Err(StoreError::RunBeingWritten { id, pid });
+        }
         if current == RunStatus::Done {
             return Err(StoreError::RunAlreadyFinished {
                 path: path.clone(),
@@ -489,9 +501,9 @@ impl Store {
 
     /// Record a trial and its interval samples in one transaction.
     ///
-    /// A cell holds at most one finished (`done` / `invalid`) result per trial number:
-    /// recording another is [`StoreError::DuplicateTrial`]. Failed and interrupted attempts
-    /// are kept beside it as history.
+    /// A cell holds at most one finished (`done`) result per trial number: recording another
+    /// is [`StoreError::DuplicateTrial`]. Failed, invalid and interrupted attempts are kept
+    /// beside it as history.
     pub fn record_trial(&mut self, cell: CellId, trial: &NewTrial<'_>) -> Result<TrialId> {
         self.refuse_secret(
             "the trial's reason",
@@ -552,7 +564,7 @@ impl Store {
             let duplicate: bool = tx
                 .query_row(
                     "SELECT EXISTS (SELECT 1 FROM trial WHERE cell_id = ?1 AND trial_no = ?2
-                                    AND status IN ('done', 'invalid'))",
+                                    AND status = 'done')",
                     params![cell, trial.trial],
                     |r| r.get(0),
                 )
@@ -673,20 +685,20 @@ impl Store {
         })
     }
 
-    /// Finished (`done` / `invalid`) trials of the cell with `cell_key` in one run: what
-    /// resume into the same run skips.
+    /// Finished (`done`) trials of the cell with `cell_key` in one run: what resume into the
+    /// same run skips (an `invalid` trial measured nothing usable, so resume redoes it).
     pub fn finished_trials(&self, run: RunId, cell_key: &str) -> Result<Vec<TrialRow>> {
         self.trial_query(
             &format!(
                 "SELECT {TRIAL_COLS} FROM trial t JOIN cell c ON c.id = t.cell_id
-                 WHERE c.run_id = ?1 AND c.cell_key = ?2 AND t.status IN ('done', 'invalid')
+                 WHERE c.run_id = ?1 AND c.cell_key = ?2 AND t.status = 'done'
                  ORDER BY t.trial_no, t.id"
             ),
             params![run, cell_key],
         )
     }
 
-    /// Finished (`done` / `invalid`) trials of cells with `cell_key` in every run named
+    /// Finished (`done`) trials of cells with `cell_key` in every run named
     /// `plan_name`: what `--resume` of a plan skips. If the plan was run twice without
     /// resume, a trial number can appear more than once (oldest first).
     pub fn finished_trials_for_plan(
@@ -699,7 +711,7 @@ impl Store {
                 "SELECT {TRIAL_COLS} FROM trial t
                    JOIN cell c ON c.id = t.cell_id
                    JOIN run r ON r.id = c.run_id
-                 WHERE r.name = ?1 AND c.cell_key = ?2 AND t.status IN ('done', 'invalid')
+                 WHERE r.name = ?1 AND c.cell_key = ?2 AND t.status = 'done'
                  ORDER BY t.trial_no, t.id"
             ),
             params![plan_name, cell_key],

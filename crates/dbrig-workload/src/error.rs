@@ -27,6 +27,30 @@ pub enum WorkloadError {
     )]
     NotCreatedByDbrig { table: String, target: String },
     #[error(
+        "table {table} on {target} is not the table dbrig created ({why}), so dbrig leaves it alone: drop it yourself if you mean to"
+    )]
+    NotTheTableDbrigMade {
+        table: String,
+        target: String,
+        why: String,
+    },
+    #[error(
+        "table {table} on {target} is half-prepared (a prepare was interrupted before it finished): run `dbrig cleanup {workload}`, then `dbrig prepare {workload}` again"
+    )]
+    HalfPrepared {
+        table: String,
+        target: String,
+        workload: String,
+    },
+    #[error(
+        "the data on {target} does not match the options: {why}; prepare it again (`dbrig cleanup {workload}`, `dbrig prepare {workload}`) or pass --allow-data-mismatch to measure it anyway"
+    )]
+    DataMismatch {
+        target: String,
+        why: String,
+        workload: String,
+    },
+    #[error(
         "storage engine {engine} is not available on {target} (see SHOW ENGINES): choose another --mysql-storage-engine"
     )]
     EngineUnavailable { engine: String, target: String },
@@ -34,12 +58,22 @@ pub enum WorkloadError {
     UnknownWorkload(String),
     #[error("{0}")]
     InvalidOptions(String),
-    #[error("could not connect {failed} of {clients} clients to {target}: {first}")]
+    #[error("could not connect {failed} of {clients} clients to {target}{untried}: {first}")]
     ConnectFailed {
         failed: u32,
         clients: u32,
+        /// Empty, or how many clients were not tried after the first failures.
+        untried: String,
         target: String,
-        first: DriverError,
+        first: Box<DriverError>,
+    },
+    #[error(
+        "the {workload} statements do not prepare on {target}: the tables differ from the workload's schema ({first}); prepare them with dbrig, or check --tables/--table-size"
+    )]
+    StatementsDoNotPrepare {
+        workload: String,
+        target: String,
+        first: Box<DriverError>,
     },
     #[error("internal error: {0}")]
     Internal(String),

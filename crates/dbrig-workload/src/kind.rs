@@ -416,10 +416,27 @@ impl WorkloadKind {
             WorkloadKind::Oltp(Workload::Oltp(oltp)) => {
                 let mut conn = Connection::connect(target, connect).await?;
                 let mut missing = false;
+                let mut half = false;
                 for t in oltp.tables_used(threads) {
-                    missing |= !conn.table_exists(&t).await?;
+                    if conn.table_exists(&t).await? {
+                        half |= crate::registry::lookup(&mut conn, &t)
+                            .await?
+                            .is_some_and(|e| e.state == "loading");
+                    } else {
+                        missing = true;
+                    }
                 }
                 conn.close().await;
+                if half {
+                    // dbrig's own tables (cleanup proves it by their markers), left by an
+                    // interrupted prepare: never measured, made again.
+                    progress(&format!(
+                        "tables on {target} were left half-prepared by an interrupted prepare: dropping them and preparing {} again",
+                        self.name()
+                    ));
+                    oltp.cleanup(target, connect, threads).await?;
+                    missing = true;
+                }
                 if !missing {
                     return Ok(None);
                 }
@@ -444,6 +461,10 @@ impl WorkloadKind {
                     present += usize::from(conn.table_exists(t.name()).await?);
                 }
                 let loaded = if present == tpch::Table::ALL.len() {
+                    if let Err(e) = tpch::check_loaded(&mut conn).await {
+                        conn.close().await;
+                        return Err(e);
+                    }
                     Some(tpch::detect_scale_factor(&mut conn).await?)
                 } else if present == 0 {
                     None
@@ -593,6 +614,9 @@ impl WorkloadKind {
                     progress.interval(s)
                 })
                 .await?;
+                for w in &o.warnings {
+                    progress.note(w);
+                }
                 Ok(Some(TrialOutput {
                     result: TrialResult::Oltp(OltpResult {
                         statements: o.statements,

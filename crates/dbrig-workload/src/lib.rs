@@ -14,6 +14,7 @@ pub mod micro;
 pub mod oltp;
 pub mod options;
 pub mod perfrun;
+pub mod registry;
 pub mod runner;
 pub mod sql;
 mod tasks;
@@ -85,9 +86,10 @@ impl Workload {
         &self,
         conn: &mut Connection,
         threads: u32,
-    ) -> Result<(), WorkloadError> {
+        allow_mismatch: bool,
+    ) -> Result<Vec<String>, WorkloadError> {
         match self {
-            Workload::Oltp(o) => o.check_ready(conn, threads).await,
+            Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
         }
     }
 

@@ -110,6 +110,10 @@ pub struct RunOptions {
     /// Seconds to wait for a connection before giving up.
     #[arg(long, default_value_t = 10.0)]
     pub connect_timeout: f64,
+    /// Measure data that does not match the options (a table size or secondary index other
+    /// than prepared, tables an interrupted prepare left) with a warning instead of refusing.
+    #[arg(long)]
+    pub allow_data_mismatch: bool,
 }
 
 impl Default for RunOptions {
@@ -204,17 +208,17 @@ impl RunOptions {
         if self.threads == 0 {
             return Err("--threads must be at least 1".into());
         }
-        if self.time <= 0.0 && self.events == 0 {
-            return Err("--time 0 and --events 0 would run forever: set one of them".into());
-        }
         for (name, v) in [
             ("--time", self.time),
             ("--warmup", self.warmup),
             ("--rate", self.rate),
         ] {
             if !v.is_finite() || v < 0.0 {
-                return Err(format!("{name} must be a non-negative number"));
+                return Err(format!("{name} must be a non-negative number, not {v}"));
             }
+        }
+        if self.time <= 0.0 && self.events == 0 {
+            return Err("--time 0 and --events 0 would run forever: set one of them".into());
         }
         if !(self.percentile > 0.0 && self.percentile <= 100.0) {
             return Err("--percentile must be in (0, 100]".into());

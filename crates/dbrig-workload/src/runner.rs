@@ -96,6 +96,8 @@ pub struct RunOutcome {
     pub server_version: String,
     /// Latency per kind of statement (measured events only), by statement name.
     pub statements: Vec<StatementLatency>,
+    /// What the user must be told about the data measured (`--allow-data-mismatch`).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -174,7 +176,9 @@ pub async fn run(
 
     let mut admin = Connection::connect(&spec.target, &spec.connect).await?;
     let server_version = admin.server_version().to_owned();
-    workload.check_ready(&mut admin, threads).await?;
+    let warnings = workload
+        .check_ready(&mut admin, threads, o.allow_data_mismatch)
+        .await?;
     admin.close().await;
 
     let cpus = std::thread::available_parallelism()
@@ -199,7 +203,7 @@ pub async fn run(
     let schedule = o.schedule();
 
     // Phase 1: every worker connects its clients and reports ready (or the first failure).
-    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), (u32, DriverError)>>();
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), NotReady>>();
     let mut go_senders = Vec::new();
     let mut done_receivers = Vec::new();
     let mut stats = Vec::new();
@@ -249,7 +253,12 @@ pub async fn run(
                             ErrorKind::Unsupported,
                             format!("cannot start worker runtime: {e}"),
                         );
-                        let _ = ready.send(Err((indices.len() as u32, err)));
+                        let _ = ready.send(Err(NotReady {
+                            failed: indices.len() as u32,
+                            untried: 0,
+                            schema: false,
+                            first: err,
+                        }));
                         return;
                     }
                 };
@@ -269,14 +278,24 @@ pub async fn run(
     }
     drop(ready_tx);
 
+    // Every client that did not connect is counted: failed, or not tried after its worker's
+    // first failure. A failure after connecting (preparing the workload's statements) is a
+    // schema mismatch, said as such.
     let mut failed = 0;
+    let mut untried = 0;
+    let mut schema = None;
     let mut first_error = None;
     for _ in 0..workers {
         match ready_rx.recv().await {
             Some(Ok(())) => {}
-            Some(Err((n, e))) => {
-                failed += n;
-                first_error.get_or_insert(e);
+            Some(Err(n)) => {
+                failed += n.failed;
+                untried += n.untried;
+                if n.schema {
+                    schema.get_or_insert(n.first);
+                } else {
+                    first_error.get_or_insert(n.first);
+                }
             }
             None => {
                 first_error.get_or_insert(DriverError::fatal(
@@ -287,16 +306,29 @@ pub async fn run(
             }
         }
     }
-    if let Some(first) = first_error {
+    if first_error.is_some() || schema.is_some() {
         for go in go_senders {
             let _ = go.send(None);
         }
         join_threads(thread_handles).await;
-        return Err(WorkloadError::ConnectFailed {
-            failed,
-            clients: threads,
-            target: spec.target.to_string(),
-            first,
+        let target = spec.target.to_string();
+        return Err(match (first_error, schema) {
+            (None, Some(first)) => WorkloadError::StatementsDoNotPrepare {
+                workload: workload.name().into(),
+                target,
+                first: Box::new(first),
+            },
+            (first, _) => WorkloadError::ConnectFailed {
+                failed,
+                clients: threads,
+                untried: if untried > 0 {
+                    format!(" ({untried} more not tried after the first failures)")
+                } else {
+                    String::new()
+                },
+                target,
+                first: Box::new(first.expect("a failure")),
+            },
         });
     }
 
@@ -440,6 +472,7 @@ pub async fn run(
         },
         server_version,
         statements: statements.summaries(),
+        warnings,
     })
 }
 
@@ -506,6 +539,16 @@ fn collect_interval(
     }
 }
 
+/// Why a worker's clients are not ready: how many failed, how many were not tried after
+/// that, whether the failure came after connecting (preparing statements: the schema), and
+/// the first error.
+struct NotReady {
+    failed: u32,
+    untried: u32,
+    schema: bool,
+    first: DriverError,
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn worker_main(
     workload: Workload,
@@ -513,35 +556,47 @@ async fn worker_main(
     indices: Vec<u32>,
     threads: u32,
     stats: Arc<Mutex<WorkerStats>>,
-    ready: mpsc::UnboundedSender<Result<(), (u32, DriverError)>>,
+    ready: mpsc::UnboundedSender<Result<(), NotReady>>,
     go: oneshot::Receiver<Option<Arc<RunShared>>>,
     done: oneshot::Sender<Vec<String>>,
 ) {
     let dist = spec.options.key_distribution();
     let mut clients = Vec::with_capacity(indices.len());
-    let mut failure = None;
+    let mut failure: Option<NotReady> = None;
     for chunk in indices.chunks(CONNECT_CONCURRENCY) {
         let opened = join_all(chunk.iter().map(|&i| {
             let workload = &workload;
             let spec = &spec;
             async move {
-                let mut conn = Connection::connect(&spec.target, &spec.connect).await?;
+                let mut conn = Connection::connect(&spec.target, &spec.connect)
+                    .await
+                    .map_err(|e| (false, e))?;
                 let keys = KeyGenerator::new(
                     dist,
                     spec.seed
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(u64::from(i) + 1),
                 );
-                let client = workload.new_client(&mut conn, i, threads, keys).await?;
-                Ok::<_, DriverError>((i, conn, client))
+                let client = workload
+                    .new_client(&mut conn, i, threads, keys)
+                    .await
+                    // A statement the server refuses (not a lost connection): the schema.
+                    .map_err(|e| (e.kind == ErrorKind::Statement, e))?;
+                Ok::<_, (bool, DriverError)>((i, conn, client))
             }
         }))
         .await;
         for r in opened {
             match r {
                 Ok(c) => clients.push(c),
-                Err(e) => {
-                    failure.get_or_insert((0, e)).0 += 1;
+                Err((schema, e)) => {
+                    let f = failure.get_or_insert(NotReady {
+                        failed: 0,
+                        untried: 0,
+                        schema,
+                        first: e,
+                    });
+                    f.failed += 1;
                 }
             }
         }
@@ -549,8 +604,9 @@ async fn worker_main(
             break;
         }
     }
-    if let Some((n, e)) = failure {
-        let _ = ready.send(Err((n.max(1), e)));
+    if let Some(mut n) = failure {
+        n.untried = indices.len() as u32 - n.failed - clients.len() as u32;
+        let _ = ready.send(Err(n));
         for (_, conn, _) in clients {
             conn.close().await;
         }

@@ -2,7 +2,7 @@
 //! (shared ones in `args.rs`), and sysbench's option spelling. Raw arguments only: each
 //! command's file turns them into a plan or an action.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::args::{DoctorArgs, StoreArgs, WorkloadArgs};
 
@@ -19,6 +19,24 @@ use crate::args::{DoctorArgs, StoreArgs, WorkloadArgs};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Parse the command line. Every option that takes a value accepts a negative number
+/// (`--time -1`), so that the option's own validation names what is wrong instead of clap
+/// taking `-1` for an unknown flag.
+pub fn parse(argv: &[String]) -> Result<Cli, clap::Error> {
+    fn negatives(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| {
+            if a.get_action().takes_values() && !a.is_positional() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
+    }
+    let mut matches = negatives(Cli::command()).try_get_matches_from(argv)?;
+    Cli::from_arg_matches_mut(&mut matches)
 }
 
 #[derive(Debug, Subcommand)]

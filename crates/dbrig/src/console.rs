@@ -45,9 +45,44 @@ pub fn install_signal_handlers(stopper: Arc<Stopper>) {
     });
 }
 
+/// Run a long step that writes data (prepare, a TPC-H load) so that Ctrl-C / SIGTERM stops it
+/// at once: `None` when a signal came first. The step's connections are dropped with it (the
+/// server ends their statements when they go away); what it left behind is registered as
+/// unfinished, so the caller says what to do next.
+pub async fn interruptible<F: std::future::Future>(step: F) -> Option<F::Output> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let term_recv = async {
+        match term.as_mut() {
+            Some(t) => {
+                t.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        r = step => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+        _ = term_recv => None,
+    }
+}
+
+/// A results database path that names a directory, said as such (SQLite would only say it is
+/// "unable to open database file").
+fn refuse_directory(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "the results database {} is a directory: name a file, e.g. --results {}",
+            path.display(),
+            path.join("results.db").display()
+        );
+    }
+    Ok(())
+}
+
 /// Open (or create) the results database the store arguments name.
 pub fn open_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();
+    refuse_directory(&path)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -58,6 +93,7 @@ pub fn open_store(store: &StoreArgs) -> Result<Store> {
 /// Open an existing results database (for reading: a missing file is an error).
 pub fn open_existing_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();
+    refuse_directory(&path)?;
     if !path.exists() {
         anyhow::bail!(
             "no results database at {}: run a benchmark first, or pass --results PATH",

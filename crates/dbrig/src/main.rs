@@ -17,11 +17,9 @@ mod tpch_cmd;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     let argv = cli::normalize_args(std::env::args());
-    let cli = match cli::Cli::try_parse_from(&argv) {
+    let cli = match cli::parse(&argv) {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout and usage errors (naming the option) to stderr.

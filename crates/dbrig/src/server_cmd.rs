@@ -97,6 +97,7 @@ fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
     let info = server.connection_info()?;
     let st = server.status();
     let log = server.log_path();
+    let secret_file = server.secret().is_some().then(|| server.secret_path());
     server.detach();
     outln!(
         "server {} ({}) started: pid {}, port {}, socket {}",
@@ -107,6 +108,13 @@ fn start(a: StartArgs) -> anyhow::Result<ExitCode> {
         info.socket.display()
     )?;
     outln!("  target: {}", info.url())?;
+    if let Some(file) = secret_file {
+        // The password itself is never printed: the file is the user's to read.
+        outln!(
+            "  password: in {} (mode 0600; --password-file takes it)",
+            file.display()
+        )?;
+    }
     outln!("  log:    {}", log.display())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -76,6 +76,10 @@ pub struct LoadArgs {
     /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
     #[arg(long, default_value_t = 0)]
     pub parallel: u32,
+    /// Load even when the estimated size exceeds the target's free space (or, where that
+    /// cannot be known, 1 TB).
+    #[arg(long)]
+    pub force: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]
@@ -358,8 +362,26 @@ fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
 
 async fn load(a: LoadArgs) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
+    // Estimate before loading a byte: a mistyped scale factor must not fill a disk.
+    let estimate = a.sf.estimated_bytes();
+    let gb = |b: u64| b as f64 / 1e9;
+    match dbrig_exec::probes::free_space(&target, &ConnectOptions::default()).await {
+        Some((dir, free)) if estimate > free && !a.force => bail!(
+            "TPC-H SF {} needs about {:.1} GB but {} has {:.1} GB free: choose a smaller --sf, free space, or pass --force",
+            a.sf,
+            gb(estimate),
+            dir.display(),
+            gb(free)
+        ),
+        None if estimate > tpch::UNCHECKED_LOAD_BOUND && !a.force => bail!(
+            "TPC-H SF {} needs about {:.0} GB and the free space of {target} cannot be checked from here: pass --force if you mean it",
+            a.sf,
+            gb(estimate)
+        ),
+        _ => {}
+    }
     eprintln!("dbrig: loading TPC-H SF {} into {target}", a.sf);
-    let report = tpch::load(
+    let Some(report) = console::interruptible(tpch::load(
         &target,
         &ConnectOptions::default(),
         &LoadOptions {
@@ -368,8 +390,16 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
             parallel: a.parallel,
         },
         &progress,
-    )
-    .await?;
+    ))
+    .await
+    else {
+        eprintln!(
+            "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
+        );
+        // Now, not after the runtime has waited for the loaders' blocking threads.
+        std::process::exit(console::EXIT_INTERRUPTED.into());
+    };
+    let report = report?;
     if a.format == Format::Json {
         let mut v = serde_json::to_value(&report)?;
         v["target"] = serde_json::json!(target.to_string());

@@ -17,3 +17,7 @@ SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?
 
 -- name: create_database
 CREATE DATABASE {database}
+
+-- name: data_directory
+-- Where the server keeps its data (for the free-space check of a large load).
+SELECT @@datadir

@@ -17,3 +17,7 @@ SELECT COUNT(*) FROM pg_database WHERE datname = ?
 
 -- name: create_database
 CREATE DATABASE {database}
+
+-- name: data_directory
+-- Where the server keeps its data (for the free-space check of a large load).
+SELECT current_setting('data_directory')

@@ -214,6 +214,13 @@ pub struct ServerDef {
     /// Without `numactl` or on a single-node host this is said once and recorded.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub numa_interleave: bool,
+    /// Leave the server as its initialiser makes it (MariaDB's passwordless root, PostgreSQL
+    /// `trust`) for a throwaway box. Default: locked down — no anonymous account, root (the
+    /// PostgreSQL superuser) with a random password kept in `secret` (mode 0600) in the
+    /// server's state folder, PostgreSQL `scram-sha-256`, the socket folder 0700; dbrig
+    /// connects with that secret.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open_access: bool,
 }
 
 impl ServerDef {
@@ -233,6 +240,7 @@ impl ServerDef {
             start_timeout: None,
             stop_timeout: None,
             numa_interleave: false,
+            open_access: false,
         }
     }
 

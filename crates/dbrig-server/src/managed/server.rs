@@ -16,6 +16,10 @@ use super::process::{self, RunAs};
 use super::{Engine, LifeMark, ManagedError, Params, Result, ServerDef, probe};
 
 const MARKER: &str = ".dbrig-managed";
+/// The locked-down server's password, in its state folder (mode 0600).
+const SECRET_FILE: &str = "secret";
+/// SQL the first start of a locked-down MariaDB/MySQL runs (`--init-file`), then removed.
+const LOCKDOWN_FILE: &str = "lockdown.sql";
 const STATE_FILE: &str = "state.json";
 /// Unix socket paths are limited to 108 bytes (`sun_path`), including the terminating NUL.
 const MAX_SOCKET_PATH: usize = 100;
@@ -29,7 +33,8 @@ pub struct ConnectionInfo {
     pub port: u16,
     /// The Unix socket file.
     pub socket: PathBuf,
-    /// `root` (MariaDB/MySQL, empty password) or `postgres` (trust authentication).
+    /// `root` (MariaDB/MySQL) or `postgres`; locked down (the default) they need the
+    /// password in the server's `secret` file, open access (`open-access = true`) none.
     pub user: String,
     /// `test` for MariaDB/MySQL, `postgres` for PostgreSQL (a `test` database exists too).
     pub database: String,
@@ -334,15 +339,78 @@ impl ManagedServer {
         Ok(())
     }
 
-    /// Creates `d` (if needed) owned by the server's user, mode 0755.
+    /// Creates `d` (if needed) owned by the server's user, mode 0755 — 0700 for a
+    /// locked-down server (its socket is then for its own user and root only).
     fn make_owned_dir(&self, d: &Path) -> Result<()> {
         fs::create_dir_all(d).map_err(self.io_err(format!("creating {}", d.display())))?;
         if let Some(u) = &self.run_as {
             chown(d, Some(u.uid), Some(u.gid))
                 .map_err(self.io_err(format!("chown {}", d.display())))?;
         }
-        fs::set_permissions(d, fs::Permissions::from_mode(0o755))
+        let mode = if self.def.open_access { 0o755 } else { 0o700 };
+        fs::set_permissions(d, fs::Permissions::from_mode(mode))
             .map_err(self.io_err(format!("chmod {}", d.display())))
+    }
+
+    /// Where a locked-down server's password is kept.
+    pub fn secret_path(&self) -> PathBuf {
+        self.dir.join(SECRET_FILE)
+    }
+
+    /// The password dbrig connects with: `None` for an open-access server (or one
+    /// initialised by an older dbrig, which made none).
+    pub fn secret(&self) -> Option<String> {
+        let s = fs::read_to_string(self.secret_path()).ok()?;
+        let s = s.trim().to_owned();
+        (!s.is_empty()).then_some(s)
+    }
+
+    /// Write `contents` to `path`, mode 0600 from its creation, owned by the server's user
+    /// (which must read it: `initdb --pwfile`, `--init-file`).
+    fn write_private(&self, path: &Path, contents: &str) -> Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = fs::remove_file(path);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(self.io_err(format!("creating {}", path.display())))?;
+        f.write_all(contents.as_bytes())
+            .map_err(self.io_err(format!("writing {}", path.display())))?;
+        if let Some(u) = &self.run_as {
+            chown(path, Some(u.uid), Some(u.gid))
+                .map_err(self.io_err(format!("chown {}", path.display())))?;
+        }
+        Ok(())
+    }
+
+    /// A new random password (128 bits from the kernel, as hex) kept in the state folder,
+    /// and for MariaDB/MySQL the SQL its first start runs to lock the accounts down.
+    fn make_secret(&self) -> Result<String> {
+        let mut bytes = [0u8; 16];
+        File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(self.io_err("reading /dev/urandom"))?;
+        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        self.write_private(&self.secret_path(), &format!("{secret}\n"))?;
+        let sql = match self.def.engine {
+            Engine::Mariadb => Some(include_str!("sql/lockdown_mariadb.sql")),
+            Engine::Mysql => Some(include_str!("sql/lockdown_mysql.sql")),
+            Engine::Postgres => None,
+        };
+        if let Some(sql) = sql {
+            let body: String = sql
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("--"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            self.write_private(
+                &self.dir.join(LOCKDOWN_FILE),
+                &body.replace("{password}", &secret),
+            )?;
+        }
+        Ok(secret)
     }
 
     fn run_dir(&self) -> PathBuf {
@@ -383,6 +451,11 @@ impl ManagedServer {
         }
         fs::set_permissions(&self.data_dir, fs::Permissions::from_mode(0o700))
             .map_err(self.io_err("chmod of the data directory"))?;
+        if !self.def.open_access {
+            self.make_secret()?;
+        } else {
+            let _ = fs::remove_file(self.secret_path());
+        }
         let result = self.run_initialiser();
         if result.is_err() {
             // Leave the directory as we found it (it was empty or absent).
@@ -436,6 +509,12 @@ impl ManagedServer {
                 if let Some(u) = &self.run_as {
                     args.push(format!("--user={}", u.name));
                 }
+            }
+            Engine::Postgres if !self.def.open_access => {
+                args.extend(["-D", &data, "-U", "postgres"].map(String::from));
+                args.push("--auth=scram-sha-256".into());
+                args.push(format!("--pwfile={}", self.secret_path().display()));
+                args.extend(["-E", "UTF8", "--locale=C", "--no-sync"].map(String::from));
             }
             Engine::Postgres => {
                 args.extend(["-D", &data, "-U", "postgres", "--auth=trust"].map(String::from));
@@ -768,6 +847,11 @@ impl ManagedServer {
                     // MySQL 8's X plugin would listen on 33060, shared by every server.
                     args.push("--loose-mysqlx=OFF".into());
                 }
+                let lockdown = self.dir.join(LOCKDOWN_FILE);
+                if lockdown.exists() {
+                    // Runs before the server takes its first connection.
+                    args.push(format!("--init-file={}", lockdown.display()));
+                }
                 if self.run_as.as_ref().is_some_and(|u| u.uid == 0) {
                     // mysqld refuses to run as root unless told so.
                     args.push("--user=root".into());
@@ -883,6 +967,8 @@ impl ManagedServer {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        // Applied (the server ran it before answering): the file holds the password.
+        let _ = fs::remove_file(self.dir.join(LOCKDOWN_FILE));
         self.last_exit = None;
         self.write_state(true)
     }

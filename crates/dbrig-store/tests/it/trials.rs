@@ -173,15 +173,20 @@ fn trials_are_listed_in_order_and_never_duplicated() {
             (2, TrialStatus::Done)
         ]
     );
-    let err = store
+    // An invalid attempt is history beside the done one (resume redoes invalid trials)…
+    store
         .record_trial(c, &trial(2, TrialStatus::Invalid, Some(&m)))
+        .unwrap();
+    // …but a second done result is refused.
+    let err = store
+        .record_trial(c, &trial(2, TrialStatus::Done, Some(&m)))
         .unwrap_err();
     assert!(
         matches!(err, StoreError::DuplicateTrial { trial: 2, .. }),
         "{err}"
     );
     // The refused write left nothing behind (no trial row, no intervals).
-    assert_eq!(store.trials(c).unwrap().len(), 3);
+    assert_eq!(store.trials(c).unwrap().len(), 4);
     assert!(matches!(
         store.record_trial(dbrig_store::CellId(999), &trial(1, TrialStatus::Done, None)),
         Err(StoreError::NoSuchCell { .. })

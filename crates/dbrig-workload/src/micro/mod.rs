@@ -17,13 +17,12 @@ mod memory_load;
 mod scan_filter;
 mod tmp_groupby;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use dbrig_core::Value;
 use dbrig_driver::{Connection, Dialect, DriverError, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
+use crate::registry;
 use crate::sql::{DialectSql, SqlSet, is_valid_identifier};
 
 pub use data::{groupby_rows, narrow_values, random_ints, random_words, wide_values};
@@ -257,8 +256,8 @@ fn dialect_name(d: Dialect) -> &'static str {
 
 const REGISTRY_KIND: &str = "micro_table";
 
-/// The tables one benchmark run created: recorded in `dbrig_objects` when created, removed
-/// from it when dropped.
+/// The tables one benchmark run created: recorded in the registry (`crate::registry`) when
+/// created, removed from it when dropped.
 struct Tables {
     target: String,
     created: Vec<String>,
@@ -277,26 +276,13 @@ impl Tables {
         if !conn.table_exists(table).await? {
             return Ok(());
         }
-        let reg = crate::oltp::sql_for(conn.dialect());
-        let ours = conn.table_exists("dbrig_objects").await?
-            && !conn
-                .query(
-                    &reg.render("registry_lookup", &[]),
-                    &[Value::Text(table.into())],
-                )
-                .await?
-                .is_empty();
-        if !ours {
-            return Err(WorkloadError::NotCreatedByDbrig {
-                table: table.into(),
-                target: self.target.clone(),
-            });
-        }
-        drop_recorded(conn, table).await?;
+        registry::verify(conn, table, REGISTRY_KIND, &self.target).await?;
+        registry::drop_table(conn, table).await?;
         Ok(())
     }
 
-    /// Create a table with `create_sql` and record it.
+    /// Create a table with `create_sql` (its first statement the `CREATE TABLE`) and record
+    /// it; it is ready at once (a micro-benchmark loads it as part of what it measures).
     async fn create(
         &mut self,
         conn: &mut Connection,
@@ -304,21 +290,18 @@ impl Tables {
         create_sql: &[String],
     ) -> Result<(), WorkloadError> {
         self.make_room(conn, table).await?;
-        let reg = crate::oltp::sql_for(conn.dialect());
-        conn.execute_text(&reg.render("create_registry", &[]))
-            .await?;
-        for sql in create_sql {
-            conn.execute_text(sql).await?;
+        registry::ensure(conn).await?;
+        let token = registry::new_token();
+        for (i, sql) in create_sql.iter().enumerate() {
+            if i == 0 {
+                conn.execute_text(&registry::marked_create(conn.dialect(), sql, &token))
+                    .await?;
+            } else {
+                conn.execute_text(sql).await?;
+            }
         }
-        conn.query(
-            &reg.render("registry_add", &[]),
-            &[
-                Value::Text(table.into()),
-                Value::Text(REGISTRY_KIND.into()),
-                Value::Text(unix_time_text()),
-            ],
-        )
-        .await?;
+        registry::record(conn, table, REGISTRY_KIND, &token, "").await?;
+        registry::mark_ready(conn, table).await?;
         if !self.created.iter().any(|t| t == table) {
             self.created.push(table.into());
         }
@@ -327,7 +310,7 @@ impl Tables {
 
     /// Drop a table this run created.
     async fn drop(&mut self, conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
-        drop_recorded(conn, table).await?;
+        registry::drop_table(conn, table).await?;
         self.created.retain(|t| t != table);
         Ok(())
     }
@@ -337,40 +320,12 @@ impl Tables {
         if !keep {
             for t in std::mem::take(&mut self.created) {
                 if conn.table_exists(&t).await? {
-                    drop_recorded(conn, &t).await?;
+                    registry::drop_table(conn, &t).await?;
                 }
             }
         }
-        let reg = crate::oltp::sql_for(conn.dialect());
-        if conn.table_exists("dbrig_objects").await? {
-            let left = conn.query(&reg.render("registry_count", &[]), &[]).await?;
-            if left.first().and_then(|r| r.first()).and_then(Value::as_i64) == Some(0) {
-                conn.execute_text(&reg.render("drop_registry", &[])).await?;
-            }
-        }
-        Ok(())
+        registry::drop_if_empty(conn).await
     }
-}
-
-async fn drop_recorded(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
-    let sql = sql_for(conn.dialect());
-    let reg = crate::oltp::sql_for(conn.dialect());
-    conn.execute_text(&sql.render("drop_table", &[("table", table)]))
-        .await?;
-    conn.query(
-        &reg.render("registry_remove", &[]),
-        &[Value::Text(table.into())],
-    )
-    .await?;
-    Ok(())
-}
-
-fn unix_time_text() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format!("unix:{secs}")
 }
 
 /// The engine to use: checked against information_schema.engines on MariaDB/MySQL, refused

@@ -2,11 +2,13 @@
 //!
 //! prepare loads through each engine's bulk path, in parallel even within one table (the id
 //! range is split into slices, each loaded by its own connection), then builds the secondary
-//! index. Every table dbrig creates is recorded in a `dbrig_objects` table in the same
-//! database, and `cleanup` drops only tables recorded there: tables that sysbench (or anybody
-//! else) created are refused with a clear error.
+//! index. Every table dbrig creates is recorded in the registry (`crate::registry`) with its
+//! creation marker, and marked ready only after its last index: `cleanup` drops only tables
+//! whose marker is unchanged (tables that sysbench, or anybody else, created — even under a
+//! name dbrig once used — are refused with a clear error), and `run` refuses data an
+//! interrupted prepare left or prepared with other options.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use dbrig_core::Value;
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
@@ -16,6 +18,7 @@ use rand::rngs::SmallRng;
 
 use super::{Oltp, digits, sql_for, table_name};
 use crate::error::WorkloadError;
+use crate::registry;
 use crate::tasks::join_tasks;
 
 /// What prepare did.
@@ -97,30 +100,29 @@ impl Oltp {
                 });
             }
         }
-        conn.execute_text(&sql.render("create_registry", &[]))
-            .await?;
-        let created_at = unix_time_text();
+        registry::ensure(&mut conn).await?;
         let engine = o.mysql_storage_engine.sql_name();
         let create = if self.kind.is_bulk() {
             "create_bulk_table"
         } else {
             "create_table"
         };
+        let data = self.data_text();
         for t in &tables {
-            conn.execute_text(&sql.render(create, &[("table", t), ("engine", engine)]))
-                .await?;
-            conn.query(
-                &sql.render("registry_add", &[]),
-                &[
-                    Value::Text(t.clone()),
-                    Value::Text(REGISTRY_KIND.into()),
-                    Value::Text(created_at.clone()),
-                ],
-            )
+            let token = registry::new_token();
+            conn.execute_text(&registry::marked_create(
+                dialect,
+                &sql.render(create, &[("table", t), ("engine", engine)]),
+                &token,
+            ))
             .await?;
+            registry::record(&mut conn, t, REGISTRY_KIND, &token, &data).await?;
             progress(&format!("created table {t}"));
         }
         if self.kind.is_bulk() {
+            for t in &tables {
+                registry::mark_ready(&mut conn, t).await?;
+            }
             conn.close().await;
             return Ok(PrepareReport {
                 tables,
@@ -226,6 +228,10 @@ impl Oltp {
         }
         join_tasks(handles, "index").await?;
         let index_seconds = started.elapsed().as_secs_f64();
+        // Last: only now is every row and index there.
+        for t in &tables {
+            registry::mark_ready(&mut conn, t).await?;
+        }
         if o.create_secondary {
             progress(&format!(
                 "created secondary indexes in {index_seconds:.2} s"
@@ -241,7 +247,9 @@ impl Oltp {
         })
     }
 
-    /// Drop the workload's tables, but only those recorded as created by dbrig.
+    /// Drop the workload's tables, but only those dbrig created: registered, and still the
+    /// very table prepare made (its creation marker unchanged). Nothing is dropped unless
+    /// every present table passes.
     pub async fn cleanup(
         &self,
         target: &Target,
@@ -249,8 +257,6 @@ impl Oltp {
         threads: u32,
     ) -> Result<CleanupReport, WorkloadError> {
         let mut conn = Connection::connect(target, connect).await?;
-        let sql = sql_for(conn.dialect());
-        let registry = conn.table_exists("dbrig_objects").await?;
         let mut present = Vec::new();
         let mut absent = Vec::new();
         for t in self.tables_created(threads) {
@@ -262,36 +268,12 @@ impl Oltp {
         }
         // Refuse before dropping anything.
         for t in &present {
-            let ours = registry
-                && !conn
-                    .query(
-                        &sql.render("registry_lookup", &[]),
-                        &[Value::Text(t.clone())],
-                    )
-                    .await?
-                    .is_empty();
-            if !ours {
-                return Err(WorkloadError::NotCreatedByDbrig {
-                    table: t.clone(),
-                    target: target.to_string(),
-                });
-            }
+            registry::verify(&mut conn, t, REGISTRY_KIND, target).await?;
         }
         for t in &present {
-            conn.execute_text(&sql.render("drop_table", &[("table", t)]))
-                .await?;
-            conn.query(
-                &sql.render("registry_remove", &[]),
-                &[Value::Text(t.clone())],
-            )
-            .await?;
+            registry::drop_table(&mut conn, t).await?;
         }
-        if registry {
-            let left = conn.query(&sql.render("registry_count", &[]), &[]).await?;
-            if left.first().and_then(|r| r.first()).and_then(Value::as_i64) == Some(0) {
-                conn.execute_text(&sql.render("drop_registry", &[])).await?;
-            }
-        }
+        registry::drop_if_empty(&mut conn).await?;
         conn.close().await;
         Ok(CleanupReport {
             dropped: present,
@@ -299,22 +281,109 @@ impl Oltp {
         })
     }
 
-    /// Check that the tables a run needs exist (run before prepare gets a clear message).
+    /// The data options a table is prepared with, as recorded in the registry.
+    fn data_text(&self) -> String {
+        let o = &self.options;
+        serde_json::json!({
+            "table_size": o.table_size,
+            "create_secondary": o.create_secondary,
+            "auto_inc": o.auto_inc,
+            "engine": o.mysql_storage_engine.sql_name(),
+        })
+        .to_string()
+    }
+
+    /// Check that the tables a run needs exist and hold what the options say: completely
+    /// prepared (not left by an interrupted prepare) with the same table size and secondary
+    /// index; for tables dbrig did not prepare (sysbench's), that the ids reach the table
+    /// size. A problem is an error, or with `allow_mismatch` a warning returned to be said.
     pub async fn check_ready(
         &self,
         conn: &mut Connection,
         threads: u32,
-    ) -> Result<(), WorkloadError> {
+        allow_mismatch: bool,
+    ) -> Result<Vec<String>, WorkloadError> {
+        let target = conn.target().to_string();
+        let workload = self.kind.name().to_owned();
+        let mut problems = Vec::new();
         for t in self.tables_used(threads) {
             if !conn.table_exists(&t).await? {
                 return Err(WorkloadError::MissingTable {
                     table: t,
-                    target: conn.target().to_string(),
-                    workload: self.kind.name().into(),
+                    target,
+                    workload,
                 });
             }
+            if self.kind.is_bulk() || matches!(conn.target(), Target::Mock { .. }) {
+                continue;
+            }
+            let entry = registry::lookup(conn, &t).await?;
+            match entry {
+                Some(e) if e.state == "loading" => {
+                    if !allow_mismatch {
+                        return Err(WorkloadError::HalfPrepared {
+                            table: t,
+                            target,
+                            workload,
+                        });
+                    }
+                    problems.push(format!(
+                        "{t} is half-prepared (a prepare was interrupted before it finished)"
+                    ));
+                }
+                Some(e) if e.state == "ready" => {
+                    let data: serde_json::Value = serde_json::from_str(&e.data).unwrap_or_default();
+                    let o = &self.options;
+                    if let Some(size) = data["table_size"].as_u64()
+                        && size != o.table_size
+                    {
+                        problems.push(format!(
+                            "{t} was prepared with --table-size {size}, the run asks for {}",
+                            o.table_size
+                        ));
+                    }
+                    if let Some(secondary) = data["create_secondary"].as_bool()
+                        && secondary != o.create_secondary
+                    {
+                        problems.push(format!(
+                            "{t} was prepared with --create-secondary {secondary}, the run asks for {}",
+                            o.create_secondary
+                        ));
+                    }
+                }
+                // Not prepared by this dbrig (sysbench's tables, an older dbrig's): the ids
+                // must at least reach the table size the keys are drawn from.
+                _ => {
+                    let sql = sql_for(conn.dialect());
+                    let max = conn
+                        .query(&sql.render("max_id", &[("table", &t)]), &[])
+                        .await?
+                        .first()
+                        .and_then(|r| r.first())
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
+                    if (max as u64) < self.options.table_size {
+                        problems.push(format!(
+                            "{t} holds ids up to {max}, the run asks for --table-size {}",
+                            self.options.table_size
+                        ));
+                    }
+                }
+            }
         }
-        Ok(())
+        if let Some(first) = problems.first()
+            && !allow_mismatch
+        {
+            return Err(WorkloadError::DataMismatch {
+                target,
+                why: first.clone(),
+                workload,
+            });
+        }
+        Ok(problems
+            .into_iter()
+            .map(|p| format!("warning: measuring data that does not match the options (--allow-data-mismatch): {p}"))
+            .collect())
     }
 }
 
@@ -335,12 +404,4 @@ fn rows_for(table: &str, first: u64, last: u64, table_size: i64, seed: u64) -> B
         columns: ["id", "k", "c", "pad"].map(String::from).to_vec(),
         rows: Box::new(rows),
     }
-}
-
-fn unix_time_text() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format!("unix:{secs}")
 }

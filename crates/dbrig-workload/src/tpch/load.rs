@@ -1,10 +1,11 @@
 //! The load test: create the eight tables, stream the generated rows in through each engine's
 //! bulk path (parallel by parts), create primary keys (before or after the load), secondary
 //! indexes and statistics, each step timed, then report the size on disk. Tables are recorded
-//! in `dbrig_objects` (like the OLTP tables) so `cleanup` drops only dbrig's own.
+//! in the registry (`crate::registry`, like the OLTP tables) with their creation markers, and
+//! marked ready last, so `cleanup` drops only dbrig's own and a half-done load is seen as one.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use dbrig_core::Value;
 use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, Target};
@@ -12,6 +13,7 @@ use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, Targ
 use super::data::Table;
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
 use crate::error::WorkloadError;
+use crate::registry;
 use crate::sql::SqlSet;
 use crate::tasks::join_tasks;
 
@@ -70,14 +72,6 @@ pub struct TpchCleanupReport {
     pub absent: Vec<String>,
 }
 
-fn unix_time_text() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format!("unix:{secs}")
-}
-
 fn create_sql(sql: &SqlSet, t: Table) -> String {
     sql.render(
         &format!("create_{}", t.name()),
@@ -106,6 +100,17 @@ pub async fn check_loaded(conn: &mut Connection) -> Result<(), WorkloadError> {
         if !conn.table_exists(t.name()).await? {
             return Err(WorkloadError::InvalidOptions(format!(
                 "TPC-H table {} does not exist on {}: run `dbrig tpch load` first",
+                t.name(),
+                conn.target()
+            )));
+        }
+        // A load marks its tables ready last: one still `loading` was interrupted.
+        if registry::lookup(conn, t.name())
+            .await?
+            .is_some_and(|e| e.state == "loading")
+        {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "TPC-H table {} on {} is half-loaded (a load was interrupted before it finished): run `dbrig tpch cleanup`, then load again",
                 t.name(),
                 conn.target()
             )));
@@ -145,20 +150,17 @@ pub async fn load(
     };
 
     let started = Instant::now();
-    conn.execute_text(&sql.render("create_registry", &[]))
-        .await?;
-    let created_at = unix_time_text();
+    registry::ensure(&mut conn).await?;
+    let data = serde_json::json!({ "sf": sf, "keys": options.keys }).to_string();
     for t in Table::ALL {
-        conn.execute_text(&create_sql(sql, t)).await?;
-        conn.query(
-            &sql.render("registry_add", &[]),
-            &[
-                Value::Text(t.name().into()),
-                Value::Text(REGISTRY_KIND.into()),
-                Value::Text(created_at.clone()),
-            ],
-        )
+        let token = registry::new_token();
+        conn.execute_text(&registry::marked_create(
+            dialect,
+            &create_sql(sql, t),
+            &token,
+        ))
         .await?;
+        registry::record(&mut conn, t.name(), REGISTRY_KIND, &token, &data).await?;
     }
     timed("create tables", started);
     if options.keys == KeysWhen::Before {
@@ -259,6 +261,10 @@ pub async fn load(
             .await?;
     }
     timed("analyze", started);
+    // Last: only now is every row, key and index there.
+    for t in Table::ALL {
+        registry::mark_ready(&mut conn, t.name()).await?;
+    }
 
     let size_bytes = size_on_disk(&mut conn).await?;
     progress(&format!(
@@ -313,14 +319,12 @@ pub async fn size_on_disk(conn: &mut Connection) -> Result<u64, WorkloadError> {
 }
 
 /// Drop the TPC-H tables dbrig created (refusing, before dropping anything, tables that are
-/// not recorded in `dbrig_objects`).
+/// not registered or not the very table dbrig made).
 pub async fn cleanup(
     target: &Target,
     connect: &ConnectOptions,
 ) -> Result<TpchCleanupReport, WorkloadError> {
     let mut conn = Connection::connect(target, connect).await?;
-    let sql = schema_sql(conn.dialect());
-    let registry = conn.table_exists("dbrig_objects").await?;
     let mut present = Vec::new();
     let mut absent = Vec::new();
     for t in Table::ALL.iter().rev() {
@@ -330,39 +334,14 @@ pub async fn cleanup(
             absent.push(t.name().to_owned());
         }
     }
+    // Refuse before dropping anything.
     for t in &present {
-        let ours = registry
-            && conn
-                .query(
-                    &sql.render("registry_lookup", &[]),
-                    &[Value::Text(t.clone())],
-                )
-                .await?
-                .first()
-                .and_then(|r| r.first())
-                .is_some_and(|k| matches!(k, Value::Text(k) if k == REGISTRY_KIND));
-        if !ours {
-            return Err(WorkloadError::NotCreatedByDbrig {
-                table: t.clone(),
-                target: target.to_string(),
-            });
-        }
+        registry::verify(&mut conn, t, REGISTRY_KIND, target).await?;
     }
     for t in &present {
-        conn.execute_text(&sql.render("drop_table", &[("table", t)]))
-            .await?;
-        conn.query(
-            &sql.render("registry_remove", &[]),
-            &[Value::Text(t.clone())],
-        )
-        .await?;
+        registry::drop_table(&mut conn, t).await?;
     }
-    if registry {
-        let left = conn.query(&sql.render("registry_count", &[]), &[]).await?;
-        if left.first().and_then(|r| r.first()).and_then(Value::as_i64) == Some(0) {
-            conn.execute_text(&sql.render("drop_registry", &[])).await?;
-        }
-    }
+    registry::drop_if_empty(&mut conn).await?;
     conn.close().await;
     Ok(TpchCleanupReport {
         dropped: present,

@@ -12,6 +12,7 @@ mod one_path;
 mod perfrun;
 mod plans;
 mod postgres;
+mod safety;
 mod sqlite;
 mod tpch;
 

@@ -110,7 +110,12 @@ before-trial = "[ -e {o}/killed ] || (touch {o}/killed; (sleep 1; pkill -9 -f '{
         .output()
         .unwrap();
     let all = text(&run);
-    assert!(run.status.success(), "{all}");
+    // A trial short: the run fails, saying so and how to finish it.
+    assert_eq!(run.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("1 of 4 trial(s) invalid") && all.contains("redo them with --resume"),
+        "{all}"
+    );
 
     let store = Store::open(&out.path().join("results.db")).unwrap();
     let run_id = store.latest_run_id().unwrap().unwrap();
@@ -165,6 +170,31 @@ before-trial = "[ -e {o}/killed ] || (touch {o}/killed; (sleep 1; pkill -9 -f '{
                 .contains("mariadbd")
         );
     }
+    // --resume redoes the invalid trial (and only it); the run is then done.
+    let resumed = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["run", path.to_str().unwrap(), "--resume"])
+        .arg(format!("--out={o}"))
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    assert!(
+        text(&resumed).contains("3 already done"),
+        "{}",
+        text(&resumed)
+    );
+    let store = Store::open(&out.path().join("results.db")).unwrap();
+    assert_eq!(store.latest_run_id().unwrap(), Some(run_id));
+    assert_eq!(store.run(run_id).unwrap().status.as_str(), "done");
+    let mut done = 0;
+    for c in store.cells(run_id).unwrap() {
+        done += store
+            .trials(c.id)
+            .unwrap()
+            .iter()
+            .filter(|t| t.status == TrialStatus::Done)
+            .count();
+    }
+    assert_eq!(done, 4);
     assert!(
         leftover_servers(&o).is_empty(),
         "server processes left: {:?}",

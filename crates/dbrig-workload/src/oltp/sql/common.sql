@@ -61,21 +61,6 @@ COMMIT
 -- name: rollback
 ROLLBACK
 
--- name: registry_add
-INSERT INTO dbrig_objects (name, kind, created_at) VALUES (?, ?, ?)
-
--- name: registry_remove
-DELETE FROM dbrig_objects WHERE name = ?
-
--- name: registry_lookup
-SELECT kind FROM dbrig_objects WHERE name = ?
-
--- name: registry_count
-SELECT COUNT(*) FROM dbrig_objects
-
--- name: drop_registry
-DROP TABLE dbrig_objects
-
 -- name: count_rows
 SELECT COUNT(*) FROM {table}
 

@@ -29,12 +29,5 @@ SELECT 1
 -- name: drop_table
 DROP TABLE {table}
 
--- name: create_registry
-CREATE TABLE IF NOT EXISTS dbrig_objects (
-  name VARCHAR(64) NOT NULL PRIMARY KEY,
-  kind VARCHAR(32) NOT NULL,
-  created_at VARCHAR(40) NOT NULL
-)
-
 -- name: engine_available
 SELECT 1 FROM information_schema.engines WHERE UPPER(engine) = UPPER(?) AND support IN ('YES', 'DEFAULT')

@@ -29,10 +29,3 @@ ANALYZE {table}
 
 -- name: drop_table
 DROP TABLE {table}
-
--- name: create_registry
-CREATE TABLE IF NOT EXISTS dbrig_objects (
-  name VARCHAR(64) NOT NULL PRIMARY KEY,
-  kind VARCHAR(32) NOT NULL,
-  created_at VARCHAR(40) NOT NULL
-)

@@ -24,13 +24,6 @@ ANALYZE {table}
 -- name: drop_table
 DROP TABLE {table}
 
--- name: create_registry
-CREATE TABLE IF NOT EXISTS dbrig_objects (
-  name VARCHAR(64) NOT NULL PRIMARY KEY,
-  kind VARCHAR(32) NOT NULL,
-  created_at VARCHAR(40) NOT NULL
-)
-
 -- name: begin_write
 -- A deferred BEGIN takes SQLite's write lock at the first write; when another connection wrote
 -- since this transaction's first read, that upgrade fails at once with SQLITE_BUSY (the busy

@@ -137,25 +137,3 @@ BEGIN
 
 -- name: commit
 COMMIT
-
--- name: create_registry
-CREATE TABLE IF NOT EXISTS dbrig_objects (
-  name VARCHAR(64) NOT NULL PRIMARY KEY,
-  kind VARCHAR(32) NOT NULL,
-  created_at VARCHAR(40) NOT NULL
-)
-
--- name: registry_add
-INSERT INTO dbrig_objects (name, kind, created_at) VALUES (?, ?, ?)
-
--- name: registry_remove
-DELETE FROM dbrig_objects WHERE name = ?
-
--- name: registry_lookup
-SELECT kind FROM dbrig_objects WHERE name = ?
-
--- name: registry_count
-SELECT COUNT(*) FROM dbrig_objects
-
--- name: drop_registry
-DROP TABLE dbrig_objects
