@@ -263,6 +263,6 @@ async fn load_once(
             o.rows
         )));
     }
-    let bytes = super::data_length(conn, TABLE).await.ok().flatten();
+    let bytes = super::data_length(conn, TABLE, o.rows).await.ok().flatten();
     Ok((seconds, bytes))
 }

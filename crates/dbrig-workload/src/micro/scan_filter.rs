@@ -86,7 +86,7 @@ async fn make_table(
         return Err(explain_table_full(conn, e.into(), table, rows).await);
     }
     after_load(conn, table).await?;
-    let bytes = data_length(conn, table).await?;
+    let bytes = data_length(conn, table, rows).await?;
     progress(&format!(
         "loaded {table}: {rows} rows, {} bytes, in {:.2} s",
         bytes.map_or("?".into(), |b| b.to_string()),

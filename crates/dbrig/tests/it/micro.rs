@@ -382,8 +382,47 @@ fn mariadb_scan_filter_memory_and_innodb() {
         check_result(&v, "scan_filter", 2, &SCAN_ITEMS);
         check_scan(&v);
         assert_eq!(v["engine"], engine.to_uppercase());
+        if engine == "memory" {
+            check_memory_bytes(&db, &v);
+        }
     }
     assert_eq!(db.tables().trim(), "");
+}
+
+/// MEMORY tables: MB/s divides rows × the server's average row length (its record length,
+/// asked of tables the test makes itself), not the 16 MiB a MEMORY table allocates.
+fn check_memory_bytes(db: &MariaDb, v: &serde_json::Value) {
+    let avg = |definition: &str| -> u64 {
+        let out = mariadb(&format!(
+            "CREATE TABLE {db}.ref_t ({definition}) ENGINE = MEMORY DEFAULT CHARSET = latin1; \
+             SELECT avg_row_length FROM information_schema.tables \
+             WHERE table_schema = '{db}' AND table_name = 'ref_t'; DROP TABLE {db}.ref_t",
+            db = db.0
+        ));
+        out.trim().parse().unwrap()
+    };
+    let (narrow, wide) = (avg("i INT NOT NULL"), avg("c CHAR(128) NOT NULL"));
+    assert_eq!((narrow, wide), (5, 129), "MariaDB's MEMORY record lengths");
+    let items = v["items"].as_array().unwrap();
+    let bytes = |i: usize| items[i]["data_bytes"].as_u64().unwrap();
+    for (i, item) in items.iter().enumerate().take(4) {
+        assert_eq!(bytes(i), 3000 * narrow, "{item}");
+    }
+    assert_eq!(bytes(4), 1000 * wide, "{}", items[4]);
+    // The in-cache loop reads its 500 rows 20 times.
+    assert_eq!(bytes(5), 500 * 20 * narrow, "{}", items[5]);
+    for i in items {
+        let seconds: Vec<f64> = i["seconds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_f64().unwrap())
+            .collect();
+        let mean = seconds.iter().sum::<f64>() / seconds.len() as f64;
+        let mbs = i["data_bytes"].as_f64().unwrap() / mean / 1e6;
+        let got = i["mb_per_second"].as_f64().unwrap();
+        assert!((got - mbs).abs() <= mbs * 1e-9, "{got} vs {mbs}: {i}");
+    }
 }
 
 #[test]

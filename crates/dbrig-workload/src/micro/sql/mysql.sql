@@ -13,8 +13,10 @@ SET SESSION max_heap_table_size = {bytes}, tmp_table_size = {bytes}
 -- name: groupby_session
 SET SESSION sql_mode = REPLACE(@@session.sql_mode, 'ONLY_FULL_GROUP_BY', '')
 
--- name: data_length
-SELECT data_length FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?
+-- name: avg_row_length
+-- The engine's average row length (a MEMORY table's record length; InnoDB's data length over
+-- its row estimate), not the space allocated: a MEMORY table holds 16 MiB however few rows.
+SELECT avg_row_length FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?
 
 -- name: analyze
 ANALYZE TABLE {table}

@@ -1,7 +1,8 @@
 -- Micro-benchmarks for PostgreSQL: plain heap tables, B-tree indexes (hash with --index hash).
 
--- name: data_length
-SELECT pg_relation_size(CAST(CAST(? AS TEXT) AS regclass))
+-- name: avg_row_length
+-- Each row's size as stored (tuple header and data), averaged.
+SELECT CAST(avg(pg_column_size(t.*)) AS BIGINT) FROM {table} AS t
 
 -- name: analyze
 VACUUM ANALYZE {table}
