@@ -28,7 +28,7 @@ use crate::sql::{DialectSql, SqlSet, is_valid_identifier};
 
 pub use data::{groupby_rows, narrow_values, random_ints, random_words, wide_values};
 pub use memory_load::{IndexKind, KeyType, MemoryLoadOptions, memory_load};
-pub use scan_filter::{ScanFilterOptions, scan_filter};
+pub use scan_filter::{LoopMode, ScanFilterOptions, scan_filter};
 pub use tmp_groupby::{TmpGroupbyOptions, tmp_groupby};
 
 /// The micro-benchmarks, by the names the CLI and the results database use.

@@ -38,3 +38,18 @@ CREATE TABLE {table} (c CHAR(128) NOT NULL) ENGINE = {engine} DEFAULT CHARSET = 
 
 -- name: create_groupby
 CREATE TABLE {table} (id INT DEFAULT NULL, tea TEXT) ENGINE = {engine} DEFAULT CHARSET = latin1
+
+-- name: create_scan_loop
+-- Seed 004's in-cache loop inside the server (its test_read procedure, which ran pl + 1
+-- queries; this one runs pl). Sent as one statement: no DELIMITER needed through the API.
+CREATE PROCEDURE dbrig_scan_loop(pl INT) BEGIN DECLARE t INT; DECLARE x INT DEFAULT 0; REPEAT SET x = x + 1; SELECT COUNT(*) FROM m1 WHERE i>0 INTO t; UNTIL x >= pl END REPEAT; END
+
+-- name: call_scan_loop
+CALL dbrig_scan_loop(?)
+
+-- name: drop_scan_loop
+DROP PROCEDURE IF EXISTS dbrig_scan_loop
+
+-- name: statements_counted
+-- The session's SELECTs, the stored procedure's included: what the server ran, however sent.
+SHOW SESSION STATUS LIKE 'Com_select'

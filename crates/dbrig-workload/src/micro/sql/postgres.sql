@@ -50,3 +50,13 @@ SELECT min(id), min(tea) FROM t1 GROUP BY id % 100
 
 -- name: q6
 SELECT min(id), count(*), min(tea) FROM t1 GROUP BY id % 100
+
+-- name: create_scan_loop
+-- Seed 004's in-cache loop inside the server, as a PL/pgSQL function.
+CREATE FUNCTION dbrig_scan_loop(pl INT) RETURNS void LANGUAGE plpgsql AS $$ DECLARE t BIGINT; BEGIN FOR x IN 1..pl LOOP SELECT count(*) INTO t FROM m1 WHERE i>0; END LOOP; END $$
+
+-- name: call_scan_loop
+SELECT dbrig_scan_loop(?)
+
+-- name: drop_scan_loop
+DROP FUNCTION IF EXISTS dbrig_scan_loop(INT)
