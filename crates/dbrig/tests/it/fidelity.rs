@@ -291,6 +291,40 @@ fn every_oltp_workload_sends_sysbenchs_statements() {
     );
 }
 
+/// memory_load sends its rows in the table's own character set (latin1, the seed's), not
+/// utf8mb4, which cost the server a conversion per value; the server's log shows the LOAD.
+#[test]
+fn memory_load_sends_the_tables_character_set() {
+    let out = tempfile::tempdir().unwrap();
+    let server = LoggedServer::start(out.path(), "fidload");
+    server.clear_log();
+    ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &server.url,
+            "--rows",
+            "1000",
+            "--runs",
+            "1",
+        ],
+    ));
+    let loads: Vec<String> = server
+        .log()
+        .into_iter()
+        .filter(|(c, s)| c == "Query" && s.starts_with("LOAD DATA"))
+        .map(|(_, s)| s)
+        .collect();
+    // An untimed first load (the seed's dummy), then INT and CHAR(20).
+    assert_eq!(loads.len(), 3, "{loads:?}");
+    assert!(
+        loads.iter().all(|l| l.contains("CHARACTER SET latin1")),
+        "{loads:?}"
+    );
+}
+
 /// The keys of select_random_points' IN lists and select_random_ranges' range starts.
 fn drawn_keys(log: &[(String, String)]) -> Vec<i64> {
     let mut keys = Vec::new();
