@@ -652,6 +652,7 @@ pub fn perfrun_side(version: &str, target: &str, slow: f64, rnd: f64) -> Perfrun
             .collect(),
         error: None,
         counter_error: None,
+        answer: None,
     };
     let q1 = |us: f64| {
         exec(

@@ -34,6 +34,7 @@
 //! whose execution failed, are NaN: every comparison with them is false. `NAME_ratio` is 1
 //! when both values are 0 and infinite when only A is 0.
 
+use dbrig_core::answers::{compare_answers, orders_rows};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
@@ -82,10 +83,13 @@ pub struct Pair<'a> {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum PairOutcome {
     Compared,
-    /// The order-insensitive checksums differ.
+    /// The results differ by value (typed, a cent of tolerance, order only where the
+    /// query's ORDER BY fixes it), or only their checksums are known and differ.
     ResultsDiffer {
         rows_a: Option<u64>,
         rows_b: Option<u64>,
+        /// What differs (the first row that does), when both results were kept.
+        why: Option<String>,
     },
     /// The query failed on a side (the first failing side is named).
     Error {
@@ -121,13 +125,22 @@ impl Pair<'_> {
             }
         }
         let (a, b) = (self.a.expect("checked"), self.b.expect("checked"));
-        if a.checksum_unordered != b.checksum_unordered || a.rows != b.rows {
-            PairOutcome::ResultsDiffer {
-                rows_a: a.rows,
-                rows_b: b.rows,
-            }
-        } else {
-            PairOutcome::Compared
+        if a.checksum_unordered == b.checksum_unordered && a.rows == b.rows {
+            return PairOutcome::Compared;
+        }
+        // Two engines spell the same values differently (DECIMAL digits, CHAR padding,
+        // float sums): compare by value as the TPC-H checker does.
+        let why = match (&a.answer, &b.answer) {
+            (Some(x), Some(y)) => match compare_answers(x, y, orders_rows(self.sql)) {
+                None => return PairOutcome::Compared,
+                Some(d) => Some(d),
+            },
+            _ => None,
+        };
+        PairOutcome::ResultsDiffer {
+            rows_a: a.rows,
+            rows_b: b.rows,
+            why,
         }
     }
 
@@ -948,13 +961,18 @@ pub fn pair_text(pair: &Pair<'_>, sides: &Sides, names: &Names) -> String {
         PairOutcome::Error { side, message } => {
             let _ = writeln!(out, "error on {}: {message}\nnot compared", side.as_str());
         }
-        PairOutcome::ResultsDiffer { rows_a, rows_b } => {
+        PairOutcome::ResultsDiffer {
+            rows_a,
+            rows_b,
+            why,
+        } => {
             let n = |r: Option<u64>| r.map_or("?".into(), |r| r.to_string());
             let _ = writeln!(
                 out,
-                "results differ: not compared (a: {} rows, b: {} rows)",
+                "results differ: not compared (a: {} rows, b: {} rows){}",
                 n(rows_a),
-                n(rows_b)
+                n(rows_b),
+                why.map(|w| format!(": {w}")).unwrap_or_default()
             );
         }
         PairOutcome::Compared => {
@@ -1340,6 +1358,34 @@ Handler_read_rnd                             583                0       -583
         let text = pair_text(&pair(Temperature::Cold, &a, &b), &sides(), &names);
         assert!(
             text.contains("results differ: not compared (a: 3 rows, b: 2 rows)"),
+            "{text}"
+        );
+        // With the results kept, they are compared by value, and a difference is said.
+        let mut a2 = a.clone();
+        let mut b2 = b.clone();
+        a2.answer = Some(dbrig_core::answers::normalize(&[
+            vec![dbrig_core::Value::Text("0.0500".into())],
+            vec![dbrig_core::Value::Int(7)],
+        ]));
+        b2.rows = Some(2);
+        b2.answer = Some(dbrig_core::answers::normalize(&[
+            vec![dbrig_core::Value::Int(7)],
+            vec![dbrig_core::Value::Float(0.05)],
+        ]));
+        a2.rows = Some(2);
+        assert_eq!(
+            pair(Temperature::Cold, &a2, &b2).outcome(),
+            PairOutcome::Compared
+        );
+        b2.answer = Some(dbrig_core::answers::normalize(&[
+            vec![dbrig_core::Value::Int(7)],
+            vec![dbrig_core::Value::Float(0.07)],
+        ]));
+        let text = pair_text(&pair(Temperature::Cold, &a2, &b2), &sides(), &names);
+        assert!(
+            text.contains(
+                "results differ: not compared (a: 2 rows, b: 2 rows): row 1: 0.05 against 0.07 (rows compared sorted)"
+            ),
             "{text}"
         );
         let mut b = rec(1000, &[]);
