@@ -836,10 +836,28 @@ fn managed_server_restarts_per_query_with_its_own_startup_parameters() {
             qdir.to_str().unwrap(),
             "--controls",
             ctl.to_str().unwrap(),
+            "--after-trial-sql",
+            "select 7",
             "--format",
             "json",
         ],
     )));
+    // The restarts moved the server to new ports: the after-trial hook reaches it where it
+    // is now (it went to the first start's port and was refused).
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let cell = &store.cells(run).unwrap()[0];
+    let trial = &store.trials(cell.id).unwrap()[0];
+    let hooks = &trial.environment.as_ref().unwrap().hooks;
+    let after = hooks
+        .iter()
+        .find(|h| h.hook == "after-trial-sql")
+        .unwrap_or_else(|| panic!("{hooks:?}"));
+    assert_eq!(
+        (after.exit_code, after.output.trim()),
+        (Some(0), "7"),
+        "{after:?}"
+    );
     let q = v["queries"].as_array().unwrap();
     let hook = |i: usize, name: &str| -> Vec<String> {
         q[i]["detail"]["hooks"]
