@@ -147,6 +147,28 @@ impl LauncherInputs {
     }
 }
 
+/// `sql` without its `use DB` statements (any case, `DB` optionally backquoted), the other
+/// statements as they were.
+fn without_use(sql: &str, db: &str) -> String {
+    let is_use = |stmt: &str| {
+        let mut words = stmt.split_whitespace();
+        words.next().is_some_and(|w| w.eq_ignore_ascii_case("use"))
+            && words.next().is_some_and(|w| w.trim_matches('`') == db)
+            && words.next().is_none()
+    };
+    let kept: Vec<&str> = sql
+        .split(';')
+        .filter(|s| !s.trim().is_empty() && !is_use(s))
+        .collect();
+    if kept.len() == sql.split(';').filter(|s| !s.trim().is_empty()).count() {
+        return sql.to_owned();
+    }
+    kept.iter()
+        .map(|s| format!("{};", s.trim()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Split a launcher `STARTUP_PARAMS` value into `key=value` parameters: `--key=value`,
 /// `--key value`-less flags (`--skip-name-resolve` → `skip-name-resolve=ON`), PostgreSQL's
 /// `-c key=value`; shell quotes are removed (`--optimizer_switch='mrr=on'`).
@@ -665,8 +687,38 @@ pub fn import(
                 comment(&mut out, &mut unmapped, file, &format!("{k} = {v} ({why})"));
             }
         }
-        let pre = get("PRE_TEST_SQL");
-        let post = get("POST_TEST_SQL");
+        // The launcher's hooks switch to DBNAME (`use dbt3`); dbrig's hooks and queries already
+        // run in the database the data was loaded into, which on a managed server is dbrig's
+        // own (the launcher's name does not exist there: error 1049).
+        let dbname = get("DBNAME").filter(|_| managed);
+        let unuse = |sql: Option<String>,
+                     key: &str,
+                     out: &mut String,
+                     unmapped: &mut Vec<String>| {
+            let sql = sql?;
+            let Some(db) = &dbname else {
+                return Some(sql);
+            };
+            let kept = without_use(&sql, db);
+            if kept != sql {
+                comment(
+                    out,
+                    unmapped,
+                    file,
+                    &format!(
+                        "{key}: `use {db}` left out (DBNAME = {db}: dbrig's hooks run in the database holding the managed server's data)"
+                    ),
+                );
+            }
+            (!kept.trim().is_empty()).then_some(kept)
+        };
+        let pre = unuse(get("PRE_TEST_SQL"), "PRE_TEST_SQL", &mut out, &mut unmapped);
+        let post = unuse(
+            get("POST_TEST_SQL"),
+            "POST_TEST_SQL",
+            &mut out,
+            &mut unmapped,
+        );
         if pre.is_some() || post.is_some() {
             push(&mut out, "[configuration.hooks]");
             if let Some(v) = pre {
@@ -821,10 +873,23 @@ pub fn import(
             .db
             .section("db_settings")
             .expect("checked above");
+        let dbname = db
+            .iter()
+            .find(|(k, _)| k == "DBNAME")
+            .map(|(_, v)| v.clone())
+            .filter(|_| managed_flags[members[0]]);
         let db_run: Vec<(String, String)> = db
             .iter()
             .filter(|(k, v)| (k == "PRE_RUN_SQL" || k == "POST_RUN_SQL") && !v.is_empty())
-            .cloned()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    dbname
+                        .as_ref()
+                        .map_or_else(|| v.clone(), |d| without_use(v, d)),
+                )
+            })
+            .filter(|(_, v)| !v.trim().is_empty())
             .collect();
         let db_mapped = map_query_settings(&confs[members[0]].db.path, &db_run, analyze)?;
 
@@ -993,7 +1058,8 @@ mod tests {
                 "[db_settings]\nDBMS_HOME = /usr\nDBMS = MariaDB\nKEYWORD = maria 5.3\n\
                  DATADIR = $DATADIR_HOME/innodb-s$SCALE_FACTOR\nSTORAGE_ENGINE = InnoDB\n\
                  STARTUP_PARAMS = --innodb_buffer_pool_size=1G\nMYSQL_SYSTEM_DIR = /x\n\
-                 PRE_RUN_SQL = flush status;\nPRE_TEST_SQL = select version();\n",
+                 DBNAME = dbt3\nPRE_RUN_SQL = use dbt3; flush status;\n\
+                 PRE_TEST_SQL = use `dbt3`; select version();\n",
             ),
             f(
                 "/t/db_pg.conf",
@@ -1044,7 +1110,9 @@ mod tests {
             "[[server]]\nname = \"maria-5-3\"\nengine = \"mariadb\"\nprefix = \"/usr\"\ndata-dir = \"/data/innodb-s30\"",
             "server = \"maria-5-3\"",
             "params = [\"innodb_buffer_pool_size=1G\", \"default-storage-engine=InnoDB\"]",
+            // The seed's `use dbt3` (its DBNAME) is left out on the managed server.
             "before-configuration-sql = \"select version();\"",
+            "PRE_TEST_SQL: `use dbt3` left out",
             "target = \"postgres://postgres@127.0.0.1:5432/dbt3\"",
             "sf = 30",
             "query-dir = \"/queries/s30-m\"",
