@@ -747,7 +747,7 @@ pub fn import(
     if groups.len() > 1 {
         push(
             &mut out,
-            "# The configurations use different query settings. The launcher ran each configuration\n# with its own; a plan runs every workload on every configuration: remove the pairs you\n# do not want (each workload names the configurations it came from).",
+            "# The configurations use different query settings: as the launcher did, each query set\n# runs on the configurations whose files name it (`configurations`); reports show `-`\n# for a query a configuration did not run.",
         );
     }
     let test_query_settings: Vec<(String, String)> = test_settings
@@ -921,6 +921,8 @@ pub fn import(
             };
             push(&mut out, &format!("label = {}", q(&label)));
             labels.push(label);
+            let only: Vec<String> = members.iter().map(|&i| names[i].clone()).collect();
+            push(&mut out, &format!("configurations = {}", q_list(&only)));
         }
         push(&mut out, "[workload.options]");
         push(&mut out, &format!("sf = {sf_num}"));
@@ -1133,6 +1135,13 @@ mod tests {
         // The external PostgreSQL cannot be restarted: its workload says so.
         let pg = &p[p.rfind("[[workload]]").unwrap()..];
         assert!(pg.contains("restart-between-queries = false"), "{pg}");
+        // Each query set runs where the launcher ran it: 17-opt1 only on MariaDB.
+        assert!(pg.contains("configurations = [\"pg\"]"), "{pg}");
+        let maria = &p[p.find("[[workload]]").unwrap()..p.rfind("[[workload]]").unwrap()];
+        assert!(
+            maria.contains("configurations = [\"maria 5.3\"]") && maria.contains("17-opt1"),
+            "{maria}"
+        );
         // Nothing dropped silently: each unmapped setting is a comment naming it.
         for name in [
             "MYSQL_SYSTEM_DIR = /x",

@@ -1045,7 +1045,8 @@ fn launcher_files(home: &std::path::Path, pg_db: &str) {
          [query1]\nQUERY=1.sql\nEXPLAIN_QUERY=1_explain.sql\nSTARTUP_PARAMS=\n\n\
          [query2]\nQUERY=2.sql\nEXPLAIN_QUERY=2_explain.sql\n\
          STARTUP_PARAMS=--join_cache_level=6\nNUM_TESTS=2\n\n\
-         [query20]\nQUERY=20-opt1.sql\nRUN=0\n",
+         [query20]\nQUERY=20-opt1.sql\nRUN=0\n\n\
+         [query3]\nQUERY=3-opt.sql\n",
     );
     w(
         "tests/queries_conf/queries.conf",
@@ -1063,6 +1064,7 @@ fn launcher_files(home: &std::path::Path, pg_db: &str) {
         "select n_name, count(*) from nation, region where n_regionkey = r_regionkey group by n_name",
     );
     w("queries/s0.01-m/20-opt1.sql", "select 1");
+    w("queries/s0.01-m/3-opt.sql", "select count(*) from region");
 }
 
 #[test]
@@ -1124,6 +1126,10 @@ fn import_launcher_writes_a_plan_that_runs() {
         "pre-sql = \"flush status;\"",
         "[workload.options.controls.query.\"2\"]\nparams = [\"join_cache_level=6\"]\nruns = 2",
         "queries = [\"1\", \"2\"]",
+        "queries = [\"1\", \"2\", \"3-opt\"]",
+        // Each query set where the launcher ran it.
+        "configurations = [\"mariadb-innodb\"]",
+        "configurations = [\"postgresql\"]",
         "before-configuration-sql = \"select version();\"",
         "before-configuration = \"uname -a\"",
     ] {
@@ -1162,4 +1168,12 @@ fn import_launcher_writes_a_plan_that_runs() {
         "{t}"
     );
     assert!(t.contains("| 2 |") || t.contains("| 2 "), "{t}");
+    // 3-opt ran on MariaDB only: `-` for PostgreSQL.
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("| 3-opt |"))
+        .unwrap_or_else(|| panic!("{t}"));
+    let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+    assert_eq!(cells[5], "-", "{line}");
+    assert_ne!(cells[2], "-", "{line}");
 }
