@@ -19,20 +19,25 @@ struct LoggedServer {
 
 impl LoggedServer {
     fn start(out: &Path, name: &str) -> Self {
-        let o = ok(dbrig(
-            out,
-            &[
-                "server",
-                "start",
-                name,
-                "--engine",
-                "mariadb",
-                "--param",
-                "general_log=ON",
-                "--param",
-                "log_output=TABLE",
-            ],
-        ));
+        Self::start_with(out, name, &[])
+    }
+
+    fn start_with(out: &Path, name: &str, params: &[&str]) -> Self {
+        let mut args = vec![
+            "server",
+            "start",
+            name,
+            "--engine",
+            "mariadb",
+            "--param",
+            "general_log=ON",
+            "--param",
+            "log_output=TABLE",
+        ];
+        for p in params {
+            args.extend(["--param", p]);
+        }
+        let o = ok(dbrig(out, &args));
         let url = text(&o)
             .lines()
             .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
@@ -322,6 +327,52 @@ fn memory_load_sends_the_tables_character_set() {
     assert!(
         loads.iter().all(|l| l.contains("CHARACTER SET latin1")),
         "{loads:?}"
+    );
+}
+
+/// memory_load --server-file: the server reads the rows from a file dbrig wrote where the
+/// server may read (`secure_file_priv`), as the seed loaded them; no LOCAL load is sent.
+#[test]
+fn memory_load_from_a_file_the_server_reads() {
+    let out = tempfile::tempdir().unwrap();
+    let files = out.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let priv_dir = format!("secure_file_priv={}", files.display());
+    let server = LoggedServer::start_with(out.path(), "fidfile", &[&priv_dir]);
+    server.clear_log();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &server.url,
+            "--rows",
+            "1000",
+            "--runs",
+            "1",
+            "--server-file",
+            files.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    )));
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{v}");
+    assert!(items.iter().all(|i| i["rows"] == 1000), "{v}");
+    let loads: Vec<String> = server
+        .log()
+        .into_iter()
+        .filter(|(c, s)| c == "Query" && s.starts_with("LOAD DATA"))
+        .map(|(_, s)| s)
+        .collect();
+    assert_eq!(loads.len(), 3, "{loads:?}");
+    let prefix = format!("LOAD DATA INFILE '{}/dbrig_t1_", files.display());
+    assert!(loads.iter().all(|l| l.starts_with(&prefix)), "{loads:?}");
+    assert_eq!(
+        std::fs::read_dir(&files).unwrap().count(),
+        0,
+        "the files are removed"
     );
 }
 

@@ -53,3 +53,8 @@ DROP PROCEDURE IF EXISTS dbrig_scan_loop
 -- name: statements_counted
 -- The session's SELECTs, the stored procedure's included: what the server ran, however sent.
 SHOW SESSION STATUS LIKE 'Com_select'
+
+-- name: load_server_file
+-- memory_load --server-file: the server reads the file itself (the seed's load; latin1 as the
+-- seed's tables, whose data is ASCII).
+LOAD DATA INFILE ? INTO TABLE {table} CHARACTER SET latin1 FIELDS TERMINATED BY '\t' ESCAPED BY '\\' LINES TERMINATED BY '\n' (c1)

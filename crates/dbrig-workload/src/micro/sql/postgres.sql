@@ -60,3 +60,8 @@ SELECT dbrig_scan_loop(?)
 
 -- name: drop_scan_loop
 DROP FUNCTION IF EXISTS dbrig_scan_loop(INT)
+
+-- name: load_server_file
+-- memory_load --server-file: the server reads the file itself (COPY's text format is the
+-- bulk text format: tab-separated, backslash escapes).
+COPY {table} (c1) FROM ?
