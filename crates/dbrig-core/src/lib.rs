@@ -8,6 +8,7 @@
 //! Everything here is deterministic given its inputs (random generators take explicit seeds),
 //! so it is unit-tested without servers or clocks.
 
+pub mod answers;
 pub mod calendar;
 pub mod counters;
 pub mod error;

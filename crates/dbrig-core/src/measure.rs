@@ -68,6 +68,11 @@ pub struct RateReport {
     pub max_backlog: u64,
     /// Service time (from actual start), beside the latency from intended start.
     pub service_time_ms: LatencySummary,
+    /// The latency of every event due in the run, the ones still queued at the end included
+    /// as censored values (each at its waiting time so far, a lower bound): a saturated run
+    /// cannot look fast by serving few events quickly. `None` in results stored before.
+    #[serde(default)]
+    pub latency_incl_unserved_ms: Option<LatencySummary>,
 }
 
 /// Everything a trial measured, before it is stored or reported.

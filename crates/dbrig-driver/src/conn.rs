@@ -183,6 +183,18 @@ impl Connection {
             .map_err(|e| e.with_statement(sql))
     }
 
+    /// Execute `sql` as text with `params` written into it as literals, the way sysbench sends
+    /// `oltp_insert` (the server parses the statement every time; PostgreSQL gets a simple
+    /// query). Only for values dbrig generated itself.
+    pub async fn execute_literal(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        let text = inline_params(self.dialect(), sql, params);
+        self.execute_text(&text).await
+    }
+
     /// Run a query with bind values and return all its rows (for small results: metadata,
     /// counters, answers).
     pub async fn query(

@@ -619,6 +619,11 @@ impl<'a> Executor<'a> {
         let mut power_env = PlanPowerEnv {
             servers: &mut self.servers,
             server: conf.server.clone(),
+            data_database: self
+                .data_database
+                .get(&(cell.configuration, cell.workload_index))
+                .cloned(),
+            current: None,
             params: conf.params.clone(),
             read_only: self.plan.environment.start_read_only && !cell.writes,
             hook_timeout: self.plan.environment.hooks.timeout.unwrap_or(60.0),
@@ -655,6 +660,10 @@ impl<'a> Executor<'a> {
             }
         };
         let controls_restarted = power_env.restarts > 0;
+        // A restart without a fixed port moves the server: everything after the trial (life
+        // probe, hooks, after-configuration SQL) connects to where it is now.
+        let target = &power_env.current.take().unwrap_or_else(|| target.clone());
+        let with_target = Some((target, connect));
         env.os_samples = sampling.stop();
         let after = merged(
             observe(unreachable.is_some()).await,
@@ -765,12 +774,32 @@ fn redact_plan_text(text: &str) -> String {
         .join("\n")
 }
 
+/// The startup parameters of a power test's restart for a query with `query` parameters: the
+/// DBT-3 launcher's per-query STARTUP_PARAMS replaced the configuration's (`replace`); merged,
+/// they go over them. A query without any gets the configuration's back.
+fn restart_params(
+    configuration: &dbrig_server::Params,
+    query: &[String],
+    replace: bool,
+) -> std::result::Result<dbrig_server::Params, String> {
+    let extra = dbrig_server::Params::parse(query).map_err(|e| e.to_string())?;
+    Ok(if replace && !query.is_empty() {
+        extra
+    } else {
+        configuration.merged(&extra)
+    })
+}
+
 /// What a TPC-H power test's launcher controls ask of a trial: restarts of the
 /// configuration's managed server (a query's own startup parameters over the
 /// configuration's), page-cache drops and shell hooks, through the plan's own machinery.
 struct PlanPowerEnv<'a> {
     servers: &'a mut Servers,
     server: Option<String>,
+    /// The cell's own database on that server (name, SQLite suffix), kept across restarts.
+    data_database: Option<(String, String)>,
+    /// Where the server is after the last restart (its port may have changed).
+    current: Option<Target>,
     params: dbrig_server::Params,
     read_only: bool,
     hook_timeout: f64,
@@ -785,17 +814,22 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
         self.server.is_some()
     }
 
-    fn restart(&mut self, params: &[String]) -> std::result::Result<Target, String> {
+    fn restart(&mut self, params: &[String], replace: bool) -> std::result::Result<Target, String> {
         let name = self
             .server
             .as_deref()
             .ok_or("the configuration's target is external: dbrig cannot restart it")?;
-        let extra = dbrig_server::Params::parse(params).map_err(|e| e.to_string())?;
+        let params = restart_params(&self.params, params, replace)?;
         let (target, _) = self
             .servers
-            .ensure(name, &self.params.merged(&extra), true, self.read_only)
+            .ensure(name, &params, true, self.read_only)
             .map_err(|e| e.one_line())?;
+        let target = match &self.data_database {
+            Some((db, suffix)) => target.with_database(db, suffix),
+            None => target,
+        };
         self.restarts += 1;
+        self.current = Some(target.clone());
         Ok(target)
     }
 
@@ -811,5 +845,34 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
 
     fn strict(&self) -> bool {
         self.strict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_params_replace_the_configurations_unless_merged() {
+        let conf =
+            dbrig_server::Params::parse(&["join_cache_level=2", "tmp_table_size=1M"]).unwrap();
+        let q = ["join_cache_level=6".to_owned()];
+        let pairs = |p: dbrig_server::Params| p.0;
+        assert_eq!(
+            pairs(restart_params(&conf, &q, true).unwrap()),
+            [("join_cache_level".to_owned(), "6".to_owned())]
+        );
+        let merged = pairs(restart_params(&conf, &q, false).unwrap());
+        assert!(
+            merged.contains(&("join_cache_level".to_owned(), "6".to_owned())),
+            "{merged:?}"
+        );
+        assert!(
+            merged.contains(&("tmp_table_size".to_owned(), "1M".to_owned())),
+            "{merged:?}"
+        );
+        assert_eq!(merged.len(), 2);
+        // No query parameters: the configuration's own, either way.
+        assert_eq!(restart_params(&conf, &[], true).unwrap(), conf);
     }
 }

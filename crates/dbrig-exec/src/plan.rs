@@ -120,6 +120,10 @@ pub struct WorkloadFile {
     /// Server lifecycle for this workload (overrides `[environment] lifecycle`).
     #[serde(default)]
     pub lifecycle: Option<Lifecycle>,
+    /// The configurations this workload runs on (default: all), as the DBT-3 launcher ran a
+    /// query set on the configurations whose files named it; reports show `-` elsewhere.
+    #[serde(default)]
+    pub configurations: Option<Vec<String>>,
 }
 
 fn yes() -> bool {
@@ -832,6 +836,15 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                 "{here}: workload '{mine}' differs in its options from the workload '{mine}' at {first}: add `label = \"…\"` to each, so reports show them apart"
             );
         }
+        for c in w.configurations.iter().flatten() {
+            if !file.configuration.iter().any(|x| &x.name == c) {
+                bail!(
+                    "{}: workload '{}' names configuration '{c}', which no [[configuration]] defines",
+                    entry_at(i, w),
+                    w.name
+                );
+            }
+        }
         let clients = if workload.uses_clients() {
             file.clients.clone()
         } else {
@@ -843,6 +856,12 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
     for (ci, conf_file) in file.configuration.iter().enumerate() {
         for (wi, w) in file.workload.iter().enumerate() {
             let (workload, clients_list) = &workloads[wi];
+            if w.configurations
+                .as_ref()
+                .is_some_and(|only| !only.contains(&conf_file.name))
+            {
+                continue;
+            }
             for &clients in clients_list {
                 let mut run: RunOptions = options_from(
                     &[Some(&base_run), conf_file.run.as_ref(), w.run.as_ref()],
@@ -881,13 +900,12 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         for (wi, (_, clients_list)) in workloads.iter().enumerate() {
             for &clients in clients_list {
                 for ci in 0..configurations.len() {
-                    let cell = cells
-                        .iter()
-                        .find(|c| {
-                            c.configuration == ci && c.workload_index == wi && c.clients == clients
-                        })
-                        .expect("every combination has a cell");
-                    schedule.push((cell.index, trial));
+                    // A workload limited to some configurations has no cell on the others.
+                    if let Some(cell) = cells.iter().find(|c| {
+                        c.configuration == ci && c.workload_index == wi && c.clients == clients
+                    }) {
+                        schedule.push((cell.index, trial));
+                    }
                 }
             }
         }
@@ -1165,6 +1183,35 @@ name = "oltp_read_only"
         let e = load(&p, &[], &[]).unwrap_err().to_string();
         assert!(
             e.contains("plan.toml:12:") && e.contains("label 'x' is already used"),
+            "{e}"
+        );
+    }
+
+    /// A workload limited to some configurations (the DBT-3 launcher's per-configuration
+    /// query sets) has cells only there; a name no configuration has is refused.
+    #[test]
+    fn workloads_limited_to_configurations() {
+        let only_b = PLAN.replace(
+            "name = \"oltp_read_only\"",
+            "name = \"oltp_read_only\"\nconfigurations = [\"B\"]",
+        );
+        let (_d, p) = write(&only_b);
+        let plan = load(&p, &["B_TARGET=mock:".into()], &[]).unwrap();
+        // point select on A and B, read only on B, two client counts each.
+        assert_eq!(plan.cells.len(), 2 * 2 + 2);
+        assert!(
+            plan.cells
+                .iter()
+                .filter(|c| c.workload_index == 1)
+                .all(|c| c.configuration == 1)
+        );
+        assert_eq!(plan.schedule.len(), 6 * 2);
+        let (_d, p) = write(&only_b.replace("[\"B\"]", "[\"C\"]"));
+        let e = load(&p, &["B_TARGET=mock:".into()], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plan.toml:16") && e.contains("configuration 'C'"),
             "{e}"
         );
     }

@@ -372,6 +372,7 @@ pub fn oltp_result(warmup_s: f64) -> TrialResult {
         ],
         schedule: "closed loop".into(),
         warmup_s,
+        notes: Vec::new(),
     })
 }
 
@@ -392,6 +393,7 @@ pub fn step(name: &str, micros: u64, status: QueryStatus) -> QueryOutcome {
         },
         result: Vec::new(),
         detail: None,
+        answer_checked: None,
     }
 }
 
@@ -411,6 +413,8 @@ pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> Q
             error: None,
             plan: Some("p1".into()),
             restarted: false,
+            caches_dropped: false,
+            skipped: false,
         })
         .chain(std::iter::once(RunRecord {
             run: 0,
@@ -421,6 +425,8 @@ pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> Q
             error: None,
             plan: None,
             restarted: false,
+            caches_dropped: false,
+            skipped: false,
         }))
         .collect();
     q.detail = Some(Box::new(QueryDetail {
@@ -646,6 +652,7 @@ pub fn perfrun_side(version: &str, target: &str, slow: f64, rnd: f64) -> Perfrun
             .collect(),
         error: None,
         counter_error: None,
+        answer: None,
     };
     let q1 = |us: f64| {
         exec(

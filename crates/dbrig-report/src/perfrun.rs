@@ -34,6 +34,7 @@
 //! whose execution failed, are NaN: every comparison with them is false. `NAME_ratio` is 1
 //! when both values are 0 and infinite when only A is 0.
 
+use dbrig_core::answers::{compare_answers, orders_rows};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
@@ -82,10 +83,13 @@ pub struct Pair<'a> {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum PairOutcome {
     Compared,
-    /// The order-insensitive checksums differ.
+    /// The results differ by value (typed, a cent of tolerance, order only where the
+    /// query's ORDER BY fixes it), or only their checksums are known and differ.
     ResultsDiffer {
         rows_a: Option<u64>,
         rows_b: Option<u64>,
+        /// What differs (the first row that does), when both results were kept.
+        why: Option<String>,
     },
     /// The query failed on a side (the first failing side is named).
     Error {
@@ -121,13 +125,22 @@ impl Pair<'_> {
             }
         }
         let (a, b) = (self.a.expect("checked"), self.b.expect("checked"));
-        if a.checksum_unordered != b.checksum_unordered || a.rows != b.rows {
-            PairOutcome::ResultsDiffer {
-                rows_a: a.rows,
-                rows_b: b.rows,
-            }
-        } else {
-            PairOutcome::Compared
+        if a.checksum_unordered == b.checksum_unordered && a.rows == b.rows {
+            return PairOutcome::Compared;
+        }
+        // Two engines spell the same values differently (DECIMAL digits, CHAR padding,
+        // float sums): compare by value as the TPC-H checker does.
+        let why = match (&a.answer, &b.answer) {
+            (Some(x), Some(y)) => match compare_answers(x, y, orders_rows(self.sql)) {
+                None => return PairOutcome::Compared,
+                Some(d) => Some(d),
+            },
+            _ => None,
+        };
+        PairOutcome::ResultsDiffer {
+            rows_a: a.rows,
+            rows_b: b.rows,
+            why,
         }
     }
 
@@ -186,6 +199,21 @@ impl Names {
         }
         for suffix in SUFFIXES {
             if let Some(base) = lower.strip_suffix(&format!("_{suffix}"))
+                && let Some(name) = self.counters.get(base)
+            {
+                return Some((
+                    format!("{name}_{suffix}"),
+                    Var::Counter {
+                        name: name.clone(),
+                        suffix,
+                    },
+                ));
+            }
+        }
+        // The seed's (RQG perfrun's) names: `Execution_time1`, `Innodb_rows_read2` for the
+        // first and second server.
+        for (digit, suffix) in [("1", "a"), ("2", "b")] {
+            if let Some(base) = lower.strip_suffix(digit)
                 && let Some(name) = self.counters.get(base)
             {
                 return Some((
@@ -271,6 +299,17 @@ struct Tok {
     start: usize,
     out: String,
     kind: TokKind,
+    /// `NAME =~ m{RE}` / `NAME !~ m{RE}` (Perl's match operators, as the seed's filters
+    /// write them): the name, the pattern and whether negated. The token stands for a
+    /// boolean computed per pair.
+    regex: Option<(Tok0, String, bool)>,
+}
+
+/// The name a regular-expression match applies to, with its offset.
+#[derive(Debug, Clone)]
+struct Tok0 {
+    start: usize,
+    name: String,
 }
 
 /// A compiled filter.
@@ -280,6 +319,9 @@ pub struct Filter {
     translated: String,
     node: Node<DefaultNumericTypes>,
     vars: Vec<(String, Var)>,
+    /// Regular-expression matches: the boolean's name, the text variable, the pattern,
+    /// negated.
+    regexes: Vec<(String, Var, regex::Regex, bool)>,
 }
 
 impl Filter {
@@ -297,6 +339,36 @@ impl Filter {
             return Err(syntax(1, "the filter is empty".into()));
         }
         let mut vars = Vec::new();
+        let mut regexes = Vec::new();
+        for t in toks.iter_mut().filter(|t| t.regex.is_some()) {
+            let (name, pattern, negate) = t.regex.clone().expect("filtered");
+            let re = regex::Regex::new(&pattern)
+                .map_err(|e| syntax(column(t.start), format!("bad regular expression: {e}")))?;
+            let var = match names {
+                None => Var::Query,
+                Some(names) => match names.resolve(&name.name) {
+                    Some((_, v @ (Var::Query | Var::File | Var::Temperature))) => v,
+                    Some(_) => {
+                        return Err(syntax(
+                            column(name.start),
+                            format!(
+                                "{} is a number: =~ and !~ match text (query, file, temperature)",
+                                name.name
+                            ),
+                        ));
+                    }
+                    None => {
+                        return Err(ReportError::FilterUnknownName {
+                            expr: text.to_owned(),
+                            column: column(name.start),
+                            suggestions: names.suggest(&name.name),
+                            name: name.name.clone(),
+                        });
+                    }
+                },
+            };
+            regexes.push((t.out.clone(), var, re, negate));
+        }
         for t in toks.iter_mut().filter(|t| t.kind == TokKind::Ident) {
             match names {
                 Some(names) => match names.resolve(&t.out) {
@@ -334,6 +406,7 @@ impl Filter {
             translated,
             node,
             vars,
+            regexes,
         })
     }
 
@@ -370,6 +443,18 @@ impl Filter {
             };
             ctx.set_value(spelled.clone(), value)
                 .map_err(|e| self.eval_error(e.to_string()))?;
+        }
+        for (slot, var, re, negate) in &self.regexes {
+            let text = match var {
+                Var::Temperature => pair.temperature.as_str(),
+                Var::File => pair.file,
+                _ => pair.sql,
+            };
+            ctx.set_value(
+                slot.clone(),
+                EvalValue::Boolean(re.is_match(text) != *negate),
+            )
+            .map_err(|e| self.eval_error(e.to_string()))?;
         }
         match self.node.eval_with_context(&ctx) {
             Ok(EvalValue::Boolean(b)) => Ok(b),
@@ -481,6 +566,47 @@ fn join(toks: &[Tok]) -> String {
         .join(" ")
 }
 
+/// A Perl pattern from byte `from`: `m{…}`, `m(…)`, `m/…/`, `m!…!`, `/…/` or a quoted string,
+/// with trailing `i` (case-insensitive) and `x` flags; the pattern and the offset after it.
+fn regex_literal(text: &str, from: usize) -> Option<(String, usize)> {
+    let rest = &text[from..];
+    let skipped = rest.len() - rest.trim_start().len();
+    let mut at = from + skipped;
+    let mut chars = text[at..].chars();
+    let mut open = chars.next()?;
+    if open == 'm' {
+        at += 1;
+        open = text[at..].chars().next()?;
+    } else if !matches!(open, '/' | '"' | '\'') {
+        return None;
+    }
+    let close = match open {
+        '{' => '}',
+        '(' => ')',
+        '[' => ']',
+        '<' => '>',
+        c if c.is_ascii_punctuation() => c,
+        _ => return None,
+    };
+    let body_start = at + open.len_utf8();
+    let body_len = text[body_start..].find(close)?;
+    let mut pattern = text[body_start..body_start + body_len].to_owned();
+    let mut end = body_start + body_len + close.len_utf8();
+    let mut flags = String::new();
+    while let Some(f) = text[end..]
+        .chars()
+        .next()
+        .filter(|c| matches!(c, 'i' | 'x' | 's' | 'm'))
+    {
+        flags.push(f);
+        end += 1;
+    }
+    if !flags.is_empty() {
+        pattern = format!("(?{flags}){pattern}");
+    }
+    Some((pattern, end))
+}
+
 /// Split the filter into tokens and translate each; `Err((byte offset, message))`.
 fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
     let bytes = text.as_bytes();
@@ -495,6 +621,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                 start,
                 out: out.to_owned(),
                 kind,
+                regex: None,
             })
         };
         match c {
@@ -563,6 +690,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                         start: word_start,
                         out: word.to_owned(),
                         kind: TokKind::Ident,
+                        regex: None,
                     }),
                 }
             }
@@ -584,10 +712,30 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                 let op = match two {
                     "==" | "!=" | "<=" | ">=" | "&&" | "||" => two,
                     "=~" | "!~" => {
-                        return Err((
+                        // Perl's match: the name before it, a pattern after it.
+                        let Some(name) = toks.pop().filter(|t| t.kind == TokKind::Ident) else {
+                            return Err((start, format!("{two} needs a name before it ($Query)")));
+                        };
+                        let (pattern, end) = regex_literal(text, i + 2).ok_or((
                             start,
-                            format!("{two} (Perl pattern match) is not supported"),
-                        ));
+                            format!("{two} needs a pattern after it: m{{…}} or /…/"),
+                        ))?;
+                        i = end;
+                        let slot = format!("dbrig_match_{}", toks.len());
+                        toks.push(Tok {
+                            start: name.start,
+                            out: slot,
+                            kind: TokKind::Operand,
+                            regex: Some((
+                                Tok0 {
+                                    start: name.start,
+                                    name: name.out,
+                                },
+                                pattern,
+                                two == "!~",
+                            )),
+                        });
+                        continue;
                     }
                     _ => match c {
                         b'<' | b'>' | b'!' | b'+' | b'-' | b'*' | b'/' | b'%' | b'^' => {
@@ -948,13 +1096,18 @@ pub fn pair_text(pair: &Pair<'_>, sides: &Sides, names: &Names) -> String {
         PairOutcome::Error { side, message } => {
             let _ = writeln!(out, "error on {}: {message}\nnot compared", side.as_str());
         }
-        PairOutcome::ResultsDiffer { rows_a, rows_b } => {
+        PairOutcome::ResultsDiffer {
+            rows_a,
+            rows_b,
+            why,
+        } => {
             let n = |r: Option<u64>| r.map_or("?".into(), |r| r.to_string());
             let _ = writeln!(
                 out,
-                "results differ: not compared (a: {} rows, b: {} rows)",
+                "results differ: not compared (a: {} rows, b: {} rows){}",
                 n(rows_a),
-                n(rows_b)
+                n(rows_b),
+                why.map(|w| format!(": {w}")).unwrap_or_default()
             );
         }
         PairOutcome::Compared => {
@@ -1330,6 +1483,42 @@ Handler_read_rnd                             583                0       -583
         assert_eq!(text, expected, "\n{text}");
     }
 
+    /// The seed's own filter names and Perl match operators: `Execution_time1` is side a,
+    /// `Innodb_rows_read2` side b; `$Query =~ m{…}` / `!~` match the query's text.
+    #[test]
+    fn seed_names_and_regular_expression_matches() {
+        let names = Names::new(&sides());
+        let a = rec(300_000, &[("Handler_read_rnd", 5.0)]);
+        let b = rec(50_000, &[("Handler_read_rnd", 9.0)]);
+        let p = pair(Temperature::Warm, &a, &b);
+        let yes = |f: &str| {
+            Filter::parse(f, Some(&names))
+                .unwrap_or_else(|e| panic!("{f}: {e}"))
+                .matches(&p, &names)
+                .unwrap()
+        };
+        assert!(yes("Execution_time1 > 0.1 and Execution_time2 < 0.1"));
+        assert!(yes("$Handler_read_rnd2 == 9 and Handler_read_rnd1 == 5"));
+        assert!(yes("$Query =~ m{l_linenumber}"));
+        assert!(!yes("$Query !~ m{l_linenumber}"));
+        assert!(yes("$Query !~ m{l_receiptDATE}"));
+        assert!(yes(
+            "$Query =~ m{FROM\\s+LINEITEM}i && $Temperature eq 'warm'"
+        ));
+        assert!(yes(
+            "(query =~ /lineitem/ or file =~ m(q9)) and not temperature =~ 'cold'"
+        ));
+        // A number cannot be matched; a bad pattern is said where it is.
+        let e = Filter::parse("Execution_time1 =~ m{1}", Some(&names)).unwrap_err();
+        assert!(e.to_string().contains("match text"), "{e}");
+        let e = Filter::parse("$Query =~ m{(}", Some(&names)).unwrap_err();
+        assert!(e.to_string().contains("bad regular expression"), "{e}");
+        let e = Filter::parse("$Query =~ 3", Some(&names)).unwrap_err();
+        assert!(e.to_string().contains("needs a pattern"), "{e}");
+        // Syntax only (before the servers are reached).
+        assert!(Filter::parse("$Query !~ m{x} and Execution_time1 > 1", None).is_ok());
+    }
+
     #[test]
     fn differing_results_and_errors_are_not_compared() {
         let names = Names::new(&sides());
@@ -1340,6 +1529,34 @@ Handler_read_rnd                             583                0       -583
         let text = pair_text(&pair(Temperature::Cold, &a, &b), &sides(), &names);
         assert!(
             text.contains("results differ: not compared (a: 3 rows, b: 2 rows)"),
+            "{text}"
+        );
+        // With the results kept, they are compared by value, and a difference is said.
+        let mut a2 = a.clone();
+        let mut b2 = b.clone();
+        a2.answer = Some(dbrig_core::answers::normalize(&[
+            vec![dbrig_core::Value::Text("0.0500".into())],
+            vec![dbrig_core::Value::Int(7)],
+        ]));
+        b2.rows = Some(2);
+        b2.answer = Some(dbrig_core::answers::normalize(&[
+            vec![dbrig_core::Value::Int(7)],
+            vec![dbrig_core::Value::Float(0.05)],
+        ]));
+        a2.rows = Some(2);
+        assert_eq!(
+            pair(Temperature::Cold, &a2, &b2).outcome(),
+            PairOutcome::Compared
+        );
+        b2.answer = Some(dbrig_core::answers::normalize(&[
+            vec![dbrig_core::Value::Int(7)],
+            vec![dbrig_core::Value::Float(0.07)],
+        ]));
+        let text = pair_text(&pair(Temperature::Cold, &a2, &b2), &sides(), &names);
+        assert!(
+            text.contains(
+                "results differ: not compared (a: 2 rows, b: 2 rows): row 1: 0.05 against 0.07 (rows compared sorted)"
+            ),
             "{text}"
         );
         let mut b = rec(1000, &[]);

@@ -19,6 +19,9 @@ pub struct RunHeader {
     /// `closed` or e.g. `poisson 1000/s`.
     pub schedule: String,
     pub warmup_s: f64,
+    /// Where the run differs from sysbench's or what the engine does to the figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl RunHeader {
@@ -35,6 +38,7 @@ impl RunHeader {
                 .map_or(0, |e: &TrialEnvironment| e.seed),
             schedule: oltp.schedule.clone(),
             warmup_s: oltp.warmup_s,
+            notes: oltp.notes.clone(),
         }
     }
 }
@@ -148,6 +152,14 @@ pub fn run_text(h: &RunHeader, m: &Measurements) -> String {
             "{:<LEFT$}p50 {:.2} / p99 {:.2} / max {:.2} ms",
             "    service time:", s.p50, s.p99, s.max
         );
+        if let Some(u) = &r.latency_incl_unserved_ms {
+            // The queued events count at their waiting time so far: a lower bound.
+            let _ = writeln!(
+                out,
+                "{:<LEFT$}p50 {:.2} / p99 {:.2} / max {:.2} ms ({} unserved at their wait so far)",
+                "    latency incl. unserved:", u.p50, u.p99, u.max, r.final_backlog
+            );
+        }
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "Run:");
@@ -170,6 +182,9 @@ pub fn run_text(h: &RunHeader, m: &Measurements) -> String {
     let _ = writeln!(out, "{:<LEFT$}{}", "    random seed:", h.seed);
     let _ = writeln!(out, "{:<LEFT$}{}", "    target:", h.target);
     let _ = writeln!(out, "{:<LEFT$}{}", "    server version:", h.server_version);
+    for note in &h.notes {
+        let _ = writeln!(out, "{:<LEFT$}{note}", "    note:");
+    }
     if m.interrupted {
         let _ = writeln!(
             out,
@@ -286,6 +301,7 @@ pub fn run_json(h: &RunHeader, m: &Measurements) -> serde_json::Value {
         "interrupted": m.interrupted,
         "fatal_errors": m.fatal_errors,
         "intervals": m.intervals,
+        "notes": h.notes,
     });
     if let Some(r) = &m.rate {
         v["rate"] = serde_json::json!({
@@ -294,6 +310,7 @@ pub fn run_json(h: &RunHeader, m: &Measurements) -> serde_json::Value {
             "final_backlog": r.final_backlog,
             "max_backlog": r.max_backlog,
             "service_time_ms": latency_json(&r.service_time_ms),
+            "latency_incl_unserved_ms": r.latency_incl_unserved_ms.as_ref().map(latency_json),
         });
     }
     v
@@ -335,6 +352,7 @@ mod tests {
             seed: 7,
             schedule: "closed".into(),
             warmup_s: 0.0,
+            notes: Vec::new(),
         };
         (h, m)
     }

@@ -103,7 +103,7 @@ impl QueryResult {
                 max_timed_out: d.max_timed_out,
                 timeout: d.timeout_seconds,
                 error: q.error.clone(),
-                runs: d.runs.iter().filter(|r| !r.warmup).count(),
+                runs: d.runs.iter().filter(|r| !r.warmup && !r.skipped).count(),
             },
             // A plain run (RF1/RF2, or no controls): one measurement.
             None => {
@@ -585,8 +585,8 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
         .steps()
         .map(|o| {
             let status = match &o.error {
-                Some(e) if o.status != QueryStatus::Ok => format!("{}: {e}", o.status.as_str()),
-                _ => o.status.as_str().to_owned(),
+                Some(e) if o.status != QueryStatus::Ok => format!("{}: {e}", o.status_text()),
+                _ => o.status_text().to_owned(),
             };
             let seconds = match o.status {
                 QueryStatus::Timeout => format!(">{}", micros_text(o.micros)),
@@ -600,7 +600,8 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
                         _ => f(d.max_micros),
                     };
                     let warm = d.runs.iter().filter(|r| r.warmup).count();
-                    let runs = d.runs.len() - warm;
+                    let skipped = d.runs.iter().filter(|r| r.skipped).count();
+                    let runs = d.runs.len() - warm - skipped;
                     let runs = if warm > 0 {
                         format!("{runs}+{warm}w")
                     } else {

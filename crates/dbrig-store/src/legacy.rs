@@ -156,6 +156,7 @@ fn result_of(
             statements: extra.get("statements").and_then(read).unwrap_or_default(),
             schedule,
             warmup_s: run["warmup"].as_f64().unwrap_or(0.0),
+            notes: Vec::new(),
         };
         return (Some(TrialResult::Oltp(result)), None);
     }

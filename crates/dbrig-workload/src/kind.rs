@@ -378,14 +378,7 @@ impl WorkloadKind {
     /// each trial). Micro-benchmarks create and drop their own tables in every trial.
     pub fn writes(&self) -> bool {
         match self {
-            WorkloadKind::Oltp(Workload::Oltp(o)) => !matches!(
-                o.kind,
-                OltpKind::PointSelect
-                    | OltpKind::ReadOnly
-                    | OltpKind::RandomPoints
-                    | OltpKind::RandomRanges
-                    | OltpKind::SelectBatch
-            ),
+            WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
@@ -622,6 +615,7 @@ impl WorkloadKind {
                         statements: o.statements,
                         schedule: spec.options.schedule_text(),
                         warmup_s: spec.options.warmup,
+                        notes: w.notes(&spec.target),
                     }),
                     measurements: Some(o.measurements),
                     server_version: o.server_version,

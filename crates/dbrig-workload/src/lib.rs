@@ -82,6 +82,22 @@ impl Workload {
         }
     }
 
+    /// Where this run does not do exactly what sysbench does, or what the engine does to the
+    /// figures, a line each for the report.
+    pub fn notes(&self, target: &dbrig_driver::Target) -> Vec<String> {
+        match self {
+            Workload::Oltp(o) => o.notes(target),
+        }
+    }
+
+    /// Error codes this workload retries beyond `--retry-codes` on this dialect.
+    pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
+        match self {
+            Workload::Oltp(o) if o.retries_duplicate_keys(dialect) => vec![oltp::DUPLICATE_KEY],
+            Workload::Oltp(_) => Vec::new(),
+        }
+    }
+
     pub async fn check_ready(
         &self,
         conn: &mut Connection,
@@ -116,6 +132,13 @@ impl Client {
     ) -> Result<(), DriverError> {
         match self {
             Client::Oltp(c) => c.event(conn, q).await,
+        }
+    }
+
+    /// Why an error that stopped this client happened, when the workload knows.
+    pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
+        match self {
+            Client::Oltp(c) => c.fatal_hint(e),
         }
     }
 

@@ -352,6 +352,8 @@ impl PerfSide {
         let (ordered, unordered) = checksums(&rows);
         out.checksum = Some(ordered);
         out.checksum_unordered = Some(unordered);
+        out.answer = (rows.len() <= dbrig_core::results::perfrun::MAX_ANSWER_ROWS)
+            .then(|| dbrig_core::answers::normalize(&rows));
         // Read right after the timed execution: the EXPLAIN ANALYZE below is not in it.
         if let Some((id, before)) = pgss_before {
             match self.stat_statements_row(id).await {

@@ -51,11 +51,17 @@ pub struct MicroItem {
     pub mb_per_second: Option<f64>,
     /// CPU cycles per row at `cpu_mhz` (the whole run on one core).
     pub cycles_per_row: Option<f64>,
-    /// The table's data length in bytes (MariaDB data_length, PostgreSQL pg_relation_size,
-    /// SQLite dbstat).
+    /// The bytes a run reads: rows × the engine's average row length (MariaDB
+    /// avg_row_length, PostgreSQL's stored row size, SQLite's record payload), as the seeds'
+    /// "data length" meant it.
     pub data_bytes: Option<u64>,
     /// What the query answered (first row), as a sanity check across engines.
     pub answer: Option<String>,
+    /// Statements the server itself counted per run (MariaDB/MySQL session `Com_select`),
+    /// where dbrig can ask: the in-cache loop's queries, whether sent one by one or looped
+    /// inside the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_statements: Option<u64>,
 }
 
 impl MicroItem {
@@ -85,6 +91,7 @@ impl MicroItem {
             cycles_per_row: None,
             data_bytes: None,
             answer: None,
+            server_statements: None,
         }
     }
 

@@ -87,6 +87,11 @@ pub struct OltpResult {
     pub schedule: String,
     /// Seconds of warm-up before the measured interval (not counted).
     pub warmup_s: f64,
+    /// Where the run did not do exactly what sysbench does, or what the engine does to the
+    /// figures, in a line each (`oltp_insert`'s INSERT prepared, duplicate keys retried,
+    /// SQLite's writers serialised): every report of the trial prints them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// What one trial of any kind measured.
@@ -144,6 +149,7 @@ mod tests {
             statements: Vec::new(),
             schedule: "closed loop".into(),
             warmup_s: 2.0,
+            notes: Vec::new(),
         });
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["kind"], "oltp");

@@ -73,7 +73,15 @@ pub struct Execution {
     /// Counters could not be read (the query itself succeeded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_error: Option<String>,
+    /// The result, normalised as the TPC-H answer checker does (`crate::answers`), so two
+    /// engines' results are compared by value when their checksums differ (kept up to
+    /// [`MAX_ANSWER_ROWS`] rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Vec<Vec<crate::answers::Normalized>>>,
 }
+
+/// The most result rows a perfrun execution keeps for the comparison by value.
+pub const MAX_ANSWER_ROWS: usize = 20_000;
 
 impl Execution {
     /// Execution time in seconds, truncated to milliseconds (so that very fast queries give

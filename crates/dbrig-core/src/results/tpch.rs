@@ -58,11 +58,26 @@ pub struct QueryOutcome {
     /// for RF1/RF2 and for a plain single run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Box<QueryDetail>>,
+    /// Whether the answer was compared with a reference (SF 1's answers with validation
+    /// parameters): `Some(false)` for a query that completed with nothing to compare it
+    /// with, so it reads `unchecked`, never `ok`; `None` for results stored before this was
+    /// recorded and for refresh functions, which return no answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_checked: Option<bool>,
 }
 
 impl QueryOutcome {
     pub fn seconds(&self) -> f64 {
         self.micros as f64 / 1e6
+    }
+
+    /// The status as reports say it: `unchecked` for a query that completed but whose answer
+    /// nobody compared, else the status's own name.
+    pub fn status_text(&self) -> &'static str {
+        match (self.status, self.answer_checked) {
+            (QueryStatus::Ok, Some(false)) => "unchecked",
+            (s, _) => s.as_str(),
+        }
     }
 }
 
@@ -83,6 +98,14 @@ pub struct RunRecord {
     /// The server was restarted before this run.
     #[serde(default)]
     pub restarted: bool,
+    /// The OS page cache was dropped before this run (every drop is recorded).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub caches_dropped: bool,
+    /// `analyze-explain`: the run's plan (EXPLAIN after the run, as the DBT-3 launcher did)
+    /// was one already seen to be slower, so the run is not used and the server was
+    /// restarted for another plan.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 /// What the launcher controls did for one query, stored with it.

@@ -128,6 +128,7 @@ pub fn measurements() -> Measurements {
                 p999: 240.0,
                 sum: 13_579.1,
             },
+            latency_incl_unserved_ms: None,
         }),
         percentile: 95.0,
         interrupted: true,

@@ -41,6 +41,7 @@ fn a_trial_round_trips_every_field() {
         statements: Vec::new(),
         schedule: "closed loop".into(),
         warmup_s: 1.0,
+        notes: Vec::new(),
     });
     let (cell_id, trial_id) = {
         let mut store = Store::open(&path).unwrap();

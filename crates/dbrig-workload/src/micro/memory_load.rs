@@ -54,6 +54,12 @@ pub struct MemoryLoadOptions {
     /// takes hash too; SQLite has B-trees only.
     #[arg(long, value_enum)]
     pub index: Option<IndexKind>,
+    /// Load from a file the server reads itself, as the seed did (`LOAD DATA INFILE` on
+    /// MariaDB/MySQL, `COPY … FROM 'file'` on PostgreSQL): dbrig writes each key type's rows
+    /// into this folder first (untimed), which the server must be allowed to read
+    /// (MariaDB's `secure_file_priv`). Without it the rows stream from dbrig (`LOCAL`).
+    #[arg(long, value_name = "DIR")]
+    pub server_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     #[serde(flatten)]
     pub common: CommonOptions,
@@ -65,6 +71,7 @@ impl Default for MemoryLoadOptions {
             rows: 1_000_000,
             key_types: vec![KeyType::Int, KeyType::Char],
             index: None,
+            server_file: None,
             common: CommonOptions::default(),
         }
     }
@@ -101,6 +108,34 @@ impl Keys {
             rows,
         }
     }
+}
+
+/// Write a key type's rows (the bulk text format: tab-separated, backslash escapes) into
+/// `dir` for the server to read; the file's path.
+fn write_server_file(
+    dir: &std::path::Path,
+    key: KeyType,
+    data: &Keys,
+) -> Result<std::path::PathBuf, WorkloadError> {
+    use std::io::Write;
+    let path = dir.join(format!(
+        "dbrig_{TABLE}_{}.tsv",
+        key.label().replace(['(', ')'], "")
+    ));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        let mut line = Vec::new();
+        for row in data.load().rows {
+            line.clear();
+            dbrig_driver::encode_bulk_row(&row, &mut line);
+            f.write_all(&line)?;
+        }
+        f.flush()
+    };
+    write().map_err(|e| {
+        WorkloadError::InvalidOptions(format!("--server-file: writing {}: {e}", path.display()))
+    })?;
+    Ok(path)
 }
 
 fn create_statements(
@@ -251,18 +286,41 @@ async fn load_once(
 ) -> Result<(f64, Option<u64>), WorkloadError> {
     let create = create_statements(conn.dialect(), key, engine, o.index)?;
     tables.create(conn, TABLE, &create).await?;
+    let file = match &o.server_file {
+        Some(dir) => Some(write_server_file(dir, key, data)?),
+        None => None,
+    };
     let started = Instant::now();
-    let loaded = match conn.bulk_load(data.load()).await {
+    let result = match &file {
+        // The server reads the file itself: no client in the timed load, as in the seed.
+        Some(path) => {
+            let sql = sql_for(conn.dialect());
+            if !sql.has("load_server_file") {
+                return Err(WorkloadError::InvalidOptions(
+                    "--server-file: SQLite has no server to read a file".into(),
+                ));
+            }
+            let stmt = sql.render("load_server_file", &[("table", TABLE)]);
+            conn.execute_literal(&stmt, &[Value::Text(path.display().to_string())])
+                .await
+                .map(|o| o.rows)
+        }
+        None => conn.bulk_load(data.load()).await,
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if let Some(path) = &file {
+        let _ = std::fs::remove_file(path);
+    }
+    let loaded = match result {
         Ok(n) => n,
         Err(e) => return Err(explain_table_full(conn, e.into(), TABLE, o.rows).await),
     };
-    let seconds = started.elapsed().as_secs_f64();
     if loaded != o.rows {
         return Err(WorkloadError::Internal(format!(
             "loaded {loaded} of {} rows into {TABLE}",
             o.rows
         )));
     }
-    let bytes = super::data_length(conn, TABLE).await.ok().flatten();
+    let bytes = super::data_length(conn, TABLE, o.rows).await.ok().flatten();
     Ok((seconds, bytes))
 }

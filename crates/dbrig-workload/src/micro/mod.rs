@@ -27,7 +27,7 @@ use crate::sql::{DialectSql, SqlSet, is_valid_identifier};
 
 pub use data::{groupby_rows, narrow_values, random_ints, random_words, wide_values};
 pub use memory_load::{IndexKind, KeyType, MemoryLoadOptions, memory_load};
-pub use scan_filter::{ScanFilterOptions, scan_filter};
+pub use scan_filter::{LoopMode, ScanFilterOptions, scan_filter};
 pub use tmp_groupby::{TmpGroupbyOptions, tmp_groupby};
 
 /// The micro-benchmarks, by the names the CLI and the results database use.
@@ -447,29 +447,38 @@ async fn explain_table_full(
     })
 }
 
-/// The table's data length in bytes, from the catalog of each engine.
-async fn data_length(conn: &mut Connection, table: &str) -> Result<Option<u64>, DriverError> {
+/// The table's data length as the seeds meant it: `rows` × the engine's average row length
+/// (what MB/s divides; the space a table has allocated would overstate MB/s many times for a
+/// MEMORY table, which allocates in 16 MiB steps).
+async fn data_length(
+    conn: &mut Connection,
+    table: &str,
+    rows: u64,
+) -> Result<Option<u64>, DriverError> {
     let sql = sql_for(conn.dialect());
-    let first = |rows: Vec<Vec<Value>>| {
-        rows.first()
+    let avg = |result: Vec<Vec<Value>>| {
+        result
+            .first()
             .and_then(|r| r.first())
-            .and_then(Value::as_i64)
-            .map(|n| n as u64)
+            .and_then(Value::as_f64)
+            .map(|avg| (avg * rows as f64).round() as u64)
     };
-    match conn
-        .query(
-            &sql.render("data_length", &[]),
-            &[Value::Text(table.into())],
-        )
-        .await
-    {
-        Ok(rows) => Ok(first(rows)),
-        Err(e) if sql.has("data_length_fallback") => {
-            let _ = e;
-            Ok(first(
-                conn.query(sql.template("data_length_fallback"), &[])
-                    .await?,
-            ))
+    // The table's name is a bind value where the catalog is asked by name.
+    let ask = async |conn: &mut Connection, section: &str| {
+        let q = sql.render(section, &[("table", table)]);
+        let by_name = q.contains('?') || q.contains("$1");
+        let params = if by_name {
+            vec![Value::Text(table.into())]
+        } else {
+            Vec::new()
+        };
+        conn.query(&q, &params).await
+    };
+    match ask(conn, "avg_row_length").await {
+        Ok(result) => Ok(avg(result)),
+        // SQLite built without the dbstat table.
+        Err(_) if sql.has("avg_row_length_fallback") => {
+            Ok(avg(ask(conn, "avg_row_length_fallback").await?))
         }
         Err(e) => Err(e),
     }

@@ -14,6 +14,15 @@ use super::{
 };
 use crate::error::WorkloadError;
 
+/// Where scan_filter's in-cache loop repeats its query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopMode {
+    Auto,
+    Server,
+    Client,
+}
+
 /// Options of `scan_filter`.
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
 #[serde(default)]
@@ -30,6 +39,11 @@ pub struct ScanFilterOptions {
     /// Queries of one in-cache loop run.
     #[arg(long, default_value_t = 1000)]
     pub loop_queries: u32,
+    /// How the in-cache loop runs: `server` (a stored procedure looping inside the server, as
+    /// seed 004 timed it: the server's work only), `client` (one round trip per query), or
+    /// `auto` (server on MariaDB/MySQL and PostgreSQL; client on SQLite, which has none).
+    #[arg(long, value_enum, default_value_t = LoopMode::Auto)]
+    pub loop_mode: LoopMode,
     #[command(flatten)]
     #[serde(flatten)]
     pub common: CommonOptions,
@@ -42,6 +56,7 @@ impl Default for ScanFilterOptions {
             wide_rows: 1_000_000,
             loop_rows: 10_000,
             loop_queries: 1000,
+            loop_mode: LoopMode::Auto,
             common: CommonOptions::default(),
         }
     }
@@ -86,7 +101,7 @@ async fn make_table(
         return Err(explain_table_full(conn, e.into(), table, rows).await);
     }
     after_load(conn, table).await?;
-    let bytes = data_length(conn, table).await?;
+    let bytes = data_length(conn, table, rows).await?;
     progress(&format!(
         "loaded {table}: {rows} rows, {} bytes, in {:.2} s",
         bytes.map_or("?".into(), |b| b.to_string()),
@@ -216,15 +231,62 @@ pub async fn scan_filter(
             )
             .await?;
             let q = sql.render("scan_loop", &[]);
-            let stmt = conn.prepare(&q).await?;
-            let mut seconds = Vec::new();
-            for _ in 0..runs {
-                let started = Instant::now();
-                for _ in 0..o.loop_queries {
-                    conn.execute(stmt, &[]).await?;
-                }
-                seconds.push(started.elapsed().as_secs_f64());
+            let server_loop = match o.loop_mode {
+                LoopMode::Server => true,
+                LoopMode::Client => false,
+                LoopMode::Auto => sql.has("create_scan_loop"),
+            };
+            if server_loop && !sql.has("create_scan_loop") {
+                return Err(WorkloadError::InvalidOptions(format!(
+                    "--loop-mode server: {} has no stored procedures (use --loop-mode client)",
+                    dialect.name()
+                )));
             }
+            // What the server counted (MariaDB/MySQL): the loop's queries, however sent.
+            let counted = async |conn: &mut Connection| -> Result<Option<u64>, WorkloadError> {
+                if !sql.has("statements_counted") {
+                    return Ok(None);
+                }
+                let rows = conn.query(sql.template("statements_counted"), &[]).await?;
+                Ok(rows
+                    .first()
+                    .and_then(|r| r.get(1))
+                    .and_then(Value::as_i64)
+                    .map(|n| n as u64))
+            };
+            let mut seconds = Vec::new();
+            let mut statements = None;
+            let timed = if server_loop {
+                // Seed 004's stored procedure (made and dropped untimed; one left by a dbrig
+                // that died is replaced).
+                conn.execute_text(sql.template("drop_scan_loop")).await?;
+                conn.execute_text(sql.template("create_scan_loop")).await?;
+                let call = sql.render("call_scan_loop", &[]);
+                let n = [Value::Int(i64::from(o.loop_queries))];
+                for _ in 0..runs {
+                    let before = counted(conn).await?;
+                    let started = Instant::now();
+                    conn.execute_literal(&call, &n).await?;
+                    seconds.push(started.elapsed().as_secs_f64());
+                    let after = counted(conn).await?;
+                    statements = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+                }
+                conn.execute_text(sql.template("drop_scan_loop")).await?;
+                call.replace('?', &o.loop_queries.to_string())
+            } else {
+                let stmt = conn.prepare(&q).await?;
+                for _ in 0..runs {
+                    let before = counted(conn).await?;
+                    let started = Instant::now();
+                    for _ in 0..o.loop_queries {
+                        conn.execute(stmt, &[]).await?;
+                    }
+                    seconds.push(started.elapsed().as_secs_f64());
+                    let after = counted(conn).await?;
+                    statements = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+                }
+                q.clone()
+            };
             let answer = answer_text(&conn.query(&q, &[]).await?);
             let per_query_ms = seconds
                 .iter()
@@ -233,16 +295,23 @@ pub async fn scan_filter(
             let rows = o.loop_rows * u64::from(o.loop_queries);
             let mut item = MicroItem::new(
                 &format!(
-                    "in-cache loop: m1 ({} rows) count(*) WHERE i>0 x{}",
-                    o.loop_rows, o.loop_queries
+                    "in-cache loop ({}): m1 ({} rows) count(*) WHERE i>0 x{}",
+                    if server_loop {
+                        "server-side procedure"
+                    } else {
+                        "client round trips"
+                    },
+                    o.loop_rows,
+                    o.loop_queries
                 ),
-                &q,
+                &timed,
                 "ms/query",
                 per_query_ms,
                 seconds,
                 rows,
             )
             .with_rates(bytes.map(|b| b * u64::from(o.loop_queries)), mhz);
+            item.server_statements = statements;
             item.answer = answer;
             items.push(item);
             if !o.common.keep {

@@ -13,7 +13,7 @@ use dbrig_driver::{Connection, Dialect, DriverError, Statement};
 use rand::Rng;
 
 pub use load::{CleanupReport, PrepareReport};
-pub use options::{OltpOptions, StorageEngine};
+pub use options::{DupKeyRetry, OltpOptions, StorageEngine};
 
 use crate::sql::{DialectSql, SqlSet};
 
@@ -33,10 +33,11 @@ pub enum OltpKind {
     RandomRanges,
     BulkInsert,
     SelectBatch,
+    SelectRange,
 }
 
 impl OltpKind {
-    pub const ALL: [OltpKind; 12] = [
+    pub const ALL: [OltpKind; 13] = [
         OltpKind::PointSelect,
         OltpKind::ReadOnly,
         OltpKind::ReadWrite,
@@ -49,6 +50,7 @@ impl OltpKind {
         OltpKind::RandomRanges,
         OltpKind::BulkInsert,
         OltpKind::SelectBatch,
+        OltpKind::SelectRange,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -65,6 +67,7 @@ impl OltpKind {
             OltpKind::RandomRanges => "select_random_ranges",
             OltpKind::BulkInsert => "bulk_insert",
             OltpKind::SelectBatch => "select_batch",
+            OltpKind::SelectRange => "select_range",
         }
     }
 
@@ -80,9 +83,10 @@ impl OltpKind {
             OltpKind::Delete => &["delete"],
             OltpKind::Insert => &["insert"],
             OltpKind::RandomPoints => &[],
-            OltpKind::RandomRanges => &["select_range"],
+            OltpKind::RandomRanges => &[],
             OltpKind::BulkInsert => &[],
             OltpKind::SelectBatch => &["select_batch_pk"],
+            OltpKind::SelectRange => &["select_range_pk"],
         }
     }
 
@@ -108,6 +112,10 @@ impl OltpKind {
             }
             OltpKind::BulkInsert => "multi-row INSERTs into a per-client table",
             OltpKind::SelectBatch => "scan of 20 000 rows by primary-key range per event",
+            OltpKind::SelectRange => {
+                "SELECT c … WHERE id BETWEEN ? AND ? (--range-size rows, autocommit): the \
+                 seeds' select-range (seed 001), a primary-key range"
+            }
         }
     }
 
@@ -135,6 +143,44 @@ impl OltpKind {
     fn is_bulk(&self) -> bool {
         *self == OltpKind::BulkInsert
     }
+
+    /// Events that change the data (SQLite's writers queue for its one write lock; a
+    /// fresh-data lifecycle restores the data before such a trial).
+    pub fn writes(&self) -> bool {
+        !matches!(
+            self,
+            OltpKind::PointSelect
+                | OltpKind::ReadOnly
+                | OltpKind::RandomPoints
+                | OltpKind::RandomRanges
+                | OltpKind::SelectBatch
+                | OltpKind::SelectRange
+        )
+    }
+}
+
+/// SQLite has one write lock per database file, and its busy handler hands it out unfairly:
+/// a waiting writer sleeps and polls with growing back-off, so a writer can lose the lock to
+/// newcomers for seconds and the latency tail measured the back-off. dbrig's writers to one
+/// file queue in a fair FIFO (tokio's mutex) instead, so a writer's latency is its real wait
+/// for the lock. One queue per file (per process), the shared in-memory database included.
+fn uses_writer_queue(target: &dbrig_driver::Target) -> bool {
+    matches!(target, dbrig_driver::Target::Sqlite { .. })
+}
+
+fn sqlite_writer_queue(target: &dbrig_driver::Target) -> Arc<tokio::sync::Mutex<()>> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static QUEUES: OnceLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> = OnceLock::new();
+    let file = target.database().map_or_else(
+        || ":memory:".to_owned(),
+        |p| std::fs::canonicalize(&p).map_or(p, |c| c.display().to_string()),
+    );
+    let mut queues = QUEUES
+        .get_or_init(Default::default)
+        .lock()
+        .expect("writer queues lock");
+    Arc::clone(queues.entry(file).or_default())
 }
 
 /// The statements of one dialect, parsed once per process.
@@ -151,6 +197,9 @@ pub(crate) fn sql_for(dialect: Dialect) -> &'static SqlSet {
 pub(crate) fn table_name(n: u32) -> String {
     format!("sbtest{n}")
 }
+
+/// MariaDB/MySQL's duplicate-entry error.
+pub const DUPLICATE_KEY: &str = "1062";
 
 /// One OLTP workload with its options.
 #[derive(Debug, Clone)]
@@ -176,6 +225,56 @@ impl Oltp {
             }
             _ => (1..=self.options.tables).map(table_name).collect(),
         }
+    }
+
+    /// Where this run does not send what sysbench sends, or where the engine shapes the
+    /// figures, a line each for the report.
+    pub fn notes(&self, target: &dbrig_driver::Target) -> Vec<String> {
+        let dialect = target.dialect();
+        let mut notes = Vec::new();
+        if uses_writer_queue(target) && self.kind.writes() {
+            notes.push(
+                "SQLite serialises writers (one write lock per database file): dbrig queues \
+                 its writers in arrival order, so write latency is the wait for that lock \
+                 (statement write_queue)"
+                    .to_owned(),
+            );
+        }
+        if self.retries_duplicate_keys(dialect) {
+            notes.push(format!(
+                "1062 duplicate-key errors were retried as conflicts (--dup-key-retry {}): {} \
+                 tables have no transactions, so concurrent delete/insert pairs of one id \
+                 collide, as with sysbench",
+                match self.options.dup_key_retry {
+                    DupKeyRetry::On => "on",
+                    _ => "auto",
+                },
+                self.options.mysql_storage_engine.sql_name()
+            ));
+        }
+        if self.kind == OltpKind::Insert && self.options.insert_prepared {
+            notes.push(
+                "oltp_insert's INSERT was prepared (--insert-prepared): sysbench sends it as \
+                 text, parsed by the server every event"
+                    .to_owned(),
+            );
+        }
+        notes
+    }
+
+    /// Whether 1062 (duplicate entry) restarts an event: `--dup-key-retry`, on MariaDB/MySQL,
+    /// for workloads that insert.
+    pub fn retries_duplicate_keys(&self, dialect: Dialect) -> bool {
+        let inserts = matches!(
+            self.kind,
+            OltpKind::ReadWrite | OltpKind::WriteOnly | OltpKind::Insert
+        ) || (self.kind == OltpKind::Delete && self.options.delete_reinsert);
+        let wanted = match self.options.dup_key_retry {
+            DupKeyRetry::On => true,
+            DupKeyRetry::Off => false,
+            DupKeyRetry::Auto => !self.options.mysql_storage_engine.transactional(),
+        };
+        dialect == Dialect::Mysql && inserts && wanted
     }
 
     /// Open a client: prepare the statements its events use.
@@ -215,7 +314,11 @@ impl Oltp {
         } else {
             (None, None)
         };
+        let writer_queue = (uses_writer_queue(conn.target()) && self.kind.writes())
+            .then(|| sqlite_writer_queue(conn.target()));
         let mut client = OltpClient {
+            writer_queue,
+            turn: None,
             kind: self.kind,
             options: Arc::clone(&self.options),
             tables,
@@ -260,6 +363,9 @@ struct TableStatements {
     delete: Option<Statement>,
     insert: Option<Statement>,
     special: Option<Statement>,
+    /// oltp_insert's INSERT as text with `?` for the values written in per event (sysbench's
+    /// form; `--insert-prepared` prepares it instead).
+    insert_text: Option<String>,
 }
 
 impl TableStatements {
@@ -288,7 +394,11 @@ impl TableStatements {
             point_select,
             "point_select"
         );
-        prep!(ranges && o.simple_ranges > 0, simple_range, "simple_range");
+        prep!(
+            (ranges && o.simple_ranges > 0) || kind == SelectRange,
+            simple_range,
+            "simple_range"
+        );
         prep!(ranges && o.sum_ranges > 0, sum_range, "sum_range");
         prep!(ranges && o.order_ranges > 0, order_range, "order_range");
         prep!(
@@ -314,11 +424,21 @@ impl TableStatements {
         prep!(
             (writes && o.delete_inserts > 0)
                 || (kind == Delete && o.delete_reinsert)
-                || (kind == Insert && !o.auto_inc),
+                || (kind == Insert && !o.auto_inc && o.insert_prepared),
             insert,
             "insert"
         );
         match kind {
+            Insert if !o.insert_prepared => {
+                s.insert_text = Some(sql.render(
+                    if o.auto_inc {
+                        "insert_text_auto"
+                    } else {
+                        "insert"
+                    },
+                    &vars,
+                ))
+            }
             Insert if o.auto_inc => {
                 s.special = Some(conn.prepare(&sql.render("insert_auto", &vars)).await?)
             }
@@ -372,6 +492,11 @@ pub struct OltpClient {
     begin: Option<Statement>,
     commit: Option<Statement>,
     rollback: String,
+    /// SQLite, writing workloads: the database file's FIFO of writers.
+    writer_queue: Option<Arc<tokio::sync::Mutex<()>>>,
+    /// This client's turn at the write lock, held from before BEGIN until COMMIT or the
+    /// rollback of a failed event.
+    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 /// Execute one statement, count it the sysbench way and time it under `kind`.
@@ -391,6 +516,20 @@ async fn exec(
 }
 
 impl OltpClient {
+    /// Why an error that stopped this client happened, when the workload knows: a duplicate
+    /// key on tables without transactions (decided by the error's code).
+    pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
+        let engine = self.options.mysql_storage_engine;
+        (e.code.as_deref() == Some(DUPLICATE_KEY) && !engine.transactional()).then(|| {
+            format!(
+                "{} tables have no transactions, so concurrent delete/insert pairs of one id \
+                 collide (the seeds' \"dup key errors (due to sysbench)\"); \
+                 --dup-key-retry auto or on retries them",
+                engine.sql_name()
+            )
+        })
+    }
+
     /// Run one event (one transaction for the transactional workloads), counting statements.
     pub async fn event(
         &mut self,
@@ -400,6 +539,13 @@ impl OltpClient {
         use OltpKind::*;
         let o = Arc::clone(&self.options);
         let trx = self.kind.transactional() && !o.skip_trx;
+        // A turn left by an event that failed without a rollback (a lost connection) ends.
+        self.turn = None;
+        if let Some(queue) = &self.writer_queue {
+            let began = Instant::now();
+            self.turn = Some(Arc::clone(queue).lock_owned().await);
+            q.time("write_queue", began.elapsed().as_micros() as u64);
+        }
         if trx {
             exec(conn, "begin", self.begin, &[], q).await?;
         }
@@ -423,10 +569,20 @@ impl OltpClient {
             Delete => self.delete_inserts(conn, 1, o.delete_reinsert, q).await?,
             Insert => {
                 let t = self.pick_table();
-                let k = self.keys.uniform(1, o.table_size as i64);
+                // sysbench draws k from the key distribution (`sysbench.rand.default`).
+                let k = self.id();
                 let c = Value::Text(digits(self.keys.rng(), 10));
                 let pad = Value::Text(digits(self.keys.rng(), 5));
-                if o.auto_inc {
+                let id = (!o.auto_inc).then(|| self.unique_id());
+                if let Some(sql) = &self.tables[t].insert_text {
+                    let mut params = Vec::with_capacity(4);
+                    params.extend(id.map(Value::Int));
+                    params.extend([Value::Int(k), c, pad]);
+                    let began = Instant::now();
+                    let outcome = conn.execute_literal(sql, &params).await;
+                    q.time("insert", began.elapsed().as_micros() as u64);
+                    q.queries.count(outcome?.class());
+                } else if o.auto_inc {
                     exec(
                         conn,
                         "insert",
@@ -436,9 +592,7 @@ impl OltpClient {
                     )
                     .await?;
                 } else {
-                    // Random ids above the prepared range rarely collide; a collision is a
-                    // duplicate-key error, as in sysbench.
-                    let id = self.keys.uniform(o.table_size as i64 + 1, i32::MAX as i64);
+                    let id = id.unwrap_or_else(|| self.unique_id());
                     exec(
                         conn,
                         "insert",
@@ -466,6 +620,22 @@ impl OltpClient {
                 }
                 exec(conn, "random_ranges", self.tables[0].special, &params, q).await?;
             }
+            SelectRange => {
+                let t = self.pick_table();
+                let start = self.id();
+                let params = [
+                    Value::Int(start),
+                    Value::Int(start + o.range_size as i64 - 1),
+                ];
+                exec(
+                    conn,
+                    "simple_range",
+                    self.tables[t].simple_range,
+                    &params,
+                    q,
+                )
+                .await?;
+            }
             SelectBatch => {
                 let last_start = (o.table_size as i64 - o.batch_size as i64 + 1).max(1);
                 let start = self.keys.key(1, last_start);
@@ -488,6 +658,7 @@ impl OltpClient {
         if trx {
             exec(conn, "commit", self.commit, &[], q).await?;
         }
+        self.turn = None;
         Ok(())
     }
 
@@ -497,6 +668,8 @@ impl OltpClient {
         if self.kind.transactional() && !self.options.skip_trx {
             let _ = conn.execute_text(&self.rollback).await;
         }
+        // The write lock is free only after the rollback.
+        self.turn = None;
     }
 
     fn pick_table(&mut self) -> usize {
@@ -507,17 +680,20 @@ impl OltpClient {
         }
     }
 
+    /// oltp_insert without --auto-inc: random ids above the prepared range rarely collide; a
+    /// collision is a duplicate-key error, as in sysbench.
+    fn unique_id(&mut self) -> i64 {
+        self.keys
+            .uniform(self.options.table_size as i64 + 1, i32::MAX as i64)
+    }
+
     fn id(&mut self) -> i64 {
         self.keys.key(1, self.options.table_size as i64)
     }
 
     /// select_random_*: each client draws from its own slice of the key range, as sysbench.
     fn client_slice(&self) -> (i64, i64) {
-        let size = self.options.table_size as i64;
-        let threads = i64::from(self.threads.max(1));
-        let lo = size * i64::from(self.index) / threads;
-        let hi = (lo + size / threads - 1).max(lo);
-        (lo.max(1), hi.max(1))
+        sysbench_slice(self.options.table_size, self.threads, self.index)
     }
 
     async fn point_selects(
@@ -652,6 +828,18 @@ impl OltpClient {
     }
 }
 
+/// The key range `[rmin, rmax]` sysbench's select_random_points/ranges draw from for client
+/// `index` of `threads`: `rlen = table_size / threads` in Lua's floating point, `rmin = rlen *
+/// thread_id`, `rmax = rmin + rlen`, both truncated to integers when passed to the C random
+/// function, which includes both ends (1 client: 0 … table_size).
+pub(crate) fn sysbench_slice(table_size: u64, threads: u32, index: u32) -> (i64, i64) {
+    let threads = threads.max(1);
+    let rlen = table_size as f64 / f64::from(threads);
+    let rmin = rlen * f64::from(index % threads);
+    let rmax = rmin + rlen;
+    (rmin as i64, rmax as i64)
+}
+
 /// sysbench's c/pad values: `groups` groups of 11 random digits joined by '-'
 /// (10 groups = 119 characters for c, 5 = 59 for pad).
 pub(crate) fn digits(rng: &mut impl Rng, groups: usize) -> String {
@@ -696,6 +884,16 @@ mod tests {
         );
         assert_eq!(OltpKind::from_name("OLTP-DELETE"), Some(OltpKind::Delete));
         assert_eq!(OltpKind::from_name("tpcc"), None);
+        // The seeds' select-range (seed 001) was a primary-key range, not sysbench 1.0's
+        // secondary-index select_random_ranges.
+        assert_eq!(
+            OltpKind::from_name("select-range"),
+            Some(OltpKind::SelectRange)
+        );
+        assert_eq!(
+            OltpKind::from_name("select_primary"),
+            Some(OltpKind::PointSelect)
+        );
         assert_eq!(
             OltpKind::ALL
                 .iter()
@@ -703,6 +901,19 @@ mod tests {
                 .count(),
             8
         );
+    }
+
+    /// sysbench 1.0.20's select_random_points.lua: `rlen = table_size / threads` (a Lua
+    /// number), `rmin = rlen * thread_id`, `rmax = rmin + rlen`, truncated by the C call.
+    #[test]
+    fn random_select_slices_are_sysbenchs() {
+        assert_eq!(sysbench_slice(10_000, 1, 0), (0, 10_000));
+        assert_eq!(sysbench_slice(10_000, 3, 0), (0, 3333));
+        assert_eq!(sysbench_slice(10_000, 3, 1), (3333, 6666));
+        assert_eq!(sysbench_slice(10_000, 3, 2), (6666, 10_000));
+        assert_eq!(sysbench_slice(100, 8, 7), (87, 100));
+        // More clients than rows: slices of under one key still have both ends.
+        assert_eq!(sysbench_slice(2, 4, 3), (1, 2));
     }
 
     #[test]

@@ -15,6 +15,11 @@ pub enum StorageEngine {
 }
 
 impl StorageEngine {
+    /// Engines without transactions: a delete/insert pair is two separate changes.
+    pub fn transactional(&self) -> bool {
+        *self == StorageEngine::Innodb
+    }
+
     pub fn sql_name(&self) -> &'static str {
         match self {
             StorageEngine::Innodb => "InnoDB",
@@ -23,6 +28,20 @@ impl StorageEngine {
             StorageEngine::Memory => "MEMORY",
         }
     }
+}
+
+/// Whether MariaDB/MySQL's 1062 (duplicate entry) restarts an event like a deadlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum DupKeyRetry {
+    /// Retried for tables without transactions (MyISAM, Aria, MEMORY), where sysbench's
+    /// concurrent delete/insert pairs of one id collide (the seeds' "dup key errors (due to
+    /// sysbench)"); the report says so. InnoDB tables never need it.
+    Auto,
+    /// Always retried.
+    On,
+    /// Never: a duplicate key stops the client, with a line saying why.
+    Off,
 }
 
 /// Options of the OLTP workloads (each workload reads the ones it uses).
@@ -71,12 +90,21 @@ pub struct OltpOptions {
     /// oltp_insert: let the server assign ids (auto-increment) instead of drawing them.
     #[arg(long, default_value_t = true, value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub auto_inc: bool,
+    /// oltp_insert: send the INSERT as a prepared statement (bind values, no parse per event).
+    /// Off by default: sysbench sends oltp_insert's INSERT as text whatever --db-ps-mode says;
+    /// the report names the prepared form when it is on.
+    #[arg(long, default_value_t = false, value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub insert_prepared: bool,
     /// Create the secondary index on k after loading.
     #[arg(long, default_value_t = true, value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub create_secondary: bool,
     /// MariaDB/MySQL storage engine of the tables.
     #[arg(long, value_enum, default_value_t = StorageEngine::Innodb)]
     pub mysql_storage_engine: StorageEngine,
+    /// MariaDB/MySQL: retry 1062 duplicate-key errors as conflicts (auto: for MyISAM, Aria
+    /// and MEMORY tables, whose concurrent delete/insert pairs collide without transactions).
+    #[arg(long, value_enum, default_value_t = DupKeyRetry::Auto)]
+    pub dup_key_retry: DupKeyRetry,
     /// oltp_delete: insert each deleted row back in the same event, so the table does not drain
     /// (sysbench drains it; off by default for comparability).
     #[arg(long, default_value_t = false, value_parser = parse_bool, action = clap::ArgAction::Set)]

@@ -1,88 +1,11 @@
-//! Answer checking: results normalised (numbers rounded to 2 decimals, strings trimmed) and
-//! compared in the query's row order; across engines (differential check, any scale factor)
-//! or against tpchgen's SF1 reference answers with TPC-H clause 2.1.3.5's tolerances.
+//! Answer checking: results normalised and compared as `dbrig_core::answers` does (numbers
+//! rounded to 2 decimals, strings trimmed, in the query's row order); across engines
+//! (differential check, any scale factor) or against tpchgen's SF1 reference answers with
+//! TPC-H clause 2.1.3.5's tolerances.
 
 use dbrig_core::Value;
 
-/// A normalised value.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub enum Normalized {
-    Null,
-    /// Rounded to 2 decimals.
-    Num(f64),
-    Text(String),
-}
-
-impl Normalized {
-    fn from_text(s: &str) -> Normalized {
-        let t = s.trim();
-        match t.parse::<f64>() {
-            Ok(x) if x.is_finite() && !t.is_empty() => Normalized::Num(round2(x)),
-            _ => Normalized::Text(t.to_owned()),
-        }
-    }
-}
-
-impl std::fmt::Display for Normalized {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Normalized::Null => f.write_str("NULL"),
-            Normalized::Num(x) => write!(f, "{x:.2}"),
-            Normalized::Text(s) => f.write_str(s),
-        }
-    }
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
-
-/// Normalise a result: every value rounded/trimmed, row order kept.
-pub fn normalize(rows: &[Vec<Value>]) -> Vec<Vec<Normalized>> {
-    rows.iter()
-        .map(|r| {
-            r.iter()
-                .map(|v| match v {
-                    Value::Null => Normalized::Null,
-                    Value::Int(i) => Normalized::Num(*i as f64),
-                    Value::Float(x) => Normalized::Num(round2(*x)),
-                    Value::Text(s) => Normalized::from_text(s),
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// Two normalised values are the same if equal, or numbers within a cent (floating-point sums
-/// on one engine against exact decimals on another may round the last digit differently).
-fn same_value(a: &Normalized, b: &Normalized) -> bool {
-    match (a, b) {
-        (Normalized::Num(x), Normalized::Num(y)) => {
-            (x - y).abs() <= 0.010_000_1 + 1e-12 * x.abs().max(y.abs())
-        }
-        _ => a == b,
-    }
-}
-
-/// Compare two normalised results row by row in order; `None` when the same, else the first
-/// difference.
-pub fn compare_results(a: &[Vec<Normalized>], b: &[Vec<Normalized>]) -> Option<String> {
-    if a.len() != b.len() {
-        return Some(format!("{} rows against {}", a.len(), b.len()));
-    }
-    for (i, (ra, rb)) in a.iter().zip(b).enumerate() {
-        if ra.len() != rb.len() || !ra.iter().zip(rb).all(|(x, y)| same_value(x, y)) {
-            let show = |r: &[Normalized]| {
-                r.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("|")
-            };
-            return Some(format!("row {}: {} against {}", i + 1, show(ra), show(rb)));
-        }
-    }
-    None
-}
+pub use dbrig_core::answers::{Normalized, compare_results, normalize};
 
 /// The differential verdict on one query across engines.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -147,6 +147,28 @@ impl LauncherInputs {
     }
 }
 
+/// `sql` without its `use DB` statements (any case, `DB` optionally backquoted), the other
+/// statements as they were.
+fn without_use(sql: &str, db: &str) -> String {
+    let is_use = |stmt: &str| {
+        let mut words = stmt.split_whitespace();
+        words.next().is_some_and(|w| w.eq_ignore_ascii_case("use"))
+            && words.next().is_some_and(|w| w.trim_matches('`') == db)
+            && words.next().is_none()
+    };
+    let kept: Vec<&str> = sql
+        .split(';')
+        .filter(|s| !s.trim().is_empty() && !is_use(s))
+        .collect();
+    if kept.len() == sql.split(';').filter(|s| !s.trim().is_empty()).count() {
+        return sql.to_owned();
+    }
+    kept.iter()
+        .map(|s| format!("{};", s.trim()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Split a launcher `STARTUP_PARAMS` value into `key=value` parameters: `--key=value`,
 /// `--key value`-less flags (`--skip-name-resolve` → `skip-name-resolve=ON`), PostgreSQL's
 /// `-c key=value`; shell quotes are removed (`--optimizer_switch='mrr=on'`).
@@ -665,8 +687,38 @@ pub fn import(
                 comment(&mut out, &mut unmapped, file, &format!("{k} = {v} ({why})"));
             }
         }
-        let pre = get("PRE_TEST_SQL");
-        let post = get("POST_TEST_SQL");
+        // The launcher's hooks switch to DBNAME (`use dbt3`); dbrig's hooks and queries already
+        // run in the database the data was loaded into, which on a managed server is dbrig's
+        // own (the launcher's name does not exist there: error 1049).
+        let dbname = get("DBNAME").filter(|_| managed);
+        let unuse = |sql: Option<String>,
+                     key: &str,
+                     out: &mut String,
+                     unmapped: &mut Vec<String>| {
+            let sql = sql?;
+            let Some(db) = &dbname else {
+                return Some(sql);
+            };
+            let kept = without_use(&sql, db);
+            if kept != sql {
+                comment(
+                    out,
+                    unmapped,
+                    file,
+                    &format!(
+                        "{key}: `use {db}` left out (DBNAME = {db}: dbrig's hooks run in the database holding the managed server's data)"
+                    ),
+                );
+            }
+            (!kept.trim().is_empty()).then_some(kept)
+        };
+        let pre = unuse(get("PRE_TEST_SQL"), "PRE_TEST_SQL", &mut out, &mut unmapped);
+        let post = unuse(
+            get("POST_TEST_SQL"),
+            "POST_TEST_SQL",
+            &mut out,
+            &mut unmapped,
+        );
         if pre.is_some() || post.is_some() {
             push(&mut out, "[configuration.hooks]");
             if let Some(v) = pre {
@@ -695,7 +747,7 @@ pub fn import(
     if groups.len() > 1 {
         push(
             &mut out,
-            "# The configurations use different query settings. The launcher ran each configuration\n# with its own; a plan runs every workload on every configuration: remove the pairs you\n# do not want (each workload names the configurations it came from).",
+            "# The configurations use different query settings: as the launcher did, each query set\n# runs on the configurations whose files name it (`configurations`); reports show `-`\n# for a query a configuration did not run.",
         );
     }
     let test_query_settings: Vec<(String, String)> = test_settings
@@ -821,10 +873,23 @@ pub fn import(
             .db
             .section("db_settings")
             .expect("checked above");
+        let dbname = db
+            .iter()
+            .find(|(k, _)| k == "DBNAME")
+            .map(|(_, v)| v.clone())
+            .filter(|_| managed_flags[members[0]]);
         let db_run: Vec<(String, String)> = db
             .iter()
             .filter(|(k, v)| (k == "PRE_RUN_SQL" || k == "POST_RUN_SQL") && !v.is_empty())
-            .cloned()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    dbname
+                        .as_ref()
+                        .map_or_else(|| v.clone(), |d| without_use(v, d)),
+                )
+            })
+            .filter(|(_, v)| !v.trim().is_empty())
             .collect();
         let db_mapped = map_query_settings(&confs[members[0]].db.path, &db_run, analyze)?;
 
@@ -856,6 +921,8 @@ pub fn import(
             };
             push(&mut out, &format!("label = {}", q(&label)));
             labels.push(label);
+            let only: Vec<String> = members.iter().map(|&i| names[i].clone()).collect();
+            push(&mut out, &format!("configurations = {}", q_list(&only)));
         }
         push(&mut out, "[workload.options]");
         push(&mut out, &format!("sf = {sf_num}"));
@@ -993,7 +1060,8 @@ mod tests {
                 "[db_settings]\nDBMS_HOME = /usr\nDBMS = MariaDB\nKEYWORD = maria 5.3\n\
                  DATADIR = $DATADIR_HOME/innodb-s$SCALE_FACTOR\nSTORAGE_ENGINE = InnoDB\n\
                  STARTUP_PARAMS = --innodb_buffer_pool_size=1G\nMYSQL_SYSTEM_DIR = /x\n\
-                 PRE_RUN_SQL = flush status;\nPRE_TEST_SQL = select version();\n",
+                 DBNAME = dbt3\nPRE_RUN_SQL = use dbt3; flush status;\n\
+                 PRE_TEST_SQL = use `dbt3`; select version();\n",
             ),
             f(
                 "/t/db_pg.conf",
@@ -1044,7 +1112,9 @@ mod tests {
             "[[server]]\nname = \"maria-5-3\"\nengine = \"mariadb\"\nprefix = \"/usr\"\ndata-dir = \"/data/innodb-s30\"",
             "server = \"maria-5-3\"",
             "params = [\"innodb_buffer_pool_size=1G\", \"default-storage-engine=InnoDB\"]",
+            // The seed's `use dbt3` (its DBNAME) is left out on the managed server.
             "before-configuration-sql = \"select version();\"",
+            "PRE_TEST_SQL: `use dbt3` left out",
             "target = \"postgres://postgres@127.0.0.1:5432/dbt3\"",
             "sf = 30",
             "query-dir = \"/queries/s30-m\"",
@@ -1065,6 +1135,13 @@ mod tests {
         // The external PostgreSQL cannot be restarted: its workload says so.
         let pg = &p[p.rfind("[[workload]]").unwrap()..];
         assert!(pg.contains("restart-between-queries = false"), "{pg}");
+        // Each query set runs where the launcher ran it: 17-opt1 only on MariaDB.
+        assert!(pg.contains("configurations = [\"pg\"]"), "{pg}");
+        let maria = &p[p.find("[[workload]]").unwrap()..p.rfind("[[workload]]").unwrap()];
+        assert!(
+            maria.contains("configurations = [\"maria 5.3\"]") && maria.contains("17-opt1"),
+            "{maria}"
+        );
         // Nothing dropped silently: each unmapped setting is a comment naming it.
         for name in [
             "MYSQL_SYSTEM_DIR = /x",

@@ -168,6 +168,7 @@ pub(crate) async fn timed_refresh(
             error: None,
             result: Vec::new(),
             detail: None,
+            answer_checked: None,
         },
         Err(e) => QueryOutcome {
             name: name.into(),
@@ -177,6 +178,7 @@ pub(crate) async fn timed_refresh(
             error: Some(e.to_string()),
             result: Vec::new(),
             detail: None,
+            answer_checked: None,
         },
     }
 }
@@ -243,6 +245,7 @@ pub async fn run_query_timeout(
         error,
         result,
         detail: None,
+        answer_checked: None,
     }
 }
 
@@ -292,6 +295,24 @@ pub struct QueryControls {
     pub max_query_time: Option<f64>,
 }
 
+/// How a query's own startup parameters meet its configuration's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParamsMode {
+    /// The query's parameters instead of the configuration's (the launcher's
+    /// `STARTUP_PARAMS` of a query replaced the configuration's).
+    #[default]
+    Replace,
+    /// The query's parameters over the configuration's.
+    Merge,
+}
+
+impl ParamsMode {
+    pub fn is_replace(&self) -> bool {
+        *self == ParamsMode::Replace
+    }
+}
+
 /// The launcher's controls of a power test (`[controls]` of a tpch_power workload, or the
 /// `dbrig tpch power` options).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -305,6 +326,10 @@ pub struct PowerControls {
     /// Drop the OS page cache before every measured run (`CLEAR_CACHES = 1`; needs root).
     #[serde(default)]
     pub drop_caches: bool,
+    /// How a query's startup `params` meet the configuration's: `replace` them (the DBT-3
+    /// launcher's way, the default) or `merge` over them.
+    #[serde(default, skip_serializing_if = "ParamsMode::is_replace")]
+    pub params_mode: ParamsMode,
     /// Defaults for every query.
     #[serde(default, skip_serializing_if = "QueryControls::is_default")]
     pub all: QueryControls,
@@ -437,9 +462,10 @@ impl PowerControls {
 pub trait PowerEnv: Send {
     /// Whether the server can be restarted (a managed server).
     fn can_restart(&self) -> bool;
-    /// Restart the server with these extra startup parameters (`KEY=VALUE`); the target to
+    /// Restart the server with these startup parameters (`KEY=VALUE`): instead of the
+    /// configuration's own when `replace` and there are any, else over them; the target to
     /// reconnect to.
-    fn restart(&mut self, params: &[String]) -> Result<Target, String>;
+    fn restart(&mut self, params: &[String], replace: bool) -> Result<Target, String>;
     /// Drop the OS page cache.
     fn drop_caches(&mut self) -> Result<(), String>;
     /// Run a shell hook, returning its record (command, exit code, output).
@@ -466,7 +492,9 @@ pub struct Reduced {
 /// Reduce measured runs. An error or a wrong answer in any used run makes the query an error
 /// or wrong (never fast); timeouts: see [`Reduction`].
 pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
-    let measured: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].warmup).collect();
+    let measured: Vec<usize> = (0..runs.len())
+        .filter(|&i| !runs[i].warmup && !runs[i].skipped)
+        .collect();
     let failed = |idx: &[usize], status: QueryStatus| {
         idx.iter()
             .find(|&&i| runs[i].status == status)
@@ -607,6 +635,8 @@ struct Session<'e> {
     connect: ConnectOptions,
     env: Option<&'e mut dyn PowerEnv>,
     params: Vec<String>,
+    /// Query parameters replace the configuration's (`params-mode`).
+    replace: bool,
 }
 
 impl Session<'_> {
@@ -615,7 +645,7 @@ impl Session<'_> {
             .env
             .as_deref_mut()
             .ok_or_else(|| WorkloadError::InvalidOptions("no managed server to restart".into()))?;
-        let target = env.restart(params).map_err(|e| {
+        let target = env.restart(params, self.replace).map_err(|e| {
             WorkloadError::InvalidOptions(format!("restarting the server failed: {e}"))
         })?;
         let old = std::mem::replace(
@@ -702,6 +732,7 @@ pub async fn power_test_controlled(
         connect: connect.clone(),
         env,
         params: Vec::new(),
+        replace: controls.params_mode == ParamsMode::Replace,
     };
 
     if let Some(k) = set {
@@ -723,12 +754,15 @@ pub async fn power_test_controlled(
         };
         let c = controls.resolve(&q.name);
         let check = |o: &mut QueryOutcome| {
-            // With validation parameters on SF1 data the reference answers apply.
-            if o.status == QueryStatus::Ok
-                && validation_sf1
-                && let Some(n) = q.number
-            {
+            if o.status != QueryStatus::Ok {
+                return;
+            }
+            // With validation parameters on SF1 data the reference answers apply; anywhere
+            // else nothing was compared, and the status says so.
+            o.answer_checked = Some(false);
+            if validation_sf1 && let Some(n) = q.number {
                 let c = check_sf1_answer(n, &o.result);
+                o.answer_checked = Some(true);
                 if !c.ok {
                     o.status = QueryStatus::Wrong;
                     o.error = c.detail;
@@ -743,10 +777,10 @@ pub async fn power_test_controlled(
             o.detail
                 .as_ref()
                 .filter(|d| d.runs.len() > 1)
-                .map(|d| format!(" ({} of {} runs)", d.reduction.as_str(), d.runs.len()))
+                .map(|d| format!(" ({} of {})", d.reduction.as_str(), runs_text(&d.runs)))
                 .unwrap_or_default(),
             o.rows,
-            o.status.as_str(),
+            o.status_text(),
             o.error
                 .as_deref()
                 .map(|e| format!(": {e}"))
@@ -782,6 +816,25 @@ pub async fn power_test_controlled(
     };
     s.conn.close().await;
     Ok(report)
+}
+
+/// How many runs made a query's figure: `3 runs (+1 warm-up)` — warm-ups and runs skipped for
+/// a slower plan are said apart, never counted as measured.
+pub fn runs_text(runs: &[RunRecord]) -> String {
+    let warmups = runs.iter().filter(|r| r.warmup).count();
+    let skipped = runs.iter().filter(|r| r.skipped).count();
+    let measured = runs.len() - warmups - skipped;
+    let mut s = format!("{measured} run{}", if measured == 1 { "" } else { "s" });
+    if warmups > 0 {
+        s.push_str(&format!(
+            " (+{warmups} warm-up{})",
+            if warmups == 1 { "" } else { "s" }
+        ));
+    }
+    if skipped > 0 {
+        s.push_str(&format!(" (+{skipped} skipped for a slower plan)"));
+    }
+    s
 }
 
 /// One query under its controls: restart / cache drop, hooks, warm-ups, measured runs (with
@@ -832,6 +885,8 @@ async fn run_controlled(
             error: o.error.clone(),
             plan: None,
             restarted: restarted && w == 0,
+            caches_dropped: false,
+            skipped: false,
         });
         restarted = false;
     }
@@ -845,14 +900,45 @@ async fn run_controlled(
         if measured >= limit {
             break;
         }
+        let mut caches_dropped = false;
         if controls.drop_caches
             && let Some(env) = s.env.as_deref_mut()
-            && let Err(e) = env.drop_caches()
-            && !detail.notes.contains(&e)
         {
-            progress(&format!("warning: {e}"));
-            detail.notes.push(e);
+            match env.drop_caches() {
+                Ok(()) => caches_dropped = true,
+                Err(e) => {
+                    if !detail.notes.contains(&e) {
+                        progress(&format!("warning: {e}"));
+                        detail.notes.push(e);
+                    }
+                }
+            }
         }
+        if let Some(h) = &c.pre_shell
+            && let Some(env) = s.env.as_deref_mut()
+        {
+            detail.hooks.push(env.shell_hook("pre-run-shell", h));
+        }
+        if let Some(sql) = &c.pre_sql {
+            detail
+                .hooks
+                .push(session_sql_hook(&mut s.conn, "pre-run-sql", sql).await);
+        }
+        let mut o = run_query_timeout(&mut s.conn, name, text, c.timeout).await;
+        check(&mut o);
+        if let Some(sql) = &c.post_sql {
+            detail
+                .hooks
+                .push(session_sql_hook(&mut s.conn, "post-run-sql", sql).await);
+        }
+        if let Some(h) = &c.post_shell
+            && let Some(env) = s.env.as_deref_mut()
+        {
+            detail.hooks.push(env.shell_hook("post-run-shell", h));
+        }
+        // EXPLAIN after the timed run, as the DBT-3 launcher ran it: before, it would read
+        // the tables' pages into the cache the drop just emptied, and the cold run would not
+        // be cold.
         let plan = if c.explain {
             match super::explain::capture(&mut s.conn, text).await {
                 Ok(p) => {
@@ -871,12 +957,31 @@ async fn run_controlled(
         } else {
             None
         };
-        // A plan already seen to be slower is not measured again: restart for another one.
-        if analyze
+        // A plan already seen to be slower does not count: restart for another one.
+        let skip = analyze
             && can_restart
-            && let Some(fp) = &plan
-            && !clusters.worth_running(fp)
-        {
+            && o.status != QueryStatus::Timeout
+            && plan
+                .as_deref()
+                .is_some_and(|fp| !clusters.worth_running(fp));
+        if !skip {
+            measured += 1;
+        }
+        detail.runs.push(RunRecord {
+            run: if skip { 0 } else { measured },
+            warmup: false,
+            micros: o.micros,
+            rows: o.rows,
+            status: o.status,
+            error: o.error.clone(),
+            plan: plan.clone(),
+            restarted,
+            caches_dropped,
+            skipped: skip,
+        });
+        restarted = false;
+        let index = detail.runs.len() - 1;
+        if skip {
             detail.skipped += 1;
             if detail.skipped > c.max_skipped {
                 break;
@@ -886,46 +991,19 @@ async fn run_controlled(
             restarted = true;
             continue;
         }
-        if let Some(h) = &c.pre_shell
-            && let Some(env) = s.env.as_deref_mut()
-        {
-            detail.hooks.push(env.shell_hook("pre-run-shell", h));
-        }
-        if let Some(sql) = &c.pre_sql {
-            detail
-                .hooks
-                .push(session_sql_hook(&mut s.conn, "pre-run-sql", sql).await);
-        }
-        let mut o = run_query_timeout(&mut s.conn, name, text, c.timeout).await;
-        check(&mut o);
-        measured += 1;
-        if let Some(sql) = &c.post_sql {
-            detail
-                .hooks
-                .push(session_sql_hook(&mut s.conn, "post-run-sql", sql).await);
-        }
-        if let Some(h) = &c.post_shell
-            && let Some(env) = s.env.as_deref_mut()
-        {
-            detail.hooks.push(env.shell_hook("post-run-shell", h));
-        }
-        detail.runs.push(RunRecord {
-            run: measured,
-            warmup: false,
-            micros: o.micros,
-            rows: o.rows,
-            status: o.status,
-            error: o.error.clone(),
-            plan: plan.clone(),
-            restarted,
-        });
-        restarted = false;
-        let index = detail.runs.len() - 1;
         last = Some(o);
         if analyze {
             let r = &detail.runs[index];
             if matches!(r.status, QueryStatus::Error | QueryStatus::Wrong) {
                 break; // the query is an error whatever the plan
+            }
+            // A timeout counts toward the skipped runs (the launcher's MAX_SKIPPED_TESTS):
+            // a query that always times out stops there instead of running 100 times.
+            if r.status == QueryStatus::Timeout {
+                detail.skipped += 1;
+                if detail.skipped > c.max_skipped {
+                    break;
+                }
             }
             let secs = (r.status == QueryStatus::Ok).then_some(r.micros as f64);
             clusters.add(plan.as_deref().unwrap_or("unknown"), index, secs);
@@ -964,6 +1042,7 @@ async fn run_controlled(
         error: None,
         result: Vec::new(),
         detail: None,
+        answer_checked: None,
     });
     Ok(QueryOutcome {
         name: name.into(),
@@ -973,6 +1052,7 @@ async fn run_controlled(
         error: r.error,
         result: last.result,
         detail: Some(Box::new(detail)),
+        answer_checked: last.answer_checked,
     })
 }
 
@@ -1036,7 +1116,139 @@ mod tests {
             error: (status != QueryStatus::Ok).then(|| status.as_str().to_owned()),
             plan: Some(plan.into()),
             restarted: false,
+            caches_dropped: false,
+            skipped: false,
         }
+    }
+
+    /// The DBT-3 launcher's "min-max of 4 runs" counted its warm-up: 3 measured runs and a
+    /// warm-up read so, and a run skipped for a slower plan is not a measured one either.
+    #[test]
+    fn runs_are_counted_apart_from_warmups_and_skipped_runs() {
+        use QueryStatus::*;
+        let mut warm = run(5, Ok, "a");
+        warm.warmup = true;
+        let mut runs = vec![warm, run(1, Ok, "a"), run(2, Ok, "a"), run(3, Ok, "a")];
+        assert_eq!(runs_text(&runs), "3 runs (+1 warm-up)");
+        let mut skipped = run(9, Ok, "b");
+        skipped.skipped = true;
+        runs.push(skipped);
+        assert_eq!(
+            runs_text(&runs),
+            "3 runs (+1 warm-up) (+1 skipped for a slower plan)"
+        );
+        // The skipped run's time is not used.
+        let r = reduce(Reduction::MinMax, &runs);
+        assert_eq!((r.micros, r.used.len()), (1, 3));
+        assert_eq!(runs_text(&runs[1..2]), "1 run");
+    }
+
+    /// A managed server's stand-in: counts restarts and cache drops; restarts lead back to
+    /// the same mock target.
+    struct FakeEnv {
+        target: Target,
+        restarts: u32,
+        drops: u32,
+    }
+
+    impl PowerEnv for FakeEnv {
+        fn can_restart(&self) -> bool {
+            true
+        }
+        fn restart(&mut self, _params: &[String], _replace: bool) -> Result<Target, String> {
+            self.restarts += 1;
+            Ok(self.target.clone())
+        }
+        fn drop_caches(&mut self) -> Result<(), String> {
+            self.drops += 1;
+            Ok(())
+        }
+        fn shell_hook(&mut self, name: &str, command: &str) -> HookOutput {
+            HookOutput {
+                hook: name.into(),
+                scope: "query".into(),
+                command: command.into(),
+                exit_code: Some(0),
+                output: String::new(),
+                timed_out: false,
+            }
+        }
+    }
+
+    async fn controlled_on_mock(url: &str, controls: &PowerControls) -> (QueryOutcome, FakeEnv) {
+        let target = Target::parse(url).unwrap();
+        let connect = ConnectOptions::default();
+        let conn = Connection::connect(&target, &connect).await.unwrap();
+        let mut env = FakeEnv {
+            target,
+            restarts: 0,
+            drops: 0,
+        };
+        let mut s = Session {
+            conn,
+            connect,
+            env: Some(&mut env),
+            params: Vec::new(),
+            replace: true,
+        };
+        let c = controls.resolve("1");
+        let o = run_controlled(&mut s, controls, &c, "1", "SELECT 1", &|_| {}, &|_| {})
+            .await
+            .unwrap();
+        s.conn.close().await;
+        (o, env)
+    }
+
+    /// The DBT-3 launcher ran EXPLAIN after the timed run (before it, EXPLAIN would read the
+    /// pages the cache drop just emptied) and every cache drop is on the run's record. The
+    /// mock's 2nd execution and every later one fail: the timed run must be the 1st.
+    #[tokio::test]
+    async fn explain_follows_the_timed_run_and_every_drop_is_recorded() {
+        let controls = PowerControls {
+            drop_caches: true,
+            all: QueryControls {
+                explain: Some(true),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let (o, env) = controlled_on_mock("mock:?fatal_after=2", &controls).await;
+        assert_eq!(o.status, QueryStatus::Ok, "{o:?}");
+        let d = o.detail.unwrap();
+        assert!(
+            d.notes.iter().any(|n| n.starts_with("EXPLAIN failed")),
+            "{:?}",
+            d.notes
+        );
+        assert_eq!(env.drops, 1);
+        assert_eq!(d.runs.len(), 1);
+        assert!(d.runs[0].caches_dropped, "{:?}", d.runs);
+    }
+
+    /// analyze-explain on a query that always times out: each timeout counts toward
+    /// max-skipped (the launcher's MAX_SKIPPED_TESTS), so it stops after max-skipped + 1
+    /// runs instead of 100 runs and 100 restarts.
+    #[tokio::test]
+    async fn analyze_explain_stops_on_timeouts_at_max_skipped() {
+        let controls = PowerControls {
+            reduction: Reduction::AnalyzeExplain,
+            all: QueryControls {
+                timeout: Some(0.01),
+                max_skipped: Some(2),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let (o, env) = controlled_on_mock("mock:?latency_us=200000", &controls).await;
+        assert_eq!(o.status, QueryStatus::Timeout, "{o:?}");
+        let d = o.detail.unwrap();
+        assert_eq!(d.runs.len(), 3, "{:?}", d.runs);
+        assert!(d.runs.iter().all(|r| r.status == QueryStatus::Timeout));
+        assert_eq!(d.skipped, 3);
+        assert_eq!(
+            env.restarts, 2,
+            "a restart between runs, none after the last"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! so tests run in parallel without touching each other's tables.
 
 mod bad_input;
+mod fidelity;
 mod managed;
 mod micro;
 mod mock;
@@ -172,14 +173,17 @@ pub fn read_write_counts(target: &str, out: &Path) {
         .expect("statements")
         .iter()
         .map(|s| {
-            assert!(s["latency_ms"]["max"].as_f64().unwrap() > 0.0, "{s}");
+            // An uncontended wait in SQLite's writer queue can take under a microsecond.
+            if s["statement"] != "write_queue" {
+                assert!(s["latency_ms"]["max"].as_f64().unwrap() > 0.0, "{s}");
+            }
             (
                 s["statement"].as_str().unwrap().to_owned(),
                 s["count"].as_u64().unwrap(),
             )
         })
         .collect();
-    let expected = [
+    let mut expected: Vec<(String, u64)> = [
         ("begin", 100),
         ("commit", 100),
         ("delete", 100),
@@ -191,12 +195,14 @@ pub fn read_write_counts(target: &str, out: &Path) {
         ("point_select", 1000),
         ("simple_range", 100),
         ("sum_range", 100),
-    ];
-    assert_eq!(
-        counts,
-        expected.map(|(k, n)| (k.to_owned(), n)).to_vec(),
-        "{v}"
-    );
+    ]
+    .map(|(k, n)| (k.to_owned(), n))
+    .to_vec();
+    // SQLite's writers take their turn at the write lock first, once per event.
+    if target.starts_with("sqlite:") {
+        expected.push(("write_queue".to_owned(), 100));
+    }
+    assert_eq!(counts, expected, "{v}");
     ok(dbrig(out, &[&["cleanup"][..], &common].concat()));
 }
 

@@ -164,8 +164,12 @@ const SCAN_ITEMS: [&str; 6] = [
     "avg(i)",
     "avg(i+sqrt(i+1)+abs(i))",
     "m4: count(*) WHERE c>'a'",
-    "in-cache loop: m1 (500 rows) count(*) WHERE i>0 x20",
+    "in-cache loop (server-side procedure): m1 (500 rows) count(*) WHERE i>0 x20",
 ];
+
+/// SQLite has no stored procedures: its in-cache loop is client round trips.
+const CLIENT_LOOP: &str =
+    "in-cache loop (client round trips): m1 (500 rows) count(*) WHERE i>0 x20";
 
 const SCAN_ARGS: [&str; 12] = [
     "--rows",
@@ -382,8 +386,68 @@ fn mariadb_scan_filter_memory_and_innodb() {
         check_result(&v, "scan_filter", 2, &SCAN_ITEMS);
         check_scan(&v);
         assert_eq!(v["engine"], engine.to_uppercase());
+        if engine == "memory" {
+            check_memory_bytes(&db, &v);
+        }
+        // Seed 004's loop inside the server: the server itself counted the 20 queries of a
+        // run, in one CALL.
+        let looped = &v["items"][5];
+        assert_eq!(looped["server_statements"], 20, "{looped}");
+        assert_eq!(looped["sql"], "CALL dbrig_scan_loop(20)", "{looped}");
     }
+    // Round trips on request, said in the item's name; the server counts the same queries.
+    let mut args = SCAN_ARGS.to_vec();
+    args.extend(["--engine", "memory", "--loop-mode", "client"]);
+    let v = micro_json(out.path(), "scan_filter", &db.url(), &args);
+    let looped = &v["items"][5];
+    assert_eq!(looped["name"], CLIENT_LOOP, "{looped}");
+    assert_eq!(looped["server_statements"], 20, "{looped}");
+    // The procedure is dropped with the tables.
+    assert_eq!(
+        mariadb(&format!(
+            "SELECT count(*) FROM information_schema.routines WHERE routine_schema = '{}'",
+            db.0
+        ))
+        .trim(),
+        "0"
+    );
     assert_eq!(db.tables().trim(), "");
+}
+
+/// MEMORY tables: MB/s divides rows × the server's average row length (its record length,
+/// asked of tables the test makes itself), not the 16 MiB a MEMORY table allocates.
+fn check_memory_bytes(db: &MariaDb, v: &serde_json::Value) {
+    let avg = |definition: &str| -> u64 {
+        let out = mariadb(&format!(
+            "CREATE TABLE {db}.ref_t ({definition}) ENGINE = MEMORY DEFAULT CHARSET = latin1; \
+             SELECT avg_row_length FROM information_schema.tables \
+             WHERE table_schema = '{db}' AND table_name = 'ref_t'; DROP TABLE {db}.ref_t",
+            db = db.0
+        ));
+        out.trim().parse().unwrap()
+    };
+    let (narrow, wide) = (avg("i INT NOT NULL"), avg("c CHAR(128) NOT NULL"));
+    assert_eq!((narrow, wide), (5, 129), "MariaDB's MEMORY record lengths");
+    let items = v["items"].as_array().unwrap();
+    let bytes = |i: usize| items[i]["data_bytes"].as_u64().unwrap();
+    for (i, item) in items.iter().enumerate().take(4) {
+        assert_eq!(bytes(i), 3000 * narrow, "{item}");
+    }
+    assert_eq!(bytes(4), 1000 * wide, "{}", items[4]);
+    // The in-cache loop reads its 500 rows 20 times.
+    assert_eq!(bytes(5), 500 * 20 * narrow, "{}", items[5]);
+    for i in items {
+        let seconds: Vec<f64> = i["seconds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_f64().unwrap())
+            .collect();
+        let mean = seconds.iter().sum::<f64>() / seconds.len() as f64;
+        let mbs = i["data_bytes"].as_f64().unwrap() / mean / 1e6;
+        let got = i["mb_per_second"].as_f64().unwrap();
+        assert!((got - mbs).abs() <= mbs * 1e-9, "{got} vs {mbs}: {i}");
+    }
 }
 
 #[test]
@@ -494,6 +558,7 @@ fn sqlite_all_three() {
     let v = micro_json(out.path(), "scan_filter", &target, &SCAN_ARGS);
     let mut names = SCAN_ITEMS.to_vec();
     names.remove(3);
+    *names.last_mut().unwrap() = CLIENT_LOOP;
     check_result(&v, "scan_filter", 2, &names);
     check_scan(&v);
     assert!(v["skipped"][0].as_str().unwrap().contains("sqrt"), "{v}");

@@ -221,6 +221,26 @@ fn rate_mode_reports_latency_from_intended_start_and_backlog() {
         rate["service_time_ms"]["p50"].as_f64().unwrap() < 20.0,
         "{rate}"
     );
+    // The events still queued at the end count too, each at its wait so far: the line
+    // covers every event that was due, so its maximum is at least the served events'.
+    let unserved = &rate["latency_incl_unserved_ms"];
+    assert!(
+        unserved["max"].as_f64().unwrap() >= v["latency_ms"]["max"].as_f64().unwrap(),
+        "{v}"
+    );
+    assert!(unserved["max"].as_f64().unwrap() > 1000.0, "{v}");
+    let report = text(&ok(dbrig(out.path(), &["report", "latest"])));
+    let line = report
+        .lines()
+        .find(|l| l.contains("latency incl. unserved:"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        line.ends_with(&format!(
+            "({} unserved at their wait so far)",
+            rate["final_backlog"]
+        )),
+        "{line}"
+    );
 }
 
 #[test]

@@ -109,7 +109,10 @@ fn power(out: &std::path::Path, target: &str) -> serde_json::Value {
     assert_eq!(queries.len(), 22, "{v}");
     assert_eq!(queries[0]["name"], "14");
     assert!(queries.iter().all(|q| q["status"] == "ok"), "{v}");
+    // At SF 0.01 no reference answers apply: every query says its answer went unchecked.
+    assert!(queries.iter().all(|q| q["answer_checked"] == false), "{v}");
     assert_eq!(v["rf1"]["status"], "ok", "{v}");
+    assert_eq!(v["rf1"]["answer_checked"], serde_json::Value::Null, "{v}");
     assert_eq!(v["rf2"]["status"], "ok", "{v}");
     // Power@Size from the timings it reports: 3600·SF over the geometric mean of the 24
     // timings (RF1, 22 queries, RF2), each at least max/1000 (TPC-H 5.4.1).
@@ -155,6 +158,22 @@ fn sf001_on_three_engines_load_check_power_cleanup() {
         e.contains("already exists") && e.contains("dbrig tpch cleanup"),
         "{e}"
     );
+
+    // The console never says `ok` for an answer nobody compared.
+    let t = text(&ok(dbrig(
+        out.path(),
+        &["tpch", "power", "--target", &lite, "--no-refresh"],
+    )));
+    let query_lines: Vec<&str> = t
+        .lines()
+        .filter(|l| l.trim_start().starts_with('Q') && l.contains(" s"))
+        .collect();
+    assert_eq!(
+        t.matches("unchecked").count(),
+        44,
+        "22 progress lines and 22 table rows: {t}"
+    );
+    assert!(!query_lines.iter().any(|l| l.ends_with(" ok")), "{t}");
 
     // Differential check: every query gives the same answer on the three engines.
     let o = dbrig(
@@ -833,10 +852,28 @@ fn managed_server_restarts_per_query_with_its_own_startup_parameters() {
             qdir.to_str().unwrap(),
             "--controls",
             ctl.to_str().unwrap(),
+            "--after-trial-sql",
+            "select 7",
             "--format",
             "json",
         ],
     )));
+    // The restarts moved the server to new ports: the after-trial hook reaches it where it
+    // is now (it went to the first start's port and was refused).
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let cell = &store.cells(run).unwrap()[0];
+    let trial = &store.trials(cell.id).unwrap()[0];
+    let hooks = &trial.environment.as_ref().unwrap().hooks;
+    let after = hooks
+        .iter()
+        .find(|h| h.hook == "after-trial-sql")
+        .unwrap_or_else(|| panic!("{hooks:?}"));
+    assert_eq!(
+        (after.exit_code, after.output.trim()),
+        (Some(0), "7"),
+        "{after:?}"
+    );
     let q = v["queries"].as_array().unwrap();
     let hook = |i: usize, name: &str| -> Vec<String> {
         q[i]["detail"]["hooks"]
@@ -1024,7 +1061,8 @@ fn launcher_files(home: &std::path::Path, pg_db: &str) {
          [query1]\nQUERY=1.sql\nEXPLAIN_QUERY=1_explain.sql\nSTARTUP_PARAMS=\n\n\
          [query2]\nQUERY=2.sql\nEXPLAIN_QUERY=2_explain.sql\n\
          STARTUP_PARAMS=--join_cache_level=6\nNUM_TESTS=2\n\n\
-         [query20]\nQUERY=20-opt1.sql\nRUN=0\n",
+         [query20]\nQUERY=20-opt1.sql\nRUN=0\n\n\
+         [query3]\nQUERY=3-opt.sql\n",
     );
     w(
         "tests/queries_conf/queries.conf",
@@ -1042,6 +1080,7 @@ fn launcher_files(home: &std::path::Path, pg_db: &str) {
         "select n_name, count(*) from nation, region where n_regionkey = r_regionkey group by n_name",
     );
     w("queries/s0.01-m/20-opt1.sql", "select 1");
+    w("queries/s0.01-m/3-opt.sql", "select count(*) from region");
 }
 
 #[test]
@@ -1103,6 +1142,10 @@ fn import_launcher_writes_a_plan_that_runs() {
         "pre-sql = \"flush status;\"",
         "[workload.options.controls.query.\"2\"]\nparams = [\"join_cache_level=6\"]\nruns = 2",
         "queries = [\"1\", \"2\"]",
+        "queries = [\"1\", \"2\", \"3-opt\"]",
+        // Each query set where the launcher ran it.
+        "configurations = [\"mariadb-innodb\"]",
+        "configurations = [\"postgresql\"]",
         "before-configuration-sql = \"select version();\"",
         "before-configuration = \"uname -a\"",
     ] {
@@ -1141,4 +1184,12 @@ fn import_launcher_writes_a_plan_that_runs() {
         "{t}"
     );
     assert!(t.contains("| 2 |") || t.contains("| 2 "), "{t}");
+    // 3-opt ran on MariaDB only: `-` for PostgreSQL.
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("| 3-opt |"))
+        .unwrap_or_else(|| panic!("{t}"));
+    let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+    assert_eq!(cells[5], "-", "{line}");
+    assert_ne!(cells[2], "-", "{line}");
 }

@@ -1,7 +1,8 @@
 -- Micro-benchmarks for PostgreSQL: plain heap tables, B-tree indexes (hash with --index hash).
 
--- name: data_length
-SELECT pg_relation_size(CAST(CAST(? AS TEXT) AS regclass))
+-- name: avg_row_length
+-- Each row's size as stored (tuple header and data), averaged.
+SELECT CAST(avg(pg_column_size(t.*)) AS BIGINT) FROM {table} AS t
 
 -- name: analyze
 VACUUM ANALYZE {table}
@@ -49,3 +50,18 @@ SELECT min(id), min(tea) FROM t1 GROUP BY id % 100
 
 -- name: q6
 SELECT min(id), count(*), min(tea) FROM t1 GROUP BY id % 100
+
+-- name: create_scan_loop
+-- Seed 004's in-cache loop inside the server, as a PL/pgSQL function.
+CREATE FUNCTION dbrig_scan_loop(pl INT) RETURNS void LANGUAGE plpgsql AS $$ DECLARE t BIGINT; BEGIN FOR x IN 1..pl LOOP SELECT count(*) INTO t FROM m1 WHERE i>0; END LOOP; END $$
+
+-- name: call_scan_loop
+SELECT dbrig_scan_loop(?)
+
+-- name: drop_scan_loop
+DROP FUNCTION IF EXISTS dbrig_scan_loop(INT)
+
+-- name: load_server_file
+-- memory_load --server-file: the server reads the file itself (COPY's text format is the
+-- bulk text format: tab-separated, backslash escapes).
+COPY {table} (c1) FROM ?

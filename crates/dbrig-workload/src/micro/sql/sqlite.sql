@@ -2,11 +2,13 @@
 -- functions (built without SQLITE_ENABLE_MATH_FUNCTIONS), so scan_filter's
 -- avg(i+sqrt(i+1)+abs(i)) has no section here and is reported as skipped.
 
--- name: data_length
-SELECT sum(pgsize) FROM dbstat WHERE name = ?
+-- name: avg_row_length
+-- The table's record bytes (payload) per row.
+SELECT CAST(sum(payload) AS REAL) / max(1, (SELECT count(*) FROM {table})) FROM dbstat WHERE name = ?
 
--- name: data_length_fallback
-SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()
+-- name: avg_row_length_fallback
+-- Without the dbstat table: the database file's pages per row of this table.
+SELECT CAST(page_count * page_size AS REAL) / max(1, (SELECT count(*) FROM {table})) FROM pragma_page_count(), pragma_page_size()
 
 -- name: analyze
 ANALYZE {table}

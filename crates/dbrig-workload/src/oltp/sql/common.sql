@@ -30,6 +30,10 @@ INSERT INTO {table} (id, k, c, pad) VALUES (?, ?, ?, ?)
 
 -- name: insert_auto
 INSERT INTO {table} (k, c, pad) VALUES (?, ?, ?)
+-- name: insert_text_auto
+-- oltp_insert as sysbench sends it by default (text, values written in; the server parses it
+-- every time). PostgreSQL's (and SQLite's) key gets the server's id only when left out.
+INSERT INTO {table} (k, c, pad) VALUES (?, ?, ?)
 
 -- name: random_points
 SELECT id, k, c, pad FROM {table} WHERE k IN ({points})

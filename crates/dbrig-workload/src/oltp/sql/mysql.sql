@@ -31,3 +31,7 @@ DROP TABLE {table}
 
 -- name: engine_available
 SELECT 1 FROM information_schema.engines WHERE UPPER(engine) = UPPER(?) AND support IN ('YES', 'DEFAULT')
+-- name: insert_text_auto
+-- oltp_insert as sysbench sends it with --auto-inc on MariaDB/MySQL: id 0, which
+-- AUTO_INCREMENT replaces with the next id.
+INSERT INTO {table} (id, k, c, pad) VALUES (0, ?, ?, ?)

@@ -1,0 +1,396 @@
+//! The same work as sysbench, checked against sysbench itself: dbrig and sysbench 1.0.20 run
+//! each OLTP workload on a MariaDB that dbrig starts with its general log in a table, and the
+//! statements each tool sent (text or prepared, values replaced by `?`) must be the same, as
+//! many per event; the values select_random_* draw must span sysbench's key range.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{dbrig, json, ok, text};
+
+/// A MariaDB started by `dbrig server start` with its general log on, stopped when dropped.
+struct LoggedServer {
+    out: PathBuf,
+    name: String,
+    url: String,
+    port: String,
+}
+
+impl LoggedServer {
+    fn start(out: &Path, name: &str) -> Self {
+        Self::start_with(out, name, &[])
+    }
+
+    fn start_with(out: &Path, name: &str, params: &[&str]) -> Self {
+        let mut args = vec![
+            "server",
+            "start",
+            name,
+            "--engine",
+            "mariadb",
+            "--param",
+            "general_log=ON",
+            "--param",
+            "log_output=TABLE",
+        ];
+        for p in params {
+            args.extend(["--param", p]);
+        }
+        let o = ok(dbrig(out, &args));
+        let url = text(&o)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
+            .expect("the target line");
+        let port = url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .expect("a port in the target")
+            .to_owned();
+        LoggedServer {
+            out: out.to_owned(),
+            name: name.to_owned(),
+            url,
+            port,
+        }
+    }
+
+    fn sql(&self, statements: &str) -> String {
+        let o = Command::new("mariadb")
+            .args(["-uroot", "-h127.0.0.1", "-P", &self.port, "-N", "-B", "-e"])
+            .arg(statements)
+            .output()
+            .expect("the mariadb client");
+        assert!(
+            o.status.success(),
+            "{statements}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn clear_log(&self) {
+        self.sql("SET GLOBAL general_log=OFF; TRUNCATE TABLE mysql.general_log; SET GLOBAL general_log=ON");
+    }
+
+    /// (command type, statement) of everything logged since the last clear, in order.
+    fn log(&self) -> Vec<(String, String)> {
+        self.sql("SELECT command_type, argument FROM mysql.general_log ORDER BY event_time")
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(c, a)| (c.to_owned(), a.replace("\\n", " ").replace("\\t", " ")))
+            .collect()
+    }
+}
+
+impl Drop for LoggedServer {
+    fn drop(&mut self) {
+        let _ = dbrig(&self.out, &["server", "stop", &self.name]);
+    }
+}
+
+/// A statement with its values replaced by `?` (quoted strings and numbers outside
+/// identifiers) and white space collapsed: what the tool sent, whatever values it drew.
+fn shape(sql: &str) -> String {
+    let mut out = String::new();
+    let mut chars = sql.chars().peekable();
+    let mut prev_ident = false;
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            for d in chars.by_ref() {
+                if d == '\'' {
+                    break;
+                }
+            }
+            out.push('?');
+            prev_ident = false;
+        } else if c.is_ascii_digit() && !prev_ident {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+            out.push('?');
+        } else {
+            prev_ident = c.is_ascii_alphanumeric() || c == '_';
+            out.push(c);
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The benchmark's statements in the log, by (command type, shape), with their counts.
+fn statements(log: &[(String, String)]) -> BTreeMap<(String, String), usize> {
+    let mut m = BTreeMap::new();
+    for (command, sql) in log {
+        if !matches!(command.as_str(), "Query" | "Prepare" | "Execute") {
+            continue;
+        }
+        let s = shape(sql);
+        let upper = s.to_ascii_uppercase();
+        if s.contains("sbtest") || upper == "BEGIN" || upper == "COMMIT" {
+            *m.entry((command.clone(), s)).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+const TABLE_SIZE: &str = "10";
+const EVENTS: &str = "30";
+
+fn run_sysbench(server: &LoggedServer, workload: &str) {
+    let o = Command::new("sysbench")
+        .args([
+            workload,
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={}", server.port),
+            "--mysql-user=root",
+            "--mysql-db=test",
+            "--tables=1",
+            &format!("--table-size={TABLE_SIZE}"),
+            &format!("--events={EVENTS}"),
+            "--time=0",
+            "--threads=1",
+            "run",
+        ])
+        .output()
+        .expect("sysbench is installed (scripts/test installs it)");
+    assert!(
+        o.status.success(),
+        "sysbench {workload}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn run_dbrig(out: &Path, server: &LoggedServer, workload: &str, extra: &[&str]) -> String {
+    let v = json(&ok(dbrig(
+        out,
+        &[
+            &[
+                "run",
+                workload,
+                "--target",
+                &server.url,
+                "--table-size",
+                TABLE_SIZE,
+                "--events",
+                EVENTS,
+                "--time",
+                "0",
+                "--threads",
+                "1",
+                "--format",
+                "json",
+            ][..],
+            extra,
+        ]
+        .concat(),
+    )));
+    v["notes"].to_string()
+}
+
+#[test]
+fn every_oltp_workload_sends_sysbenchs_statements() {
+    let out = tempfile::tempdir().unwrap();
+    let server = LoggedServer::start(out.path(), "fidlog");
+    // oltp_delete drains rows; the others do not care. Re-prepared per workload so each tool
+    // meets the same table.
+    for workload in [
+        "oltp_point_select",
+        "oltp_read_only",
+        "oltp_read_write",
+        "oltp_write_only",
+        "oltp_update_index",
+        "oltp_update_non_index",
+        "oltp_delete",
+        "oltp_insert",
+        "select_random_points",
+        "select_random_ranges",
+    ] {
+        let common = ["--target", &server.url, "--table-size", TABLE_SIZE];
+        ok(dbrig(
+            out.path(),
+            &[&["prepare", workload][..], &common].concat(),
+        ));
+        server.clear_log();
+        run_sysbench(&server, workload);
+        let theirs = statements(&server.log());
+        ok(dbrig(
+            out.path(),
+            &[&["cleanup", workload][..], &common].concat(),
+        ));
+        ok(dbrig(
+            out.path(),
+            &[&["prepare", workload][..], &common].concat(),
+        ));
+        server.clear_log();
+        let notes = run_dbrig(out.path(), &server, workload, &[]);
+        let log = server.log();
+        let ours = statements(&log);
+        ok(dbrig(
+            out.path(),
+            &[&["cleanup", workload][..], &common].concat(),
+        ));
+        assert!(!theirs.is_empty(), "{workload}: sysbench logged nothing");
+        assert_eq!(
+            ours, theirs,
+            "{workload}: dbrig's statements, then sysbench's"
+        );
+        assert_eq!(notes, "[]", "{workload}: nothing to say");
+        if workload == "oltp_insert" {
+            assert_eq!(
+                theirs.get(&(
+                    "Query".to_owned(),
+                    "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)".to_owned()
+                )),
+                Some(&30),
+                "{theirs:?}"
+            );
+        }
+        if workload.starts_with("select_random") {
+            // 1 client draws from sysbench's 0 … table_size, both ends included: 300 draws
+            // from 11 keys meet both ends.
+            let keys = drawn_keys(&log);
+            assert_eq!(keys.len(), 300, "{workload}");
+            assert_eq!(keys.iter().min(), Some(&0), "{workload}");
+            assert_eq!(keys.iter().max(), Some(&10), "{workload}");
+        }
+    }
+    // The prepared form on request, and the report says so.
+    ok(dbrig(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_insert",
+            "--target",
+            &server.url,
+            "--table-size",
+            TABLE_SIZE,
+        ],
+    ));
+    server.clear_log();
+    let notes = run_dbrig(out.path(), &server, "oltp_insert", &["--insert-prepared"]);
+    let ours = statements(&server.log());
+    assert!(notes.contains("--insert-prepared"), "{notes}");
+    assert_eq!(
+        ours.get(&(
+            "Prepare".to_owned(),
+            "INSERT INTO sbtest1 (k, c, pad) VALUES (?, ?, ?)".to_owned()
+        )),
+        Some(&1),
+        "{ours:?}"
+    );
+    assert_eq!(
+        ours.iter()
+            .filter(|((c, s), _)| c == "Execute" && s.starts_with("INSERT"))
+            .map(|(_, n)| n)
+            .sum::<usize>(),
+        30,
+        "{ours:?}"
+    );
+    assert!(
+        !ours
+            .keys()
+            .any(|(c, s)| c == "Query" && s.starts_with("INSERT")),
+        "{ours:?}"
+    );
+}
+
+/// memory_load sends its rows in the table's own character set (latin1, the seed's), not
+/// utf8mb4, which cost the server a conversion per value; the server's log shows the LOAD.
+#[test]
+fn memory_load_sends_the_tables_character_set() {
+    let out = tempfile::tempdir().unwrap();
+    let server = LoggedServer::start(out.path(), "fidload");
+    server.clear_log();
+    ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &server.url,
+            "--rows",
+            "1000",
+            "--runs",
+            "1",
+        ],
+    ));
+    let loads: Vec<String> = server
+        .log()
+        .into_iter()
+        .filter(|(c, s)| c == "Query" && s.starts_with("LOAD DATA"))
+        .map(|(_, s)| s)
+        .collect();
+    // An untimed first load (the seed's dummy), then INT and CHAR(20).
+    assert_eq!(loads.len(), 3, "{loads:?}");
+    assert!(
+        loads.iter().all(|l| l.contains("CHARACTER SET latin1")),
+        "{loads:?}"
+    );
+}
+
+/// memory_load --server-file: the server reads the rows from a file dbrig wrote where the
+/// server may read (`secure_file_priv`), as the seed loaded them; no LOCAL load is sent.
+#[test]
+fn memory_load_from_a_file_the_server_reads() {
+    let out = tempfile::tempdir().unwrap();
+    let files = out.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let priv_dir = format!("secure_file_priv={}", files.display());
+    let server = LoggedServer::start_with(out.path(), "fidfile", &[&priv_dir]);
+    server.clear_log();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &server.url,
+            "--rows",
+            "1000",
+            "--runs",
+            "1",
+            "--server-file",
+            files.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    )));
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{v}");
+    assert!(items.iter().all(|i| i["rows"] == 1000), "{v}");
+    let loads: Vec<String> = server
+        .log()
+        .into_iter()
+        .filter(|(c, s)| c == "Query" && s.starts_with("LOAD DATA"))
+        .map(|(_, s)| s)
+        .collect();
+    assert_eq!(loads.len(), 3, "{loads:?}");
+    let prefix = format!("LOAD DATA INFILE '{}/dbrig_t1_", files.display());
+    assert!(loads.iter().all(|l| l.starts_with(&prefix)), "{loads:?}");
+    assert_eq!(
+        std::fs::read_dir(&files).unwrap().count(),
+        0,
+        "the files are removed"
+    );
+}
+
+/// The keys of select_random_points' IN lists and select_random_ranges' range starts.
+fn drawn_keys(log: &[(String, String)]) -> Vec<i64> {
+    let mut keys = Vec::new();
+    for (command, sql) in log {
+        if command != "Execute" {
+            continue;
+        }
+        if let Some((_, list)) = sql.split_once(" IN (") {
+            let list = list.split(')').next().unwrap_or_default();
+            keys.extend(list.split(',').map(|k| k.trim().parse::<i64>().unwrap()));
+        } else if sql.contains("BETWEEN") {
+            for part in sql.split("BETWEEN").skip(1) {
+                keys.push(part.split_whitespace().next().unwrap().parse().unwrap());
+            }
+        }
+    }
+    keys
+}
