@@ -11,6 +11,7 @@ pub mod calendar;
 pub mod counters;
 pub mod error;
 pub mod histogram;
+pub mod host;
 pub mod keys;
 pub mod measure;
 pub mod results;

@@ -65,7 +65,7 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
     if exec.plan.single {
         exec.preflight().await?;
     }
-    let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
+    let host = serde_json::to_value(dbrig_server::host::collect(None)).unwrap_or_default();
     let (run, cells, resumed) = exec.recorder.begin(
         &exec.plan,
         &exec.opts.command_line,
@@ -529,7 +529,7 @@ impl<'a> Executor<'a> {
             options: run_options.clone(),
             seed: run_options.rand_seed,
         };
-        let host_mhz = dbrig_server::HostFacts::collect(None).cpu_mhz;
+        let host_mhz = dbrig_server::host::collect(None).cpu_mhz;
         let workload = cell.workload.clone().with_host(host_mhz);
         let mut power_env = PlanPowerEnv {
             servers: &mut self.servers,

@@ -193,6 +193,9 @@ pub struct TrialData {
     pub tps: Option<f64>,
     pub qps: Option<f64>,
     pub latency_ms: Option<LatencySummary>,
+    /// The latency percentile the trial sampled per interval (`--percentile`, 95 by default).
+    #[serde(skip)]
+    pub percentile: Option<f64>,
     /// For an item cell: the item's value in this trial, in the cell's [`ItemUnit`]. `None`
     /// when the trial failed, or the step errored, timed out or answered wrong (never counted
     /// as fast).
@@ -219,6 +222,7 @@ impl TrialData {
             tps: m.map(|m| m.tps),
             qps: m.map(|m| m.qps),
             latency_ms: m.map(|m| m.latency),
+            percentile: m.map(|m| m.percentile),
             item: None,
             result: t.result.map(Arc::new),
         }

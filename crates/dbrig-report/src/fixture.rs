@@ -103,12 +103,18 @@ fn begin_kind(
     name: &str,
     plan_text: Option<&str>,
 ) -> Result<RunId, StoreError> {
+    // Host facts as dbrig stores them (`dbrig_core::host::HostFacts`).
     let host = serde_json::json!({
         "hostname": "bench-1",
-        "os": "Linux 6.1.0 x86_64",
-        "cpu": {"model": "Test CPU @ 2.00GHz", "cores": 4, "threads": 8},
-        "memory_mib": 16384,
-        "governor": null,
+        "cpu_model": "Test CPU @ 2.00GHz",
+        "logical_cpus": 8,
+        "physical_cores": 4,
+        "mem_total_bytes": 19_043_745_792u64,
+        "mem_available_bytes": 12_884_901_888u64,
+        "kernel": {"sysname": "Linux", "release": "6.1.0", "machine": "x86_64"},
+        "os": "Debian GNU/Linux 12 (bookworm)",
+        "cpu_governors": [],
+        "busy_processes": [{"pid": 812, "name": "backup", "cpu_pct": 23.5}],
     });
     store.begin_run(&NewRun {
         kind,

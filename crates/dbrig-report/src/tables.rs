@@ -91,7 +91,7 @@ pub fn format_item_median(s: Option<&Summary>) -> String {
     }
 }
 
-pub use crate::table::{Align, Table, TextStyle};
+pub use crate::table::{Align, Table, TextStyle, seconds_text};
 
 fn unstable(c: Option<&CellData>) -> bool {
     c.and_then(|c| c.summary.as_ref())
@@ -174,7 +174,13 @@ fn ratio_cells(
     let mut row = Vec::new();
     for (conf, c) in cols.configurations.iter().zip(&cells) {
         row.push(match c {
-            // Seconds and ms/query are often below 0.01: keep four significant digits.
+            // Seconds as the TPC-H tables print them.
+            Some(c) if c.unit.as_ref().is_some_and(|u| u.unit == "s") => {
+                c.summary.as_ref().map_or("-".into(), |s| {
+                    format!("{}{}", seconds_text(s.median), mark(s.unstable))
+                })
+            }
+            // ms/query and cycles/row are often below 0.01: keep four significant digits.
             Some(c) if c.unit.is_some() => format_item_median(c.summary.as_ref()),
             Some(c) => format_median(c.summary.as_ref()),
             None => "-".into(),

@@ -5,13 +5,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use dbrig_exec::probes;
-use dbrig_server::HostFacts;
 
 use crate::args::{DoctorArgs, Format, StoreArgs};
 use crate::out::outln;
 
 pub async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
-    let facts = HostFacts::collect(args.data_dir.as_deref());
+    let facts = dbrig_server::host::collect(args.data_dir.as_deref());
     let mut warnings: Vec<String> = dbrig_server::doctor_warnings(&facts, args.clients)
         .iter()
         .map(|w| w.to_string())
@@ -42,7 +41,7 @@ pub async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!("Host:")?;
-    for (k, v) in dbrig_server::host::facts_summary(&facts) {
+    for (k, v) in dbrig_server::host::facts_lines(&facts) {
         outln!("  {k:<22}{v}")?;
     }
     outln!()?;
