@@ -147,3 +147,29 @@ fn a_page_of_every_kind_shows_its_charts_in_chromium() {
     // Two configurations; the power test's bars alone cover thousands of pixels.
     assert_drawn(&pixels, 2, 4000);
 }
+
+/// A single run at one client count (what `dbrig run … --report html` users see first): the
+/// latency chart's points are marked in the configuration's colour (a line through one point
+/// draws nothing), the host table is in human units, and the page text is at least 12 px.
+#[test]
+fn a_single_run_page_marks_its_points_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_in_memory().unwrap();
+    let runs = fixture::single_runs(&mut store).unwrap();
+    let html = dir.path().join("report.html");
+    write_html_report(&store, runs.oltp, &html).unwrap();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<td>memory</td><td>17.7 GiB (12.0 GiB available)</td>"));
+    assert!(page.contains("<td>busy processes</td><td>backup (pid 812) 24 % of a CPU</td>"));
+    assert!(!page.contains("19043745792"), "raw bytes in the page");
+    assert!(page.contains("median trial 1 of 1"));
+    // Every chart's text is at least 12 px (plotters writes sizes as `font-size="N"`).
+    for size in page.split("font-size=\"").skip(1) {
+        let px: f64 = size.split('"').next().unwrap().parse().unwrap();
+        assert!(px >= 12.0, "chart text of {px} px");
+    }
+    let pixels = screenshot(&html, dir.path(), (1400, 2000));
+    // One configuration, one client count: only the markers (and the timeline's lines) are
+    // in its colour; without markers the latency chart would add nothing.
+    assert_drawn(&pixels, 1, 1500);
+}
