@@ -498,6 +498,18 @@ pub struct ComparisonRow {
     pub comparison: Comparison,
     /// Either side is unstable (stddev ≥ 10 % of the mean): the seeds' `*`.
     pub unstable: bool,
+    /// Trials per side that would narrow the interval to ±`half_width` at the noise these
+    /// trials showed, `half_width` being what calling the observed change needs (|delta| less
+    /// the noise band, at least the noise band). `None` with fewer than 2 trials a side.
+    pub trials_needed: Option<TrialsNeeded>,
+}
+
+/// See [`ComparisonRow::trials_needed`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TrialsNeeded {
+    pub trials: usize,
+    /// Half-width of the interval those trials would give, as a fraction (0.05 = ±5 %).
+    pub half_width: f64,
 }
 
 /// The workloads of one kind, in plan order: one section of every report format.
@@ -767,11 +779,26 @@ impl ReportData {
         // Computed as higher-is-better and mirrored for times: the rule is symmetric, so one
         // Holm family still covers throughput and seconds alike.
         let results = stats::compare_all(&pairs, &self.compare_options);
+        let o = self.compare_options;
         self.comparisons = keys
             .into_iter()
             .zip(results)
+            .zip(&pairs)
             .map(
-                |((kind, workload, clients, configuration, unstable, lower), mut comparison)| {
+                |(
+                    ((kind, workload, clients, configuration, unstable, lower), mut comparison),
+                    (a, b),
+                )| {
+                    let half_width = comparison
+                        .delta
+                        .map_or(o.noise_band, |d| (d.abs() - o.noise_band).max(o.noise_band));
+                    let trials_needed =
+                        stats::trials_for_half_width(a, b, half_width, 1.0 - o.alpha)
+                            // A verdict needs `min_trials` a side whatever the noise.
+                            .map(|n| TrialsNeeded {
+                                trials: n.max(o.min_trials),
+                                half_width,
+                            });
                     if lower {
                         comparison.verdict = match comparison.verdict {
                             Verdict::Improvement => Verdict::Regression,
@@ -787,6 +814,7 @@ impl ReportData {
                         baseline: self.baseline.clone(),
                         comparison,
                         unstable,
+                        trials_needed,
                     }
                 },
             )

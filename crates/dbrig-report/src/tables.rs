@@ -381,6 +381,7 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         "delta",
         &format!("{:.0} % CI", (1.0 - o.alpha) * 100.0),
         "p (Holm)",
+        "trials for",
         "verdict",
     ]
     .map(str::to_owned)
@@ -389,6 +390,7 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         Align::Left,
         Align::Right,
         Align::Left,
+        Align::Right,
         Align::Right,
         Align::Right,
         Align::Right,
@@ -413,6 +415,10 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
                     .unwrap_or_else(|| "-".into()),
                 ci_text(r),
                 c.p_adjusted.map(format_p).unwrap_or_else(|| "-".into()),
+                r.trials_needed
+                    .map(|t| format!("{} for ±{:.1} %", t.trials, t.half_width * 100.0))
+                    .unwrap_or_else(|| "-".into()),
+                // Last: the HTML page colours a row by it.
                 verdict,
             ]
         })
@@ -433,6 +439,17 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         rows: table_rows,
         notes: vec![
             "delta = median(B)/median(A) - 1; CI: Hodges-Lehmann/Moses interval of B/A - 1".into(),
+            format!(
+                "CI in words: with {:.0} % confidence the true change lies in this interval; \
+                 a wide one means the trials were too few for their noise",
+                (1.0 - o.alpha) * 100.0
+            ),
+            format!(
+                "trials for: trials per side that would narrow the interval to ±N % at the \
+                 noise these trials showed; N is what calling a change of the observed size \
+                 needs (|delta| less the ±{} % noise band), so the plan's trial count is a choice",
+                o.noise_band * 100.0
+            ),
             format!(
                 "p: two-sided Mann-Whitney U, Holm-adjusted across {family} comparison(s); \
                  a change is called when p < {} and the whole CI is beyond ±{} %",
@@ -749,6 +766,9 @@ mod tests {
         assert_eq!(v.rows.len(), 12);
         let last = v.rows.last().unwrap();
         assert_eq!(last[2], "32 vs off");
-        assert_eq!(last[7], "regression");
+        // 12 % slower with little noise: the 4 trials a side any verdict needs would already
+        // narrow the interval to the ±11 % that calling it needs.
+        assert_eq!(last[7], "4 for ±11.0 %");
+        assert_eq!(last[8], "regression");
     }
 }
