@@ -17,7 +17,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use dbrig_core::LatencySummary;
-use dbrig_core::results::{ResultKind, TrialResult};
+use dbrig_core::results::{ResultKind, ServerSettings, TrialEnvironment, TrialResult};
 use dbrig_core::stats::{self, CompareOptions, Comparison, Summary, Verdict};
 use dbrig_store::{CellRow, RunId, RunKind, RunRow, Store, TrialId, TrialRow, TrialStatus};
 use serde::{Deserialize, Serialize};
@@ -205,6 +205,9 @@ pub struct TrialData {
     /// view serializes what it shows of it.
     #[serde(skip)]
     pub result: Option<Arc<TrialResult>>,
+    /// What the trial ran in: server settings, hooks (OS samples are read per chart).
+    #[serde(skip)]
+    pub environment: Option<Arc<TrialEnvironment>>,
 }
 
 impl TrialData {
@@ -225,6 +228,11 @@ impl TrialData {
             percentile: m.map(|m| m.percentile),
             item: None,
             result: t.result.map(Arc::new),
+            environment: t.environment.map(|mut e| {
+                // Charts read OS samples from the store when they draw them.
+                e.os_samples = Vec::new();
+                Arc::new(e)
+            }),
         }
     }
 
@@ -819,6 +827,25 @@ impl ReportData {
                 },
             )
             .collect();
+    }
+
+    /// Each configuration's server settings, in plan order: those of its last finished trial
+    /// that read them (what it ran with last). Configurations without any are left out.
+    pub fn settings_by_configuration(&self) -> Vec<(&str, &ServerSettings)> {
+        self.configurations
+            .iter()
+            .filter_map(|conf| {
+                let s = self
+                    .stored
+                    .iter()
+                    .filter(|c| c.configuration == *conf)
+                    .flat_map(|c| &c.trials)
+                    .filter(|t| t.status == TrialStatus::Done)
+                    .filter_map(|t| t.environment.as_deref()?.server_settings.as_ref())
+                    .next_back()?;
+                Some((conf.as_str(), s))
+            })
+            .collect()
     }
 
     /// The configurations other than the baseline, in plan order.

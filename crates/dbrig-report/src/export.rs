@@ -38,6 +38,12 @@ pub fn report_json(data: &ReportData) -> Result<serde_json::Value, ReportError> 
     if !perfruns.is_empty() {
         v["perfrun"] = serde_json::Value::Array(perfruns);
     }
+    let settings = crate::settings::settings_json(data);
+    if !settings.is_empty() {
+        v["server_settings"] = serde_json::to_value(settings).unwrap_or_default();
+        v["durability_flags"] =
+            serde_json::to_value(crate::settings::durability_flags(data)).unwrap_or_default();
+    }
     Ok(v)
 }
 

@@ -14,7 +14,7 @@ use dbrig_core::results::tpch::{
 };
 use dbrig_core::results::{
     MicroItem, MicroResult, OltpResult, OsSample, PowerReport, QueryOutcome, QueryStatus,
-    ThroughputReport, TrialEnvironment, TrialResult,
+    ServerSettings, ThroughputReport, TrialEnvironment, TrialResult,
 };
 use dbrig_core::{
     IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements, QueryCounters,
@@ -714,6 +714,35 @@ pub fn os_samples(n: usize, load: f64) -> Vec<OsSample> {
 }
 
 /// The environment a trial records: its seed and OS samples.
+/// A MariaDB's variables as a trial stores them: `B` flushes the log once a second
+/// (`innodb_flush_log_at_trx_commit=2`: relaxed durability) and has a larger buffer pool; each
+/// listens on its own port (an instance setting, never "a difference").
+pub fn server_settings(configuration: &str, version: &str) -> ServerSettings {
+    let b = configuration == "B";
+    let vars = [
+        (
+            "innodb_buffer_pool_size",
+            if b { "268435456" } else { "134217728" },
+        ),
+        ("innodb_flush_log_at_trx_commit", if b { "2" } else { "1" }),
+        ("innodb_doublewrite", "ON"),
+        ("log_bin", "OFF"),
+        ("sync_binlog", "0"),
+        ("max_connections", "151"),
+        ("port", if b { "3307" } else { "3306" }),
+        ("thread_handling", "one-thread-per-connection"),
+    ];
+    ServerSettings {
+        version: version.to_owned(),
+        binary: Some("/usr/sbin/mariadbd".to_owned()),
+        variable_count: vars.len(),
+        variables: vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    }
+}
+
 pub fn environment(seed: u64, samples: usize, load: f64) -> TrialEnvironment {
     TrialEnvironment {
         seed,
@@ -833,7 +862,10 @@ pub fn mixed_plan(store: &mut Store) -> Result<RunId, StoreError> {
             for t in 1..=4u32 {
                 let qps = 2000.0 * f64::from(clients).sqrt() * speed * JITTER[t as usize - 1];
                 let m = measurements(clients, qps, 1.5 / speed, 5, 0.03);
-                let env = environment(42, 5, speed);
+                let env = TrialEnvironment {
+                    server_settings: Some(server_settings(conf, version)),
+                    ..environment(42, 5, speed)
+                };
                 let trial = Measured {
                     measurements: Some(&m),
                     environment: Some(&env),

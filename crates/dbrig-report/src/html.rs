@@ -89,6 +89,10 @@ struct Page<'a> {
     baseline: &'a str,
     excluded: Option<String>,
     server_versions: &'a [ServerVersions],
+    /// Relaxed durability and durability differences, shown at the top.
+    durability_flags: Vec<String>,
+    /// Key settings and the settings that differ between configurations.
+    settings: Vec<HtmlTable>,
     hosts: Vec<HtmlHost>,
     plan_text: Option<&'a str>,
     sections: Vec<HtmlSection>,
@@ -203,6 +207,11 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         baseline: &data.baseline,
         excluded: (ex.total() > 0).then(|| format!("{} trial(s) ({})", ex.total(), ex.describe())),
         server_versions: &data.server_versions,
+        durability_flags: crate::settings::durability_flags(data),
+        settings: crate::settings::settings_tables(data)
+            .into_iter()
+            .map(|t| HtmlTable::new(t, |_| None))
+            .collect(),
         hosts,
         plan_text: data.plan_text(),
         sections: html_sections,

@@ -30,6 +30,7 @@ pub mod palette;
 pub mod perfrun;
 pub mod render;
 pub mod run;
+pub mod settings;
 pub mod single;
 pub mod table;
 pub mod tables;

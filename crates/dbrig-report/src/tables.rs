@@ -15,6 +15,7 @@ use dbrig_core::stats::{Summary, Verdict};
 use crate::data::{CellData, ComparisonRow, ReportData, kind_title};
 use crate::error::ReportError;
 use crate::perfrun::{PerfRun, perfrun_text};
+use crate::settings::{durability_flags, settings_tables};
 use crate::tpch::{TpchReport, qphh_table, tpch_table};
 
 /// Mark of an unstable cell (stddev ≥ 10 % of the mean), the seeds' "unusually high STDEV".
@@ -599,6 +600,7 @@ fn preamble(data: &ReportData) -> Vec<String> {
             ex.describe()
         ));
     }
+    lines.extend(durability_flags(data));
     lines
 }
 
@@ -633,6 +635,10 @@ pub fn report_text(data: &ReportData) -> Result<String, ReportError> {
             }
         }
     }
+    for t in settings_tables(data) {
+        let _ = writeln!(out);
+        out.push_str(&t.to_text());
+    }
     Ok(out)
 }
 
@@ -661,6 +667,10 @@ pub fn report_markdown(data: &ReportData) -> Result<String, ReportError> {
                 }
             }
         }
+    }
+    for t in settings_tables(data) {
+        let _ = writeln!(out);
+        out.push_str(&t.to_markdown());
     }
     Ok(out)
 }
