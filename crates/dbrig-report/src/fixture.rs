@@ -13,8 +13,8 @@ use dbrig_core::results::tpch::{
     ParamMode, QueryDetail, Reduction, RefreshPair, RefreshStreamReport, RunRecord, StreamReport,
 };
 use dbrig_core::results::{
-    MicroItem, MicroResult, OltpResult, OsSample, PowerReport, QueryOutcome, QueryStatus,
-    ServerSettings, ThroughputReport, TrialEnvironment, TrialResult,
+    HookOutput, MicroItem, MicroResult, OltpResult, OsSample, PowerReport, QueryOutcome,
+    QueryStatus, ServerSettings, ThroughputReport, TrialEnvironment, TrialResult,
 };
 use dbrig_core::{
     IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements, QueryCounters,
@@ -864,6 +864,19 @@ pub fn mixed_plan(store: &mut Store) -> Result<RunId, StoreError> {
                 let m = measurements(clients, qps, 1.5 / speed, 5, 0.03);
                 let env = TrialEnvironment {
                     server_settings: Some(server_settings(conf, version)),
+                    // The first trial of each cell ran a plan hook.
+                    hooks: if t == 1 {
+                        vec![HookOutput {
+                            hook: "before-trial".into(),
+                            scope: "plan".into(),
+                            command: "echo 3 > /proc/sys/vm/drop_caches && free -m".into(),
+                            exit_code: Some(0),
+                            output: format!("Mem: 16384 {} used\n", 900 + clients),
+                            timed_out: false,
+                        }]
+                    } else {
+                        Vec::new()
+                    },
                     ..environment(42, 5, speed)
                 };
                 let trial = Measured {

@@ -96,6 +96,9 @@ struct Page<'a> {
     hosts: Vec<HtmlHost>,
     plan_text: Option<&'a str>,
     sections: Vec<HtmlSection>,
+    /// Hook outputs and EXPLAIN plans, collapsed at the end.
+    hooks: Vec<crate::records::Record>,
+    plans: Vec<crate::records::Record>,
 }
 
 #[derive(Serialize)]
@@ -215,6 +218,8 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         hosts,
         plan_text: data.plan_text(),
         sections: html_sections,
+        hooks: crate::records::hook_records(data),
+        plans: crate::records::plan_records(data),
     };
     let page = env
         .get_template("report.html")?

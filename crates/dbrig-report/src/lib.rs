@@ -28,6 +28,7 @@ pub mod items;
 pub mod micro;
 pub mod palette;
 pub mod perfrun;
+pub mod records;
 pub mod render;
 pub mod run;
 pub mod settings;

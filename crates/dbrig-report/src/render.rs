@@ -16,6 +16,7 @@ use crate::data::{Metric, ReportData};
 use crate::error::ReportError;
 use crate::export::{cells_csv, report_json, trials_csv};
 use crate::html::{render_html, write_atomic};
+use crate::records::{With, records_text};
 use crate::single::{SingleFormat, is_single_run, perfrun_report, single_run_report};
 use crate::tables::{report_markdown, report_text};
 
@@ -100,6 +101,8 @@ pub struct Request {
     pub output: Option<PathBuf>,
     /// The folder `html` / `svg` go to without `output` (`report-RUN.html`, `charts-RUN`).
     pub out_dir: PathBuf,
+    /// Records added after a text or Markdown report (the HTML page always has them).
+    pub with: With,
 }
 
 impl Request {
@@ -114,6 +117,7 @@ impl Request {
             perfrun_filter: None,
             output: None,
             out_dir: out_dir.into(),
+            with: With::default(),
         }
     }
 }
@@ -141,10 +145,15 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                 && req.baseline.is_none()
                 && is_single_run(store, run)?
             {
-                let text = match req.perfrun_filter.as_deref() {
+                let mut text = match req.perfrun_filter.as_deref() {
                     Some(filter) => perfrun_report(store, run, Some(filter), f)?,
                     None => single_run_report(store, run, f)?,
                 };
+                if f == SingleFormat::Text
+                    && let Some(records) = records_text(&ReportData::load(store, run)?, req.with)
+                {
+                    text.push_str(&records);
+                }
                 return emit(req, text);
             }
             (ReportData::load(store, run)?, run.to_string())
@@ -161,14 +170,15 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
         data.set_baseline(b)?;
     }
     data.set_perfrun_filter(req.perfrun_filter.as_deref());
+    let records = || records_text(&data, req.with).unwrap_or_default();
     let text = match req.format {
-        Format::Text => report_text(&data)?,
+        Format::Text => report_text(&data)? + &records(),
         Format::Json => {
             serde_json::to_string_pretty(&report_json(&data)?).unwrap_or_default() + "\n"
         }
         Format::Csv => cells_csv(&data),
         Format::CsvTrials => trials_csv(&data),
-        Format::Markdown => report_markdown(&data)?,
+        Format::Markdown => report_markdown(&data)? + &records(),
         Format::Html => {
             let path = req
                 .output

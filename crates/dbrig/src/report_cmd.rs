@@ -72,6 +72,11 @@ pub struct ReportOptions {
     /// collection ('' shows every pair).
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
+    /// Add what the trials recorded besides their figures to a text or Markdown report:
+    /// `hooks` (every hook's command and output), `plans` (a power test's EXPLAIN plans), or
+    /// `hooks,plans`. The HTML page always has them, collapsed.
+    #[arg(long, value_name = "hooks,plans")]
+    pub with: Option<dbrig_report::records::With>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -142,6 +147,7 @@ fn emit(store: &Store, runs: Vec<RunId>, opts: &ReportOptions) -> Result<ExitCod
     };
     req.perfrun_filter = opts.filter.clone();
     req.output = opts.output.clone();
+    req.with = opts.with.unwrap_or_default();
     let rendered =
         dbrig_report::render(store, &req).with_context(|| format!("reporting run {tag}"))?;
     show(rendered)?;

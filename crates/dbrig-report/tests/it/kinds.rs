@@ -509,3 +509,42 @@ fn server_settings_and_durability_in_every_format() {
     assert!(html.contains("<h2>Server settings</h2>"));
     assert!(html.contains(r#"<p class="flag">RELAXED DURABILITY in B"#));
 }
+
+/// Hook outputs and EXPLAIN plans: collapsed in the HTML page, in text with `--with`.
+#[test]
+fn hooks_and_plans_are_shown_on_request() {
+    use dbrig_report::records::{With, hook_records, plan_records, records_text};
+    let mut store = dbrig_store::Store::open_in_memory().unwrap();
+    let run = dbrig_report::fixture::mixed_plan(&mut store).unwrap();
+    let data = dbrig_report::ReportData::load(&store, run).unwrap();
+    let hooks = hook_records(&data);
+    // The first trial of each OLTP cell: 2 client counts × 2 configurations.
+    assert_eq!(hooks.len(), 4);
+    assert_eq!(
+        hooks[0].title,
+        "A / oltp_read_only / 1 clients / trial 1: before-trial (plan hook, ok)"
+    );
+    assert_eq!(
+        hooks[0].body,
+        "$ echo 3 > /proc/sys/vm/drop_caches && free -m\nMem: 16384 901 used"
+    );
+    let plans = plan_records(&data);
+    // Six queries of each configuration's power test, one plan each.
+    assert_eq!(plans.len(), 12);
+    assert_eq!(plans[0].title, "A / tpch_power / trial 1 / Q14: plan p1");
+    assert_eq!(plans[0].body, "SCAN lineitem");
+    assert_eq!(records_text(&data, With::default()), None);
+    let with: With = "hooks,plans".parse().unwrap();
+    let text = records_text(&data, with).unwrap();
+    assert!(text.contains("\nHook outputs\n============\n"));
+    assert!(text.contains("\nEXPLAIN plans\n=============\n"));
+    assert!(text.contains("  Mem: 16384 904 used"));
+    assert!("hooks,explain".parse::<With>().is_err());
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert_eq!(html.matches("<details>").count(), 16);
+    // minijinja escapes `/` in HTML text.
+    assert!(
+        html.contains("<summary>B &#x2f; tpch_power &#x2f; trial 1 &#x2f; Q1: plan p1</summary>"),
+        "{html}"
+    );
+}
