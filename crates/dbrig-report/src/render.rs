@@ -14,7 +14,7 @@ use dbrig_store::{RunId, Store};
 use crate::charts::workload_charts;
 use crate::data::{Metric, ReportData};
 use crate::error::ReportError;
-use crate::export::{cells_csv, report_json, trials_csv};
+use crate::export::{cells_csv, intervals_csv, intervals_json, report_json, trials_csv};
 use crate::html::{render_html, write_atomic};
 use crate::records::{With, records_text};
 use crate::single::{SingleFormat, is_single_run, perfrun_report, single_run_report};
@@ -31,6 +31,9 @@ pub enum Format {
     Csv,
     /// One row per trial, every status included.
     CsvTrials,
+    /// One row per interval sample of every trial (throughput and latency per second), with
+    /// the trial's start time.
+    CsvIntervals,
     /// The console tables as Markdown.
     Markdown,
     /// One self-contained page with the charts.
@@ -40,11 +43,12 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Text,
         Format::Json,
         Format::Csv,
         Format::CsvTrials,
+        Format::CsvIntervals,
         Format::Markdown,
         Format::Html,
         Format::Svg,
@@ -56,6 +60,7 @@ impl Format {
             Format::Json => "json",
             Format::Csv => "csv",
             Format::CsvTrials => "csv-trials",
+            Format::CsvIntervals => "csv-intervals",
             Format::Markdown => "markdown",
             Format::Html => "html",
             Format::Svg => "svg",
@@ -174,10 +179,13 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
     let text = match req.format {
         Format::Text => report_text(&data)? + &records(),
         Format::Json => {
-            serde_json::to_string_pretty(&report_json(&data)?).unwrap_or_default() + "\n"
+            let mut v = report_json(&data)?;
+            v["intervals"] = intervals_json(store, &data)?;
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
         }
         Format::Csv => cells_csv(&data),
         Format::CsvTrials => trials_csv(&data),
+        Format::CsvIntervals => intervals_csv(store, &data)?,
         Format::Markdown => report_markdown(&data)? + &records(),
         Format::Html => {
             let path = req

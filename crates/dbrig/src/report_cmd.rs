@@ -24,6 +24,8 @@ pub enum ReportFormat {
     Csv,
     /// One row per trial, every status included.
     CsvTrials,
+    /// One row per interval sample of every trial, with the trial's start time.
+    CsvIntervals,
     /// The console tables as Markdown.
     Markdown,
     /// One self-contained page with the charts (written to --output, default OUT/report-RUN.html).
@@ -39,6 +41,7 @@ impl From<ReportFormat> for dbrig_report::Format {
             ReportFormat::Json => dbrig_report::Format::Json,
             ReportFormat::Csv => dbrig_report::Format::Csv,
             ReportFormat::CsvTrials => dbrig_report::Format::CsvTrials,
+            ReportFormat::CsvIntervals => dbrig_report::Format::CsvIntervals,
             ReportFormat::Markdown => dbrig_report::Format::Markdown,
             ReportFormat::Html => dbrig_report::Format::Html,
             ReportFormat::Svg => dbrig_report::Format::Svg,

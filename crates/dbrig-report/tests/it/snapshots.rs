@@ -37,9 +37,28 @@ fn json() {
 
 #[test]
 fn csv() {
-    let (_, data) = demo();
+    let (store, data) = demo();
     assert_snapshot("demo-trials.csv", &trials_csv(&data));
     assert_snapshot("demo-cells.csv", &cells_csv(&data));
+    let intervals = dbrig_report::export::intervals_csv(&store, &data).unwrap();
+    // Every trial's samples with the trial's start time: the first data row.
+    assert_eq!(
+        intervals.lines().next().unwrap(),
+        "run_id,configuration,workload,clients,trial,trial_started_at,t_s,threads,tps,qps,\
+         reads_ps,writes_ps,other_ps,percentile,latency_pct_ms,errors_ps,reconnects_ps,backlog"
+    );
+    assert_snapshot("demo-intervals.csv", &intervals);
+    let json = dbrig_report::export::intervals_json(&store, &data).unwrap();
+    let first = &json[0];
+    assert_eq!(first["configuration"], "off");
+    assert_eq!(first["workload"], "oltp_read_only");
+    assert!(
+        first["started_at"]
+            .as_str()
+            .unwrap()
+            .starts_with("2023-11-14T")
+    );
+    assert!(first["samples"][0]["t_s"].as_f64().unwrap() > 0.0);
 }
 
 #[test]
