@@ -135,7 +135,7 @@ async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let baseline = plan.baseline.clone();
-    let observer = ConsoleObserver::plan(plan.schedule.len(), &args.store.out);
+    let observer = ConsoleObserver::plan(&plan, &args.store.out);
     let outcome = console::measure(plan, &args.store, argv, args.resume, &observer).await?;
     crate::report_cmd::print_plan(&outcome.store, outcome.run, &baseline, &args.store.out)?;
     let t = &outcome.tally;
