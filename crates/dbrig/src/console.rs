@@ -148,8 +148,10 @@ pub struct ConsoleObserver {
     bar: Option<indicatif::ProgressBar>,
     clock: Option<Arc<PlanClock>>,
     started: Instant,
-    /// A single OLTP run in text form: sysbench's interval lines on stdout, at this percentile.
+    /// A single OLTP run: sysbench's interval lines, at this percentile.
     interval_percentile: Option<f64>,
+    /// The interval lines go to stderr (stdout is JSON).
+    intervals_to_stderr: bool,
     /// Redraw the power test's bar chart here after every query.
     power_chart: Option<PathBuf>,
     /// An interval line was printed (the final report then starts after a blank line, as
@@ -209,6 +211,7 @@ impl ConsoleObserver {
             clock,
             started: Instant::now(),
             interval_percentile: None,
+            intervals_to_stderr: false,
             power_chart: None,
             printed_intervals: Default::default(),
             plan_out: Some(out.to_owned()),
@@ -222,15 +225,18 @@ impl ConsoleObserver {
             clock: None,
             started: Instant::now(),
             interval_percentile: None,
+            intervals_to_stderr: false,
             power_chart: None,
             printed_intervals: Default::default(),
             plan_out: None,
         }
     }
 
-    /// Print OLTP interval samples as sysbench's lines.
-    pub fn with_intervals(mut self, percentile: f64) -> Self {
+    /// Print OLTP interval samples as sysbench's lines: on stdout, or on stderr when stdout
+    /// carries a machine-readable document (`--format json`).
+    pub fn with_intervals(mut self, percentile: f64, to_stderr: bool) -> Self {
         self.interval_percentile = Some(percentile);
+        self.intervals_to_stderr = to_stderr;
         self
     }
 
@@ -273,9 +279,14 @@ impl Observer for ConsoleObserver {
 
     fn interval(&self, _trial: &TrialRef<'_>, sample: &IntervalSample) {
         if let Some(p) = self.interval_percentile {
+            let line = dbrig_report::interval_line(sample, p);
+            if self.intervals_to_stderr {
+                eprintln!("{line}");
+                return;
+            }
             // A closed stdout ends the command when it prints its report; a live line has
             // nowhere to go meanwhile.
-            let _ = outln!("{}", dbrig_report::interval_line(sample, p));
+            let _ = outln!("{line}");
             self.printed_intervals
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }

@@ -103,11 +103,8 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }
-    let observer = if text {
-        ConsoleObserver::single().with_intervals(run.percentile)
-    } else {
-        ConsoleObserver::single()
-    };
+    // With --format json stdout carries one JSON object: the interval lines go to stderr.
+    let observer = ConsoleObserver::single().with_intervals(run.percentile, !text);
     let outcome = console::measure(plan, &args.store, argv, false, &observer).await?;
     if observer.printed_intervals() {
         outln!()?;

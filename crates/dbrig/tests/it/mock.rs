@@ -256,3 +256,32 @@ fn warmup_is_not_counted_and_intervals_follow_sysbench() {
         "{s}"
     );
 }
+
+/// With `--format json` stdout is one JSON object and the interval lines go to stderr.
+#[test]
+fn json_runs_keep_their_interval_lines_on_stderr() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=1000",
+            "--threads",
+            "2",
+            "--time",
+            "2",
+            "--report-interval",
+            "1",
+            "--format",
+            "json",
+        ],
+    ));
+    let v = json(&o);
+    assert_eq!(v["threads"], 2, "{v}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].starts_with("[ 1s ] thds: 2 tps: "), "{err}");
+}
