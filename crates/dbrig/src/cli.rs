@@ -9,7 +9,7 @@ use crate::args::{DoctorArgs, StoreArgs, WorkloadArgs};
 #[derive(Debug, Parser)]
 #[command(
     name = "dbrig",
-    version,
+    version = dbrig_exec::VERSION,
     about = "A database benchmark rig for MariaDB/MySQL, PostgreSQL and SQLite",
     long_about = "A database benchmark rig for MariaDB/MySQL, PostgreSQL and SQLite.\n\n\
         sysbench habits work: `dbrig prepare|run|cleanup WORKLOAD [options]`, option names \

@@ -117,7 +117,7 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
 fn print_header(workload: &str, target: &str, run: &RunOptions) -> Result<()> {
     outln!(
         "dbrig {} — {workload} on {target}\nRunning with {} client(s), {}, {} keys, seed {}\n",
-        env!("CARGO_PKG_VERSION"),
+        dbrig_exec::VERSION,
         run.threads,
         run.schedule_text(),
         run.key_distribution().describe(),

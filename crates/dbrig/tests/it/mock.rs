@@ -285,3 +285,39 @@ fn json_runs_keep_their_interval_lines_on_stderr() {
     assert_eq!(lines.len(), 2, "{err}");
     assert!(lines[0].starts_with("[ 1s ] thds: 2 tps: "), "{err}");
 }
+
+/// `dbrig --version` and every stored run name the git commit, not only the package version.
+#[test]
+fn version_and_stored_runs_carry_the_git_commit() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .arg("--version")
+        .output()
+        .unwrap());
+    let version = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+    let expected = format!("dbrig {} (git ", env!("CARGO_PKG_VERSION"));
+    assert!(version.starts_with(&expected), "{version}");
+    let commit = version[expected.len()..].trim_end_matches(')');
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{version}"
+    );
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--time",
+            "0.3",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(
+        json(&o)["dbrig_version"].as_str().unwrap(),
+        version.trim_start_matches("dbrig ")
+    );
+}
