@@ -49,10 +49,45 @@ pub enum Command {
     Server(crate::server_cmd::ServerArgs),
 }
 
-/// sysbench spells options with underscores (`--table_size`); clap wants dashes. Rewrite the
-/// option *names* (never their values) before parsing.
+/// The commands sysbench puts last (`sysbench oltp_read_only --threads=4 run`).
+const SYSBENCH_COMMANDS: [&str; 3] = ["prepare", "run", "cleanup"];
+
+/// sysbench's word order, the command last (`dbrig oltp_point_select --threads 4 run`), becomes
+/// dbrig's, the command first: when the first word is not one of dbrig's commands and the last
+/// word (`--name=value` options after it aside) is prepare, run or cleanup, it moves to the
+/// front.
+fn command_first(mut args: Vec<String>) -> Vec<String> {
+    use clap::CommandFactory;
+    let Some(first) = args.get(1) else {
+        return args;
+    };
+    let known = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == first)
+        || first.starts_with("--help")
+        || first == "-h"
+        || first == "-V"
+        || first.starts_with("--version");
+    // The last word that is not a `--name=value` option.
+    let last = (2..args.len())
+        .rev()
+        .find(|&i| !(args[i].starts_with("--") && args[i].contains('=')));
+    if !known
+        && let Some(i) = last
+        && SYSBENCH_COMMANDS.contains(&args[i].as_str())
+    {
+        let command = args.remove(i);
+        args.insert(1, command);
+    }
+    args
+}
+
+/// sysbench spells options with underscores (`--table_size`) and puts the command last; clap
+/// wants dashes and the command first. Rewrite the option *names* (never their values) and
+/// the word order before parsing.
 pub fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut after_double_dash = false;
+    let args = command_first(args.into_iter().collect());
     args.into_iter()
         .map(|a| {
             if after_double_dash || !a.starts_with("--") {
@@ -99,6 +134,32 @@ mod tests {
                 "uniform",
                 "--target=sqlite:a_b.db"
             ]
+        );
+    }
+
+    #[test]
+    fn sysbench_word_order_puts_the_command_first() {
+        let args = |a: &[&str]| normalize_args(a.iter().map(|s| s.to_string()));
+        assert_eq!(
+            args(&["dbrig", "oltp_point_select", "--threads", "4", "run"]),
+            ["dbrig", "run", "oltp_point_select", "--threads", "4"]
+        );
+        assert_eq!(
+            args(&["dbrig", "--table_size=10", "oltp_read_only", "prepare"]),
+            ["dbrig", "prepare", "--table-size=10", "oltp_read_only"]
+        );
+        // dbrig's own order is left alone, even when a value is a command word.
+        assert_eq!(
+            args(&["dbrig", "report", "--format", "text", "run"]),
+            ["dbrig", "report", "--format", "text", "run"]
+        );
+        assert_eq!(
+            args(&["dbrig", "run", "oltp_read_only"]),
+            ["dbrig", "run", "oltp_read_only"]
+        );
+        assert_eq!(
+            args(&["dbrig", "oltp_delete", "cleanup", "--out=x"]),
+            ["dbrig", "cleanup", "oltp_delete", "--out=x"]
         );
     }
 

@@ -321,3 +321,25 @@ fn version_and_stored_runs_carry_the_git_commit() {
         version.trim_start_matches("dbrig ")
     );
 }
+
+/// sysbench's word order, the command last, runs as dbrig's.
+#[test]
+fn sysbench_word_order_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--threads",
+            "3",
+            "--time",
+            "0.3",
+            "--format",
+            "json",
+            "run",
+        ],
+    ));
+    assert_eq!(json(&o)["threads"], 3);
+}
