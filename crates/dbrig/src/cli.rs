@@ -47,6 +47,29 @@ pub enum Command {
     Tpch(crate::tpch_cmd::TpchArgs),
     /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).
     Server(crate::server_cmd::ServerArgs),
+    /// Print a shell completion script (`dbrig completions bash > /etc/bash_completion.d/dbrig`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, roff (`dbrig man > dbrig.1; man ./dbrig.1`).
+    Man,
+}
+
+/// The completion script for `shell`, generated from the command definitions.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "dbrig", &mut out);
+    out
+}
+
+/// The man page (roff), generated from the command definitions.
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    Ok(out)
 }
 
 /// The commands sysbench puts last (`sysbench oltp_read_only --threads=4 run`).
@@ -161,6 +184,23 @@ mod tests {
             args(&["dbrig", "oltp_delete", "cleanup", "--out=x"]),
             ["dbrig", "cleanup", "oltp_delete", "--out=x"]
         );
+    }
+
+    #[test]
+    fn completions_and_man_page_come_from_the_definitions() {
+        let bash = String::from_utf8(completions(clap_complete::Shell::Bash)).unwrap();
+        assert!(bash.contains("complete -F _dbrig"), "{bash}");
+        for word in ["perfrun", "tpch", "--report-interval"] {
+            assert!(bash.contains(word), "{word}");
+        }
+        let zsh = String::from_utf8(completions(clap_complete::Shell::Zsh)).unwrap();
+        assert!(zsh.starts_with("#compdef dbrig"));
+        let fish = String::from_utf8(completions(clap_complete::Shell::Fish)).unwrap();
+        assert!(fish.contains("complete -c dbrig"));
+        let man = String::from_utf8(man_page().unwrap()).unwrap();
+        assert!(man.starts_with(".ie \\n(.g .ds Aq"), "{}", &man[..80]);
+        assert!(man.contains(".TH dbrig 1"), "{man}");
+        assert!(man.contains("A database benchmark rig"));
     }
 
     #[test]
