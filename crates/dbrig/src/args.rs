@@ -19,8 +19,8 @@ pub struct StoreArgs {
     /// Output folder: the default SQLite target and the results database live here.
     #[arg(long, default_value = "dbrig-out")]
     pub out: PathBuf,
-    /// Results database file (default: OUT/results.db).
-    #[arg(long)]
+    /// Results database file (default: OUT/results.db; or $DBRIG_RESULTS).
+    #[arg(long, env = "DBRIG_RESULTS")]
     pub results: Option<PathBuf>,
 }
 
@@ -45,8 +45,10 @@ impl StoreArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConnectionArgs {
     /// Target URL: mysql://USER@HOST:PORT/DB (or mariadb://, ?socket=PATH),
-    /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: sqlite:OUT/dbrig.sqlite).
-    #[arg(long)]
+    /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: $DBRIG_TARGET, else
+    /// sqlite:OUT/dbrig.sqlite).
+    // The value is never shown in help: a URL may carry a password.
+    #[arg(long, env = "DBRIG_TARGET", hide_env_values = true)]
     pub target: Option<String>,
     /// Read the password from this environment variable.
     #[arg(long, value_name = "VAR")]

@@ -343,3 +343,27 @@ fn sysbench_word_order_runs() {
     ));
     assert_eq!(json(&o)["threads"], 3);
 }
+
+/// `DBRIG_TARGET` and `DBRIG_RESULTS` stand in for `--target` and `--results`.
+#[test]
+fn target_and_results_from_the_environment() {
+    let out = tempfile::tempdir().unwrap();
+    let results = out.path().join("elsewhere.db");
+    let o = ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args([
+            "run",
+            "oltp_point_select",
+            "--time",
+            "0.3",
+            "--format",
+            "json",
+        ])
+        .arg(format!("--out={}", out.path().display()))
+        .env("DBRIG_TARGET", "mock:")
+        .env("DBRIG_RESULTS", &results)
+        .output()
+        .unwrap());
+    assert_eq!(json(&o)["target"], "mock:", "{}", text(&o));
+    assert!(results.exists());
+    assert!(!out.path().join("results.db").exists());
+}
