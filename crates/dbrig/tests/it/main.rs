@@ -12,6 +12,7 @@ mod one_path;
 mod perfrun;
 mod plans;
 mod postgres;
+mod readme;
 mod sqlite;
 mod tpch;
 
