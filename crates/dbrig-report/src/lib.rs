@@ -17,6 +17,7 @@
 //!
 //! Contract: depends on `dbrig-core` and `dbrig-store` only; no drivers, servers or workloads.
 
+pub mod benchbase;
 pub mod charts;
 pub mod data;
 pub mod error;

@@ -40,10 +40,12 @@ pub enum Format {
     Html,
     /// The charts that have data, as SVG files in a folder.
     Svg,
+    /// Every OLTP trial as BenchBase writes a run (summary.json and results CSV), in a folder.
+    Benchbase,
 }
 
 impl Format {
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -52,6 +54,7 @@ impl Format {
         Format::Markdown,
         Format::Html,
         Format::Svg,
+        Format::Benchbase,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +67,7 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Html => "html",
             Format::Svg => "svg",
+            Format::Benchbase => "benchbase",
         }
     }
 }
@@ -201,6 +205,14 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                 .clone()
                 .unwrap_or_else(|| req.out_dir.join(format!("charts-{tag}")));
             let files = write_svgs(store, &data, &dir)?;
+            return Ok(Rendered::Written { files });
+        }
+        Format::Benchbase => {
+            let dir = req
+                .output
+                .clone()
+                .unwrap_or_else(|| req.out_dir.join(format!("benchbase-{tag}")));
+            let files = crate::benchbase::write_benchbase(store, &data, &dir)?;
             return Ok(Rendered::Written { files });
         }
     };

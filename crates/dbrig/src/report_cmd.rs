@@ -32,6 +32,9 @@ pub enum ReportFormat {
     Html,
     /// The charts that have data as SVG files in the folder --output (default OUT/charts-RUN).
     Svg,
+    /// Every OLTP trial as BenchBase writes a run, NAME.summary.json and NAME.results.csv, in
+    /// the folder --output (default OUT/benchbase-RUN).
+    Benchbase,
 }
 
 impl From<ReportFormat> for dbrig_report::Format {
@@ -45,6 +48,7 @@ impl From<ReportFormat> for dbrig_report::Format {
             ReportFormat::Markdown => dbrig_report::Format::Markdown,
             ReportFormat::Html => dbrig_report::Format::Html,
             ReportFormat::Svg => dbrig_report::Format::Svg,
+            ReportFormat::Benchbase => dbrig_report::Format::Benchbase,
         }
     }
 }
