@@ -13,6 +13,16 @@ pub enum Format {
     Json,
 }
 
+/// `dbrig runs`: what the results database holds.
+#[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// `json`: one array of runs, for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 /// Where results and default files go.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {

@@ -4,7 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::args::{DoctorArgs, StoreArgs, WorkloadArgs};
+use crate::args::{DoctorArgs, WorkloadArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -34,7 +34,7 @@ pub enum Command {
     /// Show host facts and what would distort a benchmark on this machine.
     Doctor(DoctorArgs),
     /// List the runs stored in the results database.
-    Runs(StoreArgs),
+    Runs(crate::args::RunsArgs),
     /// The seeds' micro-benchmarks: memory_load, scan_filter, tmp_groupby.
     Micro(crate::micro_cmd::MicroArgs),
     /// Query-by-query A/B of two servers over a folder of queries (RQG perfrun), or `perfrun report`.

@@ -367,3 +367,28 @@ fn target_and_results_from_the_environment() {
     assert!(results.exists());
     assert!(!out.path().join("results.db").exists());
 }
+
+/// `dbrig runs --format json`: one array of the stored runs, for scripts.
+#[test]
+fn runs_as_json() {
+    let out = tempfile::tempdir().unwrap();
+    ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--time",
+            "0.2",
+        ],
+    ));
+    let v = json(&ok(dbrig(out.path(), &["runs", "--format", "json"])));
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{v}");
+    assert_eq!(runs[0]["run"], 1);
+    assert_eq!(runs[0]["kind"], "oltp");
+    assert_eq!(runs[0]["status"], "done");
+    assert_eq!(runs[0]["trials"], 1);
+    assert!(runs[0]["dbrig_version"].as_str().unwrap().contains("(git "));
+}
