@@ -570,6 +570,8 @@ pub fn tpch_chart(report: &TpchReport) -> Result<String, ReportError> {
             .label_style(font(TEXT_PX))
             .axis_desc_style(font(TEXT_PX))
             .y_labels(TICKS)
+            // Only the ticks' own lines: plotters' fine grid in between reads as noise.
+            .light_line_style(TRANSPARENT)
             .y_label_formatter(&tick_formatter(0.0, top, TICKS))
             .x_labels(queries.len().max(1))
             .x_label_formatter(&|x| {
