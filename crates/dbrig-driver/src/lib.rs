@@ -28,4 +28,4 @@ pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
 pub use cancel::CancelHandle;
 pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy};
-pub use target::{Dialect, Secret, Target, TargetError};
+pub use target::{Dialect, Endpoint, Secret, Target, TargetError};
