@@ -13,6 +13,7 @@ pub mod calendar;
 pub mod counters;
 pub mod error;
 pub mod histogram;
+pub mod host;
 pub mod keys;
 pub mod measure;
 pub mod results;

@@ -678,6 +678,28 @@ pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
     }
 }
 
+/// Trials per side that would narrow the confidence interval of B/A − 1 to ±`half_width` at
+/// the noise `a` and `b` showed: n = (z · √(π/2))² · (cv_a² + cv_b²) / half_width², the
+/// normal approximation of the interval of a ratio of two medians (a median needs π/2 times
+/// the trials of a mean for the same precision), z for `confidence`. An estimate for planning
+/// trial counts, not a guarantee. `None` with fewer than 2 trials on a side, a zero mean, or
+/// a non-positive `half_width`.
+pub fn trials_for_half_width(
+    a: &[f64],
+    b: &[f64],
+    half_width: f64,
+    confidence: f64,
+) -> Option<usize> {
+    if half_width.is_nan() || half_width <= 0.0 {
+        return None;
+    }
+    let cv_a = summarize(a)?.cv()?;
+    let cv_b = summarize(b)?.cv()?;
+    let z = normal_quantile(0.5 + confidence / 2.0) * (std::f64::consts::PI / 2.0).sqrt();
+    let n = (z * z * (cv_a * cv_a + cv_b * cv_b) / (half_width * half_width)).ceil();
+    Some((n as usize).max(2))
+}
+
 /// Compares many (A, B) pairs as one family: like [`compare`], then the p-values of all
 /// comparisons that have one (not [`Verdict::TooFewTrials`]) are adjusted with [`holm`] and the
 /// verdicts are decided on the adjusted p-values. The intervals of the relative change stay at
@@ -1279,5 +1301,20 @@ mod tests {
         let o = CompareOptions::new(true);
         let json = serde_json::to_string(&o).unwrap();
         assert_eq!(serde_json::from_str::<CompareOptions>(&json).unwrap(), o);
+    }
+
+    #[test]
+    fn trials_to_narrow_an_interval() {
+        let a = [90.0, 110.0, 90.0, 110.0];
+        let cv = summarize(&a).unwrap().cv().unwrap();
+        assert!((cv - 0.11547).abs() < 1e-4, "{cv}");
+        let n = trials_for_half_width(&a, &a, 0.05, 0.95).unwrap();
+        // 1.96² · π/2 · 2 · 0.11547² / 0.05² = 64.4
+        assert_eq!(n, 65);
+        // Half the width, four times the trials.
+        let n2 = trials_for_half_width(&a, &a, 0.025, 0.95).unwrap();
+        assert!((257..=258).contains(&n2), "{n2}");
+        assert_eq!(trials_for_half_width(&a, &[1.0], 0.05, 0.95), None);
+        assert_eq!(trials_for_half_width(&a, &a, 0.0, 0.95), None);
     }
 }

@@ -29,4 +29,4 @@ pub use cancel::CancelHandle;
 pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy};
 pub use mock::served as mock_statements_served;
-pub use target::{Dialect, Secret, Target, TargetError};
+pub use target::{Dialect, Endpoint, Secret, Target, TargetError};

@@ -76,7 +76,7 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
             dbrig_server::host::cpus_allowed(std::process::id()).unwrap_or_else(|| "?".into())
         )));
     }
-    let host = serde_json::to_value(dbrig_server::HostFacts::collect(None)).unwrap_or_default();
+    let host = serde_json::to_value(dbrig_server::host::collect(None)).unwrap_or_default();
     // A single command warned when it read its URL; a plan's URLs (a file, `--define`,
     // `--set`) are said here, once per configuration.
     if !exec.plan.single {
@@ -614,7 +614,7 @@ impl<'a> Executor<'a> {
             options: run_options.clone(),
             seed: run_options.rand_seed,
         };
-        let host_mhz = dbrig_server::HostFacts::collect(None).cpu_mhz;
+        let host_mhz = dbrig_server::host::collect(None).cpu_mhz;
         let workload = cell.workload.clone().with_host(host_mhz);
         let mut power_env = PlanPowerEnv {
             servers: &mut self.servers,

@@ -23,6 +23,15 @@ pub mod secrets;
 pub mod servers;
 pub mod target;
 
+/// dbrig's version and the git commit it was built from, `0.1.0 (git 1a2b3c4d5e6f)`: what
+/// `dbrig --version` prints and every stored run records.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (git ",
+    env!("DBRIG_GIT_COMMIT"),
+    ")"
+);
+
 pub use error::ExecError;
 pub use executor::{ExecOptions, Outcome, execute};
 pub use observer::{Observer, TrialRef, Unobserved};

@@ -187,36 +187,9 @@ pub async fn ensure_database(
     Ok(())
 }
 
-/// Settings `dbrig doctor` shows from a server's full list (those that most often explain a
-/// benchmark result), in this order, when the server has them.
-const KEY_SETTINGS: &[&str] = &[
-    // MariaDB / MySQL
-    "innodb_buffer_pool_size",
-    "innodb_log_file_size",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_flush_method",
-    "sync_binlog",
-    "log_bin",
-    "thread_handling",
-    "query_cache_type",
-    "read_only",
-    "innodb_read_only",
-    // PostgreSQL
-    "shared_buffers",
-    "effective_cache_size",
-    "work_mem",
-    "synchronous_commit",
-    "fsync",
-    "wal_level",
-    "max_wal_size",
-    "jit",
-    "default_transaction_read_only",
-    // Both
-    "max_connections",
-];
-
-/// `dbrig doctor`'s summary of [`server_settings`]: version, binary, how many variables, and
-/// the key settings.
+/// `dbrig doctor`'s summary of [`server_settings`]: version, binary, how many variables, the
+/// key settings (`dbrig_core::results::KEY_SETTINGS`, the ones reports show too) and the
+/// durability of commits.
 pub fn server_summary(settings: Option<&ServerSettings>) -> Vec<(String, String)> {
     let Some(settings) = settings else {
         return vec![("settings".into(), "none (not a server)".into())];
@@ -239,10 +212,14 @@ pub fn server_summary(settings: Option<&ServerSettings>) -> Vec<(String, String)
         ),
     ];
     out.extend(
-        KEY_SETTINGS
-            .iter()
-            .filter_map(|k| Some(((*k).to_owned(), settings.variables.get(*k)?.clone()))),
+        settings
+            .key_settings()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned())),
     );
+    if let Some(d) = settings.durability() {
+        out.push(("durability".to_owned(), d.describe()));
+    }
     out
 }
 

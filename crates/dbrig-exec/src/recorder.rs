@@ -179,7 +179,7 @@ impl Recorder {
                 started_at: SystemTime::now(),
                 options: &plan.resolved,
                 host,
-                dbrig_version: env!("CARGO_PKG_VERSION"),
+                dbrig_version: crate::VERSION,
                 command_line,
                 plan_text,
             })?,

@@ -17,7 +17,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use dbrig_core::LatencySummary;
-use dbrig_core::results::{ResultKind, TrialResult};
+use dbrig_core::results::{ResultKind, ServerSettings, TrialEnvironment, TrialResult};
 use dbrig_core::stats::{self, CompareOptions, Comparison, Summary, Verdict};
 use dbrig_store::{CellRow, RunId, RunKind, RunRow, Store, TrialId, TrialRow, TrialStatus};
 use serde::{Deserialize, Serialize};
@@ -193,6 +193,9 @@ pub struct TrialData {
     pub tps: Option<f64>,
     pub qps: Option<f64>,
     pub latency_ms: Option<LatencySummary>,
+    /// The latency percentile the trial sampled per interval (`--percentile`, 95 by default).
+    #[serde(skip)]
+    pub percentile: Option<f64>,
     /// For an item cell: the item's value in this trial, in the cell's [`ItemUnit`]. `None`
     /// when the trial failed, or the step errored, timed out or answered wrong (never counted
     /// as fast).
@@ -202,6 +205,9 @@ pub struct TrialData {
     /// view serializes what it shows of it.
     #[serde(skip)]
     pub result: Option<Arc<TrialResult>>,
+    /// What the trial ran in: server settings, hooks (OS samples are read per chart).
+    #[serde(skip)]
+    pub environment: Option<Arc<TrialEnvironment>>,
 }
 
 impl TrialData {
@@ -219,8 +225,14 @@ impl TrialData {
             tps: m.map(|m| m.tps),
             qps: m.map(|m| m.qps),
             latency_ms: m.map(|m| m.latency),
+            percentile: m.map(|m| m.percentile),
             item: None,
             result: t.result.map(Arc::new),
+            environment: t.environment.map(|mut e| {
+                // Charts read OS samples from the store when they draw them.
+                e.os_samples = Vec::new();
+                Arc::new(e)
+            }),
         }
     }
 
@@ -494,6 +506,18 @@ pub struct ComparisonRow {
     pub comparison: Comparison,
     /// Either side is unstable (stddev ≥ 10 % of the mean): the seeds' `*`.
     pub unstable: bool,
+    /// Trials per side that would narrow the interval to ±`half_width` at the noise these
+    /// trials showed, `half_width` being what calling the observed change needs (|delta| less
+    /// the noise band, at least the noise band). `None` with fewer than 2 trials a side.
+    pub trials_needed: Option<TrialsNeeded>,
+}
+
+/// See [`ComparisonRow::trials_needed`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TrialsNeeded {
+    pub trials: usize,
+    /// Half-width of the interval those trials would give, as a fraction (0.05 = ±5 %).
+    pub half_width: f64,
 }
 
 /// The workloads of one kind, in plan order: one section of every report format.
@@ -763,11 +787,26 @@ impl ReportData {
         // Computed as higher-is-better and mirrored for times: the rule is symmetric, so one
         // Holm family still covers throughput and seconds alike.
         let results = stats::compare_all(&pairs, &self.compare_options);
+        let o = self.compare_options;
         self.comparisons = keys
             .into_iter()
             .zip(results)
+            .zip(&pairs)
             .map(
-                |((kind, workload, clients, configuration, unstable, lower), mut comparison)| {
+                |(
+                    ((kind, workload, clients, configuration, unstable, lower), mut comparison),
+                    (a, b),
+                )| {
+                    let half_width = comparison
+                        .delta
+                        .map_or(o.noise_band, |d| (d.abs() - o.noise_band).max(o.noise_band));
+                    let trials_needed =
+                        stats::trials_for_half_width(a, b, half_width, 1.0 - o.alpha)
+                            // A verdict needs `min_trials` a side whatever the noise.
+                            .map(|n| TrialsNeeded {
+                                trials: n.max(o.min_trials),
+                                half_width,
+                            });
                     if lower {
                         comparison.verdict = match comparison.verdict {
                             Verdict::Improvement => Verdict::Regression,
@@ -783,10 +822,30 @@ impl ReportData {
                         baseline: self.baseline.clone(),
                         comparison,
                         unstable,
+                        trials_needed,
                     }
                 },
             )
             .collect();
+    }
+
+    /// Each configuration's server settings, in plan order: those of its last finished trial
+    /// that read them (what it ran with last). Configurations without any are left out.
+    pub fn settings_by_configuration(&self) -> Vec<(&str, &ServerSettings)> {
+        self.configurations
+            .iter()
+            .filter_map(|conf| {
+                let s = self
+                    .stored
+                    .iter()
+                    .filter(|c| c.configuration == *conf)
+                    .flat_map(|c| &c.trials)
+                    .filter(|t| t.status == TrialStatus::Done)
+                    .filter_map(|t| t.environment.as_deref()?.server_settings.as_ref())
+                    .next_back()?;
+                Some((conf.as_str(), s))
+            })
+            .collect()
     }
 
     /// The configurations other than the baseline, in plan order.

@@ -1,12 +1,14 @@
 //! Machine-readable exports of a plan report: one JSON document with everything, and CSV with
-//! one row per trial or one row per cell. Every value goes with its unit (`QPS` / `TPS` for
+//! one row per cell, per trial or per interval sample. Every value goes with its unit (`QPS` / `TPS` for
 //! OLTP, the item's own for every other kind), so seconds never sit under a throughput head.
 
 use std::fmt::Write;
 
+use dbrig_core::IntervalSample;
 use dbrig_core::results::ResultKind;
+use dbrig_store::Store;
 
-use crate::data::ReportData;
+use crate::data::{ReportData, StoredCell, TrialData};
 use crate::error::ReportError;
 use crate::perfrun::{PerfRun, perfrun_json};
 use crate::tpch::{TpchReport, tpch_metrics};
@@ -37,6 +39,12 @@ pub fn report_json(data: &ReportData) -> Result<serde_json::Value, ReportError> 
         .collect::<Result<Vec<_>, _>>()?;
     if !perfruns.is_empty() {
         v["perfrun"] = serde_json::Value::Array(perfruns);
+    }
+    let settings = crate::settings::settings_json(data);
+    if !settings.is_empty() {
+        v["server_settings"] = serde_json::to_value(settings).unwrap_or_default();
+        v["durability_flags"] =
+            serde_json::to_value(crate::settings::durability_flags(data)).unwrap_or_default();
     }
     Ok(v)
 }
@@ -84,6 +92,7 @@ pub fn trials_csv(data: &ReportData) -> String {
             "item",
             "clients",
             "trial",
+            "started_at",
             "status",
             "counted",
             "value",
@@ -112,6 +121,7 @@ pub fn trials_csv(data: &ReportData) -> String {
                     item(c),
                     c.clients.to_string(),
                     t.trial.to_string(),
+                    t.started_at.clone(),
                     t.status.to_string(),
                     t.is_counted().to_string(),
                     num(t.value(data.metric)),
@@ -231,6 +241,112 @@ pub fn cells_csv(data: &ReportData) -> String {
         }
     }
     out
+}
+
+/// The interval samples of every trial of a stored cell that has them, in plan order:
+/// (cell, trial, samples).
+type Series<'a> = (&'a StoredCell, &'a TrialData, Vec<IntervalSample>);
+
+fn interval_series<'a>(
+    store: &Store,
+    data: &'a ReportData,
+) -> Result<Vec<Series<'a>>, ReportError> {
+    let mut out = Vec::new();
+    for cell in &data.stored {
+        if cell.kind != ResultKind::Oltp {
+            continue;
+        }
+        for t in &cell.trials {
+            let samples = store.intervals(t.trial_id)?;
+            if !samples.is_empty() {
+                out.push((cell, t, samples));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every OLTP trial's throughput and latency per interval, for `--format json`: per trial its
+/// identity, start time (`started_at`, UTC) and samples (`t_s`: seconds from the start of
+/// measurement at the end of each interval; rates per second; `latency_pct_ms` at the
+/// trial's `percentile`).
+pub fn intervals_json(store: &Store, data: &ReportData) -> Result<serde_json::Value, ReportError> {
+    let series = interval_series(store, data)?;
+    Ok(serde_json::Value::Array(
+        series
+            .into_iter()
+            .map(|(c, t, samples)| {
+                serde_json::json!({
+                    "run_id": t.run_id,
+                    "configuration": c.configuration,
+                    "workload": c.workload,
+                    "clients": c.clients,
+                    "trial": t.trial,
+                    "started_at": t.started_at,
+                    "percentile": t.percentile,
+                    "samples": samples,
+                })
+            })
+            .collect(),
+    ))
+}
+
+/// `--format csv-intervals`: one row per interval sample of every OLTP trial. Rates and
+/// latencies are per-interval derivations: 4 decimals, as every derived value here.
+pub fn intervals_csv(store: &Store, data: &ReportData) -> Result<String, ReportError> {
+    let mut out = String::new();
+    row(
+        &mut out,
+        &[
+            "run_id",
+            "configuration",
+            "workload",
+            "clients",
+            "trial",
+            "trial_started_at",
+            "t_s",
+            "threads",
+            "tps",
+            "qps",
+            "reads_ps",
+            "writes_ps",
+            "other_ps",
+            "percentile",
+            "latency_pct_ms",
+            "errors_ps",
+            "reconnects_ps",
+            "backlog",
+        ]
+        .map(str::to_owned),
+    );
+    for (c, t, samples) in interval_series(store, data)? {
+        for p in samples {
+            row(
+                &mut out,
+                &[
+                    t.run_id.to_string(),
+                    c.configuration.clone(),
+                    c.workload.clone(),
+                    c.clients.to_string(),
+                    t.trial.to_string(),
+                    t.started_at.clone(),
+                    p.t_s.to_string(),
+                    p.threads.to_string(),
+                    pct(Some(p.tps)),
+                    pct(Some(p.qps)),
+                    pct(Some(p.reads_ps)),
+                    pct(Some(p.writes_ps)),
+                    pct(Some(p.other_ps)),
+                    num(t.percentile),
+                    pct(Some(p.latency_pct_ms)),
+                    pct(Some(p.errors_ps)),
+                    pct(Some(p.reconnects_ps)),
+                    p.backlog.map(|b| b.to_string()).unwrap_or_default(),
+                ],
+            );
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

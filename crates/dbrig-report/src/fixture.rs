@@ -13,8 +13,8 @@ use dbrig_core::results::tpch::{
     ParamMode, QueryDetail, Reduction, RefreshPair, RefreshStreamReport, RunRecord, StreamReport,
 };
 use dbrig_core::results::{
-    MicroItem, MicroResult, OltpResult, OsSample, PowerReport, QueryOutcome, QueryStatus,
-    ThroughputReport, TrialEnvironment, TrialResult,
+    HookOutput, MicroItem, MicroResult, OltpResult, OsSample, PowerReport, QueryOutcome,
+    QueryStatus, ServerSettings, ThroughputReport, TrialEnvironment, TrialResult,
 };
 use dbrig_core::{
     IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements, QueryCounters,
@@ -103,12 +103,18 @@ fn begin_kind(
     name: &str,
     plan_text: Option<&str>,
 ) -> Result<RunId, StoreError> {
+    // Host facts as dbrig stores them (`dbrig_core::host::HostFacts`).
     let host = serde_json::json!({
         "hostname": "bench-1",
-        "os": "Linux 6.1.0 x86_64",
-        "cpu": {"model": "Test CPU @ 2.00GHz", "cores": 4, "threads": 8},
-        "memory_mib": 16384,
-        "governor": null,
+        "cpu_model": "Test CPU @ 2.00GHz",
+        "logical_cpus": 8,
+        "physical_cores": 4,
+        "mem_total_bytes": 19_043_745_792u64,
+        "mem_available_bytes": 12_884_901_888u64,
+        "kernel": {"sysname": "Linux", "release": "6.1.0", "machine": "x86_64"},
+        "os": "Debian GNU/Linux 12 (bookworm)",
+        "cpu_governors": [],
+        "busy_processes": [{"pid": 812, "name": "backup", "cpu_pct": 23.5}],
     });
     store.begin_run(&NewRun {
         kind,
@@ -715,6 +721,35 @@ pub fn os_samples(n: usize, load: f64) -> Vec<OsSample> {
 }
 
 /// The environment a trial records: its seed and OS samples.
+/// A MariaDB's variables as a trial stores them: `B` flushes the log once a second
+/// (`innodb_flush_log_at_trx_commit=2`: relaxed durability) and has a larger buffer pool; each
+/// listens on its own port (an instance setting, never "a difference").
+pub fn server_settings(configuration: &str, version: &str) -> ServerSettings {
+    let b = configuration == "B";
+    let vars = [
+        (
+            "innodb_buffer_pool_size",
+            if b { "268435456" } else { "134217728" },
+        ),
+        ("innodb_flush_log_at_trx_commit", if b { "2" } else { "1" }),
+        ("innodb_doublewrite", "ON"),
+        ("log_bin", "OFF"),
+        ("sync_binlog", "0"),
+        ("max_connections", "151"),
+        ("port", if b { "3307" } else { "3306" }),
+        ("thread_handling", "one-thread-per-connection"),
+    ];
+    ServerSettings {
+        version: version.to_owned(),
+        binary: Some("/usr/sbin/mariadbd".to_owned()),
+        variable_count: vars.len(),
+        variables: vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    }
+}
+
 pub fn environment(seed: u64, samples: usize, load: f64) -> TrialEnvironment {
     TrialEnvironment {
         seed,
@@ -834,7 +869,23 @@ pub fn mixed_plan(store: &mut Store) -> Result<RunId, StoreError> {
             for t in 1..=4u32 {
                 let qps = 2000.0 * f64::from(clients).sqrt() * speed * JITTER[t as usize - 1];
                 let m = measurements(clients, qps, 1.5 / speed, 5, 0.03);
-                let env = environment(42, 5, speed);
+                let env = TrialEnvironment {
+                    server_settings: Some(server_settings(conf, version)),
+                    // The first trial of each cell ran a plan hook.
+                    hooks: if t == 1 {
+                        vec![HookOutput {
+                            hook: "before-trial".into(),
+                            scope: "plan".into(),
+                            command: "echo 3 > /proc/sys/vm/drop_caches && free -m".into(),
+                            exit_code: Some(0),
+                            output: format!("Mem: 16384 {} used\n", 900 + clients),
+                            timed_out: false,
+                        }]
+                    } else {
+                        Vec::new()
+                    },
+                    ..environment(42, 5, speed)
+                };
                 let trial = Measured {
                     measurements: Some(&m),
                     environment: Some(&env),

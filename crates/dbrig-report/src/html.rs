@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use dbrig_core::host::{HostFacts, facts_lines};
 use dbrig_core::results::ResultKind;
 use dbrig_store::{RunId, Store};
 use minijinja::Environment;
@@ -88,9 +89,16 @@ struct Page<'a> {
     baseline: &'a str,
     excluded: Option<String>,
     server_versions: &'a [ServerVersions],
+    /// Relaxed durability and durability differences, shown at the top.
+    durability_flags: Vec<String>,
+    /// Key settings and the settings that differ between configurations.
+    settings: Vec<HtmlTable>,
     hosts: Vec<HtmlHost>,
     plan_text: Option<&'a str>,
     sections: Vec<HtmlSection>,
+    /// Hook outputs and EXPLAIN plans, collapsed at the end.
+    hooks: Vec<crate::records::Record>,
+    plans: Vec<crate::records::Record>,
 }
 
 #[derive(Serialize)]
@@ -99,8 +107,26 @@ struct HtmlHost {
     facts: Vec<(String, String)>,
 }
 
-/// Host facts as key/value lines: nested objects flattened to dotted keys, so the page needs
-/// no knowledge of what the host sampler collects.
+/// Host facts as the lines `dbrig doctor` prints (human units); a host value that is not
+/// dbrig's host facts (hand-made or foreign) as key/value lines flattened to dotted keys.
+pub fn host_lines(host: &serde_json::Value) -> Vec<(String, String)> {
+    let typed = host.as_object().is_some_and(|o| {
+        o.contains_key("kernel")
+            || o.contains_key("mem_total_bytes")
+            || o.contains_key("logical_cpus")
+    });
+    if typed && let Ok(facts) = serde_json::from_value::<HostFacts>(host.clone()) {
+        return facts_lines(&facts)
+            .into_iter()
+            .map(|(k, v)| (k.replace('_', " "), v))
+            .collect();
+    }
+    let mut out = Vec::new();
+    flatten("", host, &mut out);
+    out
+}
+
+/// Nested objects flattened to dotted keys.
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
     match v {
         serde_json::Value::Object(map) => {
@@ -166,8 +192,7 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         .runs
         .iter()
         .map(|r| {
-            let mut facts = Vec::new();
-            flatten("", &r.host, &mut facts);
+            let facts = host_lines(&r.host);
             HtmlHost { run: r.id, facts }
         })
         .collect();
@@ -185,9 +210,16 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         baseline: &data.baseline,
         excluded: (ex.total() > 0).then(|| format!("{} trial(s) ({})", ex.total(), ex.describe())),
         server_versions: &data.server_versions,
+        durability_flags: crate::settings::durability_flags(data),
+        settings: crate::settings::settings_tables(data)
+            .into_iter()
+            .map(|t| HtmlTable::new(t, |_| None))
+            .collect(),
         hosts,
         plan_text: data.plan_text(),
         sections: html_sections,
+        hooks: crate::records::hook_records(data),
+        plans: crate::records::plan_records(data),
     };
     let page = env
         .get_template("report.html")?

@@ -17,6 +17,7 @@
 //!
 //! Contract: depends on `dbrig-core` and `dbrig-store` only; no drivers, servers or workloads.
 
+pub mod benchbase;
 pub mod charts;
 pub mod data;
 pub mod error;
@@ -28,8 +29,10 @@ pub mod items;
 pub mod micro;
 pub mod palette;
 pub mod perfrun;
+pub mod records;
 pub mod render;
 pub mod run;
+pub mod settings;
 pub mod single;
 pub mod table;
 pub mod tables;

@@ -14,8 +14,9 @@ use dbrig_store::{RunId, Store};
 use crate::charts::workload_charts;
 use crate::data::{Metric, ReportData};
 use crate::error::ReportError;
-use crate::export::{cells_csv, report_json, trials_csv};
+use crate::export::{cells_csv, intervals_csv, intervals_json, report_json, trials_csv};
 use crate::html::{render_html, write_atomic};
+use crate::records::{With, records_text};
 use crate::single::{SingleFormat, is_single_run, perfrun_report, single_run_report};
 use crate::tables::{report_markdown, report_text};
 
@@ -30,23 +31,30 @@ pub enum Format {
     Csv,
     /// One row per trial, every status included.
     CsvTrials,
+    /// One row per interval sample of every trial (throughput and latency per second), with
+    /// the trial's start time.
+    CsvIntervals,
     /// The console tables as Markdown.
     Markdown,
     /// One self-contained page with the charts.
     Html,
     /// The charts that have data, as SVG files in a folder.
     Svg,
+    /// Every OLTP trial as BenchBase writes a run (summary.json and results CSV), in a folder.
+    Benchbase,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 9] = [
         Format::Text,
         Format::Json,
         Format::Csv,
         Format::CsvTrials,
+        Format::CsvIntervals,
         Format::Markdown,
         Format::Html,
         Format::Svg,
+        Format::Benchbase,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -55,9 +63,11 @@ impl Format {
             Format::Json => "json",
             Format::Csv => "csv",
             Format::CsvTrials => "csv-trials",
+            Format::CsvIntervals => "csv-intervals",
             Format::Markdown => "markdown",
             Format::Html => "html",
             Format::Svg => "svg",
+            Format::Benchbase => "benchbase",
         }
     }
 }
@@ -100,6 +110,8 @@ pub struct Request {
     pub output: Option<PathBuf>,
     /// The folder `html` / `svg` go to without `output` (`report-RUN.html`, `charts-RUN`).
     pub out_dir: PathBuf,
+    /// Records added after a text or Markdown report (the HTML page always has them).
+    pub with: With,
 }
 
 impl Request {
@@ -114,6 +126,7 @@ impl Request {
             perfrun_filter: None,
             output: None,
             out_dir: out_dir.into(),
+            with: With::default(),
         }
     }
 }
@@ -141,10 +154,15 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                 && req.baseline.is_none()
                 && is_single_run(store, run)?
             {
-                let text = match req.perfrun_filter.as_deref() {
+                let mut text = match req.perfrun_filter.as_deref() {
                     Some(filter) => perfrun_report(store, run, Some(filter), f)?,
                     None => single_run_report(store, run, f)?,
                 };
+                if f == SingleFormat::Text
+                    && let Some(records) = records_text(&ReportData::load(store, run)?, req.with)
+                {
+                    text.push_str(&records);
+                }
                 return emit(req, text);
             }
             (ReportData::load(store, run)?, run.to_string())
@@ -161,14 +179,18 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
         data.set_baseline(b)?;
     }
     data.set_perfrun_filter(req.perfrun_filter.as_deref());
+    let records = || records_text(&data, req.with).unwrap_or_default();
     let text = match req.format {
-        Format::Text => report_text(&data)?,
+        Format::Text => report_text(&data)? + &records(),
         Format::Json => {
-            serde_json::to_string_pretty(&report_json(&data)?).unwrap_or_default() + "\n"
+            let mut v = report_json(&data)?;
+            v["intervals"] = intervals_json(store, &data)?;
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
         }
         Format::Csv => cells_csv(&data),
         Format::CsvTrials => trials_csv(&data),
-        Format::Markdown => report_markdown(&data)?,
+        Format::CsvIntervals => intervals_csv(store, &data)?,
+        Format::Markdown => report_markdown(&data)? + &records(),
         Format::Html => {
             let path = req
                 .output
@@ -183,6 +205,14 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                 .clone()
                 .unwrap_or_else(|| req.out_dir.join(format!("charts-{tag}")));
             let files = write_svgs(store, &data, &dir)?;
+            return Ok(Rendered::Written { files });
+        }
+        Format::Benchbase => {
+            let dir = req
+                .output
+                .clone()
+                .unwrap_or_else(|| req.out_dir.join(format!("benchbase-{tag}")));
+            let files = crate::benchbase::write_benchbase(store, &data, &dir)?;
             return Ok(Rendered::Written { files });
         }
     };

@@ -135,3 +135,31 @@ impl Table {
         out
     }
 }
+
+/// Seconds as every report prints them (one rule, TPC-H tables and item tables alike):
+/// milliseconds (`1.234`), one decimal from 100 s (`612.3`), and two significant digits
+/// below 0.01 s (`0.0012`) so a short query is not printed as `0.000`.
+pub fn seconds_text(s: f64) -> String {
+    if s >= 100.0 {
+        format!("{s:.1}")
+    } else if s > 0.0 && s < 0.01 {
+        let d = (1 - s.log10().floor() as i32).clamp(3, 9) as usize;
+        format!("{s:.d$}")
+    } else {
+        format!("{s:.3}")
+    }
+}
+
+#[cfg(test)]
+mod seconds_tests {
+    use super::seconds_text;
+
+    #[test]
+    fn seconds_have_one_rule() {
+        assert_eq!(seconds_text(1.23456), "1.235");
+        assert_eq!(seconds_text(0.05), "0.050");
+        assert_eq!(seconds_text(0.0012), "0.0012");
+        assert_eq!(seconds_text(612.34), "612.3");
+        assert_eq!(seconds_text(0.0), "0.000");
+    }
+}

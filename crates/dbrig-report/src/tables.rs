@@ -15,6 +15,7 @@ use dbrig_core::stats::{Summary, Verdict};
 use crate::data::{CellData, ComparisonRow, ReportData, kind_title};
 use crate::error::ReportError;
 use crate::perfrun::{PerfRun, perfrun_text};
+use crate::settings::{durability_flags, settings_tables};
 use crate::tpch::{TpchReport, qphh_table, tpch_table};
 
 /// Mark of an unstable cell (stddev ≥ 10 % of the mean), the seeds' "unusually high STDEV".
@@ -91,7 +92,7 @@ pub fn format_item_median(s: Option<&Summary>) -> String {
     }
 }
 
-pub use crate::table::{Align, Table, TextStyle};
+pub use crate::table::{Align, Table, TextStyle, seconds_text};
 
 fn unstable(c: Option<&CellData>) -> bool {
     c.and_then(|c| c.summary.as_ref())
@@ -174,7 +175,13 @@ fn ratio_cells(
     let mut row = Vec::new();
     for (conf, c) in cols.configurations.iter().zip(&cells) {
         row.push(match c {
-            // Seconds and ms/query are often below 0.01: keep four significant digits.
+            // Seconds as the TPC-H tables print them.
+            Some(c) if c.unit.as_ref().is_some_and(|u| u.unit == "s") => {
+                c.summary.as_ref().map_or("-".into(), |s| {
+                    format!("{}{}", seconds_text(s.median), mark(s.unstable))
+                })
+            }
+            // ms/query and cycles/row are often below 0.01: keep four significant digits.
             Some(c) if c.unit.is_some() => format_item_median(c.summary.as_ref()),
             Some(c) => format_median(c.summary.as_ref()),
             None => "-".into(),
@@ -375,6 +382,7 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         "delta",
         &format!("{:.0} % CI", (1.0 - o.alpha) * 100.0),
         "p (Holm)",
+        "trials for",
         "verdict",
     ]
     .map(str::to_owned)
@@ -383,6 +391,7 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         Align::Left,
         Align::Right,
         Align::Left,
+        Align::Right,
         Align::Right,
         Align::Right,
         Align::Right,
@@ -407,6 +416,10 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
                     .unwrap_or_else(|| "-".into()),
                 ci_text(r),
                 c.p_adjusted.map(format_p).unwrap_or_else(|| "-".into()),
+                r.trials_needed
+                    .map(|t| format!("{} for ±{:.1} %", t.trials, t.half_width * 100.0))
+                    .unwrap_or_else(|| "-".into()),
+                // Last: the HTML page colours a row by it.
                 verdict,
             ]
         })
@@ -427,6 +440,17 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         rows: table_rows,
         notes: vec![
             "delta = median(B)/median(A) - 1; CI: Hodges-Lehmann/Moses interval of B/A - 1".into(),
+            format!(
+                "CI in words: with {:.0} % confidence the true change lies in this interval; \
+                 a wide one means the trials were too few for their noise",
+                (1.0 - o.alpha) * 100.0
+            ),
+            format!(
+                "trials for: trials per side that would narrow the interval to ±N % at the \
+                 noise these trials showed; N is what calling a change of the observed size \
+                 needs (|delta| less the ±{} % noise band), so the plan's trial count is a choice",
+                o.noise_band * 100.0
+            ),
             format!(
                 "p: two-sided Mann-Whitney U, Holm-adjusted across {family} comparison(s); \
                  a change is called when p < {} and the whole CI is beyond ±{} %",
@@ -576,6 +600,7 @@ fn preamble(data: &ReportData) -> Vec<String> {
             ex.describe()
         ));
     }
+    lines.extend(durability_flags(data));
     lines
 }
 
@@ -610,6 +635,10 @@ pub fn report_text(data: &ReportData) -> Result<String, ReportError> {
             }
         }
     }
+    for t in settings_tables(data) {
+        let _ = writeln!(out);
+        out.push_str(&t.to_text());
+    }
     Ok(out)
 }
 
@@ -638,6 +667,10 @@ pub fn report_markdown(data: &ReportData) -> Result<String, ReportError> {
                 }
             }
         }
+    }
+    for t in settings_tables(data) {
+        let _ = writeln!(out);
+        out.push_str(&t.to_markdown());
     }
     Ok(out)
 }
@@ -743,6 +776,9 @@ mod tests {
         assert_eq!(v.rows.len(), 12);
         let last = v.rows.last().unwrap();
         assert_eq!(last[2], "32 vs off");
-        assert_eq!(last[7], "regression");
+        // 12 % slower with little noise: the 4 trials a side any verdict needs would already
+        // narrow the interval to the ±11 % that calling it needs.
+        assert_eq!(last[7], "4 for ±11.0 %");
+        assert_eq!(last[8], "regression");
     }
 }

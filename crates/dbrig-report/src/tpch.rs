@@ -22,11 +22,12 @@ use serde::Serialize;
 
 use dbrig_store::{RunId, Store};
 
+use crate::charts::{CAPTION_PX, TEXT_PX, font, tick_formatter};
 use crate::data::ReportData;
 use crate::error::ReportError;
-use crate::items::query_order;
+use crate::items::{query_order, step_label};
 use crate::palette::colour;
-use crate::table::{Align, Table, TextStyle};
+use crate::table::{Align, Table, TextStyle, seconds_text};
 
 /// How a query ended, worst last (a merge of several trials keeps the worst).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -76,12 +77,26 @@ pub struct Configuration {
     pub queries: Vec<QueryResult>,
 }
 
+/// The order of a TPC-H table's rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryOrder {
+    /// Q1 … Q22 (then RF1, RF2), as `dbrig tpch throughput` prints them and the
+    /// specification numbers them.
+    #[default]
+    Number,
+    /// The order the power test ran them (RF1, the stream's permutation, RF2).
+    Stream,
+}
+
 /// The report: configurations in plan order, one of them the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TpchReport {
     pub title: String,
     pub baseline: String,
     pub configurations: Vec<Configuration>,
+    /// Row order of [`tpch_table`].
+    pub order: QueryOrder,
 }
 
 fn secs(micros: u64) -> f64 {
@@ -230,6 +245,7 @@ impl TpchReport {
             title,
             baseline,
             configurations,
+            order: QueryOrder::default(),
         })
     }
 
@@ -260,33 +276,62 @@ impl TpchReport {
 
     /// The TPC-H report of runs (`dbrig tpch report`): every power-test cell, its finished
     /// trials merged per configuration. `None` when the runs hold no power test. The baseline
-    /// is `baseline` when it names a configuration here, else the first. With several runs a
-    /// configuration is labelled `NAME@RUN` (single runs are all `default`).
+    /// is `baseline` when it names a configuration here, else the first. Configurations keep
+    /// their names when those are distinct over the runs; otherwise a name is followed by its
+    /// run, and single runs (all named `default`) are named by their server version and run:
+    /// `10.11.19-MariaDB (run 8)`.
     pub fn load(
         store: &Store,
         runs: &[RunId],
         baseline: Option<&str>,
     ) -> Result<Option<TpchReport>, ReportError> {
-        let mut stored: Vec<(String, Vec<TrialResult>)> = Vec::new();
+        // (run, configuration, results) in run and plan order.
+        let mut cells: Vec<(RunId, String, Vec<TrialResult>)> = Vec::new();
         for &run in runs {
             for cell in store.cells(run)? {
-                let label = if runs.len() > 1 {
-                    format!("{}@{}", cell.configuration, run.0)
-                } else {
-                    cell.configuration.clone()
-                };
                 let results = store
                     .trials(cell.id)?
                     .into_iter()
                     .filter(|t| t.status == dbrig_store::TrialStatus::Done)
                     .filter_map(|t| t.result)
                     .filter(|r| r.kind() == ResultKind::TpchPower);
-                match stored.iter_mut().find(|(n, _)| *n == label) {
-                    Some((_, v)) => v.extend(results),
-                    None => stored.push((label, results.collect())),
+                match cells
+                    .iter_mut()
+                    .find(|(r, n, _)| *r == run && *n == cell.configuration)
+                {
+                    Some((_, _, v)) => v.extend(results),
+                    None => cells.push((run, cell.configuration.clone(), results.collect())),
                 }
             }
         }
+        cells.retain(|(_, _, r)| !r.is_empty());
+        let ambiguous = |name: &str| {
+            cells
+                .iter()
+                .filter(|(_, n, _)| n == name)
+                .map(|(r, _, _)| r)
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+                > 1
+        };
+        let stored: Vec<(String, &Vec<TrialResult>)> = cells
+            .iter()
+            .map(|(run, name, results)| {
+                let label = if !ambiguous(name) {
+                    name.clone()
+                } else if name == "default" {
+                    let version = power_reports(results.iter())
+                        .first()
+                        .map(|p| p.server_version.clone())
+                        .filter(|v| !v.is_empty())
+                        .unwrap_or_else(|| "default".to_owned());
+                    format!("{version} (run {})", run.0)
+                } else {
+                    format!("{name} (run {})", run.0)
+                };
+                (label, results)
+            })
+            .collect();
         let title = format!(
             "TPC-H power test, run{} {}",
             if runs.len() > 1 { "s" } else { "" },
@@ -309,7 +354,8 @@ impl TpchReport {
             .unwrap_or(&self.configurations[0])
     }
 
-    /// Query names in first-seen order over all configurations.
+    /// Query names in the report's order: by number (refresh functions last) or in
+    /// first-seen stream order over all configurations.
     fn query_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for c in &self.configurations {
@@ -319,7 +365,19 @@ impl TpchReport {
                 }
             }
         }
+        if self.order == QueryOrder::Number {
+            names.sort_by_key(|n| (n.starts_with("RF"), query_order(n)));
+        }
         names
+    }
+
+    /// Whether any query of any configuration has more than one measured run: only then
+    /// are mean, min and max worth three columns.
+    fn has_repeats(&self) -> bool {
+        self.configurations
+            .iter()
+            .flat_map(|c| &c.queries)
+            .any(|q| q.runs > 1)
     }
 
     /// Whether any configuration timed anything: a chart of nothing is left out.
@@ -334,6 +392,7 @@ pub fn live_power_chart(report: &PowerReport) -> Result<String, ReportError> {
         title: "TPC-H power test".into(),
         baseline: "default".into(),
         configurations: vec![Configuration::from_power_reports("default", [report])],
+        order: QueryOrder::Stream,
     })
 }
 
@@ -348,14 +407,6 @@ fn value_text(q: &QueryResult, v: Option<f64>, is_max: bool) -> String {
         return format!(">{}", seconds_text(q.timeout.unwrap_or(q.seconds)));
     }
     v.map(seconds_text).unwrap_or_else(|| "-".into())
-}
-
-fn seconds_text(s: f64) -> String {
-    if s >= 100.0 {
-        format!("{s:.1}")
-    } else {
-        format!("{s:.3}")
-    }
 }
 
 /// The lower bound a `>T` value stands for, or the value; `None` for errors / wrong answers.
@@ -384,11 +435,27 @@ fn ratio_text(cur: Option<(f64, bool)>, base: Option<(f64, bool)>) -> String {
 /// server versions.
 pub fn tpch_table(report: &TpchReport) -> Table {
     let base = report.baseline();
+    type Pick = fn(&QueryResult) -> Option<f64>;
+    // (column word, value, whether a timed-out run makes it a lower bound)
+    let picks: Vec<(&str, Pick, bool)> = if report.has_repeats() {
+        vec![
+            ("mean", |q| q.mean, false),
+            ("min", |q| q.min, false),
+            ("max", |q| q.max, true),
+        ]
+    } else {
+        // One run per query: its time, once.
+        vec![("", |q| q.mean, true)]
+    };
     let mut header = vec!["query".to_owned()];
     let mut align = vec![Align::Left];
     for c in &report.configurations {
-        for what in ["mean", "min", "max"] {
-            header.push(format!("{} {what} s", c.name));
+        for (what, _, _) in &picks {
+            header.push(if what.is_empty() {
+                format!("{} s", c.name)
+            } else {
+                format!("{} {what} s", c.name)
+            });
             align.push(Align::Right);
             if c.name != base.name {
                 header.push("ratio".into());
@@ -397,14 +464,12 @@ pub fn tpch_table(report: &TpchReport) -> Table {
         }
     }
     let mut rows = Vec::new();
-    type Pick = fn(&QueryResult) -> Option<f64>;
-    let picks: [(Pick, bool); 3] = [(|q| q.mean, false), (|q| q.min, false), (|q| q.max, true)];
     for name in report.query_names() {
-        let mut row = vec![name.clone()];
+        let mut row = vec![step_label(&name)];
         let b = base.query(&name);
         for c in &report.configurations {
             let q = c.query(&name);
-            for (pick, is_max) in picks {
+            for &(_, pick, is_max) in &picks {
                 row.push(match q {
                     Some(q) => value_text(q, pick(q), is_max),
                     None => "-".into(),
@@ -427,7 +492,7 @@ pub fn tpch_table(report: &TpchReport) -> Table {
                 _ => String::new(),
             });
         }
-        let extra = if c.name != base.name { 4 } else { 2 };
+        let extra = if c.name != base.name { 2 } else { 1 } * (picks.len() - 1);
         power.extend(std::iter::repeat_n(String::new(), extra));
     }
     rows.push(power);
@@ -450,7 +515,7 @@ pub fn tpch_table(report: &TpchReport) -> Table {
         for q in &c.queries {
             if let (Outcome::Error | Outcome::Wrong, Some(e)) = (q.outcome, &q.error) {
                 let first = e.lines().next().unwrap_or("");
-                notes.push(format!("{} Q{}: {first}", c.name, q.query));
+                notes.push(format!("{} {}: {first}", c.name, step_label(&q.query)));
             }
         }
     }
@@ -490,16 +555,24 @@ pub fn tpch_chart(report: &TpchReport) -> Result<String, ReportError> {
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 "TPC-H power test: seconds per query (lower is better)",
-                ("sans-serif", 18),
+                font(CAPTION_PX),
             )
             .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
+            .x_label_area_size(46)
+            .y_label_area_size(76)
             .build_cartesian_2d(-0.5..(queries.len() as f64 - 0.5), 0.0..top)
             .map_err(err)?;
-        let labels = queries.clone();
+        let labels: Vec<String> = queries.iter().map(|q| step_label(q)).collect();
+        // Ten ticks: the axis's top (longest completed + 20 %) is one of them.
+        const TICKS: usize = 10;
         chart
             .configure_mesh()
+            .label_style(font(TEXT_PX))
+            .axis_desc_style(font(TEXT_PX))
+            .y_labels(TICKS)
+            // Only the ticks' own lines: plotters' fine grid in between reads as noise.
+            .light_line_style(TRANSPARENT)
+            .y_label_formatter(&tick_formatter(0.0, top, TICKS))
             .x_labels(queries.len().max(1))
             .x_label_formatter(&|x| {
                 if x.fract().abs() > 1e-9 || *x < 0.0 {
@@ -548,7 +621,7 @@ pub fn tpch_chart(report: &TpchReport) -> Result<String, ReportError> {
                     Text::new(
                         t,
                         (x, y),
-                        ("sans-serif", 11).into_font().color(&BLACK).pos(
+                        font(TEXT_PX).into_font().color(&BLACK).pos(
                             plotters::style::text_anchor::Pos::new(
                                 plotters::style::text_anchor::HPos::Center,
                                 plotters::style::text_anchor::VPos::Center,
@@ -561,6 +634,7 @@ pub fn tpch_chart(report: &TpchReport) -> Result<String, ReportError> {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
+            .label_font(font(TEXT_PX))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .draw()

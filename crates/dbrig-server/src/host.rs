@@ -6,13 +6,15 @@
 //! fails: a fact that cannot be read is `None` or empty, because a missing fact must not stop a
 //! benchmark (containers and non-Linux hosts hide many of them).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+pub use dbrig_core::host::{BusyProcess, HostFacts, KernelInfo, facts_lines, human_bytes};
 
 use procfs::net::{TcpNetEntry, TcpState};
 use procfs::process::{FDTarget, MountInfo, Process};
@@ -33,160 +35,91 @@ pub const NOFILE_RECOMMENDED: u64 = 16384;
 /// for CPU on one host, so the run measures CPU saturation.
 pub const CLIENTS_PER_CPU_NOTE: u32 = 2;
 
-/// The kernel, as `uname` would report it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KernelInfo {
-    /// `uname -s`, e.g. `Linux`.
-    pub sysname: Option<String>,
-    /// `uname -r`, e.g. `6.8.0-45-generic`.
-    pub release: Option<String>,
-    /// `uname -v`, the build string.
-    pub version: Option<String>,
-    /// The architecture dbrig was compiled for (`uname -m` differs only for 32-bit builds on
-    /// 64-bit kernels).
-    pub machine: String,
-}
+/// Collects the facts of this host. Takes about [`BUSY_SAMPLE_WINDOW`] (to find busy
+/// processes). `data_dir` need not exist yet: its nearest existing ancestor is used.
+pub fn collect(data_dir: Option<&Path>) -> HostFacts {
+    let busy_before = process_cpu_table();
+    let window_start = Instant::now();
 
-/// Another process that was using the CPU while `collect` looked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BusyProcess {
-    pub pid: u32,
-    pub name: String,
-    /// Percent of one CPU (200 = two CPUs busy).
-    pub cpu_pct: f64,
-}
-
-/// Facts about the host, stored with every run and shown by `dbrig doctor`.
-///
-/// Sizes are bytes. Limits reported as `unlimited` are `u64::MAX`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostFacts {
-    pub hostname: Option<String>,
-    pub cpu_model: Option<String>,
-    /// Online logical CPUs (hardware threads).
-    pub logical_cpus: Option<u32>,
-    /// CPUs this process may run on (affinity mask, cgroup quota): below `logical_cpus` when
-    /// dbrig is pinned or in a container.
-    pub usable_cpus: Option<u32>,
-    /// Distinct physical cores, when the topology is exposed.
-    pub physical_cores: Option<u32>,
-    /// The highest maximum frequency from cpufreq, else the highest current `cpu MHz` of
-    /// `/proc/cpuinfo` (virtual machines often have only the latter).
-    pub cpu_mhz: Option<f64>,
-    pub mem_total_bytes: Option<u64>,
-    pub mem_available_bytes: Option<u64>,
-    pub swap_total_bytes: Option<u64>,
-    pub swap_used_bytes: Option<u64>,
-    pub kernel: KernelInfo,
-    /// `PRETTY_NAME` of `/etc/os-release`.
-    pub os: Option<String>,
-    /// Distinct cpufreq scaling governors across CPUs; empty without cpufreq (most VMs).
-    pub cpu_governors: Vec<String>,
-    /// Transparent huge pages mode: `always`, `madvise` or `never`.
-    pub transparent_hugepages: Option<String>,
-    pub numa_nodes: Option<u32>,
-    pub nofile_soft: Option<u64>,
-    pub nofile_hard: Option<u64>,
-    /// The data directory the facts below were resolved for.
-    pub data_dir: Option<String>,
-    pub data_dir_fs_type: Option<String>,
-    /// The whole disk(s) behind the data directory, e.g. `nvme0n1` (members of dm/md devices).
-    pub data_dir_device: Option<String>,
-    /// The I/O scheduler of that disk; comma-separated distinct values for several members.
-    pub io_scheduler: Option<String>,
-    /// 1, 5 and 15 minute load averages.
-    pub load_average: Option<[f64; 3]>,
-    /// Processes other than dbrig using more than [`BUSY_PROCESS_PCT`] of a CPU, busiest first.
-    pub busy_processes: Vec<BusyProcess>,
-}
-
-impl HostFacts {
-    /// Collects the facts of this host. Takes about [`BUSY_SAMPLE_WINDOW`] (to find busy
-    /// processes). `data_dir` need not exist yet: its nearest existing ancestor is used.
-    pub fn collect(data_dir: Option<&Path>) -> HostFacts {
-        let busy_before = process_cpu_table();
-        let window_start = Instant::now();
-
-        let mut cpuinfo = procfs::CpuInfo::current()
-            .map(|c| CpuInfo::from(&c))
-            .unwrap_or_default();
-        if cpuinfo.model.is_none() {
-            // Boards whose cpuinfo names no model (arm) name themselves in the device tree.
-            cpuinfo.model = read("/proc/device-tree/model")
-                .map(|m| {
-                    m.trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                        .to_owned()
-                })
-                .filter(|m| !m.is_empty());
-        }
-        let mem = Meminfo::current().ok();
-        let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-        let cpufreq_max_khz = cpu_dirs()
-            .iter()
-            .filter_map(|d| read_trim(d.join("cpufreq/cpuinfo_max_freq")))
-            .filter_map(|s| s.parse::<u64>().ok())
-            .max();
-        let governors = distinct_governors(
-            cpu_dirs()
-                .iter()
-                .filter_map(|d| read(d.join("cpufreq/scaling_governor"))),
-        );
-
-        let mut facts = HostFacts {
-            hostname: read_trim("/proc/sys/kernel/hostname"),
-            cpu_model: cpuinfo.model,
-            logical_cpus: (cpuinfo.logical > 0).then_some(cpuinfo.logical),
-            usable_cpus: std::thread::available_parallelism()
-                .ok()
-                .map(|n| n.get() as u32),
-            physical_cores: cpuinfo.physical_cores.or_else(sysfs_physical_cores),
-            cpu_mhz: cpufreq_max_khz
-                .map(|khz| khz as f64 / 1000.0)
-                .or(cpuinfo.max_mhz),
-            mem_total_bytes: mem.as_ref().map(|m| m.mem_total),
-            mem_available_bytes: mem.as_ref().map(procstat::mem_available),
-            swap_total_bytes: mem.as_ref().map(|m| m.swap_total),
-            swap_used_bytes: mem
-                .as_ref()
-                .map(|m| m.swap_total.saturating_sub(m.swap_free)),
-            kernel: KernelInfo {
-                sysname: read_trim("/proc/sys/kernel/ostype"),
-                release: read_trim("/proc/sys/kernel/osrelease"),
-                version: read_trim("/proc/sys/kernel/version"),
-                machine: std::env::consts::ARCH.to_string(),
-            },
-            os: read("/etc/os-release")
-                .or_else(|| read("/usr/lib/os-release"))
-                .and_then(|s| parse_os_release(&s)),
-            cpu_governors: governors,
-            transparent_hugepages: read("/sys/kernel/mm/transparent_hugepage/enabled")
-                .and_then(|s| bracketed(&s)),
-            numa_nodes: numa_node_count(),
-            // getrlimit(2): `None` is RLIM_INFINITY.
-            nofile_soft: Some(nofile.current.unwrap_or(u64::MAX)),
-            nofile_hard: Some(nofile.maximum.unwrap_or(u64::MAX)),
-            load_average: LoadAverage::current().ok().map(|l| load_average(&l)),
-            ..HostFacts::default()
-        };
-
-        if let Some(dir) = data_dir {
-            facts.data_dir = Some(dir.display().to_string());
-            if let Some(dev) = resolve_data_dir_device(dir) {
-                facts.data_dir_fs_type = dev.fs_type;
-                if !dev.disks.is_empty() {
-                    facts.data_dir_device = Some(dev.disks.join(","));
-                }
-                facts.io_scheduler = dev.scheduler;
-            }
-        }
-
-        // The rest of collection counts towards the window; sleep only what is left.
-        std::thread::sleep(BUSY_SAMPLE_WINDOW.saturating_sub(window_start.elapsed()));
-        let elapsed = window_start.elapsed().as_secs_f64();
-        let after = process_cpu_table();
-        facts.busy_processes = busy_processes(&busy_before, &after, elapsed, std::process::id());
-        facts
+    let mut cpuinfo = procfs::CpuInfo::current()
+        .map(|c| CpuInfo::from(&c))
+        .unwrap_or_default();
+    if cpuinfo.model.is_none() {
+        // Boards whose cpuinfo names no model (arm) name themselves in the device tree.
+        cpuinfo.model = read("/proc/device-tree/model")
+            .map(|m| {
+                m.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+                    .to_owned()
+            })
+            .filter(|m| !m.is_empty());
     }
+    let mem = Meminfo::current().ok();
+    let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let cpufreq_max_khz = cpu_dirs()
+        .iter()
+        .filter_map(|d| read_trim(d.join("cpufreq/cpuinfo_max_freq")))
+        .filter_map(|s| s.parse::<u64>().ok())
+        .max();
+    let governors = distinct_governors(
+        cpu_dirs()
+            .iter()
+            .filter_map(|d| read(d.join("cpufreq/scaling_governor"))),
+    );
+
+    let mut facts = HostFacts {
+        hostname: read_trim("/proc/sys/kernel/hostname"),
+        cpu_model: cpuinfo.model,
+        logical_cpus: (cpuinfo.logical > 0).then_some(cpuinfo.logical),
+        usable_cpus: std::thread::available_parallelism()
+            .ok()
+            .map(|n| n.get() as u32),
+        physical_cores: cpuinfo.physical_cores.or_else(sysfs_physical_cores),
+        cpu_mhz: cpufreq_max_khz
+            .map(|khz| khz as f64 / 1000.0)
+            .or(cpuinfo.max_mhz),
+        mem_total_bytes: mem.as_ref().map(|m| m.mem_total),
+        mem_available_bytes: mem.as_ref().map(procstat::mem_available),
+        swap_total_bytes: mem.as_ref().map(|m| m.swap_total),
+        swap_used_bytes: mem
+            .as_ref()
+            .map(|m| m.swap_total.saturating_sub(m.swap_free)),
+        kernel: KernelInfo {
+            sysname: read_trim("/proc/sys/kernel/ostype"),
+            release: read_trim("/proc/sys/kernel/osrelease"),
+            version: read_trim("/proc/sys/kernel/version"),
+            machine: std::env::consts::ARCH.to_string(),
+        },
+        os: read("/etc/os-release")
+            .or_else(|| read("/usr/lib/os-release"))
+            .and_then(|s| parse_os_release(&s)),
+        cpu_governors: governors,
+        transparent_hugepages: read("/sys/kernel/mm/transparent_hugepage/enabled")
+            .and_then(|s| bracketed(&s)),
+        numa_nodes: numa_node_count(),
+        // getrlimit(2): `None` is RLIM_INFINITY.
+        nofile_soft: Some(nofile.current.unwrap_or(u64::MAX)),
+        nofile_hard: Some(nofile.maximum.unwrap_or(u64::MAX)),
+        load_average: LoadAverage::current().ok().map(|l| load_average(&l)),
+        ..HostFacts::default()
+    };
+
+    if let Some(dir) = data_dir {
+        facts.data_dir = Some(dir.display().to_string());
+        if let Some(dev) = resolve_data_dir_device(dir) {
+            facts.data_dir_fs_type = dev.fs_type;
+            if !dev.disks.is_empty() {
+                facts.data_dir_device = Some(dev.disks.join(","));
+            }
+            facts.io_scheduler = dev.scheduler;
+        }
+    }
+
+    // The rest of collection counts towards the window; sleep only what is left.
+    std::thread::sleep(BUSY_SAMPLE_WINDOW.saturating_sub(window_start.elapsed()));
+    let elapsed = window_start.elapsed().as_secs_f64();
+    let after = process_cpu_table();
+    facts.busy_processes = busy_processes(&busy_before, &after, elapsed, std::process::id());
+    facts
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -872,69 +805,6 @@ pub fn doctor_warnings(facts: &HostFacts, clients: Option<u32>) -> Vec<Warning> 
     out
 }
 
-fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
-}
-
-/// The known facts as short `name → value` strings, for compact display (`dbrig doctor`).
-pub fn facts_summary(facts: &HostFacts) -> BTreeMap<&'static str, String> {
-    let mut m = BTreeMap::new();
-    let mut put = |k: &'static str, v: Option<String>| {
-        if let Some(v) = v {
-            m.insert(k, v);
-        }
-    };
-    put("hostname", facts.hostname.clone());
-    put("cpu", facts.cpu_model.clone());
-    put(
-        "cpus",
-        facts.logical_cpus.map(|l| match facts.physical_cores {
-            Some(p) => format!("{l} logical, {p} cores"),
-            None => format!("{l} logical"),
-        }),
-    );
-    put("cpu_mhz", facts.cpu_mhz.map(|m| format!("{m:.0}")));
-    put("memory", facts.mem_total_bytes.map(human_bytes));
-    put("swap", facts.swap_total_bytes.map(human_bytes));
-    put(
-        "kernel",
-        facts.kernel.release.as_ref().map(|r| {
-            format!(
-                "{} {r} {}",
-                facts.kernel.sysname.as_deref().unwrap_or("?"),
-                facts.kernel.machine
-            )
-        }),
-    );
-    put("os", facts.os.clone());
-    put(
-        "governor",
-        (!facts.cpu_governors.is_empty()).then(|| facts.cpu_governors.join(",")),
-    );
-    put("thp", facts.transparent_hugepages.clone());
-    put("numa_nodes", facts.numa_nodes.map(|n| n.to_string()));
-    put(
-        "nofile",
-        facts.nofile_soft.map(|s| match facts.nofile_hard {
-            Some(h) => format!("{s} (hard {h})"),
-            None => s.to_string(),
-        }),
-    );
-    put("io_scheduler", facts.io_scheduler.clone());
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1415,7 +1285,7 @@ mod tests {
     fn collect_on_this_machine() {
         let dir = std::env::temp_dir().join("dbrig-does-not-exist/yet");
         let t = Instant::now();
-        let f = HostFacts::collect(Some(&dir));
+        let f = collect(Some(&dir));
         assert!(t.elapsed() >= BUSY_SAMPLE_WINDOW);
         let cpus = f.logical_cpus.expect("cpu count");
         assert!((1..=4096).contains(&cpus));
@@ -1437,6 +1307,6 @@ mod tests {
         for w in doctor_warnings(&f, Some(64)) {
             println!("{w}");
         }
-        let _ = facts_summary(&f);
+        let _ = facts_lines(&f);
     }
 }

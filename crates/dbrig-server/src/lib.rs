@@ -3,7 +3,8 @@
 //! This crate owns everything about the machine and the database server process around a
 //! benchmark, as opposed to the benchmark itself:
 //!
-//! - [`host`]: host facts stored with every run (CPU, memory, kernel, governor, transparent
+//! - [`host`]: collecting the host facts stored with every run (their types and human form
+//!   live in `dbrig_core::host`, so reports show them without this crate) (CPU, memory, kernel, governor, transparent
 //!   huge pages, swap, NUMA, open-files limit, the data directory's I/O scheduler, busy
 //!   processes) and `dbrig doctor`'s warnings about what would distort a benchmark;
 //! - [`procstat`]: OS statistics sampled during each trial (CPU user/system/iowait, disk

@@ -13,14 +13,24 @@ pub enum Format {
     Json,
 }
 
+/// `dbrig runs`: what the results database holds.
+#[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// `json`: one array of runs, for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 /// Where results and default files go.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
     /// Output folder: the default SQLite target and the results database live here.
     #[arg(long, default_value = "dbrig-out")]
     pub out: PathBuf,
-    /// Results database file (default: OUT/results.db).
-    #[arg(long)]
+    /// Results database file (default: OUT/results.db; or $DBRIG_RESULTS).
+    #[arg(long, env = "DBRIG_RESULTS")]
     pub results: Option<PathBuf>,
 }
 
@@ -45,8 +55,10 @@ impl StoreArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConnectionArgs {
     /// Target URL: mysql://USER@HOST:PORT/DB (or mariadb://, ?socket=PATH),
-    /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: sqlite:OUT/dbrig.sqlite).
-    #[arg(long)]
+    /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: $DBRIG_TARGET, else
+    /// sqlite:OUT/dbrig.sqlite).
+    // The value is never shown in help: a URL may carry a password.
+    #[arg(long, env = "DBRIG_TARGET", hide_env_values = true)]
     pub target: Option<String>,
     /// Read the password from this environment variable.
     #[arg(long, value_name = "VAR")]

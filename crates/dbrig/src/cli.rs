@@ -4,12 +4,12 @@
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::args::{DoctorArgs, StoreArgs, WorkloadArgs};
+use crate::args::{DoctorArgs, WorkloadArgs};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "dbrig",
-    version,
+    version = dbrig_exec::VERSION,
     about = "A database benchmark rig for MariaDB/MySQL, PostgreSQL and SQLite",
     long_about = "A database benchmark rig for MariaDB/MySQL, PostgreSQL and SQLite.\n\n\
         sysbench habits work: `dbrig prepare|run|cleanup WORKLOAD [options]`, option names \
@@ -52,7 +52,7 @@ pub enum Command {
     /// Show host facts and what would distort a benchmark on this machine.
     Doctor(DoctorArgs),
     /// List the runs stored in the results database.
-    Runs(StoreArgs),
+    Runs(crate::args::RunsArgs),
     /// The seeds' micro-benchmarks: memory_load, scan_filter, tmp_groupby.
     Micro(crate::micro_cmd::MicroArgs),
     /// Query-by-query A/B of two servers over a folder of queries (RQG perfrun), or `perfrun report`.
@@ -65,12 +65,70 @@ pub enum Command {
     Tpch(crate::tpch_cmd::TpchArgs),
     /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).
     Server(crate::server_cmd::ServerArgs),
+    /// Print a shell completion script (`dbrig completions bash > /etc/bash_completion.d/dbrig`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, roff (`dbrig man > dbrig.1; man ./dbrig.1`).
+    Man,
 }
 
-/// sysbench spells options with underscores (`--table_size`); clap wants dashes. Rewrite the
-/// option *names* (never their values) before parsing.
+/// The completion script for `shell`, generated from the command definitions.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "dbrig", &mut out);
+    out
+}
+
+/// The man page (roff), generated from the command definitions.
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    Ok(out)
+}
+
+/// The commands sysbench puts last (`sysbench oltp_read_only --threads=4 run`).
+const SYSBENCH_COMMANDS: [&str; 3] = ["prepare", "run", "cleanup"];
+
+/// sysbench's word order, the command last (`dbrig oltp_point_select --threads 4 run`), becomes
+/// dbrig's, the command first: when the first word is not one of dbrig's commands and the last
+/// word (`--name=value` options after it aside) is prepare, run or cleanup, it moves to the
+/// front.
+fn command_first(mut args: Vec<String>) -> Vec<String> {
+    use clap::CommandFactory;
+    let Some(first) = args.get(1) else {
+        return args;
+    };
+    let known = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == first)
+        || first.starts_with("--help")
+        || first == "-h"
+        || first == "-V"
+        || first.starts_with("--version");
+    // The last word that is not a `--name=value` option.
+    let last = (2..args.len())
+        .rev()
+        .find(|&i| !(args[i].starts_with("--") && args[i].contains('=')));
+    if !known
+        && let Some(i) = last
+        && SYSBENCH_COMMANDS.contains(&args[i].as_str())
+    {
+        let command = args.remove(i);
+        args.insert(1, command);
+    }
+    args
+}
+
+/// sysbench spells options with underscores (`--table_size`) and puts the command last; clap
+/// wants dashes and the command first. Rewrite the option *names* (never their values) and
+/// the word order before parsing.
 pub fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut after_double_dash = false;
+    let args = command_first(args.into_iter().collect());
     args.into_iter()
         .map(|a| {
             if after_double_dash || !a.starts_with("--") {
@@ -118,6 +176,49 @@ mod tests {
                 "--target=sqlite:a_b.db"
             ]
         );
+    }
+
+    #[test]
+    fn sysbench_word_order_puts_the_command_first() {
+        let args = |a: &[&str]| normalize_args(a.iter().map(|s| s.to_string()));
+        assert_eq!(
+            args(&["dbrig", "oltp_point_select", "--threads", "4", "run"]),
+            ["dbrig", "run", "oltp_point_select", "--threads", "4"]
+        );
+        assert_eq!(
+            args(&["dbrig", "--table_size=10", "oltp_read_only", "prepare"]),
+            ["dbrig", "prepare", "--table-size=10", "oltp_read_only"]
+        );
+        // dbrig's own order is left alone, even when a value is a command word.
+        assert_eq!(
+            args(&["dbrig", "report", "--format", "text", "run"]),
+            ["dbrig", "report", "--format", "text", "run"]
+        );
+        assert_eq!(
+            args(&["dbrig", "run", "oltp_read_only"]),
+            ["dbrig", "run", "oltp_read_only"]
+        );
+        assert_eq!(
+            args(&["dbrig", "oltp_delete", "cleanup", "--out=x"]),
+            ["dbrig", "cleanup", "oltp_delete", "--out=x"]
+        );
+    }
+
+    #[test]
+    fn completions_and_man_page_come_from_the_definitions() {
+        let bash = String::from_utf8(completions(clap_complete::Shell::Bash)).unwrap();
+        assert!(bash.contains("complete -F _dbrig"), "{bash}");
+        for word in ["perfrun", "tpch", "--report-interval"] {
+            assert!(bash.contains(word), "{word}");
+        }
+        let zsh = String::from_utf8(completions(clap_complete::Shell::Zsh)).unwrap();
+        assert!(zsh.starts_with("#compdef dbrig"));
+        let fish = String::from_utf8(completions(clap_complete::Shell::Fish)).unwrap();
+        assert!(fish.contains("complete -c dbrig"));
+        let man = String::from_utf8(man_page().unwrap()).unwrap();
+        assert!(man.starts_with(".ie \\n(.g .ds Aq"), "{}", &man[..80]);
+        assert!(man.contains(".TH dbrig 1"), "{man}");
+        assert!(man.contains("A database benchmark rig"));
     }
 
     #[test]

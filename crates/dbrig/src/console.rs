@@ -150,12 +150,44 @@ pub fn exit_code(outcome: &Outcome) -> ExitCode {
     }
 }
 
+/// The plan bar's clock: the bar counts seconds of the plan's known durations (each timed
+/// trial's warm-up plus run time), so it moves inside a trial and its ETA is the plan's own.
+/// A ticker thread advances it every [`TICK`] within the running trial's expected length.
+struct PlanClock {
+    /// Expected seconds of each trial of the schedule (0 for a benchmark run of unknown
+    /// length: it moves the bar when it ends).
+    expected: Vec<f64>,
+    /// Seconds of the trials before the running one, and when the running one started.
+    state: std::sync::Mutex<(f64, usize, Instant)>,
+    done: std::sync::atomic::AtomicBool,
+}
+
+/// How often the plan bar moves.
+const TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl PlanClock {
+    fn position(&self) -> f64 {
+        let (base, index, started) = *self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let expected = self.expected.get(index).copied().unwrap_or(0.0);
+        base + started.elapsed().as_secs_f64().min(expected)
+    }
+
+    /// The running trial is `index`: the bar stands at the sum of the trials before it.
+    fn start(&self, index: usize) {
+        let base: f64 = self.expected.iter().take(index).sum();
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = (base, index, Instant::now());
+    }
+}
+
 /// Prints what the executor reports.
 pub struct ConsoleObserver {
     bar: Option<indicatif::ProgressBar>,
+    clock: Option<Arc<PlanClock>>,
     started: Instant,
-    /// A single OLTP run in text form: sysbench's interval lines on stdout, at this percentile.
+    /// A single OLTP run: sysbench's interval lines, at this percentile.
     interval_percentile: Option<f64>,
+    /// The interval lines go to stderr (stdout is JSON).
+    intervals_to_stderr: bool,
     /// Redraw the power test's bar chart here after every query.
     power_chart: Option<PathBuf>,
     /// An interval line was printed (the final report then starts after a blank line, as
@@ -168,22 +200,54 @@ pub struct ConsoleObserver {
 
 impl ConsoleObserver {
     /// For a plan file: a progress bar on a terminal (one line per trial otherwise) and the
-    /// HTML page kept up to date in `out`.
-    pub fn plan(trials: usize, out: &Path) -> Self {
+    /// HTML page kept up to date in `out`. The bar counts the plan's known seconds and ticks
+    /// steadily, so it moves inside a trial and its ETA is based on the plan's durations.
+    pub fn plan(plan: &Plan, out: &Path) -> Self {
+        let expected: Vec<f64> = plan
+            .schedule
+            .iter()
+            .map(|(c, _)| {
+                let cell = &plan.cells[*c];
+                if cell.workload.is_timed() {
+                    cell.run.time + cell.run.warmup
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let total: f64 = expected.iter().sum();
+        let mut clock = None;
         let bar = std::io::stderr().is_terminal().then(|| {
-            let b = indicatif::ProgressBar::new(trials as u64);
+            // Tenths of a second: a smooth bar on short trials.
+            let b = indicatif::ProgressBar::new((total * 10.0).ceil().max(1.0) as u64);
             b.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{spinner} trial {pos}/{len} [{elapsed_precise}, ~{eta} left] {bar:30} {msg}",
+                    "{spinner} trial {prefix} [{elapsed_precise}, ~{eta} left] {bar:30} {msg}",
                 )
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
+            b.set_prefix(format!("0/{}", expected.len()));
+            let c = Arc::new(PlanClock {
+                expected: expected.clone(),
+                state: std::sync::Mutex::new((0.0, 0, Instant::now())),
+                done: Default::default(),
+            });
+            let (tick_bar, tick_clock) = (b.clone(), Arc::clone(&c));
+            std::thread::spawn(move || {
+                while !tick_clock.done.load(std::sync::atomic::Ordering::Relaxed) {
+                    tick_bar.set_position((tick_clock.position() * 10.0) as u64);
+                    std::thread::sleep(TICK);
+                }
+            });
+            clock = Some(c);
             b
         });
         ConsoleObserver {
             bar,
+            clock,
             started: Instant::now(),
             interval_percentile: None,
+            intervals_to_stderr: false,
             power_chart: None,
             printed_intervals: Default::default(),
             plan_out: Some(out.to_owned()),
@@ -194,17 +258,21 @@ impl ConsoleObserver {
     pub fn single() -> Self {
         ConsoleObserver {
             bar: None,
+            clock: None,
             started: Instant::now(),
             interval_percentile: None,
+            intervals_to_stderr: false,
             power_chart: None,
             printed_intervals: Default::default(),
             plan_out: None,
         }
     }
 
-    /// Print OLTP interval samples as sysbench's lines.
-    pub fn with_intervals(mut self, percentile: f64) -> Self {
+    /// Print OLTP interval samples as sysbench's lines: on stdout, or on stderr when stdout
+    /// carries a machine-readable document (`--format json`).
+    pub fn with_intervals(mut self, percentile: f64, to_stderr: bool) -> Self {
         self.interval_percentile = Some(percentile);
+        self.intervals_to_stderr = to_stderr;
         self
     }
 
@@ -229,8 +297,11 @@ impl Observer for ConsoleObserver {
     }
 
     fn trial_started(&self, trial: &TrialRef<'_>) {
+        if let Some(c) = &self.clock {
+            c.start(trial.index);
+        }
         if let Some(b) = &self.bar {
-            b.set_position(trial.index as u64);
+            b.set_prefix(format!("{}/{}", trial.index + 1, trial.total));
             b.set_message(trial.describe());
         }
     }
@@ -244,9 +315,14 @@ impl Observer for ConsoleObserver {
 
     fn interval(&self, _trial: &TrialRef<'_>, sample: &IntervalSample) {
         if let Some(p) = self.interval_percentile {
+            let line = dbrig_report::interval_line(sample, p);
+            if self.intervals_to_stderr {
+                eprintln!("{line}");
+                return;
+            }
             // A closed stdout ends the command when it prints its report; a live line has
             // nowhere to go meanwhile.
-            let _ = outln!("{}", dbrig_report::interval_line(sample, p));
+            let _ = outln!("{line}");
             self.printed_intervals
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -267,7 +343,9 @@ impl Observer for ConsoleObserver {
         };
         match &self.bar {
             Some(b) => {
-                b.set_position(trial.index as u64 + 1);
+                if let Some(c) = &self.clock {
+                    c.start(trial.index + 1);
+                }
                 b.println(format!("{}: {summary}", trial.describe()));
             }
             None => eprintln!(
@@ -286,6 +364,9 @@ impl Observer for ConsoleObserver {
     }
 
     fn schedule_done(&self) {
+        if let Some(c) = &self.clock {
+            c.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }

@@ -5,13 +5,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use dbrig_exec::probes;
-use dbrig_server::HostFacts;
 
-use crate::args::{DoctorArgs, Format, StoreArgs};
+use crate::args::{DoctorArgs, Format, RunsArgs, StoreArgs};
 use crate::out::outln;
 
 pub async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
-    let facts = HostFacts::collect(args.data_dir.as_deref());
+    let facts = dbrig_server::host::collect(args.data_dir.as_deref());
     let mut warnings: Vec<String> = dbrig_server::doctor_warnings(&facts, args.clients)
         .iter()
         .map(|w| w.to_string())
@@ -42,7 +41,7 @@ pub async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!("Host:")?;
-    for (k, v) in dbrig_server::host::facts_summary(&facts) {
+    for (k, v) in dbrig_server::host::facts_lines(&facts) {
         outln!("  {k:<22}{v}")?;
     }
     outln!()?;
@@ -65,16 +64,28 @@ pub async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
 
 /// Every run with its kind, status (`abandoned`: still marked running, its dbrig gone) and
 /// trial count.
-pub fn runs(args: StoreArgs) -> Result<ExitCode> {
-    let store = crate::console::open_existing_store(&args)?;
+pub fn runs(args: RunsArgs) -> Result<ExitCode> {
+    let store = crate::console::open_existing_store(&args.store)?;
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header(["run", "kind", "name", "status", "started", "trials"]);
+    let mut json = Vec::new();
     for r in store.runs()? {
         let mut trials = 0;
         for c in &store.cells(r.id)? {
             trials += store.trials(c.id)?.len();
         }
+        json.push(serde_json::json!({
+            "run": r.id.0,
+            "kind": r.kind.to_string(),
+            "name": r.name,
+            "status": r.status.as_str(),
+            "error": r.error,
+            "started_at": r.started_at,
+            "finished_at": r.finished_at,
+            "dbrig_version": r.dbrig_version,
+            "trials": trials,
+        }));
         table.add_row([
             r.id.0.to_string(),
             r.kind.to_string(),
@@ -84,6 +95,10 @@ pub fn runs(args: StoreArgs) -> Result<ExitCode> {
             trials.to_string(),
         ]);
     }
-    outln!("{table}")?;
+    if args.format == Format::Json {
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        outln!("{table}")?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,14 @@ fn main() -> ExitCode {
             cli::Command::Compare(a) => report_cmd::compare(a),
             cli::Command::Tpch(a) => tpch_cmd::tpch(a, &argv).await,
             cli::Command::Server(a) => server_cmd::server(a),
+            cli::Command::Completions { shell } => {
+                out::text(&String::from_utf8_lossy(&cli::completions(shell)))
+                    .map(|()| ExitCode::SUCCESS)
+            }
+            cli::Command::Man => cli::man_page()
+                .map_err(anyhow::Error::from)
+                .and_then(|m| out::text(&String::from_utf8_lossy(&m)))
+                .map(|()| ExitCode::SUCCESS),
         }
     });
     // Connections closing in the background must not hold the process open.

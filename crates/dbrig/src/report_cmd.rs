@@ -24,12 +24,17 @@ pub enum ReportFormat {
     Csv,
     /// One row per trial, every status included.
     CsvTrials,
+    /// One row per interval sample of every trial, with the trial's start time.
+    CsvIntervals,
     /// The console tables as Markdown.
     Markdown,
     /// One self-contained page with the charts (written to --output, default OUT/report-RUN.html).
     Html,
     /// The charts that have data as SVG files in the folder --output (default OUT/charts-RUN).
     Svg,
+    /// Every OLTP trial as BenchBase writes a run, NAME.summary.json and NAME.results.csv, in
+    /// the folder --output (default OUT/benchbase-RUN).
+    Benchbase,
 }
 
 impl From<ReportFormat> for dbrig_report::Format {
@@ -39,9 +44,11 @@ impl From<ReportFormat> for dbrig_report::Format {
             ReportFormat::Json => dbrig_report::Format::Json,
             ReportFormat::Csv => dbrig_report::Format::Csv,
             ReportFormat::CsvTrials => dbrig_report::Format::CsvTrials,
+            ReportFormat::CsvIntervals => dbrig_report::Format::CsvIntervals,
             ReportFormat::Markdown => dbrig_report::Format::Markdown,
             ReportFormat::Html => dbrig_report::Format::Html,
             ReportFormat::Svg => dbrig_report::Format::Svg,
+            ReportFormat::Benchbase => dbrig_report::Format::Benchbase,
         }
     }
 }
@@ -72,6 +79,11 @@ pub struct ReportOptions {
     /// collection ('' shows every pair).
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
+    /// Add what the trials recorded besides their figures to a text or Markdown report:
+    /// `hooks` (every hook's command and output), `plans` (a power test's EXPLAIN plans), or
+    /// `hooks,plans`. The HTML page always has them, collapsed.
+    #[arg(long, value_name = "hooks,plans")]
+    pub with: Option<dbrig_report::records::With>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -142,6 +154,7 @@ fn emit(store: &Store, runs: Vec<RunId>, opts: &ReportOptions) -> Result<ExitCod
     };
     req.perfrun_filter = opts.filter.clone();
     req.output = opts.output.clone();
+    req.with = opts.with.unwrap_or_default();
     let rendered =
         dbrig_report::render(store, &req).with_context(|| format!("reporting run {tag}"))?;
     show(rendered)?;

@@ -111,11 +111,8 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }
-    let observer = if text {
-        ConsoleObserver::single().with_intervals(run.percentile)
-    } else {
-        ConsoleObserver::single()
-    };
+    // With --format json stdout carries one JSON object: the interval lines go to stderr.
+    let observer = ConsoleObserver::single().with_intervals(run.percentile, !text);
     let outcome = console::measure(plan, &args.store, argv, false, &observer).await?;
     if observer.printed_intervals() {
         outln!()?;
@@ -128,7 +125,7 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
 fn print_header(workload: &str, target: &str, run: &RunOptions) -> Result<()> {
     outln!(
         "dbrig {} — {workload} on {target}\nRunning with {} client(s), {}, {} keys, seed {}\n",
-        env!("CARGO_PKG_VERSION"),
+        dbrig_exec::VERSION,
         run.threads,
         run.schedule_text(),
         run.key_distribution().describe(),
@@ -143,7 +140,7 @@ async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let baseline = plan.baseline.clone();
-    let observer = ConsoleObserver::plan(plan.schedule.len(), &args.store.out);
+    let observer = ConsoleObserver::plan(&plan, &args.store.out);
     let outcome = console::measure(plan, &args.store, argv, args.resume, &observer).await?;
     crate::report_cmd::print_plan(&outcome.store, outcome.run, &baseline, &args.store.out)?;
     let t = &outcome.tally;

@@ -264,6 +264,10 @@ pub struct TpchReportArgs {
     /// Also write the bar chart (SVG) here.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
+    /// Rows in the power test's stream order (RF1, the stream's permutation, RF2) instead of
+    /// Q1 … Q22 then RF1, RF2.
+    #[arg(long)]
+    pub stream_order: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -700,7 +704,7 @@ fn report(a: TpchReportArgs) -> Result<ExitCode> {
             )
         })?;
     }
-    let Some(report) = TpchReport::load(&store, &runs, a.baseline.as_deref())? else {
+    let Some(mut report) = TpchReport::load(&store, &runs, a.baseline.as_deref())? else {
         bail!(
             "run(s) {} hold no finished TPC-H power test: give the id of a `dbrig tpch power` run or of a plan with a tpch_power workload",
             runs.iter()
@@ -721,6 +725,9 @@ fn report(a: TpchReportArgs) -> Result<ExitCode> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+    }
+    if a.stream_order {
+        report.order = dbrig_report::tpch::QueryOrder::Stream;
     }
     let table = tpch_table(&report);
     if a.markdown {

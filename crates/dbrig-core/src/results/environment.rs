@@ -122,6 +122,156 @@ pub struct ServerSettings {
     pub variables: BTreeMap<String, String>,
 }
 
+/// The settings a DBA reads first (cache sizes, durability, connections, read-only), in
+/// display order: what `dbrig doctor` and every report show of a server's variables.
+pub const KEY_SETTINGS: &[&str] = &[
+    // MariaDB / MySQL
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_doublewrite",
+    "innodb_flush_method",
+    "sync_binlog",
+    "log_bin",
+    "thread_handling",
+    "query_cache_type",
+    "read_only",
+    "innodb_read_only",
+    // PostgreSQL
+    "shared_buffers",
+    "effective_cache_size",
+    "work_mem",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_level",
+    "max_wal_size",
+    "jit",
+    "default_transaction_read_only",
+    // Both
+    "max_connections",
+];
+
+/// Variables that name a server instance rather than configure it (its port, files, ids):
+/// two servers of one configuration differ in them, so "settings that differ between
+/// configurations" leaves them out.
+pub fn is_instance_setting(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "port",
+        "socket",
+        "hostname",
+        "server_id",
+        "server_uuid",
+        "timestamp",
+        "pid_file",
+        "datadir",
+        "data_directory",
+        "config_file",
+        "hba_file",
+        "ident_file",
+        "external_pid_file",
+        "unix_socket_directories",
+        "log_error",
+        "general_log_file",
+        "slow_query_log_file",
+        "tmpdir",
+        "innodb_data_home_dir",
+        "innodb_log_group_home_dir",
+        "log_bin_basename",
+        "log_bin_index",
+        "relay_log_basename",
+        "relay_log_index",
+        "wsrep_node_name",
+    ];
+    EXACT.contains(&name) || name.starts_with("gtid_")
+}
+
+/// How durable a server's commits are, from the settings that decide it: MariaDB/MySQL
+/// InnoDB flush at commit, doublewrite and binary-log sync; PostgreSQL fsync,
+/// synchronous_commit and full_page_writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Durability {
+    /// Each deciding setting as `name=value`, in that order.
+    pub settings: Vec<String>,
+    /// The settings that relax durability (a commit can be lost, or a crash can tear a
+    /// page), as `name=value`; empty when commits are fully durable.
+    pub relaxed: Vec<String>,
+}
+
+impl Durability {
+    pub fn is_relaxed(&self) -> bool {
+        !self.relaxed.is_empty()
+    }
+
+    /// `full (…)` or `RELAXED: … (…)`: the line every report prints per configuration.
+    pub fn describe(&self) -> String {
+        if self.is_relaxed() {
+            format!(
+                "RELAXED by {} (all: {})",
+                self.relaxed.join(", "),
+                self.settings.join(", ")
+            )
+        } else {
+            format!("full ({})", self.settings.join(", "))
+        }
+    }
+}
+
+fn is_on(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "on" | "1" | "true" | "yes")
+}
+
+impl ServerSettings {
+    /// The key settings this server has, in [`KEY_SETTINGS`] order.
+    pub fn key_settings(&self) -> Vec<(&'static str, &str)> {
+        KEY_SETTINGS
+            .iter()
+            .filter_map(|k| Some((*k, self.variables.get(*k)?.as_str())))
+            .collect()
+    }
+
+    /// The durability of commits; `None` when none of the deciding settings is known
+    /// (SQLite, or settings that could not be read).
+    pub fn durability(&self) -> Option<Durability> {
+        let get = |k: &str| self.variables.get(k).map(String::as_str);
+        let mut d = Durability {
+            settings: Vec::new(),
+            relaxed: Vec::new(),
+        };
+        let mut check = |name: &str, value: Option<&str>, durable: &dyn Fn(&str) -> bool| {
+            if let Some(v) = value {
+                let kv = format!("{name}={v}");
+                if !durable(v) {
+                    d.relaxed.push(kv.clone());
+                }
+                d.settings.push(kv);
+            }
+        };
+        // MariaDB / MySQL: 1 writes and flushes the log at every commit; 0 and 2 leave up to
+        // a second of commits to a crash.
+        check(
+            "innodb_flush_log_at_trx_commit",
+            get("innodb_flush_log_at_trx_commit"),
+            &|v| v == "1",
+        );
+        check("innodb_doublewrite", get("innodb_doublewrite"), &|v| {
+            // MariaDB 11.x also has `fast` (durable, fewer flushes).
+            v.eq_ignore_ascii_case("fast") || is_on(v)
+        });
+        // The binary log's sync matters only when there is a binary log.
+        if get("log_bin").is_some_and(is_on) {
+            check("sync_binlog", get("sync_binlog"), &|v| v == "1");
+        }
+        // PostgreSQL.
+        check("fsync", get("fsync"), &is_on);
+        check("synchronous_commit", get("synchronous_commit"), &|v| {
+            !matches!(v, "off")
+        });
+        check("full_page_writes", get("full_page_writes"), &is_on);
+        (!d.settings.is_empty()).then_some(d)
+    }
+}
+
 /// Where a trial ran: the CPUs asked for, the CPUs the kernel allowed dbrig and the server
 /// (read back from `/proc`), and the server's NUMA placement.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -146,5 +296,67 @@ impl ServerLife {
     /// Whether the server restarted or died between the two observations.
     pub fn restarted(&self) -> bool {
         matches!((&self.before, &self.after), (Some(b), Some(a)) if super::server_restarted(b, a))
+    }
+}
+
+#[cfg(test)]
+mod durability_tests {
+    use super::*;
+
+    fn settings(vars: &[(&str, &str)]) -> ServerSettings {
+        ServerSettings {
+            variables: vars
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            ..ServerSettings::default()
+        }
+    }
+
+    #[test]
+    fn mariadb_durability_is_flush_doublewrite_and_binlog_sync() {
+        let full = settings(&[
+            ("innodb_flush_log_at_trx_commit", "1"),
+            ("innodb_doublewrite", "ON"),
+            ("log_bin", "OFF"),
+            ("sync_binlog", "0"),
+        ]);
+        let d = full.durability().unwrap();
+        assert!(!d.is_relaxed());
+        // No binary log: its sync does not matter.
+        assert_eq!(
+            d.describe(),
+            "full (innodb_flush_log_at_trx_commit=1, innodb_doublewrite=ON)"
+        );
+        let relaxed = settings(&[
+            ("innodb_flush_log_at_trx_commit", "2"),
+            ("innodb_doublewrite", "ON"),
+            ("log_bin", "ON"),
+            ("sync_binlog", "0"),
+        ]);
+        let d = relaxed.durability().unwrap();
+        assert_eq!(
+            d.relaxed,
+            ["innodb_flush_log_at_trx_commit=2", "sync_binlog=0"]
+        );
+        assert!(
+            d.describe()
+                .starts_with("RELAXED by innodb_flush_log_at_trx_commit=2")
+        );
+    }
+
+    #[test]
+    fn postgres_durability_is_fsync_synchronous_commit_and_full_page_writes() {
+        let d = settings(&[
+            ("fsync", "on"),
+            ("synchronous_commit", "off"),
+            ("full_page_writes", "on"),
+        ])
+        .durability()
+        .unwrap();
+        assert_eq!(d.relaxed, ["synchronous_commit=off"]);
+        assert_eq!(settings(&[("journal_mode", "wal")]).durability(), None);
+        assert!(is_instance_setting("port") && is_instance_setting("gtid_binlog_pos"));
+        assert!(!is_instance_setting("innodb_buffer_pool_size"));
     }
 }

@@ -98,6 +98,31 @@ fn assert_drawn(pixels: &[[u8; 3]], configurations: usize, min: usize) {
     assert!(white > pixels.len() / 2, "{white} white pixels");
 }
 
+/// What the page's charts print: every chart text at least 12 px, and no tick label longer
+/// than 8 characters (ticks are formatted from their step, never `0.12000000000000001`).
+fn assert_chart_text(page: &str) {
+    let mut texts = 0;
+    for t in page.split("<text").skip(1) {
+        let Some((attrs, rest)) = t.split_once('>') else {
+            continue;
+        };
+        let px: f64 = attrs
+            .split_once("font-size=\"")
+            .and_then(|(_, v)| v.split('"').next())
+            .and_then(|v| v.trim_end_matches("px").parse().ok())
+            .expect("every chart text has a size");
+        assert!(px >= 12.0, "chart text of {px} px: {attrs}");
+        let body = rest.split("</text>").next().unwrap_or("").trim();
+        let numeric = !body.is_empty()
+            && body
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == '-');
+        assert!(!numeric || body.len() <= 8, "tick label {body:?}");
+        texts += 1;
+    }
+    assert!(texts > 20, "only {texts} chart texts");
+}
+
 #[test]
 fn html_page_shows_the_charts_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
@@ -120,6 +145,7 @@ fn html_page_shows_the_charts_in_chromium() {
     // Verdict rows are coloured by their verdict.
     assert!(page.contains(r#"<tr class="verdict-regression">"#));
     assert!(page.contains(r#"<tr class="verdict-improvement">"#));
+    assert_chart_text(&page);
     let pixels = screenshot(&html, dir.path(), (1400, 2400));
     assert_drawn(&pixels, 3, 1500);
 }
@@ -143,7 +169,30 @@ fn a_page_of_every_kind_shows_its_charts_in_chromium() {
         page.contains("<pre>perfrun run 1"),
         "the perfrun pairs as text"
     );
+    assert_chart_text(&page);
     let pixels = screenshot(&html, dir.path(), (1400, 7200));
     // Two configurations; the power test's bars alone cover thousands of pixels.
     assert_drawn(&pixels, 2, 4000);
+}
+
+/// A single run at one client count (what `dbrig run … --report html` users see first): the
+/// latency chart's points are marked in the configuration's colour (a line through one point
+/// draws nothing), the host table is in human units, and the page text is at least 12 px.
+#[test]
+fn a_single_run_page_marks_its_points_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_in_memory().unwrap();
+    let runs = fixture::single_runs(&mut store).unwrap();
+    let html = dir.path().join("report.html");
+    write_html_report(&store, runs.oltp, &html).unwrap();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<td>memory</td><td>17.7 GiB (12.0 GiB available)</td>"));
+    assert!(page.contains("<td>busy processes</td><td>backup (pid 812) 24 % of a CPU</td>"));
+    assert!(!page.contains("19043745792"), "raw bytes in the page");
+    assert!(page.contains("median trial 1 of 1"));
+    assert_chart_text(&page);
+    let pixels = screenshot(&html, dir.path(), (1400, 2000));
+    // One configuration, one client count: only the markers (and the timeline's lines) are
+    // in its colour; without markers the latency chart would add nothing.
+    assert_drawn(&pixels, 1, 1500);
 }

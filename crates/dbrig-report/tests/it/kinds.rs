@@ -456,3 +456,95 @@ fn a_perfrun_run_applies_the_filter_given_at_collection() {
     let err = perfrun_report(&store, runs.oltp, None, SingleFormat::Text).unwrap_err();
     assert!(matches!(err, ReportError::NotPerfrun { .. }), "{err}");
 }
+
+/// Server settings in every report format: each configuration's key settings and durability,
+/// the settings that differ (the port, an instance setting, left out), and the flags for
+/// relaxed durability and a durability difference the plan does not compare.
+#[test]
+fn server_settings_and_durability_in_every_format() {
+    let mut store = dbrig_store::Store::open_in_memory().unwrap();
+    let run = dbrig_report::fixture::mixed_plan(&mut store).unwrap();
+    let data = dbrig_report::ReportData::load(&store, run).unwrap();
+    let text = dbrig_report::report_text(&data).unwrap();
+    let warning = "WARNING: the configurations differ in durability (innodb_flush_log_at_trx_commit) \
+                   and the plan does not compare it: not the seeds' equal-opportunity comparison";
+    // At the top (the preamble) and with the settings table.
+    assert_eq!(text.matches(warning).count(), 2, "{text}");
+    assert!(text.contains("RELAXED DURABILITY in B: commits can be lost in a crash"));
+    assert!(text.contains(
+        "durability of A: full (innodb_flush_log_at_trx_commit=1, innodb_doublewrite=ON)"
+    ));
+    assert!(text.contains(
+        "durability of B: RELAXED by innodb_flush_log_at_trx_commit=2 \
+         (all: innodb_flush_log_at_trx_commit=2, innodb_doublewrite=ON)"
+    ));
+    let differ = text
+        .split("Settings that differ between configurations")
+        .nth(1)
+        .expect("the differ table");
+    let rows: Vec<&str> = differ
+        .lines()
+        .skip(3)
+        .take_while(|l| !l.contains("variables differ"))
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        rows,
+        ["innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit"]
+    );
+    assert!(differ.contains("2 of 8 variables differ"));
+    let md = dbrig_report::report_markdown(&data).unwrap();
+    assert!(
+        md.contains("| innodb_flush_log_at_trx_commit | 1 | 2 |"),
+        "{md}"
+    );
+    let json = dbrig_report::report_json(&data).unwrap();
+    let settings = json["server_settings"].as_array().unwrap();
+    assert_eq!(settings.len(), 2);
+    assert_eq!(settings[1]["configuration"], "B");
+    assert_eq!(settings[1]["durability_relaxed"], true);
+    assert_eq!(settings[1]["variables"]["port"], "3307");
+    assert_eq!(json["durability_flags"].as_array().unwrap().len(), 2);
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert!(html.contains("<h2>Server settings</h2>"));
+    assert!(html.contains(r#"<p class="flag">RELAXED DURABILITY in B"#));
+}
+
+/// Hook outputs and EXPLAIN plans: collapsed in the HTML page, in text with `--with`.
+#[test]
+fn hooks_and_plans_are_shown_on_request() {
+    use dbrig_report::records::{With, hook_records, plan_records, records_text};
+    let mut store = dbrig_store::Store::open_in_memory().unwrap();
+    let run = dbrig_report::fixture::mixed_plan(&mut store).unwrap();
+    let data = dbrig_report::ReportData::load(&store, run).unwrap();
+    let hooks = hook_records(&data);
+    // The first trial of each OLTP cell: 2 client counts × 2 configurations.
+    assert_eq!(hooks.len(), 4);
+    assert_eq!(
+        hooks[0].title,
+        "A / oltp_read_only / 1 clients / trial 1: before-trial (plan hook, ok)"
+    );
+    assert_eq!(
+        hooks[0].body,
+        "$ echo 3 > /proc/sys/vm/drop_caches && free -m\nMem: 16384 901 used"
+    );
+    let plans = plan_records(&data);
+    // Six queries of each configuration's power test, one plan each.
+    assert_eq!(plans.len(), 12);
+    assert_eq!(plans[0].title, "A / tpch_power / trial 1 / Q14: plan p1");
+    assert_eq!(plans[0].body, "SCAN lineitem");
+    assert_eq!(records_text(&data, With::default()), None);
+    let with: With = "hooks,plans".parse().unwrap();
+    let text = records_text(&data, with).unwrap();
+    assert!(text.contains("\nHook outputs\n============\n"));
+    assert!(text.contains("\nEXPLAIN plans\n=============\n"));
+    assert!(text.contains("  Mem: 16384 904 used"));
+    assert!("hooks,explain".parse::<With>().is_err());
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert_eq!(html.matches("<details>").count(), 16);
+    // minijinja escapes `/` in HTML text.
+    assert!(
+        html.contains("<summary>B &#x2f; tpch_power &#x2f; trial 1 &#x2f; Q1: plan p1</summary>"),
+        "{html}"
+    );
+}

@@ -37,9 +37,28 @@ fn json() {
 
 #[test]
 fn csv() {
-    let (_, data) = demo();
+    let (store, data) = demo();
     assert_snapshot("demo-trials.csv", &trials_csv(&data));
     assert_snapshot("demo-cells.csv", &cells_csv(&data));
+    let intervals = dbrig_report::export::intervals_csv(&store, &data).unwrap();
+    // Every trial's samples with the trial's start time: the first data row.
+    assert_eq!(
+        intervals.lines().next().unwrap(),
+        "run_id,configuration,workload,clients,trial,trial_started_at,t_s,threads,tps,qps,\
+         reads_ps,writes_ps,other_ps,percentile,latency_pct_ms,errors_ps,reconnects_ps,backlog"
+    );
+    assert_snapshot("demo-intervals.csv", &intervals);
+    let json = dbrig_report::export::intervals_json(&store, &data).unwrap();
+    let first = &json[0];
+    assert_eq!(first["configuration"], "off");
+    assert_eq!(first["workload"], "oltp_read_only");
+    assert!(
+        first["started_at"]
+            .as_str()
+            .unwrap()
+            .starts_with("2023-11-14T")
+    );
+    assert!(first["samples"][0]["t_s"].as_f64().unwrap() > 0.0);
 }
 
 #[test]
@@ -64,4 +83,52 @@ fn unknown_baseline_is_refused_with_the_known_names() {
     let (_, mut data) = demo();
     let err = data.set_baseline("16").unwrap_err().to_string();
     assert!(err.contains("off, 8, 32"), "{err}");
+}
+
+/// `--format benchbase`: BenchBase's summary keys and results columns, per counted trial.
+#[test]
+fn benchbase_export() {
+    let (store, data) = demo();
+    let dir = tempfile::tempdir().unwrap();
+    let files = dbrig_report::benchbase::write_benchbase(&store, &data, dir.path()).unwrap();
+    // Every finished OLTP trial, two files each (the failed and the invalid trial have none).
+    let done = data
+        .stored
+        .iter()
+        .flat_map(|c| &c.trials)
+        .filter(|t| t.status == dbrig_store::TrialStatus::Done)
+        .count();
+    assert_eq!(done, 104);
+    assert_eq!(files.len(), 2 * done);
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("off-oltp_read_only-1c-t1.summary.json")).unwrap(),
+    )
+    .unwrap();
+    for key in [
+        "Benchmark Type",
+        "DBMS Type",
+        "DBMS Version",
+        "Latency Distribution",
+        "Throughput (requests/second)",
+        "Goodput (requests/second)",
+        "terminals",
+    ] {
+        assert!(summary.get(key).is_some(), "{key}");
+    }
+    assert_eq!(summary["DBMS Type"], "MYSQL");
+    assert_eq!(summary["terminals"], "1");
+    let dist = &summary["Latency Distribution"];
+    assert!(dist["Median Latency (microseconds)"].as_i64().unwrap() > 0);
+    assert_snapshot(
+        "benchbase-off-oltp_read_only-1c-t1.summary.json",
+        &(serde_json::to_string_pretty(&summary).unwrap() + "\n"),
+    );
+    let csv =
+        std::fs::read_to_string(dir.path().join("off-oltp_read_only-1c-t1.results.csv")).unwrap();
+    assert!(
+        csv.starts_with(
+            "Time (seconds),Throughput (requests/second),Average Latency (millisecond)"
+        )
+    );
+    assert_snapshot("benchbase-off-oltp_read_only-1c-t1.results.csv", &csv);
 }

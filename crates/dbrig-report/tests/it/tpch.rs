@@ -208,3 +208,98 @@ fn the_html_page_has_the_tpch_section() {
     let html = dbrig_report::render_html(&store, &data).unwrap();
     assert!(!html.contains("TPC-H power test"));
 }
+
+/// Two single `dbrig tpch power` runs (both configurations named `default`), one run per
+/// query: named by server version and run, one seconds column each, Q1 … Q22 order (and the
+/// stream order on request).
+#[test]
+fn single_runs_side_by_side_are_named_by_server_and_show_one_column() {
+    let mut store = Store::open_in_memory().unwrap();
+    let at = |s| UNIX_EPOCH + Duration::from_secs(1_700_000_000 + s);
+    let mut runs = Vec::new();
+    for (i, version) in ["10.11.19-MariaDB", "16.4"].into_iter().enumerate() {
+        let run = store
+            .begin_run(&NewRun {
+                kind: RunKind::TpchPower,
+                name: "tpch power",
+                started_at: at(i as u64 * 100),
+                options: &serde_json::json!({}),
+                host: &serde_json::json!({}),
+                dbrig_version: "0.1.0",
+                command_line: &["dbrig".to_owned()],
+                plan_text: None,
+            })
+            .unwrap();
+        let report = power(
+            version,
+            ["14", "2", "9"]
+                .iter()
+                .map(|q| fixture::step(q, 1_234_567 * (i as u64 + 1), QueryStatus::Ok))
+                .collect(),
+        );
+        let cell = store
+            .ensure_cell(
+                run,
+                &NewCell {
+                    cell_key: "default",
+                    configuration: "default",
+                    workload: "tpch_power",
+                    clients: 1,
+                    options: &serde_json::json!({}),
+                    target: "sqlite::memory:",
+                },
+            )
+            .unwrap();
+        store
+            .record_trial(
+                cell,
+                &NewTrial {
+                    trial: 1,
+                    status: TrialStatus::Done,
+                    reason: None,
+                    server_version: Some(version),
+                    started_at: at(i as u64 * 100 + 1),
+                    finished_at: at(i as u64 * 100 + 50),
+                    measurements: None,
+                    result: Some(&TrialResult::TpchPower(report)),
+                    environment: None,
+                },
+            )
+            .unwrap();
+        runs.push(run);
+    }
+    let mut report = TpchReport::load(&store, &runs, None).unwrap().unwrap();
+    let names: Vec<&str> = report
+        .configurations
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let (a, b) = (runs[0].0, runs[1].0);
+    assert_eq!(
+        names,
+        [
+            format!("10.11.19-MariaDB (run {a})"),
+            format!("16.4 (run {b})")
+        ]
+    );
+    let table = tpch_table(&report);
+    assert_eq!(
+        table.header,
+        [
+            "query".to_owned(),
+            format!("10.11.19-MariaDB (run {a}) s"),
+            format!("16.4 (run {b}) s"),
+            "ratio".to_owned()
+        ]
+    );
+    let first: Vec<&str> = table.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(first, ["Q2", "Q9", "Q14", "RF1", "RF2", "Power@Size"]);
+    assert_eq!(table.rows[0][1..], ["1.235", "2.469", "2.00"]);
+    report.order = dbrig_report::tpch::QueryOrder::Stream;
+    let first: Vec<String> = tpch_table(&report)
+        .rows
+        .iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(first, ["RF1", "Q14", "Q2", "Q9", "RF2", "Power@Size"]);
+}

@@ -13,6 +13,7 @@ mod one_path;
 mod perfrun;
 mod plans;
 mod postgres;
+mod readme;
 mod safety;
 mod sqlite;
 mod tpch;

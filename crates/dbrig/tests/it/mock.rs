@@ -276,3 +276,139 @@ fn warmup_is_not_counted_and_intervals_follow_sysbench() {
         "{s}"
     );
 }
+
+/// With `--format json` stdout is one JSON object and the interval lines go to stderr.
+#[test]
+fn json_runs_keep_their_interval_lines_on_stderr() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=1000",
+            "--threads",
+            "2",
+            "--time",
+            "2",
+            "--report-interval",
+            "1",
+            "--format",
+            "json",
+        ],
+    ));
+    let v = json(&o);
+    assert_eq!(v["threads"], 2, "{v}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].starts_with("[ 1s ] thds: 2 tps: "), "{err}");
+}
+
+/// `dbrig --version` and every stored run name the git commit, not only the package version.
+#[test]
+fn version_and_stored_runs_carry_the_git_commit() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .arg("--version")
+        .output()
+        .unwrap());
+    let version = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+    let expected = format!("dbrig {} (git ", env!("CARGO_PKG_VERSION"));
+    assert!(version.starts_with(&expected), "{version}");
+    let commit = version[expected.len()..].trim_end_matches(')');
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{version}"
+    );
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--time",
+            "0.3",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(
+        json(&o)["dbrig_version"].as_str().unwrap(),
+        version.trim_start_matches("dbrig ")
+    );
+}
+
+/// sysbench's word order, the command last, runs as dbrig's.
+#[test]
+fn sysbench_word_order_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--threads",
+            "3",
+            "--time",
+            "0.3",
+            "--format",
+            "json",
+            "run",
+        ],
+    ));
+    assert_eq!(json(&o)["threads"], 3);
+}
+
+/// `DBRIG_TARGET` and `DBRIG_RESULTS` stand in for `--target` and `--results`.
+#[test]
+fn target_and_results_from_the_environment() {
+    let out = tempfile::tempdir().unwrap();
+    let results = out.path().join("elsewhere.db");
+    let o = ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args([
+            "run",
+            "oltp_point_select",
+            "--time",
+            "0.3",
+            "--format",
+            "json",
+        ])
+        .arg(format!("--out={}", out.path().display()))
+        .env("DBRIG_TARGET", "mock:")
+        .env("DBRIG_RESULTS", &results)
+        .output()
+        .unwrap());
+    assert_eq!(json(&o)["target"], "mock:", "{}", text(&o));
+    assert!(results.exists());
+    assert!(!out.path().join("results.db").exists());
+}
+
+/// `dbrig runs --format json`: one array of the stored runs, for scripts.
+#[test]
+fn runs_as_json() {
+    let out = tempfile::tempdir().unwrap();
+    ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--time",
+            "0.2",
+        ],
+    ));
+    let v = json(&ok(dbrig(out.path(), &["runs", "--format", "json"])));
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{v}");
+    assert_eq!(runs[0]["run"], 1);
+    assert_eq!(runs[0]["kind"], "oltp");
+    assert_eq!(runs[0]["status"], "done");
+    assert_eq!(runs[0]["trials"], 1);
+    assert!(runs[0]["dbrig_version"].as_str().unwrap().contains("(git "));
+}

@@ -1,0 +1,148 @@
+//! What trials recorded besides their figures, shown on request: the hooks' outputs (every
+//! trial's `before-trial` / `after-trial` / … and a power test's per-query hooks) and the
+//! EXPLAIN plans a power test captured per query. The HTML page always has them, collapsed;
+//! text reports add them with `dbrig report --with hooks,plans`.
+
+use std::fmt::Write;
+
+use dbrig_core::results::{HookOutput, TrialResult};
+use serde::Serialize;
+
+use crate::data::ReportData;
+use crate::items::step_label;
+
+/// Which records a text report adds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct With {
+    pub hooks: bool,
+    pub plans: bool,
+}
+
+impl std::str::FromStr for With {
+    type Err = String;
+
+    /// `hooks`, `plans` or `hooks,plans`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut w = With::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "hooks" => w.hooks = true,
+                "plans" => w.plans = true,
+                other => {
+                    return Err(format!(
+                        "unknown record {other:?}: give hooks, plans or hooks,plans"
+                    ));
+                }
+            }
+        }
+        Ok(w)
+    }
+}
+
+/// One titled record: a hook's run or a query's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Record {
+    pub title: String,
+    pub body: String,
+}
+
+fn hook_record(at: &str, h: &HookOutput) -> Record {
+    let status = if h.timed_out {
+        "timed out".to_owned()
+    } else {
+        match h.exit_code {
+            Some(0) => "ok".to_owned(),
+            Some(c) => format!("failed, exit {c}"),
+            None => "failed".to_owned(),
+        }
+    };
+    Record {
+        title: format!("{at}: {} ({} hook, {status})", h.hook, h.scope),
+        body: format!("$ {}\n{}", h.command, h.output.trim_end()),
+    }
+}
+
+/// Every hook run, in plan order: per trial, then a power test's per-query hooks.
+pub fn hook_records(data: &ReportData) -> Vec<Record> {
+    let mut out = Vec::new();
+    for cell in &data.stored {
+        for t in &cell.trials {
+            let at = format!(
+                "{} / {} / {} clients / trial {}",
+                cell.configuration, cell.workload, cell.clients, t.trial
+            );
+            for h in t.environment.iter().flat_map(|e| &e.hooks) {
+                out.push(hook_record(&at, h));
+            }
+            if let Some(TrialResult::TpchPower(p)) = t.result.as_deref() {
+                for q in p.steps() {
+                    for h in q.detail.iter().flat_map(|d| &d.hooks) {
+                        out.push(hook_record(&format!("{at} / {}", step_label(&q.name)), h));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every captured plan of every power test, per configuration, trial and query (each distinct
+/// plan once; the one `analyze-explain` chose is marked).
+pub fn plan_records(data: &ReportData) -> Vec<Record> {
+    let mut out = Vec::new();
+    for cell in &data.stored {
+        for t in &cell.trials {
+            let Some(TrialResult::TpchPower(p)) = t.result.as_deref() else {
+                continue;
+            };
+            for q in p.steps() {
+                let Some(d) = &q.detail else { continue };
+                for (fingerprint, plan) in &d.plans {
+                    let chosen = if d.chosen_plan.as_ref() == Some(fingerprint) {
+                        ", chosen"
+                    } else {
+                        ""
+                    };
+                    out.push(Record {
+                        title: format!(
+                            "{} / {} / trial {} / {}: plan {fingerprint}{chosen}",
+                            cell.configuration,
+                            cell.workload,
+                            t.trial,
+                            step_label(&q.name)
+                        ),
+                        body: plan.trim_end().to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The records `with` asks for as text, after a report: `None` when it asks for nothing.
+pub fn records_text(data: &ReportData, with: With) -> Option<String> {
+    if with == With::default() {
+        return None;
+    }
+    let mut out = String::new();
+    for (asked, name, records) in [
+        (with.hooks, "Hook outputs", hook_records(data)),
+        (with.plans, "EXPLAIN plans", plan_records(data)),
+    ] {
+        if !asked {
+            continue;
+        }
+        let _ = writeln!(out, "\n{name}\n{}", "=".repeat(name.len()));
+        if records.is_empty() {
+            let _ = writeln!(out, "none recorded");
+        }
+        for r in records {
+            let _ = writeln!(out, "\n{}", r.title);
+            for l in r.body.lines() {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
+    }
+    Some(out)
+}
