@@ -165,12 +165,14 @@ pub fn outliers(samples: &[f64]) -> Vec<usize> {
 /// Order statistics (1-based ranks `(j, n + 1 − j)`) bounding a distribution-free confidence
 /// interval for the median of n values; `None` when none reaches `confidence`.
 ///
-/// Method (Lehmann 1975, pp. 182–183; a symmetric rule, not benchstat's): the number of values below the population
-/// median is Binomial(n, ½), so P(X₍ⱼ₎ ≤ median ≤ X₍ₙ₊₁₋ⱼ₎) = 1 − 2·P(Bin(n, ½) ≤ j − 1).
+/// Method (Lehmann 1975, pp. 182–183; a symmetric rule, not benchstat's): the number of values
+/// below the population median is Binomial(n, ½), so P(X₍ⱼ₎ ≤ median ≤ X₍ₙ₊₁₋ⱼ₎) = 1 − 2·P(Bin(n, ½) ≤ j − 1).
 /// The largest j whose coverage is still ≥ `confidence` gives the narrowest such interval.
 /// At 95 %: n = 6 → (1, 6), n = 10 → (2, 9), n = 20 → (6, 15); n ≤ 5 → `None`.
 pub fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
-    if n == 0 || !(confidence > 0.0 && confidence < 1.0) {
+    // Confidence 1 or more leaves no tail, and the walk below then finds no rank (None); only
+    // 0 or less (and NaN) must stop here, where the walk would run to the middle.
+    if n == 0 || confidence.is_nan() || confidence <= 0.0 {
         return None;
     }
     let tail = (1.0 - confidence) / 2.0;
@@ -179,7 +181,9 @@ pub fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
     let mut ln_choose = 0.0_f64; // ln C(n, k)
     let mut cdf = 0.0_f64;
     let mut j = 0;
-    for k in 0..=n / 2 {
+    // The CDF passes ½ (and so any tail below it) by the middle, so the walk stops there
+    // without a bound of its own.
+    for k in 0..=n {
         if k > 0 {
             ln_choose += ((n - k + 1) as f64).ln() - (k as f64).ln();
         }
@@ -832,6 +836,9 @@ mod tests {
         }
         assert_eq!(median_ci_ranks(10, 1.0), None);
         assert_eq!(median_ci_ranks(10, 0.0), None);
+        for odd in [f64::NAN, 1.5, -0.5] {
+            assert_eq!(median_ci_ranks(10, odd), None, "{odd}");
+        }
         // Large n does not underflow: the interval hugs the middle.
         let (lo, hi) = median_ci_ranks(10_000, 0.95).unwrap();
         assert!(lo > 4800 && hi < 5200 && lo + hi == 10_001);
