@@ -193,7 +193,8 @@ pub fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
         }
         j = k + 1;
     }
-    (j >= 1 && j <= n + 1 - j).then_some((j, n + 1 - j))
+    // j stays below the middle (the CDF reaches ½ there, above any tail), so n + 1 − j ≥ j.
+    (j >= 1).then_some((j, n + 1 - j))
 }
 
 /// Distribution-free confidence interval for the median of **sorted** values.
@@ -838,6 +839,40 @@ mod tests {
         assert_eq!(median_ci_ranks(10, 0.0), None);
         for odd in [f64::NAN, 1.5, -0.5] {
             assert_eq!(median_ci_ranks(10, odd), None, "{odd}");
+        }
+        // Coverage exactly equal to the confidence is enough: n = 6, j = 1 covers 1 − 2/64.
+        assert_eq!(median_ci_ranks(6, 0.968_75), Some((1, 6)));
+        assert_eq!(median_ci_ranks(6, 0.968_751), None);
+    }
+
+    /// Against exact integer binomial sums (no logarithms): for every n up to 120 and three
+    /// levels, the largest j with 2·Σ_{k<j} C(n, k) ≤ (1 − confidence)·2ⁿ.
+    #[test]
+    fn median_ci_ranks_match_exact_binomial_sums() {
+        for n in 1..=120usize {
+            // C(n, k) for k = 0..=n in u128 (C(120, 60) < 2^117).
+            let mut c = vec![1u128; n + 1];
+            for k in 1..=n {
+                c[k] = c[k - 1] * (n - k + 1) as u128 / k as u128;
+            }
+            let total = 2f64.powi(n as i32);
+            for confidence in [0.9, 0.95, 0.99] {
+                let mut j = 0;
+                let mut cdf = 0u128;
+                for (k, ck) in c.iter().enumerate().take(n / 2 + 1) {
+                    cdf += ck;
+                    if 2.0 * cdf as f64 > (1.0 - confidence) * total * (1.0 + 1e-12) {
+                        break;
+                    }
+                    j = k + 1;
+                }
+                let want = (j >= 1).then_some((j, n + 1 - j));
+                assert_eq!(
+                    median_ci_ranks(n, confidence),
+                    want,
+                    "n = {n}, {confidence}"
+                );
+            }
         }
         // Large n does not underflow: the interval hugs the middle.
         let (lo, hi) = median_ci_ranks(10_000, 0.95).unwrap();
