@@ -1089,6 +1089,33 @@ mod tests {
         assert_close!(normal_quantile(0.5), 0.0, 1e-12);
     }
 
+    /// An interval that touches the noise band reaches into it: only one wholly beyond the
+    /// band calls a change; a p-value equal to alpha is not significant.
+    #[test]
+    fn decide_at_the_edges() {
+        let up = CompareOptions::new(true);
+        let band = up.noise_band;
+        assert_eq!(decide(0.01, Some((band, 0.2)), &up), Verdict::NoChange);
+        assert_eq!(
+            decide(0.01, Some((band + 1e-9, 0.2)), &up),
+            Verdict::Improvement
+        );
+        assert_eq!(decide(0.01, Some((-0.2, -band)), &up), Verdict::NoChange);
+        assert_eq!(
+            decide(0.01, Some((-0.2, -band - 1e-9)), &up),
+            Verdict::Regression
+        );
+        assert_eq!(decide(up.alpha, Some((0.1, 0.2)), &up), Verdict::NoChange);
+        assert_eq!(decide(f64::NAN, Some((0.1, 0.2)), &up), Verdict::NoChange);
+        assert_eq!(decide(0.01, None, &up), Verdict::NoChange);
+        let down = CompareOptions::new(false);
+        assert_eq!(decide(0.01, Some((0.1, 0.2)), &down), Verdict::Regression);
+        assert_eq!(
+            decide(0.01, Some((-0.2, -0.1)), &down),
+            Verdict::Improvement
+        );
+    }
+
     // ----- Holm ------------------------------------------------------------------------------
 
     #[test]
