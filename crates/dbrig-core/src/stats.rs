@@ -165,12 +165,14 @@ pub fn outliers(samples: &[f64]) -> Vec<usize> {
 /// Order statistics (1-based ranks `(j, n + 1 − j)`) bounding a distribution-free confidence
 /// interval for the median of n values; `None` when none reaches `confidence`.
 ///
-/// Method (Lehmann 1975, pp. 182–183; a symmetric rule, not benchstat's): the number of values below the population
-/// median is Binomial(n, ½), so P(X₍ⱼ₎ ≤ median ≤ X₍ₙ₊₁₋ⱼ₎) = 1 − 2·P(Bin(n, ½) ≤ j − 1).
+/// Method (Lehmann 1975, pp. 182–183; a symmetric rule, not benchstat's): the number of values
+/// below the population median is Binomial(n, ½), so P(X₍ⱼ₎ ≤ median ≤ X₍ₙ₊₁₋ⱼ₎) = 1 − 2·P(Bin(n, ½) ≤ j − 1).
 /// The largest j whose coverage is still ≥ `confidence` gives the narrowest such interval.
 /// At 95 %: n = 6 → (1, 6), n = 10 → (2, 9), n = 20 → (6, 15); n ≤ 5 → `None`.
 pub fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
-    if n == 0 || !(confidence > 0.0 && confidence < 1.0) {
+    // Confidence 1 or more leaves no tail, and the walk below then finds no rank (None); only
+    // 0 or less (and NaN) must stop here, where the walk would run to the middle.
+    if n == 0 || confidence.is_nan() || confidence <= 0.0 {
         return None;
     }
     let tail = (1.0 - confidence) / 2.0;
@@ -179,7 +181,9 @@ pub fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
     let mut ln_choose = 0.0_f64; // ln C(n, k)
     let mut cdf = 0.0_f64;
     let mut j = 0;
-    for k in 0..=n / 2 {
+    // The CDF passes ½ (and so any tail below it) by the middle, so the walk stops there
+    // without a bound of its own.
+    for k in 0..=n {
         if k > 0 {
             ln_choose += ((n - k + 1) as f64).ln() - (k as f64).ln();
         }
@@ -189,7 +193,8 @@ pub fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
         }
         j = k + 1;
     }
-    (j >= 1 && j <= n + 1 - j).then_some((j, n + 1 - j))
+    // j stays below the middle (the CDF reaches ½ there, above any tail), so n + 1 − j ≥ j.
+    (j >= 1).then_some((j, n + 1 - j))
 }
 
 /// Distribution-free confidence interval for the median of **sorted** values.
@@ -854,6 +859,43 @@ mod tests {
         }
         assert_eq!(median_ci_ranks(10, 1.0), None);
         assert_eq!(median_ci_ranks(10, 0.0), None);
+        for odd in [f64::NAN, 1.5, -0.5] {
+            assert_eq!(median_ci_ranks(10, odd), None, "{odd}");
+        }
+        // Coverage exactly equal to the confidence is enough: n = 6, j = 1 covers 1 − 2/64.
+        assert_eq!(median_ci_ranks(6, 0.968_75), Some((1, 6)));
+        assert_eq!(median_ci_ranks(6, 0.968_751), None);
+    }
+
+    /// Against exact integer binomial sums (no logarithms): for every n up to 120 and three
+    /// levels, the largest j with 2·Σ_{k<j} C(n, k) ≤ (1 − confidence)·2ⁿ.
+    #[test]
+    fn median_ci_ranks_match_exact_binomial_sums() {
+        for n in 1..=120usize {
+            // C(n, k) for k = 0..=n in u128 (C(120, 60) < 2^117).
+            let mut c = vec![1u128; n + 1];
+            for k in 1..=n {
+                c[k] = c[k - 1] * (n - k + 1) as u128 / k as u128;
+            }
+            let total = 2f64.powi(n as i32);
+            for confidence in [0.9, 0.95, 0.99] {
+                let mut j = 0;
+                let mut cdf = 0u128;
+                for (k, ck) in c.iter().enumerate().take(n / 2 + 1) {
+                    cdf += ck;
+                    if 2.0 * cdf as f64 > (1.0 - confidence) * total * (1.0 + 1e-12) {
+                        break;
+                    }
+                    j = k + 1;
+                }
+                let want = (j >= 1).then_some((j, n + 1 - j));
+                assert_eq!(
+                    median_ci_ranks(n, confidence),
+                    want,
+                    "n = {n}, {confidence}"
+                );
+            }
+        }
         // Large n does not underflow: the interval hugs the middle.
         let (lo, hi) = median_ci_ranks(10_000, 0.95).unwrap();
         assert!(lo > 4800 && hi < 5200 && lo + hi == 10_001);
@@ -1067,6 +1109,33 @@ mod tests {
         assert_close!(erfc(-1.0), 2.0 - 0.157_299_207_050_285_13, 1e-15);
         assert_close!(normal_quantile(0.975), 1.959_963_984_540_054, 1e-9);
         assert_close!(normal_quantile(0.5), 0.0, 1e-12);
+    }
+
+    /// An interval that touches the noise band reaches into it: only one wholly beyond the
+    /// band calls a change; a p-value equal to alpha is not significant.
+    #[test]
+    fn decide_at_the_edges() {
+        let up = CompareOptions::new(true);
+        let band = up.noise_band;
+        assert_eq!(decide(0.01, Some((band, 0.2)), &up), Verdict::NoChange);
+        assert_eq!(
+            decide(0.01, Some((band + 1e-9, 0.2)), &up),
+            Verdict::Improvement
+        );
+        assert_eq!(decide(0.01, Some((-0.2, -band)), &up), Verdict::NoChange);
+        assert_eq!(
+            decide(0.01, Some((-0.2, -band - 1e-9)), &up),
+            Verdict::Regression
+        );
+        assert_eq!(decide(up.alpha, Some((0.1, 0.2)), &up), Verdict::NoChange);
+        assert_eq!(decide(f64::NAN, Some((0.1, 0.2)), &up), Verdict::NoChange);
+        assert_eq!(decide(0.01, None, &up), Verdict::NoChange);
+        let down = CompareOptions::new(false);
+        assert_eq!(decide(0.01, Some((0.1, 0.2)), &down), Verdict::Regression);
+        assert_eq!(
+            decide(0.01, Some((-0.2, -0.1)), &down),
+            Verdict::Improvement
+        );
     }
 
     // ----- Holm ------------------------------------------------------------------------------

@@ -342,7 +342,14 @@ mod tests {
         let line = format!("sh -c sleep 30 {needle}");
         assert!(wait_until(Duration::from_secs(5), || cmdline_of(pid)
             .is_some_and(|c| c == line)));
-        assert_eq!(processes_mentioning(&needle), vec![pid]);
+        // A child the shell forks shows the shell's command line until it has exec'd `sleep`:
+        // wait for that, rather than assert at a moment when it may not have happened yet.
+        assert!(
+            wait_until(Duration::from_secs(5), || processes_mentioning(&needle)
+                == vec![pid]),
+            "{:?}",
+            processes_mentioning(&needle)
+        );
         // The shell leads the group; its `sleep` may be a second member.
         assert!(group_members(pid).contains(&pid));
         send_signal(pid, Signal::Kill, true);
