@@ -45,24 +45,43 @@ pub fn install_signal_handlers(stopper: Arc<Stopper>) {
     });
 }
 
-/// Run a long step that writes data (prepare, a TPC-H load) so that Ctrl-C / SIGTERM stops it
-/// at once: `None` when a signal came first. The step's connections are dropped with it (the
-/// server ends their statements when they go away); what it left behind is registered as
-/// unfinished, so the caller says what to do next.
-pub async fn interruptible<F: std::future::Future>(step: F) -> Option<F::Output> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let term_recv = async {
-        match term.as_mut() {
-            Some(t) => {
-                t.recv().await;
-            }
-            None => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        r = step => Some(r),
-        _ = tokio::signal::ctrl_c() => None,
-        _ = term_recv => None,
+/// For a long step that writes data (prepare, a TPC-H load): from now on Ctrl-C / SIGTERM
+/// prints `message` (what was left and how to finish) and exits 130 at once. The signals are
+/// awaited on a thread of their own with its own small runtime: the step's workers may all
+/// be busy generating rows, and a signal must not wait for one of them to be free. The step's
+/// connections go with the process (the server ends their statements); what it left behind
+/// is registered as unfinished, never measured.
+pub fn exit_on_signal(message: String) {
+    let spawned = std::thread::Builder::new()
+        .name("dbrig-signals".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+                let term_recv = async {
+                    match term.as_mut() {
+                        Some(t) => {
+                            t.recv().await;
+                        }
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term_recv => {}
+                }
+            });
+            eprintln!("{message}");
+            std::process::exit(EXIT_INTERRUPTED.into());
+        });
+    if let Err(e) = spawned {
+        eprintln!("dbrig: warning: Ctrl-C will not stop this step at once: {e}");
     }
 }
 

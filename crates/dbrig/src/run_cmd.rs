@@ -19,23 +19,19 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
     let Workload::Oltp(oltp) = &workload;
     let seed = args.run.resolved_seed();
     eprintln!("dbrig: preparing {} on {target}", workload.name());
-    let Some(report) = console::interruptible(oltp.prepare(
-        &target,
-        &args.run.connect_options(),
-        args.run.threads,
-        seed,
-        &|msg| eprintln!("dbrig: {msg}"),
-    ))
-    .await
-    else {
-        eprintln!(
-            "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}` then `dbrig prepare {w}` again (`dbrig run {w} --prepare` does both)",
-            w = workload.name()
-        );
-        // Now, not after the runtime has waited for the loaders' blocking threads.
-        std::process::exit(console::EXIT_INTERRUPTED.into());
-    };
-    let report = report?;
+    console::exit_on_signal(format!(
+        "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}` then `dbrig prepare {w}` again (`dbrig run {w} --prepare` does both)",
+        w = workload.name()
+    ));
+    let report = oltp
+        .prepare(
+            &target,
+            &args.run.connect_options(),
+            args.run.threads,
+            seed,
+            &|msg| eprintln!("dbrig: {msg}"),
+        )
+        .await?;
     if args.format == Format::Json {
         outln!(
             "{}",

@@ -385,7 +385,10 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
         _ => {}
     }
     eprintln!("dbrig: loading TPC-H SF {} into {target}", a.sf);
-    let Some(report) = console::interruptible(tpch::load(
+    console::exit_on_signal(format!(
+        "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
+    ));
+    let report = tpch::load(
         &target,
         &ConnectOptions::default(),
         &LoadOptions {
@@ -394,16 +397,8 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
             parallel: a.parallel,
         },
         &progress,
-    ))
-    .await
-    else {
-        eprintln!(
-            "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
-        );
-        // Now, not after the runtime has waited for the loaders' blocking threads.
-        std::process::exit(console::EXIT_INTERRUPTED.into());
-    };
-    let report = report?;
+    )
+    .await?;
     if a.format == Format::Json {
         let mut v = serde_json::to_value(&report)?;
         v["target"] = serde_json::json!(target.to_string());

@@ -823,7 +823,36 @@ fn managed_server_restarts_per_query_with_its_own_startup_parameters() {
         .lines()
         .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
         .expect("the target line");
-    load(out.path(), &url, "after");
+    // Locked down by default: the password is in the file the start names.
+    let secret = text(&o)
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("password: in ")
+                .and_then(|r| r.split(" (").next())
+                .map(str::to_owned)
+        })
+        .expect("the password line");
+    let e = error_line(&dbrig(
+        out.path(),
+        &["tpch", "load", "--sf", SF, "--target", &url],
+    ));
+    assert!(e.contains("Access denied"), "{e}");
+    ok(dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "load",
+            "--sf",
+            SF,
+            "--keys",
+            "after",
+            "--target",
+            &url,
+            "--password-file",
+            &secret,
+        ],
+    ));
     ok(dbrig(out.path(), &["server", "stop", "h3tpch"]));
     let qdir = out.path().join("q");
     std::fs::create_dir_all(&qdir).unwrap();
