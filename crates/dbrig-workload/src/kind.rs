@@ -67,6 +67,12 @@ pub struct TpchPowerOptions {
     /// `dbrig tpch throughput --power-run RUN`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_run: Option<PowerRef>,
+    /// Power test: a target holding the same data (another engine): every query's answer is
+    /// compared with its answer there (run untimed, before the test), so a completed query
+    /// reads `ok` only when compared; without it (and off SF 1's reference answers) it reads
+    /// `unchecked`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_against: Option<String>,
 }
 
 /// A stored power test's Power@Size and scale factor, QphH@Size's other half.
@@ -631,10 +637,21 @@ impl WorkloadKind {
             }
             WorkloadKind::TpchPower(o) => {
                 abandonable(Box::pin(async {
+                    let check_against = match &o.check_against {
+                        Some(url) => {
+                            let t = dbrig_driver::Target::parse(url).map_err(|e| {
+                                WorkloadError::InvalidOptions(format!("check-against: {e}"))
+                            })?;
+                            let set = o.query_set(t.dialect())?;
+                            Some((t, set))
+                        }
+                        None => None,
+                    };
                     let options = PowerOptions {
                         params: o.params(),
                         queries: o.chosen_queries(spec.target.dialect())?,
                         refresh: o.refresh,
+                        check_against,
                     };
                     tpch::power_test_controlled(
                         &spec.target,
@@ -779,6 +796,7 @@ mod tests {
             timeout: None,
             controls: tpch::PowerControls::default(),
             power_run: None,
+            check_against: None,
         };
         let set = o.query_set(dbrig_driver::Dialect::Sqlite).unwrap();
         let names: Vec<&str> = set.queries.iter().map(|q| q.name.as_str()).collect();

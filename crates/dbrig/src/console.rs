@@ -215,6 +215,14 @@ pub struct ConsoleObserver {
     /// A plan: its HTML page, rewritten after every trial, lives in this folder; and each
     /// trial gets a line.
     plan_out: Option<PathBuf>,
+    /// The plan's run, once recorded (names the live TPC-H chart).
+    run: std::sync::Mutex<Option<RunId>>,
+}
+
+/// A plan's live chart of the TPC-H power trial running now, redrawn after every query as the
+/// DBT-3 launcher redrew its chart (the HTML page follows per trial).
+pub fn live_tpch_chart_path(out: &Path, run: RunId) -> PathBuf {
+    out.join(format!("run-{}-tpch-live.svg", run.0))
 }
 
 impl ConsoleObserver {
@@ -270,6 +278,7 @@ impl ConsoleObserver {
             power_chart: None,
             printed_intervals: Default::default(),
             plan_out: Some(out.to_owned()),
+            run: Default::default(),
         }
     }
 
@@ -284,6 +293,7 @@ impl ConsoleObserver {
             power_chart: None,
             printed_intervals: Default::default(),
             plan_out: None,
+            run: Default::default(),
         }
     }
 
@@ -310,6 +320,7 @@ impl ConsoleObserver {
 
 impl Observer for ConsoleObserver {
     fn run_started(&self, run: RunId, resumed: bool) {
+        *self.run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run);
         if resumed {
             eprintln!("dbrig: resuming run {}", run.0);
         }
@@ -348,11 +359,18 @@ impl Observer for ConsoleObserver {
     }
 
     fn power_query(&self, _trial: &TrialRef<'_>, report: &PowerReport) {
-        if let Some(path) = &self.power_chart
-            && let Err(e) = dbrig_report::tpch::live_power_chart(report)
+        let run = *self.run.lock().unwrap_or_else(|p| p.into_inner());
+        let plan_chart = self
+            .plan_out
+            .as_deref()
+            .zip(run)
+            .map(|(out, run)| live_tpch_chart_path(out, run));
+        for path in self.power_chart.iter().chain(plan_chart.as_ref()) {
+            if let Err(e) = dbrig_report::tpch::live_power_chart(report)
                 .and_then(|svg| dbrig_report::write_atomic(path, svg.as_bytes()))
-        {
-            self.note(&format!("warning: chart {}: {e}", path.display()));
+            {
+                self.note(&format!("warning: chart {}: {e}", path.display()));
+            }
         }
     }
 

@@ -104,6 +104,11 @@ pub struct PowerArgs {
     /// timeout (shown as `>T`).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
+    /// Another target holding the same data (another engine): each query's answer is
+    /// compared with its answer there (run untimed first), so the status says `ok` (or
+    /// `wrong`) instead of `unchecked` off SF 1's reference answers.
+    #[arg(long, value_name = "URL")]
+    pub check_against: Option<String>,
     #[command(flatten)]
     pub launcher: LauncherArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -526,6 +531,7 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         timeout: None,
         controls,
         power_run: None,
+        check_against: a.check_against.clone(),
     };
     let plan = Plan::single(SingleCommand {
         workload: WorkloadKind::TpchPower(options),
@@ -554,6 +560,7 @@ async fn answers(url: &str, a: &CheckArgs) -> Result<(String, tpch::PowerReport)
         params: ParamMode::Validation,
         queries: None,
         refresh: false,
+        check_against: None,
     };
     let report = tpch::power_test(&target, &ConnectOptions::default(), &options, &|_| {}).await?;
     Ok((target.to_string(), report))
@@ -659,6 +666,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         timeout: a.timeout,
         controls: PowerControls::default(),
         power_run,
+        check_against: None,
     };
     let plan = Plan::single(SingleCommand {
         workload: WorkloadKind::TpchThroughput(options),

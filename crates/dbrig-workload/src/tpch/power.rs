@@ -25,6 +25,7 @@ use super::params::{ParamMode, QueryParams, substitute};
 use super::queries::{QuerySet, returns_rows, split_statements};
 use super::schema_sql;
 use crate::error::WorkloadError;
+use dbrig_core::answers::{Normalized, compare_answers, normalize, orders_rows};
 pub use dbrig_core::results::tpch::{
     PowerReport, QueryDetail, QueryOutcome, QueryStatus, Reduction, RunRecord,
 };
@@ -42,6 +43,9 @@ pub struct PowerOptions {
     pub queries: Option<QuerySet>,
     /// Run RF1/RF2 around the queries.
     pub refresh: bool,
+    /// Another target with the same data, and its dialect's queries: each query's answer is
+    /// compared with the answer there.
+    pub check_against: Option<(Target, QuerySet)>,
 }
 
 /// Power@Size = 3600·SF / (Π QI · Π RI)^(1/N), N the number of timings (24 for the standard
@@ -747,6 +751,34 @@ pub async fn power_test_controlled(
     let validation_sf1 = options.params == ParamMode::Validation
         && (sf - 1.0).abs() < 1e-9
         && options.queries.is_none();
+    // The reference engine's answers, untimed, before the test.
+    let mut reference: BTreeMap<String, Result<Vec<Vec<Normalized>>, String>> = BTreeMap::new();
+    if let Some((other, set)) = &options.check_against {
+        let mut c = Connection::connect(other, connect).await?;
+        for q in &queries.queries {
+            let Some(r) = set.get(&q.name) else { continue };
+            let text = match r.number {
+                Some(n) => substitute(&r.template, &QueryParams::new(n, 0, sf, options.params)),
+                None => r.template.clone(),
+            };
+            let o = run_query(&mut c, &q.name, &text).await;
+            let answer = match o.status {
+                QueryStatus::Ok => Ok(normalize(&o.result)),
+                _ => Err(o.error.unwrap_or_else(|| o.status.as_str().to_owned())),
+            };
+            reference.insert(q.name.clone(), answer);
+        }
+        c.close().await;
+        progress(&format!(
+            "answers to compare with: {} queries on {other}",
+            reference.len()
+        ));
+    }
+    let reference_name = options
+        .check_against
+        .as_ref()
+        .map(|(t, _)| t.to_string())
+        .unwrap_or_default();
     for q in &queries.queries {
         let text = match q.number {
             Some(n) => substitute(&q.template, &QueryParams::new(n, 0, sf, options.params)),
@@ -766,6 +798,16 @@ pub async fn power_test_controlled(
                 if !c.ok {
                     o.status = QueryStatus::Wrong;
                     o.error = c.detail;
+                    return;
+                }
+            }
+            // The other engine's answer: compared as the TPC-H checker compares.
+            if let Some(Ok(theirs)) = reference.get(&q.name) {
+                o.answer_checked = Some(true);
+                let ours = normalize(&o.result);
+                if let Some(d) = compare_answers(&ours, theirs, orders_rows(&text)) {
+                    o.status = QueryStatus::Wrong;
+                    o.error = Some(format!("against {reference_name}: {d}"));
                 }
             }
         };

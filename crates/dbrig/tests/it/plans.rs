@@ -414,6 +414,13 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
     // Each kind's results are stored where the single-run commands keep them.
     let store = Store::open(&results).unwrap();
     let run = store.latest_run_id().unwrap().unwrap();
+    // The TPC-H chart of the power trial running, redrawn after each of its queries.
+    let live = out.join(format!("run-{}-tpch-live.svg", run.0));
+    let svg = std::fs::read_to_string(&live).unwrap_or_else(|e| panic!("{}: {e}", live.display()));
+    assert!(
+        svg.contains("<svg") && svg.contains("TPC-H power test"),
+        "{svg}"
+    );
     for c in store.cells(run).unwrap() {
         for t in store.trials(c.id).unwrap() {
             if t.status != TrialStatus::Done {

@@ -175,6 +175,30 @@ fn sf001_on_three_engines_load_check_power_cleanup() {
     );
     assert!(!query_lines.iter().any(|l| l.ends_with(" ok")), "{t}");
 
+    // Compared with another engine's answers (run there untimed), the status is `ok`.
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            &lite,
+            "--no-refresh",
+            "--check-against",
+            &my.url(),
+            "--format",
+            "json",
+        ],
+    )));
+    let queries = v["queries"].as_array().unwrap();
+    assert_eq!(queries.len(), 22, "{v}");
+    assert!(
+        queries
+            .iter()
+            .all(|q| q["status"] == "ok" && q["answer_checked"] == true),
+        "{v}"
+    );
+
     // Differential check: every query gives the same answer on the three engines.
     let o = dbrig(
         out.path(),
