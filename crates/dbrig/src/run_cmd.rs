@@ -109,7 +109,7 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if observer.printed_intervals() {
         outln!()?;
     }
-    crate::report_cmd::print_single(&outcome.store, outcome.run, args.format)?;
+    crate::report_cmd::print_single_with(&outcome.store, outcome.run, args.format, args.histogram)?;
     Ok(console::exit_code(&outcome))
 }
 

@@ -392,3 +392,36 @@ fn runs_as_json() {
     assert_eq!(runs[0]["trials"], 1);
     assert!(runs[0]["dbrig_version"].as_str().unwrap().contains("(git "));
 }
+
+/// `--histogram` prints sysbench's latency histogram before "SQL statistics": its counts add
+/// up to the transactions.
+#[test]
+fn histogram_block_before_sql_statistics() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=500",
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--histogram=on",
+        ],
+    ));
+    let s = String::from_utf8_lossy(&o.stdout);
+    let at = s
+        .find("Latency histogram (values are in milliseconds)")
+        .expect("the histogram block");
+    assert!(at < s.find("SQL statistics:").unwrap(), "{s}");
+    let total: u64 = s[at..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.contains('|'))
+        .map(|l| l.split_whitespace().last().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, 200, "{s}");
+}
