@@ -35,6 +35,8 @@ pub enum ReportFormat {
     /// Every OLTP trial as BenchBase writes a run, NAME.summary.json and NAME.results.csv, in
     /// the folder --output (default OUT/benchbase-RUN).
     Benchbase,
+    /// The intervals of OLTP trials as sysbench's report_json hook prints them.
+    SysbenchJson,
 }
 
 impl From<ReportFormat> for dbrig_report::Format {
@@ -49,6 +51,7 @@ impl From<ReportFormat> for dbrig_report::Format {
             ReportFormat::Html => dbrig_report::Format::Html,
             ReportFormat::Svg => dbrig_report::Format::Svg,
             ReportFormat::Benchbase => dbrig_report::Format::Benchbase,
+            ReportFormat::SysbenchJson => dbrig_report::Format::SysbenchJson,
         }
     }
 }

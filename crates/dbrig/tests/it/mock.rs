@@ -425,3 +425,31 @@ fn histogram_block_before_sql_statistics() {
         .sum();
     assert_eq!(total, 200, "{s}");
 }
+
+/// A single run's `--format sysbench-json` is sysbench's report_json array itself.
+#[test]
+fn sysbench_json_of_a_single_run() {
+    let out = tempfile::tempdir().unwrap();
+    ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=1000",
+            "--time",
+            "2",
+            "--report-interval",
+            "1",
+        ],
+    ));
+    let v = json(&ok(dbrig(
+        out.path(),
+        &["report", "latest", "--format", "sysbench-json"],
+    )));
+    let intervals = v.as_array().unwrap();
+    assert_eq!(intervals.len(), 2, "{v}");
+    assert_eq!(intervals[0]["time"], 1.0);
+    assert_eq!(intervals[1]["threads"], 1);
+    assert!(intervals[0]["qps"]["reads"].as_f64().unwrap() > 0.0);
+}
