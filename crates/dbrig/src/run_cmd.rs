@@ -103,8 +103,13 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }
-    // With --format json stdout carries one JSON object: the interval lines go to stderr.
-    let observer = ConsoleObserver::single().with_intervals(run.percentile, !text);
+    // Samples are taken every second anyway (and stored); lines are printed only when asked.
+    // With --format json stdout carries one JSON object: the lines go to stderr.
+    let observer = if run.report_interval > 0.0 {
+        ConsoleObserver::single().with_intervals(run.percentile, !text)
+    } else {
+        ConsoleObserver::single()
+    };
     let outcome = console::measure(plan, &args.store, argv, false, &observer).await?;
     if observer.printed_intervals() {
         outln!()?;

@@ -453,3 +453,30 @@ fn sysbench_json_of_a_single_run() {
     assert_eq!(intervals[1]["threads"], 1);
     assert!(intervals[0]["qps"]["reads"].as_f64().unwrap() > 0.0);
 }
+
+/// Interval samples are stored every second without --report-interval, and no line is
+/// printed.
+#[test]
+fn intervals_are_stored_without_report_interval() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--time",
+            "2.2",
+        ],
+    ));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(!s.lines().any(|l| l.starts_with("[ ")), "{s}");
+    let v = json(&ok(dbrig(
+        out.path(),
+        &["report", "latest", "--format", "json"],
+    )));
+    let intervals = v["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 2, "{v}");
+    assert_eq!(intervals[1]["t_s"], 2.0);
+}
