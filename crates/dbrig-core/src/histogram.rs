@@ -78,6 +78,20 @@ impl LatencyHistogram {
         self.sum_us
     }
 
+    /// Counts in logarithmic buckets (each `factor` times wider than the last, from 1 µs), as
+    /// (bucket's upper value in µs, count), empty buckets left out: the shape sysbench's
+    /// `--histogram` prints.
+    pub fn log_buckets(&self, factor: f64) -> Vec<(u64, u64)> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        self.inner
+            .iter_log(LOWEST_US, factor)
+            .filter(|v| v.count_since_last_iteration() > 0)
+            .map(|v| (v.value_iterated_to(), v.count_since_last_iteration()))
+            .collect()
+    }
+
     /// The value at percentile `p` (0–100), in microseconds.
     pub fn percentile_us(&self, p: f64) -> u64 {
         if self.is_empty() {

@@ -349,6 +349,50 @@ pub fn intervals_csv(store: &Store, data: &ReportData) -> Result<String, ReportE
     Ok(out)
 }
 
+/// One interval in the shape of sysbench's `sysbench.report_json` hook (its
+/// `report_intermediate` form): `time` in seconds since the start, rates per second,
+/// `latency` in ms at the run's percentile.
+fn sysbench_interval(p: &IntervalSample) -> serde_json::Value {
+    let r2 = |v: f64| (v * 100.0).round() / 100.0;
+    serde_json::json!({
+        "time": p.t_s.round(),
+        "threads": p.threads,
+        "tps": r2(p.tps),
+        "qps": {
+            "total": r2(p.qps),
+            "reads": r2(p.reads_ps),
+            "writes": r2(p.writes_ps),
+            "other": r2(p.other_ps),
+        },
+        "latency": r2(p.latency_pct_ms),
+        "errors": r2(p.errors_ps),
+        "reconnects": r2(p.reconnects_ps),
+    })
+}
+
+/// `--format sysbench-json`: what sysbench's `report_json` hook prints. A report of one OLTP
+/// trial is that array of intervals itself; with several trials, an array of the trials, each
+/// with its identity and its `intervals` in that shape.
+pub fn sysbench_json(store: &Store, data: &ReportData) -> Result<serde_json::Value, ReportError> {
+    let series = interval_series(store, data)?;
+    if let [(_, _, samples)] = series.as_slice() {
+        return Ok(samples.iter().map(sysbench_interval).collect());
+    }
+    Ok(series
+        .iter()
+        .map(|(c, t, samples)| {
+            serde_json::json!({
+                "configuration": c.configuration,
+                "workload": c.workload,
+                "clients": c.clients,
+                "trial": t.trial,
+                "started_at": t.started_at,
+                "intervals": samples.iter().map(sysbench_interval).collect::<Vec<_>>(),
+            })
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

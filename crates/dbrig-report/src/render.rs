@@ -42,10 +42,12 @@ pub enum Format {
     Svg,
     /// Every OLTP trial as BenchBase writes a run (summary.json and results CSV), in a folder.
     Benchbase,
+    /// The intervals of OLTP trials as sysbench's `report_json` hook prints them.
+    SysbenchJson,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -55,6 +57,7 @@ impl Format {
         Format::Html,
         Format::Svg,
         Format::Benchbase,
+        Format::SysbenchJson,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -68,6 +71,7 @@ impl Format {
             Format::Html => "html",
             Format::Svg => "svg",
             Format::Benchbase => "benchbase",
+            Format::SysbenchJson => "sysbench-json",
         }
     }
 }
@@ -190,6 +194,11 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
         Format::Csv => cells_csv(&data),
         Format::CsvTrials => trials_csv(&data),
         Format::CsvIntervals => intervals_csv(store, &data)?,
+        Format::SysbenchJson => {
+            serde_json::to_string_pretty(&crate::export::sysbench_json(store, &data)?)
+                .unwrap_or_default()
+                + "\n"
+        }
         Format::Markdown => report_markdown(&data)? + &records(),
         Format::Html => {
             let path = req

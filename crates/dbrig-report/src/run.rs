@@ -316,6 +316,27 @@ pub fn run_json(h: &RunHeader, m: &Measurements) -> serde_json::Value {
     v
 }
 
+/// sysbench's `--histogram` block, printed before "SQL statistics": latency buckets in ms
+/// (each 10 % wider than the last), a bar of `*` scaled to the fullest bucket, the count.
+pub fn histogram_text(h: &dbrig_core::LatencyHistogram) -> String {
+    let buckets = h.log_buckets(1.1);
+    let top = buckets.iter().map(|b| b.1).max().unwrap_or(0).max(1);
+    let mut out = String::from(
+        "Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n",
+    );
+    for (us, count) in buckets {
+        let stars = ((count as f64 / top as f64) * 40.0).ceil() as usize;
+        let _ = writeln!(
+            out,
+            "{:>12.3} |{:<40} {count}",
+            us as f64 / 1000.0,
+            "*".repeat(stars.clamp(1, 40))
+        );
+    }
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -279,12 +279,14 @@ impl TpchReport {
     /// is `baseline` when it names a configuration here, else the first. Configurations keep
     /// their names when those are distinct over the runs; otherwise a name is followed by its
     /// run, and single runs (all named `default`) are named by their server version and run:
-    /// `10.11.19-MariaDB (run 8)`.
+    /// `10.11.19-MariaDB (run 8)`. `baseline` may be a name shown, `NAME@RUN`, or the id of a
+    /// run of one configuration.
     pub fn load(
         store: &Store,
         runs: &[RunId],
         baseline: Option<&str>,
     ) -> Result<Option<TpchReport>, ReportError> {
+        let given = baseline;
         // (run, configuration, results) in run and plan order.
         let mut cells: Vec<(RunId, String, Vec<TrialResult>)> = Vec::new();
         for &run in runs {
@@ -314,6 +316,19 @@ impl TpchReport {
                 .len()
                 > 1
         };
+        // A baseline may also name a run's configuration as `NAME@RUN`, or a run of one
+        // configuration by its id.
+        let baseline = baseline.map(|b| {
+            cells
+                .iter()
+                .find(|(run, name, _)| {
+                    b == format!("{name}@{}", run.0)
+                        || (b == run.0.to_string()
+                            && cells.iter().filter(|(r, _, _)| r == run).count() == 1)
+                })
+                .map(|(run, name, _)| (*run, name.clone()))
+        });
+        let mut baseline_label = None;
         let stored: Vec<(String, &Vec<TrialResult>)> = cells
             .iter()
             .map(|(run, name, results)| {
@@ -329,6 +344,12 @@ impl TpchReport {
                 } else {
                     format!("{name} (run {})", run.0)
                 };
+                if let Some(Some((r, n))) = &baseline
+                    && r == run
+                    && n == name
+                {
+                    baseline_label = Some(label.clone());
+                }
                 (label, results)
             })
             .collect();
@@ -344,6 +365,19 @@ impl TpchReport {
             .iter()
             .map(|(n, r)| (n.clone(), power_reports(r.iter())))
             .collect();
+        let baseline = baseline_label.as_deref().or(given);
+        if let Some(b) = baseline
+            && !stored.iter().any(|(n, _)| n == b)
+        {
+            return Err(ReportError::NoSuchConfiguration {
+                name: b.to_owned(),
+                known: stored
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
         Ok(Self::assemble(title, baseline, named))
     }
 

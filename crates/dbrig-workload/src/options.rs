@@ -68,7 +68,8 @@ pub struct RunOptions {
     /// Arrival schedule in open loop.
     #[arg(long, value_enum, default_value_t = RateSchedule::Poisson)]
     pub rate_schedule: RateSchedule,
-    /// Print a sysbench-style line every N seconds (0 = none).
+    /// Print a sysbench-style line every N seconds (0 = none; samples are stored every second
+    /// either way).
     #[arg(long, default_value_t = 0.0)]
     pub report_interval: f64,
     /// Latency percentile shown in the sysbench block and interval lines.

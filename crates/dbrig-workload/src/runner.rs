@@ -370,7 +370,13 @@ pub async fn run(
     }
 
     let deadline = o.time_limit().map(|t| measure_start + t);
-    let interval = (o.report_interval > 0.0).then(|| Duration::from_secs_f64(o.report_interval));
+    // Interval samples are taken every --report-interval seconds, else every second: they are
+    // stored with every trial (timelines, exports) whether or not lines are printed.
+    let interval = Some(Duration::from_secs_f64(if o.report_interval > 0.0 {
+        o.report_interval
+    } else {
+        1.0
+    }));
     let mut next_tick = interval.map(|i| measure_start + i);
     let mut samples = Vec::new();
     let mut max_backlog = 0u64;

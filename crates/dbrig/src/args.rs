@@ -163,6 +163,11 @@ pub struct WorkloadArgs {
     /// run: prepare the tables first when they do not exist yet.
     #[arg(long)]
     pub prepare: bool,
+    /// run: print sysbench's latency histogram before "SQL statistics" (`--histogram`,
+    /// `--histogram=on|off`).
+    #[arg(long, num_args = 0..=1, default_value = "off", default_missing_value = "on",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub histogram: bool,
     /// Plan: fill a ${NAME} placeholder (repeatable; the environment is the fallback).
     #[arg(long = "define", value_name = "NAME=VALUE")]
     pub defines: Vec<String>,

@@ -35,6 +35,8 @@ pub enum ReportFormat {
     /// Every OLTP trial as BenchBase writes a run, NAME.summary.json and NAME.results.csv, in
     /// the folder --output (default OUT/benchbase-RUN).
     Benchbase,
+    /// The intervals of OLTP trials as sysbench's report_json hook prints them.
+    SysbenchJson,
 }
 
 impl From<ReportFormat> for dbrig_report::Format {
@@ -49,6 +51,7 @@ impl From<ReportFormat> for dbrig_report::Format {
             ReportFormat::Html => dbrig_report::Format::Html,
             ReportFormat::Svg => dbrig_report::Format::Svg,
             ReportFormat::Benchbase => dbrig_report::Format::Benchbase,
+            ReportFormat::SysbenchJson => dbrig_report::Format::SysbenchJson,
         }
     }
 }
@@ -176,9 +179,21 @@ fn show(rendered: Rendered) -> Result<()> {
 /// What a single measuring command prints when it ends: its stored run, as `dbrig report RUN`
 /// shows it, and where it is stored.
 pub fn print_single(store: &Store, run: RunId, format: Format) -> Result<()> {
+    print_single_with(store, run, format, false)
+}
+
+/// [`print_single`], with sysbench's latency histogram before "SQL statistics" when
+/// `histogram` (text only; an OLTP run's single trial).
+pub fn print_single_with(store: &Store, run: RunId, format: Format, histogram: bool) -> Result<()> {
     match format {
         Format::Text => {
-            let text = dbrig_report::single_run_report(store, run, SingleFormat::Text)?;
+            let mut text = dbrig_report::single_run_report(store, run, SingleFormat::Text)?;
+            if histogram && let Some(block) = histogram_block(store, run)? {
+                match text.find("SQL statistics:") {
+                    Some(at) => text.insert_str(at, &block),
+                    None => text.push_str(&block),
+                }
+            }
             crate::out::text(&text)?;
             outln!("\nStored as run {} in {}", run.0, store.path().display())
         }
@@ -195,6 +210,18 @@ pub fn print_single(store: &Store, run: RunId, format: Format) -> Result<()> {
             outln!("{}", serde_json::to_string_pretty(&v)?)
         }
     }
+}
+
+/// The histogram block of a single run's (first) trial, if it stored a histogram.
+fn histogram_block(store: &Store, run: RunId) -> Result<Option<String>> {
+    for cell in store.cells(run)? {
+        for t in store.trials(cell.id)? {
+            if let Some(h) = store.histogram(t.id)? {
+                return Ok(Some(dbrig_report::run::histogram_text(&h)));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// What `dbrig run PLAN.toml` prints when it ends: the plan report (the seeds' tables and the

@@ -107,13 +107,18 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }
-    // With --format json stdout carries one JSON object: the interval lines go to stderr.
-    let observer = ConsoleObserver::single().with_intervals(run.percentile, !text);
+    // Samples are taken every second anyway (and stored); lines are printed only when asked.
+    // With --format json stdout carries one JSON object: the lines go to stderr.
+    let observer = if run.report_interval > 0.0 {
+        ConsoleObserver::single().with_intervals(run.percentile, !text)
+    } else {
+        ConsoleObserver::single()
+    };
     let outcome = console::measure(plan, &args.store, argv, false, &observer).await?;
     if observer.printed_intervals() {
         outln!()?;
     }
-    crate::report_cmd::print_single(&outcome.store, outcome.run, args.format)?;
+    crate::report_cmd::print_single_with(&outcome.store, outcome.run, args.format, args.histogram)?;
     Ok(console::exit_code(&outcome))
 }
 

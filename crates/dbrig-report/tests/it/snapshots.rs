@@ -132,3 +132,35 @@ fn benchbase_export() {
     );
     assert_snapshot("benchbase-off-oltp_read_only-1c-t1.results.csv", &csv);
 }
+
+/// `--format sysbench-json`: the intervals in the shape of sysbench's report_json hook.
+#[test]
+fn sysbench_json_export() {
+    let (store, data) = demo();
+    let v = dbrig_report::export::sysbench_json(&store, &data).unwrap();
+    let trials = v.as_array().unwrap();
+    // Every trial that sampled intervals: the 104 finished ones and the invalid one (exports
+    // list every trial; none is averaged here).
+    assert_eq!(trials.len(), 105);
+    let first = &trials[0]["intervals"][0];
+    let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "errors",
+            "latency",
+            "qps",
+            "reconnects",
+            "threads",
+            "time",
+            "tps"
+        ]
+    );
+    assert_eq!(first["time"], 1.0);
+    assert_eq!(first["tps"], 99.0);
+    assert_eq!(first["latency"], 1.97);
+    assert_snapshot(
+        "demo-sysbench.json",
+        &(serde_json::to_string_pretty(&trials[0]).unwrap() + "\n"),
+    );
+}

@@ -302,4 +302,21 @@ fn single_runs_side_by_side_are_named_by_server_and_show_one_column() {
         .map(|r| r[0].clone())
         .collect();
     assert_eq!(first, ["RF1", "Q14", "Q2", "Q9", "RF2", "Power@Size"]);
+    // The baseline by run id, by the old `NAME@RUN`, or by the name shown; an unknown one is
+    // an error naming the configurations.
+    for given in [
+        b.to_string(),
+        format!("default@{b}"),
+        format!("16.4 (run {b})"),
+    ] {
+        let r = TpchReport::load(&store, &runs, Some(&given))
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.baseline, format!("16.4 (run {b})"), "{given}");
+    }
+    let e = TpchReport::load(&store, &runs, Some("nope")).unwrap_err();
+    assert!(
+        e.to_string().contains("no configuration named \"nope\""),
+        "{e}"
+    );
 }

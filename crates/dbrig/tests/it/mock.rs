@@ -412,3 +412,91 @@ fn runs_as_json() {
     assert_eq!(runs[0]["trials"], 1);
     assert!(runs[0]["dbrig_version"].as_str().unwrap().contains("(git "));
 }
+
+/// `--histogram` prints sysbench's latency histogram before "SQL statistics": its counts add
+/// up to the transactions.
+#[test]
+fn histogram_block_before_sql_statistics() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=500",
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--histogram=on",
+        ],
+    ));
+    let s = String::from_utf8_lossy(&o.stdout);
+    let at = s
+        .find("Latency histogram (values are in milliseconds)")
+        .expect("the histogram block");
+    assert!(at < s.find("SQL statistics:").unwrap(), "{s}");
+    let total: u64 = s[at..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.contains('|'))
+        .map(|l| l.split_whitespace().last().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, 200, "{s}");
+}
+
+/// A single run's `--format sysbench-json` is sysbench's report_json array itself.
+#[test]
+fn sysbench_json_of_a_single_run() {
+    let out = tempfile::tempdir().unwrap();
+    ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?latency_us=1000",
+            "--time",
+            "2",
+            "--report-interval",
+            "1",
+        ],
+    ));
+    let v = json(&ok(dbrig(
+        out.path(),
+        &["report", "latest", "--format", "sysbench-json"],
+    )));
+    let intervals = v.as_array().unwrap();
+    assert_eq!(intervals.len(), 2, "{v}");
+    assert_eq!(intervals[0]["time"], 1.0);
+    assert_eq!(intervals[1]["threads"], 1);
+    assert!(intervals[0]["qps"]["reads"].as_f64().unwrap() > 0.0);
+}
+
+/// Interval samples are stored every second without --report-interval, and no line is
+/// printed.
+#[test]
+fn intervals_are_stored_without_report_interval() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:",
+            "--time",
+            "2.2",
+        ],
+    ));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(!s.lines().any(|l| l.starts_with("[ ")), "{s}");
+    let v = json(&ok(dbrig(
+        out.path(),
+        &["report", "latest", "--format", "json"],
+    )));
+    let intervals = v["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 2, "{v}");
+    assert_eq!(intervals[1]["t_s"], 2.0);
+}

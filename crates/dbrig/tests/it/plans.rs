@@ -466,7 +466,7 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
     // A beside it — all numbers.
     let q1 = report
         .lines()
-        .find(|l| l.starts_with("1 "))
+        .find(|l| l.starts_with("Q1 "))
         .unwrap_or_else(|| panic!("no Q1 row:\n{report}"));
     let cols: Vec<&str> = q1.split_whitespace().collect();
     assert_eq!(cols.len(), 10, "{q1}");
