@@ -23,12 +23,21 @@ impl LoggedServer {
     }
 
     fn start_with(out: &Path, name: &str, params: &[&str]) -> Self {
+        // sysbench takes a password only on its command line, so this throwaway server keeps
+        // the initialiser's open accounts (`open-access`) instead of dbrig's locked-down default.
+        let plan = out.join(format!("{name}-server.toml"));
+        std::fs::write(
+            &plan,
+            format!("[[server]]\nname = \"{name}\"\nengine = \"mariadb\"\nopen-access = true\n"),
+        )
+        .unwrap();
+        let plan = plan.display().to_string();
         let mut args = vec![
             "server",
             "start",
             name,
-            "--engine",
-            "mariadb",
+            "--plan",
+            &plan,
             "--param",
             "general_log=ON",
             "--param",
