@@ -312,6 +312,7 @@ impl ManagedServer {
         }
         let _ = fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o755));
         self.make_owned_dir(&self.run_dir())?;
+        self.make_owned_dir(&self.tmp_dir())?;
         if let Some(u) = &self.run_as {
             for start in [&self.dir, &self.data_dir] {
                 for a in start.ancestors().skip(1) {
@@ -417,6 +418,22 @@ impl ManagedServer {
         self.dir.join("run")
     }
 
+    /// The server's own temporary folder. MariaDB/MySQL default to `/tmp`, and a server
+    /// starting there deletes every `#sql*` file it finds — the temporary tables of another
+    /// server's bootstrap among them (`mariadb-install-db` then fails with "Unknown table
+    /// 'mysql.tmp_user_sys'" when two managed servers start at once).
+    fn tmp_dir(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
+    /// `--tmpdir` for MariaDB/MySQL unless the user's config file decides.
+    fn tmpdir_arg(&self) -> Option<String> {
+        self.def
+            .config_file
+            .is_none()
+            .then(|| format!("--tmpdir={}", self.tmp_dir().display()))
+    }
+
     /// Initialises the data directory (see [`init`](Self::init)).
     pub fn initialise(&mut self) -> Result<()> {
         self.prepare_dirs()?;
@@ -501,6 +518,7 @@ impl ManagedServer {
                     args.push("--initialize-insecure".into());
                 }
                 args.push(format!("--datadir={data}"));
+                args.extend(self.tmpdir_arg());
                 if self.def.engine == Engine::Mariadb {
                     args.push("--auth-root-authentication-method=normal".into());
                 } else {
@@ -836,6 +854,7 @@ impl ManagedServer {
                     args.push(format!("--basedir={}", b.display()));
                 }
                 args.push(format!("--datadir={data}"));
+                args.extend(self.tmpdir_arg());
                 args.push(format!("--port={port}"));
                 args.push(format!("--socket={}", socket.display()));
                 args.push("--bind-address=127.0.0.1".into());
@@ -1329,6 +1348,7 @@ mod tests {
                 format!("--basedir={}", prefix.display()),
                 "--initialize-insecure".to_owned(),
                 format!("--datadir={data}"),
+                format!("--tmpdir={}", s.dir.join("tmp").display()),
                 format!("--init-file={}", s.dir.join("init.sql").display()),
             ]
         );
