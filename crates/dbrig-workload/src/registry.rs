@@ -343,4 +343,24 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert_ne!(a, new_token());
     }
+
+    #[test]
+    fn every_dialect_has_every_registry_statement() {
+        for d in [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite] {
+            let sql = sql_for(d);
+            for name in [
+                "create_registry",
+                "registry_columns",
+                "registry_add",
+                "registry_ready",
+                "registry_lookup",
+                "registry_lookup_old",
+                "table_marker",
+                "drop_table",
+            ] {
+                assert!(sql.has(name), "{name} missing for {d:?}");
+            }
+        }
+        assert!(sql_for(Dialect::Mysql).has("set_marker"));
+    }
 }

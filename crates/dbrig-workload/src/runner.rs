@@ -245,9 +245,12 @@ pub async fn run(
                 abandon: hard_stop.flag(),
             });
         }
+        let (exited_tx, exited_rx) = oneshot::channel::<()>();
         let handle = std::thread::Builder::new()
             .name(format!("dbrig-worker-{w}"))
             .spawn(move || {
+                // Declared first, dropped last: says the thread is done once its runtime is.
+                let _exited = Exited(Some(exited_tx));
                 let rt = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -279,7 +282,7 @@ pub async fn run(
                 ));
             })
             .map_err(|e| WorkloadError::Internal(format!("cannot start worker thread: {e}")))?;
-        thread_handles.push(handle);
+        thread_handles.push((handle, exited_rx));
     }
     drop(ready_tx);
 
@@ -499,13 +502,25 @@ fn grace(o: &RunOptions) -> Duration {
     Duration::from_secs_f64((o.time * 0.5).clamp(5.0, 60.0))
 }
 
-async fn join_threads(handles: Vec<std::thread::JoinHandle<()>>) {
-    let _ = tokio::task::spawn_blocking(move || {
-        for h in handles {
-            let _ = h.join();
+/// Sends on drop: a worker thread's last act.
+struct Exited(Option<oneshot::Sender<()>>);
+
+impl Drop for Exited {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
         }
-    })
-    .await;
+    }
+}
+
+/// Wait for the worker threads to end. Each says so as it ends, so the join that follows
+/// returns at once: no blocking-pool thread is needed (under a thread limit spawning one
+/// panics), and no async worker is blocked.
+async fn join_threads(handles: Vec<(std::thread::JoinHandle<()>, oneshot::Receiver<()>)>) {
+    for (h, exited) in handles {
+        let _ = exited.await;
+        let _ = h.join();
+    }
 }
 
 /// Arrivals whose intended start has passed but which no client has taken yet, each recorded

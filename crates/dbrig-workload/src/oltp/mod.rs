@@ -939,7 +939,6 @@ mod tests {
                 "create_index",
                 "after_load",
                 "drop_table",
-                "create_registry",
                 "point_select",
                 "insert_auto",
                 "bulk_insert_row",
