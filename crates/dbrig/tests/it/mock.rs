@@ -480,3 +480,28 @@ fn intervals_are_stored_without_report_interval() {
     assert_eq!(intervals.len(), 2, "{v}");
     assert_eq!(intervals[1]["t_s"], 2.0);
 }
+
+/// `dbrig list --format json`: every workload and every option with its default.
+#[test]
+fn list_as_json() {
+    let v = json(&ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["list", "--format", "json"])
+        .output()
+        .unwrap()));
+    let names: Vec<&str> = v["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"oltp_read_write") && names.contains(&"select_batch"));
+    let run = &v["options"][0];
+    assert_eq!(run["section"], "Run options");
+    let threads = run["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "--threads")
+        .unwrap();
+    assert_eq!(threads["default"], serde_json::json!(["1"]));
+}

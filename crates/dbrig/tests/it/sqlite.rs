@@ -96,3 +96,43 @@ fn concurrent_writers_wait_instead_of_retrying() {
     assert_eq!(v["transactions"], 400, "{v}");
     assert_eq!(v["ignored_errors"], 0, "{v}");
 }
+
+/// `dbrig cleanup --format json`: what was dropped, as one JSON object.
+#[test]
+fn cleanup_as_json() {
+    let out = tempfile::tempdir().unwrap();
+    let db = out.path().join("c.sqlite");
+    let target = format!("sqlite:{}", db.display());
+    crate::ok(crate::dbrig(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &target,
+            "--tables",
+            "2",
+            "--table-size",
+            "10",
+        ],
+    ));
+    let v = crate::json(&crate::ok(crate::dbrig(
+        out.path(),
+        &[
+            "cleanup",
+            "oltp_point_select",
+            "--target",
+            &target,
+            "--tables",
+            "2",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(v["workload"], "oltp_point_select");
+    assert_eq!(
+        v["dropped"],
+        serde_json::json!(["sbtest1", "sbtest2"]),
+        "{v}"
+    );
+}
