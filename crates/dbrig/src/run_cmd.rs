@@ -1,7 +1,6 @@
 //! `dbrig prepare|run|cleanup WORKLOAD` (sysbench's verbs) and `dbrig run PLAN.toml`, and
 //! `dbrig list`.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -20,38 +19,17 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
     let Workload::Oltp(oltp) = &workload;
     let seed = args.run.resolved_seed();
     eprintln!("dbrig: preparing {} on {target}", workload.name());
-    // On a terminal a spinner shows that the load goes on (elapsed time, the last step) and
-    // the steps' lines go through it, leaving no dead bar lines; on a pipe, plain lines.
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} preparing [{elapsed_precise}] {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        b.enable_steady_tick(std::time::Duration::from_millis(200));
-        b
-    });
-    let say = |msg: &str| match &bar {
-        Some(b) => {
-            b.println(format!("dbrig: {msg}"));
-            b.set_message(msg.to_owned());
-        }
-        None => eprintln!("dbrig: {msg}"),
-    };
+    let steps = console::Steps::new("preparing");
     let report = oltp
         .prepare(
             &target,
             &args.run.connect_options(),
             args.run.threads,
             seed,
-            &say,
+            &|m| steps.say(m),
         )
         .await;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    drop(steps);
     let report = report?;
     if args.format == Format::Json {
         outln!(

@@ -363,6 +363,7 @@ fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
 async fn load(a: LoadArgs) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
     eprintln!("dbrig: loading TPC-H SF {} into {target}", a.sf);
+    let steps = console::Steps::new("loading");
     let report = tpch::load(
         &target,
         &ConnectOptions::default(),
@@ -371,9 +372,11 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
             keys: a.keys,
             parallel: a.parallel,
         },
-        &progress,
+        &|m| steps.say(m),
     )
-    .await?;
+    .await;
+    drop(steps);
+    let report = report?;
     if a.format == Format::Json {
         let mut v = serde_json::to_value(&report)?;
         v["target"] = serde_json::json!(target.to_string());
