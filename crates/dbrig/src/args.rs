@@ -13,6 +13,14 @@ pub enum Format {
     Json,
 }
 
+/// `dbrig list`: the workloads and every option.
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    /// `json`: workloads and options as one object, for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
 /// `dbrig runs`: what the results database holds.
 #[derive(Debug, Clone, Args)]
 pub struct RunsArgs {

@@ -48,7 +48,7 @@ pub enum Command {
     /// Drop the tables a workload's prepare created (only tables dbrig created).
     Cleanup(WorkloadArgs),
     /// List the workloads and every option with its default.
-    List,
+    List(crate::args::ListArgs),
     /// Show host facts and what would distort a benchmark on this machine.
     Doctor(DoctorArgs),
     /// List the runs stored in the results database.

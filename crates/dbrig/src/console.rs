@@ -198,6 +198,49 @@ impl PlanClock {
     }
 }
 
+/// The steps of a long setup (`prepare`, `tpch load`) as they happen: on a terminal a spinner
+/// with the elapsed time and the last step, each step's line printed through it (no dead bar
+/// lines left in the scrollback); on a pipe, plain lines.
+pub struct Steps {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Steps {
+    pub fn new(what: &str) -> Steps {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template(&format!(
+                    "{{spinner}} {what} [{{elapsed_precise}}] {{msg}}"
+                ))
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+            b
+        });
+        Steps { bar }
+    }
+
+    /// One step's line.
+    pub fn say(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => {
+                b.println(format!("dbrig: {msg}"));
+                b.set_message(msg.to_owned());
+            }
+            None => eprintln!("dbrig: {msg}"),
+        }
+    }
+}
+
+impl Drop for Steps {
+    fn drop(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
 /// Prints what the executor reports.
 pub struct ConsoleObserver {
     bar: Option<indicatif::ProgressBar>,

@@ -23,15 +23,18 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
         "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}` then `dbrig prepare {w}` again (`dbrig run {w} --prepare` does both)",
         w = workload.name()
     ));
+    let steps = console::Steps::new("preparing");
     let report = oltp
         .prepare(
             &target,
             &args.run.connect_options(),
             args.run.threads,
             seed,
-            &|msg| eprintln!("dbrig: {msg}"),
+            &|m| steps.say(m),
         )
-        .await?;
+        .await;
+    drop(steps);
+    let report = report?;
     if args.format == Format::Json {
         outln!(
             "{}",
@@ -68,7 +71,16 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
     let report = oltp
         .cleanup(&target, &args.run.connect_options(), args.run.threads)
         .await?;
-    if report.dropped.is_empty() {
+    if args.format == Format::Json {
+        outln!(
+            "{}",
+            serde_json::json!({
+                "workload": workload.name(),
+                "target": target.to_string(),
+                "dropped": report.dropped,
+            })
+        )?;
+    } else if report.dropped.is_empty() {
         outln!(
             "Nothing to drop on {target}: no table of {} exists",
             workload.name()
@@ -157,23 +169,8 @@ async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     Ok(console::exit_code(&outcome))
 }
 
-pub fn list() -> Result<ExitCode> {
+pub fn list(format: Format) -> Result<ExitCode> {
     use clap::{Args, Command};
-    outln!("Workloads:")?;
-    for w in dbrig_workload::catalog() {
-        let aliases = if w.aliases.is_empty() {
-            String::new()
-        } else {
-            format!(" (also: {})", w.aliases.join(", "))
-        };
-        outln!("  {:<24}{}{}", w.name, w.description, aliases)?;
-    }
-    outln!(
-        "\nIn plans also ([[workload]] name; options as `dbrig micro NAME --help`, or sf, queries, seed, refresh, streams … for TPC-H, queries or tpch for perfrun):"
-    )?;
-    for (name, description) in dbrig_workload::kind::plan_only_kinds() {
-        outln!("  {name:<24}{description}")?;
-    }
     let sections = [
         ("Run options", RunOptions::augment_args(Command::new("x"))),
         (
@@ -193,23 +190,82 @@ pub fn list() -> Result<ExitCode> {
             crate::args::StoreArgs::augment_args(Command::new("x")),
         ),
     ];
-    for (title, cmd) in sections {
+    // (section, [(option, help, possible values, defaults)])
+    type Opt = (String, String, Vec<String>, Vec<String>);
+    let options: Vec<(&str, Vec<Opt>)> = sections
+        .iter()
+        .map(|(title, cmd)| {
+            let opts = cmd
+                .get_arguments()
+                .filter(|a| !a.is_hide_set())
+                .filter_map(|arg| {
+                    let long = arg.get_long()?.to_owned();
+                    let default = arg
+                        .get_default_values()
+                        .iter()
+                        .map(|v| v.to_string_lossy().into_owned())
+                        .collect();
+                    let possible: Vec<String> = arg
+                        .get_possible_values()
+                        .iter()
+                        .map(|p| p.get_name().to_owned())
+                        .collect();
+                    let possible = if possible == ["true", "false"] {
+                        Vec::new()
+                    } else {
+                        possible
+                    };
+                    let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                    Some((long, help, possible, default))
+                })
+                .collect();
+            (*title, opts)
+        })
+        .collect();
+    if format == Format::Json {
+        let v = serde_json::json!({
+            "workloads": dbrig_workload::catalog().iter().map(|w| serde_json::json!({
+                "name": w.name,
+                "description": w.description,
+                "aliases": w.aliases,
+            })).collect::<Vec<_>>(),
+            "plan_workloads": dbrig_workload::kind::plan_only_kinds().iter().map(|(n, d)| serde_json::json!({
+                "name": n,
+                "description": d,
+            })).collect::<Vec<_>>(),
+            "options": options.iter().map(|(title, opts)| serde_json::json!({
+                "section": title,
+                "options": opts.iter().map(|(long, help, possible, default)| serde_json::json!({
+                    "name": format!("--{long}"),
+                    "help": help,
+                    "values": possible,
+                    "default": default,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!("Workloads:")?;
+    for w in dbrig_workload::catalog() {
+        let aliases = if w.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also: {})", w.aliases.join(", "))
+        };
+        outln!("  {:<24}{}{}", w.name, w.description, aliases)?;
+    }
+    outln!(
+        "\nIn plans also ([[workload]] name; options as `dbrig micro NAME --help`, or sf, queries, seed, refresh, streams … for TPC-H, queries or tpch for perfrun):"
+    )?;
+    for (name, description) in dbrig_workload::kind::plan_only_kinds() {
+        outln!("  {name:<24}{description}")?;
+    }
+    for (title, opts) in &options {
         outln!("\n{title}:")?;
-        for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
-            let Some(long) = arg.get_long() else { continue };
-            let default: Vec<String> = arg
-                .get_default_values()
-                .iter()
-                .map(|v| v.to_string_lossy().into_owned())
-                .collect();
-            let possible: Vec<String> = arg
-                .get_possible_values()
-                .iter()
-                .map(|p| p.get_name().to_owned())
-                .collect();
-            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        for (long, help, possible, default) in opts {
             let mut line = format!("  --{long:<22} {help}");
-            if !possible.is_empty() && possible != ["true", "false"] {
+            if !possible.is_empty() {
                 line.push_str(&format!(" [{}]", possible.join("|")));
             }
             if !default.is_empty() {

@@ -393,6 +393,7 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
     console::exit_on_signal(format!(
         "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
     ));
+    let steps = console::Steps::new("loading");
     let report = tpch::load(
         &target,
         &ConnectOptions::default(),
@@ -401,9 +402,11 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
             keys: a.keys,
             parallel: a.parallel,
         },
-        &progress,
+        &|m| steps.say(m),
     )
-    .await?;
+    .await;
+    drop(steps);
+    let report = report?;
     if a.format == Format::Json {
         let mut v = serde_json::to_value(&report)?;
         v["target"] = serde_json::json!(target.to_string());

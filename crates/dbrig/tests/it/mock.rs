@@ -257,8 +257,10 @@ fn warmup_is_not_counted_and_intervals_follow_sysbench() {
             "2",
             "--warmup",
             "0.5",
+            // Ticks at 1 s and 2 s, well before the end: a tick racing the deadline at
+            // exactly 2 s made the line count flaky on a loaded machine.
             "--time",
-            "2",
+            "2.5",
             "--report-interval",
             "1",
         ],
@@ -291,7 +293,7 @@ fn json_runs_keep_their_interval_lines_on_stderr() {
             "--threads",
             "2",
             "--time",
-            "2",
+            "2.5",
             "--report-interval",
             "1",
             "--format",
@@ -458,7 +460,7 @@ fn sysbench_json_of_a_single_run() {
             "--target",
             "mock:?latency_us=1000",
             "--time",
-            "2",
+            "2.5",
             "--report-interval",
             "1",
         ],
@@ -499,4 +501,29 @@ fn intervals_are_stored_without_report_interval() {
     let intervals = v["intervals"].as_array().unwrap();
     assert_eq!(intervals.len(), 2, "{v}");
     assert_eq!(intervals[1]["t_s"], 2.0);
+}
+
+/// `dbrig list --format json`: every workload and every option with its default.
+#[test]
+fn list_as_json() {
+    let v = json(&ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["list", "--format", "json"])
+        .output()
+        .unwrap()));
+    let names: Vec<&str> = v["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"oltp_read_write") && names.contains(&"select_batch"));
+    let run = &v["options"][0];
+    assert_eq!(run["section"], "Run options");
+    let threads = run["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "--threads")
+        .unwrap();
+    assert_eq!(threads["default"], serde_json::json!(["1"]));
 }

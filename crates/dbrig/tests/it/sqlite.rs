@@ -143,3 +143,43 @@ fn sqlite_writers_queue_fairly_for_the_write_lock() {
     let event_max = v["latency_ms"]["max"].as_f64().unwrap();
     assert!(event_max < 1000.0, "event max {event_max} ms: {v}");
 }
+
+/// `dbrig cleanup --format json`: what was dropped, as one JSON object.
+#[test]
+fn cleanup_as_json() {
+    let out = tempfile::tempdir().unwrap();
+    let db = out.path().join("c.sqlite");
+    let target = format!("sqlite:{}", db.display());
+    crate::ok(crate::dbrig(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &target,
+            "--tables",
+            "2",
+            "--table-size",
+            "10",
+        ],
+    ));
+    let v = crate::json(&crate::ok(crate::dbrig(
+        out.path(),
+        &[
+            "cleanup",
+            "oltp_point_select",
+            "--target",
+            &target,
+            "--tables",
+            "2",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(v["workload"], "oltp_point_select");
+    assert_eq!(
+        v["dropped"],
+        serde_json::json!(["sbtest1", "sbtest2"]),
+        "{v}"
+    );
+}
