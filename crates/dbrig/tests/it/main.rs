@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod fidelity;
+mod install;
 mod managed;
 mod micro;
 mod mock;
