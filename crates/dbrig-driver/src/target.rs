@@ -1,7 +1,7 @@
 //! Target URLs: what to connect to, parsed once and printed only redacted.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use dbrig_core::url;
 
@@ -26,16 +26,37 @@ impl Dialect {
 
 /// A password. It never prints: `Debug` and `Display` show `***`.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub struct Secret {
+    value: String,
+    /// The password file it was read from, if any: a path that hands the password on as
+    /// surely as the password (hooks must not be given it).
+    file: Option<PathBuf>,
+}
 
 impl Secret {
     pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
+        Secret {
+            value: s.into(),
+            file: None,
+        }
+    }
+
+    /// A password read from `file`.
+    pub fn from_file(s: impl Into<String>, file: &Path) -> Self {
+        Secret {
+            value: s.into(),
+            file: Some(file.to_owned()),
+        }
     }
 
     /// The password itself, for handing to a client library and nothing else.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.value
+    }
+
+    /// The password file it came from (`--password-file`, `password-file`), if any.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
     }
 }
 

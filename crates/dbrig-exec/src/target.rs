@@ -175,7 +175,7 @@ fn read_password_file(path: &Path) -> Result<Secret> {
         )));
     }
     let text = std::fs::read_to_string(path).map_err(unreadable)?;
-    Ok(Secret::new(text.trim_end_matches(['\n', '\r'])))
+    Ok(Secret::from_file(text.trim_end_matches(['\n', '\r']), path))
 }
 
 /// The command line as stored: every value that parses as a target URL (`--target`, perfrun's

@@ -559,7 +559,14 @@ fn no_secret_is_stored_or_handed_on() {
     let url = |with_pw: &str| format!("mysql://{}{with_pw}@127.0.0.1:3306/{}", pw.user, db.0);
     // The hooks print their environment and write it where the test can read it.
     let seen = o.join("hook-env");
-    let hook = format!("env; env >> {}", seen.display());
+    // … and every process's command line while they run (`/proc/*/cmdline`): no child of
+    // dbrig (nor anything else) is handed the password as an argument.
+    let cmdlines = o.join("cmdlines");
+    let hook = format!(
+        "env; env >> {}; for f in /proc/[0-9]*/cmdline; do cat $f; echo; done >> {} 2>/dev/null; true",
+        seen.display(),
+        cmdlines.display()
+    );
     let plan = o.join("plan.toml");
     std::fs::write(
         &plan,
@@ -647,8 +654,18 @@ after-trial-sql = "SELECT 1"
             hook.clone(),
         ];
         args.extend(extra);
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        ok(dbrig(o, &a));
+        args.push(format!("--out={}", o.display()));
+        // Variables naming the password file, and the engines' own password variables, are
+        // not handed to hooks either.
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dbrig"));
+        command
+            .args(&args)
+            .env("PGPASSFILE", &file)
+            .env("MYSQL_PWD", "not-the-password");
+        if args.iter().any(|a| a == "--password-file") {
+            command.env("MY_PW_FILE", &file);
+        }
+        ok(command.output().unwrap());
     }
     let report = ok(dbrig(o, &["report", "latest", "--format", "json"]));
     assert!(!String::from_utf8_lossy(&report.stdout).contains(&pw.password));
@@ -669,6 +686,36 @@ after-trial-sql = "SELECT 1"
         "{env_seen}"
     );
     assert!(!env_seen.contains(&pw.password), "a hook saw the password");
+    let file_name = file.display().to_string();
+    assert!(
+        !env_seen.contains(&file_name),
+        "a hook saw the password file: {env_seen}"
+    );
+    assert!(!env_seen.contains("MYSQL_PWD="), "{env_seen}");
+    let seen_cmdlines =
+        String::from_utf8_lossy(&std::fs::read(&cmdlines).unwrap()).replace('\0', " ");
+    assert!(
+        seen_cmdlines.contains("oltp_point_select"),
+        "{seen_cmdlines}"
+    );
+    // dbrig's own command line holds what the user typed (`--define PW=…`, `--set`, a URL
+    // with a password); no other process's may.
+    let dbrig_bin = env!("CARGO_BIN_EXE_dbrig");
+    let leaks: Vec<&str> = seen_cmdlines
+        .lines()
+        .filter(|l| !l.starts_with(dbrig_bin) && l.contains(&pw.password))
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "a command line held the password: {leaks:?}"
+    );
+    assert!(
+        seen_cmdlines
+            .lines()
+            .any(|l| l.starts_with("sh -c env; env")),
+        "the hook's own command line was seen"
+    );
+    std::fs::remove_file(&cmdlines).unwrap();
     std::fs::remove_file(&seen).unwrap();
     std::fs::remove_file(&file).unwrap();
     std::fs::remove_file(&plan).unwrap();
