@@ -406,9 +406,20 @@ impl<'a> Executor<'a> {
         let target = &target;
         let observer = self.opts.observer;
         let note = |msg: &str| observer.note(msg);
-        let preparing =
-            cell.workload
-                .prepare_if_missing(target, connect, self.max_clients[&key], seed, &note);
+        // A load large enough to fill a disk is checked against the free space first.
+        let space = if cell.workload.loads_large_data() {
+            probes::free_space(target, connect).await
+        } else {
+            None
+        };
+        let preparing = cell.workload.prepare_if_missing(
+            target,
+            connect,
+            self.max_clients[&key],
+            seed,
+            space.as_ref().map(|(dir, free)| (dir.as_path(), *free)),
+            &note,
+        );
         // Ctrl-C stops a prepare at once: what it made is registered as unfinished, never
         // measured, and made again by the next prepare (`--resume`, `run --prepare`).
         let done = tokio::select! {

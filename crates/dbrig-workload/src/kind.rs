@@ -73,6 +73,10 @@ pub struct TpchPowerOptions {
     /// `unchecked`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_against: Option<String>,
+    /// Load even when the data's estimated size exceeds the free space dbrig can see (or 1 TB
+    /// where it cannot): the plan's `--force` of `dbrig tpch load`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force_load: bool,
 }
 
 /// A stored power test's Power@Size and scale factor, QphH@Size's other half.
@@ -400,6 +404,15 @@ impl WorkloadKind {
         self
     }
 
+    /// Whether preparing this kind may load data large enough to check the disk for first
+    /// (TPC-H: its scale factor's estimate).
+    pub fn loads_large_data(&self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_)
+        )
+    }
+
     /// Create what the trials need when it is missing: the OLTP tables (for `threads`
     /// clients), the TPC-H data at the plan's scale factor; nothing for micro-benchmarks.
     /// Returns a line saying what was done, if anything.
@@ -409,6 +422,7 @@ impl WorkloadKind {
         connect: &ConnectOptions,
         threads: u32,
         seed: u64,
+        space: Option<(&std::path::Path, u64)>,
         progress: &(dyn Fn(&str) + Sync),
     ) -> Result<Option<String>, WorkloadError> {
         match self {
@@ -480,6 +494,7 @@ impl WorkloadKind {
                         "the TPC-H tables on {target} hold SF {have}, the plan wants SF {sf}: drop them with `dbrig tpch cleanup` (or use another database)"
                     ))),
                     None => {
+                        tpch::check_load_fits(sf, space, o.force_load)?;
                         progress(&format!("loading TPC-H SF {sf} into {target}"));
                         let r = tpch::load(
                             target,
@@ -797,6 +812,7 @@ mod tests {
             controls: tpch::PowerControls::default(),
             power_run: None,
             check_against: None,
+            force_load: false,
         };
         let set = o.query_set(dbrig_driver::Dialect::Sqlite).unwrap();
         let names: Vec<&str> = set.queries.iter().map(|q| q.name.as_str()).collect();

@@ -372,23 +372,12 @@ fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
 async fn load(a: LoadArgs) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
     // Estimate before loading a byte: a mistyped scale factor must not fill a disk.
-    let estimate = a.sf.estimated_bytes();
-    let gb = |b: u64| b as f64 / 1e9;
-    match dbrig_exec::probes::free_space(&target, &ConnectOptions::default()).await {
-        Some((dir, free)) if estimate > free && !a.force => bail!(
-            "TPC-H SF {} needs about {:.1} GB but {} has {:.1} GB free: choose a smaller --sf, free space, or pass --force",
-            a.sf,
-            gb(estimate),
-            dir.display(),
-            gb(free)
-        ),
-        None if estimate > tpch::UNCHECKED_LOAD_BOUND && !a.force => bail!(
-            "TPC-H SF {} needs about {:.0} GB and the free space of {target} cannot be checked from here: pass --force if you mean it",
-            a.sf,
-            gb(estimate)
-        ),
-        _ => {}
-    }
+    let space = dbrig_exec::probes::free_space(&target, &ConnectOptions::default()).await;
+    tpch::check_load_fits(
+        a.sf,
+        space.as_ref().map(|(dir, free)| (dir.as_path(), *free)),
+        a.force,
+    )?;
     eprintln!("dbrig: loading TPC-H SF {} into {target}", a.sf);
     console::exit_on_signal(format!(
         "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
@@ -535,6 +524,7 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         controls,
         power_run: None,
         check_against: a.check_against.clone(),
+        force_load: false,
     };
     let plan = Plan::single(SingleCommand {
         workload: WorkloadKind::TpchPower(options),
@@ -670,6 +660,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         controls: PowerControls::default(),
         power_run,
         check_against: None,
+        force_load: false,
     };
     let plan = Plan::single(SingleCommand {
         workload: WorkloadKind::TpchThroughput(options),

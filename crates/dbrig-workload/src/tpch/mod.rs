@@ -86,6 +86,37 @@ impl ScaleFactor {
 /// known (a remote server): 1 TB.
 pub const UNCHECKED_LOAD_BOUND: u64 = 1_000_000_000_000;
 
+/// Whether a load at `sf` may start: refused (unless `force`) when its estimate exceeds the
+/// free space of the target's data directory (`space`, where dbrig can see it) or, where it
+/// cannot, [`UNCHECKED_LOAD_BOUND`]. A mistyped scale factor must not fill a disk. The one
+/// rule for `dbrig tpch load` and a plan's TPC-H prepare step.
+pub fn check_load_fits(
+    sf: ScaleFactor,
+    space: Option<(&std::path::Path, u64)>,
+    force: bool,
+) -> Result<(), crate::WorkloadError> {
+    let estimate = sf.estimated_bytes();
+    let gb = |b: u64| b as f64 / 1e9;
+    if force {
+        return Ok(());
+    }
+    match space {
+        Some((dir, free)) if estimate > free => Err(crate::WorkloadError::InvalidOptions(format!(
+            "TPC-H SF {sf} needs about {:.1} GB but {} has {:.1} GB free: choose a smaller scale factor, free space, or force the load (`--force`; in a plan `force-load = true`)",
+            gb(estimate),
+            dir.display(),
+            gb(free)
+        ))),
+        None if estimate > UNCHECKED_LOAD_BOUND => {
+            Err(crate::WorkloadError::InvalidOptions(format!(
+                "TPC-H SF {sf} needs about {:.0} GB and the target's free space cannot be checked from here: force the load if you mean it (`--force`; in a plan `force-load = true`)",
+                gb(estimate)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl fmt::Display for ScaleFactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
@@ -128,6 +159,27 @@ pub(crate) fn schema_sql(dialect: Dialect) -> &'static SqlSet {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_load_that_does_not_fit_is_refused_unless_forced() {
+        use std::path::Path;
+        let sf = |v: &str| v.parse::<super::ScaleFactor>().unwrap();
+        let dir = Path::new("/data");
+        // SF 1 ≈ 1.6 GB: fits 2 GB, not 1 GB.
+        assert!(super::check_load_fits(sf("1"), Some((dir, 2_000_000_000)), false).is_ok());
+        let e = super::check_load_fits(sf("1"), Some((dir, 1_000_000_000)), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("needs about 1.6 GB but /data has 1.0 GB free"),
+            "{e}"
+        );
+        assert!(super::check_load_fits(sf("1"), Some((dir, 1_000_000_000)), true).is_ok());
+        // Unknown free space: up to 1 TB (SF 625) starts, SF 1000 does not.
+        assert!(super::check_load_fits(sf("100"), None, false).is_ok());
+        assert!(super::check_load_fits(sf("1000"), None, false).is_err());
+        assert!(super::check_load_fits(sf("1000"), None, true).is_ok());
+    }
+
     use super::*;
 
     #[test]

@@ -1017,6 +1017,41 @@ fn tpch_load_refuses_what_the_disk_cannot_hold() {
         .trim(),
         "0"
     );
+    // A plan's TPC-H prepare step follows the same rule (`force-load = true` forces it).
+    let plan_db = out.path().join("plan.sqlite");
+    let plan = out.path().join("big.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "too-big"
+trials = 1
+clients = [1]
+[[configuration]]
+name = "A"
+target = "sqlite:{}"
+[[workload]]
+name = "tpch-power"
+[workload.options]
+sf = 100000
+queries = ["6"]
+"#,
+            plan_db.display()
+        ),
+    )
+    .unwrap();
+    let r = dbrig(out.path(), &["run", plan.to_str().unwrap()]);
+    assert!(!r.status.success(), "{}", text(&r));
+    assert!(
+        text(&r).contains("TPC-H SF 100000 needs about 160000.0 GB but")
+            && text(&r).contains("force-load = true"),
+        "{}",
+        text(&r)
+    );
+    // Refused before the load began: no table was created, nothing was generated.
+    assert!(!text(&r).contains("loading TPC-H SF"), "{}", text(&r));
+    let size = std::fs::metadata(&plan_db).map(|m| m.len()).unwrap_or(0);
+    assert!(size < 64 * 1024, "{size} bytes in {}", plan_db.display());
 }
 
 /// A managed server's own password (locked down by default) is used by dbrig and masked in
