@@ -843,6 +843,9 @@ fn managed_server_restarts_per_query_with_its_own_startup_parameters() {
         out.path(),
         &["server", "start", "h3tpch", "--engine", "mariadb"],
     ));
+    // `server start` leaves it running detached: stopped however the test ends (a failed
+    // assertion would otherwise leave it behind, its folder deleted).
+    let _stop = StopServerOnDrop(out.path(), "h3tpch");
     let url = text(&o)
         .lines()
         .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
@@ -1245,4 +1248,13 @@ fn import_launcher_writes_a_plan_that_runs() {
     let cells: Vec<&str> = line.split('|').map(str::trim).collect();
     assert_eq!(cells[5], "-", "{line}");
     assert_ne!(cells[2], "-", "{line}");
+}
+
+/// Stops a server that `dbrig server start` left running, when dropped.
+struct StopServerOnDrop<'a>(&'a std::path::Path, &'static str);
+
+impl Drop for StopServerOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = dbrig(self.0, &["server", "stop", self.1]);
+    }
 }
