@@ -23,23 +23,27 @@ use crate::out::outln;
 /// Exit code of a run stopped by Ctrl-C / SIGTERM (what shells use for SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// Resolves at the first Ctrl-C or SIGTERM.
+async fn interrupted() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let term_recv = async {
+        match term.as_mut() {
+            Some(t) => {
+                t.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term_recv => {}
+    }
+}
+
 /// Ctrl-C and SIGTERM raise the stopper; the run finishes its write and ends interrupted.
 pub fn install_signal_handlers(stopper: Arc<Stopper>) {
     tokio::spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let term_recv = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term_recv => {}
-        }
+        interrupted().await;
         eprintln!("dbrig: interrupted: finishing in-flight events and saving what was measured");
         stopper.stop();
     });
@@ -61,22 +65,7 @@ pub fn exit_on_signal(message: String) {
             else {
                 return;
             };
-            rt.block_on(async {
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-                let term_recv = async {
-                    match term.as_mut() {
-                        Some(t) => {
-                            t.recv().await;
-                        }
-                        None => std::future::pending::<()>().await,
-                    }
-                };
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term_recv => {}
-                }
-            });
+            rt.block_on(interrupted());
             eprintln!("{message}");
             std::process::exit(EXIT_INTERRUPTED.into());
         });
