@@ -7,9 +7,10 @@
 use std::process::Command;
 use std::time::Duration;
 
-use dbrig_core::results::{HookOutput, OsSample, Placement};
+use dbrig_core::results::{HookOutput, OsSample, OsSpan, Placement};
 use dbrig_driver::{ConnectOptions, Connection, Target};
-use dbrig_server::OsSampler;
+use dbrig_server::{OsClock, OsSampler};
+use dbrig_workload::runner::{OsMeter, OsMeterRef};
 use serde::{Deserialize, Serialize};
 
 use crate::secrets::Secrets;
@@ -363,6 +364,28 @@ impl Sampling {
     pub fn stop(self) -> Vec<OsSample> {
         self.0.map(|s| s.stop()).unwrap_or_default()
     }
+
+    /// The sampling clock (`None` with sampling off): a TPC-H trial's per-run OS figures, and
+    /// the process to follow after a restart.
+    pub fn clock(&self) -> Option<OsClock> {
+        self.0.as_ref().map(OsSampler::clock)
+    }
+}
+
+/// The executor's sampler clock as the workloads' [`OsMeter`].
+struct ClockMeter(OsClock);
+
+impl OsMeter for ClockMeter {
+    fn begin(&self) -> Box<dyn FnOnce() -> OsSpan + Send> {
+        let start = self.0.begin();
+        let clock = self.0.clone();
+        Box::new(move || clock.end(&start))
+    }
+}
+
+/// `clock` as what a trial's workload measures its runs with.
+pub fn os_meter(clock: Option<OsClock>) -> Option<OsMeterRef> {
+    clock.map(|c| OsMeterRef(std::sync::Arc::new(ClockMeter(c))))
 }
 
 /// Where a trial ran: the CPUs dbrig and the server were allowed on (read back from

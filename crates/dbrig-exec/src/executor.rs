@@ -112,7 +112,9 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
             exec.recorder.store().path().display()
         ));
     }
-    exec.opts.observer.run_started(run, resumed);
+    exec.opts
+        .observer
+        .run_started(run, resumed, exec.recorder.store());
     for i in 0..exec.plan.schedule.len() {
         if exec.opts.interrupt.is_stopped() {
             break;
@@ -624,6 +626,7 @@ impl<'a> Executor<'a> {
             connect: connect.clone(),
             options: run_options.clone(),
             seed: run_options.rand_seed,
+            os_meter: environment::os_meter(sampling.clock()),
         };
         let host_mhz = dbrig_server::host::collect(None).cpu_mhz;
         let workload = cell.workload.clone().with_host(host_mhz);
@@ -641,6 +644,7 @@ impl<'a> Executor<'a> {
             secrets: &self.secrets,
             strict: self.plan.single,
             restarts: 0,
+            os_clock: sampling.clock(),
         };
         let progress = Progress {
             observer: self.opts.observer,
@@ -818,6 +822,8 @@ struct PlanPowerEnv<'a> {
     /// A single command: restart controls on a server dbrig cannot restart are an error.
     strict: bool,
     restarts: u32,
+    /// The trial's OS sampling, which follows the server to its new process on a restart.
+    os_clock: Option<dbrig_server::OsClock>,
 }
 
 impl tpch::PowerEnv for PlanPowerEnv<'_> {
@@ -831,10 +837,13 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
             .as_deref()
             .ok_or("the configuration's target is external: dbrig cannot restart it")?;
         let params = restart_params(&self.params, params, replace)?;
-        let (target, _) = self
+        let (target, pid) = self
             .servers
             .ensure(name, &params, true, self.read_only)
             .map_err(|e| e.one_line())?;
+        if let Some(c) = &self.os_clock {
+            c.follow(pid);
+        }
         let target = match &self.data_database {
             Some((db, suffix)) => target.with_database(db, suffix),
             None => target,

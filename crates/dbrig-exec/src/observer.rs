@@ -32,8 +32,8 @@ impl TrialRef<'_> {
 
 /// Watches an execution. Every method has a default that does nothing.
 pub trait Observer: Sync {
-    /// The run was recorded (or reopened by `--resume`) and the schedule begins.
-    fn run_started(&self, _run: RunId, _resumed: bool) {}
+    /// The run was recorded (or reopened by `--resume`) in `store` and the schedule begins.
+    fn run_started(&self, _run: RunId, _resumed: bool, _store: &Store) {}
     fn trial_started(&self, _trial: &TrialRef<'_>) {}
     /// A line for the user: what a step is doing, or a warning (`warning: …`).
     fn note(&self, _line: &str) {}

@@ -400,6 +400,7 @@ pub fn step(name: &str, micros: u64, status: QueryStatus) -> QueryOutcome {
         result: Vec::new(),
         detail: None,
         answer_checked: None,
+        os: None,
     }
 }
 
@@ -421,6 +422,7 @@ pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> Q
             restarted: false,
             caches_dropped: false,
             skipped: false,
+            os: None,
         })
         .chain(std::iter::once(RunRecord {
             run: 0,
@@ -433,6 +435,7 @@ pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> Q
             restarted: false,
             caches_dropped: false,
             skipped: false,
+            os: None,
         }))
         .collect();
     q.detail = Some(Box::new(QueryDetail {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dbrig_core::host::{HostFacts, facts_lines};
-use dbrig_core::results::ResultKind;
+use dbrig_core::results::{PowerReport, ResultKind};
 use dbrig_store::{RunId, Store};
 use minijinja::Environment;
 use serde::Serialize;
@@ -96,9 +96,10 @@ struct Page<'a> {
     hosts: Vec<HtmlHost>,
     plan_text: Option<&'a str>,
     sections: Vec<HtmlSection>,
-    /// Hook outputs and EXPLAIN plans, collapsed at the end.
+    /// Hook outputs, EXPLAIN plans and OS statistics per query run, collapsed at the end.
     hooks: Vec<crate::records::Record>,
     plans: Vec<crate::records::Record>,
+    os: Vec<crate::records::Record>,
 }
 
 #[derive(Serialize)]
@@ -220,11 +221,50 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         sections: html_sections,
         hooks: crate::records::hook_records(data),
         plans: crate::records::plan_records(data),
+        os: crate::records::os_records(data),
     };
     let page = env
         .get_template("report.html")?
         .render(minijinja::value::Serde(&page))?;
     Ok(page)
+}
+
+/// Where a page written while its run goes takes the trial running now (a TPC-H power
+/// trial's queries so far): the page of the stored trials is rendered once per trial, and
+/// after every query only this fragment is rendered and put in ([`with_live`]).
+pub const LIVE_MARKER: &str = "<!-- dbrig:live -->";
+
+#[derive(Serialize)]
+struct LiveSection<'a> {
+    label: &'a str,
+    table: HtmlTable,
+    chart: String,
+}
+
+const LIVE_TEMPLATE: &str = r#"<h2>Running now: {{ label }}</h2>
+<p class="notes">Redrawn after every query; stored and reported with the others when the trial ends.</p>
+{% with t = table %}{% include "table.html" %}{% endwith %}
+<div class="charts">{{ chart | safe }}</div>
+"#;
+
+/// The running power trial `label` as the page's live section: its table and bar chart so far.
+pub fn live_power_html(label: &str, report: &PowerReport) -> Result<String, ReportError> {
+    let mut env = Environment::new();
+    env.add_template("live.html", LIVE_TEMPLATE)?;
+    env.add_template("table.html", TABLE_TEMPLATE)?;
+    let live = LiveSection {
+        label,
+        table: HtmlTable::new(crate::tpch::live_power_table(report), |_| None),
+        chart: crate::tpch::live_power_chart(report)?,
+    };
+    Ok(env
+        .get_template("live.html")?
+        .render(minijinja::value::Serde(&live))?)
+}
+
+/// `page` with `fragment` where its [`LIVE_MARKER`] is (the marker kept, for the next query).
+pub fn with_live(page: &str, fragment: &str) -> String {
+    page.replacen(LIVE_MARKER, &format!("{LIVE_MARKER}\n{fragment}"), 1)
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -265,7 +305,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 /// perfrun filters), render its page and write it atomically to `path`. The plan executor
 /// calls this after every trial, so a long run can be watched in a browser.
 pub fn write_html_report(store: &Store, run: RunId, path: &Path) -> Result<(), ReportError> {
+    write_atomic(path, html_page(store, run)?.as_bytes())
+}
+
+/// Run `run`'s page with the default choices, as [`write_html_report`] writes it.
+pub fn html_page(store: &Store, run: RunId) -> Result<String, ReportError> {
     let data = ReportData::load(store, run)?;
-    let page = render_html(store, &data)?;
-    write_atomic(path, page.as_bytes())
+    render_html(store, &data)
 }

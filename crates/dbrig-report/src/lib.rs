@@ -42,7 +42,7 @@ pub use charts::{TimelineSeries, latency_chart, throughput_chart, timeline_chart
 pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, TrialData};
 pub use error::ReportError;
 pub use export::{cells_csv, report_json, trials_csv};
-pub use html::{render_html, write_atomic, write_html_report};
+pub use html::{html_page, render_html, write_atomic, write_html_report};
 pub use render::{Format, Rendered, Request, render, write_svgs};
 pub use run::{RunHeader, interval_line, run_json, run_text, statements_text};
 pub use single::{SingleFormat, is_single_run, perfrun_report, single_run_json, single_run_report};

@@ -1,7 +1,8 @@
 //! What trials recorded besides their figures, shown on request: the hooks' outputs (every
-//! trial's `before-trial` / `after-trial` / … and a power test's per-query hooks) and the
-//! EXPLAIN plans a power test captured per query. The HTML page always has them, collapsed;
-//! text reports add them with `dbrig report --with hooks,plans`.
+//! trial's `before-trial` / `after-trial` / … and a power test's per-query hooks), the
+//! EXPLAIN plans a power test captured per query, and the OS statistics of every TPC-H query
+//! run. The HTML page always has them, collapsed; text reports add them with
+//! `dbrig report --with hooks,plans,os`.
 
 use std::fmt::Write;
 
@@ -10,27 +11,31 @@ use serde::Serialize;
 
 use crate::data::ReportData;
 use crate::items::step_label;
+use crate::table::TextStyle;
+use crate::tpch::os_table;
 
 /// Which records a text report adds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct With {
     pub hooks: bool,
     pub plans: bool,
+    pub os: bool,
 }
 
 impl std::str::FromStr for With {
     type Err = String;
 
-    /// `hooks`, `plans` or `hooks,plans`.
+    /// `hooks`, `plans`, `os`, or several separated by commas.
     fn from_str(s: &str) -> Result<Self, String> {
         let mut w = With::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "hooks" => w.hooks = true,
                 "plans" => w.plans = true,
+                "os" => w.os = true,
                 other => {
                     return Err(format!(
-                        "unknown record {other:?}: give hooks, plans or hooks,plans"
+                        "unknown record {other:?}: give hooks, plans, os or several of them separated by commas (hooks,plans,os)"
                     ));
                 }
             }
@@ -120,6 +125,45 @@ pub fn plan_records(data: &ReportData) -> Vec<Record> {
     out
 }
 
+/// The OS statistics of every query run of every TPC-H trial (power and throughput), one
+/// table per trial (see [`crate::tpch::os_table`]).
+pub fn os_records(data: &ReportData) -> Vec<Record> {
+    let mut out = Vec::new();
+    for cell in &data.stored {
+        for t in &cell.trials {
+            let at = format!(
+                "{} / {} / {} clients / trial {}",
+                cell.configuration, cell.workload, cell.clients, t.trial
+            );
+            let table = match t.result.as_deref() {
+                Some(TrialResult::TpchPower(p)) => {
+                    os_table(at, p.steps().map(|q| (step_label(&q.name), q)))
+                }
+                Some(TrialResult::TpchThroughput(r)) => os_table(
+                    format!("{at} (system-wide figures include the other streams')"),
+                    r.query_streams.iter().flat_map(|s| {
+                        s.queries
+                            .iter()
+                            .map(move |q| (format!("s{} Q{}", s.stream, q.name), q))
+                    }),
+                ),
+                _ => None,
+            };
+            if let Some(table) = table {
+                let style = TextStyle {
+                    title: false,
+                    ..TextStyle::default()
+                };
+                out.push(Record {
+                    title: table.title.clone(),
+                    body: table.to_text_styled(&style),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// The records `with` asks for as text, after a report: `None` when it asks for nothing.
 pub fn records_text(data: &ReportData, with: With) -> Option<String> {
     if with == With::default() {
@@ -129,6 +173,7 @@ pub fn records_text(data: &ReportData, with: With) -> Option<String> {
     for (asked, name, records) in [
         (with.hooks, "Hook outputs", hook_records(data)),
         (with.plans, "EXPLAIN plans", plan_records(data)),
+        (with.os, "OS statistics per query run", os_records(data)),
     ] {
         if !asked {
             continue;

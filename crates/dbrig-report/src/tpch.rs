@@ -16,7 +16,9 @@
 use std::fmt::Write;
 
 use dbrig_core::results::tpch::{QueryStatus, StreamReport, qphh_at_size};
-use dbrig_core::results::{PowerReport, QueryOutcome, ResultKind, ThroughputReport, TrialResult};
+use dbrig_core::results::{
+    OsSpan, PowerReport, QueryOutcome, ResultKind, ThroughputReport, TrialResult,
+};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -420,14 +422,24 @@ impl TpchReport {
     }
 }
 
-/// The bar chart of one power test while it runs (redrawn after every query).
-pub fn live_power_chart(report: &PowerReport) -> Result<String, ReportError> {
-    tpch_chart(&TpchReport {
+/// One power test while it runs, as the report of one configuration.
+fn live_report(report: &PowerReport) -> TpchReport {
+    TpchReport {
         title: "TPC-H power test".into(),
         baseline: "default".into(),
         configurations: vec![Configuration::from_power_reports("default", [report])],
         order: QueryOrder::Stream,
-    })
+    }
+}
+
+/// The bar chart of one power test while it runs (redrawn after every query).
+pub fn live_power_chart(report: &PowerReport) -> Result<String, ReportError> {
+    tpch_chart(&live_report(report))
+}
+
+/// The table of one power test while it runs (the HTML page's live section).
+pub fn live_power_table(report: &PowerReport) -> Table {
+    tpch_table(&live_report(report))
 }
 
 /// `1.234` seconds; `>600` for a timeout; `error` / `wrong`; `-` when absent.
@@ -751,7 +763,94 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
             None => "Power@Size: not computed (a query or refresh function failed)".to_owned(),
         }],
     };
-    table.to_text()
+    let mut out = table.to_text();
+    let steps = report.steps().map(|o| (step_label(&o.name), o));
+    if let Some(os) = os_table("OS statistics per query run".to_owned(), steps) {
+        out.push('\n');
+        out.push_str(&os.to_text());
+    }
+    out
+}
+
+/// The OS statistics of every timed run of `steps` (label, step), as the DBT-3 launcher
+/// sampled them per query run: each run's span on the trial's OS sampling clock, its length,
+/// CPU shares of all CPUs, disk rates, and the server process's CPU (100 = one CPU) and RSS.
+/// A step run under launcher controls has a row per run (warm-ups and skipped runs marked);
+/// any other step one row. `None` when no step recorded any (OS sampling off).
+pub fn os_table<'a>(
+    title: String,
+    steps: impl IntoIterator<Item = (String, &'a QueryOutcome)>,
+) -> Option<Table> {
+    let mut rows = Vec::new();
+    let mb = |b: f64| format!("{:.1}", b / 1e6);
+    let mut row = |label: &str, run: String, span: &OsSpan| {
+        let o = &span.os;
+        rows.push(vec![
+            label.to_owned(),
+            run,
+            format!("{:.3}", span.start_s),
+            format!("{:.3}", span.seconds()),
+            format!("{:.1}", o.cpu_user_pct),
+            format!("{:.1}", o.cpu_system_pct),
+            format!("{:.1}", o.cpu_iowait_pct),
+            mb(o.disk_read_bytes_ps),
+            mb(o.disk_write_bytes_ps),
+            o.process_cpu_pct.map_or("-".into(), |p| format!("{p:.1}")),
+            o.process_rss_bytes.map_or("-".into(), |b| {
+                format!("{:.1}", b as f64 / (1024.0 * 1024.0))
+            }),
+        ]);
+    };
+    for (label, q) in steps {
+        match q.detail.as_deref() {
+            Some(d) if d.runs.iter().any(|r| r.os.is_some()) => {
+                for r in &d.runs {
+                    let Some(span) = &r.os else { continue };
+                    let run = if r.warmup {
+                        "warm-up".to_owned()
+                    } else if r.skipped {
+                        "skipped".to_owned()
+                    } else {
+                        r.run.to_string()
+                    };
+                    row(&label, run, span);
+                }
+            }
+            _ => {
+                if let Some(span) = &q.os {
+                    row(&label, "1".into(), span);
+                }
+            }
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut align = vec![Align::Left, Align::Left];
+    align.extend([Align::Right; 9]);
+    Some(Table {
+        title,
+        header: [
+            "step",
+            "run",
+            "from s",
+            "seconds",
+            "user %",
+            "sys %",
+            "iowait %",
+            "read MB/s",
+            "write MB/s",
+            "server CPU %",
+            "server RSS MiB",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        align,
+        rows,
+        notes: vec![
+            "OS counters read at each run's start and end; \"from s\": seconds since the trial's OS sampling started (its samples' clock); CPU shares are of all CPUs, server CPU 100 = one CPU".to_owned(),
+        ],
+    })
 }
 
 /// A step's seconds as the seeds show them: `>T` for a timeout, `err` for an error, a `!`
@@ -912,6 +1011,32 @@ pub fn throughput_text(report: &ThroughputReport, target: &str) -> String {
                 o.error.as_deref().unwrap_or("")
             );
         }
+    }
+    let steps = report
+        .query_streams
+        .iter()
+        .flat_map(|s| {
+            s.queries
+                .iter()
+                .map(move |o| (format!("s{} Q{}", s.stream, o.name), o))
+        })
+        .chain(
+            report
+                .refresh_stream
+                .iter()
+                .flat_map(|r| &r.pairs)
+                .flat_map(|p| {
+                    std::iter::once(&p.rf1)
+                        .chain(p.rf2.iter())
+                        .map(move |o| (format!("set {} {}", p.refresh_set, o.name), o))
+                }),
+        );
+    if let Some(os) = os_table(
+        "OS statistics per query run (system-wide figures include the other streams')".to_owned(),
+        steps,
+    ) {
+        out.push('\n');
+        out.push_str(&os.to_text());
     }
     if let Some(f) = &report.failure {
         let _ = writeln!(out, "FAILED: {f}");

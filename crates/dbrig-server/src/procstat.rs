@@ -7,6 +7,8 @@
 //! rustix without `unsafe` of ours). Reading never fails a trial: a file that cannot be read
 //! or parsed gives zeros (system counters) or `None` (a process).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -325,10 +327,49 @@ pub fn sample_between(prev: &SystemSnapshot, cur: &SystemSnapshot, t_s: f64) -> 
 ///
 /// Sample times follow a fixed grid (start + k·interval) so reading `/proc` does not make the
 /// series drift. Dropping the sampler without `stop` ends the thread and discards the samples.
+/// Its [`OsClock`] measures single runs (a TPC-H query's) on the same clock.
 #[derive(Debug)]
 pub struct OsSampler {
     stop_tx: Option<Sender<()>>,
     handle: Option<JoinHandle<Vec<OsSample>>>,
+    clock: OsClock,
+}
+
+/// The sampling clock of one trial and the process it follows: measures a span of it (one
+/// query run) from counters read at its start and end, stamped in seconds since sampling
+/// started, so a span lines up with the trial's samples. Cheap to clone; shared with the
+/// sampler thread, so [`OsClock::follow`] moves the samples to a restarted server too.
+#[derive(Debug, Clone)]
+pub struct OsClock {
+    origin: Instant,
+    /// The sampled process; 0: none (pid 0 is never a process in `/proc`).
+    pid: Arc<AtomicU32>,
+}
+
+impl OsClock {
+    fn pid(&self) -> Option<u32> {
+        Some(self.pid.load(Ordering::Relaxed)).filter(|&p| p != 0)
+    }
+
+    /// Follow another process from now on (the server after a restart), or none.
+    pub fn follow(&self, pid: Option<u32>) {
+        self.pid.store(pid.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// Reads the counters at the start of a span.
+    pub fn begin(&self) -> SystemSnapshot {
+        SystemSnapshot::read(self.pid())
+    }
+
+    /// The span from `start` (a [`OsClock::begin`]) to now.
+    pub fn end(&self, start: &SystemSnapshot) -> dbrig_core::results::OsSpan {
+        let cur = SystemSnapshot::read(self.pid());
+        let at = |s: &SystemSnapshot| s.at.saturating_duration_since(self.origin).as_secs_f64();
+        dbrig_core::results::OsSpan {
+            start_s: at(start),
+            os: sample_between(start, &cur, at(&cur)),
+        }
+    }
 }
 
 impl OsSampler {
@@ -337,11 +378,18 @@ impl OsSampler {
     pub fn start(interval: Duration, pid: Option<u32>) -> OsSampler {
         let interval = interval.max(Duration::from_millis(10));
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let pid = Arc::new(AtomicU32::new(pid.unwrap_or(0)));
+        let start = SystemSnapshot::read(Some(pid.load(Ordering::Relaxed)).filter(|&p| p != 0));
+        let clock = OsClock {
+            origin: start.at,
+            pid,
+        };
+        let thread_clock = clock.clone();
         let handle = std::thread::Builder::new()
             .name("dbrig-os-sampler".into())
             .spawn(move || {
-                let start = SystemSnapshot::read(pid);
-                let origin = start.at;
+                let clock = thread_clock;
+                let origin = clock.origin;
                 let mut prev = start;
                 let mut samples = Vec::new();
                 let mut k: u32 = 1;
@@ -350,7 +398,7 @@ impl OsSampler {
                     let wait = deadline.saturating_duration_since(Instant::now());
                     match stop_rx.recv_timeout(wait) {
                         Err(RecvTimeoutError::Timeout) => {
-                            let cur = SystemSnapshot::read(pid);
+                            let cur = SystemSnapshot::read(clock.pid());
                             let t = cur.at.duration_since(origin).as_secs_f64();
                             samples.push(sample_between(&prev, &cur, t));
                             prev = cur;
@@ -361,7 +409,7 @@ impl OsSampler {
                         Ok(()) | Err(RecvTimeoutError::Disconnected) => {
                             // A final partial interval keeps the trial's tail, unless it is too
                             // short for its percentages to mean anything.
-                            let cur = SystemSnapshot::read(pid);
+                            let cur = SystemSnapshot::read(clock.pid());
                             if cur.at.duration_since(prev.at) >= interval / 2 {
                                 let t = cur.at.duration_since(origin).as_secs_f64();
                                 samples.push(sample_between(&prev, &cur, t));
@@ -375,7 +423,13 @@ impl OsSampler {
         OsSampler {
             stop_tx: Some(stop_tx),
             handle,
+            clock,
         }
+    }
+
+    /// The sampler's clock, for spans of the trial (query runs).
+    pub fn clock(&self) -> OsClock {
+        self.clock.clone()
     }
 
     /// Stops the thread (immediately, not at the next interval) and returns the samples.
@@ -722,6 +776,58 @@ mod tests {
         let json = serde_json::to_string(&samples).unwrap();
         let back: Vec<OsSample> = serde_json::from_str(&json).unwrap();
         assert_eq!(back.len(), samples.len());
+    }
+
+    /// A span measures one run on the samples' clock, and following another process (the
+    /// server after a restart) moves the span's and the sampler's process figures to it.
+    #[test]
+    fn clock_spans_line_up_with_the_samples_and_follow_a_new_process() {
+        let sampler = OsSampler::start(Duration::from_millis(50), None);
+        let clock = sampler.clock();
+        let s0 = clock.begin();
+        let quiet = clock.end(&s0);
+        assert_eq!(quiet.os.process_cpu_pct, None, "no process followed yet");
+        assert!(quiet.start_s >= 0.0 && quiet.os.t_s >= quiet.start_s);
+
+        clock.follow(Some(std::process::id()));
+        let used = || ProcessUsage::of_self().map_or(0.0, |u| u.user_s + u.system_s);
+        let before = used();
+        let start = clock.begin();
+        // Work until 0.3 s of CPU shows (several sampling intervals), however slow the machine.
+        let mut x = 0u64;
+        while used() - before < 0.3 {
+            for i in 0..1_000_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+        }
+        let span = clock.end(&start);
+        let samples = sampler.stop();
+        assert!(span.start_s >= quiet.os.t_s && span.os.t_s > span.start_s);
+        let pct = span
+            .os
+            .process_cpu_pct
+            .expect("the followed process was alive");
+        // 0.3 s of CPU over the span's length (one thread: at most one CPU, plus a tick).
+        assert!(
+            pct > 0.0 && pct <= 100.0 * (1.0 + 0.011 / span.seconds()),
+            "{span:?}"
+        );
+        assert!(span.os.process_rss_bytes.unwrap() > 0);
+        // Samples whose interval began inside the span followed the process too.
+        let inside: Vec<_> = samples
+            .windows(2)
+            .filter(|w| w[0].t_s >= span.start_s && w[1].t_s <= span.os.t_s)
+            .map(|w| &w[1])
+            .collect();
+        assert!(
+            !inside.is_empty(),
+            "no sample inside a {} s span",
+            span.seconds()
+        );
+        assert!(
+            inside.iter().all(|s| s.process_cpu_pct.is_some()),
+            "{inside:?}"
+        );
     }
 
     #[test]

@@ -667,6 +667,7 @@ impl WorkloadKind {
                         queries: o.chosen_queries(spec.target.dialect())?,
                         refresh: o.refresh,
                         check_against,
+                        os_meter: spec.os_meter.clone(),
                     };
                     tpch::power_test_controlled(
                         &spec.target,
@@ -690,6 +691,7 @@ impl WorkloadKind {
                         queries: o.chosen_queries(spec.target.dialect())?,
                         refresh: o.refresh,
                         timeout: o.timeout.map(std::time::Duration::from_secs_f64),
+                        os_meter: spec.os_meter.clone(),
                     };
                     let mut r =
                         tpch::throughput_test(&spec.target, &spec.connect, &options, &note).await?;

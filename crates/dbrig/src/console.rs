@@ -1,7 +1,7 @@
 //! What the user sees while a measurement runs and when it ends: the observer that prints the
 //! executor's progress (a bar on a terminal, one line per trial otherwise; sysbench's interval
 //! lines for a single OLTP run; the power test's live chart; the plan's HTML page after every
-//! trial), the dry-run listing, and the exit code of a finished run. Every measuring command
+//! trial, and its live section after every query of a power trial), the dry-run listing, and the exit code of a finished run. Every measuring command
 //! goes through [`measure`].
 
 use std::io::IsTerminal;
@@ -249,10 +249,13 @@ pub struct ConsoleObserver {
     plan_out: Option<PathBuf>,
     /// The plan's run, once recorded (names the live TPC-H chart).
     run: std::sync::Mutex<Option<RunId>>,
+    /// The plan's HTML page of the trials stored so far, rendered once per trial: after each
+    /// query of a power trial only the live section is rendered and put into it.
+    page: std::sync::Mutex<Option<String>>,
 }
 
 /// A plan's live chart of the TPC-H power trial running now, redrawn after every query as the
-/// DBT-3 launcher redrew its chart (the HTML page follows per trial).
+/// DBT-3 launcher redrew its chart (the HTML page's live section too).
 pub fn live_tpch_chart_path(out: &Path, run: RunId) -> PathBuf {
     out.join(format!("run-{}-tpch-live.svg", run.0))
 }
@@ -311,6 +314,7 @@ impl ConsoleObserver {
             printed_intervals: Default::default(),
             plan_out: Some(out.to_owned()),
             run: Default::default(),
+            page: Default::default(),
         }
     }
 
@@ -326,6 +330,7 @@ impl ConsoleObserver {
             printed_intervals: Default::default(),
             plan_out: None,
             run: Default::default(),
+            page: Default::default(),
         }
     }
 
@@ -343,6 +348,23 @@ impl ConsoleObserver {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// A plan's HTML page of the trials stored so far, kept for the live section. A long plan
+    /// can be watched in a browser; a page that cannot be written is said and the plan goes
+    /// on (the results are in the store).
+    fn write_page(&self, store: &Store, run: RunId) {
+        let Some(out) = &self.plan_out else {
+            return;
+        };
+        let page = dbrig_report::html_page(store, run).and_then(|page| {
+            dbrig_report::write_atomic(&html_path(out, run), page.as_bytes())?;
+            Ok(page)
+        });
+        match page {
+            Ok(page) => *self.page.lock().unwrap_or_else(|p| p.into_inner()) = Some(page),
+            Err(e) => self.note(&format!("warning: could not update the HTML report: {e}")),
+        }
+    }
+
     /// Redraw this SVG bar chart after every query of a power test.
     pub fn with_power_chart(mut self, path: Option<PathBuf>) -> Self {
         self.power_chart = path;
@@ -351,11 +373,13 @@ impl ConsoleObserver {
 }
 
 impl Observer for ConsoleObserver {
-    fn run_started(&self, run: RunId, resumed: bool) {
+    fn run_started(&self, run: RunId, resumed: bool, store: &Store) {
         *self.run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run);
         if resumed {
             eprintln!("dbrig: resuming run {}", run.0);
         }
+        // The page is there from the start (and has a place for a power trial's queries).
+        self.write_page(store, run);
     }
 
     fn trial_started(&self, trial: &TrialRef<'_>) {
@@ -390,7 +414,7 @@ impl Observer for ConsoleObserver {
         }
     }
 
-    fn power_query(&self, _trial: &TrialRef<'_>, report: &PowerReport) {
+    fn power_query(&self, trial: &TrialRef<'_>, report: &PowerReport) {
         let run = *self.run.lock().unwrap_or_else(|p| p.into_inner());
         let plan_chart = self
             .plan_out
@@ -404,12 +428,24 @@ impl Observer for ConsoleObserver {
                 self.note(&format!("warning: chart {}: {e}", path.display()));
             }
         }
+        // The plan's page: the stored trials' page with this trial's queries so far in its
+        // live section (only the section is rendered here, not the whole page).
+        let page = self.page.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some(out), Some(run), Some(page)) = (&self.plan_out, run, page.as_deref())
+            && let Err(e) =
+                dbrig_report::html::live_power_html(&trial.describe(), report).and_then(|live| {
+                    let page = dbrig_report::html::with_live(page, &live);
+                    dbrig_report::write_atomic(&html_path(out, run), page.as_bytes())
+                })
+        {
+            self.note(&format!("warning: could not update the HTML report: {e}"));
+        }
     }
 
     fn trial_recorded(&self, trial: &TrialRef<'_>, store: &Store, run: RunId, summary: &str) {
-        let Some(out) = &self.plan_out else {
+        if self.plan_out.is_none() {
             return;
-        };
+        }
         match &self.bar {
             Some(b) => {
                 if let Some(c) = &self.clock {
@@ -425,11 +461,7 @@ impl Observer for ConsoleObserver {
                 trial.describe()
             ),
         }
-        // A long plan can be watched in a browser; a page that cannot be written is said and
-        // the plan goes on (the results are in the store).
-        if let Err(e) = dbrig_report::write_html_report(store, run, &html_path(out, run)) {
-            self.note(&format!("warning: could not update the HTML report: {e}"));
-        }
+        self.write_page(store, run);
     }
 
     fn schedule_done(&self) {

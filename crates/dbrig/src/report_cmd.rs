@@ -83,9 +83,10 @@ pub struct ReportOptions {
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
     /// Add what the trials recorded besides their figures to a text or Markdown report:
-    /// `hooks` (every hook's command and output), `plans` (a power test's EXPLAIN plans), or
-    /// `hooks,plans`. The HTML page always has them, collapsed.
-    #[arg(long, value_name = "hooks,plans")]
+    /// `hooks` (every hook's command and output), `plans` (a power test's EXPLAIN plans), `os`
+    /// (the OS statistics of every TPC-H query run), or several: `hooks,plans,os`. The HTML
+    /// page always has them, collapsed.
+    #[arg(long, value_name = "hooks,plans,os")]
     pub with: Option<dbrig_report::records::With>,
 }
 

@@ -554,6 +554,7 @@ async fn answers(url: &str, a: &CheckArgs) -> Result<(String, tpch::PowerReport)
         queries: None,
         refresh: false,
         check_against: None,
+        os_meter: None,
     };
     let report = tpch::power_test(&target, &ConnectOptions::default(), &options, &|_| {}).await?;
     Ok((target.to_string(), report))

@@ -60,6 +60,74 @@ pub struct OsSample {
     pub process_rss_bytes: Option<u64>,
 }
 
+/// The OS statistics over one timed run of a query (a TPC-H power or throughput step, as the
+/// DBT-3 launcher sampled per query run): the counters read at the run's start and at its end,
+/// on the clock of the trial's OS samples, so the run lines up with them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OsSpan {
+    /// When the run started, seconds since the trial's OS sampling started.
+    pub start_s: f64,
+    /// The figures over the run; its `t_s` is when the run ended (same clock).
+    pub os: OsSample,
+}
+
+impl OsSpan {
+    /// The span's length in seconds.
+    pub fn seconds(&self) -> f64 {
+        (self.os.t_s - self.start_s).max(0.0)
+    }
+
+    /// Several runs as one span (a query's measured runs): shares, rates and the process's
+    /// CPU weighted by each run's length, memory at its highest, from the first start to the
+    /// last end. `None` for no spans.
+    pub fn combine<'a>(spans: impl IntoIterator<Item = &'a OsSpan>) -> Option<OsSpan> {
+        let spans: Vec<&OsSpan> = spans.into_iter().collect();
+        let first = spans.first()?;
+        if spans.len() == 1 {
+            return Some((*first).clone());
+        }
+        let total: f64 = spans.iter().map(|s| s.seconds()).sum();
+        // Runs too short to weigh count equally rather than not at all.
+        let weight = |s: &OsSpan| {
+            if total > 0.0 {
+                s.seconds() / total
+            } else {
+                1.0 / spans.len() as f64
+            }
+        };
+        let mean = |f: fn(&OsSample) -> f64| spans.iter().map(|s| weight(s) * f(&s.os)).sum();
+        let process_cpu_pct = spans
+            .iter()
+            .map(|s| s.os.process_cpu_pct.map(|p| weight(s) * p))
+            .sum::<Option<f64>>();
+        let max = |f: fn(&OsSample) -> Option<u64>| spans.iter().filter_map(|s| f(&s.os)).max();
+        Some(OsSpan {
+            start_s: spans
+                .iter()
+                .map(|s| s.start_s)
+                .fold(f64::INFINITY, f64::min),
+            os: OsSample {
+                t_s: spans.iter().map(|s| s.os.t_s).fold(0.0, f64::max),
+                cpu_user_pct: mean(|o| o.cpu_user_pct),
+                cpu_system_pct: mean(|o| o.cpu_system_pct),
+                cpu_iowait_pct: mean(|o| o.cpu_iowait_pct),
+                cpu_idle_pct: mean(|o| o.cpu_idle_pct),
+                disk_read_bytes_ps: mean(|o| o.disk_read_bytes_ps),
+                disk_write_bytes_ps: mean(|o| o.disk_write_bytes_ps),
+                mem_used_bytes: max(|o| Some(o.mem_used_bytes)).unwrap_or(0),
+                mem_available_bytes: spans
+                    .iter()
+                    .map(|s| s.os.mem_available_bytes)
+                    .min()
+                    .unwrap_or(0),
+                process_cpu_pct,
+                process_rss_bytes: max(|o| o.process_rss_bytes),
+            },
+        })
+    }
+}
+
 /// One hook's outcome.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -296,6 +364,53 @@ impl ServerLife {
     /// Whether the server restarted or died between the two observations.
     pub fn restarted(&self) -> bool {
         matches!((&self.before, &self.after), (Some(b), Some(a)) if super::server_restarted(b, a))
+    }
+}
+
+#[cfg(test)]
+mod span_tests {
+    use super::*;
+
+    fn span(start_s: f64, end_s: f64, user: f64, read: f64, cpu: Option<f64>) -> OsSpan {
+        OsSpan {
+            start_s,
+            os: OsSample {
+                t_s: end_s,
+                cpu_user_pct: user,
+                disk_read_bytes_ps: read,
+                mem_used_bytes: (end_s * 10.0) as u64,
+                mem_available_bytes: 100 - (end_s * 10.0) as u64,
+                process_cpu_pct: cpu,
+                process_rss_bytes: cpu.map(|c| c as u64),
+                ..OsSample::default()
+            },
+        }
+    }
+
+    #[test]
+    fn runs_combine_weighted_by_their_length() {
+        // One second at 10 %, three seconds at 50 %: 40 % over the four seconds.
+        let a = span(0.0, 1.0, 10.0, 1000.0, Some(100.0));
+        let b = span(2.0, 5.0, 50.0, 0.0, Some(20.0));
+        let c = OsSpan::combine([&a, &b]).unwrap();
+        assert_eq!(c.start_s, 0.0);
+        assert_eq!(c.os.t_s, 5.0);
+        assert_eq!(c.os.cpu_user_pct, 40.0);
+        assert_eq!(c.os.disk_read_bytes_ps, 250.0);
+        assert_eq!(c.os.process_cpu_pct, Some(40.0));
+        assert_eq!(c.os.process_rss_bytes, Some(100));
+        assert_eq!((c.os.mem_used_bytes, c.os.mem_available_bytes), (50, 50));
+        // A run without the server process's figures leaves the combined figure unknown.
+        let d = span(5.0, 6.0, 0.0, 0.0, None);
+        assert_eq!(OsSpan::combine([&a, &d]).unwrap().os.process_cpu_pct, None);
+        assert_eq!(OsSpan::combine([&a]), Some(a.clone()));
+        assert_eq!(OsSpan::combine(std::iter::empty()), None);
+        // Zero-length runs count equally.
+        let z = OsSpan::combine([
+            &span(1.0, 1.0, 10.0, 0.0, None),
+            &span(1.0, 1.0, 30.0, 0.0, None),
+        ]);
+        assert_eq!(z.unwrap().os.cpu_user_pct, 20.0);
     }
 }
 

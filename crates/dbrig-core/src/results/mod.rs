@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::statements::StatementLatency;
 
 pub use environment::{
-    Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, Placement,
-    ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
+    Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
+    Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
 };
 pub use life::{LifeMark, server_restarted};
 pub use micro::{MicroItem, MicroResult};

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::Value;
-use crate::results::HookOutput;
+use crate::results::{HookOutput, OsSpan};
 
 /// Which parameters a query gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +64,10 @@ pub struct QueryOutcome {
     /// recorded and for refresh functions, which return no answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_checked: Option<bool>,
+    /// The OS statistics over the step's timed run (with several measured runs: over the runs
+    /// its figure came from, each run's own in `detail`); `None` when OS sampling was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<OsSpan>,
 }
 
 impl QueryOutcome {
@@ -106,6 +110,9 @@ pub struct RunRecord {
     /// restarted for another plan.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// The OS statistics over this run (`None`: OS sampling off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<OsSpan>,
 }
 
 /// What the launcher controls did for one query, stored with it.

@@ -25,7 +25,9 @@ use super::params::{ParamMode, QueryParams, substitute};
 use super::queries::{QuerySet, returns_rows, split_statements};
 use super::schema_sql;
 use crate::error::WorkloadError;
+use crate::runner::OsMeterRef;
 use dbrig_core::answers::{Normalized, compare_answers, normalize, orders_rows};
+use dbrig_core::results::OsSpan;
 pub use dbrig_core::results::tpch::{
     PowerReport, QueryDetail, QueryOutcome, QueryStatus, Reduction, RunRecord,
 };
@@ -46,6 +48,9 @@ pub struct PowerOptions {
     /// Another target with the same data, and its dialect's queries: each query's answer is
     /// compared with the answer there.
     pub check_against: Option<(Target, QuerySet)>,
+    /// The trial's OS clock: each run's OS figures are recorded with it (the launcher sampled
+    /// the OS per query run).
+    pub os_meter: Option<OsMeterRef>,
 }
 
 /// Power@Size = 3600·SF / (Π QI · Π RI)^(1/N), N the number of timings (24 for the standard
@@ -173,6 +178,7 @@ pub(crate) async fn timed_refresh(
             result: Vec::new(),
             detail: None,
             answer_checked: None,
+            os: None,
         },
         Err(e) => QueryOutcome {
             name: name.into(),
@@ -183,6 +189,7 @@ pub(crate) async fn timed_refresh(
             result: Vec::new(),
             detail: None,
             answer_checked: None,
+            os: None,
         },
     }
 }
@@ -250,6 +257,7 @@ pub async fn run_query_timeout(
         result,
         detail: None,
         answer_checked: None,
+        os: None,
     }
 }
 
@@ -641,6 +649,7 @@ struct Session<'e> {
     params: Vec<String>,
     /// Query parameters replace the configuration's (`params-mode`).
     replace: bool,
+    os: Option<OsMeterRef>,
 }
 
 impl Session<'_> {
@@ -737,10 +746,13 @@ pub async fn power_test_controlled(
         env,
         params: Vec::new(),
         replace: controls.params_mode == ParamsMode::Replace,
+        os: options.os_meter.clone(),
     };
 
     if let Some(k) = set {
-        let o = timed_refresh("RF1", rf1(&mut s.conn, sf, k)).await;
+        let (mut o, os) =
+            OsMeterRef::measure(s.os.as_ref(), timed_refresh("RF1", rf1(&mut s.conn, sf, k))).await;
+        o.os = os;
         progress(&format!(
             "RF1 (set {k}): {:.3} s {}",
             o.seconds(),
@@ -836,7 +848,9 @@ pub async fn power_test_controlled(
         s.restart(&[]).await?;
     }
     if let Some(k) = set {
-        let o = timed_refresh("RF2", rf2(&mut s.conn, sf, k)).await;
+        let (mut o, os) =
+            OsMeterRef::measure(s.os.as_ref(), timed_refresh("RF2", rf2(&mut s.conn, sf, k))).await;
+        o.os = os;
         progress(&format!(
             "RF2 (set {k}): {:.3} s {}",
             o.seconds(),
@@ -917,7 +931,11 @@ async fn run_controlled(
     let mut clusters = super::explain::PlanClusters::default();
     let mut measured = 0u32;
     for w in 0..c.warmups {
-        let o = run_query_timeout(&mut s.conn, name, text, c.timeout).await;
+        let (o, os) = OsMeterRef::measure(
+            s.os.as_ref(),
+            run_query_timeout(&mut s.conn, name, text, c.timeout),
+        )
+        .await;
         detail.runs.push(RunRecord {
             run: 0,
             warmup: true,
@@ -929,6 +947,7 @@ async fn run_controlled(
             restarted: restarted && w == 0,
             caches_dropped: false,
             skipped: false,
+            os,
         });
         restarted = false;
     }
@@ -966,7 +985,11 @@ async fn run_controlled(
                 .hooks
                 .push(session_sql_hook(&mut s.conn, "pre-run-sql", sql).await);
         }
-        let mut o = run_query_timeout(&mut s.conn, name, text, c.timeout).await;
+        let (mut o, os) = OsMeterRef::measure(
+            s.os.as_ref(),
+            run_query_timeout(&mut s.conn, name, text, c.timeout),
+        )
+        .await;
         check(&mut o);
         if let Some(sql) = &c.post_sql {
             detail
@@ -1020,6 +1043,7 @@ async fn run_controlled(
             restarted,
             caches_dropped,
             skipped: skip,
+            os,
         });
         restarted = false;
         let index = detail.runs.len() - 1;
@@ -1076,6 +1100,7 @@ async fn run_controlled(
     detail.mean_micros = (!done.is_empty()).then(|| done.iter().sum::<u64>() / done.len() as u64);
     detail.max_timed_out = used.iter().any(|x| x.status == QueryStatus::Timeout);
     detail.chosen_plan = r.chosen_plan.clone();
+    let os = OsSpan::combine(used.iter().filter_map(|x| x.os.as_ref()));
     let last = last.unwrap_or_else(|| QueryOutcome {
         name: name.into(),
         micros: 0,
@@ -1085,6 +1110,7 @@ async fn run_controlled(
         result: Vec::new(),
         detail: None,
         answer_checked: None,
+        os: None,
     });
     Ok(QueryOutcome {
         name: name.into(),
@@ -1093,8 +1119,9 @@ async fn run_controlled(
         status: r.status,
         error: r.error,
         result: last.result,
-        detail: Some(Box::new(detail)),
         answer_checked: last.answer_checked,
+        os,
+        detail: Some(Box::new(detail)),
     })
 }
 
@@ -1160,6 +1187,7 @@ mod tests {
             restarted: false,
             caches_dropped: false,
             skipped: false,
+            os: None,
         }
     }
 
@@ -1218,6 +1246,14 @@ mod tests {
     }
 
     async fn controlled_on_mock(url: &str, controls: &PowerControls) -> (QueryOutcome, FakeEnv) {
+        controlled_on_mock_metered(url, controls, None).await
+    }
+
+    async fn controlled_on_mock_metered(
+        url: &str,
+        controls: &PowerControls,
+        os: Option<OsMeterRef>,
+    ) -> (QueryOutcome, FakeEnv) {
         let target = Target::parse(url).unwrap();
         let connect = ConnectOptions::default();
         let conn = Connection::connect(&target, &connect).await.unwrap();
@@ -1232,6 +1268,7 @@ mod tests {
             env: Some(&mut env),
             params: Vec::new(),
             replace: true,
+            os,
         };
         let c = controls.resolve("1");
         let o = run_controlled(&mut s, controls, &c, "1", "SELECT 1", &|_| {}, &|_| {})
@@ -1239,6 +1276,55 @@ mod tests {
             .unwrap();
         s.conn.close().await;
         (o, env)
+    }
+
+    /// Stands in for the executor's OS clock: span k runs from 10·k to 10·k + k seconds with
+    /// k·10 % user CPU, so each run's figures say which span they came from.
+    struct CountingMeter(std::sync::atomic::AtomicU32);
+
+    impl crate::runner::OsMeter for CountingMeter {
+        fn begin(&self) -> Box<dyn FnOnce() -> OsSpan + Send> {
+            let k = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            Box::new(move || OsSpan {
+                start_s: 10.0 * k as f64,
+                os: dbrig_core::results::OsSample {
+                    t_s: 11.0 * k as f64,
+                    cpu_user_pct: 10.0 * k as f64,
+                    ..Default::default()
+                },
+            })
+        }
+    }
+
+    /// The launcher sampled the OS per query run: every run (warm-ups too) carries its own
+    /// span, and the query's figures combine the runs its time came from.
+    #[tokio::test]
+    async fn every_run_records_its_own_os_figures() {
+        let meter = OsMeterRef(std::sync::Arc::new(CountingMeter(Default::default())));
+        let controls = PowerControls {
+            reduction: Reduction::MinMax,
+            all: QueryControls {
+                runs: Some(2),
+                warmups: Some(1),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let (o, _) = controlled_on_mock_metered("mock:", &controls, Some(meter)).await;
+        let d = o.detail.as_ref().unwrap();
+        let user: Vec<f64> = d
+            .runs
+            .iter()
+            .map(|r| r.os.as_ref().expect("every run measured").os.cpu_user_pct)
+            .collect();
+        assert_eq!(user, [10.0, 20.0, 30.0]);
+        // Spans 2 (2 s long) and 3 (3 s long): 20 % and 30 % weighted, the warm-up left out.
+        let q = o.os.unwrap();
+        assert_eq!((q.start_s, q.os.t_s), (20.0, 33.0));
+        assert!((q.os.cpu_user_pct - (2.0 * 20.0 + 3.0 * 30.0) / 5.0).abs() < 1e-9);
+        // No meter (OS sampling off): nothing recorded.
+        let (o, _) = controlled_on_mock("mock:", &controls).await;
+        assert!(o.os.is_none() && o.detail.unwrap().runs.iter().all(|r| r.os.is_none()));
     }
 
     /// The DBT-3 launcher ran EXPLAIN after the timed run (before it, EXPLAIN would read the

@@ -21,6 +21,7 @@ use super::power::{
 };
 use super::queries::{Query, QuerySet};
 use crate::error::WorkloadError;
+use crate::runner::OsMeterRef;
 pub use dbrig_core::results::tpch::{
     RefreshPair, RefreshStreamReport, StreamReport, ThroughputReport, qphh_at_size,
 };
@@ -200,6 +201,9 @@ pub struct ThroughputOptions {
     pub refresh: bool,
     /// Per-query timeout: a query still running is cancelled on the server.
     pub timeout: Option<Duration>,
+    /// The trial's OS clock: each query's and refresh function's OS figures are recorded
+    /// with it.
+    pub os_meter: Option<OsMeterRef>,
 }
 
 /// A stream's queries in its permutation's order: numbered queries by their place in the
@@ -260,7 +264,13 @@ async fn query_stream(
             ),
             None => q.template.clone(),
         };
-        let o = run_query_timeout(&mut conn, &q.name, &text, options.timeout).await;
+        // The OS figures over the query's run: system-wide ones include the other streams'.
+        let (mut o, os) = OsMeterRef::measure(
+            options.os_meter.as_ref(),
+            run_query_timeout(&mut conn, &q.name, &text, options.timeout),
+        )
+        .await;
+        o.os = os;
         progress(&format!(
             "stream {stream} Q{}: {:.3} s, {} rows, {}{}",
             q.name,
@@ -290,6 +300,7 @@ async fn refresh_stream(
     sf: f64,
     first_set: u32,
     pairs: u32,
+    os_meter: Option<&OsMeterRef>,
     progress: &(dyn Fn(&str) + Sync),
 ) -> RefreshStreamReport {
     let started = Instant::now();
@@ -306,7 +317,9 @@ async fn refresh_stream(
         }
     };
     for set in first_set..first_set + pairs {
-        let rf1_outcome = timed_refresh("RF1", rf1(&mut conn, sf, set)).await;
+        let (mut rf1_outcome, os) =
+            OsMeterRef::measure(os_meter, timed_refresh("RF1", rf1(&mut conn, sf, set))).await;
+        rf1_outcome.os = os;
         progress(&format!(
             "refresh RF1 (set {set}): {:.3} s {}",
             rf1_outcome.seconds(),
@@ -324,7 +337,9 @@ async fn refresh_stream(
             report.aborted = Some(why);
             break;
         }
-        let rf2_outcome = timed_refresh("RF2", rf2(&mut conn, sf, set)).await;
+        let (mut rf2_outcome, os) =
+            OsMeterRef::measure(os_meter, timed_refresh("RF2", rf2(&mut conn, sf, set))).await;
+        rf2_outcome.os = os;
         progress(&format!(
             "refresh RF2 (set {set}): {:.3} s {}",
             rf2_outcome.seconds(),
@@ -390,7 +405,18 @@ pub async fn throughput_test(
     );
     let refresh = async {
         match first_set {
-            Some(k) => Some(refresh_stream(target, connect, sf, k, streams, progress).await),
+            Some(k) => Some(
+                refresh_stream(
+                    target,
+                    connect,
+                    sf,
+                    k,
+                    streams,
+                    options.os_meter.as_ref(),
+                    progress,
+                )
+                .await,
+            ),
             None => None,
         }
     };
