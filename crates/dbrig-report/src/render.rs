@@ -162,8 +162,13 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                     Some(filter) => perfrun_report(store, run, Some(filter), f)?,
                     None => single_run_report(store, run, f)?,
                 };
+                // A TPC-H command's own output already has its OS statistics per query run.
+                let with = With {
+                    os: false,
+                    ..req.with
+                };
                 if f == SingleFormat::Text
-                    && let Some(records) = records_text(&ReportData::load(store, run)?, req.with)
+                    && let Some(records) = records_text(&ReportData::load(store, run)?, with)
                 {
                     text.push_str(&records);
                 }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use dbrig_core::results::{PowerReport, QueryOutcome, QueryStatus, TrialResult};
+use dbrig_core::results::{OsSample, OsSpan, PowerReport, QueryOutcome, QueryStatus, TrialResult};
 use dbrig_report::tpch::{Outcome, TpchReport, tpch_chart, tpch_table};
 use dbrig_report::{ReportData, fixture};
 use dbrig_store::{NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus};
@@ -33,6 +33,21 @@ fn power(version: &str, queries: Vec<QueryOutcome>) -> PowerReport {
         ..fixture::step("RF2", 10_000, QueryStatus::Ok)
     });
     r
+}
+
+/// A run's OS figures from `start_s` for half a second, with `user` % user CPU.
+fn os_span(start_s: f64, user: f64) -> OsSpan {
+    OsSpan {
+        start_s,
+        os: OsSample {
+            t_s: start_s + 0.5,
+            cpu_user_pct: user,
+            disk_read_bytes_ps: 2e6,
+            process_cpu_pct: Some(150.0),
+            process_rss_bytes: Some(64 << 20),
+            ..OsSample::default()
+        },
+    }
 }
 
 fn store_two_configurations() -> (Store, RunId) {
@@ -104,6 +119,18 @@ fn store_two_configurations() -> (Store, RunId) {
             query("20", QueryStatus::Wrong, 100_000, &[100_000], Some(2.0)),
         ],
     );
+    // A's Q14 recorded the OS figures of each of its runs (warm-up included).
+    let mut a = a;
+    for (k, r) in a.queries[0]
+        .detail
+        .as_mut()
+        .unwrap()
+        .runs
+        .iter_mut()
+        .enumerate()
+    {
+        r.os = Some(os_span(k as f64, 10.0 * (k + 1) as f64));
+    }
     for (i, (conf, report)) in [("A", a), ("B", b)].into_iter().enumerate() {
         let cell = store
             .ensure_cell(
@@ -207,6 +234,71 @@ fn the_html_page_has_the_tpch_section() {
     let (store, data) = crate::demo();
     let html = dbrig_report::render_html(&store, &data).unwrap();
     assert!(!html.contains("TPC-H power test"));
+}
+
+/// The OS statistics of every query run: `report --with os` and the HTML page list each run
+/// of each query that recorded them, warm-ups marked.
+#[test]
+fn os_statistics_per_query_run_in_the_plan_report() {
+    use dbrig_report::records::{With, os_records, records_text};
+    let (store, run) = store_two_configurations();
+    let data = ReportData::load(&store, run).unwrap();
+    let records = os_records(&data);
+    assert_eq!(records.len(), 1, "only A recorded OS figures: {records:?}");
+    assert!(
+        records[0]
+            .title
+            .starts_with("A / tpch_power / 1 clients / trial 1")
+    );
+    let rows: Vec<&str> = records[0]
+        .body
+        .lines()
+        .filter(|l| l.starts_with("Q14"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{}", records[0].body);
+    // Runs 1-3, then the warm-up; each with its own figures (20 % user CPU for run 2), 2 MB/s
+    // read, one and a half CPUs of server, 64 MiB.
+    assert!(
+        rows[1].split_whitespace().collect::<Vec<_>>()[1..]
+            .starts_with(&["2", "1.000", "0.500", "20.0"]),
+        "{rows:?}"
+    );
+    assert!(rows[3].contains("warm-up") && rows[0].contains("150.0") && rows[0].contains("64.0"));
+    let with: With = "os".parse().unwrap();
+    let text = records_text(&data, with).unwrap();
+    assert!(text.contains("OS statistics per query run"), "{text}");
+    assert!("hooks,plans,os".parse::<With>().unwrap().os);
+    assert!("cpu".parse::<With>().unwrap_err().contains("os"));
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert!(
+        html.contains("<h2>OS statistics per query run</h2>"),
+        "{html}"
+    );
+}
+
+/// While a power trial runs, the plan's page gets its queries so far in the live section of
+/// the page rendered for the stored trials; the marker stays for the next query.
+#[test]
+fn the_live_section_goes_into_the_running_pages_marker() {
+    use dbrig_report::html::{LIVE_MARKER, live_power_html, with_live};
+    let page = format!("<html><body><p>run</p>\n{LIVE_MARKER}\n<h2>later</h2></body></html>");
+    let report = power(
+        "10.11.19-MariaDB",
+        vec![query("14", QueryStatus::Ok, 100_000, &[100_000], None)],
+    );
+    let live = live_power_html("A tpch_power 1 clients trial 2", &report).unwrap();
+    assert!(
+        live.contains("Running now: A tpch_power 1 clients trial 2"),
+        "{live}"
+    );
+    assert!(live.contains("<svg") && live.contains("Q14"), "{live}");
+    let written = with_live(&page, &live);
+    assert!(written.find(&live).unwrap() < written.find("<h2>later</h2>").unwrap());
+    // The next query replaces nothing of the stored page: it starts from the same page.
+    assert_eq!(with_live(&page, &live), written);
+    assert!(written.contains(LIVE_MARKER));
+    // A page that is not running (no marker) is left as it is.
+    assert_eq!(with_live("<html></html>", &live), "<html></html>");
 }
 
 /// Two single `dbrig tpch power` runs (both configurations named `default`), one run per

@@ -684,3 +684,65 @@ refresh = true
     }
     assert_eq!(sets, [Some(1), Some(1)], "{}", text(&o));
 }
+
+/// The plan's HTML page is rewritten after every query of a power trial, as its live chart
+/// is: a per-query shell hook (which runs before each query, after the page of the query
+/// before was written) keeps a copy of the page as it was then.
+#[test]
+fn the_html_page_follows_a_power_trial_query_by_query() {
+    let out = tempfile::tempdir().unwrap();
+    let out = out.path();
+    let snaps = out.join("snaps");
+    std::fs::create_dir(&snaps).unwrap();
+    let lite = format!("sqlite:{}", out.join("live.sqlite").display());
+    let plan = out.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "live-page"
+clients = [1]
+[[configuration]]
+name = "A"
+target = "{lite}"
+[[workload]]
+name = "tpch-power"
+[workload.options]
+sf = 0.01
+queries = ["1", "6", "14"]
+[workload.options.controls.all]
+pre-shell = "n=$(ls {snaps} | wc -l); cp {out}/run-*.html {snaps}/$n.html"
+[environment]
+os-stats-interval = 0
+"#,
+            snaps = snaps.display(),
+            out = out.display(),
+        ),
+    )
+    .unwrap();
+    ok(dbrig(out, &["run", plan.to_str().unwrap()]));
+    let page = |n: usize| std::fs::read_to_string(snaps.join(format!("{n}.html"))).unwrap();
+    // Before the first query: the page is there (written when the run began), nothing live.
+    let first = page(0);
+    assert!(first.contains("dbrig report: live-page"), "{first}");
+    assert!(!first.contains("Running now"), "{first}");
+    // Before the third query (Q6 then Q14 in stream order: 14, 6, 1): the two queries so far.
+    let third = page(2);
+    assert!(
+        third.contains("Running now: A tpch_power 1 clients trial 1"),
+        "{third}"
+    );
+    let live = &third[third.find("Running now").unwrap()..];
+    assert!(
+        live.contains("Q14") && live.contains("Q6") && !live.contains("Q1<"),
+        "{live}"
+    );
+    assert!(live.contains("<svg"), "{live}");
+    // When the trial is stored, the page is the stored trials' page again.
+    let store = Store::open(&out.join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let end = std::fs::read_to_string(out.join(format!("run-{}.html", run.0))).unwrap();
+    assert!(
+        !end.contains("Running now") && end.contains("TPC-H power test"),
+        "{end}"
+    );
+}

@@ -1258,3 +1258,146 @@ impl Drop for StopServerOnDrop<'_> {
         let _ = dbrig(self.0, &["server", "stop", self.1]);
     }
 }
+
+// ---- OS statistics per query run (the launcher sampled the OS per query run) ----
+
+/// The spans of every run of `q` (warm-ups too), as (start, end) seconds.
+fn run_spans(q: &serde_json::Value) -> Vec<(f64, f64)> {
+    q["detail"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let os = &r["os"];
+            (
+                os["start_s"]
+                    .as_f64()
+                    .expect("every run has its OS figures"),
+                os["os"]["t_s"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn os_statistics_per_query_run_line_up_with_the_trials_samples() {
+    let out = tempfile::tempdir().unwrap();
+    let lite = format!("sqlite:{}", out.path().join("os.sqlite").display());
+    load(out.path(), &lite, "after");
+    let v = controlled(
+        out.path(),
+        &lite,
+        &[
+            "--warmups",
+            "1",
+            "--runs",
+            "2",
+            "--os-stats-interval",
+            "0.1",
+        ],
+    );
+    let queries = v["queries"].as_array().unwrap();
+    assert_eq!(queries.len(), 22);
+    // Every run has its own span, in the order the runs ran, none overlapping the next.
+    let mut last_end = 0.0;
+    for q in queries {
+        let spans = run_spans(q);
+        assert_eq!(spans.len(), 3, "a warm-up and two runs: {q}");
+        for (start, end) in spans {
+            assert!(start >= last_end && end >= start, "{q}");
+            last_end = end;
+        }
+        let os = &q["os"]["os"];
+        for share in [
+            "cpu_user_pct",
+            "cpu_system_pct",
+            "cpu_iowait_pct",
+            "cpu_idle_pct",
+        ] {
+            let p = os[share].as_f64().unwrap();
+            assert!((0.0..=100.0).contains(&p), "{share}: {q}");
+        }
+        // The query's figures are over its two measured runs, not the warm-up.
+        let runs = run_spans(q);
+        assert_eq!(q["os"]["start_s"].as_f64().unwrap(), runs[1].0, "{q}");
+        assert_eq!(q["os"]["os"]["t_s"].as_f64().unwrap(), runs[2].1, "{q}");
+    }
+    // The spans are on the clock of the trial's stored samples: inside the sampled time.
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.runs().unwrap().pop().unwrap();
+    let cell = store.cells(run.id).unwrap().pop().unwrap();
+    let trial = store.trials(cell.id).unwrap().pop().unwrap();
+    let samples = store.os_samples(trial.id).unwrap();
+    let sampled_until = samples.last().expect("samples every 0.1 s").t_s;
+    assert!(
+        last_end <= sampled_until + 0.1,
+        "last run ended at {last_end} s, samples end at {sampled_until} s"
+    );
+    // Shown: by `dbrig report --with os` and on the HTML page, a row per run.
+    let report = text(&ok(dbrig(
+        out.path(),
+        &["report", &run.id.0.to_string(), "--with", "os"],
+    )));
+    assert!(report.contains("OS statistics per query run"), "{report}");
+    let q14 = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Q14 "))
+        .count();
+    assert_eq!(q14, 3, "a row per run of Q14: {report}");
+    // The single command's own output has the table too.
+    let o = text(&ok(dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            &lite,
+            "--no-refresh",
+            "--os-stats-interval",
+            "0.5",
+        ],
+    )));
+    assert!(
+        o.contains("OS statistics per query run") && o.contains("server CPU %"),
+        "{o}"
+    );
+    // OS sampling off: nothing recorded, nothing shown.
+    let v = controlled(out.path(), &lite, &["--os-stats-interval", "0"]);
+    assert!(
+        v["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|q| q["os"].is_null()),
+        "{v}"
+    );
+}
+
+#[test]
+fn throughput_queries_carry_their_os_figures() {
+    let out = tempfile::tempdir().unwrap();
+    let (_, v) = throughput(
+        out.path(),
+        &[
+            "--target",
+            "mock:?latency_us=1000",
+            "--no-refresh",
+            "--streams",
+            "2",
+            "--os-stats-interval",
+            "0.05",
+        ],
+    );
+    for s in v["query_streams"].as_array().unwrap() {
+        let mut last_end = 0.0;
+        for q in s["queries"].as_array().unwrap() {
+            let start = q["os"]["start_s"]
+                .as_f64()
+                .expect("each query's OS figures");
+            let end = q["os"]["os"]["t_s"].as_f64().unwrap();
+            // A stream's queries run one after another.
+            assert!(start >= last_end && end >= start, "{q}");
+            last_end = end;
+        }
+    }
+}
