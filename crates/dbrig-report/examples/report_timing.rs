@@ -5,6 +5,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use dbrig_core::results::QueryStatus;
+use dbrig_report::fixture;
+use dbrig_report::html::{LIVE_MARKER, live_power_html, with_live};
 use dbrig_report::{
     ReportData, cells_csv, render_html, report_json, report_markdown, report_text, trials_csv,
     write_atomic,
@@ -44,6 +47,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         write_atomic(&dir.join("report.html"), html.as_bytes())?;
         write_atomic(&dir.join("report.txt"), text.as_bytes())?;
         lap("write", 0);
+        // What a plan's page costs after each query of a power trial: the live section of a
+        // 22-query report so far, put into the stored trials' page, written atomically.
+        let queries = (1..=22)
+            .map(|n| fixture::step(&n.to_string(), 100_000 * n, QueryStatus::Ok))
+            .collect();
+        let report = fixture::power_report("11.4.2-MariaDB", queries, None);
+        let page = html.replacen("<body>", &format!("<body>\n{LIVE_MARKER}"), 1);
+        let live = live_power_html("A tpch_power 1 clients trial 1", &report)?;
+        let live_page = with_live(&page, &live);
+        write_atomic(&dir.join("report.html"), live_page.as_bytes())?;
+        lap("live", live_page.len());
     }
     println!(
         "{} cells, {} trials: all reports in {:.3} s",
