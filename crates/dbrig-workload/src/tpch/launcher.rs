@@ -13,8 +13,10 @@
 //! `DBMS_HOME` is given) and `[[configuration]]` tables with their startup parameters and
 //! test-level SQL hooks; the test and queries files become the `controls` of a `tpch_power`
 //! workload (reduction, runs, warm-ups, timeouts, restarts, cache drops, per-query startup
-//! parameters and hooks). Everything without a dbrig equivalent is written as a comment that
-//! names the setting — nothing is dropped silently.
+//! parameters and hooks, `EXPLAIN_QUERY` as `explain` after the timed run); `GRAPH_HEADING`
+//! becomes the workload's label, which heads its table and chart. Everything without a dbrig
+//! equivalent (the results database, `RUN = 0`) is written as a comment that names the setting
+//! and says what to do instead — nothing is dropped silently.
 //!
 //! The ini files are parsed here rather than with an ini crate: values must reach the plan
 //! verbatim (`PRE_RUN_SQL = flush status; set global userstat=on;`, `STARTUP_PARAMS =
@@ -556,18 +558,32 @@ pub fn import(
     }
     push(&mut out, "");
     if let Some(r) = &results {
-        push(
+        // The launcher logged results into a MariaDB server of its own; dbrig's results
+        // store is one SQLite file, chosen on the command line, not in a plan.
+        let settings: Vec<String> = r.all().iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        comment(
             &mut out,
-            "# The launcher's results database: dbrig keeps results in OUT/results.db instead.",
+            &mut unmapped,
+            &r.path,
+            &format!(
+                "the launcher's results database ({}): dbrig has no results server; every run is stored in one SQLite file, OUT/results.db (`dbrig run PLAN --out DIR`, or `--results FILE` / $DBRIG_RESULTS), which `dbrig runs`, `dbrig report` and its exports read",
+                settings.join(", ")
+            ),
         );
-        for (k, v) in r.all() {
-            comment(&mut out, &mut unmapped, &r.path, &format!("{k} = {v}"));
-        }
         push(&mut out, "");
     }
 
     // Servers and configurations.
     let mut managed_flags = Vec::new();
+    let headings: Vec<Option<String>> = confs
+        .iter()
+        .map(|c| {
+            c.db.section("db_settings")
+                .and_then(|e| e.iter().find(|(k, _)| k == "GRAPH_HEADING"))
+                .map(|(_, v)| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        })
+        .collect();
     for (c, name) in confs.iter().zip(&names) {
         let s = c.db.section("db_settings").expect("checked above");
         let get = |k: &str| {
@@ -678,7 +694,8 @@ pub fn import(
                     Some("dbrig connects to its managed server as its administrator")
                 }
                 "MYSQL_SYSTEM_DIR" => Some("dbrig keeps one data directory per server"),
-                "GRAPH_HEADING" => Some("the report names configurations by their name"),
+                // The heading of the workload's table and chart (its label), below.
+                "GRAPH_HEADING" => None,
                 _ => Some("no dbrig equivalent"),
             };
             if let Some(why) = why
@@ -776,7 +793,7 @@ pub fn import(
             &mut out,
             &mut unmapped,
             &test_path,
-            "RUN = 0 (the launcher then only explained the queries; dbrig always runs them)",
+            "RUN = 0: the launcher then started each server and ran the test's hooks without timing any query (with EXPLAIN = 1 it only EXPLAINed them). A dbrig plan always measures: this plan times the queries. To prepare only, load the data with `dbrig tpch load --sf N --target URL` (or `dbrig server start`); to see the servers, configurations and order without running anything, `dbrig run PLAN --dry-run`",
         );
     }
     for c in &all.comments {
@@ -843,16 +860,35 @@ pub fn import(
                 })
                 .cloned()
                 .collect();
+            // EXPLAIN_QUERY names the file the launcher ran after the timed run when EXPLAIN
+            // is on: dbrig's `explain` is that step (the engine's structured EXPLAIN of the
+            // query, after the timed run), unless this query or the test turns EXPLAIN off.
+            let explain_off = entries
+                .iter()
+                .find(|(k, _)| k == "EXPLAIN")
+                .map(|(_, v)| !truthy(v))
+                .or_else(|| tget("EXPLAIN").map(|v| !truthy(&v)))
+                .unwrap_or(false);
+            let mut explain_line = None;
             for (k, v) in entries {
                 match k.as_str() {
-                    "EXPLAIN_QUERY" => comment(
+                    "EXPLAIN_QUERY" if explain_off => push(
                         &mut out,
-                        &mut unmapped,
-                        qfile,
                         &format!(
-                            "[{section}] EXPLAIN_QUERY = {v} (dbrig builds the EXPLAIN of {file} itself)"
+                            "# [{section}] EXPLAIN_QUERY = {v}: EXPLAIN = 0, so not run (as the launcher did)"
                         ),
                     ),
+                    "EXPLAIN_QUERY" => {
+                        push(
+                            &mut out,
+                            &format!(
+                                "# [{section}] EXPLAIN_QUERY = {v}: `explain = true` for {stem} (dbrig runs the engine's own EXPLAIN of {file} after the timed run, as the launcher ran this file; the file is not read)"
+                            ),
+                        );
+                        if !entries.iter().any(|(k, _)| k == "EXPLAIN") {
+                            explain_line = Some("explain = true".to_owned());
+                        }
+                    }
                     "TMPDIR" | "OS_STATS_INTERVAL" => comment(
                         &mut out,
                         &mut unmapped,
@@ -862,7 +898,8 @@ pub fn import(
                     _ => {}
                 }
             }
-            let m = map_query_settings(qfile, &rest, analyze)?;
+            let mut m = map_query_settings(qfile, &rest, analyze)?;
+            m.lines.extend(explain_line);
             for cm in &m.comments {
                 comment(&mut out, &mut unmapped, qfile, &format!("[{section}] {cm}"));
             }
@@ -906,21 +943,43 @@ pub fn import(
             ),
         );
         push(&mut out, "name = \"tpch_power\"");
-        if groups.len() > 1 {
-            // Several query sets: each workload's cells are named apart in reports by the
-            // queries file they come from (a plan refuses two unlabelled tpch_power
-            // workloads whose options differ).
+        // GRAPH_HEADING headed the launcher's graph: the workload's label heads its table and
+        // chart in every report (the configurations' headings, when they differ, joined).
+        let mut heading: Vec<&str> = Vec::new();
+        for h in members.iter().filter_map(|&i| headings[i].as_deref()) {
+            if !heading.contains(&h) {
+                heading.push(h);
+            }
+        }
+        let heading = (!heading.is_empty()).then(|| heading.join(" / "));
+        if heading.is_some() || groups.len() > 1 {
+            // Several query sets: each workload's cells are named apart in reports (a plan
+            // refuses two unlabelled tpch_power workloads whose options differ) by their
+            // heading, else by the queries file they come from.
             let stem = qfile
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "queries".into());
-            let label = if labels.contains(&stem) {
-                format!("{stem}-{}", labels.len() + 1)
-            } else {
-                stem
+            let label = match heading {
+                Some(h) if labels.contains(&h) => format!("{h} ({stem})"),
+                Some(h) => h,
+                None => stem,
             };
+            let label = if labels.contains(&label) {
+                format!("{label}-{}", labels.len() + 1)
+            } else {
+                label
+            };
+            if headings.iter().any(Option::is_some) {
+                push(
+                    &mut out,
+                    "# GRAPH_HEADING (the DBMS files): the label heads this workload's table and chart",
+                );
+            }
             push(&mut out, &format!("label = {}", q(&label)));
             labels.push(label);
+        }
+        if groups.len() > 1 {
             let only: Vec<String> = members.iter().map(|&i| names[i].clone()).collect();
             push(&mut out, &format!("configurations = {}", q_list(&only)));
         }
@@ -1061,6 +1120,7 @@ mod tests {
                  DATADIR = $DATADIR_HOME/innodb-s$SCALE_FACTOR\nSTORAGE_ENGINE = InnoDB\n\
                  STARTUP_PARAMS = --innodb_buffer_pool_size=1G\nMYSQL_SYSTEM_DIR = /x\n\
                  DBNAME = dbt3\nPRE_RUN_SQL = use dbt3; flush status;\n\
+                 GRAPH_HEADING = MariaDB 5.3, InnoDB, SF 30\n\
                  PRE_TEST_SQL = use `dbt3`; select version();\n",
             ),
             f(
@@ -1142,18 +1202,75 @@ mod tests {
             maria.contains("configurations = [\"maria 5.3\"]") && maria.contains("17-opt1"),
             "{maria}"
         );
+        // GRAPH_HEADING heads the workload's table and chart: its label.
+        assert!(
+            maria.contains("label = \"MariaDB 5.3, InnoDB, SF 30\""),
+            "{maria}"
+        );
+        assert!(pg.contains("label = \"queries\""), "{pg}");
+        assert!(
+            !p.contains("GRAPH_HEADING = "),
+            "mapped, not a comment: {p}"
+        );
+        // EXPLAIN_QUERY: that query is EXPLAINed after its timed run.
+        assert!(
+            maria.contains("[workload.options.controls.query.\"1\"]\nexplain = true"),
+            "{maria}"
+        );
+        assert!(
+            !pg.contains("explain = true"),
+            "no EXPLAIN_QUERY there: {pg}"
+        );
+        // The results database: one line saying where dbrig's results go instead.
+        let results = i
+            .unmapped
+            .iter()
+            .find(|u| u.contains("results database"))
+            .unwrap();
+        assert!(
+            results.contains("DBMS_HOME = /opt/mariadb, PORT = 12340")
+                && results.contains("--results FILE"),
+            "{results}"
+        );
         // Nothing dropped silently: each unmapped setting is a comment naming it.
         for name in [
             "MYSQL_SYSTEM_DIR = /x",
             "FANCY = 1",
             "EXPLAIN_QUERY = 1_explain.sql",
-            "DBMS_HOME = /opt/mariadb",
-            "PORT = 12340",
             "[query9] 9.sql: RUN = 0",
         ] {
             assert!(p.contains(name), "{name} missing from\n{p}");
         }
         assert!(i.unmapped.iter().any(|u| u.contains("FANCY")));
+        assert!(!i.unmapped.iter().any(|u| u.contains("RUN = 0:")));
+    }
+
+    /// The launcher's RUN = 0 (given on its command line or in the test file) timed nothing;
+    /// EXPLAIN = 0 turns the EXPLAIN_QUERY files off.
+    #[test]
+    fn run_0_is_said_once_and_explain_0_keeps_explain_query_off() {
+        let mut i = inputs();
+        i.overrides
+            .extend([("RUN".into(), "0".into()), ("EXPLAIN".into(), "0".into())]);
+        let imported = run(&i).unwrap();
+        let p = &imported.plan;
+        let line = imported
+            .unmapped
+            .iter()
+            .find(|u| u.contains("RUN = 0:"))
+            .unwrap();
+        assert!(
+            line.contains("without timing any query")
+                && line.contains("dbrig tpch load")
+                && line.contains("--dry-run"),
+            "{line}"
+        );
+        assert!(!p.contains("explain = true"), "{p}");
+        assert!(p.contains("explain = false"), "{p}");
+        assert!(
+            p.contains("EXPLAIN_QUERY = 1_explain.sql: EXPLAIN = 0"),
+            "{p}"
+        );
     }
 
     #[test]

@@ -1204,6 +1204,11 @@ fn import_launcher_writes_a_plan_that_runs() {
         "configurations = [\"postgresql\"]",
         "before-configuration-sql = \"select version();\"",
         "before-configuration = \"uname -a\"",
+        // GRAPH_HEADING heads each workload's table and chart: its label.
+        "label = \"MariaDB + InnoDB\"",
+        "label = \"PostgreSQL\"",
+        // EXPLAIN_QUERY: EXPLAIN after the timed run (here on for all queries by EXPLAIN = 1).
+        "EXPLAIN_QUERY = 1_explain.sql: `explain = true`",
     ] {
         assert!(
             written.contains(expected),
@@ -1214,8 +1219,6 @@ fn import_launcher_writes_a_plan_that_runs() {
     for name in [
         "SOME_FUTURE_SETTING = 1",
         "MYSQL_SYSTEM_DIR",
-        "GRAPH_HEADING = MariaDB + InnoDB",
-        "EXPLAIN_QUERY = 1_explain.sql",
         "DBNAME = dbt3_results",
         "RUN = 0",
     ] {
@@ -1248,6 +1251,14 @@ fn import_launcher_writes_a_plan_that_runs() {
     let cells: Vec<&str> = line.split('|').map(str::trim).collect();
     assert_eq!(cells[5], "-", "{line}");
     assert_ne!(cells[2], "-", "{line}");
+    // The plan's report heads each workload's table with the launcher's GRAPH_HEADING.
+    let t = text(&ok(dbrig(out.path(), &["report"])));
+    for heading in ["MariaDB + InnoDB", "PostgreSQL"] {
+        assert!(
+            t.contains(&format!("{heading}: TPC-H power test, seconds per query")),
+            "{heading}: {t}"
+        );
+    }
 }
 
 /// Stops a server that `dbrig server start` left running, when dropped.
