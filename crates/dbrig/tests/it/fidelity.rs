@@ -1,7 +1,9 @@
 //! The same work as sysbench, checked against sysbench itself: dbrig and sysbench 1.0.20 run
 //! each OLTP workload on a MariaDB that dbrig starts with its general log in a table, and the
 //! statements each tool sent (text or prepared, values replaced by `?`) must be the same, as
-//! many per event; the values select_random_* draw must span sysbench's key range.
+//! many per event; the values select_random_* draw must span sysbench's key range. On
+//! PostgreSQL the same holds for what a managed server with pg_stat_statements preloaded
+//! counted (statements by normalised text, calls per statement).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -402,4 +404,203 @@ fn drawn_keys(log: &[(String, String)]) -> Vec<i64> {
         }
     }
     keys
+}
+
+/// A PostgreSQL started by `dbrig server start` with pg_stat_statements preloaded (its
+/// statements by normalised text, with their calls), stopped when dropped.
+struct StatsServer {
+    out: PathBuf,
+    name: String,
+    url: String,
+    port: String,
+}
+
+impl StatsServer {
+    fn start(out: &Path, name: &str) -> Self {
+        // Open access: sysbench takes a password only on its command line.
+        let plan = out.join(format!("{name}-server.toml"));
+        std::fs::write(
+            &plan,
+            format!("[[server]]\nname = \"{name}\"\nengine = \"postgres\"\nopen-access = true\n"),
+        )
+        .unwrap();
+        let plan = plan.display().to_string();
+        let o = ok(dbrig(
+            out,
+            &[
+                "server",
+                "start",
+                name,
+                "--plan",
+                &plan,
+                "--param",
+                "shared_preload_libraries=pg_stat_statements",
+                "--param",
+                "pg_stat_statements.track=all",
+            ],
+        ));
+        let admin = text(&o)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
+            .expect("the target line");
+        let port = admin
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .expect("a port in the target")
+            .to_owned();
+        let s = StatsServer {
+            out: out.to_owned(),
+            name: name.to_owned(),
+            url: format!("postgres://postgres@127.0.0.1:{port}/fidelity"),
+            port,
+        };
+        s.sql("postgres", "CREATE EXTENSION pg_stat_statements");
+        s.sql("postgres", "CREATE DATABASE fidelity");
+        s
+    }
+
+    fn sql(&self, db: &str, statement: &str) -> String {
+        let o = Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port,
+                "-U",
+                "postgres",
+                "-d",
+                db,
+            ])
+            .args(["-X", "-At", "-F", "\t", "-c", statement])
+            .output()
+            .expect("the psql client");
+        assert!(
+            o.status.success(),
+            "{statement}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn reset(&self) {
+        self.sql("postgres", "SELECT pg_stat_statements_reset()");
+    }
+
+    /// The benchmark's statements since the last reset (constants as `$N`), with their calls.
+    fn statements(&self) -> BTreeMap<String, usize> {
+        self.sql(
+            "postgres",
+            // One line per statement: sysbench's select_random_* span several lines.
+            "SELECT s.calls, regexp_replace(s.query, '\\s+', ' ', 'g') FROM pg_stat_statements s \
+             JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'fidelity'",
+        )
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(calls, q)| (q.split_whitespace().collect::<Vec<_>>().join(" "), calls))
+        .filter(|(q, _)| {
+            q.contains("sbtest")
+                || q.eq_ignore_ascii_case("BEGIN")
+                || q.eq_ignore_ascii_case("COMMIT")
+        })
+        .map(|(q, calls)| (q, calls.parse().unwrap()))
+        .collect()
+    }
+}
+
+impl Drop for StatsServer {
+    fn drop(&mut self) {
+        let _ = dbrig(&self.out, &["server", "stop", &self.name]);
+    }
+}
+
+/// On PostgreSQL, what the server counted (pg_stat_statements, preloaded on a managed
+/// server): each OLTP workload's statements and calls per statement are sysbench's.
+#[test]
+fn every_oltp_workload_sends_sysbenchs_statements_on_postgresql() {
+    let out = tempfile::tempdir().unwrap();
+    let server = StatsServer::start(out.path(), "fidpgss");
+    for workload in [
+        "oltp_point_select",
+        "oltp_read_only",
+        "oltp_read_write",
+        "oltp_write_only",
+        "oltp_update_index",
+        "oltp_update_non_index",
+        "oltp_delete",
+        "oltp_insert",
+        "select_random_points",
+        "select_random_ranges",
+    ] {
+        let common = ["--target", &server.url, "--table-size", TABLE_SIZE];
+        let prepare = || {
+            ok(dbrig(
+                out.path(),
+                &[&["prepare", workload][..], &common].concat(),
+            ))
+        };
+        let cleanup = || {
+            ok(dbrig(
+                out.path(),
+                &[&["cleanup", workload][..], &common].concat(),
+            ))
+        };
+        prepare();
+        server.reset();
+        let o = Command::new("sysbench")
+            .args([
+                workload,
+                "--db-driver=pgsql",
+                "--pgsql-host=127.0.0.1",
+                &format!("--pgsql-port={}", server.port),
+                "--pgsql-user=postgres",
+                "--pgsql-db=fidelity",
+                "--tables=1",
+                &format!("--table-size={TABLE_SIZE}"),
+                &format!("--events={EVENTS}"),
+                "--time=0",
+                "--threads=1",
+                "run",
+            ])
+            .output()
+            .expect("sysbench is installed (scripts/test installs it)");
+        assert!(
+            o.status.success(),
+            "sysbench {workload}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let theirs = server.statements();
+        cleanup();
+        prepare();
+        server.reset();
+        let v = json(&ok(dbrig(
+            out.path(),
+            &[
+                &["run", workload][..],
+                &common,
+                &[
+                    "--events",
+                    EVENTS,
+                    "--time",
+                    "0",
+                    "--threads",
+                    "1",
+                    "--format",
+                    "json",
+                ],
+            ]
+            .concat(),
+        )));
+        let ours = server.statements();
+        cleanup();
+        assert!(
+            !theirs.is_empty(),
+            "{workload}: the server counted nothing of sysbench's"
+        );
+        assert_eq!(
+            ours, theirs,
+            "{workload}: dbrig's statements, then sysbench's"
+        );
+        assert_eq!(v["notes"].to_string(), "[]", "{workload}: nothing to say");
+    }
 }
