@@ -604,3 +604,62 @@ fn every_oltp_workload_sends_sysbenchs_statements_on_postgresql() {
         assert_eq!(v["notes"].to_string(), "[]", "{workload}: nothing to say");
     }
 }
+
+/// memory_load --server-file on PostgreSQL: the server reads the rows with `COPY … FROM
+/// 'file'` from the file dbrig wrote (as the seed's server-side load), counted by the server
+/// itself; no `COPY … FROM STDIN` is sent.
+#[test]
+fn memory_load_from_a_file_postgresql_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = tempfile::tempdir().unwrap();
+    // The server runs as its own user: the folder must be one it can reach and read.
+    std::fs::set_permissions(out.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let files = out.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::set_permissions(&files, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let server = StatsServer::start(out.path(), "fidcopy");
+    server.reset();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "micro",
+            "memory_load",
+            "--target",
+            &server.url,
+            "--rows",
+            "1000",
+            "--runs",
+            "1",
+            "--server-file",
+            files.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    )));
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{v}");
+    assert!(items.iter().all(|i| i["rows"] == 1000), "{v}");
+    let copies: Vec<(String, usize)> = server
+        .sql(
+            "postgres",
+            "SELECT s.calls, s.query FROM pg_stat_statements s JOIN pg_database d \
+             ON d.oid = s.dbid WHERE d.datname = 'fidelity' AND s.query ILIKE 'COPY%'",
+        )
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(calls, q)| (q.to_owned(), calls.parse().unwrap()))
+        .collect();
+    let prefix = format!("COPY t1 (c1) FROM '{}/dbrig_t1_", files.display());
+    assert!(!copies.is_empty(), "the server counted no COPY");
+    assert!(
+        copies.iter().all(|(q, _)| q.starts_with(&prefix)),
+        "{copies:?}"
+    );
+    // One file per key type, each loaded by the server.
+    assert_eq!(copies.len(), 2, "{copies:?}");
+    assert_eq!(
+        std::fs::read_dir(&files).unwrap().count(),
+        0,
+        "the files are removed"
+    );
+}
