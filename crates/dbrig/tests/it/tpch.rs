@@ -1412,3 +1412,98 @@ fn throughput_queries_carry_their_os_figures() {
         }
     }
 }
+
+/// `params-mode` on a managed MariaDB: a query's own startup parameters replace its
+/// configuration's (the DBT-3 launcher's way, the default), or `merge` over them; the
+/// server each query ran on says which, through the query's pre-run SQL.
+#[test]
+fn query_params_replace_or_merge_the_configurations_on_a_managed_server() {
+    let out = tempfile::tempdir().unwrap();
+    let qdir = out.path().join("q");
+    std::fs::create_dir_all(&qdir).unwrap();
+    std::fs::write(qdir.join("a.sql"), "select count(*) from nation").unwrap();
+    std::fs::write(qdir.join("b.sql"), "select count(*) from region").unwrap();
+    let workload = |label: &str, mode: &str| {
+        format!(
+            r#"
+[[workload]]
+name = "tpch-power"
+label = "{label}"
+[workload.options]
+sf = 0.01
+query-dir = "{q}"
+[workload.options.controls]
+{mode}
+[workload.options.controls.all]
+pre-sql = "select concat(@@join_cache_level, ' ', @@optimizer_search_depth)"
+[workload.options.controls.query.b]
+params = ["join_cache_level=6"]
+"#,
+            q = qdir.display()
+        )
+    };
+    let plan = out.path().join("params-mode.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"params-mode\"\ntrials = 1\nclients = [1]\n\
+             [[server]]\nname = \"pmode\"\nengine = \"mariadb\"\n\
+             [[configuration]]\nname = \"A\"\nserver = \"pmode\"\n\
+             params = [\"optimizer_search_depth=5\"]\n{}{}\
+             [environment]\nos-stats-interval = 0\n",
+            workload("replace", ""),
+            workload("merge", "params-mode = \"merge\""),
+        ),
+    )
+    .unwrap();
+    ok(dbrig(out.path(), &["run", plan.to_str().unwrap()]));
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    // Each query's pre-run SQL output: "join_cache_level optimizer_search_depth".
+    let levels = |label: &str| -> Vec<(String, String)> {
+        let cell = store
+            .cells(run)
+            .unwrap()
+            .into_iter()
+            .find(|c| c.workload == label)
+            .unwrap_or_else(|| panic!("no cell {label}"));
+        let trial = store.trials(cell.id).unwrap().pop().unwrap();
+        let v = crate::trial_json(&trial);
+        v["tpch_power"]["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| {
+                let pre = q["detail"]["hooks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|h| h["hook"] == "pre-run-sql")
+                    .unwrap_or_else(|| panic!("{q}"));
+                (
+                    q["name"].as_str().unwrap().to_owned(),
+                    pre["output"].as_str().unwrap().trim().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let replace = levels("replace");
+    let merge = levels("merge");
+    let of = |v: &[(String, String)], q: &str| {
+        v.iter()
+            .find(|(n, _)| n == q)
+            .map(|(_, o)| o.clone())
+            .unwrap()
+    };
+    // a has no parameters of its own: the configuration's search depth.
+    assert!(of(&replace, "a").ends_with(" 5"), "{replace:?}");
+    assert!(of(&merge, "a").ends_with(" 5"), "{merge:?}");
+    // b: its join_cache_level instead of the configuration's parameters (the search depth
+    // back at the server's default), or over them.
+    let b_replace = of(&replace, "b");
+    assert!(
+        b_replace.starts_with("6 ") && !b_replace.ends_with(" 5"),
+        "{replace:?}"
+    );
+    assert_eq!(of(&merge, "b"), "6 5", "{merge:?}");
+}
