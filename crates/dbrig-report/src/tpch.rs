@@ -817,7 +817,7 @@ pub fn os_table<'a>(
                 }
             }
             _ => {
-                if let Some(span) = &q.os {
+                if let Some(span) = q.os.as_deref() {
                     row(&label, "1".into(), span);
                 }
             }

@@ -67,7 +67,7 @@ pub struct QueryOutcome {
     /// The OS statistics over the step's timed run (with several measured runs: over the runs
     /// its figure came from, each run's own in `detail`); `None` when OS sampling was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<OsSpan>,
+    pub os: Option<Box<OsSpan>>,
 }
 
 impl QueryOutcome {
@@ -112,7 +112,7 @@ pub struct RunRecord {
     pub skipped: bool,
     /// The OS statistics over this run (`None`: OS sampling off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<OsSpan>,
+    pub os: Option<Box<OsSpan>>,
 }
 
 /// What the launcher controls did for one query, stored with it.

@@ -129,7 +129,7 @@ fn store_two_configurations() -> (Store, RunId) {
         .iter_mut()
         .enumerate()
     {
-        r.os = Some(os_span(k as f64, 10.0 * (k + 1) as f64));
+        r.os = Some(Box::new(os_span(k as f64, 10.0 * (k + 1) as f64)));
     }
     for (i, (conf, report)) in [("A", a), ("B", b)].into_iter().enumerate() {
         let cell = store

@@ -752,7 +752,7 @@ pub async fn power_test_controlled(
     if let Some(k) = set {
         let (mut o, os) =
             OsMeterRef::measure(s.os.as_ref(), timed_refresh("RF1", rf1(&mut s.conn, sf, k))).await;
-        o.os = os;
+        o.os = os.map(Box::new);
         progress(&format!(
             "RF1 (set {k}): {:.3} s {}",
             o.seconds(),
@@ -850,7 +850,7 @@ pub async fn power_test_controlled(
     if let Some(k) = set {
         let (mut o, os) =
             OsMeterRef::measure(s.os.as_ref(), timed_refresh("RF2", rf2(&mut s.conn, sf, k))).await;
-        o.os = os;
+        o.os = os.map(Box::new);
         progress(&format!(
             "RF2 (set {k}): {:.3} s {}",
             o.seconds(),
@@ -947,7 +947,7 @@ async fn run_controlled(
             restarted: restarted && w == 0,
             caches_dropped: false,
             skipped: false,
-            os,
+            os: os.map(Box::new),
         });
         restarted = false;
     }
@@ -1043,7 +1043,7 @@ async fn run_controlled(
             restarted,
             caches_dropped,
             skipped: skip,
-            os,
+            os: os.map(Box::new),
         });
         restarted = false;
         let index = detail.runs.len() - 1;
@@ -1100,7 +1100,7 @@ async fn run_controlled(
     detail.mean_micros = (!done.is_empty()).then(|| done.iter().sum::<u64>() / done.len() as u64);
     detail.max_timed_out = used.iter().any(|x| x.status == QueryStatus::Timeout);
     detail.chosen_plan = r.chosen_plan.clone();
-    let os = OsSpan::combine(used.iter().filter_map(|x| x.os.as_ref()));
+    let os = OsSpan::combine(used.iter().filter_map(|x| x.os.as_deref())).map(Box::new);
     let last = last.unwrap_or_else(|| QueryOutcome {
         name: name.into(),
         micros: 0,

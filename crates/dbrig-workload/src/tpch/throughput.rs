@@ -270,7 +270,7 @@ async fn query_stream(
             run_query_timeout(&mut conn, &q.name, &text, options.timeout),
         )
         .await;
-        o.os = os;
+        o.os = os.map(Box::new);
         progress(&format!(
             "stream {stream} Q{}: {:.3} s, {} rows, {}{}",
             q.name,
@@ -319,7 +319,7 @@ async fn refresh_stream(
     for set in first_set..first_set + pairs {
         let (mut rf1_outcome, os) =
             OsMeterRef::measure(os_meter, timed_refresh("RF1", rf1(&mut conn, sf, set))).await;
-        rf1_outcome.os = os;
+        rf1_outcome.os = os.map(Box::new);
         progress(&format!(
             "refresh RF1 (set {set}): {:.3} s {}",
             rf1_outcome.seconds(),
@@ -339,7 +339,7 @@ async fn refresh_stream(
         }
         let (mut rf2_outcome, os) =
             OsMeterRef::measure(os_meter, timed_refresh("RF2", rf2(&mut conn, sf, set))).await;
-        rf2_outcome.os = os;
+        rf2_outcome.os = os.map(Box::new);
         progress(&format!(
             "refresh RF2 (set {set}): {:.3} s {}",
             rf2_outcome.seconds(),
