@@ -21,3 +21,22 @@ CREATE DATABASE {database}
 -- name: data_directory
 -- Where the server keeps its data (for the free-space check of a large load).
 SELECT @@datadir
+
+-- name: counters
+-- The server's cumulative counters, sampled at the report interval during a trial.
+SHOW GLOBAL STATUS
+
+-- name: wait_source
+-- Whether performance_schema runs, and whether it keeps current waits.
+SELECT @@performance_schema, (SELECT COUNT(*) FROM performance_schema.setup_consumers WHERE NAME = 'events_waits_current' AND ENABLED = 'YES')
+
+-- name: waits
+-- The wait each of the benchmark's busy sessions is in now: only events still open
+-- (END_EVENT_ID IS NULL), or a completed wait would read as current; a session in no wait is
+-- on CPU.
+SELECT COALESCE(w.EVENT_NAME, 'CPU')
+FROM performance_schema.threads t
+LEFT JOIN performance_schema.events_waits_current w
+  ON w.THREAD_ID = t.THREAD_ID AND w.END_EVENT_ID IS NULL
+WHERE t.PROCESSLIST_DB = DATABASE() AND t.PROCESSLIST_ID <> CONNECTION_ID()
+  AND t.PROCESSLIST_COMMAND IN ('Query', 'Execute')
