@@ -13,7 +13,8 @@
 //! run's total.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use dbrig_core::results::evidence::ON_CPU;
@@ -68,6 +69,9 @@ pub struct Collector {
     ticks: Option<mpsc::UnboundedSender<Tick>>,
     counters: Option<JoinHandle<Result<CounterSeries, String>>>,
     waits: Option<(oneshot::Sender<()>, JoinHandle<Result<WaitSamples, String>>)>,
+    /// How many times the measured interval has begun: the wait sampler counts only within
+    /// the latest (0: not yet).
+    measuring_since: Arc<AtomicU64>,
     notes: Vec<String>,
 }
 
@@ -105,6 +109,7 @@ impl Collector {
             }
             None => (None, None),
         };
+        let measuring_since = Arc::new(AtomicU64::new(0));
         let waits = match (options.wait_sample_ms, probe_sql(target, "waits")) {
             (0, _) | (_, None) => None,
             (ms, Some(_)) => {
@@ -113,6 +118,7 @@ impl Collector {
                     target.clone(),
                     connect.clone(),
                     Duration::from_millis(ms),
+                    Arc::clone(&measuring_since),
                     stopped,
                 ));
                 Some((stop, task))
@@ -124,6 +130,7 @@ impl Collector {
             ticks,
             counters,
             waits,
+            measuring_since,
             notes,
         }
     }
@@ -131,6 +138,7 @@ impl Collector {
     /// The measured interval begins now (called again, it begins again: a warm-up is over).
     pub fn measuring(&self) {
         *self.start.lock().expect("evidence lock") = Some(CpuMark::now(self.server_pid));
+        self.measuring_since.fetch_add(1, Ordering::SeqCst);
         if let Some(t) = &self.ticks {
             let _ = t.send(Tick::Start);
         }
@@ -301,11 +309,19 @@ async fn sample_counters(
     Ok(series)
 }
 
+/// How often MariaDB/MySQL's `INNODB_TRX` is read: the server refreshes its cache only when
+/// it was not read for 100 ms, so reading it more often would keep it stale.
+const INNODB_TRX_REFRESH: Duration = Duration::from_millis(150);
+
+/// What a MariaDB/MySQL session waiting for a row lock is counted as.
+pub const INNODB_ROW_LOCK_WAIT: &str = "innodb/row_lock_wait";
+
 /// The wait sampler: every `every`, the wait each busy session of the benchmark is in.
 async fn sample_waits(
     target: Target,
     connect: ConnectOptions,
     every: Duration,
+    measuring: Arc<AtomicU64>,
     mut stop: oneshot::Receiver<()>,
 ) -> Result<WaitSamples, String> {
     let mut conn = Connection::connect(&target, &connect)
@@ -335,6 +351,9 @@ async fn sample_waits(
         _ => "pg_stat_activity",
     };
     let sql = probe_sql(&target, "waits").unwrap_or_default();
+    let lock_sql = probe_sql(&target, "lock_waits").filter(|_| target.dialect() == Dialect::Mysql);
+    let mut lock_waiting: (Option<Instant>, Vec<i64>) = (None, Vec::new());
+    let mut counted_since = 0;
     let mut out = WaitSamples {
         source: source.to_owned(),
         interval_ms: every.as_millis() as u64,
@@ -346,10 +365,34 @@ async fn sample_waits(
         tokio::select! {
             _ = &mut stop => break,
             _ = tick.tick() => {
+                if let Some(lock_sql) = &lock_sql
+                    && lock_waiting.0.is_none_or(|at| at.elapsed() >= INNODB_TRX_REFRESH)
+                {
+                    let rows = conn.query(lock_sql, &[]).await.map_err(|e| e.to_string())?;
+                    lock_waiting = (
+                        Some(Instant::now()),
+                        rows.iter().filter_map(|r| r.first()?.as_i64()).collect(),
+                    );
+                }
                 let rows = conn.query(&sql, &[]).await.map_err(|e| e.to_string())?;
+                // Counted within the measured interval only (a warm-up's start again).
+                let now_measuring = measuring.load(Ordering::SeqCst);
+                if now_measuring == 0 {
+                    continue;
+                }
+                if now_measuring != counted_since {
+                    counted_since = now_measuring;
+                    out.samples = 0;
+                    out.counts.clear();
+                }
                 out.samples += 1;
                 for r in rows {
-                    let event = r.first().and_then(|v| v.to_text()).unwrap_or_else(|| ON_CPU.to_owned());
+                    let session = r.first().and_then(|v| v.as_i64());
+                    let event = if session.is_some_and(|s| lock_waiting.1.contains(&s)) {
+                        INNODB_ROW_LOCK_WAIT.to_owned()
+                    } else {
+                        r.get(1).and_then(|v| v.to_text()).unwrap_or_else(|| ON_CPU.to_owned())
+                    };
                     *out.counts.entry(event).or_insert(0) += 1;
                 }
             }

@@ -47,7 +47,7 @@ WHERE jsonb_typeof(value) = 'number'
 -- name: waits
 -- The wait each of the benchmark's busy sessions is in now (an active session in no wait is
 -- on CPU).
-SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU')
+SELECT pid, COALESCE(wait_event_type || ':' || wait_event, 'CPU')
 FROM pg_stat_activity
 WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
   AND backend_type = 'client backend'
