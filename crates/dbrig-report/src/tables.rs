@@ -569,6 +569,18 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
         if let Some(v) = verdict_block(data, s.kind) {
             blocks.push((None, v));
         }
+        for w in crate::why::why(data)
+            .iter()
+            .filter(|w| s.workloads.contains(&w.workload))
+        {
+            blocks.push((
+                None,
+                Block::Text {
+                    title: crate::why::why_title(w),
+                    body: crate::why::why_text(w),
+                },
+            ));
+        }
         out.push(SectionView {
             kind: s.kind,
             title: kind_title(s.kind).to_owned(),

@@ -101,9 +101,12 @@ pub fn status_gauge(name: &str) -> bool {
         "Innodb_history_list_length",
         "Innodb_max_trx_id",
     ];
-    const NAMES: [&str; 5] = [
+    const NAMES: [&str; 8] = [
         "Max_memory_used",
         "Prepared_stmt_count",
+        "Innodb_row_lock_current_waits",
+        "Innodb_row_lock_time_avg",
+        "Innodb_row_lock_time_max",
         "Last_query_cost",
         "Binlog_snapshot_position",
         "Tc_log_page_size",
