@@ -120,7 +120,8 @@ fn changed(
     let pairs: Vec<(Vec<f64>, Vec<f64>)> =
         names.iter().map(|n| (values(a, n), values(b, n))).collect();
     let results = stats::compare_all(&pairs, &data.compare_options);
-    let mut rows: Vec<(WhyFigure, bool, f64)> = names
+    // (figure, called, relative size, absolute difference of the medians)
+    let mut rows: Vec<(WhyFigure, bool, f64, f64)> = names
         .into_iter()
         .zip(pairs)
         .zip(results)
@@ -132,6 +133,7 @@ fn changed(
                 _ => 0.0,
             };
             let called = c.verdict.is_change();
+            let diff = (mb.unwrap_or(0.0) - ma.unwrap_or(0.0)).abs();
             (
                 WhyFigure {
                     name: name.clone(),
@@ -142,11 +144,18 @@ fn changed(
                 },
                 called,
                 size,
+                diff,
             )
         })
-        .filter(|(_, _, size)| *size > 0.0)
+        .filter(|(_, _, size, _)| *size > 1e-9)
         .collect();
-    rows.sort_by(|x, y| y.1.cmp(&x.1).then(y.2.total_cmp(&x.2)));
+    // Called changes first, then the largest relative change (new figures first), then the
+    // largest absolute one (two new figures: the one seen more).
+    rows.sort_by(|x, y| {
+        y.1.cmp(&x.1)
+            .then(y.2.total_cmp(&x.2))
+            .then(y.3.total_cmp(&x.3))
+    });
     rows.into_iter().take(top).map(|r| r.0).collect()
 }
 
