@@ -351,7 +351,10 @@ async fn sample_waits(
         _ => "pg_stat_activity",
     };
     let sql = probe_sql(&target, "waits").unwrap_or_default();
-    let lock_sql = probe_sql(&target, "lock_waits").filter(|_| target.dialect() == Dialect::Mysql);
+    let lock_sql = match target.dialect() {
+        Dialect::Mysql => probe_sql(&target, "lock_waits"),
+        _ => None,
+    };
     let mut lock_waiting: (Option<Instant>, Vec<i64>) = (None, Vec::new());
     let mut counted_since = 0;
     let mut out = WaitSamples {

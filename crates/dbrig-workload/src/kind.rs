@@ -297,8 +297,8 @@ impl TrialOutput {
 /// power test's report after every query (for a live chart).
 pub trait TrialProgress: Sync {
     fn note(&self, line: &str);
-    /// The measured interval begins (an OLTP run's warm-up is over); kinds without a
-    /// warm-up measure from the start of the trial.
+    /// The measured interval begins: an OLTP run's warm-up is over. Without a warm-up
+    /// (and for other kinds) the trial is measured from its start and this is not called.
     fn measuring(&self) {}
     fn interval(&self, _sample: &IntervalSample) {}
     fn power_query(&self, _report: &PowerReport) {}

@@ -383,8 +383,10 @@ pub async fn run(
         1.0
     }));
     let mut next_tick = interval.map(|i| measure_start + i);
-    // Said once, when the warm-up is over (at once without one).
-    let mut measuring_at = Some(measure_start);
+    // Said once, when a warm-up is over. Without one the trial measures from its start,
+    // which whoever called the runner has already marked (their counters read before the
+    // clients went, not a few milliseconds into the run).
+    let mut measuring_at = (o.warmup > 0.0).then_some(measure_start);
     let mut samples = Vec::new();
     let mut max_backlog = 0u64;
     let mut all_done = Box::pin(join_all(done_receivers));
