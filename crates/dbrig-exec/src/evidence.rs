@@ -62,13 +62,16 @@ enum Tick {
     Stop,
 }
 
+/// The wait sampler's task.
+type WaitSampler = JoinHandle<Result<WaitSamples, String>>;
+
 /// Collects one trial's evidence; see the module documentation.
 pub struct Collector {
     server_pid: Option<u32>,
     start: Mutex<Option<CpuMark>>,
     ticks: Option<mpsc::UnboundedSender<Tick>>,
     counters: Option<JoinHandle<Result<CounterSeries, String>>>,
-    waits: Option<(oneshot::Sender<()>, JoinHandle<Result<WaitSamples, String>>)>,
+    waits: Option<(oneshot::Sender<()>, WaitSampler)>,
     /// How many times the measured interval has begun: the wait sampler counts only within
     /// the latest (0: not yet).
     measuring_since: Arc<AtomicU64>,

@@ -1102,10 +1102,8 @@ fn evidence_cells(cell: &StoredCell) -> Vec<(&'static str, String, Vec<TrialData
     else {
         return Vec::new();
     };
-    let figures: [(
-        &'static str,
-        fn(&dbrig_core::results::WorkCpu) -> Option<f64>,
-    ); 2] = [
+    type Figure = fn(&dbrig_core::results::WorkCpu) -> Option<f64>;
+    let figures: [(&'static str, Figure); 2] = [
         (SERVER_CPU, |c| c.server_us_per_unit()),
         (CLIENT_CPU, |c| c.client_us_per_unit()),
     ];

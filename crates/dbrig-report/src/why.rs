@@ -279,7 +279,7 @@ fn top_of(trials: &[std::collections::BTreeMap<String, f64>]) -> Vec<(String, f6
 fn num(x: Option<f64>) -> String {
     match x {
         None => "-".to_owned(),
-        Some(v) if v == 0.0 => "0".to_owned(),
+        Some(0.0) => "0".to_owned(),
         Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
         Some(v) if v.abs() >= 1.0 => format!("{v:.2}"),
         Some(v) => format!("{v:.4}"),
