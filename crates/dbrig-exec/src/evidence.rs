@@ -101,7 +101,10 @@ impl Collector {
             // SQLite runs inside dbrig (its CPU is the client's); the mock engine has none.
             Target::Sqlite { .. } | Target::Mock { .. } => None,
         };
-        if let Some(line) = hardware_counters_note() {
+        // Cycles per unit would be the server's: said where a server process was found.
+        if server_pid.is_some()
+            && let Some(line) = hardware_counters_note()
+        {
             notes.push(line.to_owned());
         }
         let (ticks, counters) = match probe_sql(target, "counters") {
