@@ -212,6 +212,11 @@ pub struct EnvironmentFile {
     /// Sample OS statistics every N seconds during each trial (0 = off).
     #[serde(default = "one")]
     pub os_stats_interval: f64,
+    /// Sample the wait events of the benchmark's sessions every N milliseconds during each
+    /// trial (0 = off): PostgreSQL `pg_stat_activity`, MariaDB/MySQL performance_schema's
+    /// current waits (the server must run with it; said once otherwise).
+    #[serde(default)]
+    pub wait_sample_ms: u64,
     /// Start managed servers read-only for trials of workloads that do not write (MariaDB
     /// `read_only` + `innodb_read_only`, PostgreSQL `default_transaction_read_only`), after
     /// preparing their tables on a writable server. Recorded on each trial.

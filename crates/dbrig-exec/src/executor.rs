@@ -25,6 +25,7 @@ use dbrig_workload::{TrialProgress, tpch};
 
 use crate::environment::{self, HookPoint, Lifecycle, Sampling};
 use crate::error::{ExecError, Result};
+use crate::evidence;
 use crate::observer::{Observer, TrialRef};
 use crate::plan::{Cell, Plan};
 use crate::probes;
@@ -158,6 +159,8 @@ struct Executor<'a> {
     last_of_configuration: HashMap<usize, usize>,
     /// Why the page cache cannot be dropped (said once).
     cache_drop_refused: Option<String>,
+    /// Evidence notes already said (each is said once per run, and recorded on every trial).
+    evidence_notes_said: HashSet<String>,
     /// Prepared data by where it lives (a managed server's database, or a target URL): the
     /// identity of what this plan prepared there first.
     held: HashMap<String, String>,
@@ -197,6 +200,7 @@ impl<'a> Executor<'a> {
             configurations_ended: HashSet::new(),
             last_of_configuration,
             cache_drop_refused: None,
+            evidence_notes_said: HashSet::new(),
             held: HashMap::new(),
             data_database: HashMap::new(),
             tally: Tally::default(),
@@ -621,6 +625,18 @@ impl<'a> Executor<'a> {
             process_life(&mut self.servers),
         );
         let sampling = Sampling::start(self.plan.environment.os_stats_interval, server_pid);
+        let collector = evidence::Collector::start(
+            target,
+            connect,
+            server_pid,
+            evidence::EvidenceOptions {
+                wait_sample_ms: self.plan.environment.wait_sample_ms,
+            },
+        )
+        .await;
+        // Kinds without a warm-up measure from here; an OLTP run says again when its
+        // warm-up is over.
+        collector.measuring();
         let spec = RunSpec {
             target: target.clone(),
             connect: connect.clone(),
@@ -650,6 +666,7 @@ impl<'a> Executor<'a> {
             observer: self.opts.observer,
             trial: tref,
             prefix: !self.plan.single,
+            evidence: &collector,
         };
         // Ctrl-C during the before-trial hooks: the trial does not start (a quick trial could
         // otherwise finish before it noticed, and be stored as done).
@@ -680,6 +697,17 @@ impl<'a> Executor<'a> {
         let target = &power_env.current.take().unwrap_or_else(|| target.clone());
         let with_target = Some((target, connect));
         env.os_samples = sampling.stop();
+        let units = match &attempt {
+            Attempt::Measured(o) => Some(o.work_units()),
+            _ => None,
+        };
+        let evidence = collector.finish(units).await;
+        for line in &evidence.notes {
+            if self.evidence_notes_said.insert(line.clone()) {
+                self.opts.observer.note(&format!("note: {line}"));
+            }
+        }
+        env.evidence = Some(evidence);
         let after = merged(
             observe(unreachable.is_some()).await,
             process_life(&mut self.servers),
@@ -747,6 +775,8 @@ struct Progress<'a, 'b> {
     trial: &'a TrialRef<'b>,
     /// Say which trial a line is from (a plan has many; a single command one).
     prefix: bool,
+    /// Hears when the measured interval begins and each latency interval ends.
+    evidence: &'a evidence::Collector,
 }
 
 impl TrialProgress for Progress<'_, '_> {
@@ -759,7 +789,12 @@ impl TrialProgress for Progress<'_, '_> {
         }
     }
 
+    fn measuring(&self) {
+        self.evidence.measuring();
+    }
+
     fn interval(&self, sample: &IntervalSample) {
+        self.evidence.interval(sample.t_s);
         self.observer.interval(self.trial, sample);
     }
 

@@ -14,6 +14,7 @@
 
 pub mod environment;
 pub mod error;
+pub mod evidence;
 pub mod executor;
 pub mod observer;
 pub mod plan;

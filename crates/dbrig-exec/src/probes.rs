@@ -18,7 +18,7 @@ static PROBES: DialectSql = DialectSql::new(
 
 /// The probe's SQL for a target's server; `None` for SQLite and the mock engine, which have
 /// no server of their own to ask.
-fn probe_sql(target: &Target, name: &str) -> Option<String> {
+pub(crate) fn probe_sql(target: &Target, name: &str) -> Option<String> {
     match target {
         Target::Mysql { .. } | Target::Postgres { .. } => {
             Some(PROBES.get(target.dialect()).render(name, &[]))
@@ -240,14 +240,18 @@ pub fn server_warnings(settings: &ServerSettings, clients: Option<u32>) -> Vec<S
     out
 }
 
-/// The binary of the process serving `target`'s port, when the target is on this host.
-pub fn local_binary(target: &Target) -> Option<PathBuf> {
+/// The process serving `target`'s port and its binary, when the target is on this host.
+pub fn local_process(target: &Target) -> Option<(u32, PathBuf)> {
     let (host, port) = target.tcp_endpoint()?;
     let local = matches!(host, "localhost" | "127.0.0.1" | "::1");
     local
         .then(|| dbrig_server::host::listening_process(port))
         .flatten()
-        .map(|(_, exe)| exe)
+}
+
+/// The binary of the process serving `target`'s port, when the target is on this host.
+pub fn local_binary(target: &Target) -> Option<PathBuf> {
+    local_process(target).map(|(_, exe)| exe)
 }
 
 #[cfg(test)]

@@ -356,6 +356,11 @@ pub struct ItemUnit {
     pub item: String,
     pub unit: String,
     pub higher_is_better: bool,
+    /// A figure that explains the workload's result rather than being it (server or client
+    /// CPU per unit of work): compared with the same statistics, in a Holm family of its own
+    /// so that it never changes the verdicts on the workload's own figures.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub evidence: bool,
 }
 
 impl ItemUnit {
@@ -365,6 +370,7 @@ impl ItemUnit {
             item: item.to_owned(),
             unit: unit.to_owned(),
             higher_is_better: higher_is_better(unit),
+            evidence: false,
         }
     }
 
@@ -753,6 +759,7 @@ impl ReportData {
         }
         let mut keys = Vec::new();
         let mut pairs = Vec::new();
+        let mut is_evidence = Vec::new();
         for w in &self.workloads {
             for &n in &self.clients {
                 let Some(base) = self.cell(&self.baseline, w, n) else {
@@ -769,6 +776,7 @@ impl ReportData {
                             .any(|c| c.summary.as_ref().is_some_and(|s| s.unstable));
                         let lower_is_better =
                             base.unit.as_ref().is_some_and(|u| !u.higher_is_better);
+                        let evidence = base.unit.as_ref().is_some_and(|u| u.evidence);
                         keys.push((
                             base.kind,
                             w.clone(),
@@ -778,6 +786,7 @@ impl ReportData {
                             lower_is_better,
                         ));
                         pairs.push((base.values.clone(), other.values.clone()));
+                        is_evidence.push(evidence);
                     }
                 }
             }
@@ -786,7 +795,9 @@ impl ReportData {
         // chance alone (measurement spec: Holm–Bonferroni across the comparison).
         // Computed as higher-is-better and mirrored for times: the rule is symmetric, so one
         // Holm family still covers throughput and seconds alike.
-        let results = stats::compare_all(&pairs, &self.compare_options);
+        // CPU per unit of work is a family of its own: explaining a result never makes its
+        // verdicts more conservative.
+        let results = holm_families(&pairs, &is_evidence, &self.compare_options);
         let o = self.compare_options;
         self.comparisons = keys
             .into_iter()
@@ -916,6 +927,28 @@ impl ReportData {
     }
 }
 
+/// `stats::compare_all` over two Holm families, `pairs` split by `second`, in `pairs`' order.
+fn holm_families(
+    pairs: &[(Vec<f64>, Vec<f64>)],
+    second: &[bool],
+    o: &CompareOptions,
+) -> Vec<Comparison> {
+    let family = |which: bool| {
+        let chosen: Vec<(Vec<f64>, Vec<f64>)> = pairs
+            .iter()
+            .zip(second)
+            .filter(|(_, s)| **s == which)
+            .map(|(p, _)| p.clone())
+            .collect();
+        stats::compare_all(&chosen, o).into_iter()
+    };
+    let (mut first, mut other) = (family(false), family(true));
+    second
+        .iter()
+        .filter_map(|s| if *s { other.next() } else { first.next() })
+        .collect()
+}
+
 /// Read a run's cells with their trials; `rename` gives the configuration's report name.
 fn read_cells(
     store: &Store,
@@ -1003,6 +1036,16 @@ fn item_cells(stored: &[StoredCell]) -> Vec<RawCell> {
             .find(|(w, _)| *w == cell.workload)
             .map(|(_, i)| i.clone())
             .unwrap_or_default();
+        for (name, unit, trials) in evidence_cells(cell) {
+            out.push(raw(
+                format!("{} {name}", cell.workload),
+                trials,
+                Some(ItemUnit {
+                    evidence: true,
+                    ..ItemUnit::new(&cell.workload, name, &unit)
+                }),
+            ));
+        }
         if cell.kind == ResultKind::Oltp || all.is_empty() {
             out.push(raw(cell.workload.clone(), cell.trials.clone(), None));
             continue;
@@ -1041,6 +1084,50 @@ fn item_cells(stored: &[StoredCell]) -> Vec<RawCell> {
         }
     }
     out
+}
+
+/// The names of the CPU figures every trial records, as item names.
+pub const SERVER_CPU: &str = "server CPU";
+pub const CLIENT_CPU: &str = "client CPU";
+
+/// A stored cell's CPU per unit of work as item cells (server, then client: `µs/txn`), for
+/// the figures at least one of its trials recorded. The unit is the first trial's that has one.
+fn evidence_cells(cell: &StoredCell) -> Vec<(&'static str, String, Vec<TrialData>)> {
+    let cpu = |t: &TrialData| t.environment.as_deref()?.evidence.as_ref()?.cpu.clone();
+    let Some(unit) = cell
+        .trials
+        .iter()
+        .find_map(cpu)
+        .map(|c| c.unit_abbrev().to_owned())
+    else {
+        return Vec::new();
+    };
+    type Figure = fn(&dbrig_core::results::WorkCpu) -> Option<f64>;
+    let figures: [(&'static str, Figure); 2] = [
+        (SERVER_CPU, |c| c.server_us_per_unit()),
+        (CLIENT_CPU, |c| c.client_us_per_unit()),
+    ];
+    figures
+        .into_iter()
+        .filter_map(|(name, figure)| {
+            let trials: Vec<TrialData> = cell
+                .trials
+                .iter()
+                .map(|t| TrialData {
+                    item: cpu(t).as_ref().and_then(figure),
+                    // Only the figure counts: a trial without it is not counted as its QPS.
+                    tps: None,
+                    qps: None,
+                    latency_ms: None,
+                    ..t.clone()
+                })
+                .collect();
+            trials
+                .iter()
+                .any(|t| t.item.is_some())
+                .then(|| (name, format!("µs/{unit}"), trials))
+        })
+        .collect()
 }
 
 #[cfg(test)]

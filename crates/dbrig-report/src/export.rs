@@ -40,6 +40,10 @@ pub fn report_json(data: &ReportData) -> Result<serde_json::Value, ReportError> 
     if !perfruns.is_empty() {
         v["perfrun"] = serde_json::Value::Array(perfruns);
     }
+    let why = crate::why::why(data);
+    if !why.is_empty() {
+        v["why"] = serde_json::to_value(why).unwrap_or_default();
+    }
     let settings = crate::settings::settings_json(data);
     if !settings.is_empty() {
         v["server_settings"] = serde_json::to_value(settings).unwrap_or_default();

@@ -1052,3 +1052,101 @@ pub fn single_runs(store: &mut Store) -> Result<SingleRuns, StoreError> {
         perfrun,
     })
 }
+
+/// A plan run whose trials carry evidence (`TrialEnvironment::evidence`): baseline `small`
+/// and `large` (a buffer pool too small for the data in `small`), 6 trials each of
+/// `oltp_read_only` at 4 clients. `small` reads pages from disk and waits on data-file I/O;
+/// `large` serves them from memory at a third of the server CPU per transaction.
+pub fn explain_run(store: &mut Store) -> Result<RunId, StoreError> {
+    use dbrig_core::results::{
+        CounterInterval, CounterSeries, TrialEvidence, WaitSamples, WorkCpu,
+    };
+    let run = begin(store, "explain", "")?;
+    let oltp = oltp_result(0.0);
+    let mut clock = 10;
+    for (conf, speed) in [("small", 1.0), ("large", 3.0)] {
+        let cell = store.ensure_cell(
+            run,
+            &NewCell {
+                cell_key: conf,
+                configuration: conf,
+                workload: "oltp_read_only",
+                clients: 4,
+                options: &serde_json::json!({}),
+                target: "mysql://bench@127.0.0.1:3306/sbtest",
+            },
+        )?;
+        for t in 1..=6usize {
+            let jitter = JITTER[t - 1];
+            let m = measurements(4, 3000.0 * speed * jitter, 4.0 / speed, 10, 0.02);
+            let units = m.transactions;
+            let per = |x: f64| (x * units as f64 * jitter).round();
+            let mut total = BTreeMap::new();
+            total.insert("Innodb_buffer_pool_read_requests".to_owned(), per(70.0));
+            total.insert("Innodb_buffer_pool_reads".to_owned(), per(12.0 / speed));
+            total.insert("Innodb_data_read".to_owned(), per(196_608.0 / speed));
+            total.insert("Handler_read_key".to_owned(), per(10.0));
+            let half: BTreeMap<String, f64> =
+                total.iter().map(|(k, v)| (k.clone(), v / 2.0)).collect();
+            let counts = if conf == "small" {
+                [("wait/io/file/innodb/innodb_data_file", 300), ("CPU", 90)]
+            } else {
+                [("wait/io/file/innodb/innodb_data_file", 12), ("CPU", 370)]
+            };
+            let evidence = TrialEvidence {
+                cpu: Some(WorkCpu {
+                    unit: "transaction".into(),
+                    units,
+                    interval_s: m.duration_s,
+                    server_cpu_s: Some(units as f64 * 450e-6 / speed * jitter),
+                    server_pid: Some(4242),
+                    client_cpu_s: Some(units as f64 * 60e-6 * jitter),
+                }),
+                counters: Some(CounterSeries {
+                    sources: vec!["SHOW GLOBAL STATUS".into()],
+                    intervals: vec![
+                        CounterInterval {
+                            t_s: 5.0,
+                            deltas: half.clone(),
+                        },
+                        CounterInterval {
+                            t_s: 10.0,
+                            deltas: half,
+                        },
+                    ],
+                    total,
+                }),
+                waits: Some(WaitSamples {
+                    source: "performance_schema.events_waits_current".into(),
+                    interval_ms: 50,
+                    samples: 100,
+                    counts: counts
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), (*v as f64 * jitter).round() as u64))
+                        .collect(),
+                }),
+                notes: Vec::new(),
+            };
+            store.record_trial(
+                cell,
+                &NewTrial {
+                    trial: t as u32,
+                    status: TrialStatus::Done,
+                    reason: None,
+                    server_version: Some("10.11.6-MariaDB"),
+                    started_at: at(clock),
+                    finished_at: at(clock + 10),
+                    measurements: Some(&m),
+                    result: Some(&oltp),
+                    environment: Some(&TrialEnvironment {
+                        evidence: Some(evidence),
+                        ..TrialEnvironment::default()
+                    }),
+                },
+            )?;
+            clock += 12;
+        }
+    }
+    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    Ok(run)
+}

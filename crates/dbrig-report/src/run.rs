@@ -22,6 +22,9 @@ pub struct RunHeader {
     /// Where the run differs from sysbench's or what the engine does to the figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The CPU the server process and dbrig spent over the measured interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<dbrig_core::results::WorkCpu>,
 }
 
 impl RunHeader {
@@ -39,6 +42,10 @@ impl RunHeader {
             schedule: oltp.schedule.clone(),
             warmup_s: oltp.warmup_s,
             notes: oltp.notes.clone(),
+            cpu: trial
+                .environment
+                .as_ref()
+                .and_then(|e| e.evidence.as_ref()?.cpu.clone()),
         }
     }
 }
@@ -182,6 +189,16 @@ pub fn run_text(h: &RunHeader, m: &Measurements) -> String {
     let _ = writeln!(out, "{:<LEFT$}{}", "    random seed:", h.seed);
     let _ = writeln!(out, "{:<LEFT$}{}", "    target:", h.target);
     let _ = writeln!(out, "{:<LEFT$}{}", "    server version:", h.server_version);
+    if let Some(c) = &h.cpu {
+        let us = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} µs"));
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}server {}, client {}",
+            format!("    CPU per {}:", c.unit),
+            us(c.server_us_per_unit()),
+            us(c.client_us_per_unit())
+        );
+    }
     for note in &h.notes {
         let _ = writeln!(out, "{:<LEFT$}{note}", "    note:");
     }
@@ -303,6 +320,16 @@ pub fn run_json(h: &RunHeader, m: &Measurements) -> serde_json::Value {
         "intervals": m.intervals,
         "notes": h.notes,
     });
+    if let Some(c) = &h.cpu {
+        v["cpu"] = serde_json::json!({
+            "unit": c.unit,
+            "server_us_per_unit": c.server_us_per_unit(),
+            "client_us_per_unit": c.client_us_per_unit(),
+            "server_cpu_s": c.server_cpu_s,
+            "client_cpu_s": c.client_cpu_s,
+            "interval_s": c.interval_s,
+        });
+    }
     if let Some(r) = &m.rate {
         v["rate"] = serde_json::json!({
             "target": r.target_rate,
@@ -374,6 +401,7 @@ mod tests {
             schedule: "closed".into(),
             warmup_s: 0.0,
             notes: Vec::new(),
+            cpu: None,
         };
         (h, m)
     }

@@ -429,7 +429,12 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         .iter()
         .filter(|r| r.comparison.p_value.is_some())
         .count();
+    let with_cpu = rows.iter().any(|r| is_evidence_row(data, r));
     let what = match kind {
+        ResultKind::Oltp if with_cpu => format!(
+            "{}, and CPU per unit of work (lower is better)",
+            data.metric.label()
+        ),
         ResultKind::Oltp => data.metric.label().to_owned(),
         _ => "each item in its own unit".to_owned(),
     };
@@ -458,8 +463,20 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
                 o.noise_band * 100.0
             ),
             "~ = no significant change; * = unusually high stddev on a side".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(with_cpu.then(|| {
+            "CPU rows (server CPU, client CPU per unit of work) are Holm-adjusted as a family of their own: they explain the other rows and never change their verdicts".to_owned()
+        }))
+        .collect(),
     }))
+}
+
+/// Whether a comparison is of a CPU-per-unit figure (evidence) rather than a result.
+fn is_evidence_row(data: &ReportData, r: &ComparisonRow) -> bool {
+    data.cell(&r.baseline, &r.workload, r.clients)
+        .and_then(|c| c.unit.as_ref())
+        .is_some_and(|u| u.evidence)
 }
 
 /// One part of a report section.
@@ -496,6 +513,15 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
             ResultKind::Oltp => {
                 for w in &s.workloads {
                     add(w, Block::Table(workload_table(data, w)));
+                    // Beside the throughput: what a unit of work cost in CPU.
+                    if !items_of(data, w).is_empty() {
+                        let t = item_table(
+                            data,
+                            w,
+                            "CPU per unit of work (server process and dbrig, over the measured interval)",
+                        );
+                        add(w, Block::Table(t));
+                    }
                 }
             }
             ResultKind::Micro => {
@@ -542,6 +568,18 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
         }
         if let Some(v) = verdict_block(data, s.kind) {
             blocks.push((None, v));
+        }
+        for w in crate::why::why(data)
+            .iter()
+            .filter(|w| s.workloads.contains(&w.workload))
+        {
+            blocks.push((
+                None,
+                Block::Text {
+                    title: crate::why::why_title(w),
+                    body: crate::why::why_text(w),
+                },
+            ));
         }
         out.push(SectionView {
             kind: s.kind,

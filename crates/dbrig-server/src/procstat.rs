@@ -88,6 +88,36 @@ impl ProcessUsage {
     }
 }
 
+/// CPU seconds (user + system) a server has spent: the process `pid` (all its threads), its
+/// descendants alive now, and the children it has reaped (`cutime`, `cstime`). A threaded
+/// server (MariaDB) is its own process; PostgreSQL's work is done by a process per connection,
+/// forked by the postmaster, whose time moves to the postmaster's children's time when it
+/// exits. `None` when `pid` is gone.
+pub fn tree_cpu_s(pid: u32) -> Option<f64> {
+    let ticks = procfs::ticks_per_second();
+    let root = process(pid)?.stat().ok()?;
+    let own = |s: &procfs::process::Stat| {
+        let reaped = u64::try_from(s.cutime.max(0) + s.cstime.max(0)).unwrap_or(0);
+        s.utime.saturating_add(s.stime).saturating_add(reaped)
+    };
+    let mut total = own(&root);
+    let mut children: std::collections::HashMap<i32, Vec<procfs::process::Stat>> =
+        std::collections::HashMap::new();
+    if let Ok(all) = procfs::process::all_processes() {
+        for st in all.filter_map(Result::ok).filter_map(|p| p.stat().ok()) {
+            children.entry(st.ppid).or_default().push(st);
+        }
+    }
+    let mut queue = vec![root.pid];
+    while let Some(parent) = queue.pop() {
+        for st in children.remove(&parent).unwrap_or_default() {
+            total = total.saturating_add(own(&st));
+            queue.push(st.pid);
+        }
+    }
+    Some(ticks_to_s(total, ticks))
+}
+
 // ---------------------------------------------------------------------------------------------
 // System-wide snapshots
 // ---------------------------------------------------------------------------------------------

@@ -220,6 +220,21 @@ impl TrialOutput {
         }
     }
 
+    /// The units of work the trial did, and what one unit is: an OLTP trial's transactions,
+    /// a TPC-H test's or perfrun's query executions, a micro-benchmark's items. What CPU and
+    /// counters are divided by.
+    pub fn work_units(&self) -> (u64, &'static str) {
+        match (&self.result, &self.measurements) {
+            (TrialResult::Oltp(_), Some(m)) => (m.transactions, "transaction"),
+            (TrialResult::Oltp(_), None) => (0, "transaction"),
+            (TrialResult::Micro(r), _) => (r.items.len() as u64, "item"),
+            (TrialResult::TpchPower(r), _) => (r.queries.len() as u64, "query"),
+            (TrialResult::TpchThroughput(r), _) => (r.outcomes().count() as u64, "query"),
+            // Each query runs cold and warm.
+            (TrialResult::Perfrun(r), _) => (2 * r.queries.len() as u64, "query"),
+        }
+    }
+
     /// One line for progress output.
     pub fn summary(&self) -> String {
         match (&self.result, &self.measurements) {
@@ -282,6 +297,9 @@ impl TrialOutput {
 /// power test's report after every query (for a live chart).
 pub trait TrialProgress: Sync {
     fn note(&self, line: &str);
+    /// The measured interval begins: an OLTP run's warm-up is over. Without a warm-up
+    /// (and for other kinds) the trial is measured from its start and this is not called.
+    fn measuring(&self) {}
     fn interval(&self, _sample: &IntervalSample) {}
     fn power_query(&self, _report: &PowerReport) {}
 }
@@ -624,10 +642,7 @@ impl WorkloadKind {
         let note = |line: &str| progress.note(line);
         match self {
             WorkloadKind::Oltp(w) => {
-                let o = runner::run(w, spec, Arc::clone(&interrupt), &mut |s| {
-                    progress.interval(s)
-                })
-                .await?;
+                let o = runner::run(w, spec, Arc::clone(&interrupt), progress).await?;
                 for w in &o.warnings {
                     progress.note(w);
                 }

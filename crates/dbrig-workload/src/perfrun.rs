@@ -78,27 +78,35 @@ pub fn query_identifier(plan: &[String]) -> Option<i64> {
 
 /// Session counters that are not per-query: configuration-like gauges and totals.
 fn excluded_session_counter(name: &str) -> bool {
-    const PREFIXES: [&str; 13] = [
-        "Com_",
-        "Bytes_",
+    const PREFIXES: [&str; 9] = [
+        "Com_", "Bytes_", "Ssl_", "Qcache_", "Innodb_", "Aborted_", "Rpl_", "Slave", "Uptime",
+    ];
+    const NAMES: [&str; 4] = ["Opened_files", "Queries", "Query_time", "Connections"];
+    status_gauge(name) || PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)
+}
+
+/// MariaDB/MySQL status values that are levels, not counts (threads, open tables, memory,
+/// buffer pool pages, uptime): their difference over an interval is no amount of work. Left
+/// out of perfrun's deltas and of the counters sampled per interval during a trial.
+pub fn status_gauge(name: &str) -> bool {
+    const PREFIXES: [&str; 10] = [
         "Uptime",
-        "Ssl_",
-        "Qcache_",
-        "Innodb_",
         "Threads_",
         "Open_",
         "Memory_used",
         "Max_used_connections",
-        "Aborted_",
-        "Rpl_",
-        "Slave",
+        "Innodb_buffer_pool_pages_",
+        "Innodb_buffer_pool_bytes_",
+        "Innodb_page_size",
+        "Innodb_history_list_length",
+        "Innodb_max_trx_id",
     ];
     const NAMES: [&str; 8] = [
-        "Opened_files",
-        "Queries",
-        "Query_time",
         "Max_memory_used",
-        "Connections",
+        "Prepared_stmt_count",
+        "Innodb_row_lock_current_waits",
+        "Innodb_row_lock_time_avg",
+        "Innodb_row_lock_time_max",
         "Last_query_cost",
         "Binlog_snapshot_position",
         "Tc_log_page_size",
@@ -108,7 +116,7 @@ fn excluded_session_counter(name: &str) -> bool {
 
 /// Global InnoDB values that background threads move, whatever the query: log sequence
 /// numbers, checkpoints, the master thread's loops.
-fn background_innodb_counter(name: &str) -> bool {
+pub fn background_innodb_counter(name: &str) -> bool {
     const PREFIXES: [&str; 6] = [
         "Innodb_lsn_",
         "Innodb_checkpoint_",
@@ -434,8 +442,8 @@ fn error_text(e: &DriverError) -> String {
     }
 }
 
-/// Numeric (name, value) rows of a SHOW STATUS.
-fn name_values(rows: Vec<Vec<Value>>) -> impl Iterator<Item = (String, f64)> {
+/// Numeric (name, value) rows of a SHOW STATUS (or any query of that shape).
+pub fn name_values(rows: Vec<Vec<Value>>) -> impl Iterator<Item = (String, f64)> {
     rows.into_iter().filter_map(|r| {
         let mut it = r.into_iter();
         let name = it.next()?.to_text()?;
@@ -461,7 +469,8 @@ fn stable_baseline(samples: &[Status]) -> Status {
         .collect()
 }
 
-fn delta(before: &Status, after: &Status) -> Status {
+/// Each counter of `after` less its value in `before` (0 where `before` lacks it).
+pub fn delta(before: &Status, after: &Status) -> Status {
     after
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))

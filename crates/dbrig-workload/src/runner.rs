@@ -27,6 +27,7 @@ use futures_util::future::join_all;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::error::WorkloadError;
+use crate::kind::TrialProgress;
 use crate::options::RunOptions;
 use crate::{Client, Workload};
 
@@ -197,12 +198,13 @@ struct RunShared {
 
 /// Run a workload: connect every client, run until the stop condition, return what was
 /// measured. `interrupt` is raised by Ctrl-C: in-flight events finish, the run ends and is
-/// marked interrupted. `on_interval` receives each `--report-interval` sample.
+/// marked interrupted. `progress` hears when the measured interval begins (the warm-up is
+/// over) and receives each `--report-interval` sample.
 pub async fn run(
     workload: &Workload,
     spec: &RunSpec,
     interrupt: Arc<Stopper>,
-    on_interval: &mut (dyn FnMut(&IntervalSample) + Send),
+    progress: &dyn TrialProgress,
 ) -> Result<RunOutcome, WorkloadError> {
     let o = &spec.options;
     o.validate().map_err(WorkloadError::InvalidOptions)?;
@@ -415,11 +417,18 @@ pub async fn run(
         1.0
     }));
     let mut next_tick = interval.map(|i| measure_start + i);
+    // Said once, when a warm-up is over. Without one the trial measures from its start,
+    // which whoever called the runner has already marked (their counters read before the
+    // clients went, not a few milliseconds into the run).
+    let mut measuring_at = (o.warmup > 0.0).then_some(measure_start);
     let mut samples = Vec::new();
     let mut max_backlog = 0u64;
     let mut all_done = Box::pin(join_all(done_receivers));
     let results: Vec<Vec<String>> = loop {
-        let wake = [deadline, next_tick].into_iter().flatten().min();
+        let wake = [deadline, next_tick, measuring_at]
+            .into_iter()
+            .flatten()
+            .min();
         let sleep = async {
             match wake {
                 Some(t) => tokio::time::sleep_until(t.into()).await,
@@ -430,12 +439,16 @@ pub async fn run(
             done = &mut all_done => break done.into_iter().map(|r| r.unwrap_or_default()).collect(),
             _ = sleep => {
                 let now = Instant::now();
+                if measuring_at.is_some_and(|t| now >= t) {
+                    measuring_at = None;
+                    progress.measuring();
+                }
                 if let (Some(t), Some(i)) = (next_tick, interval)
                     && now >= t
                 {
                     let sample = collect_interval(&stats, &shared, i, t, o.percentile);
                     max_backlog = max_backlog.max(sample.backlog.unwrap_or(0));
-                    on_interval(&sample);
+                    progress.interval(&sample);
                     samples.push(sample);
                     next_tick = Some(t + i);
                 }

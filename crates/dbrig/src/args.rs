@@ -111,6 +111,11 @@ pub struct EnvironmentArgs {
     /// during the trial and store them with it (0 = off).
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub os_stats_interval: f64,
+    /// Sample the wait events of the benchmark's sessions every N milliseconds and store the
+    /// counts per event with the trial (0 = off; PostgreSQL pg_stat_activity, MariaDB/MySQL
+    /// performance_schema when the server runs with it; a plan's `wait-sample-ms`).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub wait_sample_ms: u64,
     /// `sync` and drop the OS page cache before the trial (needs root; recorded either way;
     /// a plan's `drop-caches`).
     #[arg(long)]
@@ -141,6 +146,7 @@ impl EnvironmentArgs {
         use dbrig_exec::environment::{EnvironmentFile, Hooks};
         EnvironmentFile {
             os_stats_interval: self.os_stats_interval.max(0.0),
+            wait_sample_ms: self.wait_sample_ms,
             drop_caches: self.drop_caches_before_trial,
             client_cpus: self.client_cpus.clone(),
             hooks: Hooks {

@@ -32,6 +32,9 @@ pub struct TrialEnvironment {
     pub server_settings_error: Option<String>,
     pub placement: Option<Placement>,
     pub server_life: Option<ServerLife>,
+    /// CPU per unit of work, counters per interval and wait events: what explains the
+    /// trial's figure.
+    pub evidence: Option<super::TrialEvidence>,
 }
 
 /// One OS statistics sample over one sampling interval. Fields a sample lacks read as zero /

@@ -4,6 +4,7 @@
 //! plan took the measurement.
 
 mod environment;
+pub mod evidence;
 mod life;
 pub mod micro;
 pub mod perfrun;
@@ -20,6 +21,7 @@ pub use environment::{
     Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
     Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
 };
+pub use evidence::{CounterInterval, CounterSeries, TrialEvidence, WaitSamples, WorkCpu};
 pub use life::{LifeMark, server_restarted};
 pub use micro::{MicroItem, MicroResult};
 pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};

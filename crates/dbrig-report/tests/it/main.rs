@@ -8,6 +8,7 @@ mod kinds;
 mod live;
 mod snapshots;
 mod tpch;
+mod why;
 
 use std::path::PathBuf;
 

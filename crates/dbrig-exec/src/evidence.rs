@@ -1,0 +1,412 @@
+//! What explains a trial's figure, collected around every trial whatever its kind: the CPU the
+//! server process and dbrig spent over the measured interval (from `/proc/PID/stat`: user +
+//! system of all the process's threads; for the server also its children, as PostgreSQL
+//! works in a process per connection: `dbrig_server::tree_cpu_s`), the server's cumulative counters sampled at the report
+//! interval on a connection of their own (MariaDB/MySQL `SHOW GLOBAL STATUS`, PostgreSQL
+//! `pg_stat_database`, `pg_stat_bgwriter` and `pg_stat_io` where the version has it), and,
+//! when the plan asks (`wait-sample-ms`), the wait events of the benchmark's sessions.
+//!
+//! The measured interval begins when the workload says so ([`Collector::measuring`]: an OLTP
+//! run after its warm-up; other kinds at the start of the trial) and ends when the trial does.
+//! Counter snapshots are taken when the runner closes each latency interval, so the deltas line
+//! up with the latency intervals; the last delta runs to the end, and all of them sum to the
+//! run's total.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use dbrig_core::results::evidence::ON_CPU;
+use dbrig_core::results::{CounterInterval, CounterSeries, TrialEvidence, WaitSamples, WorkCpu};
+use dbrig_driver::{ConnectOptions, Connection, Dialect, Target};
+use dbrig_server::{ProcessUsage, tree_cpu_s};
+use dbrig_workload::perfrun::{background_innodb_counter, delta, name_values, status_gauge};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::probes::probe_sql;
+
+/// What the plan asks to be collected besides CPU and counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvidenceOptions {
+    /// Sample wait events every this many milliseconds (0: off).
+    pub wait_sample_ms: u64,
+}
+
+type Status = BTreeMap<String, f64>;
+
+/// CPU seconds of the server process and of dbrig at one instant.
+#[derive(Debug, Clone, Copy)]
+struct CpuMark {
+    at: Instant,
+    server_s: Option<f64>,
+    client_s: Option<f64>,
+}
+
+impl CpuMark {
+    fn now(server_pid: Option<u32>) -> CpuMark {
+        CpuMark {
+            at: Instant::now(),
+            server_s: server_pid.and_then(tree_cpu_s),
+            client_s: ProcessUsage::of_self().map(|u| u.user_s + u.system_s),
+        }
+    }
+}
+
+enum Tick {
+    /// The measured interval begins (again: a later start replaces an earlier one).
+    Start,
+    /// A latency interval ended, this many seconds into the measured interval.
+    At(f64),
+    Stop,
+}
+
+/// The wait sampler's task.
+type WaitSampler = JoinHandle<Result<WaitSamples, String>>;
+
+/// Collects one trial's evidence; see the module documentation.
+pub struct Collector {
+    server_pid: Option<u32>,
+    start: Mutex<Option<CpuMark>>,
+    ticks: Option<mpsc::UnboundedSender<Tick>>,
+    counters: Option<JoinHandle<Result<CounterSeries, String>>>,
+    waits: Option<(oneshot::Sender<()>, WaitSampler)>,
+    /// How many times the measured interval has begun: the wait sampler counts only within
+    /// the latest (0: not yet).
+    measuring_since: Arc<AtomicU64>,
+    notes: Vec<String>,
+}
+
+impl Collector {
+    /// Begin collecting for a trial on `target`, whose server process on this host is
+    /// `server_pid` (a managed server's) or else the one listening on its port.
+    pub async fn start(
+        target: &Target,
+        connect: &ConnectOptions,
+        server_pid: Option<u32>,
+        options: EvidenceOptions,
+    ) -> Collector {
+        let mut notes = Vec::new();
+        let server_pid = match target {
+            Target::Mysql { .. } | Target::Postgres { .. } => {
+                let pid = server_pid.or_else(|| crate::probes::local_process(target).map(|p| p.0));
+                if pid.is_none() {
+                    notes.push(format!(
+                        "server CPU: no process on this host serves {target} (a remote server, or one not ours to inspect): client CPU only"
+                    ));
+                }
+                pid
+            }
+            // SQLite runs inside dbrig (its CPU is the client's); the mock engine has none.
+            Target::Sqlite { .. } | Target::Mock { .. } => None,
+        };
+        // Cycles per unit would be the server's: said where a server process was found.
+        if server_pid.is_some()
+            && let Some(line) = hardware_counters_note()
+        {
+            notes.push(line.to_owned());
+        }
+        let (ticks, counters) = match probe_sql(target, "counters") {
+            Some(_) => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let task = tokio::spawn(sample_counters(target.clone(), connect.clone(), rx));
+                (Some(tx), Some(task))
+            }
+            None => (None, None),
+        };
+        let measuring_since = Arc::new(AtomicU64::new(0));
+        let waits = match (options.wait_sample_ms, probe_sql(target, "waits")) {
+            (0, _) | (_, None) => None,
+            (ms, Some(_)) => {
+                let (stop, stopped) = oneshot::channel();
+                let task = tokio::spawn(sample_waits(
+                    target.clone(),
+                    connect.clone(),
+                    Duration::from_millis(ms),
+                    Arc::clone(&measuring_since),
+                    stopped,
+                ));
+                Some((stop, task))
+            }
+        };
+        Collector {
+            server_pid,
+            start: Mutex::new(None),
+            ticks,
+            counters,
+            waits,
+            measuring_since,
+            notes,
+        }
+    }
+
+    /// The measured interval begins now (called again, it begins again: a warm-up is over).
+    pub fn measuring(&self) {
+        *self.start.lock().expect("evidence lock") = Some(CpuMark::now(self.server_pid));
+        self.measuring_since.fetch_add(1, Ordering::SeqCst);
+        if let Some(t) = &self.ticks {
+            let _ = t.send(Tick::Start);
+        }
+    }
+
+    /// A latency interval ended `t_s` seconds into the measured interval.
+    pub fn interval(&self, t_s: f64) {
+        if let Some(t) = &self.ticks {
+            let _ = t.send(Tick::At(t_s));
+        }
+    }
+
+    /// The trial is over: its evidence, with CPU divided among `units` units of work.
+    pub async fn finish(mut self, units: Option<(u64, &str)>) -> TrialEvidence {
+        let end = CpuMark::now(self.server_pid);
+        let start = self.start.lock().expect("evidence lock").take();
+        let mut evidence = TrialEvidence::default();
+        if let (Some(start), Some((units, unit))) = (start, units) {
+            let spent = |a: Option<f64>, b: Option<f64>| Some((b? - a?).max(0.0));
+            evidence.cpu = Some(WorkCpu {
+                unit: unit.to_owned(),
+                units,
+                interval_s: end.at.duration_since(start.at).as_secs_f64(),
+                server_cpu_s: spent(start.server_s, end.server_s),
+                server_pid: self.server_pid,
+                client_cpu_s: spent(start.client_s, end.client_s),
+            });
+        }
+        if let Some(t) = self.ticks.take() {
+            let _ = t.send(Tick::Stop);
+        }
+        if let Some(task) = self.counters.take() {
+            match task.await {
+                Ok(Ok(series)) if !series.total.is_empty() => evidence.counters = Some(series),
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => self.notes.push(format!("counters not sampled: {e}")),
+                Err(e) => self.notes.push(format!("counters not sampled: {e}")),
+            }
+        }
+        if let Some((stop, task)) = self.waits.take() {
+            let _ = stop.send(());
+            match task.await {
+                Ok(Ok(w)) => evidence.waits = Some(w),
+                Ok(Err(e)) => self.notes.push(format!("wait events not sampled: {e}")),
+                Err(e) => self.notes.push(format!("wait events not sampled: {e}")),
+            }
+        }
+        evidence.notes = std::mem::take(&mut self.notes);
+        evidence
+    }
+}
+
+/// Whether `perf stat` counts cycles and instructions here: checked once per process. `None`
+/// when it does (they are not collected yet either way); otherwise why not, to say and record.
+pub fn hardware_counters_note() -> Option<&'static str> {
+    static NOTE: OnceLock<Option<String>> = OnceLock::new();
+    NOTE.get_or_init(|| {
+        let out = std::process::Command::new("perf")
+            .args(["stat", "-x", ",", "-e", "cycles,instructions", "true"])
+            .output();
+        match out {
+            Err(_) => Some("cycles and instructions per unit: `perf` is not installed (linux-tools / linux-perf package); CPU time only".to_owned()),
+            Ok(o) => {
+                let text = String::from_utf8_lossy(&o.stderr);
+                if text.contains("<not supported>") {
+                    Some("cycles and instructions per unit: this host has no hardware performance counters (`perf stat -e cycles` says <not supported>, as in most VMs); CPU time only".to_owned())
+                } else if !o.status.success() || text.contains("<not counted>") {
+                    Some("cycles and instructions per unit: `perf stat` may not count here (kernel.perf_event_paranoid, or no permission); CPU time only".to_owned())
+                } else {
+                    None
+                }
+            }
+        }
+    })
+    .as_deref()
+}
+
+/// One snapshot of every cumulative counter the server has (gauges left out).
+async fn counter_snapshot(
+    conn: &mut Connection,
+    queries: &[String],
+    dialect: Dialect,
+) -> Result<Status, String> {
+    let mut out = Status::new();
+    for sql in queries {
+        let rows = conn.query(sql, &[]).await.map_err(|e| e.to_string())?;
+        out.extend(name_values(rows).filter(|(n, _)| {
+            dialect != Dialect::Mysql || !(status_gauge(n) || background_innodb_counter(n))
+        }));
+    }
+    Ok(out)
+}
+
+/// The counters that moved, with their deltas.
+fn moved(before: &Status, after: &Status) -> BTreeMap<String, f64> {
+    delta(before, after)
+        .into_iter()
+        .filter(|(_, v)| *v != 0.0)
+        .collect()
+}
+
+/// The counter sampler: a snapshot at the start of the measured interval, at every latency
+/// interval's end, and at the end.
+async fn sample_counters(
+    target: Target,
+    connect: ConnectOptions,
+    mut ticks: mpsc::UnboundedReceiver<Tick>,
+) -> Result<CounterSeries, String> {
+    let dialect = target.dialect();
+    let sql = |name: &str| probe_sql(&target, name).unwrap_or_default();
+    let mut conn = Connection::connect(&target, &connect)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut queries = vec![sql("counters")];
+    let mut sources = Vec::new();
+    match dialect {
+        Dialect::Mysql => sources.push("SHOW GLOBAL STATUS".to_owned()),
+        _ => {
+            sources.push("pg_stat_database".to_owned());
+            queries.push(sql("counters_bgwriter"));
+            sources.push("pg_stat_bgwriter".to_owned());
+            let has_io = conn.query(&sql("has_stat_io"), &[]).await.ok();
+            if has_io
+                .and_then(|r| r.first()?.first()?.as_i64())
+                .is_some_and(|v| v > 0)
+            {
+                queries.push(sql("counters_io"));
+                sources.push("pg_stat_io".to_owned());
+            }
+        }
+    }
+    let mut series = CounterSeries {
+        sources,
+        ..CounterSeries::default()
+    };
+    let mut base: Option<(Instant, Status, Status, f64)> = None;
+    while let Some(tick) = ticks.recv().await {
+        match tick {
+            Tick::Start => {
+                let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+                series.intervals.clear();
+                base = Some((Instant::now(), s.clone(), s, 0.0));
+            }
+            Tick::At(t_s) => {
+                if let Some((_, _, prev, last_t)) = &mut base {
+                    let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+                    series.intervals.push(CounterInterval {
+                        t_s,
+                        deltas: moved(prev, &s),
+                    });
+                    *prev = s;
+                    *last_t = t_s;
+                }
+            }
+            Tick::Stop => break,
+        }
+    }
+    if let Some((at, first, prev, last_t)) = base {
+        let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+        let t_s = at.elapsed().as_secs_f64().max(last_t);
+        let tail = moved(&prev, &s);
+        if !tail.is_empty() || series.intervals.is_empty() {
+            series.intervals.push(CounterInterval { t_s, deltas: tail });
+        }
+        series.total = moved(&first, &s);
+    }
+    conn.close().await;
+    Ok(series)
+}
+
+/// How often MariaDB/MySQL's `INNODB_TRX` is read: the server refreshes its cache only when
+/// it was not read for 100 ms, so reading it more often would keep it stale.
+const INNODB_TRX_REFRESH: Duration = Duration::from_millis(150);
+
+/// What a MariaDB/MySQL session waiting for a row lock is counted as.
+pub const INNODB_ROW_LOCK_WAIT: &str = "innodb/row_lock_wait";
+
+/// The wait sampler: every `every`, the wait each busy session of the benchmark is in.
+async fn sample_waits(
+    target: Target,
+    connect: ConnectOptions,
+    every: Duration,
+    measuring: Arc<AtomicU64>,
+    mut stop: oneshot::Receiver<()>,
+) -> Result<WaitSamples, String> {
+    let mut conn = Connection::connect(&target, &connect)
+        .await
+        .map_err(|e| e.to_string())?;
+    let source = match target.dialect() {
+        Dialect::Mysql => {
+            let sql = probe_sql(&target, "wait_source").unwrap_or_default();
+            let row = conn
+                .query(&sql, &[])
+                .await
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let on = |i: usize| row.get(i).and_then(|v| v.as_i64()).unwrap_or(0) > 0;
+            if !on(0) {
+                conn.close().await;
+                return Err("the server runs without performance_schema (start it with performance_schema=ON; a managed server: add it to the configuration's params)".into());
+            }
+            if !on(1) {
+                conn.close().await;
+                return Err("performance_schema keeps no current waits (enable the events_waits_current consumer and the wait/% instruments: performance-schema-consumer-events-waits-current=ON, performance-schema-instrument='wait/%=ON')".into());
+            }
+            "performance_schema.events_waits_current"
+        }
+        _ => "pg_stat_activity",
+    };
+    let sql = probe_sql(&target, "waits").unwrap_or_default();
+    let lock_sql = match target.dialect() {
+        Dialect::Mysql => probe_sql(&target, "lock_waits"),
+        _ => None,
+    };
+    let mut lock_waiting: (Option<Instant>, Vec<i64>) = (None, Vec::new());
+    let mut counted_since = 0;
+    let mut out = WaitSamples {
+        source: source.to_owned(),
+        interval_ms: every.as_millis() as u64,
+        ..WaitSamples::default()
+    };
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            _ = tick.tick() => {
+                if let Some(lock_sql) = &lock_sql
+                    && lock_waiting.0.is_none_or(|at| at.elapsed() >= INNODB_TRX_REFRESH)
+                {
+                    let rows = conn.query(lock_sql, &[]).await.map_err(|e| e.to_string())?;
+                    lock_waiting = (
+                        Some(Instant::now()),
+                        rows.iter().filter_map(|r| r.first()?.as_i64()).collect(),
+                    );
+                }
+                let rows = conn.query(&sql, &[]).await.map_err(|e| e.to_string())?;
+                // Counted within the measured interval only (a warm-up's start again).
+                let now_measuring = measuring.load(Ordering::SeqCst);
+                if now_measuring == 0 {
+                    continue;
+                }
+                if now_measuring != counted_since {
+                    counted_since = now_measuring;
+                    out.samples = 0;
+                    out.counts.clear();
+                }
+                out.samples += 1;
+                for r in rows {
+                    let session = r.first().and_then(|v| v.as_i64());
+                    let event = if session.is_some_and(|s| lock_waiting.1.contains(&s)) {
+                        INNODB_ROW_LOCK_WAIT.to_owned()
+                    } else {
+                        r.get(1).and_then(|v| v.to_text()).unwrap_or_else(|| ON_CPU.to_owned())
+                    };
+                    *out.counts.entry(event).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    conn.close().await;
+    Ok(out)
+}

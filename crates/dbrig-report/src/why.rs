@@ -1,0 +1,347 @@
+//! "Why" B differs from A: for each configuration compared with the baseline in one workload ×
+//! client count, the evidence its trials recorded (`TrialEvidence`), normalised per unit of
+//! work: server and client CPU per unit (the very comparisons of the verdict table), the
+//! server counters per unit that changed most, and the wait events each side spent its
+//! sessions in. Every difference is judged by the verdicts' rule (`dbrig_core::stats`: Mann-
+//! Whitney, Holm within the pair's counters or waits, the whole interval beyond the noise
+//! band); with too few trials the largest differences are listed and said to be uncalled.
+
+use std::collections::BTreeSet;
+
+use dbrig_core::results::{ResultKind, TrialEvidence};
+use dbrig_core::stats::{self, Comparison, Verdict};
+use dbrig_store::TrialStatus;
+use serde::Serialize;
+
+use crate::data::{CLIENT_CPU, ReportData, SERVER_CPU, StoredCell};
+use crate::tables::format_change;
+
+/// How many counters and waits a comparison lists.
+pub const TOP: usize = 5;
+
+/// One figure of A and B: medians over the counted trials and the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhyFigure {
+    pub name: String,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    /// median(B)/median(A) − 1; `None` when A's median is 0.
+    pub delta: Option<f64>,
+    /// `changed`, `~` (not beyond the noise), `too few trials`; for CPU the verdict
+    /// (`improvement`, `regression`).
+    pub verdict: String,
+}
+
+/// The waits one configuration's sessions were seen in most: the median over its trials of
+/// the sessions seen in each event per sample (1.0: one session on average).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TopWaits {
+    pub configuration: String,
+    pub waits: Vec<(String, f64)>,
+}
+
+/// Why one configuration differs from the baseline in one workload × client count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhyComparison {
+    pub workload: String,
+    pub clients: u32,
+    pub configuration: String,
+    pub baseline: String,
+    /// What one unit of work is (`txn`, `query`, `item`).
+    pub unit: String,
+    pub cpu: Vec<WhyFigure>,
+    /// Counters per unit of work that changed most, called changes first.
+    pub counters: Vec<WhyFigure>,
+    /// Top waits of the baseline, then of the configuration.
+    pub top_waits: Vec<TopWaits>,
+    /// Sessions per sample in each wait, compared.
+    pub waits: Vec<WhyFigure>,
+}
+
+/// The evidence of a cell's counted trials.
+fn evidence_of<'a>(cells: &[&'a StoredCell]) -> Vec<&'a TrialEvidence> {
+    cells
+        .iter()
+        .flat_map(|c| &c.trials)
+        .filter(|t| t.status == TrialStatus::Done && t.result.is_some())
+        .filter_map(|t| t.environment.as_deref()?.evidence.as_ref())
+        .collect()
+}
+
+/// Each trial's counters per unit of work (trials without counters or units left out).
+fn counters_per_unit(ev: &[&TrialEvidence]) -> Vec<std::collections::BTreeMap<String, f64>> {
+    ev.iter()
+        .filter_map(|e| {
+            let (units, _) = e.units().filter(|(n, _)| *n > 0)?;
+            let c = e.counters.as_ref()?;
+            Some(
+                c.total
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v / units as f64))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Each trial's sessions per sample in each wait.
+fn waits_per_sample(ev: &[&TrialEvidence]) -> Vec<std::collections::BTreeMap<String, f64>> {
+    ev.iter()
+        .filter_map(|e| {
+            let w = e.waits.as_ref().filter(|w| w.samples > 0)?;
+            Some(
+                w.counts
+                    .iter()
+                    .map(|(k, v)| (k.clone(), *v as f64 / w.samples as f64))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The figures of every name either side has, compared as one Holm family; called changes
+/// first, then by size of the relative change (a figure A never had first of those), `top`
+/// of them.
+fn changed(
+    a: &[std::collections::BTreeMap<String, f64>],
+    b: &[std::collections::BTreeMap<String, f64>],
+    data: &ReportData,
+    top: usize,
+) -> Vec<WhyFigure> {
+    if a.is_empty() || b.is_empty() {
+        return Vec::new();
+    }
+    let names: BTreeSet<&String> = a.iter().chain(b).flat_map(|m| m.keys()).collect();
+    let values = |side: &[std::collections::BTreeMap<String, f64>], n: &str| -> Vec<f64> {
+        side.iter()
+            .map(|m| m.get(n).copied().unwrap_or(0.0))
+            .collect()
+    };
+    let pairs: Vec<(Vec<f64>, Vec<f64>)> =
+        names.iter().map(|n| (values(a, n), values(b, n))).collect();
+    let results = stats::compare_all(&pairs, &data.compare_options);
+    // (figure, called, relative size, absolute difference of the medians)
+    let mut rows: Vec<(WhyFigure, bool, f64, f64)> = names
+        .into_iter()
+        .zip(pairs)
+        .zip(results)
+        .map(|((name, (va, vb)), c)| {
+            let (ma, mb) = (stats::median(&va), stats::median(&vb));
+            let size = match (ma, mb) {
+                (Some(x), Some(y)) if x != 0.0 => (y / x - 1.0).abs(),
+                (_, Some(y)) if y != 0.0 => f64::INFINITY,
+                _ => 0.0,
+            };
+            let called = c.verdict.is_change();
+            let diff = (mb.unwrap_or(0.0) - ma.unwrap_or(0.0)).abs();
+            (
+                WhyFigure {
+                    name: name.clone(),
+                    a: ma,
+                    b: mb,
+                    delta: c.delta,
+                    verdict: label(&c, "changed"),
+                },
+                called,
+                size,
+                diff,
+            )
+        })
+        .filter(|(_, _, size, _)| *size > 1e-9)
+        .collect();
+    // Called changes first, then the largest relative change (new figures first), then the
+    // largest absolute one (two new figures: the one seen more).
+    rows.sort_by(|x, y| {
+        y.1.cmp(&x.1)
+            .then(y.2.total_cmp(&x.2))
+            .then(y.3.total_cmp(&x.3))
+    });
+    rows.into_iter().take(top).map(|r| r.0).collect()
+}
+
+fn label(c: &Comparison, change: &str) -> String {
+    match c.verdict {
+        Verdict::Improvement | Verdict::Regression => change.to_owned(),
+        v => v.label().to_owned(),
+    }
+}
+
+/// Why each configuration differs from the baseline, per workload × client count that has
+/// evidence on both sides.
+pub fn why(data: &ReportData) -> Vec<WhyComparison> {
+    let mut out = Vec::new();
+    let labels: Vec<&String> = {
+        let mut seen = Vec::new();
+        for c in &data.stored {
+            if !seen.contains(&&c.workload) {
+                seen.push(&c.workload);
+            }
+        }
+        seen
+    };
+    for w in labels {
+        for &n in &data.clients {
+            let cells_of = |conf: &str| -> Vec<&StoredCell> {
+                data.stored
+                    .iter()
+                    .filter(|c| c.workload == *w && c.clients == n && c.configuration == conf)
+                    // A perfrun is explained query by query by its own counters.
+                    .filter(|c| c.kind != ResultKind::Perfrun)
+                    .collect()
+            };
+            let base = cells_of(&data.baseline);
+            let ev_a = evidence_of(&base);
+            if ev_a.is_empty() {
+                continue;
+            }
+            for conf in data.others() {
+                let other = cells_of(conf);
+                let ev_b = evidence_of(&other);
+                if ev_b.is_empty() {
+                    continue;
+                }
+                let unit = ev_a
+                    .iter()
+                    .chain(&ev_b)
+                    .find_map(|e| e.cpu.as_ref().map(|c| c.unit_abbrev().to_owned()))
+                    .unwrap_or_else(|| "unit".to_owned());
+                let cpu = [SERVER_CPU, CLIENT_CPU]
+                    .iter()
+                    .filter_map(|fig| {
+                        let key = format!("{w} {fig}");
+                        let r = data.comparison(conf, &key, n)?;
+                        let median = |c: &str| {
+                            data.cell(c, &key, n)
+                                .and_then(|c| c.summary.as_ref())
+                                .map(|s| s.median)
+                        };
+                        Some(WhyFigure {
+                            name: format!("{fig} (µs/{unit})"),
+                            a: median(&data.baseline),
+                            b: median(conf),
+                            delta: r.comparison.delta,
+                            verdict: r.comparison.verdict.label().to_owned(),
+                        })
+                    })
+                    .collect();
+                let counters = changed(
+                    &counters_per_unit(&ev_a),
+                    &counters_per_unit(&ev_b),
+                    data,
+                    TOP,
+                );
+                let (wa, wb) = (waits_per_sample(&ev_a), waits_per_sample(&ev_b));
+                let top_waits = [(&data.baseline, &wa), (&conf.to_owned(), &wb)]
+                    .into_iter()
+                    .filter(|(_, w)| !w.is_empty())
+                    .map(|(c, w)| TopWaits {
+                        configuration: c.clone(),
+                        waits: top_of(w),
+                    })
+                    .collect();
+                let waits = changed(&wa, &wb, data, TOP);
+                out.push(WhyComparison {
+                    workload: w.clone(),
+                    clients: n,
+                    configuration: conf.to_owned(),
+                    baseline: data.baseline.clone(),
+                    unit,
+                    cpu,
+                    counters,
+                    top_waits,
+                    waits,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The events with the highest median share, highest first.
+fn top_of(trials: &[std::collections::BTreeMap<String, f64>]) -> Vec<(String, f64)> {
+    let names: BTreeSet<&String> = trials.iter().flat_map(|m| m.keys()).collect();
+    let mut v: Vec<(String, f64)> = names
+        .into_iter()
+        .filter_map(|n| {
+            let values: Vec<f64> = trials
+                .iter()
+                .map(|m| m.get(n).copied().unwrap_or(0.0))
+                .collect();
+            Some((n.clone(), stats::median(&values)?))
+        })
+        .filter(|(_, m)| *m > 0.0)
+        .collect();
+    v.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    v.truncate(TOP);
+    v
+}
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        None => "-".to_owned(),
+        Some(0.0) => "0".to_owned(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 1.0 => format!("{v:.2}"),
+        Some(v) => format!("{v:.4}"),
+    }
+}
+
+fn figure_line(f: &WhyFigure) -> String {
+    let delta = match (f.delta, f.a, f.b) {
+        (Some(d), _, _) => format_change(d),
+        (None, Some(a), Some(b)) if a == 0.0 && b != 0.0 => "new".to_owned(),
+        _ => "-".to_owned(),
+    };
+    format!(
+        "  {:<44} {:>12} {:>12} {:>9}  {}",
+        f.name,
+        num(f.a),
+        num(f.b),
+        delta,
+        f.verdict
+    )
+}
+
+/// The section's text: a header line and the figures, as every format prints it.
+pub fn why_text(w: &WhyComparison) -> String {
+    let mut lines = vec![format!(
+        "  {:<44} {:>12} {:>12} {:>9}  verdict",
+        "", w.baseline, w.configuration, "delta"
+    )];
+    if !w.cpu.is_empty() {
+        lines.push(format!("CPU per {} (lower is better):", w.unit));
+        lines.extend(w.cpu.iter().map(figure_line));
+    }
+    if !w.counters.is_empty() {
+        lines.push(format!("server counters per {} that changed most:", w.unit));
+        lines.extend(w.counters.iter().map(figure_line));
+    }
+    for t in &w.top_waits {
+        lines.push(format!(
+            "top waits of {} (sessions per sample): {}",
+            t.configuration,
+            t.waits
+                .iter()
+                .map(|(n, v)| format!("{n} {v:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !w.waits.is_empty() {
+        lines.push("waits (sessions per sample) that changed most:".to_owned());
+        lines.extend(w.waits.iter().map(figure_line));
+    }
+    lines.push(
+        "changed = significant and beyond the noise band, as the verdicts (Holm within the counters and within the waits); ~ = not; too few trials = uncalled, largest differences shown"
+            .to_owned(),
+    );
+    lines.join("\n") + "\n"
+}
+
+/// The title of one comparison's block.
+pub fn why_title(w: &WhyComparison) -> String {
+    format!(
+        "Why: {} vs {} (baseline), {}, {} clients",
+        w.configuration, w.baseline, w.workload, w.clients
+    )
+}

@@ -1,0 +1,401 @@
+//! The evidence recorded with every trial (issue 19), on servers `dbrig server start` leaves
+//! running (reached as targets on this host, so dbrig finds their process behind the port):
+//! server CPU per transaction against the server's own `/proc` accounting over the run, counter
+//! deltas per interval that sum to the run's total and line up with the latency intervals, and
+//! a row lock held by another session at the top of the waits and of the "why" difference.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dbrig_store::Store;
+
+use crate::{dbrig, json, ok, text};
+
+/// A server `dbrig server start` left running (open access: the test's clients need no
+/// password), stopped when dropped.
+struct Server<'a> {
+    out: &'a Path,
+    name: String,
+    url: String,
+    port: u16,
+}
+
+impl<'a> Server<'a> {
+    fn start(out: &'a Path, name: &str, engine: &str, params: &[&str]) -> Self {
+        let plan = out.join(format!("{name}.toml"));
+        std::fs::write(
+            &plan,
+            format!("[[server]]\nname = \"{name}\"\nengine = \"{engine}\"\nopen-access = true\nstart-timeout = 120\n"),
+        )
+        .unwrap();
+        let plan = plan.display().to_string();
+        let mut args = vec!["server", "start", name, "--plan", &plan];
+        for p in params {
+            args.extend(["--param", p]);
+        }
+        let o = dbrig(out, &args);
+        // Stopped however the test ends, even when starting failed half-way.
+        let mut server = Server {
+            out,
+            name: name.to_owned(),
+            url: String::new(),
+            port: 0,
+        };
+        let o = ok(o);
+        server.url = text(&o)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
+            .expect("the target line");
+        server.port = server
+            .url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .expect("a port in the target");
+        server
+    }
+
+    /// The server's process on this host (the one listening on its port).
+    fn pid(&self) -> u32 {
+        dbrig_server::host::listening_process(self.port)
+            .expect("the server's process")
+            .0
+    }
+}
+
+impl Drop for Server<'_> {
+    fn drop(&mut self) {
+        let _ = dbrig(self.out, &["server", "stop", &self.name]);
+    }
+}
+
+/// CPU seconds of `pid` and every process below it (live, and reaped: `cutime`, `cstime`),
+/// read from `/proc/*/stat` by the test itself.
+fn proc_tree_cpu_s(pid: u32) -> f64 {
+    // (pid, ppid, utime + stime + cutime + cstime) of every process.
+    let mut all = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let p: u32 = match head.split_whitespace().next().and_then(|p| p.parse().ok()) {
+            Some(p) => p,
+            None => continue,
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // After the command: state ppid … utime(12th) stime cutime cstime.
+        let ppid: u32 = f[1].parse().unwrap();
+        let ticks: i64 = f[11..15].iter().map(|x| x.parse::<i64>().unwrap()).sum();
+        all.push((p, ppid, ticks));
+    }
+    let mut total = 0;
+    let mut queue = vec![pid];
+    while let Some(parent) = queue.pop() {
+        for (p, pp, t) in &all {
+            if *p == parent {
+                total += t;
+            }
+            if *pp == parent {
+                queue.push(*p);
+            }
+        }
+    }
+    // The kernel's USER_HZ: 100 on every Linux dbrig runs on.
+    total as f64 / 100.0
+}
+
+/// The evidence, measurements and interval sample times of the latest run's only trial.
+fn latest_trial(out: &Path) -> (serde_json::Value, dbrig_store::TrialMeasurements, Vec<f64>) {
+    let store = Store::open(&out.join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let cell = store.cells(run).unwrap().remove(0);
+    let t = store.trials(cell.id).unwrap().remove(0);
+    let env = serde_json::to_value(&t.environment).unwrap();
+    let times = store
+        .intervals(t.id)
+        .unwrap()
+        .iter()
+        .map(|s| s.t_s)
+        .collect();
+    (env["evidence"].clone(), t.measurements.unwrap(), times)
+}
+
+fn latest_run(out: &Path) -> String {
+    let store = Store::open(&out.join("results.db")).unwrap();
+    store.latest_run_id().unwrap().unwrap().to_string()
+}
+
+fn wait_for(mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Server CPU per transaction from the server's `/proc` accounting, client CPU, and the
+/// counters per interval, for one trial of `oltp_point_select`.
+fn cpu_and_counters(out: &Path, server: &Server, work_counter: &str) {
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &server.url,
+            "--table-size",
+            "1000",
+        ],
+    ));
+    let pid = server.pid();
+    let before = proc_tree_cpu_s(pid);
+    ok(dbrig(
+        out,
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &server.url,
+            "--table-size",
+            "1000",
+            "--threads",
+            "2",
+            "--time",
+            "3",
+        ],
+    ));
+    let whole = proc_tree_cpu_s(pid) - before;
+    let (ev, m, times) = latest_trial(out);
+    let cpu = &ev["cpu"];
+    let server_s = cpu["server_cpu_s"].as_f64().unwrap();
+    let client_s = cpu["client_cpu_s"].as_f64().unwrap();
+    let interval_s = cpu["interval_s"].as_f64().unwrap();
+    let cpus = std::thread::available_parallelism().unwrap().get() as f64;
+    let tick = 0.01;
+    assert_eq!(cpu["server_pid"].as_u64(), Some(pid.into()), "{ev}");
+    assert_eq!(cpu["units"].as_u64(), Some(m.transactions), "{ev}");
+    assert_eq!(cpu["unit"], "transaction");
+    // The measured interval is part of the run: never more than the server spent over the
+    // whole run, and most of it (connecting and probing take milliseconds, the 3 s of two
+    // busy clients take the rest); never more than all CPUs for the interval.
+    assert!(server_s > 0.0, "{ev}");
+    assert!(server_s <= whole + 2.0 * tick, "{server_s} > {whole}");
+    assert!(
+        server_s >= 0.5 * whole - 2.0 * tick,
+        "{server_s} < half of {whole}"
+    );
+    assert!(server_s <= interval_s * cpus + 2.0 * tick, "{ev}");
+    assert!(
+        client_s > 0.0 && client_s <= interval_s * cpus + 2.0 * tick,
+        "{ev}"
+    );
+    assert!((interval_s - 3.0).abs() < 1.0, "{ev}");
+
+    // The counters: each interval's deltas sum to the run's total; the intervals end when
+    // the latency intervals do (the last runs to the end of the measured interval).
+    let counters = &ev["counters"];
+    let total = counters["total"].as_object().unwrap();
+    let intervals = counters["intervals"].as_array().unwrap();
+    for (name, v) in total {
+        let sum: f64 = intervals
+            .iter()
+            .filter_map(|i| i["deltas"][name].as_f64())
+            .sum();
+        let v = v.as_f64().unwrap();
+        assert!(
+            (sum - v).abs() <= 1e-6 * v.abs().max(1.0),
+            "{name}: {sum} vs {v}"
+        );
+    }
+    let ends: Vec<f64> = intervals
+        .iter()
+        .map(|i| i["t_s"].as_f64().unwrap())
+        .collect();
+    assert!(times.len() >= 2, "{times:?}");
+    assert_eq!(ends[..times.len()], times[..], "{ends:?} vs {times:?}");
+    let work = total[work_counter].as_f64().unwrap();
+    assert!(
+        work >= m.transactions as f64,
+        "{work_counter} {work} < {}",
+        m.transactions
+    );
+
+    // The run's report gives the figure per transaction.
+    let report = json(&ok(dbrig(out, &["report", "latest", "--format", "json"])));
+    let per_txn = report["cpu"]["server_us_per_unit"].as_f64().unwrap();
+    let expected = server_s * 1e6 / m.transactions as f64;
+    assert!(
+        (per_txn - expected).abs() < 1e-6 * expected,
+        "{per_txn} vs {expected}"
+    );
+    let printed = text(&ok(dbrig(out, &["report", "latest"])));
+    assert!(printed.contains("CPU per transaction:"), "{printed}");
+}
+
+/// A row lock held by another session during one run: its wait is the top wait of that run
+/// and the top of the "why" difference against a run without it.
+fn lock_wait(
+    out: &Path,
+    server: &Server,
+    holder: impl Fn() -> Child,
+    held: impl Fn() -> bool,
+    event: &str,
+) {
+    let run = |out: &Path| {
+        ok(dbrig(
+            out,
+            &[
+                "run",
+                "oltp_update_index",
+                "--target",
+                &server.url,
+                "--table-size",
+                "1000",
+                "--threads",
+                "2",
+                "--time",
+                "3",
+                "--wait-sample-ms",
+                "20",
+            ],
+        ))
+    };
+    run(out);
+    let a = latest_run(out);
+    let mut child = holder();
+    wait_for(&held);
+    run(out);
+    let b = latest_run(out);
+    let _ = child.wait();
+    let (ev, _, _) = latest_trial(out);
+    let counts = ev["waits"]["counts"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no waits: {ev}"));
+    let top = counts
+        .iter()
+        .max_by_key(|(_, v)| v.as_u64().unwrap())
+        .unwrap()
+        .0;
+    assert_eq!(top, event, "{ev}");
+    let report = json(&ok(dbrig(out, &["compare", &a, &b, "--format", "json"])));
+    // Server CPU per transaction is an ordinary figure beside QPS in the comparison.
+    let cpu_cell = report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "oltp_update_index server CPU")
+        .unwrap_or_else(|| panic!("a server CPU cell: {report}"));
+    assert_eq!(cpu_cell["value_unit"], "µs/txn");
+    let why = &report["why"][0];
+    assert_eq!(why["top_waits"][1]["waits"][0][0], event, "{why}");
+    assert_eq!(why["waits"][0]["name"], event, "{why}");
+    let text = text(&ok(dbrig(out, &["compare", &a, &b])));
+    assert!(text.contains("Why: ") && text.contains(event), "{text}");
+}
+
+#[test]
+fn explain_on_managed_mariadb() {
+    let out = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        out.path(),
+        "explainmdb",
+        "mariadb",
+        &[
+            "performance_schema=ON",
+            "performance-schema-consumer-events-waits-current=ON",
+            "performance-schema-instrument=wait/%=ON",
+        ],
+    );
+    cpu_and_counters(out.path(), &server, "Questions");
+    let port = server.port.to_string();
+    let client = |sql: &str| {
+        let o = Command::new("mariadb")
+            .args([
+                "-uroot",
+                "-h127.0.0.1",
+                "-P",
+                &port,
+                "-N",
+                "-B",
+                "test",
+                "-e",
+                sql,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_owned()
+    };
+    lock_wait(
+        out.path(),
+        &server,
+        || {
+            let mut c = Command::new("mariadb")
+                .args(["-uroot", "-h127.0.0.1", "-P", &port, "test"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"BEGIN; SELECT id FROM sbtest1 FOR UPDATE; SELECT SLEEP(7); COMMIT;\n")
+                .unwrap();
+            c
+        },
+        || client("SELECT COUNT(*) FROM information_schema.INNODB_TRX") == "1",
+        "innodb/row_lock_wait",
+    );
+}
+
+#[test]
+fn explain_on_managed_postgres() {
+    let out = tempfile::tempdir().unwrap();
+    let server = Server::start(out.path(), "explainpg", "postgres", &[]);
+    cpu_and_counters(out.path(), &server, "db.xact_commit");
+    let db = server.url.rsplit('/').next().unwrap().to_owned();
+    let port = server.port.to_string();
+    let psql = |sql: &str| {
+        let o = Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-d",
+                &db,
+                "-At",
+                "-c",
+                sql,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_owned()
+    };
+    lock_wait(
+        out.path(),
+        &server,
+        || {
+            let mut c = Command::new("psql")
+                .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", &db])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"BEGIN;\nSELECT id FROM sbtest1 FOR UPDATE;\n\\! sleep 7\nCOMMIT;\n")
+                .unwrap();
+            c
+        },
+        || psql("SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle in transaction'") == "1",
+        "Lock:transactionid",
+    );
+}
