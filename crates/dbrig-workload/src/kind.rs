@@ -637,6 +637,7 @@ impl WorkloadKind {
                         schedule: spec.options.schedule_text(),
                         warmup_s: spec.options.warmup,
                         notes: w.notes(&spec.target),
+                        clients: o.clients,
                     }),
                     measurements: Some(o.measurements),
                     server_version: o.server_version,
