@@ -30,7 +30,7 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
             &args.run.connect_options(),
             args.run.threads,
             seed,
-            &|m| steps.say(m),
+            &steps,
         )
         .await;
     drop(steps);

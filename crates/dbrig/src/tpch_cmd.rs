@@ -391,7 +391,7 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
             keys: a.keys,
             parallel: a.parallel,
         },
-        &|m| steps.say(m),
+        &steps,
     )
     .await;
     drop(steps);
