@@ -277,20 +277,17 @@ pub fn interval_line(s: &IntervalSample, percentile: f64) -> String {
     line
 }
 
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
 fn latency_json(l: &LatencySummary) -> serde_json::Value {
     serde_json::json!({
-        "min": round3(l.min), "avg": round3(l.avg), "max": round3(l.max),
-        "p50": round3(l.p50), "p90": round3(l.p90), "p95": round3(l.p95),
-        "p99": round3(l.p99), "p999": round3(l.p999), "sum": round3(l.sum),
+        "min": l.min, "avg": l.avg, "max": l.max,
+        "p50": l.p50, "p90": l.p90, "p95": l.p95,
+        "p99": l.p99, "p999": l.p999, "sum": l.sum,
     })
 }
 
 /// The machine-readable report: one JSON object (with `fairness` and each client's work when
-/// the trial kept them).
+/// the trial kept them). Figures are rounded where the document is printed
+/// ([`crate::figures::json_text`]).
 pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serde_json::Value {
     let lat = m.latency_summary();
     let mut v = serde_json::json!({
@@ -324,14 +321,14 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
     });
     if let Some(f) = Fairness::of(clients) {
         v["fairness"] = serde_json::json!({
-            "events_avg": round3(f.events_avg),
-            "events_stddev": round3(f.events_stddev),
-            "busy_avg_s": round3(f.busy_avg_s),
-            "busy_stddev_s": round3(f.busy_stddev_s),
+            "events_avg": f.events_avg,
+            "events_stddev": f.events_stddev,
+            "busy_avg_s": f.busy_avg_s,
+            "busy_stddev_s": f.busy_stddev_s,
         });
         v["clients"] = clients
             .iter()
-            .map(|c| serde_json::json!({"events": c.events, "busy_s": round3(c.busy_s)}))
+            .map(|c| serde_json::json!({"events": c.events, "busy_s": c.busy_s}))
             .collect();
     }
     if let Some(r) = &m.rate {
@@ -458,7 +455,8 @@ mod tests {
             ),
             "{text}"
         );
-        let v = run_json(&h, &m, &clients);
+        let mut v = run_json(&h, &m, &clients);
+        crate::figures::round_json(&mut v);
         assert_eq!(v["fairness"]["events_avg"], 50.0);
         assert_eq!(v["fairness"]["events_stddev"], 10.0);
         assert_eq!(v["fairness"]["busy_avg_s"], 0.12);

@@ -125,7 +125,7 @@ pub fn single_run_report(
 }
 
 fn pretty(v: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+    crate::figures::json_text(v)
 }
 
 fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {

@@ -42,6 +42,8 @@ pub struct LoadOptions {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Step {
     pub name: String,
+    /// Keys name their unit, as every dbrig JSON does.
+    #[serde(rename = "duration_s")]
     pub seconds: f64,
 }
 
@@ -54,6 +56,7 @@ pub struct LoadReport {
     pub steps: Vec<Step>,
     pub rows: Vec<(String, u64)>,
     pub size_bytes: u64,
+    #[serde(rename = "total_s")]
     pub total_seconds: f64,
 }
 

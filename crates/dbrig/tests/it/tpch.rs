@@ -95,7 +95,7 @@ fn load(out: &std::path::Path, target: &str, keys: &str) -> serde_json::Value {
             "{step}: {v}"
         );
     }
-    eprintln!("load {target} ({keys}): {} s", v["total_seconds"]);
+    eprintln!("load {target} ({keys}): {} s", v["total_s"]);
     v
 }
 
