@@ -57,7 +57,7 @@ mod tests {
         assert_eq!(round(413.22314049586777), 413.2231);
         assert_eq!(round(5.000000000000004), 5.0);
         assert_eq!(round(0.1 + 0.2), 0.3);
-        assert_eq!(round(-2.71828), -2.7183);
+        assert_eq!(round(-2.41256), -2.4126);
         assert_eq!(round(0.000012346), 0.00001235);
         assert_eq!(round(0.0286), 0.0286);
         assert_eq!(round(123456789.123456), 123456789.1235);
