@@ -27,7 +27,7 @@ pub use counters::{QueryCounters, StatementClass};
 pub use error::ErrorClass;
 pub use histogram::LatencyHistogram;
 pub use keys::{KeyDistribution, KeyGenerator};
-pub use measure::{IntervalSample, LatencySummary, Measurements};
+pub use measure::{ClientWork, Fairness, IntervalSample, LatencySummary, Measurements};
 pub use schedule::{ArrivalSchedule, Arrivals};
 pub use statements::{EventTally, StatementHistograms, StatementLatency};
 pub use value::Value;

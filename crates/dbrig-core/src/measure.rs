@@ -128,3 +128,75 @@ impl Measurements {
         self.per_second(self.reconnects)
     }
 }
+
+/// What one client did in a trial's measured phase: the per-client counts behind sysbench's
+/// "Threads fairness" block (a client is sysbench's thread).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientWork {
+    /// Events the client completed.
+    pub events: u64,
+    /// Seconds the client spent executing them (service time: from each event's actual start
+    /// to its end, retries included), sysbench's per-thread "execution time".
+    pub busy_s: f64,
+}
+
+/// sysbench's "Threads fairness": how evenly the clients shared the work. Population standard
+/// deviations over the clients, as sysbench computes them (`sqrt(Σ(x − avg)² / n)` in its
+/// `report_cumulative`), so the figures read alike beside sysbench's own.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    pub busy_avg_s: f64,
+    pub busy_stddev_s: f64,
+}
+
+impl Fairness {
+    /// `None` without clients (a trial stored before the counts were kept).
+    pub fn of(clients: &[ClientWork]) -> Option<Fairness> {
+        if clients.is_empty() {
+            return None;
+        }
+        let n = clients.len() as f64;
+        let avg_sd = |xs: &mut dyn Iterator<Item = f64>| {
+            let xs: Vec<f64> = xs.collect();
+            let avg = xs.iter().sum::<f64>() / n;
+            let var = xs.iter().map(|x| (x - avg) * (x - avg)).sum::<f64>() / n;
+            (avg, var.sqrt())
+        };
+        let (events_avg, events_stddev) = avg_sd(&mut clients.iter().map(|c| c.events as f64));
+        let (busy_avg_s, busy_stddev_s) = avg_sd(&mut clients.iter().map(|c| c.busy_s));
+        Some(Fairness {
+            events_avg,
+            events_stddev,
+            busy_avg_s,
+            busy_stddev_s,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two clients with 10 and 30 events (avg 20, population sd 10), busy 1 s and 3 s.
+    #[test]
+    fn fairness_is_sysbench_population_spread() {
+        assert_eq!(Fairness::of(&[]), None);
+        let f = Fairness::of(&[
+            ClientWork {
+                events: 10,
+                busy_s: 1.0,
+            },
+            ClientWork {
+                events: 30,
+                busy_s: 3.0,
+            },
+        ])
+        .unwrap();
+        assert_eq!(f.events_avg, 20.0);
+        assert_eq!(f.events_stddev, 10.0);
+        assert_eq!(f.busy_avg_s, 2.0);
+        assert_eq!(f.busy_stddev_s, 1.0);
+    }
+}

@@ -117,6 +117,18 @@ impl Target {
     /// Parse a target URL. A password embedded in the URL is accepted (the caller should warn:
     /// it is visible in process listings); `--password-env` or a password file is better.
     pub fn parse(url: &str) -> Result<Target, TargetError> {
+        Target::parse_with_env(url, &|_| None)
+    }
+
+    /// Parse a target URL, taking what a PostgreSQL URL leaves out (host, port, user,
+    /// database) from `env`'s `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE` as libpq does: the
+    /// URL's own parts first, then the variables, then dbrig's defaults (127.0.0.1, 5432,
+    /// postgres, test). A `PGHOST` that starts with `/` is a socket directory, as in libpq.
+    /// With `PGHOST` set, `postgres://` alone names that server.
+    pub fn parse_with_env(
+        url: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Target, TargetError> {
         let err = |reason: &str| TargetError {
             url: url::redact(url),
             reason: reason.to_owned(),
@@ -144,9 +156,17 @@ impl Target {
             "postgres" | "postgresql" => Dialect::Postgres,
             other => return Err(err(&format!("unknown scheme '{other}'; {URL_FORMS}"))),
         };
+        // libpq's defaults, PostgreSQL only (empty values count as unset, as in libpq).
+        let pg = |name: &str| {
+            (dialect == Dialect::Postgres)
+                .then(|| env(name))
+                .flatten()
+                .filter(|v| !v.is_empty())
+        };
+        let env_host = pg("PGHOST");
         // An empty URL names no server: defaulting it to a local one would benchmark (and
         // prepare tables on) a server the user never named.
-        if after.trim().is_empty() {
+        if after.trim().is_empty() && env_host.is_none() {
             return Err(err(&format!(
                 "nothing after '{scheme}://': name the server, e.g. {scheme}://USER@127.0.0.1:{}/DB",
                 if dialect == Dialect::Mysql {
@@ -171,7 +191,12 @@ impl Target {
                 "an '@' after the host (in a socket path, say) must be written %40",
             ));
         }
-        let user = parts.user.map(percent_decode).unwrap_or_default();
+        let user = parts
+            .user
+            .map(percent_decode)
+            .filter(|u| !u.is_empty())
+            .or_else(|| pg("PGUSER"))
+            .unwrap_or_default();
         let password = parts.password.map(|p| Secret::new(percent_decode(p)));
         let (rest, query) = match parts.rest.split_once('?') {
             Some((r, q)) => (r, Some(q)),
@@ -198,23 +223,31 @@ impl Target {
             Dialect::Mysql => 3306,
             _ => 5432,
         };
+        let env_port = match pg("PGPORT") {
+            Some(p) => Some(parse_port(&p).map_err(|r| err(&format!("PGPORT: {r}")))?),
+            None => None,
+        };
         let endpoint = match socket {
             Some(path) => Endpoint::Socket(path),
             None => {
                 let (host, port) = split_host_port(hostport).map_err(|r| err(&r))?;
-                let host = if host.is_empty() {
-                    "127.0.0.1".to_owned()
-                } else {
-                    host
-                };
-                Endpoint::Tcp {
-                    host,
-                    port: port.unwrap_or(default_port),
+                let port = port.or(env_port).unwrap_or(default_port);
+                match (host.is_empty(), env_host) {
+                    (false, _) => Endpoint::Tcp { host, port },
+                    // libpq: a host that is an absolute path names the socket's directory.
+                    (true, Some(h)) if h.starts_with('/') => {
+                        Endpoint::Socket(Path::new(&h).join(format!(".s.PGSQL.{port}")))
+                    }
+                    (true, Some(host)) => Endpoint::Tcp { host, port },
+                    (true, None) => Endpoint::Tcp {
+                        host: "127.0.0.1".to_owned(),
+                        port,
+                    },
                 }
             }
         };
         let database = if database.is_empty() {
-            "test".to_owned()
+            pg("PGDATABASE").unwrap_or_else(|| "test".to_owned())
         } else {
             percent_decode(database)
         };
@@ -485,6 +518,63 @@ fn hex(b: Option<&u8>) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// libpq's order: the URL's parts, then PGHOST / PGPORT / PGUSER / PGDATABASE, then
+    /// dbrig's defaults; PostgreSQL only; a PGHOST path is a socket directory.
+    #[test]
+    fn postgres_parts_default_to_libpq_variables() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let all = vars(&[
+            ("PGHOST", "db1"),
+            ("PGPORT", "5433"),
+            ("PGUSER", "bench"),
+            ("PGDATABASE", "sb"),
+        ]);
+        let show = |url: &str, env: &dyn Fn(&str) -> Option<String>| {
+            Target::parse_with_env(url, env).map(|t| t.to_string())
+        };
+        assert_eq!(
+            show("postgres://", &all).unwrap(),
+            "postgres://bench@db1:5433/sb"
+        );
+        assert_eq!(
+            show("postgres://alice@h2/x", &all).unwrap(),
+            "postgres://alice@h2:5433/x"
+        );
+        assert_eq!(
+            show("postgres://h2:6000/", &all).unwrap(),
+            "postgres://bench@h2:6000/sb"
+        );
+        // Not for MariaDB/MySQL, and not without PGHOST for an empty URL.
+        assert_eq!(
+            show("mysql://127.0.0.1", &all).unwrap(),
+            "mysql://root@127.0.0.1:3306/test"
+        );
+        assert!(show("postgres://", &|_| None).is_err());
+        assert_eq!(
+            show("postgres:///", &vars(&[("PGUSER", "")])).unwrap(),
+            "postgres://postgres@127.0.0.1:5432/test"
+        );
+        let sock = Target::parse_with_env(
+            "postgres://",
+            &vars(&[("PGHOST", "/var/run/postgresql"), ("PGPORT", "5434")]),
+        )
+        .unwrap();
+        assert!(matches!(
+            sock,
+            Target::Postgres { endpoint: Endpoint::Socket(ref p), .. }
+                if p == Path::new("/var/run/postgresql/.s.PGSQL.5434")
+        ));
+        let e = show("postgres://h", &vars(&[("PGPORT", "x")])).unwrap_err();
+        assert!(e.to_string().contains("PGPORT: port 'x'"), "{e}");
+    }
 
     #[test]
     fn parses_every_form() {

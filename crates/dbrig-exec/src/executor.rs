@@ -26,7 +26,7 @@ use dbrig_workload::{TrialProgress, tpch};
 use crate::environment::{self, HookPoint, Lifecycle, Sampling};
 use crate::error::{ExecError, Result};
 use crate::evidence;
-use crate::observer::{Observer, TrialRef};
+use crate::observer::{LoadNotes, Observer, TrialRef};
 use crate::plan::{Cell, Plan};
 use crate::probes;
 use crate::recorder::{Attempt, Recorder, Tally, TrialRecord, trial_status};
@@ -411,20 +411,20 @@ impl<'a> Executor<'a> {
         let up = (target.clone(), up.1);
         let target = &target;
         let observer = self.opts.observer;
-        let note = |msg: &str| observer.note(msg);
         // A load large enough to fill a disk is checked against the free space first.
         let space = if cell.workload.loads_large_data() {
             probes::free_space(target, connect).await
         } else {
             None
         };
+        let progress = LoadNotes(observer);
         let preparing = cell.workload.prepare_if_missing(
             target,
             connect,
             self.max_clients[&key],
             seed,
             space.as_ref().map(|(dir, free)| (dir.as_path(), *free)),
-            &note,
+            &progress,
         );
         // Ctrl-C stops a prepare at once: what it made is registered as unfinished, never
         // measured, and made again by the next prepare (`--resume`, `run --prepare`).

@@ -6,6 +6,7 @@
 use dbrig_core::IntervalSample;
 use dbrig_core::results::PowerReport;
 use dbrig_store::{RunId, Store};
+use dbrig_workload::progress::{LoadProgress, TableRows};
 
 /// One trial of the schedule, as the observer hears of it.
 #[derive(Debug, Clone)]
@@ -37,6 +38,8 @@ pub trait Observer: Sync {
     fn trial_started(&self, _trial: &TrialRef<'_>) {}
     /// A line for the user: what a step is doing, or a warning (`warning: …`).
     fn note(&self, _line: &str) {}
+    /// A prepare step's rows loaded so far, table by table (see [`LoadProgress::rows`]).
+    fn load_rows(&self, _tables: &[TableRows], _finished: bool) {}
     /// An OLTP interval sample (`--report-interval`), as the trial runs.
     fn interval(&self, _trial: &TrialRef<'_>, _sample: &IntervalSample) {}
     /// A power test's report so far, after each query.
@@ -47,6 +50,19 @@ pub trait Observer: Sync {
     fn trial_skipped(&self, _trial: &TrialRef<'_>) {}
     /// The schedule is over (finished, or stopped by a signal).
     fn schedule_done(&self) {}
+}
+
+/// A prepare step's progress, heard by the observer: lines as notes, rows as load rows.
+pub(crate) struct LoadNotes<'a>(pub &'a dyn Observer);
+
+impl LoadProgress for LoadNotes<'_> {
+    fn say(&self, line: &str) {
+        self.0.note(line);
+    }
+
+    fn rows(&self, tables: &[TableRows], finished: bool) {
+        self.0.load_rows(tables, finished);
+    }
 }
 
 /// An observer that ignores everything.

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use dbrig_core::results::TrialResult;
 use dbrig_exec::{ExecOptions, Observer, TrialRef, execute};
 use dbrig_store::{RunStatus, Store, TrialStatus};
+use dbrig_workload::progress::TableRows;
 use dbrig_workload::runner::Stopper;
 
 const PLAN: &str = r#"
@@ -39,6 +40,8 @@ struct Heard {
     skipped: Mutex<usize>,
     /// Raise this stopper once this many trials are recorded (a Ctrl-C mid-plan).
     stop_after: Option<(usize, std::sync::Arc<Stopper>)>,
+    /// Each table's last row report of a prepare step, and how many reports said finished.
+    load_rows: Mutex<(Vec<TableRows>, usize)>,
 }
 
 impl Observer for Heard {
@@ -54,6 +57,12 @@ impl Observer for Heard {
 
     fn trial_skipped(&self, _: &TrialRef<'_>) {
         *self.skipped.lock().unwrap() += 1;
+    }
+
+    fn load_rows(&self, tables: &[TableRows], finished: bool) {
+        let mut heard = self.load_rows.lock().unwrap();
+        heard.0 = tables.to_vec();
+        heard.1 += usize::from(finished);
     }
 }
 
@@ -246,5 +255,46 @@ async fn read_write_other_counts_survive_the_whole_path() {
     assert_eq!(
         (m.queries.read, m.queries.write, m.queries.other),
         (140, 40, 20)
+    );
+}
+
+/// A plan's prepare step reports its rows, table by table, to the observer (the console
+/// shows them in its bar), ending with one finished report of the exact counts.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prepare_step_reports_its_rows_to_the_observer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("data.db");
+    let text = format!(
+        r#"
+name = "prepare-rows"
+trials = 1
+clients = [1]
+[run]
+events = 5
+time = 0
+[[configuration]]
+name = "A"
+target = "sqlite:{}"
+[[workload]]
+name = "oltp_point_select"
+[workload.options]
+tables = 2
+table-size = 3000
+[environment]
+os-stats-interval = 0
+"#,
+        db.display()
+    );
+    let heard = Heard::default();
+    let outcome = run(dir.path(), &text, false, false, &heard).await;
+    assert_eq!(outcome.status, RunStatus::Done, "{:?}", outcome.error);
+    let (tables, finished) = heard.load_rows.lock().unwrap().clone();
+    assert_eq!(finished, 1);
+    assert_eq!(
+        tables
+            .iter()
+            .map(|t| (t.table.as_str(), t.loaded, t.planned))
+            .collect::<Vec<_>>(),
+        [("sbtest1", 3000, 3000), ("sbtest2", 3000, 3000)]
     );
 }

@@ -66,10 +66,11 @@ fn num(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// Derived percentages to 4 decimals: `5` rather than `5.000000000000004`, which only
-/// shows floating-point noise (measured values are exported as stored).
+/// Derived percentages by the one rounding rule (`crate::figures`): `5` rather than
+/// `5.000000000000004`, which only shows floating-point noise (measured values are exported
+/// as stored).
 fn pct(x: Option<f64>) -> String {
-    num(x.map(|v| (v * 1e4).round() / 1e4))
+    num(x.map(crate::figures::round))
 }
 
 fn row(out: &mut String, fields: &[String]) {

@@ -17,8 +17,8 @@ use dbrig_core::results::{
     QueryStatus, ServerSettings, ThroughputReport, TrialEnvironment, TrialResult,
 };
 use dbrig_core::{
-    IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements, QueryCounters,
-    StatementLatency,
+    ClientWork, IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements,
+    QueryCounters, StatementLatency,
 };
 use dbrig_store::{
     CellId, NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, StoreError, TrialStatus,
@@ -379,6 +379,16 @@ pub fn oltp_result(warmup_s: f64) -> TrialResult {
         schedule: "closed loop".into(),
         warmup_s,
         notes: Vec::new(),
+        clients: vec![
+            ClientWork {
+                events: 5_200,
+                busy_s: 9.5,
+            },
+            ClientWork {
+                events: 4_800,
+                busy_s: 9.25,
+            },
+        ],
     })
 }
 

@@ -22,6 +22,7 @@ pub mod charts;
 pub mod data;
 pub mod error;
 pub mod export;
+pub mod figures;
 #[doc(hidden)]
 pub mod fixture;
 pub mod html;
@@ -43,6 +44,7 @@ pub use charts::{TimelineSeries, latency_chart, throughput_chart, timeline_chart
 pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, TrialData};
 pub use error::ReportError;
 pub use export::{cells_csv, report_json, trials_csv};
+pub use figures::json_text;
 pub use html::{html_page, render_html, write_atomic, write_html_report};
 pub use render::{Format, Rendered, Request, render, write_svgs};
 pub use run::{RunHeader, interval_line, run_json, run_text, statements_text};

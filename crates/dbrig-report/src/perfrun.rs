@@ -1217,7 +1217,8 @@ pub fn perfrun_text(run: &PerfRun, filter: Option<&Filter>) -> Result<String, Re
     Ok(out)
 }
 
-/// One pair as the JSON export shows it.
+/// One pair as the JSON export shows it. Keys name their unit as every dbrig JSON does
+/// (`_s`); counters have none.
 #[derive(Debug, Serialize)]
 struct PairJson<'a> {
     file: &'a str,
@@ -1225,9 +1226,29 @@ struct PairJson<'a> {
     temperature: Temperature,
     #[serde(flatten)]
     outcome: PairOutcome,
-    /// Execution time and the counters that differ (compared pairs only).
+    /// Each side's execution time, as the filter's `execution_time_a` / `_b` (truncated to
+    /// milliseconds); absent for a side without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution_time_a_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution_time_b_s: Option<f64>,
+    /// B / A (compared pairs whose times are both above 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution_time_ratio: Option<f64>,
+    /// The counters that differ (compared pairs only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    differences: Vec<DiffRow>,
+    counters: Vec<CounterJson>,
+}
+
+/// A counter that differs between the sides.
+#[derive(Debug, Serialize)]
+struct CounterJson {
+    name: String,
+    /// `None`: the side has no such counter.
+    a: Option<f64>,
+    b: Option<f64>,
+    delta: Option<f64>,
+    ratio: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -1258,15 +1279,33 @@ pub fn perfrun_json(
     }
     let pairs: Vec<PairJson<'_>> = kept
         .iter()
-        .map(|p| PairJson {
-            file: p.file,
-            sql: p.sql,
-            temperature: p.temperature,
-            outcome: p.outcome(),
-            differences: match p.outcome() {
+        .map(|p| {
+            let outcome = p.outcome();
+            let rows = match outcome {
                 PairOutcome::Compared => diff_rows(p, &names),
                 _ => Vec::new(),
-            },
+            };
+            let time = |s: Side| p.execution(s).and_then(Execution::execution_time_s);
+            PairJson {
+                file: p.file,
+                sql: p.sql,
+                temperature: p.temperature,
+                outcome,
+                execution_time_a_s: time(Side::A),
+                execution_time_b_s: time(Side::B),
+                execution_time_ratio: rows.iter().find(|r| r.is_time).and_then(DiffRow::ratio),
+                counters: rows
+                    .into_iter()
+                    .filter(|r| !r.is_time)
+                    .map(|r| CounterJson {
+                        delta: r.delta(),
+                        ratio: r.ratio(),
+                        name: r.name,
+                        a: r.a,
+                        b: r.b,
+                    })
+                    .collect(),
+            }
         })
         .collect();
     Ok(serde_json::json!({

@@ -194,11 +194,12 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
         Format::Json => {
             let mut v = report_json(&data)?;
             v["intervals"] = intervals_json(store, &data)?;
-            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+            crate::figures::json_text(&v)
         }
         Format::Csv => cells_csv(&data),
         Format::CsvTrials => trials_csv(&data),
         Format::CsvIntervals => intervals_csv(store, &data)?,
+        // sysbench's own shape and precision (`%.2f`), not dbrig's rounding rule.
         Format::SysbenchJson => {
             serde_json::to_string_pretty(&crate::export::sysbench_json(store, &data)?)
                 .unwrap_or_default()

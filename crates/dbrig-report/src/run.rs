@@ -4,7 +4,9 @@
 use std::fmt::Write;
 
 use dbrig_core::results::{OltpResult, TrialEnvironment};
-use dbrig_core::{IntervalSample, LatencySummary, Measurements, StatementLatency};
+use dbrig_core::{
+    ClientWork, Fairness, IntervalSample, LatencySummary, Measurements, StatementLatency,
+};
 use dbrig_store::{CellRow, TrialRow};
 use serde::{Deserialize, Serialize};
 
@@ -74,8 +76,9 @@ fn percentile_name(p: f64) -> String {
 }
 
 /// The console report: sysbench 1.0.20's blocks verbatim in layout (scripts that grep them keep
-/// working), then percentiles, the key distribution, the target and the server version.
-pub fn run_text(h: &RunHeader, m: &Measurements) -> String {
+/// working; "Threads fairness" from each client's counts, left out for a trial stored without
+/// them), then percentiles, the key distribution, the target and the server version.
+pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> String {
     let mut out = String::new();
     let lat = m.latency_summary();
     let q = &m.queries;
@@ -122,6 +125,21 @@ pub fn run_text(h: &RunHeader, m: &Measurements) -> String {
     latency_line(&mut out, &percentile_name(m.percentile), pct);
     latency_line(&mut out, "sum", lat.sum);
     let _ = writeln!(out);
+    if let Some(f) = Fairness::of(clients) {
+        // sysbench's own formats: `%.4f/%3.2f`.
+        let _ = writeln!(out, "Threads fairness:");
+        let _ = writeln!(
+            out,
+            "    events (avg/stddev):           {:.4}/{:3.2}",
+            f.events_avg, f.events_stddev
+        );
+        let _ = writeln!(
+            out,
+            "    execution time (avg/stddev):   {:.4}/{:3.2}",
+            f.busy_avg_s, f.busy_stddev_s
+        );
+        let _ = writeln!(out);
+    }
     let _ = writeln!(out, "Latency percentiles (ms, HDR histogram):");
     for (name, v) in [
         ("p50", lat.p50),
@@ -276,20 +294,18 @@ pub fn interval_line(s: &IntervalSample, percentile: f64) -> String {
     line
 }
 
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
 fn latency_json(l: &LatencySummary) -> serde_json::Value {
     serde_json::json!({
-        "min": round3(l.min), "avg": round3(l.avg), "max": round3(l.max),
-        "p50": round3(l.p50), "p90": round3(l.p90), "p95": round3(l.p95),
-        "p99": round3(l.p99), "p999": round3(l.p999), "sum": round3(l.sum),
+        "min": l.min, "avg": l.avg, "max": l.max,
+        "p50": l.p50, "p90": l.p90, "p95": l.p95,
+        "p99": l.p99, "p999": l.p999, "sum": l.sum,
     })
 }
 
-/// The machine-readable report: one JSON object.
-pub fn run_json(h: &RunHeader, m: &Measurements) -> serde_json::Value {
+/// The machine-readable report: one JSON object (with `fairness` and each client's work when
+/// the trial kept them). Figures are rounded where the document is printed
+/// ([`crate::figures::json_text`]).
+pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serde_json::Value {
     let lat = m.latency_summary();
     let mut v = serde_json::json!({
         "workload": h.workload,
@@ -329,6 +345,18 @@ pub fn run_json(h: &RunHeader, m: &Measurements) -> serde_json::Value {
             "client_cpu_s": c.client_cpu_s,
             "interval_s": c.interval_s,
         });
+    }
+    if let Some(f) = Fairness::of(clients) {
+        v["fairness"] = serde_json::json!({
+            "events_avg": f.events_avg,
+            "events_stddev": f.events_stddev,
+            "busy_avg_s": f.busy_avg_s,
+            "busy_stddev_s": f.busy_stddev_s,
+        });
+        v["clients"] = clients
+            .iter()
+            .map(|c| serde_json::json!({"events": c.events, "busy_s": c.busy_s}))
+            .collect();
     }
     if let Some(r) = &m.rate {
         v["rate"] = serde_json::json!({
@@ -409,7 +437,8 @@ mod tests {
     #[test]
     fn text_keeps_sysbench_layout() {
         let (h, m) = sample();
-        let text = run_text(&h, &m);
+        let text = run_text(&h, &m, &[]);
+        assert!(!text.contains("Threads fairness"), "{text}");
         assert!(
             text.contains("        read:                            1400\n"),
             "{text}"
@@ -433,10 +462,40 @@ mod tests {
         assert!(text.contains("uniform"));
     }
 
+    /// sysbench's block, in its place (after "Latency (ms)") and formats (`%.4f/%3.2f`).
+    #[test]
+    fn text_has_sysbench_threads_fairness() {
+        let (h, m) = sample();
+        let clients = [
+            ClientWork {
+                events: 40,
+                busy_s: 0.1,
+            },
+            ClientWork {
+                events: 60,
+                busy_s: 0.14,
+            },
+        ];
+        let text = run_text(&h, &m, &clients);
+        assert!(
+            text.contains(
+                "         sum:                                   16.17\n\nThreads fairness:\n    events (avg/stddev):           50.0000/10.00\n    execution time (avg/stddev):   0.1200/0.02\n\nLatency percentiles"
+            ),
+            "{text}"
+        );
+        let mut v = run_json(&h, &m, &clients);
+        crate::figures::round_json(&mut v);
+        assert_eq!(v["fairness"]["events_avg"], 50.0);
+        assert_eq!(v["fairness"]["events_stddev"], 10.0);
+        assert_eq!(v["fairness"]["busy_avg_s"], 0.12);
+        assert_eq!(v["clients"][1]["events"], 60);
+        assert!(run_json(&h, &m, &[]).get("fairness").is_none());
+    }
+
     #[test]
     fn json_has_the_documented_fields() {
         let (h, m) = sample();
-        let v = run_json(&h, &m);
+        let v = run_json(&h, &m, &[]);
         for key in [
             "workload",
             "target",

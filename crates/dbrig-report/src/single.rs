@@ -125,7 +125,7 @@ pub fn single_run_report(
 }
 
 fn pretty(v: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+    crate::figures::json_text(v)
 }
 
 fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
@@ -145,7 +145,7 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
             Some(m) => {
                 let oltp = oltp_result(trial);
                 let header = RunHeader::from_stored(&s.cell, trial, &oltp);
-                run_text(&header, &m) + &statements_text(&oltp.statements)
+                run_text(&header, &m, &oltp.clients) + &statements_text(&oltp.statements)
             }
             None => s.nothing_measured(),
         },
@@ -176,7 +176,11 @@ pub fn single_run_json(store: &Store, run: RunId) -> Result<serde_json::Value, R
             Some(TrialResult::Oltp(_)) | None => match store.measurements(trial.id)? {
                 Some(m) => {
                     let oltp = oltp_result(trial);
-                    let mut v = run_json(&RunHeader::from_stored(&s.cell, trial, &oltp), &m);
+                    let mut v = run_json(
+                        &RunHeader::from_stored(&s.cell, trial, &oltp),
+                        &m,
+                        &oltp.clients,
+                    );
                     v["statements"] = serde_json::to_value(&oltp.statements).unwrap_or_default();
                     v
                 }

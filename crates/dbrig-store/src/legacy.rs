@@ -157,6 +157,7 @@ fn result_of(
             schedule,
             warmup_s: run["warmup"].as_f64().unwrap_or(0.0),
             notes: Vec::new(),
+            clients: Vec::new(),
         };
         return (Some(TrialResult::Oltp(result)), None);
     }

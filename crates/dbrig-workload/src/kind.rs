@@ -15,6 +15,7 @@ use dbrig_driver::{ConnectOptions, Connection, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
+use crate::progress::LoadProgress;
 use dbrig_core::results::{OltpResult, PowerReport, TrialResult};
 use dbrig_core::{IntervalSample, Measurements};
 
@@ -441,7 +442,7 @@ impl WorkloadKind {
         threads: u32,
         seed: u64,
         space: Option<(&std::path::Path, u64)>,
-        progress: &(dyn Fn(&str) + Sync),
+        progress: &dyn LoadProgress,
     ) -> Result<Option<String>, WorkloadError> {
         match self {
             WorkloadKind::Oltp(Workload::Oltp(oltp)) => {
@@ -461,7 +462,7 @@ impl WorkloadKind {
                 if half {
                     // dbrig's own tables (cleanup proves it by their markers), left by an
                     // interrupted prepare: never measured, made again.
-                    progress(&format!(
+                    progress.say(&format!(
                         "tables on {target} were left half-prepared by an interrupted prepare: dropping them and preparing {} again",
                         self.name()
                     ));
@@ -471,7 +472,7 @@ impl WorkloadKind {
                 if !missing {
                     return Ok(None);
                 }
-                progress(&format!(
+                progress.say(&format!(
                     "tables missing on {target}: preparing {} first",
                     self.name()
                 ));
@@ -513,7 +514,7 @@ impl WorkloadKind {
                     ))),
                     None => {
                         tpch::check_load_fits(sf, space, o.force_load)?;
-                        progress(&format!("loading TPC-H SF {sf} into {target}"));
+                        progress.say(&format!("loading TPC-H SF {sf} into {target}"));
                         let r = tpch::load(
                             target,
                             connect,
@@ -652,6 +653,7 @@ impl WorkloadKind {
                         schedule: spec.options.schedule_text(),
                         warmup_s: spec.options.warmup,
                         notes: w.notes(&spec.target),
+                        clients: o.clients,
                     }),
                     measurements: Some(o.measurements),
                     server_version: o.server_version,

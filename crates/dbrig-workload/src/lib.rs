@@ -14,6 +14,7 @@ pub mod micro;
 pub mod oltp;
 pub mod options;
 pub mod perfrun;
+pub mod progress;
 pub mod registry;
 pub mod runner;
 pub mod sql;

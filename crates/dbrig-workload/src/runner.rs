@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use dbrig_core::measure::RateReport;
 use dbrig_core::results::OsSpan;
 use dbrig_core::{
-    ArrivalSchedule, Arrivals, ErrorClass, EventTally, IntervalSample, KeyGenerator,
+    ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventTally, IntervalSample, KeyGenerator,
     LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
     StatementLatency,
 };
@@ -133,6 +133,8 @@ pub struct RunOutcome {
     pub statements: Vec<StatementLatency>,
     /// What the user must be told about the data measured (`--allow-data-mismatch`).
     pub warnings: Vec<String>,
+    /// Each client's measured events and busy time, by client number.
+    pub clients: Vec<ClientWork>,
 }
 
 #[derive(Debug, Default)]
@@ -183,6 +185,9 @@ struct WorkerStats {
     arrivals: Option<Arrivals>,
     /// End of the last measured event.
     last_end: Option<Instant>,
+    /// This worker's clients by client number, each with its measured work: counted under the
+    /// lock an event takes anyway, so fairness costs no lock of its own.
+    clients: Vec<(u32, ClientWork)>,
 }
 
 struct RunShared {
@@ -257,7 +262,13 @@ pub async fn run(
     }
     for w in 0..workers {
         let indices: Vec<u32> = (w..threads).step_by(workers as usize).collect();
-        let worker_stats = Arc::new(Mutex::new(WorkerStats::default()));
+        let worker_stats = Arc::new(Mutex::new(WorkerStats {
+            clients: indices
+                .iter()
+                .map(|&i| (i, ClientWork::default()))
+                .collect(),
+            ..WorkerStats::default()
+        }));
         if schedule != ArrivalSchedule::Closed {
             let seed = spec.seed.wrapping_add(0x9E37_79B9 * u64::from(w + 1));
             worker_stats.lock().expect("fresh lock").arrivals = Some(Arrivals::new(
@@ -484,8 +495,10 @@ pub async fn run(
     let mut final_backlog = 0;
     // Open loop: the queued events' waiting times at the end, as censored latencies.
     let mut unserved = LatencyHistogram::new();
+    let mut clients = Vec::with_capacity(threads as usize);
     for s in &stats {
         let mut s = s.lock().expect("worker stats lock");
+        clients.extend_from_slice(&s.clients);
         total.add(&s.total);
         statements.add(&s.statements);
         last_end = last_end.max(s.last_end);
@@ -494,6 +507,7 @@ pub async fn run(
         }
     }
     max_backlog = max_backlog.max(final_backlog);
+    clients.sort_by_key(|&(i, _)| i);
     let measured_end = if shared.event_limit.is_some() || deadline.is_none() {
         last_end.unwrap_or(end)
     } else {
@@ -541,6 +555,7 @@ pub async fn run(
         server_version,
         statements: statements.summaries(),
         warnings,
+        clients: clients.into_iter().map(|(_, w)| w).collect(),
     })
 }
 
@@ -760,7 +775,11 @@ async fn client_loop(
     shared: &RunShared,
     stats: &Mutex<WorkerStats>,
 ) -> Option<String> {
-    let open_loop = stats.lock().expect("stats lock").arrivals.is_some();
+    let (open_loop, slot) = {
+        let s = stats.lock().expect("stats lock");
+        let slot = s.clients.iter().position(|&(i, _)| i == index);
+        (s.arrivals.is_some(), slot)
+    };
     let mut fatal = None;
     // One per client, cleared per event: its statement list keeps its capacity.
     let mut q = EventTally::default();
@@ -834,6 +853,10 @@ async fn client_loop(
                 s.interval
                     .record(&q.queries, ignored, reconnects, latency_us, service_us);
                 s.statements.record_event(&q);
+                if let Some((_, work)) = slot.and_then(|k| s.clients.get_mut(k)) {
+                    work.events += 1;
+                    work.busy_s += service_us as f64 / 1e6;
+                }
             } else {
                 // The failed event is not a transaction, but its retries and reconnects happened.
                 for t in [&mut s.total, &mut s.interval] {

@@ -63,8 +63,8 @@ impl StoreArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConnectionArgs {
     /// Target URL: mysql://USER@HOST:PORT/DB (or mariadb://, ?socket=PATH),
-    /// postgres://USER@HOST:PORT/DB, sqlite:PATH, sqlite::memory: (default: $DBRIG_TARGET, else
-    /// sqlite:OUT/dbrig.sqlite).
+    /// postgres://USER@HOST:PORT/DB (parts left out from PGHOST, PGPORT, PGUSER, PGDATABASE),
+    /// sqlite:PATH, sqlite::memory: (default: $DBRIG_TARGET, else sqlite:OUT/dbrig.sqlite).
     // The value is never shown in help: a URL may carry a password.
     #[arg(long, env = "DBRIG_TARGET", hide_env_values = true)]
     pub target: Option<String>,

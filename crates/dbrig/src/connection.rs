@@ -28,12 +28,18 @@ pub fn target_spec(c: &ConnectionArgs, store: &StoreArgs) -> Result<TargetSpec> 
                 None => format!("mysql://{user}@{host}:{port}/{db}"),
             }
         }
+        // What is not given is left out of the URL: libpq's PGHOST, PGPORT, PGUSER and
+        // PGDATABASE fill it, then dbrig's defaults (see `Target::parse_with_env`).
         (None, Some("pgsql")) => {
-            let user = c.pgsql_user.as_deref().unwrap_or("postgres");
-            let host = c.pgsql_host.as_deref().unwrap_or("127.0.0.1");
-            let port = c.pgsql_port.unwrap_or(5432);
-            let db = c.pgsql_db.as_deref().unwrap_or("test");
-            format!("postgres://{user}@{host}:{port}/{db}")
+            let user = c.pgsql_user.as_deref().map(|u| format!("{u}@"));
+            let port = c.pgsql_port.map(|p| format!(":{p}"));
+            format!(
+                "postgres://{}{}{}/{}",
+                user.unwrap_or_default(),
+                c.pgsql_host.as_deref().unwrap_or(""),
+                port.unwrap_or_default(),
+                c.pgsql_db.as_deref().unwrap_or("")
+            )
         }
         (None, Some("sqlite") | None) => {
             std::fs::create_dir_all(&store.out)

@@ -15,6 +15,7 @@ use dbrig_core::IntervalSample;
 use dbrig_core::results::PowerReport;
 use dbrig_exec::{ExecOptions, Observer, Outcome, Plan, TrialRef};
 use dbrig_store::{RunId, RunStatus, Store};
+use dbrig_workload::progress::{LoadProgress, TableRows};
 use dbrig_workload::runner::Stopper;
 
 use crate::args::StoreArgs;
@@ -187,17 +188,55 @@ impl PlanClock {
     }
 }
 
+/// How often a load's rows get a plain line on a pipe.
+const LOAD_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A load's rows in one line: rows so far of those planned, percent, rate and time left.
+pub fn load_line(tables: &[TableRows], elapsed: std::time::Duration) -> String {
+    let loaded: u64 = tables.iter().map(|t| t.loaded).sum();
+    let planned: u64 = tables.iter().map(|t| t.planned).sum::<u64>().max(loaded);
+    let secs = elapsed.as_secs_f64();
+    let rate = if secs > 0.0 {
+        loaded as f64 / secs
+    } else {
+        0.0
+    };
+    let pct = if planned > 0 {
+        loaded as f64 * 100.0 / planned as f64
+    } else {
+        100.0
+    };
+    let left = if rate > 0.0 {
+        format!(", ~{:.0} s left", (planned - loaded) as f64 / rate)
+    } else {
+        String::new()
+    };
+    format!("loading rows: {loaded} of {planned} ({pct:.0} %), {rate:.0} rows/s{left}")
+}
+
 /// The steps of a long setup (`prepare`, `tpch load`) as they happen: on a terminal a spinner
 /// with the elapsed time and the last step, each step's line printed through it (no dead bar
-/// lines left in the scrollback); on a pipe, plain lines.
+/// lines left in the scrollback), and while rows load a bar per table (rows, percent, rate,
+/// time left), cleared when the loaders are done; on a pipe, plain lines (the rows every
+/// [`LOAD_LINE_EVERY`]).
 pub struct Steps {
     bar: Option<indicatif::ProgressBar>,
+    /// Holds the spinner and the tables' bars (terminal only).
+    multi: Option<indicatif::MultiProgress>,
+    /// Each table's bar and when its first rows showed up (its rate counts from then: with one
+    /// loader a table waits for the one before it).
+    tables: std::sync::Mutex<Vec<(String, indicatif::ProgressBar, Option<Instant>)>>,
+    /// When rows started loading and when the last plain line about them was printed.
+    rows_clock: std::sync::Mutex<Option<(Instant, Instant)>>,
 }
 
 impl Steps {
     pub fn new(what: &str) -> Steps {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = indicatif::ProgressBar::new_spinner();
+        let multi = std::io::stderr()
+            .is_terminal()
+            .then(indicatif::MultiProgress::new);
+        let bar = multi.as_ref().map(|m| {
+            let b = m.add(indicatif::ProgressBar::new_spinner());
             b.set_style(
                 indicatif::ProgressStyle::with_template(&format!(
                     "{{spinner}} {what} [{{elapsed_precise}}] {{msg}}"
@@ -207,11 +246,56 @@ impl Steps {
             b.enable_steady_tick(std::time::Duration::from_millis(200));
             b
         });
-        Steps { bar }
+        Steps {
+            bar,
+            multi,
+            tables: Default::default(),
+            rows_clock: Default::default(),
+        }
     }
 
+    /// Move a table's bar (made when the table is first heard of) to `t`'s rows, with the
+    /// table's own rate and time left.
+    fn show_table(&self, multi: &indicatif::MultiProgress, t: &TableRows, now: Instant) {
+        let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        let i = match tables.iter().position(|(name, _, _)| *name == t.table) {
+            Some(i) => i,
+            None => {
+                let b = multi.add(indicatif::ProgressBar::new(t.planned.max(1)));
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "  {prefix:<10} {bar:30} {human_pos}/{human_len} rows {percent:>3}% {msg}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                b.set_prefix(t.table.clone());
+                tables.push((t.table.clone(), b, None));
+                tables.len() - 1
+            }
+        };
+        let (_, b, first) = &mut tables[i];
+        if t.loaded > 0 {
+            first.get_or_insert(now);
+        }
+        // An estimate (TPC-H's lineitem) may be passed: the bar grows.
+        if t.loaded > t.planned {
+            b.set_length(t.loaded);
+        }
+        // A table loaded in full keeps the rate it finished at.
+        let done = t.loaded >= t.planned && b.position() >= t.planned;
+        b.set_position(t.loaded);
+        let secs = first.map_or(0.0, |f| now.duration_since(f).as_secs_f64());
+        if secs > 0.0 && !done {
+            let rate = t.loaded as f64 / secs;
+            let left = t.planned.saturating_sub(t.loaded) as f64 / rate;
+            b.set_message(format!("{rate:.0} rows/s ~{left:.0} s left"));
+        }
+    }
+}
+
+impl LoadProgress for Steps {
     /// One step's line.
-    pub fn say(&self, msg: &str) {
+    fn say(&self, msg: &str) {
         match &self.bar {
             Some(b) => {
                 b.println(format!("dbrig: {msg}"));
@@ -220,10 +304,53 @@ impl Steps {
             None => eprintln!("dbrig: {msg}"),
         }
     }
+
+    fn rows(&self, tables: &[TableRows], finished: bool) {
+        let now = Instant::now();
+        let (started, last_line) = {
+            let mut clock = self.rows_clock.lock().unwrap_or_else(|e| e.into_inner());
+            let c = clock.get_or_insert((now, now));
+            let was = *c;
+            if !finished && now.duration_since(c.1) >= LOAD_LINE_EVERY {
+                c.1 = now;
+            }
+            was
+        };
+        match &self.multi {
+            Some(multi) => {
+                for t in tables {
+                    self.show_table(multi, t, now);
+                }
+                if finished {
+                    for (_, b, _) in self
+                        .tables
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .drain(..)
+                    {
+                        b.finish_and_clear();
+                    }
+                }
+            }
+            // The library says the finished count itself.
+            None if !finished && now.duration_since(last_line) >= LOAD_LINE_EVERY => {
+                eprintln!("dbrig: {}", load_line(tables, now.duration_since(started)));
+            }
+            None => {}
+        }
+    }
 }
 
 impl Drop for Steps {
     fn drop(&mut self) {
+        for (_, b, _) in self
+            .tables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            b.finish_and_clear();
+        }
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
@@ -252,6 +379,9 @@ pub struct ConsoleObserver {
     /// The plan's HTML page of the trials stored so far, rendered once per trial: after each
     /// query of a power trial only the live section is rendered and put into it.
     page: std::sync::Mutex<Option<String>>,
+    /// A prepare step's rows: when they started loading, when the last line about them was
+    /// printed.
+    rows_clock: std::sync::Mutex<Option<(Instant, Instant)>>,
 }
 
 /// A plan's live chart of the TPC-H power trial running now, redrawn after every query as the
@@ -315,6 +445,7 @@ impl ConsoleObserver {
             plan_out: Some(out.to_owned()),
             run: Default::default(),
             page: Default::default(),
+            rows_clock: Default::default(),
         }
     }
 
@@ -331,6 +462,7 @@ impl ConsoleObserver {
             plan_out: None,
             run: Default::default(),
             page: Default::default(),
+            rows_clock: Default::default(),
         }
     }
 
@@ -396,6 +528,31 @@ impl Observer for ConsoleObserver {
         match &self.bar {
             Some(b) => b.set_message(line.to_owned()),
             None => eprintln!("dbrig: {line}"),
+        }
+    }
+
+    /// A plan's prepare step: the rows in the bar's message on a terminal, a plain line every
+    /// [`LOAD_LINE_EVERY`] on a pipe.
+    fn load_rows(&self, tables: &[TableRows], finished: bool) {
+        let now = Instant::now();
+        let (started, last_line) = {
+            let mut clock = self.rows_clock.lock().unwrap_or_else(|e| e.into_inner());
+            let c = clock.get_or_insert((now, now));
+            let was = *c;
+            if finished {
+                *clock = None;
+            } else if now.duration_since(c.1) >= LOAD_LINE_EVERY {
+                c.1 = now;
+            }
+            was
+        };
+        let line = load_line(tables, now.duration_since(started));
+        match &self.bar {
+            Some(b) if !finished => b.set_message(line),
+            None if !finished && now.duration_since(last_line) >= LOAD_LINE_EVERY => {
+                eprintln!("dbrig: {line}")
+            }
+            _ => {}
         }
     }
 
@@ -539,4 +696,32 @@ pub fn print_dry_run(plan: &Plan) -> Result<()> {
         )?;
     }
     outln!("(dry run: nothing was connected to or written)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows, percent, rate and time left over all tables; an estimate passed counts as done.
+    #[test]
+    fn load_line_says_rows_percent_rate_and_time_left() {
+        let t = |table: &str, loaded, planned| TableRows {
+            table: table.into(),
+            loaded,
+            planned,
+        };
+        let two_s = std::time::Duration::from_secs(2);
+        assert_eq!(
+            load_line(&[t("sbtest1", 300, 1000), t("sbtest2", 100, 1000)], two_s),
+            "loading rows: 400 of 2000 (20 %), 200 rows/s, ~8 s left"
+        );
+        assert_eq!(
+            load_line(&[t("lineitem", 120, 100)], two_s),
+            "loading rows: 120 of 120 (100 %), 60 rows/s, ~0 s left"
+        );
+        assert_eq!(
+            load_line(&[t("a", 0, 10)], std::time::Duration::ZERO),
+            "loading rows: 0 of 10 (0 %), 0 rows/s"
+        );
+    }
 }

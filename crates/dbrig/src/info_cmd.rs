@@ -37,7 +37,7 @@ pub async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
             "server": server.as_ref().map(|(t, s)| serde_json::json!({"target": t.to_string(), "facts": s})),
             "warnings": warnings,
         });
-        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        crate::out::text(&dbrig_report::json_text(&v))?;
         return Ok(ExitCode::SUCCESS);
     }
     outln!("Host:")?;
@@ -96,7 +96,7 @@ pub fn runs(args: RunsArgs) -> Result<ExitCode> {
         ]);
     }
     if args.format == Format::Json {
-        outln!("{}", serde_json::to_string_pretty(&json)?)?;
+        crate::out::text(&dbrig_report::json_text(&serde_json::Value::Array(json)))?;
     } else {
         outln!("{table}")?;
     }

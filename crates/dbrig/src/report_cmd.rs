@@ -208,7 +208,7 @@ pub fn print_single_with(store: &Store, run: RunId, format: Format, histogram: b
                     "peak_rss_bytes": u.peak_rss_bytes,
                 });
             }
-            outln!("{}", serde_json::to_string_pretty(&v)?)
+            crate::out::text(&dbrig_report::json_text(&v))
         }
     }
 }

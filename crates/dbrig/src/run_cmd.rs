@@ -30,25 +30,23 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
             &args.run.connect_options(),
             args.run.threads,
             seed,
-            &|m| steps.say(m),
+            &steps,
         )
         .await;
     drop(steps);
     let report = report?;
     if args.format == Format::Json {
-        outln!(
-            "{}",
-            serde_json::json!({
-                "workload": workload.name(),
-                "target": target.to_string(),
-                "tables": report.tables,
-                "rows": report.rows,
-                "load_seconds": report.load_seconds,
-                "index_seconds": report.index_seconds,
-                "rows_per_second": report.rows_per_second(),
-                "parallel": report.parallel,
-            })
-        )?;
+        // Keys name their unit (`_s`), as every dbrig JSON does.
+        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
+            "workload": workload.name(),
+            "target": target.to_string(),
+            "tables": report.tables,
+            "rows": report.rows,
+            "load_s": report.load_seconds,
+            "index_s": report.index_seconds,
+            "rows_per_s": report.rows_per_second(),
+            "parallel": report.parallel,
+        })))?;
     } else {
         outln!(
             "Prepared {} table(s) ({}) with {} rows in {:.2} s ({:.0} rows/s, {} loaders), indexes in {:.2} s",
@@ -72,14 +70,11 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
         .cleanup(&target, &args.run.connect_options(), args.run.threads)
         .await?;
     if args.format == Format::Json {
-        outln!(
-            "{}",
-            serde_json::json!({
-                "workload": workload.name(),
-                "target": target.to_string(),
-                "dropped": report.dropped,
-            })
-        )?;
+        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
+            "workload": workload.name(),
+            "target": target.to_string(),
+            "dropped": report.dropped,
+        })))?;
     } else if report.dropped.is_empty() {
         outln!(
             "Nothing to drop on {target}: no table of {} exists",
@@ -243,7 +238,7 @@ pub fn list(format: Format) -> Result<ExitCode> {
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         });
-        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        crate::out::text(&dbrig_report::json_text(&v))?;
         return Ok(ExitCode::SUCCESS);
     }
     outln!("Workloads:")?;

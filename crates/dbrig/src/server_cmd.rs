@@ -137,7 +137,7 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let mut server = ManagedServer::open(def.clone(), &a.server.out)?;
     let st = server.status();
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&st)?)?;
+        crate::out::text(&dbrig_report::json_text(&serde_json::to_value(&st)?))?;
     } else if st.running {
         outln!(
             "server {} ({}): running, pid {}, port {}, socket {}, up {:.0}s",

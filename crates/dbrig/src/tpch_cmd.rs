@@ -391,7 +391,7 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
             keys: a.keys,
             parallel: a.parallel,
         },
-        &|m| steps.say(m),
+        &steps,
     )
     .await;
     drop(steps);
@@ -399,7 +399,7 @@ async fn load(a: LoadArgs) -> Result<ExitCode> {
     if a.format == Format::Json {
         let mut v = serde_json::to_value(&report)?;
         v["target"] = serde_json::json!(target.to_string());
-        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        crate::out::text(&dbrig_report::json_text(&v))?;
     } else {
         outln!("TPC-H load test, SF {} on {target}", a.sf)?;
         for s in &report.steps {
@@ -577,14 +577,11 @@ async fn check(a: CheckArgs) -> Result<ExitCode> {
     let results = tpch::compare_answers((&main_name, &main), &others, a.sf1_answers);
     let all_same = results.iter().all(|r| r.verdict == "same");
     if a.format == Format::Json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "targets": std::iter::once(main_name.clone()).chain(others.iter().map(|(n, _)| n.clone())).collect::<Vec<_>>(),
-                "queries": results,
-                "all_same": all_same,
-            }))?
-        )?;
+        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
+            "targets": std::iter::once(main_name.clone()).chain(others.iter().map(|(n, _)| n.clone())).collect::<Vec<_>>(),
+            "queries": results,
+            "all_same": all_same,
+        })))?;
     } else {
         outln!(
             "TPC-H answer check (validation parameters): {main_name}{}{}",

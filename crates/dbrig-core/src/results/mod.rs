@@ -15,6 +15,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::ClientWork;
 use crate::statements::StatementLatency;
 
 pub use environment::{
@@ -94,6 +95,10 @@ pub struct OltpResult {
     /// SQLite's writers serialised): every report of the trial prints them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Each client's events and busy time, by client number (sysbench's "Threads fairness");
+    /// empty in trials stored before they were kept.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<ClientWork>,
 }
 
 /// What one trial of any kind measured.
@@ -152,6 +157,10 @@ mod tests {
             schedule: "closed loop".into(),
             warmup_s: 2.0,
             notes: Vec::new(),
+            clients: vec![ClientWork {
+                events: 7,
+                busy_s: 1.5,
+            }],
         });
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["kind"], "oltp");

@@ -42,6 +42,10 @@ fn a_trial_round_trips_every_field() {
         schedule: "closed loop".into(),
         warmup_s: 1.0,
         notes: Vec::new(),
+        clients: vec![dbrig_core::ClientWork {
+            events: 3,
+            busy_s: 0.5,
+        }],
     });
     let (cell_id, trial_id) = {
         let mut store = Store::open(&path).unwrap();

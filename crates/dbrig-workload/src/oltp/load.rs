@@ -18,6 +18,7 @@ use rand::rngs::SmallRng;
 
 use super::{Oltp, digits, sql_for, table_name};
 use crate::error::WorkloadError;
+use crate::progress::{LoadProgress, RowMeter};
 use crate::registry;
 use crate::tasks::join_tasks;
 
@@ -68,7 +69,7 @@ impl Oltp {
         connect: &ConnectOptions,
         threads: u32,
         seed: u64,
-        progress: &(dyn Fn(&str) + Sync),
+        progress: &dyn LoadProgress,
     ) -> Result<PrepareReport, WorkloadError> {
         let mut conn = Connection::connect(target, connect).await?;
         let dialect = conn.dialect();
@@ -117,7 +118,7 @@ impl Oltp {
             ))
             .await?;
             registry::record(&mut conn, t, REGISTRY_KIND, &token, &data).await?;
-            progress(&format!("created table {t}"));
+            progress.say(&format!("created table {t}"));
         }
         if self.kind.is_bulk() {
             for t in &tables {
@@ -159,11 +160,15 @@ impl Oltp {
                 }
             }
         }
+        let meter = std::sync::Arc::new(RowMeter::new(
+            tables.iter().map(|t| (t.clone(), o.table_size)),
+        ));
         let started = Instant::now();
         let queue = std::sync::Arc::new(std::sync::Mutex::new(jobs));
         let mut handles = Vec::new();
         for _ in 0..parallel {
             let queue = std::sync::Arc::clone(&queue);
+            let meter = std::sync::Arc::clone(&meter);
             let target = target.clone();
             let connect = connect.clone();
             let table_size = o.table_size as i64;
@@ -175,17 +180,21 @@ impl Oltp {
                     let Some((table, first, last, job_seed)) = job else {
                         break;
                     };
-                    rows += c
-                        .bulk_load(rows_for(&table, first, last, table_size, job_seed))
-                        .await?;
+                    let mut load = rows_for(&table, first, last, table_size, job_seed);
+                    load.rows = Box::new(meter.counter(&table).count(load.rows));
+                    rows += c.bulk_load(load).await?;
                 }
                 c.close().await;
                 Ok::<u64, WorkloadError>(rows)
             }));
         }
-        let rows: u64 = join_tasks(handles, "loader").await?.into_iter().sum();
+        let rows: u64 = meter
+            .watch(progress, join_tasks(handles, "loader"))
+            .await?
+            .into_iter()
+            .sum();
         let load_seconds = started.elapsed().as_secs_f64();
-        progress(&format!(
+        progress.say(&format!(
             "loaded {rows} rows in {load_seconds:.2} s ({:.0} rows/s, {parallel} loaders)",
             rows as f64 / load_seconds.max(1e-9)
         ));
@@ -233,7 +242,7 @@ impl Oltp {
             registry::mark_ready(&mut conn, t).await?;
         }
         if o.create_secondary {
-            progress(&format!(
+            progress.say(&format!(
                 "created secondary indexes in {index_seconds:.2} s"
             ));
         }
@@ -403,5 +412,62 @@ fn rows_for(table: &str, first: u64, last: u64, table_size: i64, seed: u64) -> B
         table: table.to_owned(),
         columns: ["id", "k", "c", "pad"].map(String::from).to_vec(),
         rows: Box::new(rows),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Workload;
+    use crate::oltp::OltpOptions;
+    use crate::progress::Heard;
+
+    use super::*;
+
+    /// prepare reports each table's rows against its size, and ends with the exact counts
+    /// (SQLite: its loader runs on the driver's own thread).
+    #[tokio::test]
+    async fn prepare_reports_rows_per_table() {
+        let Workload::Oltp(oltp) = Workload::from_name(
+            "oltp_read_only",
+            OltpOptions {
+                tables: 3,
+                table_size: 10_000,
+                ..OltpOptions::default()
+            },
+        )
+        .unwrap();
+        let heard = Heard::default();
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("prepare.db").display());
+        let report = oltp
+            .prepare(
+                &Target::parse(&url).unwrap(),
+                &ConnectOptions::default(),
+                1,
+                7,
+                &heard,
+            )
+            .await
+            .unwrap();
+        assert_eq!(report.rows, 30_000);
+        let rows = heard.rows.into_inner().unwrap();
+        let (last, finished) = rows.last().expect("rows reported");
+        assert!(finished);
+        assert_eq!(rows.iter().filter(|(_, f)| *f).count(), 1);
+        assert_eq!(
+            last.iter()
+                .map(|t| (t.table.as_str(), t.loaded, t.planned))
+                .collect::<Vec<_>>(),
+            [
+                ("sbtest1", 10_000, 10_000),
+                ("sbtest2", 10_000, 10_000),
+                ("sbtest3", 10_000, 10_000)
+            ]
+        );
+        let lines = heard.lines.into_inner().unwrap();
+        assert!(
+            lines.iter().any(|l| l.starts_with("loaded 30000 rows")),
+            "{lines:?}"
+        );
     }
 }

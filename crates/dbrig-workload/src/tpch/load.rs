@@ -10,9 +10,10 @@ use std::time::Instant;
 use dbrig_core::Value;
 use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, Target};
 
-use super::data::Table;
+use super::data::{Table, TextChunks};
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
 use crate::error::WorkloadError;
+use crate::progress::{LoadProgress, RowCounter, RowMeter};
 use crate::registry;
 use crate::sql::SqlSet;
 use crate::tasks::join_tasks;
@@ -41,6 +42,8 @@ pub struct LoadOptions {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Step {
     pub name: String,
+    /// Keys name their unit, as every dbrig JSON does.
+    #[serde(rename = "duration_s")]
     pub seconds: f64,
 }
 
@@ -53,6 +56,7 @@ pub struct LoadReport {
     pub steps: Vec<Step>,
     pub rows: Vec<(String, u64)>,
     pub size_bytes: u64,
+    #[serde(rename = "total_s")]
     pub total_seconds: f64,
 }
 
@@ -124,7 +128,7 @@ pub async fn load(
     target: &Target,
     connect: &ConnectOptions,
     options: &LoadOptions,
-    progress: &(dyn Fn(&str) + Sync),
+    progress: &dyn LoadProgress,
 ) -> Result<LoadReport, WorkloadError> {
     let all_started = Instant::now();
     let sf = options.scale_factor.get();
@@ -142,7 +146,7 @@ pub async fn load(
     let mut steps = Vec::new();
     let mut timed = |name: &str, started: Instant| {
         let seconds = started.elapsed().as_secs_f64();
-        progress(&format!("{name}: {seconds:.3} s"));
+        progress.say(&format!("{name}: {seconds:.3} s"));
         steps.push(Step {
             name: name.to_owned(),
             seconds,
@@ -187,6 +191,10 @@ pub async fn load(
         }
     }
     jobs.reverse();
+    // Planned rows: the generators' own counts, lineitem's an estimate (about 4 per order).
+    let meter = Arc::new(RowMeter::new(
+        Table::ALL.map(|t| (t.name().to_owned(), t.approx_rows(sf))),
+    ));
     let started = Instant::now();
     let queue = Arc::new(Mutex::new(jobs));
     let counts = Arc::new(Mutex::new(
@@ -196,6 +204,7 @@ pub async fn load(
     for _ in 0..parallel {
         let queue = Arc::clone(&queue);
         let counts = Arc::clone(&counts);
+        let meter = Arc::clone(&meter);
         let target = target.clone();
         let connect = connect.clone();
         handles.push(tokio::spawn(async move {
@@ -206,19 +215,20 @@ pub async fn load(
                     break;
                 };
                 let columns = table.columns().iter().map(|s| (*s).to_owned()).collect();
+                let counter = meter.counter(table.name());
                 // MySQL and PostgreSQL take the generated text as it is; SQLite binds values.
                 let n = if c.dialect() == Dialect::Sqlite {
                     c.bulk_load(BulkLoad {
                         table: table.name().to_owned(),
                         columns,
-                        rows: table.rows(sf, part, parts),
+                        rows: Box::new(counter.count(table.rows(sf, part, parts))),
                     })
                     .await?
                 } else {
                     c.bulk_load_text(BulkText {
                         table: table.name().to_owned(),
                         columns,
-                        chunks: table.bulk_text(sf, part, parts),
+                        chunks: count_lines(table.bulk_text(sf, part, parts), counter),
                     })
                     .await?
                 };
@@ -232,10 +242,10 @@ pub async fn load(
             Ok::<(), WorkloadError>(())
         }));
     }
-    join_tasks(handles, "loader").await?;
+    meter.watch(progress, join_tasks(handles, "loader")).await?;
     let counts = counts.lock().expect("counts").clone();
     let total: u64 = counts.values().sum();
-    progress(&format!(
+    progress.say(&format!(
         "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s)",
         total as f64 / started.elapsed().as_secs_f64().max(1e-9)
     ));
@@ -267,7 +277,7 @@ pub async fn load(
     }
 
     let size_bytes = size_on_disk(&mut conn).await?;
-    progress(&format!(
+    progress.say(&format!(
         "size on disk: {:.1} MiB",
         size_bytes as f64 / 1048576.0
     ));
@@ -347,4 +357,59 @@ pub async fn cleanup(
         dropped: present,
         absent,
     })
+}
+
+/// Bulk text whose rows are counted as its chunks are taken: a chunk holds whole lines, one
+/// per row.
+fn count_lines(chunks: TextChunks, counter: RowCounter) -> TextChunks {
+    Box::new(chunks.inspect(move |c| counter.add(c.iter().filter(|&&b| b == b'\n').count() as u64)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::Heard;
+
+    #[test]
+    fn text_chunks_count_their_lines() {
+        let meter = RowMeter::new([("t".to_owned(), 3)]);
+        let chunks: TextChunks =
+            Box::new(vec![b"a\tb\nc\td\n".to_vec(), b"e\tf\n".to_vec()].into_iter());
+        assert_eq!(count_lines(chunks, meter.counter("t")).count(), 2);
+        assert_eq!(meter.snapshot()[0].loaded, 3);
+    }
+
+    /// A load reports every table's rows against the generators' counts and ends with the
+    /// exact ones, which are the rows it reports loaded.
+    #[tokio::test]
+    async fn load_reports_rows_per_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("tpch.db").display());
+        let heard = Heard::default();
+        let report = load(
+            &Target::parse(&url).unwrap(),
+            &ConnectOptions::default(),
+            &LoadOptions {
+                scale_factor: ScaleFactor::new(0.01).unwrap(),
+                keys: KeysWhen::After,
+                parallel: 0,
+            },
+            &heard,
+        )
+        .await
+        .unwrap();
+        let rows = heard.rows.into_inner().unwrap();
+        let (last, finished) = rows.last().expect("rows reported");
+        assert!(finished);
+        let loaded: Vec<(String, u64)> = last.iter().map(|t| (t.table.clone(), t.loaded)).collect();
+        let mut expected = report.rows.clone();
+        expected.sort();
+        let mut got = loaded.clone();
+        got.sort();
+        assert_eq!(got, expected);
+        let region = last.iter().find(|t| t.table == "region").unwrap();
+        assert_eq!((region.loaded, region.planned), (5, 5));
+        let orders = last.iter().find(|t| t.table == "orders").unwrap();
+        assert_eq!((orders.loaded, orders.planned), (15_000, 15_000));
+    }
 }

@@ -168,3 +168,27 @@ fn list_shows_workloads_and_options_with_defaults() {
         assert!(s.contains(needle), "{needle} missing:\n{s}");
     }
 }
+
+/// `NO_COLOR` wins: the argument errors (the only coloured output dbrig has; progress bars
+/// and reports are plain) carry no escape sequence even when colour is forced.
+#[test]
+fn no_color_turns_colour_off() {
+    let run = |no_color: bool| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"));
+        c.args(["run", "oltp_read_only", "--tabels", "2"])
+            .env("CLICOLOR_FORCE", "1")
+            .env_remove("NO_COLOR");
+        if no_color {
+            c.env("NO_COLOR", "1");
+        }
+        text(&c.output().unwrap())
+    };
+    assert!(
+        run(false).contains('\x1b'),
+        "colour is forced: {}",
+        run(false)
+    );
+    let plain = run(true);
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert!(plain.contains("--tabels"), "{plain}");
+}

@@ -527,3 +527,43 @@ fn list_as_json() {
         .unwrap();
     assert_eq!(threads["default"], serde_json::json!(["1"]));
 }
+
+/// sysbench's "Threads fairness": each client's events, kept by the runner, add up to the
+/// transactions; the text prints the block, the JSON each client and the summary, and the
+/// stored run reprints them.
+#[test]
+fn threads_fairness_from_each_clients_events() {
+    let out = tempfile::tempdir().unwrap();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            "mock:",
+            "--events",
+            "90",
+            "--time",
+            "0",
+            "--threads",
+            "3",
+            "--format",
+            "json",
+        ],
+    )));
+    let clients = v["clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 3, "{v}");
+    let events: u64 = clients.iter().map(|c| c["events"].as_u64().unwrap()).sum();
+    assert_eq!(events, 90);
+    assert_eq!(v["fairness"]["events_avg"], 30.0);
+    assert!(v["fairness"]["busy_avg_s"].as_f64().unwrap() >= 0.0);
+    let reprint = text(&ok(dbrig(out.path(), &["report", "1"])));
+    assert!(
+        reprint.contains("Threads fairness:\n    events (avg/stddev):           30.0000/"),
+        "{reprint}"
+    );
+    assert!(
+        reprint.contains("    execution time (avg/stddev):   "),
+        "{reprint}"
+    );
+}

@@ -75,3 +75,42 @@ fn tables_errors() {
     let out = tempfile::tempdir().unwrap();
     missing_and_existing_tables(&db.url(), out.path());
 }
+
+/// libpq's variables fill what a PostgreSQL URL leaves out (`postgres://` alone names
+/// PGHOST's server), and a PGSSLMODE asking for TLS is said to be ignored.
+#[test]
+fn libpq_variables_fill_the_url() {
+    let db = TestDb::new("pgenv");
+    let out = tempfile::tempdir().unwrap();
+    let o = crate::ok(
+        Command::new(env!("CARGO_BIN_EXE_dbrig"))
+            .args([
+                "prepare",
+                "oltp_point_select",
+                "--target",
+                "postgres://",
+                "--table-size",
+                "100",
+                "--format",
+                "json",
+            ])
+            .arg(format!("--out={}", out.path().display()))
+            .env("PGHOST", "127.0.0.1")
+            .env("PGPORT", "5432")
+            .env("PGUSER", "postgres")
+            .env("PGDATABASE", &db.0)
+            .env("PGSSLMODE", "require")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        crate::json(&o)["target"],
+        format!("postgres://postgres@127.0.0.1:5432/{}", db.0)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("PGSSLMODE=require is ignored: dbrig connects to PostgreSQL without TLS"),
+        "{}",
+        crate::text(&o)
+    );
+}

@@ -95,7 +95,7 @@ fn load(out: &std::path::Path, target: &str, keys: &str) -> serde_json::Value {
             "{step}: {v}"
         );
     }
-    eprintln!("load {target} ({keys}): {} s", v["total_seconds"]);
+    eprintln!("load {target} ({keys}): {} s", v["total_s"]);
     v
 }
 
@@ -127,8 +127,9 @@ fn power(out: &std::path::Path, target: &str) -> serde_json::Value {
     secs.iter_mut().for_each(|s| *s = s.max(floor));
     let geomean = (secs.iter().map(|s| s.ln()).sum::<f64>() / 24.0).exp();
     let power = v["power_at_size"].as_f64().unwrap();
+    // Printed by the one rounding rule (4 decimals).
     assert!(
-        (power - 3600.0 * 0.01 / geomean).abs() < 1e-6 * power,
+        (power - 3600.0 * 0.01 / geomean).abs() < 1e-4 * power,
         "{power}: {v}"
     );
     eprintln!("power {target}: Power@Size {power}");
@@ -419,15 +420,16 @@ fn throughput_two_streams_on_three_engines() {
         // The power run used set 1; the pairs take the next two.
         assert_eq!(pairs[0]["refresh_set"], 2);
         assert_eq!(pairs[1]["refresh_set"], 3);
+        // Ts and the figures are printed by the one rounding rule (4 decimals).
         let ts = v["ts_seconds"].as_f64().unwrap();
         let tput = v["throughput_at_size"].as_f64().unwrap();
         assert!(
-            (tput - 2.0 * 22.0 * 3600.0 / ts * 0.01).abs() < 1e-6 * tput,
+            (tput - 2.0 * 22.0 * 3600.0 / ts * 0.01).abs() < 1e-3 * tput,
             "{v}"
         );
         let power = v["power_at_size"].as_f64().unwrap();
         let qphh = v["qphh_at_size"].as_f64().unwrap();
-        assert!((qphh - (power * tput).sqrt()).abs() < 1e-6 * qphh, "{v}");
+        assert!((qphh - (power * tput).sqrt()).abs() < 1e-3 * qphh, "{v}");
         eprintln!("throughput {t}: Throughput@Size {tput:.1}, QphH@Size {qphh:.1}");
     }
     // The text report: stream table and metrics; stored as a run.

@@ -1,0 +1,218 @@
+//! How a load (OLTP `prepare`, `tpch load`, a plan's prepare step) reports as it goes: the
+//! step lines it says and the rows of each table loaded against the rows planned. The library
+//! never prints; the binary renders what it hears (a bar per table on a terminal, plain lines on
+//! a pipe), the executor forwards it to its observer, tests collect it.
+//!
+//! Loader tasks are spawned (`'static`) and may run on a driver's own thread (SQLite), so they
+//! cannot hold the caller's reporter: they count into a [`RowMeter`]'s shared counters, and the
+//! load's own task reads the counters a few times a second while it waits for the loaders
+//! ([`RowMeter::watch`]) and hands them to the reporter.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// One table's rows so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRows {
+    pub table: String,
+    /// Rows loaded so far.
+    pub loaded: u64,
+    /// Rows the load will write (an estimate where a generator decides, as TPC-H's lineitem).
+    pub planned: u64,
+}
+
+/// Where a load reports. A plain `Fn(&str)` is a reporter that only says lines.
+pub trait LoadProgress: Sync {
+    /// A step's line (`created table sbtest1`).
+    fn say(&self, line: &str);
+    /// Every table's rows so far, a few times a second while rows load, and a last time with
+    /// `finished` when the loaders are done (the counts are then exact).
+    fn rows(&self, _tables: &[TableRows], _finished: bool) {}
+}
+
+impl<F: Fn(&str) + Sync> LoadProgress for F {
+    fn say(&self, line: &str) {
+        self(line)
+    }
+}
+
+/// How often a watched load reports its rows.
+const REPORT_EVERY: Duration = Duration::from_millis(250);
+
+/// Rows a loader counts before it adds them to its table's shared counter: loaders of one
+/// table would otherwise contend on the counter for every row.
+const FLUSH_ROWS: u64 = 4096;
+
+/// The rows of a load's tables, counted by its loaders.
+#[derive(Debug, Default)]
+pub struct RowMeter {
+    tables: Vec<(String, u64, Arc<AtomicU64>)>,
+}
+
+impl RowMeter {
+    /// A meter for `tables`, each with the rows planned for it.
+    pub fn new(tables: impl IntoIterator<Item = (String, u64)>) -> RowMeter {
+        RowMeter {
+            tables: tables
+                .into_iter()
+                .map(|(t, planned)| (t, planned, Arc::new(AtomicU64::new(0))))
+                .collect(),
+        }
+    }
+
+    /// The counter a loader of `table` adds to (a detached one for a table the meter does not
+    /// know: counting is never an error).
+    pub fn counter(&self, table: &str) -> RowCounter {
+        RowCounter(
+            self.tables
+                .iter()
+                .find(|(t, _, _)| t == table)
+                .map(|(_, _, c)| Arc::clone(c))
+                .unwrap_or_default(),
+        )
+    }
+
+    pub fn snapshot(&self) -> Vec<TableRows> {
+        self.tables
+            .iter()
+            .map(|(t, planned, c)| TableRows {
+                table: t.clone(),
+                loaded: c.load(Ordering::Relaxed),
+                planned: *planned,
+            })
+            .collect()
+    }
+
+    /// Await `work` (the loaders), reporting the rows to `progress` every [`REPORT_EVERY`]
+    /// meanwhile and once more, finished, when it is done.
+    pub async fn watch<T>(&self, progress: &dyn LoadProgress, work: impl Future<Output = T>) -> T {
+        tokio::pin!(work);
+        let mut tick = tokio::time::interval(REPORT_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let out = loop {
+            tokio::select! {
+                out = &mut work => break out,
+                _ = tick.tick() => progress.rows(&self.snapshot(), false),
+            }
+        };
+        progress.rows(&self.snapshot(), true);
+        out
+    }
+}
+
+/// A loader's handle on its table's row counter.
+#[derive(Debug, Clone, Default)]
+pub struct RowCounter(Arc<AtomicU64>);
+
+impl RowCounter {
+    pub fn add(&self, rows: u64) {
+        self.0.fetch_add(rows, Ordering::Relaxed);
+    }
+
+    /// `rows`, counted as they are taken (in batches of [`FLUSH_ROWS`], the rest when the
+    /// iterator is dropped).
+    pub fn count<I: Iterator>(self, rows: I) -> Counted<I> {
+        Counted {
+            rows,
+            counter: self,
+            pending: 0,
+        }
+    }
+}
+
+/// An iterator that counts the items taken from it into a [`RowCounter`].
+pub struct Counted<I> {
+    rows: I,
+    counter: RowCounter,
+    pending: u64,
+}
+
+impl<I: Iterator> Iterator for Counted<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.rows.next();
+        if item.is_some() {
+            self.pending += 1;
+            if self.pending >= FLUSH_ROWS {
+                self.counter.add(std::mem::take(&mut self.pending));
+            }
+        }
+        item
+    }
+}
+
+impl<I> Drop for Counted<I> {
+    fn drop(&mut self) {
+        self.counter.add(self.pending);
+    }
+}
+
+/// What a load reported, for tests: its lines and its row reports.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct Heard {
+    pub lines: std::sync::Mutex<Vec<String>>,
+    pub rows: std::sync::Mutex<Vec<(Vec<TableRows>, bool)>>,
+}
+
+#[cfg(test)]
+impl LoadProgress for Heard {
+    fn say(&self, line: &str) {
+        self.lines.lock().unwrap().push(line.to_owned());
+    }
+    fn rows(&self, tables: &[TableRows], finished: bool) {
+        self.rows.lock().unwrap().push((tables.to_vec(), finished));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counted_rows_reach_their_table() {
+        let meter = RowMeter::new([("a".to_owned(), 10_000), ("b".to_owned(), 5)]);
+        let taken = meter.counter("a").count(0..10_000).count();
+        assert_eq!(taken, 10_000);
+        meter.counter("b").count(0..3).for_each(drop);
+        meter.counter("unknown").add(7);
+        assert_eq!(
+            meter.snapshot(),
+            vec![
+                TableRows {
+                    table: "a".into(),
+                    loaded: 10_000,
+                    planned: 10_000
+                },
+                TableRows {
+                    table: "b".into(),
+                    loaded: 3,
+                    planned: 5
+                },
+            ]
+        );
+    }
+
+    /// The last report is the finished one, with the final counts.
+    #[tokio::test]
+    async fn a_watched_load_ends_with_its_final_counts() {
+        let meter = RowMeter::new([("t".to_owned(), 2)]);
+        let counter = meter.counter("t");
+        let seen = Heard::default();
+        let out = meter
+            .watch(&seen, async move {
+                counter.add(2);
+                42
+            })
+            .await;
+        assert_eq!(out, 42);
+        let seen = seen.rows.into_inner().unwrap();
+        let (last, finished) = seen.last().unwrap();
+        assert!(finished);
+        assert_eq!(last[0].loaded, 2);
+        assert_eq!(seen.iter().filter(|(_, f)| *f).count(), 1);
+    }
+}
