@@ -2,7 +2,6 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use dbrig_store::{Store, TrialStatus};
 
@@ -167,7 +166,7 @@ fn ctrl_c_saves_the_trial_and_resume_finishes_without_duplicates() {
     let out = tempfile::tempdir().unwrap();
     let plan = out.path().join("plan.toml");
     std::fs::write(&plan, plan_text("mock:?latency_us=200", 2, 0.8)).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbrig"))
         .args([
             "run",
             plan.to_str().unwrap(),
@@ -179,31 +178,13 @@ fn ctrl_c_saves_the_trial_and_resume_finishes_without_duplicates() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Interrupt once at least one trial is stored (however slow a busy machine is).
-    let results = out.path().join("results.db");
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(300));
-        let ready = results.exists()
-            && Store::open(&results)
-                .ok()
-                .and_then(|s| s.latest_run_id().ok().flatten())
-                .is_some()
-            && stored_trials(&results)
-                .iter()
-                .any(|t| t.4 == TrialStatus::Done);
-        if ready {
-            break;
-        }
-    }
-    std::thread::sleep(Duration::from_millis(400));
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    // Interrupt once the first trial is stored (its line on stderr), however slow a busy
+    // machine is: no fixed wait.
+    let (seen, rest) = crate::stderr_until(&mut child, |l| l.starts_with("dbrig: [1/16 "));
+    crate::interrupt(&child);
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let err = seen.join("\n") + "\n" + &rest.join().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{err}");
     let before = stored_trials(&out.path().join("results.db"));
     let done_before = before.iter().filter(|t| t.4 == TrialStatus::Done).count();
     assert!((1..16).contains(&done_before), "{before:?}");
