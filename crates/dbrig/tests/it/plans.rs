@@ -431,11 +431,15 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
             match c.workload.as_str() {
                 "scan_filter" => {
                     assert_eq!(extra["micro"]["benchmark"], "scan_filter");
-                    assert!(
-                        extra["micro"]["items"][0]["rows_per_second"]
-                            .as_f64()
-                            .unwrap()
-                            > 0.0
+                    // The plan's 20000 rows over the one run's seconds.
+                    let item = &extra["micro"]["items"][0];
+                    assert_eq!(item["rows"], 20000, "{item}");
+                    let secs = item["seconds"][0].as_f64().unwrap();
+                    assert_eq!(item["seconds"].as_array().map(Vec::len), Some(1), "{item}");
+                    assert_eq!(
+                        item["rows_per_second"].as_f64(),
+                        Some(20000.0 / secs),
+                        "{item}"
                     );
                 }
                 "tpch_power" => {
@@ -635,7 +639,15 @@ refresh = true
         let tp = &crate::trial_json(t)["tpch_throughput"];
         assert_eq!(tp["streams"], 2);
         assert_eq!(tp["query_streams"].as_array().unwrap().len(), 2);
-        assert!(tp["throughput_at_size"].as_f64().unwrap() > 0.0);
+        // (S × 22 × 3600 / Ts) × SF with this trial's own Ts, S = 2, SF = 0.01.
+        let ts = tp["ts_seconds"].as_f64().unwrap();
+        assert!(ts > 0.0, "{tp}");
+        let expected = 2.0 * 22.0 * 3600.0 / ts * 0.01;
+        let got = tp["throughput_at_size"].as_f64().unwrap();
+        assert!(
+            (got - expected).abs() <= 1e-9 * expected,
+            "{got} ≠ {expected}: {tp}"
+        );
     }
 }
 
