@@ -536,6 +536,9 @@ mod tests {
         assert!(!shown.contains("s3cr"), "{shown}");
         assert!(shown.contains("root:***@127.0.0.1:3306/test"));
         assert_eq!(url_password(&t), Some("s3cr!t"));
+        // A secret itself prints as a mask, never as nothing: a reader sees one is set.
+        let secret = Secret::new("s3cr!t");
+        assert_eq!(format!("{secret} {secret:?}"), "*** ***");
         let e = Target::parse("ftp://u:hunter2@h/x").unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -711,6 +714,8 @@ mod tests {
             ("oracle://h/db", "unknown scheme"),
             ("127.0.0.1:3306", "expected"),
             ("mysql://h/db?ssl=1", "unknown URL parameter"),
+            // An empty socket path is no socket (not "connect to the path ''").
+            ("mysql://root@/db?socket=", "unknown URL parameter 'socket='"),
             ("mysql://h/te;st", "database name"),
             ("sqlite:", "missing file path"),
         ] {
