@@ -715,7 +715,10 @@ mod tests {
             ("127.0.0.1:3306", "expected"),
             ("mysql://h/db?ssl=1", "unknown URL parameter"),
             // An empty socket path is no socket (not "connect to the path ''").
-            ("mysql://root@/db?socket=", "unknown URL parameter 'socket='"),
+            (
+                "mysql://root@/db?socket=",
+                "unknown URL parameter 'socket='",
+            ),
             ("mysql://h/te;st", "database name"),
             ("sqlite:", "missing file path"),
         ] {
