@@ -1091,6 +1091,18 @@ mod tests {
         assert_eq!(mw(&[1.0], &[]).p_value, 1.0);
         assert_eq!(mw(&[], &[]).p_value, 1.0);
         assert_eq!(mw(&[1.0], &[1.0]).p_value, 1.0);
+        // An empty side is no test at all, whatever the other holds (ties, or 50 values and
+        // more, would otherwise take the normal approximation).
+        let none = MannWhitney {
+            u: 0.0,
+            p_value: 1.0,
+            exact: true,
+        };
+        let many: Vec<f64> = (0..60).map(f64::from).collect();
+        for side in [&[1.0, 1.0, 2.0][..], &many] {
+            assert_eq!(mw(side, &[]), none);
+            assert_eq!(mw(&[], side), none);
+        }
     }
 
     #[test]

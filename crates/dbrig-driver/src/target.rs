@@ -591,6 +591,12 @@ mod tests {
         }
         let t = Target::parse("mysql://a%40b%3Ac@[::1]:3307/db").unwrap();
         assert_eq!(t.to_string(), "mysql://a%40b%3Ac@[::1]:3307/db");
+        // A mock without options prints bare, with them after '?'.
+        assert_eq!(Target::parse("mock:").unwrap().to_string(), "mock:");
+        assert_eq!(
+            Target::parse("mock:?latency_us=5").unwrap().to_string(),
+            "mock:?latency_us=5"
+        );
         assert_eq!(t.tcp_endpoint(), Some(("::1", 3307)));
     }
 
