@@ -1114,6 +1114,12 @@ mod tests {
         let r = mw(&a, &b);
         assert!(!r.exact);
         assert!(r.p_value > 0.0 && r.p_value < 1e-19, "{}", r.p_value);
+        // R's bound: exact while both sides have fewer than 50 values, 50 on either side
+        // takes the normal approximation.
+        let n = |k: u32, from: u32| (from..from + k).map(f64::from).collect::<Vec<f64>>();
+        assert!(mw(&n(49, 0), &n(49, 100)).exact);
+        assert!(!mw(&n(50, 0), &n(3, 100)).exact);
+        assert!(!mw(&n(3, 0), &n(50, 100)).exact);
     }
 
     #[test]

@@ -598,6 +598,9 @@ mod tests {
             "mock:?latency_us=5"
         );
         assert_eq!(t.tcp_endpoint(), Some(("::1", 3307)));
+        // A bracketed IPv6 host without a port takes the default one.
+        let t = Target::parse("mysql://root@[::1]/db").unwrap();
+        assert_eq!(t.tcp_endpoint(), Some(("::1", 3306)));
     }
 
     #[test]
@@ -720,6 +723,7 @@ mod tests {
             ("oracle://h/db", "unknown scheme"),
             ("127.0.0.1:3306", "expected"),
             ("mysql://h/db?ssl=1", "unknown URL parameter"),
+            ("mysql://root@[::1]x/db", "unexpected 'x' after host"),
             // An empty socket path is no socket (not "connect to the path ''").
             (
                 "mysql://root@/db?socket=",
