@@ -720,6 +720,7 @@ mod tests {
     fn rejects_bad_urls_with_a_reason() {
         for (url, needle) in [
             ("mysql://h:99999/db", "port"),
+            ("mysql://h:0/db", "port '0' is not a number from 1 to 65535"),
             ("oracle://h/db", "unknown scheme"),
             ("127.0.0.1:3306", "expected"),
             ("mysql://h/db?ssl=1", "unknown URL parameter"),
