@@ -1055,6 +1055,69 @@ name = "oltp_read_only"
         assert!(e.one_line().contains("noise-bnad"), "{e}");
     }
 
+    /// Every part of the matrix is needed: no configuration, no workload or no client count
+    /// is one plan error (each on its own, not only all three at once).
+    #[test]
+    fn a_plan_without_configurations_workloads_or_clients_is_refused() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        for set in ["clients=[]", "workload=[]", "configuration=[]"] {
+            let (_d, p) = write(PLAN);
+            let e = load(&p, &defines, &[set.into()]).unwrap_err().one_line();
+            assert!(
+                e.contains("a plan needs at least one [[configuration]], one [[workload]] and one client count"),
+                "{set}: {e}"
+            );
+        }
+    }
+
+    /// A configuration on a managed server resolves when a `[[server]]` defines it (no target:
+    /// its port is known only once started), and names the missing one otherwise.
+    #[test]
+    fn a_configuration_names_a_defined_server() {
+        let text = r#"
+name = "m"
+clients = [1]
+[[server]]
+name = "m1"
+engine = "mariadb"
+[[configuration]]
+name = "A"
+server = "m1"
+params = ["max_connections=77"]
+[[workload]]
+name = "oltp_point_select"
+"#;
+        let (_d, p) = write(text);
+        let plan = load(&p, &[], &[]).unwrap();
+        let a = &plan.configurations[0];
+        assert_eq!(
+            (a.target.is_none(), a.server.as_deref()),
+            (true, Some("m1"))
+        );
+        assert_eq!(a.describe(), "server:m1 max_connections=77");
+        let (_d, p) = write(&text.replace("server = \"m1\"", "server = \"m2\""));
+        let e = load(&p, &[], &[]).unwrap_err().one_line();
+        assert!(
+            e.contains("configuration 'A' names server 'm2', which no [[server]] defines"),
+            "{e}"
+        );
+    }
+
+    /// A label must show: blank or holding a control character, it is refused.
+    #[test]
+    fn a_label_that_does_not_show_is_refused() {
+        for label in ["   ", "a\\tb", "x\\u0007"] {
+            let (_d, p) = write(&format!("{PLAN}label = \"{label}\"\n"));
+            let e = load(&p, &["B_TARGET=mock:".into()], &[])
+                .unwrap_err()
+                .one_line();
+            assert!(
+                e.contains("is not a name (give it a few visible characters)"),
+                "{label:?}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn placeholder_without_value_names_file_and_line() {
         let (_d, p) = write(PLAN);
