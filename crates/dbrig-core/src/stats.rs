@@ -4,9 +4,9 @@
 //! Every input slice holds one value per **trial** (never per-second samples of one trial: those
 //! are not independent). All functions are pure and deterministic (no resampling, no random
 //! numbers) and never panic on tiny or empty inputs. A NaN or infinite trial value is refused
-//! where it enters ([`finite`]): [`summarize`] and [`median`] give nothing, [`compare`] calls
-//! no verdict ([`Verdict::TooFewTrials`], counting only finite trials) and [`holm`] keeps a NaN
-//! p-value NaN. (Sorting alone would put a NaN first or last by its sign bit and let it pass as
+//! where it enters ([`finite`]): [`summarize`], [`median`] and [`mann_whitney`] give nothing,
+//! [`compare`] calls no verdict ([`Verdict::TooFewTrials`], counting only finite trials) and
+//! [`holm`] keeps a NaN p-value NaN. (Sorting alone would put a NaN first or last by its sign bit and let it pass as
 //! a stable trial.)
 //!
 //! Methods and where they come from:
@@ -273,15 +273,19 @@ pub struct MannWhitney {
 ///   σ² = n₁n₂/12 · ((N+1) − Σ(t³−t)/(N(N−1))), and continuity correction ½ towards the mean.
 ///   If σ = 0 (all values equal) p = 1.
 ///
-/// An empty side gives u = 0 and p = 1 (no evidence either way).
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> MannWhitney {
+/// An empty side gives u = 0 and p = 1 (no evidence either way). `None` when a value is not
+/// [`finite`]: a NaN has no rank (sorting would place it by its sign bit).
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
+    if !finite(a) || !finite(b) {
+        return None;
+    }
     let (n1, n2) = (a.len(), b.len());
     if n1 == 0 || n2 == 0 {
-        return MannWhitney {
+        return Some(MannWhitney {
             u: 0.0,
             p_value: 1.0,
             exact: true,
-        };
+        });
     }
     let ranked = rank_all(a, b);
     let r1: f64 = ranked.ranks[..n1].iter().sum();
@@ -295,11 +299,11 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> MannWhitney {
         // P(U ≥ u) = P(U ≤ n₁n₂ − u) by symmetry.
         let upper = cdf[n1 * n2 - u_int];
         let p = (2.0 * lower.min(upper)).min(1.0);
-        return MannWhitney {
+        return Some(MannWhitney {
             u,
             p_value: p,
             exact: true,
-        };
+        });
     }
 
     let nn = n1f + n2f;
@@ -319,11 +323,11 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> MannWhitney {
         let z = (d - correction) / var.sqrt();
         (2.0 * normal_sf(z.abs())).min(1.0)
     };
-    MannWhitney {
+    Some(MannWhitney {
         u,
         p_value: p,
         exact: false,
-    }
+    })
 }
 
 struct Ranked {
@@ -596,7 +600,8 @@ pub struct CompareOptions {
     /// is computed at confidence 1 − alpha. Default 0.05.
     pub alpha: f64,
     /// Relative changes whose interval reaches into ±noise_band are not called. Default 0.01
-    /// (criterion's default noise threshold).
+    /// (criterion's default noise threshold). A fraction ≥ 0: where a plan or a report sets
+    /// it, in percent, [`noise_band_from_percent`] checks it.
     pub noise_band: f64,
     /// Throughput: `true`; latency / seconds: `false`.
     pub higher_is_better: bool,
@@ -616,6 +621,14 @@ impl CompareOptions {
             min_trials: 4,
         }
     }
+}
+
+/// A noise band given in percent (a plan's `[report] noise-band`, `dbrig report
+/// --noise-band`) as the fraction [`CompareOptions::noise_band`] holds: `Some(percent / 100)`
+/// for a finite percentage ≥ 0, `None` otherwise — a negative band would call changes whose
+/// interval lies inside the noise, and a NaN would silently call none.
+pub fn noise_band_from_percent(percent: f64) -> Option<f64> {
+    (percent.is_finite() && percent >= 0.0).then_some(percent / 100.0)
 }
 
 /// Result of comparing baseline A with candidate B.
@@ -653,9 +666,14 @@ pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
         _ => None,
     };
     let min = opts.min_trials.max(1);
-    // A side holding a NaN or infinite value has no verdict: its finite trials are counted,
-    // none is guessed from the rest.
-    if a.len() < min || b.len() < min || !finite(a) || !finite(b) {
+    // A side holding a NaN or infinite value has no verdict (the test refuses it): its finite
+    // trials are counted, none is guessed from the rest.
+    let test = if a.len() < min || b.len() < min {
+        None
+    } else {
+        mann_whitney(a, b)
+    };
+    let Some(test) = test else {
         let count = |s: &[f64]| s.iter().filter(|x| x.is_finite()).count();
         return Comparison {
             n_a: count(a),
@@ -667,8 +685,8 @@ pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
             p_adjusted: None,
             verdict: Verdict::TooFewTrials,
         };
-    }
-    let p = mann_whitney(a, b).p_value;
+    };
+    let p = test.p_value;
     let est = ratio_estimate(a, b, 1.0 - opts.alpha);
     let delta_ci = est.and_then(|e| e.ci);
     Comparison {
@@ -749,6 +767,11 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    /// The test on finite values (which it always accepts).
+    fn mw(a: &[f64], b: &[f64]) -> MannWhitney {
+        mann_whitney(a, b).expect("finite values")
     }
 
     macro_rules! assert_close {
@@ -1006,40 +1029,36 @@ mod tests {
     #[test]
     fn mann_whitney_exact_small() {
         // 3 vs 3 completely separated: U = 0, P(U ≤ 0) = 1/20 → p = 2/20 = 0.1.
-        let r = mann_whitney(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
+        let r = mw(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
         assert!(r.exact);
         assert_eq!(r.u, 0.0);
         assert_close!(r.p_value, 0.1, 1e-12);
         // Reversed: U = 9 = n₁n₂, P(U ≥ 9) = 1/20 → same p.
-        let r = mann_whitney(&[4.0, 5.0, 6.0], &[1.0, 2.0, 3.0]);
+        let r = mw(&[4.0, 5.0, 6.0], &[1.0, 2.0, 3.0]);
         assert_eq!(r.u, 9.0);
         assert_close!(r.p_value, 0.1, 1e-12);
         // 3 vs 3, a = [1,2,4], b = [3,5,6]: U = 1 (only 4 > 3); P(U ≤ 1) = 2/20 → p = 0.2.
-        let r = mann_whitney(&[1.0, 2.0, 4.0], &[3.0, 5.0, 6.0]);
+        let r = mw(&[1.0, 2.0, 4.0], &[3.0, 5.0, 6.0]);
         assert_eq!(r.u, 1.0);
         assert_close!(r.p_value, 0.2, 1e-12);
         // 4 vs 4 separated: p = 2/70 = 0.028571…
-        let r = mann_whitney(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0]);
+        let r = mw(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0]);
         assert_eq!(r.u, 0.0);
         assert_close!(r.p_value, 2.0 / 70.0, 1e-12);
         assert_close!(r.p_value, 0.0286, 1e-4);
         // 4 vs 4, a = [1,2,3,5], b = [4,6,7,8]: U = 1; P(U ≤ 1) = 2/70 → p = 4/70.
-        let r = mann_whitney(&[1.0, 2.0, 3.0, 5.0], &[4.0, 6.0, 7.0, 8.0]);
+        let r = mw(&[1.0, 2.0, 3.0, 5.0], &[4.0, 6.0, 7.0, 8.0]);
         assert_eq!(r.u, 1.0);
         assert_close!(r.p_value, 4.0 / 70.0, 1e-12);
         // 4 vs 4 interleaved: a = [1,4,5,8], b = [2,3,6,7]: U = 0+2+2+4 = 8 = n₁n₂/2;
         // P(U ≤ 8) = 39/70 → 2·39/70 > 1 → p = 1.
-        let r = mann_whitney(&[1.0, 4.0, 5.0, 8.0], &[2.0, 3.0, 6.0, 7.0]);
+        let r = mw(&[1.0, 4.0, 5.0, 8.0], &[2.0, 3.0, 6.0, 7.0]);
         assert_eq!(r.u, 8.0);
         assert_eq!(r.p_value, 1.0);
         // 1 vs 1: P(U ≤ 0) = 1/2 → p = 1.
-        assert_eq!(mann_whitney(&[1.0], &[2.0]).p_value, 1.0);
+        assert_eq!(mw(&[1.0], &[2.0]).p_value, 1.0);
         // 2 vs 3 separated: 1/C(5,2) = 1/10 → p = 0.2.
-        assert_close!(
-            mann_whitney(&[1.0, 2.0], &[3.0, 4.0, 5.0]).p_value,
-            0.2,
-            1e-12
-        );
+        assert_close!(mw(&[1.0, 2.0], &[3.0, 4.0, 5.0]).p_value, 0.2, 1e-12);
     }
 
     #[test]
@@ -1048,13 +1067,13 @@ mod tests {
         // 4 → 7, 5 → 8. R₁ = 1+3+3+5.5 = 12.5, U = 12.5 − 10 = 2.5. E[U] = 8.
         // Ties: (27−3) + (8−2) = 30 → σ² = 16/12·(9 − 30/56) = 11.2857…, σ = 3.35942.
         // z = (2.5 − 8 + 0.5)/σ = −1.48835 → p = 2Φ(−1.48835) = erfc(1.48835/√2) = 0.136658.
-        let r = mann_whitney(&[1.0, 2.0, 2.0, 3.0], &[2.0, 3.0, 4.0, 5.0]);
+        let r = mw(&[1.0, 2.0, 2.0, 3.0], &[2.0, 3.0, 4.0, 5.0]);
         assert!(!r.exact);
         assert_eq!(r.u, 2.5);
         assert_close!(r.p_value, 0.136_658_247_738, 1e-9);
         // Tie only inside a: a = [1,1,2,3], b = [5,6,7,8] separated: U = 0, ties 2³−2 = 6,
         // σ² = 16/12·(9 − 6/56) = 11.857, z = (0 − 8 + 0.5)/3.44342 = −2.17807 → p = 0.029401.
-        let r = mann_whitney(&[1.0, 1.0, 2.0, 3.0], &[5.0, 6.0, 7.0, 8.0]);
+        let r = mw(&[1.0, 1.0, 2.0, 3.0], &[5.0, 6.0, 7.0, 8.0]);
         assert!(!r.exact);
         assert_close!(r.p_value, 0.029_401_048, 1e-8);
     }
@@ -1063,15 +1082,27 @@ mod tests {
     fn mann_whitney_identical_and_empty() {
         // Identical samples: every value tied in pairs, U = 8 = E[U] → z = 0 → p = 1.
         let x = [1.0, 2.0, 3.0, 4.0];
-        let r = mann_whitney(&x, &x);
+        let r = mw(&x, &x);
         assert_eq!(r.u, 8.0);
         assert_eq!(r.p_value, 1.0);
         // All values equal: σ = 0 → p = 1.
-        assert_eq!(mann_whitney(&[5.0; 4], &[5.0; 4]).p_value, 1.0);
-        assert_eq!(mann_whitney(&[], &[1.0]).p_value, 1.0);
-        assert_eq!(mann_whitney(&[1.0], &[]).p_value, 1.0);
-        assert_eq!(mann_whitney(&[], &[]).p_value, 1.0);
-        assert_eq!(mann_whitney(&[1.0], &[1.0]).p_value, 1.0);
+        assert_eq!(mw(&[5.0; 4], &[5.0; 4]).p_value, 1.0);
+        assert_eq!(mw(&[], &[1.0]).p_value, 1.0);
+        assert_eq!(mw(&[1.0], &[]).p_value, 1.0);
+        assert_eq!(mw(&[], &[]).p_value, 1.0);
+        assert_eq!(mw(&[1.0], &[1.0]).p_value, 1.0);
+        // An empty side is no test at all, whatever the other holds (ties, or 50 values and
+        // more, would otherwise take the normal approximation).
+        let none = MannWhitney {
+            u: 0.0,
+            p_value: 1.0,
+            exact: true,
+        };
+        let many: Vec<f64> = (0..60).map(f64::from).collect();
+        for side in [&[1.0, 1.0, 2.0][..], &many] {
+            assert_eq!(mw(side, &[]), none);
+            assert_eq!(mw(&[], side), none);
+        }
     }
 
     #[test]
@@ -1080,9 +1111,15 @@ mod tests {
         // = −9.4449 → p ≈ 3.6e-21 (tiny, finite, positive).
         let a: Vec<f64> = (0..60).map(f64::from).collect();
         let b: Vec<f64> = (100..160).map(f64::from).collect();
-        let r = mann_whitney(&a, &b);
+        let r = mw(&a, &b);
         assert!(!r.exact);
         assert!(r.p_value > 0.0 && r.p_value < 1e-19, "{}", r.p_value);
+        // R's bound: exact while both sides have fewer than 50 values, 50 on either side
+        // takes the normal approximation.
+        let n = |k: u32, from: u32| (from..from + k).map(f64::from).collect::<Vec<f64>>();
+        assert!(mw(&n(49, 0), &n(49, 100)).exact);
+        assert!(!mw(&n(50, 0), &n(3, 100)).exact);
+        assert!(!mw(&n(3, 0), &n(50, 100)).exact);
     }
 
     #[test]
@@ -1232,6 +1269,31 @@ mod tests {
         // B smaller: CI [90/103 − 1, 93/100 − 1] = [−0.126, −0.07] < −1 %.
         assert_eq!(compare(&A, &B_DOWN, &lat).verdict, Verdict::Improvement);
         assert_eq!(compare(&A, &B_DOWN, &tput).verdict, Verdict::Regression);
+    }
+
+    /// Called directly, the test refuses what has no rank; the same values finite pass.
+    #[test]
+    fn mann_whitney_refuses_nan_and_infinite_values() {
+        let a = [1.0, 2.0, 3.0, 4.0];
+        for bad in [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let b = [5.0, 6.0, 7.0, bad];
+            assert_eq!(mann_whitney(&a, &b), None, "{bad}");
+            assert_eq!(mann_whitney(&b, &a), None, "{bad}");
+            // Empty on the other side: still refused (not the empty side's p = 1).
+            assert_eq!(mann_whitney(&[], &b), None, "{bad}");
+            assert_eq!(mann_whitney(&b, &[]), None, "{bad}");
+        }
+        assert_eq!(mw(&a, &[5.0, 6.0, 7.0, 8.0]).u, 0.0);
+    }
+
+    #[test]
+    fn noise_band_in_percent_is_finite_and_not_negative() {
+        assert_eq!(noise_band_from_percent(2.0), Some(0.02));
+        assert_eq!(noise_band_from_percent(0.0), Some(0.0));
+        assert_eq!(noise_band_from_percent(250.0), Some(2.5));
+        for bad in [-0.5, -1e-300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(noise_band_from_percent(bad), None, "{bad}");
+        }
     }
 
     #[test]

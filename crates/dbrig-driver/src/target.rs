@@ -626,6 +626,9 @@ mod tests {
         assert!(!shown.contains("s3cr"), "{shown}");
         assert!(shown.contains("root:***@127.0.0.1:3306/test"));
         assert_eq!(url_password(&t), Some("s3cr!t"));
+        // A secret itself prints as a mask, never as nothing: a reader sees one is set.
+        let secret = Secret::new("s3cr!t");
+        assert_eq!(format!("{secret} {secret:?}"), "*** ***");
         let e = Target::parse("ftp://u:hunter2@h/x").unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -678,7 +681,16 @@ mod tests {
         }
         let t = Target::parse("mysql://a%40b%3Ac@[::1]:3307/db").unwrap();
         assert_eq!(t.to_string(), "mysql://a%40b%3Ac@[::1]:3307/db");
+        // A mock without options prints bare, with them after '?'.
+        assert_eq!(Target::parse("mock:").unwrap().to_string(), "mock:");
+        assert_eq!(
+            Target::parse("mock:?latency_us=5").unwrap().to_string(),
+            "mock:?latency_us=5"
+        );
         assert_eq!(t.tcp_endpoint(), Some(("::1", 3307)));
+        // A bracketed IPv6 host without a port takes the default one.
+        let t = Target::parse("mysql://root@[::1]/db").unwrap();
+        assert_eq!(t.tcp_endpoint(), Some(("::1", 3306)));
     }
 
     #[test]
@@ -798,9 +810,16 @@ mod tests {
     fn rejects_bad_urls_with_a_reason() {
         for (url, needle) in [
             ("mysql://h:99999/db", "port"),
+            ("mysql://h:0/db", "port '0' is not a number from 1 to 65535"),
             ("oracle://h/db", "unknown scheme"),
             ("127.0.0.1:3306", "expected"),
             ("mysql://h/db?ssl=1", "unknown URL parameter"),
+            ("mysql://root@[::1]x/db", "unexpected 'x' after host"),
+            // An empty socket path is no socket (not "connect to the path ''").
+            (
+                "mysql://root@/db?socket=",
+                "unknown URL parameter 'socket='",
+            ),
             ("mysql://h/te;st", "database name"),
             ("sqlite:", "missing file path"),
         ] {

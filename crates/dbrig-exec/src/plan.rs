@@ -10,6 +10,8 @@
 //! order = "interleaved"  # A B A B …; or "shuffled" with `seed`
 //! baseline = "A"
 //! [run]                  # run options for every trial (rand-type, report-interval, …)
+//! [report]
+//! noise-band = 2.0       # percent: changes within ±2 % are not called (default 1)
 //! [[configuration]]
 //! name = "A"
 //! target = "mysql://root@127.0.0.1:3306/test"
@@ -160,6 +162,19 @@ pub struct PlanFile {
     pub server: Vec<dbrig_server::ServerDef>,
     #[serde(default)]
     pub environment: EnvironmentFile,
+    /// How the plan's report calls changes (`dbrig report` options override it).
+    #[serde(default)]
+    pub report: ReportFile,
+}
+
+/// `[report]`: how the plan's report calls changes. Stored with the resolved plan, so
+/// `dbrig report RUN` calls them the same way later.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ReportFile {
+    /// Changes whose interval reaches into ±this many percent are not called (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_band: Option<f64>,
 }
 
 fn three() -> u32 {
@@ -768,6 +783,14 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
             hooks: c.hooks.clone(),
         });
     }
+    if let Some(band) = file.report.noise_band
+        && dbrig_core::stats::noise_band_from_percent(band).is_none()
+    {
+        bail!(
+            "{}: [report] noise-band = {band}: a noise band is a percentage, finite and not negative (2.0 for ±2 %)",
+            at("noise-band")
+        );
+    }
     let baseline = file
         .baseline
         .clone()
@@ -927,6 +950,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         "configurations": configurations.iter().map(|c| serde_json::json!({"name": c.name, "target": c.describe()})).collect::<Vec<_>>(),
         "servers": file.server,
         "environment": file.environment,
+        "report": file.report,
         "cells": cells.iter().map(|c| &c.spec).collect::<Vec<_>>(),
     });
     Ok(Plan {
@@ -996,6 +1020,102 @@ name = "oltp_read_only"
         // Same plan, same keys (resume relies on it).
         let again = load(&p, &["B_TARGET=mock:?latency_us=1".into()], &[]).unwrap();
         assert_eq!(plan.cells[3].key, again.cells[3].key);
+    }
+
+    /// `[report] noise-band` (percent) is stored with the resolved plan for the report; a
+    /// negative or non-finite band is one plan error naming the file, line and key.
+    #[test]
+    fn report_noise_band_is_stored_and_a_bad_one_is_a_plan_error() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let (_d, p) = write(&format!("{PLAN}[report]\nnoise-band = 2.5\n"));
+        let plan = load(&p, &defines, &[]).unwrap();
+        assert_eq!(plan.resolved["report"]["noise-band"], 2.5);
+        // Without one, nothing is stored: the report's default applies.
+        let (_d, p) = write(PLAN);
+        let plan = load(&p, &defines, &[]).unwrap();
+        assert_eq!(plan.resolved["report"], serde_json::json!({}));
+        // The line of the key: PLAN has 17 lines, then `[report]`.
+        for bad in ["-1", "-0.001", "nan", "inf", "-inf"] {
+            let (_d, p) = write(&format!("{PLAN}[report]\nnoise-band = {bad}\n"));
+            let e = load(&p, &defines, &[]).unwrap_err().one_line();
+            assert!(
+                e.contains("plan.toml:19: [report] noise-band = ")
+                    && e.contains("a noise band is a percentage, finite and not negative")
+                    && !e.contains('\n'),
+                "{bad}: {e}"
+            );
+        }
+        // --set reaches it like any key, and is checked the same way.
+        let (_d, p) = write(PLAN);
+        let plan = load(&p, &defines, &["report.noise-band=0".into()]).unwrap();
+        assert_eq!(plan.resolved["report"]["noise-band"], 0.0);
+        let e = load(&p, &defines, &["report.noise-band=-3".into()]).unwrap_err();
+        assert!(e.one_line().contains("noise-band = -3"), "{e}");
+        let e = load(&p, &defines, &["report.noise-bnad=3".into()]).unwrap_err();
+        assert!(e.one_line().contains("noise-bnad"), "{e}");
+    }
+
+    /// Every part of the matrix is needed: no configuration, no workload or no client count
+    /// is one plan error (each on its own, not only all three at once).
+    #[test]
+    fn a_plan_without_configurations_workloads_or_clients_is_refused() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        for set in ["clients=[]", "workload=[]", "configuration=[]"] {
+            let (_d, p) = write(PLAN);
+            let e = load(&p, &defines, &[set.into()]).unwrap_err().one_line();
+            assert!(
+                e.contains("a plan needs at least one [[configuration]], one [[workload]] and one client count"),
+                "{set}: {e}"
+            );
+        }
+    }
+
+    /// A configuration on a managed server resolves when a `[[server]]` defines it (no target:
+    /// its port is known only once started), and names the missing one otherwise.
+    #[test]
+    fn a_configuration_names_a_defined_server() {
+        let text = r#"
+name = "m"
+clients = [1]
+[[server]]
+name = "m1"
+engine = "mariadb"
+[[configuration]]
+name = "A"
+server = "m1"
+params = ["max_connections=77"]
+[[workload]]
+name = "oltp_point_select"
+"#;
+        let (_d, p) = write(text);
+        let plan = load(&p, &[], &[]).unwrap();
+        let a = &plan.configurations[0];
+        assert_eq!(
+            (a.target.is_none(), a.server.as_deref()),
+            (true, Some("m1"))
+        );
+        assert_eq!(a.describe(), "server:m1 max_connections=77");
+        let (_d, p) = write(&text.replace("server = \"m1\"", "server = \"m2\""));
+        let e = load(&p, &[], &[]).unwrap_err().one_line();
+        assert!(
+            e.contains("configuration 'A' names server 'm2', which no [[server]] defines"),
+            "{e}"
+        );
+    }
+
+    /// A label must show: blank or holding a control character, it is refused.
+    #[test]
+    fn a_label_that_does_not_show_is_refused() {
+        for label in ["   ", "a\\tb", "x\\u0007"] {
+            let (_d, p) = write(&format!("{PLAN}label = \"{label}\"\n"));
+            let e = load(&p, &["B_TARGET=mock:".into()], &[])
+                .unwrap_err()
+                .one_line();
+            assert!(
+                e.contains("is not a name (give it a few visible characters)"),
+                "{label:?}: {e}"
+            );
+        }
     }
 
     #[test]

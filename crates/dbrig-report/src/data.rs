@@ -545,6 +545,19 @@ pub fn kind_title(kind: ResultKind) -> &'static str {
     }
 }
 
+/// How a run's plan asked its changes to be called: the defaults, with the noise band of its
+/// `[report] noise-band` (percent, stored with the resolved plan) when it has a valid one.
+fn plan_compare_options(resolved: &serde_json::Value) -> CompareOptions {
+    let mut o = CompareOptions::new(true);
+    if let Some(band) = resolved["report"]["noise-band"]
+        .as_f64()
+        .and_then(stats::noise_band_from_percent)
+    {
+        o.noise_band = band;
+    }
+    o
+}
+
 /// Everything a plan report shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportData {
@@ -585,6 +598,7 @@ impl ReportData {
     pub fn load(store: &Store, run: RunId) -> Result<ReportData, ReportError> {
         let row = store.run(run)?;
         let kind = row.kind;
+        let options = plan_compare_options(&row.options);
         let info = RunInfo::from(row);
         let title = format!("{} (run {})", info.name, info.id);
         let mut stored = Vec::new();
@@ -592,7 +606,7 @@ impl ReportData {
         if stored.is_empty() {
             return Err(ReportError::EmptyRun { run });
         }
-        Ok(Self::assemble(title, vec![info], stored))
+        Ok(Self::assemble(title, vec![info], stored, options))
     }
 
     /// Two runs compared, run A's configuration as baseline. The configurations keep their
@@ -604,6 +618,8 @@ impl ReportData {
         }
         let rows = [store.run(a)?, store.run(b)?];
         let kinds = [rows[0].kind, rows[1].kind];
+        // The baseline run's plan decides how changes are called.
+        let options = plan_compare_options(&rows[0].options);
         let infos = rows.map(RunInfo::from);
         let configs = |run: RunId| -> Result<BTreeSet<String>, ReportError> {
             Ok(store
@@ -640,10 +656,15 @@ impl ReportData {
             "{} (run {}) vs {} (run {})",
             infos[0].name, infos[0].id, infos[1].name, infos[1].id
         );
-        Ok(Self::assemble(title, infos.into(), stored))
+        Ok(Self::assemble(title, infos.into(), stored, options))
     }
 
-    fn assemble(title: String, runs: Vec<RunInfo>, stored: Vec<StoredCell>) -> Self {
+    fn assemble(
+        title: String,
+        runs: Vec<RunInfo>,
+        stored: Vec<StoredCell>,
+        compare_options: CompareOptions,
+    ) -> Self {
         let raw = item_cells(&stored);
         let mut configurations: Vec<String> = Vec::new();
         let mut workloads: Vec<String> = Vec::new();
@@ -718,7 +739,7 @@ impl ReportData {
             cells,
             server_versions,
             comparisons: Vec::new(),
-            compare_options: CompareOptions::new(true),
+            compare_options,
             stored,
             perfrun_filter: None,
             index,
@@ -744,6 +765,13 @@ impl ReportData {
         self.baseline = name.to_owned();
         self.refresh();
         Ok(())
+    }
+
+    /// Call changes beyond ±`band` (a fraction, checked by
+    /// [`stats::noise_band_from_percent`] where a user gives it) instead of the plan's.
+    pub fn set_noise_band(&mut self, band: f64) {
+        self.compare_options.noise_band = band;
+        self.refresh();
     }
 
     /// Show perfrun comparisons with `filter` instead of the filter given at collection
@@ -1141,12 +1169,17 @@ mod item_tests {
     /// A plan run of a TPC-H power test: configuration A, and B twice as fast on Q1 with
     /// 5 trials each; B's trial 3 answered Q6 wrong and its trial 5 failed outright.
     fn tpch_run(store: &mut Store) -> RunId {
+        tpch_run_with(store, &serde_json::json!({}))
+    }
+
+    /// [`tpch_run`], stored with the resolved plan `options`.
+    fn tpch_run_with(store: &mut Store, options: &serde_json::Value) -> RunId {
         let run = store
             .begin_run(&NewRun {
                 kind: RunKind::Plan,
                 name: "items",
                 started_at: fixture::at(0),
-                options: &serde_json::json!({}),
+                options,
                 host: &serde_json::json!({}),
                 dbrig_version: "test",
                 command_line: &[],
@@ -1210,6 +1243,42 @@ mod item_tests {
             }
         }
         run
+    }
+
+    /// The plan's `[report] noise-band` (percent, stored with the resolved plan) decides
+    /// which changes are called; `set_noise_band` (`dbrig report --noise-band`) overrides it;
+    /// a stored band that is not a valid one leaves the default 1 %.
+    #[test]
+    fn the_plans_noise_band_decides_the_verdicts_and_a_report_option_overrides_it() {
+        let verdicts = |data: &ReportData| {
+            ["tpch_power Q1", "tpch_power Power@Size"]
+                .map(|w| data.comparison("B", w, 1).unwrap().comparison.verdict)
+        };
+        // Q1 takes half the time (-50 %), Power@Size doubles (+100 %).
+        let mut store = Store::open_in_memory().unwrap();
+        let run = tpch_run_with(
+            &mut store,
+            &serde_json::json!({"report": {"noise-band": 60.0}}),
+        );
+        let mut data = ReportData::load(&store, run).unwrap();
+        assert_eq!(data.compare_options.noise_band, 0.6);
+        assert_eq!(verdicts(&data), [Verdict::NoChange, Verdict::Improvement]);
+        data.set_noise_band(0.01);
+        assert_eq!(
+            verdicts(&data),
+            [Verdict::Improvement, Verdict::Improvement]
+        );
+        data.set_noise_band(1.5);
+        assert_eq!(verdicts(&data), [Verdict::NoChange, Verdict::NoChange]);
+        for bad in [serde_json::json!(-5.0), serde_json::json!("2")] {
+            let mut store = Store::open_in_memory().unwrap();
+            let run = tpch_run_with(
+                &mut store,
+                &serde_json::json!({"report": {"noise-band": bad}}),
+            );
+            let data = ReportData::load(&store, run).unwrap();
+            assert_eq!(data.compare_options.noise_band, 0.01, "{bad}");
+        }
     }
 
     #[test]

@@ -116,6 +116,10 @@ pub struct Request {
     pub out_dir: PathBuf,
     /// Records added after a text or Markdown report (the HTML page always has them).
     pub with: With,
+    /// Changes within ±this fraction are not called, in place of the run's plan's
+    /// `[report] noise-band` (default 1 %); checked by the caller with
+    /// [`dbrig_core::stats::noise_band_from_percent`].
+    pub noise_band: Option<f64>,
 }
 
 impl Request {
@@ -131,6 +135,7 @@ impl Request {
             output: None,
             out_dir: out_dir.into(),
             with: With::default(),
+            noise_band: None,
         }
     }
 }
@@ -188,6 +193,9 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
         data.set_baseline(b)?;
     }
     data.set_perfrun_filter(req.perfrun_filter.as_deref());
+    if let Some(band) = req.noise_band {
+        data.set_noise_band(band);
+    }
     let records = || records_text(&data, req.with).unwrap_or_default();
     let text = match req.format {
         Format::Text => report_text(&data)? + &records(),

@@ -363,6 +363,8 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         return None;
     }
     let o = &data.compare_options;
+    // The band as a user gave it (2.5, 7), not its binary fraction times 100 (7.000000000000001).
+    let band_pct = (o.noise_band * 100.0 * 1e9).round() / 1e9;
     if rows
         .iter()
         .all(|r| r.comparison.verdict == Verdict::TooFewTrials)
@@ -453,14 +455,12 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
             format!(
                 "trials for: trials per side that would narrow the interval to ±N % at the \
                  noise these trials showed; N is what calling a change of the observed size \
-                 needs (|delta| less the ±{} % noise band), so the plan's trial count is a choice",
-                o.noise_band * 100.0
+                 needs (|delta| less the ±{band_pct} % noise band), so the plan's trial count is a choice",
             ),
             format!(
                 "p: two-sided Mann-Whitney U, Holm-adjusted across {family} comparison(s); \
-                 a change is called when p < {} and the whole CI is beyond ±{} %",
+                 a change is called when p < {} and the whole CI is beyond ±{band_pct} %",
                 o.alpha,
-                o.noise_band * 100.0
             ),
             "~ = no significant change; * = unusually high stddev on a side".into(),
         ]

@@ -8,7 +8,7 @@
 //! or parsed gives zeros (system counters) or `None` (a process).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -363,6 +363,8 @@ pub struct OsSampler {
     stop_tx: Option<Sender<()>>,
     handle: Option<JoinHandle<Vec<OsSample>>>,
     clock: OsClock,
+    /// Samples taken so far (a final partial one is added at stop).
+    taken: Arc<AtomicUsize>,
 }
 
 /// The sampling clock of one trial and the process it follows: measures a span of it (one
@@ -415,6 +417,8 @@ impl OsSampler {
             pid,
         };
         let thread_clock = clock.clone();
+        let taken = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&taken);
         let handle = std::thread::Builder::new()
             .name("dbrig-os-sampler".into())
             .spawn(move || {
@@ -431,6 +435,7 @@ impl OsSampler {
                             let cur = SystemSnapshot::read(clock.pid());
                             let t = cur.at.duration_since(origin).as_secs_f64();
                             samples.push(sample_between(&prev, &cur, t));
+                            counter.store(samples.len(), Ordering::Release);
                             prev = cur;
                             // If reading was slower than the interval, skip missed grid points.
                             let elapsed = prev.at.duration_since(origin);
@@ -454,12 +459,19 @@ impl OsSampler {
             stop_tx: Some(stop_tx),
             handle,
             clock,
+            taken,
         }
     }
 
     /// The sampler's clock, for spans of the trial (query runs).
     pub fn clock(&self) -> OsClock {
         self.clock.clone()
+    }
+
+    /// How many interval samples the thread has taken so far: what a caller (a test) waits
+    /// for instead of a wall-clock time a busy machine may not give the thread.
+    pub fn samples_taken(&self) -> usize {
+        self.taken.load(Ordering::Acquire)
     }
 
     /// Stops the thread (immediately, not at the next interval) and returns the samples.
@@ -695,7 +707,7 @@ mod tests {
         assert_eq!(ProcessUsage::of_pid(u32::MAX), None);
     }
 
-    /// A child that spins for ~1.5 s: the CPU seconds from its `stat` ticks (converted at the
+    /// A child that spins until the sampler has taken 5 samples: the CPU seconds from its `stat` ticks (converted at the
     /// kernel's real tick rate) match the kernel's nanosecond run time (`schedstat`, which
     /// does not depend on the tick rate), stay within wall-clock time, and the sampler's
     /// per-interval percentages add up to them.
@@ -710,13 +722,18 @@ mod tests {
         let before = ProcessUsage::of_pid(pid).unwrap();
         let before_at = Instant::now();
         let sampler = OsSampler::start(Duration::from_millis(250), Some(pid));
-        // Wait for the event (the child has had 0.3 s of CPU, over at least 1.5 s for the
-        // samples), not for a fixed time a loaded machine may not give the child.
+        // Wait for the events (the child has had 0.3 s of CPU, the sampler has taken 5
+        // samples), not for a fixed time a loaded machine may not give either.
         let give_up = Instant::now() + Duration::from_secs(120);
-        while before_at.elapsed() < Duration::from_millis(1500)
+        while sampler.samples_taken() < 5
             || ProcessUsage::of_pid(pid).is_some_and(|u| u.user_s + u.system_s < 0.3)
         {
-            assert!(Instant::now() < give_up, "the child never got 0.3 s of CPU");
+            assert!(
+                Instant::now() < give_up,
+                "in 120 s: {} samples, the child's CPU {:?}",
+                sampler.samples_taken(),
+                ProcessUsage::of_pid(pid)
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let samples = sampler.stop();
@@ -773,11 +790,15 @@ mod tests {
     #[test]
     fn sampler_on_this_machine() {
         let sampler = OsSampler::start(Duration::from_millis(300), Some(std::process::id()));
-        // Burn some CPU so the process percentage is not trivially zero.
-        let until = Instant::now() + Duration::from_millis(1200);
+        // Burn CPU (so the process percentage is not trivially zero) until the thread has
+        // taken 3 samples: the event, not a time a loaded machine may not give the thread.
+        let give_up = Instant::now() + Duration::from_secs(120);
         let mut x = 0u64;
-        while Instant::now() < until {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        while sampler.samples_taken() < 3 {
+            assert!(Instant::now() < give_up, "no 3 samples in 120 s");
+            for _ in 0..100_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
         }
         std::hint::black_box(x);
         // That stop does not wait for the next interval is checked without a wall-clock limit

@@ -88,6 +88,24 @@ pub struct ReportOptions {
     /// page always has them, collapsed.
     #[arg(long, value_name = "hooks,plans,os")]
     pub with: Option<dbrig_report::records::With>,
+    /// Call a change only when its whole confidence interval lies beyond ±PERCENT (default:
+    /// the plan's `[report] noise-band`, else 1). A finite percentage, not negative.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_noise_band, allow_negative_numbers = true)]
+    pub noise_band: Option<f64>,
+}
+
+/// `--noise-band PERCENT` as the fraction reports compare with (one rule:
+/// [`dbrig_core::stats::noise_band_from_percent`]).
+fn parse_noise_band(s: &str) -> std::result::Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(dbrig_core::stats::noise_band_from_percent)
+        .ok_or_else(|| {
+            format!(
+                "a noise band is a percentage, finite and not negative (2.0 for ±2 %), not '{s}'"
+            )
+        })
 }
 
 #[derive(Debug, Clone, Args)]
@@ -159,6 +177,7 @@ fn emit(store: &Store, runs: Vec<RunId>, opts: &ReportOptions) -> Result<ExitCod
     req.perfrun_filter = opts.filter.clone();
     req.output = opts.output.clone();
     req.with = opts.with.unwrap_or_default();
+    req.noise_band = opts.noise_band;
     let rendered =
         dbrig_report::render(store, &req).with_context(|| format!("reporting run {tag}"))?;
     show(rendered)?;

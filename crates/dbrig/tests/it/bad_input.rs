@@ -26,7 +26,7 @@ fn unknown_option_names_the_option() {
 #[test]
 fn sysbench_underscore_options_are_accepted() {
     let out = tempfile::tempdir().unwrap();
-    ok(dbrig(
+    let v = crate::json(&ok(dbrig(
         out.path(),
         &[
             "run",
@@ -37,8 +37,21 @@ fn sysbench_underscore_options_are_accepted() {
             "--range_selects=off",
             "--events=5",
             "--time=0",
+            "--format=json",
         ],
-    ));
+    )));
+    // Taken, not just accepted: 5 events; without range selects an event is 10 point
+    // selects between BEGIN and COMMIT (with them, 14 reads).
+    assert_eq!(v["transactions"], 5, "{v}");
+    assert_eq!(
+        (
+            v["queries"]["read"].as_u64(),
+            v["queries"]["write"].as_u64(),
+            v["queries"]["other"].as_u64()
+        ),
+        (Some(50), Some(0), Some(10)),
+        "{v}"
+    );
 }
 
 #[test]

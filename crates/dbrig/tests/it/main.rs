@@ -265,3 +265,44 @@ pub fn trial_json(t: &dbrig_store::TrialRow) -> serde_json::Value {
     }
     v
 }
+
+/// What a child dbrig printed on stderr up to the first line `until` accepts, and a thread
+/// that reads the rest (so the child never blocks on a full pipe) and gives it back. A test
+/// waits for the event it needs (a trial stored, an interval measured) this way instead of
+/// sleeping a fixed time. Panics, with what was read, if stderr ends before such a line.
+pub fn stderr_until(
+    child: &mut std::process::Child,
+    until: impl Fn(&str) -> bool,
+) -> (Vec<String>, std::thread::JoinHandle<String>) {
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let mut seen = Vec::new();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                let hit = until(&line);
+                seen.push(line);
+                if hit {
+                    break;
+                }
+            }
+            _ => panic!("stderr ended before the awaited line:\n{}", seen.join("\n")),
+        }
+    }
+    let rest = std::thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .map(|l| l + "\n")
+            .collect::<String>()
+    });
+    (seen, rest)
+}
+
+/// Send SIGINT (Ctrl-C) to a child.
+pub fn interrupt(child: &std::process::Child) {
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -INT {} failed", child.id());
+}

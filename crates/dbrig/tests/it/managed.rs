@@ -405,11 +405,14 @@ server = "m1"
 name = "oltp_point_select"
 [workload.options]
 table-size = 200
+[environment.hooks]
+before-trial = "touch {o}/trial-began"
 "#
         )
     };
     let path = out.path().join("plan.toml");
     let data_dir = format!("{o}/servers/m1/data");
+    let began = out.path().join("trial-began");
     let spawn = |duration: u32| {
         std::fs::write(&path, plan(duration)).unwrap();
         Command::new(env!("CARGO_BIN_EXE_dbrig"))
@@ -421,20 +424,15 @@ table-size = 200
             .unwrap()
     };
     let results = out.path().join("results.db");
-    let trial_started = || {
-        // The server answers and the first trial runs (its tables are prepared).
-        std::fs::read_to_string(format!("{o}/servers/m1/state.json"))
-            .is_ok_and(|s| s.contains("\"ready\": true"))
-            && std::fs::read_to_string(format!("{o}/servers/m1/server.log"))
-                .is_ok_and(|l| l.contains("ready for connections"))
-    };
+    // A trial has begun: its before-trial hook ran (the server is up, its tables prepared).
+    // A signal from then on lands in the trial or its hooks, which store it as interrupted.
+    let trial_started = || began.exists();
 
     // 1. Ctrl-C (SIGINT) while the server is up: the trial is saved as interrupted, the
     //    server is stopped, dbrig exits 130.
     let child = spawn(60);
     assert!(wait_for(180, trial_started), "the server never came up");
     let pid = server_pid(&data_dir).expect("a running server");
-    std::thread::sleep(Duration::from_secs(3));
     assert!(
         Command::new("kill")
             .args(["-INT", &child.id().to_string()])
@@ -450,17 +448,19 @@ table-size = 200
         "{:?}",
         leftover_servers(&o)
     );
+    // The first trial, begun before the signal, is the one stored: interrupted.
     let trials = stored_trials(&results);
-    assert!(
-        trials.iter().any(|t| t.2 == TrialStatus::Interrupted),
+    assert_eq!(
+        trials.iter().map(|t| t.2).collect::<Vec<_>>(),
+        [TrialStatus::Interrupted],
         "{trials:?}"
     );
 
     // 2. SIGKILL: no handler runs, yet the server dies with dbrig (parent-death signal).
+    std::fs::remove_file(&began).unwrap();
     let child = spawn(60);
     assert!(wait_for(180, || server_pid(&data_dir).is_some() && trial_started()));
     let pid = server_pid(&data_dir).unwrap();
-    std::thread::sleep(Duration::from_secs(2));
     assert!(
         Command::new("kill")
             .args(["-KILL", &child.id().to_string()])

@@ -77,13 +77,29 @@ fn load(out: &std::path::Path, target: &str, keys: &str) -> serde_json::Value {
         ],
     ));
     let v = json(&o);
-    let rows: u64 = v["rows"]
+    let rows: std::collections::BTreeMap<&str, u64> = v["rows"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r[1].as_u64().unwrap())
-        .sum();
-    assert!(rows > 80_000, "{v}");
+        .map(|r| (r[0].as_str().unwrap(), r[1].as_u64().unwrap()))
+        .collect();
+    // TPC-H's cardinalities at SF 0.01 (clause 4.2.5): fixed for every table but lineitem,
+    // which has 1 to 7 lines per order.
+    let fixed = [
+        ("customer", 1_500),
+        ("nation", 25),
+        ("orders", 15_000),
+        ("part", 2_000),
+        ("partsupp", 8_000),
+        ("region", 5),
+        ("supplier", 100),
+    ];
+    for (table, n) in fixed {
+        assert_eq!(rows.get(table), Some(&n), "{table}: {v}");
+    }
+    let lines = rows["lineitem"];
+    assert!((15_000..=7 * 15_000).contains(&lines), "{v}");
+    assert_eq!(rows.len(), 8, "{v}");
     assert!(v["size_bytes"].as_u64().unwrap() > 0, "{v}");
     for step in ["create tables", "load", "indexes", "analyze"] {
         assert!(
