@@ -631,7 +631,7 @@ async fn worker_main(
                         .wrapping_add(u64::from(i) + 1),
                 );
                 let client = workload
-                    .new_client(&mut conn, i, threads, keys)
+                    .new_client(&mut conn, i, threads, keys, spec.seed)
                     .await
                     // A statement the server refuses (not a lost connection): the schema.
                     .map_err(|e| (e.kind == ErrorKind::Statement, e))?;
