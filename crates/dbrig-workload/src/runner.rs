@@ -214,6 +214,11 @@ pub async fn run(
     // statement below the tools it is compared with.
     let mut client_spec = spec.clone();
     client_spec.connect.lean = true;
+    // A script workload sends each command in its own protocol (`--protocol`): its
+    // connections prepare what it prepares, whatever `--ps-mode` says.
+    if matches!(workload, Workload::Script(_)) {
+        client_spec.connect.prepared = true;
+    }
     for code in workload.extra_retry_codes(spec.target.dialect()) {
         if !client_spec.connect.policy.is_retryable(code) {
             client_spec.connect.policy.retryable.push(code.to_owned());

@@ -1011,7 +1011,7 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(eval(text), *want, "{text}");
         }
-        // Computed by pgbench 15 itself (`\\set x debug(…)` with -D default_seed=7).
+        // Computed by pgbench 15 itself (`\set x debug(…)` with -D default_seed=7).
         let seven = |t: &str| eval_with(t, &[("default_seed", VarValue::Val(Int(7)))]).unwrap();
         assert_eq!(seven("permute(0, 4, 5432)"), Int(3));
         assert_eq!(seven("permute(7, 10, 42)"), Int(5));
