@@ -4,7 +4,7 @@
 //! `\sleep`, `\if` and `\gset` / `\aset` run client-side with pgbench's semantics.
 //!
 //! Each command's time is recorded as a statement kind `S.NNN text` (script S, command NNN) and
-//! each transaction's as `S.txn`, so per-script and per-command latencies (pgbench's `-r`) go
+//! each transaction's as `S.txn DESCRIPTION @WEIGHT`, so per-script and per-command latencies (pgbench's `-r`) go
 //! through the same histograms, store and reports as the OLTP statements.
 //!
 //! The built-in scripts are pgbench's (`sql/*.sql`, with MariaDB/MySQL variants where its SQL
@@ -295,6 +295,12 @@ impl ScriptWorkload {
 
     pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
+        if self.uses_builtins() {
+            notes.push(format!(
+                "scaling factor {}: the row count of pgbench_branches (pgbench's rule for built-in scripts)",
+                self.scale()
+            ));
+        }
         if self.options.protocol == Protocol::Prepared && self.has_store() {
             notes.push(
                 "prepared protocol: SQL commands with \\gset or \\aset are sent extended (parse, bind, execute), the others prepared".into(),
@@ -350,7 +356,7 @@ impl ScriptWorkload {
                 });
             }
             scripts.push(ClientScript {
-                txn_kind: intern(format!("{si}.txn")),
+                txn_kind: intern(format!("{si}.txn {} @{}", w.description, w.weight)),
                 commands,
             });
         }
