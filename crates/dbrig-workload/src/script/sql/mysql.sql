@@ -7,3 +7,9 @@ ALTER TABLE pgbench_accounts ADD CONSTRAINT pgbench_accounts_bid_fkey FOREIGN KE
 ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches (bid);
 ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_tid_fkey FOREIGN KEY (tid) REFERENCES pgbench_tellers (tid);
 ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_aid_fkey FOREIGN KEY (aid) REFERENCES pgbench_accounts (aid)
+
+-- name: analyze
+ANALYZE TABLE pgbench_branches;
+ANALYZE TABLE pgbench_tellers;
+ANALYZE TABLE pgbench_accounts;
+ANALYZE TABLE pgbench_history
