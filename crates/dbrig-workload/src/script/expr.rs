@@ -102,7 +102,7 @@ pub fn format_g15(d: f64) -> String {
             s.to_owned()
         }
     };
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         format!(
             "{}e{}{:02}",
             trim(mantissa),
