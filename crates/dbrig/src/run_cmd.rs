@@ -262,6 +262,10 @@ pub fn list(format: Format) -> Result<ExitCode> {
             dbrig_workload::OltpOptions::augment_args(Command::new("x")),
         ),
         (
+            "pgbench script options (--script / --builtin; prepare|cleanup pgbench-init)",
+            dbrig_workload::ScriptOptions::augment_args(Command::new("x")),
+        ),
+        (
             "Connection options",
             crate::args::ConnectionArgs::augment_args(Command::new("x")),
         ),

@@ -524,13 +524,12 @@ impl ScriptClient {
                     for v in &text.vars {
                         values.push(self.param(script, c.line, v)?);
                     }
+                    // Simple protocol: the values as pgbench writes them (doubles as %.15g).
                     let text_sql = || {
                         let mut s = text.pieces[0].clone();
-                        for (v, p) in values.iter().zip(&text.pieces[1..]) {
-                            if let Some(t) = v.to_text() {
-                                s.push_str(&t);
-                            } else {
-                                s.push_str("NULL");
+                        for (v, p) in text.vars.iter().zip(&text.pieces[1..]) {
+                            if let Some(value) = self.vars.get(v) {
+                                s.push_str(&value.text());
                             }
                             s.push_str(p);
                         }
