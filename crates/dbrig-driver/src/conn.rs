@@ -52,6 +52,13 @@ impl Default for ConnectOptions {
     }
 }
 
+/// A query's result with its column names (pgbench's `\gset` stores by name).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+}
+
 /// A prepared statement of one connection (valid only on the connection that prepared it,
 /// and again after [`Connection::reconnect`] re-prepared it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,6 +210,19 @@ impl Connection {
         params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
         dispatch!(&mut self.backend, b => b.query(sql, params).await)
+            .map_err(|e| e.with_statement(sql))
+    }
+
+    /// Run a query and return its rows with the column names: as text (the simple query
+    /// protocol; PostgreSQL returns every value as text then) when `text`, otherwise through an
+    /// unnamed prepare with `params` bound. Only the first result set's rows are kept.
+    pub async fn query_rows(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        text: bool,
+    ) -> Result<Rows, DriverError> {
+        dispatch!(&mut self.backend, b => b.query_rows(sql, params, text).await)
             .map_err(|e| e.with_statement(sql))
     }
 

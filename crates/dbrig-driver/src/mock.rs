@@ -29,7 +29,7 @@ use dbrig_core::{ErrorClass, Value};
 
 use crate::bulk::{BulkLoad, BulkText, count_rows};
 use crate::cancel::{CancelHandle, Inner};
-use crate::conn::{ConnectOptions, Outcome};
+use crate::conn::{ConnectOptions, Outcome, Rows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::target::Target;
 
@@ -193,6 +193,19 @@ impl MockConnection {
     ) -> Result<Vec<Vec<Value>>, DriverError> {
         self.run(sql).await?;
         Ok(vec![vec![Value::Int(1)]])
+    }
+
+    pub(crate) async fn query_rows(
+        &mut self,
+        sql: &str,
+        _params: &[Value],
+        _text: bool,
+    ) -> Result<Rows, DriverError> {
+        self.run(sql).await?;
+        Ok(Rows {
+            columns: vec!["?column?".to_owned()],
+            rows: vec![vec![Value::Int(1)]],
+        })
     }
 
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {

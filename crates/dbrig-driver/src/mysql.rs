@@ -14,7 +14,7 @@ use mysql_async::{Column, Conn, OptsBuilder, Params, QueryResult, Row};
 use crate::bulk::CHUNK;
 use crate::bulk::{BulkLoad, BulkText, count_rows};
 use crate::cancel::{CancelHandle, Inner};
-use crate::conn::{ConnectOptions, Outcome};
+use crate::conn::{ConnectOptions, Outcome, Rows as NamedRows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::{Endpoint, Target};
 
@@ -139,6 +139,26 @@ impl MysqlConnection {
             self.query_prepared(sql, params).await
         };
         rows.map_err(|e| map_error(e, &self.policy))
+    }
+
+    pub(crate) async fn query_rows(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        text: bool,
+    ) -> Result<NamedRows, DriverError> {
+        let rows = async {
+            if text || params.is_empty() {
+                return collect_named(self.conn.query_iter(sql).await?).await;
+            }
+            let stmt = self.conn.prep(sql).await?;
+            let rows = collect_named(self.conn.exec_iter(&stmt, to_params(params)).await?).await;
+            let closed = self.conn.close(stmt).await;
+            let rows = rows?;
+            closed?;
+            Ok(rows)
+        };
+        rows.await.map_err(|e| map_error(e, &self.policy))
     }
 
     async fn query_prepared(
@@ -385,6 +405,18 @@ async fn count<P: Protocol>(
     };
     result.drop_result().await?;
     Ok(Outcome { result_set, rows })
+}
+
+/// The first result set's rows with its column names.
+async fn collect_named<P: Protocol>(
+    result: QueryResult<'_, 'static, P>,
+) -> Result<NamedRows, mysql_async::Error> {
+    let columns = result
+        .columns()
+        .map(|c| c.iter().map(|c| c.name_str().into_owned()).collect())
+        .unwrap_or_default();
+    let rows = collect(result).await?;
+    Ok(NamedRows { columns, rows })
 }
 
 async fn collect<P: Protocol>(

@@ -30,7 +30,7 @@ use mysql_common::value::ServerSide;
 
 use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, Inner};
-use crate::conn::{ConnectOptions, Outcome};
+use crate::conn::{ConnectOptions, Outcome, Rows};
 use crate::error::{DriverError, ErrorPolicy};
 use crate::mysql::{from_mysql, opts_for, server_error};
 use crate::target::{Endpoint, Target};
@@ -480,6 +480,32 @@ impl WireConnection {
     }
 
     /// All rows of a query, typed as the full client types them (metadata queries, counters).
+    pub(crate) async fn query_rows(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        text: bool,
+    ) -> Result<Rows, DriverError> {
+        if text || params.is_empty() {
+            self.command(COM_QUERY, sql.as_bytes()).await?;
+            return self.read_rows_named::<Text>(None).await;
+        }
+        let (stmt, columns) = self.prepare_statement(sql, true).await?;
+        let id = stmt.id;
+        self.statements.push(stmt);
+        let idx = self.statements.len() - 1;
+        let sent = self.send_execute(idx, params).await;
+        self.statements.pop();
+        let rows = match sent {
+            Ok(()) => self.read_rows_named::<Binary>(columns).await,
+            Err(e) => Err(e),
+        };
+        let closed = self.command(COM_STMT_CLOSE, &id.to_le_bytes()).await;
+        let rows = rows?;
+        closed?;
+        Ok(rows)
+    }
+
     pub(crate) async fn query(
         &mut self,
         sql: &str,
@@ -755,7 +781,21 @@ impl WireConnection {
             for<'a> mysql_common::proto::MyDeserialize<'a, Ctx = Arc<[Column]>>,
         mysql_common::row::Row: From<RowDeserializer<ServerSide, P>>,
     {
+        Ok(self.read_rows_named::<P>(prepared_columns).await?.rows)
+    }
+
+    /// [`Self::read_rows`] with the first result set's column names.
+    async fn read_rows_named<P>(
+        &mut self,
+        prepared_columns: Option<Arc<[Column]>>,
+    ) -> Result<Rows, DriverError>
+    where
+        RowDeserializer<ServerSide, P>:
+            for<'a> mysql_common::proto::MyDeserialize<'a, Ctx = Arc<[Column]>>,
+        mysql_common::row::Row: From<RowDeserializer<ServerSide, P>>,
+    {
         let mut out = Vec::new();
+        let mut names = Vec::new();
         let mut first_set = true;
         loop {
             let first = self.read_packet().await?;
@@ -772,6 +812,9 @@ impl WireConnection {
                         }
                         (true, _) => self.read_column_definitions(n).await?,
                     };
+                    if first_set {
+                        names = columns.iter().map(|c| c.name_str().into_owned()).collect();
+                    }
                     loop {
                         let p = self.read_packet().await?;
                         if p.first() == Some(&0xFF) {
@@ -800,7 +843,10 @@ impl WireConnection {
             };
             first_set = false;
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(out);
+                return Ok(Rows {
+                    columns: names,
+                    rows: out,
+                });
             }
         }
     }

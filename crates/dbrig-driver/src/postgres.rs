@@ -12,7 +12,7 @@ use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
 use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, Inner};
-use crate::conn::{ConnectOptions, Outcome};
+use crate::conn::{ConnectOptions, Outcome, Rows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::{Endpoint, Target};
 
@@ -198,6 +198,58 @@ impl PostgresConnection {
                     values.push(row.try_get::<_, Cell>(i)?.0);
                 }
                 out.push(values);
+            }
+            Ok::<_, tokio_postgres::Error>(out)
+        };
+        rows.await.map_err(|e| map_error(e, &self.policy))
+    }
+
+    pub(crate) async fn query_rows(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        text: bool,
+    ) -> Result<Rows, DriverError> {
+        let rows = async {
+            let mut out = Rows::default();
+            if text {
+                let stream = self.client.simple_query_raw(sql).await?;
+                let mut stream = std::pin::pin!(stream);
+                let mut sets = 0;
+                while let Some(m) = stream.try_next().await? {
+                    match m {
+                        SimpleQueryMessage::RowDescription(cols) => {
+                            sets += 1;
+                            if sets == 1 {
+                                out.columns = cols.iter().map(|c| c.name().to_owned()).collect();
+                            }
+                        }
+                        SimpleQueryMessage::Row(row) if sets == 1 => out.rows.push(
+                            (0..row.len())
+                                .map(|i| {
+                                    row.get(i)
+                                        .map_or(Value::Null, |v| Value::Text(v.to_owned()))
+                                })
+                                .collect(),
+                        ),
+                        _ => {}
+                    }
+                }
+                return Ok(out);
+            }
+            let stmt = self.client.prepare(sql).await?;
+            out.columns = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
+            let stream = self
+                .client
+                .query_raw(&stmt, params.iter().map(PgParam))
+                .await?;
+            let mut stream = std::pin::pin!(stream);
+            while let Some(row) = stream.try_next().await? {
+                let mut values = Vec::with_capacity(row.len());
+                for i in 0..row.len() {
+                    values.push(row.try_get::<_, Cell>(i)?.0);
+                }
+                out.rows.push(values);
             }
             Ok::<_, tokio_postgres::Error>(out)
         };

@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, Inner};
-use crate::conn::{ConnectOptions, Outcome};
+use crate::conn::{ConnectOptions, Outcome, Rows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy, one_line};
 use crate::target::Target;
 
@@ -204,6 +204,33 @@ impl SqliteConnection {
                 out.push(values);
             }
             Ok(out)
+        })
+        .await
+    }
+
+    pub(crate) async fn query_rows(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        _text: bool,
+    ) -> Result<Rows, DriverError> {
+        let sql = sql.to_owned();
+        let params = params.to_vec();
+        self.call(move |s| {
+            let mut stmt = s.conn.prepare(&sql)?;
+            bind(&mut stmt, &params)?;
+            let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+            let width = columns.len();
+            let mut rows = stmt.raw_query();
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let mut values = Vec::with_capacity(width);
+                for i in 0..width {
+                    values.push(from_sqlite(row.get_ref(i)?));
+                }
+                out.push(values);
+            }
+            Ok(Rows { columns, rows: out })
         })
         .await
     }

@@ -30,6 +30,7 @@ pub mod items;
 pub mod micro;
 pub mod palette;
 pub mod perfrun;
+pub mod pgbench;
 pub mod records;
 pub mod render;
 pub mod run;

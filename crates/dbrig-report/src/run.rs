@@ -252,16 +252,23 @@ pub fn statements_text(statements: &[StatementLatency]) -> String {
         return out;
     }
     let _ = writeln!(out, "\nStatement latency (ms):");
+    // Script commands are named by their text: the column is as wide as the longest.
+    let w = statements
+        .iter()
+        .map(|s| s.statement.chars().count() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(20);
     let _ = writeln!(
         out,
-        "    {:<20}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "    {:<w$}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
         "statement", "count", "avg", "p50", "p95", "p99", "max"
     );
     for s in statements {
         let l = &s.latency_ms;
         let _ = writeln!(
             out,
-            "    {:<20}{:>10}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
+            "    {:<w$}{:>10}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
             s.statement, s.count, l.avg, l.p50, l.p95, l.p99, l.max
         );
     }

@@ -145,7 +145,13 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
             Some(m) => {
                 let oltp = oltp_result(trial);
                 let header = RunHeader::from_stored(&s.cell, trial, &oltp);
-                run_text(&header, &m, &oltp.clients) + &statements_text(&oltp.statements)
+                let pgbench = crate::pgbench::pgbench_text(
+                    &CellOptions::of(&s.cell).workload_options,
+                    &m,
+                    &oltp.statements,
+                    &oltp.notes,
+                );
+                run_text(&header, &m, &oltp.clients) + &statements_text(&oltp.statements) + &pgbench
             }
             None => s.nothing_measured(),
         },

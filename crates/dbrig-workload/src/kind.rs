@@ -159,8 +159,12 @@ impl TpchPowerOptions {
 
 /// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
 /// trial does (the options are those of `dbrig micro NAME` and [`TpchPowerOptions`]).
-pub fn plan_only_kinds() -> [(&'static str, &'static str); 6] {
+pub fn plan_only_kinds() -> [(&'static str, &'static str); 7] {
     [
+        (
+            "script",
+            "pgbench scripts (`scripts = [\"FILE@W\"]`, `builtins = [\"tpcb-like\"]`) through the OLTP runner",
+        ),
         (
             "memory_load",
             "seed 000: bulk load of INT / CHAR(20) keys into an indexed table, rows/s per key type",
@@ -323,6 +327,11 @@ impl WorkloadKind {
                 .map_err(|e| WorkloadError::InvalidOptions(format!("{name} options: {e}")))?;
             return Ok(WorkloadKind::Oltp(Workload::from_name(name, oltp)?));
         }
+        if name.trim().eq_ignore_ascii_case(crate::script::NAME) {
+            let o: crate::ScriptOptions = serde_json::from_value(options.clone())
+                .map_err(|e| WorkloadError::InvalidOptions(format!("script options: {e}")))?;
+            return Ok(WorkloadKind::Oltp(Workload::script(o)?));
+        }
         if let Some(m) = MicroOptions::from_json(name, options)? {
             return Ok(WorkloadKind::Micro(m));
         }
@@ -408,6 +417,8 @@ impl WorkloadKind {
     pub fn writes(&self) -> bool {
         match self {
             WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
+            // A script may write; pgbench's built-ins but select-only do.
+            WorkloadKind::Oltp(Workload::Script(_)) => true,
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
@@ -482,6 +493,28 @@ impl WorkloadKind {
                 Ok(Some(format!(
                     "prepared {} rows in {:.2} s",
                     report.rows, report.load_seconds
+                )))
+            }
+            WorkloadKind::Oltp(Workload::Script(w)) => {
+                if !w.uses_builtins() {
+                    return Ok(None);
+                }
+                let mut conn = Connection::connect(target, connect).await?;
+                let mut missing = false;
+                for t in crate::script::init::TABLES {
+                    missing |= !conn.table_exists(t).await?;
+                }
+                conn.close().await;
+                if !missing {
+                    return Ok(None);
+                }
+                progress.say(&format!(
+                    "pgbench's tables missing on {target}: running pgbench-init first"
+                ));
+                let r = crate::script::init::init(target, connect, &w.options, progress).await?;
+                Ok(Some(format!(
+                    "pgbench-init: scale {}, {} rows in {:.2} s",
+                    r.scale, r.rows, r.seconds
                 )))
             }
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => Ok(None),
@@ -559,6 +592,15 @@ impl WorkloadKind {
                     "tpch": { "sf": o.sf, "keys": o.keys }
                 }))
             }
+            WorkloadKind::Oltp(Workload::Script(w)) => w.uses_builtins().then(|| {
+                serde_json::json!({
+                    "pgbench": {
+                        "scale": w.options.scale.max(1),
+                        "fillfactor": w.options.fillfactor,
+                        "foreign_keys": w.options.foreign_keys,
+                    }
+                })
+            }),
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => None,
         }
     }
@@ -768,6 +810,7 @@ mod tests {
             let options = match name {
                 n if n.starts_with("tpch") => json!({"sf": 0.01}),
                 "perfrun" => json!({"tpch": true}),
+                "script" => json!({"builtins": ["select-only@2", "tpcb"], "protocol": "prepared"}),
                 _ => json!({}),
             };
             let k = WorkloadKind::from_json(name, &options).unwrap();

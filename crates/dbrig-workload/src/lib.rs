@@ -17,6 +17,7 @@ pub mod perfrun;
 pub mod progress;
 pub mod registry;
 pub mod runner;
+pub mod script;
 pub mod sql;
 mod tasks;
 pub mod tpch;
@@ -28,17 +29,21 @@ pub use error::WorkloadError;
 pub use kind::{PowerRef, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;
+pub use script::{Protocol, ScriptOptions, ScriptWorkload};
 
 /// Every built-in workload; matched here and nowhere else.
 #[derive(Debug, Clone)]
 pub enum Workload {
     Oltp(Oltp),
+    /// pgbench scripts (files and built-ins).
+    Script(ScriptWorkload),
 }
 
 /// A client's per-connection state for its workload.
 #[derive(Debug)]
 pub enum Client {
     Oltp(oltp::OltpClient),
+    Script(script::ScriptClient),
 }
 
 /// A workload's name, aliases and one-line description, for `dbrig list`.
@@ -70,9 +75,15 @@ impl Workload {
         Ok(Workload::Oltp(Oltp::new(kind, oltp)))
     }
 
+    /// A script workload (`--script` / `--builtin`).
+    pub fn script(options: ScriptOptions) -> Result<Workload, WorkloadError> {
+        Ok(Workload::Script(ScriptWorkload::new(options)?))
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Workload::Oltp(o) => o.kind.name(),
+            Workload::Script(_) => script::NAME,
         }
     }
 
@@ -80,6 +91,7 @@ impl Workload {
     pub fn options_json(&self) -> serde_json::Value {
         match self {
             Workload::Oltp(o) => serde_json::to_value(&*o.options).unwrap_or_default(),
+            Workload::Script(s) => serde_json::to_value(&*s.options).unwrap_or_default(),
         }
     }
 
@@ -88,6 +100,7 @@ impl Workload {
     pub fn notes(&self, target: &dbrig_driver::Target) -> Vec<String> {
         match self {
             Workload::Oltp(o) => o.notes(target),
+            Workload::Script(s) => s.notes(),
         }
     }
 
@@ -95,7 +108,7 @@ impl Workload {
     pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
         match self {
             Workload::Oltp(o) if o.retries_duplicate_keys(dialect) => vec![oltp::DUPLICATE_KEY],
-            Workload::Oltp(_) => Vec::new(),
+            Workload::Oltp(_) | Workload::Script(_) => Vec::new(),
         }
     }
 
@@ -107,6 +120,7 @@ impl Workload {
     ) -> Result<Vec<String>, WorkloadError> {
         match self {
             Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
+            Workload::Script(s) => s.check_ready(conn).await,
         }
     }
 
@@ -116,11 +130,13 @@ impl Workload {
         index: u32,
         threads: u32,
         keys: KeyGenerator,
+        seed: u64,
     ) -> Result<Client, DriverError> {
         match self {
             Workload::Oltp(o) => Ok(Client::Oltp(
                 o.new_client(conn, index, threads, keys).await?,
             )),
+            Workload::Script(s) => Ok(Client::Script(s.new_client(conn, index, seed).await?)),
         }
     }
 }
@@ -133,6 +149,7 @@ impl Client {
     ) -> Result<(), DriverError> {
         match self {
             Client::Oltp(c) => c.event(conn, q).await,
+            Client::Script(c) => c.event(conn, q).await,
         }
     }
 
@@ -140,12 +157,14 @@ impl Client {
     pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
         match self {
             Client::Oltp(c) => c.fatal_hint(e),
+            Client::Script(_) => None,
         }
     }
 
     pub async fn abort(&mut self, conn: &mut Connection) {
         match self {
             Client::Oltp(c) => c.abort(conn).await,
+            Client::Script(c) => c.abort(conn).await,
         }
     }
 }

@@ -255,6 +255,11 @@ pub async fn run(
     // statement below the tools it is compared with.
     let mut client_spec = spec.clone();
     client_spec.connect.lean = true;
+    // A script workload sends each command in its own protocol (`--protocol`): its
+    // connections prepare what it prepares, whatever `--ps-mode` says.
+    if matches!(workload, Workload::Script(_)) {
+        client_spec.connect.prepared = true;
+    }
     for code in workload.extra_retry_codes(spec.target.dialect()) {
         if !client_spec.connect.policy.is_retryable(code) {
             client_spec.connect.policy.retryable.push(code.to_owned());
@@ -693,7 +698,7 @@ async fn worker_main(
                         .wrapping_add(u64::from(i) + 1),
                 );
                 let client = workload
-                    .new_client(&mut conn, i, threads, keys)
+                    .new_client(&mut conn, i, threads, keys, spec.seed)
                     .await
                     // A statement the server refuses (not a lost connection): the schema.
                     .map_err(|e| (e.kind == ErrorKind::Statement, e))?;

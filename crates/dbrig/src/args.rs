@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use dbrig_workload::{OltpOptions, RunOptions};
+use dbrig_workload::{OltpOptions, RunOptions, ScriptOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -165,8 +165,9 @@ impl EnvironmentArgs {
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
     /// Workload name (see `dbrig list`; sysbench names and the seeds' old names work), or a
-    /// plan file (PLAN.toml) for `run`.
-    pub workload: String,
+    /// plan file (PLAN.toml) for `run`; `pgbench-init` for prepare/cleanup of pgbench's
+    /// tables. Omitted (or `script`) with --script/--builtin: pgbench scripts.
+    pub workload: Option<String>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     #[command(flatten)]
@@ -199,6 +200,8 @@ pub struct WorkloadArgs {
     pub run: RunOptions,
     #[command(flatten)]
     pub oltp: OltpOptions,
+    #[command(flatten, next_help_heading = "pgbench script options")]
+    pub script: ScriptOptions,
     #[command(flatten)]
     pub environment: EnvironmentArgs,
 }

@@ -13,10 +13,75 @@ use crate::connection::resolve_target;
 use crate::console::{self, ConsoleObserver};
 use crate::out::outln;
 
-pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
+/// The name `prepare` and `cleanup` take for pgbench's tables.
+const PGBENCH_INIT: &str = "pgbench-init";
+
+/// The workload the arguments name: an OLTP workload by name, or pgbench scripts
+/// (`--script` / `--builtin`, with no name or `script`).
+fn workload_of(args: &WorkloadArgs) -> Result<Workload> {
+    let scripts = !args.script.scripts.is_empty() || !args.script.builtins.is_empty();
+    match args.workload.as_deref() {
+        None | Some(dbrig_workload::script::NAME) if scripts => {
+            Ok(Workload::script(args.script.clone())?)
+        }
+        None | Some(dbrig_workload::script::NAME) => Err(anyhow!(
+            "name a workload (see `dbrig list`), a plan file, or give pgbench scripts with --script FILE / --builtin NAME"
+        )),
+        Some(name) if scripts => Err(anyhow!(
+            "--script and --builtin run pgbench scripts; they do not go with the workload {name}"
+        )),
+        Some(name) => Ok(Workload::from_name(name, args.oltp.clone())?),
+    }
+}
+
+/// `dbrig prepare pgbench-init --scale N`: pgbench's tables (pgbench -i).
+async fn pgbench_init(args: &WorkloadArgs) -> Result<ExitCode> {
     let target = resolve_target(&args.connection, &args.store)?;
-    let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
-    let Workload::Oltp(oltp) = &workload;
+    let scale = args.script.scale.max(1);
+    eprintln!("dbrig: pgbench-init on {target}, scale {scale}");
+    console::exit_on_signal(format!(
+        "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT}` again"
+    ));
+    let steps = console::Steps::new("pgbench-init");
+    let r = dbrig_workload::script::init::init(
+        &target,
+        &args.run.connect_options(),
+        &args.script,
+        &steps,
+    )
+    .await;
+    drop(steps);
+    let r = r?;
+    if args.format == Format::Json {
+        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
+            "workload": PGBENCH_INIT,
+            "target": target.to_string(),
+            "scale": r.scale,
+            "rows": r.rows,
+            "total_s": r.seconds,
+        })))?;
+    } else {
+        outln!(
+            "pgbench-init: scale {}, {} rows in pgbench_branches, _tellers and _accounts, done in {:.2} s",
+            r.scale,
+            r.rows,
+            r.seconds
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
+    if args.workload.as_deref() == Some(PGBENCH_INIT) {
+        return pgbench_init(&args).await;
+    }
+    let target = resolve_target(&args.connection, &args.store)?;
+    let workload = workload_of(&args)?;
+    let Workload::Oltp(oltp) = &workload else {
+        return Err(anyhow!(
+            "pgbench scripts have no prepare step of their own: `dbrig prepare {PGBENCH_INIT} --scale N` makes pgbench's tables"
+        ));
+    };
     let seed = args.run.resolved_seed();
     eprintln!("dbrig: preparing {} on {target}", workload.name());
     console::exit_on_signal(format!(
@@ -64,8 +129,22 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
 
 pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
     let target = resolve_target(&args.connection, &args.store)?;
-    let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
-    let Workload::Oltp(oltp) = &workload;
+    if args.workload.as_deref() == Some(PGBENCH_INIT) {
+        let dropped =
+            dbrig_workload::script::init::cleanup(&target, &args.run.connect_options()).await?;
+        if dropped.is_empty() {
+            outln!("Nothing to drop on {target}: no table of pgbench-init exists")?;
+        } else {
+            outln!("Dropped {} on {target}", dropped.join(", "))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let workload = workload_of(&args)?;
+    let Workload::Oltp(oltp) = &workload else {
+        return Err(anyhow!(
+            "pgbench scripts have nothing to clean up: `dbrig cleanup {PGBENCH_INIT}` drops pgbench's tables"
+        ));
+    };
     let report = oltp
         .cleanup(&target, &args.run.connect_options(), args.run.threads)
         .await?;
@@ -89,11 +168,13 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
 /// `dbrig run WORKLOAD`: a one-cell plan through the one executor; `dbrig run PLAN.toml`: the
 /// plan file's matrix through the same executor.
 pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
-    if args.workload.ends_with(".toml") || Path::new(&args.workload).is_file() {
-        return run_plan(&args, argv).await;
+    if let Some(w) = args.workload.as_deref()
+        && (w.ends_with(".toml") || Path::new(w).is_file())
+    {
+        return run_plan(&args, w, argv).await;
     }
     let target = resolve_target(&args.connection, &args.store)?;
-    let workload = Workload::from_name(&args.workload, args.oltp.clone())?;
+    let workload = workload_of(&args)?;
     args.run.validate().map_err(|e| anyhow!(e))?;
     let mut run = args.run.clone();
     // Decided now, so the header printed before the run and the stored trial agree.
@@ -141,8 +222,8 @@ fn print_header(workload: &str, target: &str, run: &RunOptions) -> Result<()> {
     )
 }
 
-async fn run_plan(args: &WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
-    let plan = dbrig_exec::plan::load(Path::new(&args.workload), &args.defines, &args.sets)?;
+async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<ExitCode> {
+    let plan = dbrig_exec::plan::load(Path::new(file), &args.defines, &args.sets)?;
     if args.dry_run {
         console::print_dry_run(&plan)?;
         return Ok(ExitCode::SUCCESS);
@@ -171,6 +252,10 @@ pub fn list(format: Format) -> Result<ExitCode> {
         (
             "OLTP options",
             dbrig_workload::OltpOptions::augment_args(Command::new("x")),
+        ),
+        (
+            "pgbench script options (--script / --builtin; prepare|cleanup pgbench-init)",
+            dbrig_workload::ScriptOptions::augment_args(Command::new("x")),
         ),
         (
             "Connection options",

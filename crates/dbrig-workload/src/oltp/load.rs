@@ -435,7 +435,9 @@ mod tests {
                 ..OltpOptions::default()
             },
         )
-        .unwrap();
+        .unwrap() else {
+            unreachable!("oltp_read_only is an OLTP workload")
+        };
         let heard = Heard::default();
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite:{}", dir.path().join("prepare.db").display());

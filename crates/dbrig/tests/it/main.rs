@@ -13,6 +13,7 @@ mod mock;
 mod mysql;
 mod one_path;
 mod perfrun;
+mod pgbench;
 mod plans;
 mod postgres;
 mod readme;

@@ -1,0 +1,240 @@
+//! A script run's report in pgbench's console layout (`transaction type:`, `scaling factor:`,
+//! `latency average = …`, `tps = … (without initial connection time)`, per-script sections and
+//! `-r`'s statement latencies), printed after dbrig's own report. Everything comes from the
+//! stored trial: the script workload records each command's time as a statement `S.NNN text`
+//! and each transaction's as `S.txn DESCRIPTION @WEIGHT` (script S, command NNN).
+
+use std::fmt::Write;
+
+use dbrig_core::{Measurements, StatementLatency};
+
+/// One script of the run, rebuilt from its statements.
+struct ScriptStats<'a> {
+    description: String,
+    weight: u64,
+    txn: Option<&'a StatementLatency>,
+    commands: Vec<(&'a StatementLatency, &'a str)>,
+}
+
+fn scripts(statements: &[StatementLatency]) -> Vec<ScriptStats<'_>> {
+    let mut out: Vec<(usize, ScriptStats<'_>)> = Vec::new();
+    for s in statements {
+        let Some((index, rest)) = s.statement.split_once('.') else {
+            continue;
+        };
+        let Ok(index) = index.parse::<usize>() else {
+            continue;
+        };
+        let pos = match out.iter().position(|(i, _)| *i == index) {
+            Some(p) => p,
+            None => {
+                out.push((
+                    index,
+                    ScriptStats {
+                        description: String::new(),
+                        weight: 1,
+                        txn: None,
+                        commands: Vec::new(),
+                    },
+                ));
+                out.len() - 1
+            }
+        };
+        let entry = &mut out[pos].1;
+        if let Some(what) = rest.strip_prefix("txn") {
+            let what = what.trim();
+            let (description, weight) = match what.rsplit_once(" @") {
+                Some((d, w)) => (d.to_owned(), w.parse().unwrap_or(1)),
+                None => (what.to_owned(), 1),
+            };
+            entry.description = description;
+            entry.weight = weight;
+            entry.txn = Some(s);
+        } else if let Some((_, text)) = rest.split_once(' ') {
+            entry.commands.push((s, text));
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, s)| s).collect()
+}
+
+fn statement_lines(out: &mut String, indent: &str, commands: &[(&StatementLatency, &str)]) {
+    let _ = writeln!(
+        out,
+        "{indent}statement latencies in milliseconds and failures:"
+    );
+    for (s, text) in commands {
+        let _ = writeln!(out, "  {:>11.3}  {:>10}  {text}", s.latency_ms.avg, 0);
+    }
+}
+
+/// The pgbench-layout block, or nothing when the statements are not a script run's.
+pub fn pgbench_text(
+    options: &serde_json::Value,
+    m: &Measurements,
+    statements: &[StatementLatency],
+    notes: &[String],
+) -> String {
+    let scripts = scripts(statements);
+    if scripts.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "\npgbench's layout:");
+    let transaction_type = match scripts.as_slice() {
+        [one] => one.description.clone(),
+        _ => "multiple scripts".to_owned(),
+    };
+    let _ = writeln!(out, "transaction type: {transaction_type}");
+    let scale = notes
+        .iter()
+        .find_map(|n| n.strip_prefix("scaling factor "))
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.trim().parse::<i64>().ok())
+        .or_else(|| options["scale"].as_i64().map(|s| s.max(1)))
+        .unwrap_or(1);
+    let _ = writeln!(out, "scaling factor: {scale}");
+    let _ = writeln!(
+        out,
+        "query mode: {}",
+        options["protocol"].as_str().unwrap_or("simple")
+    );
+    let _ = writeln!(out, "number of clients: {}", m.threads);
+    let _ = writeln!(out, "duration: {:.3} s", m.duration_s);
+    let _ = writeln!(
+        out,
+        "number of transactions actually processed: {}",
+        m.transactions
+    );
+    let failed = m.fatal_errors.len() as u64;
+    let total = m.transactions + failed;
+    let _ = writeln!(
+        out,
+        "number of failed transactions: {failed} ({:.3}%)",
+        if total > 0 {
+            100.0 * failed as f64 / total as f64
+        } else {
+            0.0
+        }
+    );
+    let _ = writeln!(
+        out,
+        "latency average = {:.3} ms",
+        m.latency.mean_us() / 1000.0
+    );
+    let _ = writeln!(
+        out,
+        "tps = {:.6} (without initial connection time)",
+        m.tps()
+    );
+    let total_weight: u64 = scripts.iter().map(|s| s.weight).sum::<u64>().max(1);
+    if let [one] = scripts.as_slice() {
+        statement_lines(&mut out, "", &one.commands);
+        return out;
+    }
+    for (i, s) in scripts.iter().enumerate() {
+        let n = s.txn.map_or(0, |t| t.count);
+        let _ = writeln!(out, "SQL script {}: {}", i + 1, s.description);
+        let _ = writeln!(
+            out,
+            " - weight: {} (targets {:.1}% of total)",
+            s.weight,
+            100.0 * s.weight as f64 / total_weight as f64
+        );
+        let _ = writeln!(
+            out,
+            " - {n} transactions ({:.1}% of total, tps = {:.6})",
+            if m.transactions > 0 {
+                100.0 * n as f64 / m.transactions as f64
+            } else {
+                0.0
+            },
+            if m.duration_s > 0.0 {
+                n as f64 / m.duration_s
+            } else {
+                0.0
+            }
+        );
+        if let Some(t) = s.txn {
+            let _ = writeln!(out, " - latency average = {:.3} ms", t.latency_ms.avg);
+        }
+        statement_lines(&mut out, " - ", &s.commands);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbrig_core::{LatencyHistogram, LatencySummary};
+
+    fn stmt(name: &str, count: u64, avg: f64) -> StatementLatency {
+        StatementLatency {
+            statement: name.into(),
+            count,
+            latency_ms: LatencySummary {
+                avg,
+                ..LatencySummary::from_histogram(&LatencyHistogram::new())
+            },
+        }
+    }
+
+    #[test]
+    fn two_scripts_get_pgbench_sections() {
+        let mut latency = LatencyHistogram::new();
+        for _ in 0..30 {
+            latency.record_us(2000);
+        }
+        let m = Measurements {
+            threads: 2,
+            duration_s: 3.0,
+            transactions: 30,
+            latency,
+            key_distribution: dbrig_core::KeyDistribution::Uniform,
+            queries: Default::default(),
+            ignored_errors: 0,
+            reconnects: 0,
+            fatal_errors: Vec::new(),
+            intervals: Vec::new(),
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        };
+        let statements = [
+            stmt("0.000 \\set aid random(1, 100000 * :scale)", 10, 0.002),
+            stmt(
+                "0.001 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+                10,
+                0.25,
+            ),
+            stmt("0.txn <builtin: select only> @1", 10, 0.3),
+            stmt("1.000 SELECT 1;", 20, 0.1),
+            stmt("1.txn my.sql @2", 20, 0.12),
+        ];
+        let t = pgbench_text(
+            &serde_json::json!({"protocol": "prepared", "scale": 0}),
+            &m,
+            &statements,
+            &["scaling factor 5: the row count of pgbench_branches".into()],
+        );
+        for want in [
+            "transaction type: multiple scripts\n",
+            "scaling factor: 5\n",
+            "query mode: prepared\n",
+            "number of clients: 2\n",
+            "number of transactions actually processed: 30\n",
+            "latency average = 2.000 ms\n",
+            "tps = 10.000000 (without initial connection time)\n",
+            "SQL script 1: <builtin: select only>\n - weight: 1 (targets 33.3% of total)\n - 10 transactions (33.3% of total, tps = 3.333333)\n",
+            "SQL script 2: my.sql\n - weight: 2 (targets 66.7% of total)\n - 20 transactions (66.7% of total, tps = 6.666667)\n",
+            "        0.002           0  \\set aid random(1, 100000 * :scale)\n",
+            "        0.100           0  SELECT 1;\n",
+        ] {
+            assert!(t.contains(want), "missing {want:?} in\n{t}");
+        }
+        // Not a script run: nothing.
+        assert!(
+            pgbench_text(&serde_json::json!({}), &m, &[stmt("commit", 1, 1.0)], &[]).is_empty()
+        );
+    }
+}

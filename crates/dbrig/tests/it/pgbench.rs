@@ -1,0 +1,465 @@
+//! pgbench scripts (issue 16): the statements and calls a PostgreSQL server sees (its
+//! pg_stat_statements) are pgbench's own for the three built-ins and a script using `\set`,
+//! `\if`, `\gset` and `\sleep`, in each protocol; the built-ins on SQLite and MariaDB with
+//! exact counts; pgbench-init's tables; plans of kind `script`; and the error cases.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{dbrig, error_line, ok, text};
+
+/// A PostgreSQL started by `dbrig server start` with pg_stat_statements preloaded, open to
+/// pgbench (which takes no password file), stopped when dropped.
+struct PgssServer {
+    out: PathBuf,
+    name: String,
+    port: String,
+}
+
+impl PgssServer {
+    fn start(out: &Path, name: &str) -> Self {
+        let plan = out.join(format!("{name}-server.toml"));
+        std::fs::write(
+            &plan,
+            format!("[[server]]\nname = \"{name}\"\nengine = \"postgres\"\nopen-access = true\n"),
+        )
+        .unwrap();
+        let plan = plan.display().to_string();
+        let o = ok(dbrig(
+            out,
+            &[
+                "server",
+                "start",
+                name,
+                "--plan",
+                &plan,
+                "--param",
+                "shared_preload_libraries=pg_stat_statements",
+            ],
+        ));
+        let url = text(&o)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
+            .expect("the target line");
+        let port = url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .expect("a port")
+            .to_owned();
+        let s = PgssServer {
+            out: out.to_owned(),
+            name: name.to_owned(),
+            port,
+        };
+        s.psql("CREATE EXTENSION pg_stat_statements");
+        s
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    fn psql(&self, sql: &str) -> String {
+        let o = Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port,
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+            ])
+            .args(["-X", "-A", "-t", "-q", "-c", sql])
+            .output()
+            .expect("psql is installed");
+        assert!(
+            o.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn pgbench(&self, args: &[&str]) {
+        let o = Command::new(pgbench_binary())
+            .args(["-h", "127.0.0.1", "-p", &self.port, "-U", "postgres"])
+            .args(args)
+            .arg("postgres")
+            .output()
+            .expect("pgbench runs");
+        assert!(
+            o.status.success(),
+            "pgbench {args:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// The workload's statements the server counted since the last reset (normalized text →
+    /// calls): those on pgbench's tables or marked `p16`, without either tool's catalog and
+    /// scale queries.
+    fn seen(&self) -> BTreeMap<String, u64> {
+        self.psql(
+            "SELECT calls || '|' || query FROM pg_stat_statements \
+             WHERE query ~ '(pgbench_|p16|^BEGIN|^END)' AND query !~ '(count\\(\\*\\)|pg_catalog)'",
+        )
+        .lines()
+        .filter_map(|l| l.split_once('|'))
+        .map(|(c, q)| (q.to_owned(), c.parse().unwrap()))
+        .collect()
+    }
+
+    fn reset(&self) {
+        self.psql("SELECT pg_stat_statements_reset()");
+    }
+}
+
+impl Drop for PgssServer {
+    fn drop(&mut self) {
+        let _ = dbrig(&self.out, &["server", "stop", &self.name]);
+    }
+}
+
+/// The installed pgbench (`/usr/lib/postgresql/*/bin/pgbench`, else the one on PATH).
+fn pgbench_binary() -> PathBuf {
+    std::fs::read_dir("/usr/lib/postgresql")
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|d| d.path().join("bin/pgbench"))
+        .filter(|p| p.exists())
+        .max()
+        .unwrap_or_else(|| PathBuf::from("pgbench"))
+}
+
+/// Exercises `\set`, `\gset`, `\aset`, `\if` / `\elif` / `\else` and `\sleep`, with branches
+/// that do not depend on random draws (so both tools take the same ones).
+const CUSTOM: &str = r#"-- dbrig's pgbench comparison script
+\set n 5
+\set aid random(1, 100000 * :scale)
+SELECT :n * 2 AS p16_doubled, :aid AS p16_aid \gset
+\if :p16_doubled = 10
+SELECT abalance AS p16_then FROM pgbench_accounts WHERE aid = :p16_aid;
+\elif :p16_doubled = 11
+SELECT 'p16_elif';
+\else
+SELECT 'p16_else';
+\endif
+\if :n > 100
+SELECT 'p16_never';
+\elif :n % 5 = 0
+UPDATE pgbench_tellers SET tbalance = tbalance + 0 WHERE tid = 1 + :client_id % 10;
+\endif
+\sleep 100 us
+SELECT p16_x FROM (VALUES (1), (2)) AS t(p16_x) \aset
+\set total :p16_x + :n
+SELECT :total AS p16_total;
+"#;
+
+#[test]
+fn statements_and_calls_match_pgbench_in_every_protocol() {
+    let out = tempfile::tempdir().unwrap();
+    let pg = PgssServer::start(out.path(), "pgb16pgss");
+    pg.pgbench(&["-i", "-s", "1", "-q"]);
+    let custom = out.path().join("custom.sql");
+    std::fs::write(&custom, CUSTOM).unwrap();
+    let custom = custom.display().to_string();
+    // pgbench's tables are not dbrig's: pgbench-init leaves them alone.
+    let e = error_line(&dbrig(
+        out.path(),
+        &["prepare", "pgbench-init", "--target", &pg.url()],
+    ));
+    assert!(e.contains("was not created by dbrig"), "{e}");
+    let workloads: [(&[&str], &[&str]); 4] = [
+        (&["-b", "tpcb-like"], &["--builtin", "tpcb-like"]),
+        (&["-b", "simple-update"], &["--builtin", "simple-update"]),
+        (&["-b", "select-only"], &["--builtin", "select-only"]),
+        (&["-f", &custom], &["--script", &custom]),
+    ];
+    for protocol in ["simple", "extended", "prepared"] {
+        for (pgbench_args, dbrig_args) in &workloads {
+            pg.reset();
+            let mut args = vec!["-n", "-t", "200", "-M", protocol];
+            args.extend_from_slice(pgbench_args);
+            pg.pgbench(&args);
+            let theirs = pg.seen();
+            pg.reset();
+            let url = pg.url();
+            let mut args = vec![
+                "run",
+                "--target",
+                &url,
+                "--events",
+                "200",
+                "--time",
+                "0",
+                "--protocol",
+                protocol,
+            ];
+            args.extend_from_slice(dbrig_args);
+            let o = ok(dbrig(out.path(), &args));
+            let ours = pg.seen();
+            assert_eq!(ours, theirs, "{protocol} {dbrig_args:?}:\n{}", text(&o));
+            // Every statement of the transaction ran once per transaction.
+            assert!(
+                theirs.values().any(|&c| c == 200),
+                "{protocol} {dbrig_args:?}: {theirs:?}"
+            );
+            let t = text(&o);
+            assert!(
+                t.contains("number of transactions actually processed: 200\n")
+                    && t.contains(&format!("query mode: {protocol}\n")),
+                "{t}"
+            );
+        }
+    }
+}
+
+fn sqlite3(db: &Path, sql: &str) -> String {
+    let o = Command::new("sqlite3")
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect("sqlite3 is installed");
+    assert!(
+        o.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+fn mariadb(db: &str, sql: &str) -> String {
+    let o = Command::new("mariadb")
+        .args(["-uroot", "-h127.0.0.1", "-P3306", "-N", "-B"])
+        .args(if db.is_empty() { vec![] } else { vec![db] })
+        .args(["-e", sql])
+        .output()
+        .expect("the mariadb client");
+    assert!(
+        o.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+/// pgbench-init's rows, then each built-in's exact effect: tpcb-like and simple-update add one
+/// history row per transaction and move the balances by its delta; select-only changes nothing.
+fn builtins_with_exact_counts(out: &Path, target: &str, sql: &dyn Fn(&str) -> String) {
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "pgbench-init",
+            "--scale",
+            "2",
+            "--target",
+            target,
+        ],
+    ));
+    let counts = "SELECT (SELECT count(*) FROM pgbench_branches), (SELECT count(*) FROM pgbench_tellers), \
+                  (SELECT count(*) FROM pgbench_accounts), (SELECT count(*) FROM pgbench_history), \
+                  (SELECT max(bid) FROM pgbench_accounts), (SELECT count(*) FROM pgbench_tellers WHERE bid = 2)";
+    let norm = |s: String| s.replace(['\t', '|'], " ");
+    assert_eq!(norm(sql(counts)), "2 20 200000 0 2 10");
+    let balances = "SELECT (SELECT count(*) FROM pgbench_history), (SELECT sum(delta) FROM pgbench_history) = (SELECT sum(abalance) FROM pgbench_accounts)";
+    let run = |builtin: &str, events: &str| {
+        let o = ok(dbrig(
+            out,
+            &[
+                "run",
+                "--builtin",
+                builtin,
+                "--target",
+                target,
+                "--events",
+                events,
+                "--time",
+                "0",
+                "--threads",
+                "2",
+            ],
+        ));
+        let t = text(&o);
+        assert!(
+            t.contains(&format!(
+                "number of transactions actually processed: {events}\n"
+            )) && t.contains("scaling factor: 2\n"),
+            "{t}"
+        );
+    };
+    run("tpcb-like", "200");
+    assert_eq!(norm(sql(balances)), "200 1");
+    let tellers_branches = "SELECT (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(delta) FROM pgbench_history), (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(delta) FROM pgbench_history)";
+    assert_eq!(norm(sql(tellers_branches)), "1 1");
+    run("simple-update", "100");
+    assert_eq!(norm(sql(balances)), "300 1");
+    run("select-only", "50");
+    assert_eq!(norm(sql(balances)), "300 1");
+    let o = ok(dbrig(out, &["cleanup", "pgbench-init", "--target", target]));
+    assert!(text(&o).contains("pgbench_accounts"), "{}", text(&o));
+}
+
+#[test]
+fn builtins_on_sqlite_with_exact_counts() {
+    let out = tempfile::tempdir().unwrap();
+    let db = out.path().join("p.sqlite");
+    let target = format!("sqlite:{}", db.display());
+    builtins_with_exact_counts(out.path(), &target, &|q| sqlite3(&db, q));
+    assert_eq!(
+        sqlite3(
+            &db,
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'pgbench%'"
+        ),
+        "0"
+    );
+}
+
+#[test]
+fn builtins_on_mariadb_with_exact_counts() {
+    let db = format!("pgb16_{}", std::process::id());
+    mariadb(
+        "",
+        &format!("DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}"),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("mysql://root@127.0.0.1:3306/{db}");
+    let result = std::panic::catch_unwind(|| {
+        builtins_with_exact_counts(out.path(), &target, &|q| mariadb(&db, q));
+    });
+    mariadb("", &format!("DROP DATABASE IF EXISTS {db}"));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+#[test]
+fn a_plan_runs_weighted_scripts_and_prepares_pgbench_tables() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("plan.sqlite").display());
+    let script = out.path().join("mine.sql");
+    std::fs::write(&script, "\\set x random(1, 10)\nSELECT :x AS picked;\n").unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "pgbench-plan"
+trials = 1
+clients = [1, 2]
+duration = 0
+warmup = 0
+[run]
+events = 120
+[[configuration]]
+name = "lite"
+target = "{target}"
+[[workload]]
+name = "script"
+[workload.options]
+builtins = ["select-only@3"]
+scripts = ["{}@1"]
+protocol = "prepared"
+scale = 1
+"#,
+            script.display()
+        ),
+    )
+    .unwrap();
+    let o = ok(dbrig(out.path(), &["run", plan.to_str().unwrap()]));
+    let t = text(&o);
+    assert!(
+        t.contains("pgbench-init"),
+        "the prepare step made pgbench's tables:\n{t}"
+    );
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.runs().unwrap().pop().unwrap().id;
+    let cells = store.cells(run).unwrap();
+    assert_eq!(cells.len(), 2);
+    for c in &cells {
+        assert_eq!(c.workload, "script");
+        let trial = store.trials(c.id).unwrap().pop().unwrap();
+        let m = store.measurements(trial.id).unwrap().unwrap();
+        assert_eq!(m.transactions, 120);
+        let Some(dbrig_core::results::TrialResult::Oltp(r)) = &trial.result else {
+            panic!("an OLTP result")
+        };
+        let txn = |prefix: &str| {
+            r.statements
+                .iter()
+                .find(|s| s.statement.starts_with(prefix))
+                .map_or(0, |s| s.count)
+        };
+        let (builtin, mine) = (txn("0.txn <builtin: select only> @3"), txn("1.txn"));
+        assert_eq!(builtin + mine, 120, "{:?}", r.statements);
+        // Weighted 3:1: the built-in is chosen far more often.
+        assert!(builtin > mine && mine > 0, "{builtin} vs {mine}");
+    }
+}
+
+#[test]
+fn script_errors_say_where_and_what() {
+    let out = tempfile::tempdir().unwrap();
+    let db = out.path().join("e.sqlite");
+    let target = format!("sqlite:{}", db.display());
+    let write = |name: &str, body: &str| {
+        let p = out.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p.display().to_string()
+    };
+    let run = |args: &[&str]| {
+        let mut all = vec!["run", "--target", &target, "--events", "5", "--time", "0"];
+        all.extend_from_slice(args);
+        dbrig(out.path(), &all)
+    };
+    // A syntax error: file, line, column, and the line with a caret.
+    let f = write("syntax.sql", "SELECT 1;\n\\set x 1 + * 2\n");
+    let o = run(&["--script", &f]);
+    let e = error_line(&o);
+    assert!(
+        e.ends_with("syntax.sql:2:12: syntax error in command \"set\""),
+        "{e}"
+    );
+    assert!(
+        text(&o).contains("\\set x 1 + * 2\n           ^ error found here"),
+        "{}",
+        text(&o)
+    );
+    let f = write("shell.sql", "\\shell rm -rf /\n");
+    let e = error_line(&run(&["--script", &f]));
+    assert!(
+        e.contains("shell.sql:1:1: \\shell runs a shell command"),
+        "{e}"
+    );
+    let e = error_line(&run(&["--builtin", "nosuch"]));
+    assert!(e.contains("no built-in script named \"nosuch\""), "{e}");
+    let e = error_line(&run(&["--builtin", "tpcb-like"]));
+    assert!(e.contains("pgbench-init"), "{e}");
+    let e = error_line(&dbrig(out.path(), &["run", "--target", &target]));
+    assert!(e.contains("--script"), "{e}");
+    // Runtime errors stop the client with the script's line.
+    for (body, want) in [
+        ("SELECT 1;\n\\set x 1 / 0\n", "rt.sql:2: division by zero"),
+        ("SELECT :nope;\n", "rt.sql:1: undefined variable \"nope\""),
+        (
+            "\\set r random(5, 1)\n",
+            "rt.sql:1: empty range given to random",
+        ),
+        ("SELECT nosuchcolumn FROM nosuchtable;\n", "rt.sql:1: "),
+        (
+            "SELECT 1 AS a UNION ALL SELECT 2 \\gset\n",
+            "rt.sql:1: expected one row, got 2",
+        ),
+    ] {
+        let f = write("rt.sql", body);
+        let o = run(&["--script", &f]);
+        let t = text(&o);
+        assert!(!o.status.success(), "{body}: {t}");
+        assert!(t.contains(want), "{body}: want {want:?} in\n{t}");
+    }
+}
