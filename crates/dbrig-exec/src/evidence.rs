@@ -32,6 +32,10 @@ use crate::probes::probe_sql;
 pub struct EvidenceOptions {
     /// Sample wait events every this many milliseconds (0: off).
     pub wait_sample_ms: u64,
+    /// The server answered the trial's first probe. When it did not (a connect timeout, a
+    /// refused connection), no sampler connects: the trial fails on its own connection, and
+    /// a silent server is not waited for twice.
+    pub reachable: bool,
 }
 
 type Status = BTreeMap<String, f64>;
@@ -108,15 +112,16 @@ impl Collector {
             notes.push(line.to_owned());
         }
         let (ticks, counters) = match probe_sql(target, "counters") {
-            Some(_) => {
+            Some(_) if options.reachable => {
                 let (tx, rx) = mpsc::unbounded_channel();
                 let task = tokio::spawn(sample_counters(target.clone(), connect.clone(), rx));
                 (Some(tx), Some(task))
             }
-            None => (None, None),
+            _ => (None, None),
         };
         let measuring_since = Arc::new(AtomicU64::new(0));
         let waits = match (options.wait_sample_ms, probe_sql(target, "waits")) {
+            _ if !options.reachable => None,
             (0, _) | (_, None) => None,
             (ms, Some(_)) => {
                 let (stop, stopped) = oneshot::channel();

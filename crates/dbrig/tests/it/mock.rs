@@ -228,8 +228,10 @@ fn rate_mode_reports_latency_from_intended_start_and_backlog() {
     let duration = v["duration_s"].as_f64().unwrap();
     assert!(served <= duration * 500.0 + 1.0, "{v}");
     assert!(rate["achieved"].as_f64().unwrap() <= 500.0 * 1.01, "{rate}");
+    // The backlog is counted when the client last looked at the schedule, up to one service
+    // time before the end (a few ms; 50 ms leaves room for a loaded machine): 100 events.
     assert!(
-        rate["final_backlog"].as_f64().unwrap() >= 1.5 * 2000.0 - served - 1.0,
+        rate["final_backlog"].as_f64().unwrap() >= (1.5 - 0.05) * 2000.0 - served - 1.0,
         "{rate}"
     );
     // Latency from the intended start grows with the queue: the served event at the 99th

@@ -974,7 +974,9 @@ fn connect_timeout_is_honoured_by_every_connection() {
     let took = started.elapsed();
     let e = error_line(&r);
     assert!(e.contains("no MySQL handshake within 2s"), "{e}");
-    assert!(took < Duration::from_millis(4500), "took {took:?}");
+    // 2 s to connect, 1 s to run: a connection that ignored the timeout would wait for the
+    // silent server forever; 10 s tells the two apart on a loaded machine.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
     assert_eq!(accepted.lock().unwrap().len(), 1);
 }
 
