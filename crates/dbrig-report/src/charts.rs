@@ -649,7 +649,9 @@ const OS_PANELS: [OsPanel; 8] = [
     ("memory used", "MiB", |p| {
         Some(p.mem_used_bytes as f64 / MIB)
     }),
-    ("disk reads", "MiB/s", |p| Some(p.disk_read_bytes_per_s / MIB)),
+    ("disk reads", "MiB/s", |p| {
+        Some(p.disk_read_bytes_per_s / MIB)
+    }),
     ("disk writes", "MiB/s", |p| {
         Some(p.disk_write_bytes_per_s / MIB)
     }),

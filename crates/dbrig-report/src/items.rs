@@ -104,7 +104,13 @@ fn ok_seconds(status: QueryStatus, time_us: u64) -> Option<f64> {
 fn power_items(p: &PowerReport) -> Vec<Item> {
     let mut out: Vec<Item> = p
         .steps()
-        .map(|q| Item::new(step_label(&q.name), SECONDS, ok_seconds(q.status, q.time_us)))
+        .map(|q| {
+            Item::new(
+                step_label(&q.name),
+                SECONDS,
+                ok_seconds(q.status, q.time_us),
+            )
+        })
         .collect();
     out.push(Item::new("Power@Size", "Power@Size", p.power_at_size));
     out
@@ -151,11 +157,7 @@ fn throughput_items(t: &ThroughputReport) -> Vec<Item> {
         })
         .collect();
     let failed = t.failure.is_some();
-    out.push(Item::new(
-        "Ts",
-        SECONDS,
-        Some(t.ts_s).filter(|_| !failed),
-    ));
+    out.push(Item::new("Ts", SECONDS, Some(t.ts_s).filter(|_| !failed)));
     out.push(Item::new(
         "Throughput@Size",
         "Throughput@Size",

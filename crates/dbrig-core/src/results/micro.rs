@@ -47,10 +47,10 @@ pub struct MicroItem {
     /// Rows processed by one run.
     pub rows: u64,
     /// Rows per second (rows over the mean run time).
-    #[serde(alias = "rows_per_s")]
+    #[serde(alias = "rows_per_second")]
     pub rows_per_s: Option<f64>,
     /// MB (10^6 bytes) per second of the table's data length over the mean run time.
-    #[serde(alias = "mb_per_s")]
+    #[serde(alias = "mb_per_second")]
     pub mb_per_s: Option<f64>,
     /// CPU cycles per row at `cpu_mhz` (the whole run on one core).
     pub cycles_per_row: Option<f64>,
@@ -166,11 +166,7 @@ mod tests {
         let instant = MicroItem::new("scan", "", "rows/s", vec![], vec![0.0], 10)
             .with_rates(Some(1_000_000), Some(1000.0));
         assert_eq!(
-            (
-                instant.rows_per_s,
-                instant.mb_per_s,
-                instant.cycles_per_row
-            ),
+            (instant.rows_per_s, instant.mb_per_s, instant.cycles_per_row),
             (None, None, None)
         );
     }

@@ -242,9 +242,7 @@ impl Oltp {
             registry::mark_ready(&mut conn, t).await?;
         }
         if o.create_secondary {
-            progress.say(&format!(
-                "created secondary indexes in {index_s:.2} s"
-            ));
+            progress.say(&format!("created secondary indexes in {index_s:.2} s"));
         }
         conn.close().await;
         Ok(PrepareReport {

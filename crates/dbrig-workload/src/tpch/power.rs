@@ -560,7 +560,11 @@ pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
     match (reduction, timed_out) {
         (Reduction::MinMax, _) if !completed.is_empty() => Reduced {
             status: QueryStatus::Ok,
-            time_us: completed.iter().map(|&i| runs[i].time_us).min().unwrap_or(0),
+            time_us: completed
+                .iter()
+                .map(|&i| runs[i].time_us)
+                .min()
+                .unwrap_or(0),
             error: None,
             used,
             chosen_plan,

@@ -136,7 +136,7 @@ fn power(out: &std::path::Path, target: &str) -> serde_json::Value {
     let mut secs: Vec<f64> = queries
         .iter()
         .chain([&v["rf1"], &v["rf2"]])
-        .map(|q| q["micros"].as_u64().unwrap() as f64 / 1e6)
+        .map(|q| q["time_us"].as_u64().unwrap() as f64 / 1e6)
         .collect();
     assert_eq!(secs.len(), 24);
     let floor = secs.iter().copied().fold(0.0, f64::max) / 1000.0;
@@ -437,7 +437,7 @@ fn throughput_two_streams_on_three_engines() {
         assert_eq!(pairs[0]["refresh_set"], 2);
         assert_eq!(pairs[1]["refresh_set"], 3);
         // Ts and the figures are printed by the one rounding rule (4 decimals).
-        let ts = v["ts_seconds"].as_f64().unwrap();
+        let ts = v["ts_s"].as_f64().unwrap();
         let tput = v["throughput_at_size"].as_f64().unwrap();
         assert!(
             (tput - 2.0 * 22.0 * 3600.0 / ts * 0.01).abs() < 1e-3 * tput,
@@ -542,7 +542,7 @@ fn throughput_timeouts_kill_on_the_server_and_errors_let_the_stream_go_on() {
                 "{s}"
             );
             assert_eq!(
-                q[2]["micros"], 500_000,
+                q[2]["time_us"], 500_000,
                 "a timeout counts as the timeout: {s}"
             );
         }
@@ -674,7 +674,7 @@ fn measured(q: &serde_json::Value) -> Vec<u64> {
         .unwrap()
         .iter()
         .filter(|r| r["warmup"] == false)
-        .map(|r| r["micros"].as_u64().unwrap())
+        .map(|r| r["time_us"].as_u64().unwrap())
         .collect()
 }
 
@@ -707,7 +707,7 @@ fn launcher_controls_warmups_runs_and_the_three_reductions_on_three_engines() {
                 let runs = d["runs"].as_array().unwrap();
                 assert_eq!(runs.iter().filter(|r| r["warmup"] == true).count(), 1);
                 let m = measured(q);
-                let micros = q["micros"].as_u64().unwrap();
+                let micros = q["time_us"].as_u64().unwrap();
                 match reduction {
                     "simple-average" => {
                         assert_eq!(m.len(), 3);
@@ -716,7 +716,7 @@ fn launcher_controls_warmups_runs_and_the_three_reductions_on_three_engines() {
                     "min-max" => {
                         assert_eq!(m.len(), 3);
                         assert_eq!(micros, *m.iter().min().unwrap(), "{q}");
-                        assert_eq!(d["max_micros"].as_u64(), m.iter().max().copied());
+                        assert_eq!(d["max_us"].as_u64(), m.iter().max().copied());
                     }
                     _ => {
                         // Plans captured per run; the result is the chosen plan's mean.
@@ -725,7 +725,7 @@ fn launcher_controls_warmups_runs_and_the_three_reductions_on_three_engines() {
                         let of_plan: Vec<u64> = runs
                             .iter()
                             .filter(|r| r["warmup"] == false && r["plan"] == chosen)
-                            .map(|r| r["micros"].as_u64().unwrap())
+                            .map(|r| r["time_us"].as_u64().unwrap())
                             .collect();
                         assert!(!of_plan.is_empty() && of_plan.len() <= 3);
                         assert_eq!(micros, of_plan.iter().sum::<u64>() / of_plan.len() as u64);
