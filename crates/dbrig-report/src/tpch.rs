@@ -58,12 +58,18 @@ pub struct QueryResult {
     pub query: String,
     pub outcome: Outcome,
     /// The reduced time (mean, fastest or fastest plan's mean, by the run's reduction).
+    /// JSON keys name the unit, as every dbrig JSON does.
+    #[serde(rename = "time_s")]
     pub seconds: f64,
+    #[serde(rename = "mean_s")]
     pub mean: Option<f64>,
+    #[serde(rename = "min_s")]
     pub min: Option<f64>,
+    #[serde(rename = "max_s")]
     pub max: Option<f64>,
     /// A run used for the figures timed out: the maximum is at least the timeout.
     pub max_timed_out: bool,
+    #[serde(rename = "timeout_s")]
     pub timeout: Option<f64>,
     pub error: Option<String>,
     /// Measured runs behind the figures (over all trials).

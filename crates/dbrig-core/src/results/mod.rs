@@ -242,6 +242,57 @@ mod tests {
             (512.0, 4096.0)
         );
 
+        // The open loop's rates and the interval samples: `_per_s` written, `_ps` and
+        // `_rate` read.
+        let rate = crate::measure::RateReport {
+            target_rate: 2000.0,
+            achieved_rate: 480.0,
+            ..Default::default()
+        };
+        let sample = crate::measure::IntervalSample {
+            reads_ps: 10.0,
+            writes_ps: 1.0,
+            other_ps: 2.0,
+            errors_ps: 0.5,
+            reconnects_ps: 0.25,
+            ..Default::default()
+        };
+        let renamed = |v: serde_json::Value, names: &[(&str, &str)]| {
+            let mut m = v.as_object().unwrap().clone();
+            for (new, old) in names {
+                let x = m
+                    .remove(*new)
+                    .unwrap_or_else(|| panic!("{new} not written"));
+                m.insert((*old).to_owned(), x);
+            }
+            serde_json::Value::Object(m)
+        };
+        let old_rate = renamed(
+            serde_json::to_value(rate).unwrap(),
+            &[
+                ("target_per_s", "target_rate"),
+                ("achieved_per_s", "achieved_rate"),
+            ],
+        );
+        assert_eq!(
+            serde_json::from_value::<crate::measure::RateReport>(old_rate).unwrap(),
+            rate
+        );
+        let old_sample = renamed(
+            serde_json::to_value(&sample).unwrap(),
+            &[
+                ("reads_per_s", "reads_ps"),
+                ("writes_per_s", "writes_ps"),
+                ("other_per_s", "other_ps"),
+                ("errors_per_s", "errors_ps"),
+                ("reconnects_per_s", "reconnects_ps"),
+            ],
+        );
+        assert_eq!(
+            serde_json::from_value::<crate::measure::IntervalSample>(old_sample).unwrap(),
+            sample
+        );
+
         // Written back: the new names only.
         let text = [
             serde_json::to_string(&TrialResult::TpchThroughput(t)).unwrap(),
