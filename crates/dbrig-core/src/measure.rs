@@ -46,12 +46,19 @@ pub struct IntervalSample {
     pub threads: u32,
     pub tps: f64,
     pub qps: f64,
+    /// Queries per second by type. The JSON keys spell the unit `_per_s`, as every dbrig JSON
+    /// does; the old `_ps` names still read. The results database keeps its `_ps` columns.
+    #[serde(rename = "reads_per_s", alias = "reads_ps")]
     pub reads_ps: f64,
+    #[serde(rename = "writes_per_s", alias = "writes_ps")]
     pub writes_ps: f64,
+    #[serde(rename = "other_per_s", alias = "other_ps")]
     pub other_ps: f64,
     /// Latency at the run's `--percentile` over the interval, in ms.
     pub latency_pct_ms: f64,
+    #[serde(rename = "errors_per_s", alias = "errors_ps")]
     pub errors_ps: f64,
+    #[serde(rename = "reconnects_per_s", alias = "reconnects_ps")]
     pub reconnects_ps: f64,
     /// Open loop only: events that were due but not started at the end of the interval.
     pub backlog: Option<u64>,
@@ -60,7 +67,11 @@ pub struct IntervalSample {
 /// Open-loop (`--rate`) results: what was asked, what was achieved, how far behind it fell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct RateReport {
+    /// Events per second asked for and served (keys `_per_s`, as every dbrig JSON; the
+    /// results of older versions, stored as `target_rate`/`achieved_rate`, still read).
+    #[serde(rename = "target_per_s", alias = "target_rate")]
     pub target_rate: f64,
+    #[serde(rename = "achieved_per_s", alias = "achieved_rate")]
     pub achieved_rate: f64,
     /// Events due but not yet started when measurement ended.
     pub final_backlog: u64,

@@ -649,9 +649,11 @@ const OS_PANELS: [OsPanel; 8] = [
     ("memory used", "MiB", |p| {
         Some(p.mem_used_bytes as f64 / MIB)
     }),
-    ("disk reads", "MiB/s", |p| Some(p.disk_read_bytes_ps / MIB)),
+    ("disk reads", "MiB/s", |p| {
+        Some(p.disk_read_bytes_per_s / MIB)
+    }),
     ("disk writes", "MiB/s", |p| {
-        Some(p.disk_write_bytes_ps / MIB)
+        Some(p.disk_write_bytes_per_s / MIB)
     }),
     ("server CPU", "% of one CPU", |p| p.process_cpu_pct),
     ("server RSS", "MiB", |p| {
@@ -949,8 +951,8 @@ mod tests {
             cpu_iowait_pct: 2.0,
             cpu_idle_pct: 48.0,
             mem_available_bytes: 0,
-            disk_read_bytes_ps: 0.0,
-            disk_write_bytes_ps: 3.0 * MIB,
+            disk_read_bytes_per_s: 0.0,
+            disk_write_bytes_per_s: 3.0 * MIB,
             mem_used_bytes: 2048 * MIB as u64,
             process_cpu_pct: server.then_some(120.0),
             process_rss_bytes: server.then_some(300 * MIB as u64),

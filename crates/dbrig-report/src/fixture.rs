@@ -393,10 +393,10 @@ pub fn oltp_result(warmup_s: f64) -> TrialResult {
 }
 
 /// One timed TPC-H step; a failed one says why.
-pub fn step(name: &str, micros: u64, status: QueryStatus) -> QueryOutcome {
+pub fn step(name: &str, time_us: u64, status: QueryStatus) -> QueryOutcome {
     QueryOutcome {
         name: name.to_owned(),
-        micros,
+        time_us,
         rows: 4,
         status,
         error: match status {
@@ -424,7 +424,7 @@ pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> Q
         .map(|(i, &m)| RunRecord {
             run: i as u32 + 1,
             warmup: false,
-            micros: m,
+            time_us: m,
             rows: 4,
             status: q.status,
             error: None,
@@ -437,7 +437,7 @@ pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> Q
         .chain(std::iter::once(RunRecord {
             run: 0,
             warmup: true,
-            micros: 1,
+            time_us: 1,
             rows: 4,
             status: QueryStatus::Ok,
             error: None,
@@ -451,11 +451,11 @@ pub fn with_detail(mut q: QueryOutcome, runs: &[u64], timeout: Option<f64>) -> Q
     q.detail = Some(Box::new(QueryDetail {
         reduction: Reduction::SimpleAverage,
         runs: records,
-        min_micros: ok.then(|| runs.iter().min().copied()).flatten(),
-        max_micros: ok.then(|| runs.iter().max().copied()).flatten(),
-        mean_micros: ok.then(|| runs.iter().sum::<u64>() / runs.len().max(1) as u64),
+        min_us: ok.then(|| runs.iter().min().copied()).flatten(),
+        max_us: ok.then(|| runs.iter().max().copied()).flatten(),
+        mean_us: ok.then(|| runs.iter().sum::<u64>() / runs.len().max(1) as u64),
         max_timed_out: q.status == QueryStatus::Timeout,
-        timeout_seconds: timeout,
+        timeout_s: timeout,
         params: vec![],
         plans: BTreeMap::from([("p1".to_owned(), "SCAN lineitem".to_owned())]),
         chosen_plan: None,
@@ -532,23 +532,23 @@ pub fn tpch_throughput(version: &str, speed: f64) -> ThroughputReport {
                 .collect();
             StreamReport {
                 stream: s,
-                seconds: queries.iter().map(QueryOutcome::seconds).sum(),
+                duration_s: queries.iter().map(QueryOutcome::seconds).sum(),
                 queries,
                 aborted: None,
             }
         })
         .collect();
-    let ts = streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
+    let ts = streams.iter().map(|s| s.duration_s).fold(0.0, f64::max);
     let sf = 0.01;
     ThroughputReport {
         scale_factor: sf,
         streams: 2,
         server_version: version.to_owned(),
         params: ParamMode::Random { seed: 1 },
-        timeout_seconds: None,
-        ts_seconds: ts,
+        timeout_s: None,
+        ts_s: ts,
         refresh_stream: Some(RefreshStreamReport {
-            seconds: 0.1 / speed,
+            duration_s: 0.1 / speed,
             pairs: (1..=2)
                 .map(|set| RefreshPair {
                     refresh_set: set,
@@ -723,8 +723,8 @@ pub fn os_samples(n: usize, load: f64) -> Vec<OsSample> {
             cpu_system_pct: 8.0 * load,
             cpu_iowait_pct: 1.0,
             cpu_idle_pct: 60.0,
-            disk_read_bytes_ps: 0.5 * MIB,
-            disk_write_bytes_ps: 3.0 * MIB * load,
+            disk_read_bytes_per_s: 0.5 * MIB,
+            disk_write_bytes_per_s: 3.0 * MIB * load,
             mem_used_bytes: (2048.0 * MIB) as u64,
             mem_available_bytes: (6144.0 * MIB) as u64,
             process_cpu_pct: Some(120.0 * load),

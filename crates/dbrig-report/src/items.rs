@@ -74,11 +74,11 @@ fn micro_items(m: &MicroResult) -> Vec<Item> {
     for i in &m.items {
         out.push(Item::new(i.name.clone(), &i.unit, Some(i.mean)));
         if i.unit != ROWS_PER_SECOND
-            && let Some(r) = i.rows_per_second
+            && let Some(r) = i.rows_per_s
         {
             out.push(Item::derived(&i.name, ROWS_PER_SECOND, r));
         }
-        if let Some(mb) = i.mb_per_second {
+        if let Some(mb) = i.mb_per_s {
             out.push(Item::derived(&i.name, "MB/s", mb));
         }
         if let Some(c) = i.cycles_per_row {
@@ -97,14 +97,20 @@ pub fn step_label(name: &str) -> String {
     }
 }
 
-fn ok_seconds(status: QueryStatus, micros: u64) -> Option<f64> {
-    (status == QueryStatus::Ok).then(|| micros as f64 / 1e6)
+fn ok_seconds(status: QueryStatus, time_us: u64) -> Option<f64> {
+    (status == QueryStatus::Ok).then(|| time_us as f64 / 1e6)
 }
 
 fn power_items(p: &PowerReport) -> Vec<Item> {
     let mut out: Vec<Item> = p
         .steps()
-        .map(|q| Item::new(step_label(&q.name), SECONDS, ok_seconds(q.status, q.micros)))
+        .map(|q| {
+            Item::new(
+                step_label(&q.name),
+                SECONDS,
+                ok_seconds(q.status, q.time_us),
+            )
+        })
         .collect();
     out.push(Item::new("Power@Size", "Power@Size", p.power_at_size));
     out
@@ -130,11 +136,11 @@ fn throughput_items(t: &ThroughputReport) -> Vec<Item> {
         None => runs.push((name, vec![s])),
     };
     for q in t.query_streams.iter().flat_map(|s| &s.queries) {
-        add(step_label(&q.name), ok_seconds(q.status, q.micros));
+        add(step_label(&q.name), ok_seconds(q.status, q.time_us));
     }
     for p in t.refresh_stream.iter().flat_map(|r| &r.pairs) {
         for q in std::iter::once(&p.rf1).chain(p.rf2.iter()) {
-            add(q.name.to_uppercase(), ok_seconds(q.status, q.micros));
+            add(q.name.to_uppercase(), ok_seconds(q.status, q.time_us));
         }
     }
     runs.sort_by_key(|(n, _)| query_order(n));
@@ -151,11 +157,7 @@ fn throughput_items(t: &ThroughputReport) -> Vec<Item> {
         })
         .collect();
     let failed = t.failure.is_some();
-    out.push(Item::new(
-        "Ts",
-        SECONDS,
-        Some(t.ts_seconds).filter(|_| !failed),
-    ));
+    out.push(Item::new("Ts", SECONDS, Some(t.ts_s).filter(|_| !failed)));
     out.push(Item::new(
         "Throughput@Size",
         "Throughput@Size",

@@ -63,11 +63,11 @@ pub fn result_text(r: &MicroResult, target: &str) -> String {
             i.unit
         );
         if i.unit != ROWS_PER_SECOND
-            && let Some(rps) = i.rows_per_second
+            && let Some(rps) = i.rows_per_s
         {
             let _ = write!(line, "  ({rps:.0} rows/s)");
         }
-        if let Some(mb) = i.mb_per_second {
+        if let Some(mb) = i.mb_per_s {
             let _ = write!(line, "  {mb:.1} MB/s");
         }
         if let Some(c) = i.cycles_per_row {

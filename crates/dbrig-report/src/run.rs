@@ -367,8 +367,8 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
     }
     if let Some(r) = &m.rate {
         v["rate"] = serde_json::json!({
-            "target": r.target_rate,
-            "achieved": r.achieved_rate,
+            "target_per_s": r.target_rate,
+            "achieved_per_s": r.achieved_rate,
             "final_backlog": r.final_backlog,
             "max_backlog": r.max_backlog,
             "service_time_ms": latency_json(&r.service_time_ms),

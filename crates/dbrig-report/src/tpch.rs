@@ -58,12 +58,18 @@ pub struct QueryResult {
     pub query: String,
     pub outcome: Outcome,
     /// The reduced time (mean, fastest or fastest plan's mean, by the run's reduction).
+    /// JSON keys name the unit, as every dbrig JSON does.
+    #[serde(rename = "time_s")]
     pub seconds: f64,
+    #[serde(rename = "mean_s")]
     pub mean: Option<f64>,
+    #[serde(rename = "min_s")]
     pub min: Option<f64>,
+    #[serde(rename = "max_s")]
     pub max: Option<f64>,
     /// A run used for the figures timed out: the maximum is at least the timeout.
     pub max_timed_out: bool,
+    #[serde(rename = "timeout_s")]
     pub timeout: Option<f64>,
     pub error: Option<String>,
     /// Measured runs behind the figures (over all trials).
@@ -101,8 +107,8 @@ pub struct TpchReport {
     pub order: QueryOrder,
 }
 
-fn secs(micros: u64) -> f64 {
-    micros as f64 / 1e6
+fn secs(time_us: u64) -> f64 {
+    time_us as f64 / 1e6
 }
 
 impl QueryResult {
@@ -114,11 +120,11 @@ impl QueryResult {
                 query: q.name.clone(),
                 outcome,
                 seconds: s,
-                mean: d.mean_micros.map(secs),
-                min: d.min_micros.map(secs),
-                max: d.max_micros.map(secs),
+                mean: d.mean_us.map(secs),
+                min: d.min_us.map(secs),
+                max: d.max_us.map(secs),
                 max_timed_out: d.max_timed_out,
-                timeout: d.timeout_seconds,
+                timeout: d.timeout_s,
                 error: q.error.clone(),
                 runs: d.runs.iter().filter(|r| !r.warmup && !r.skipped).count(),
             },
@@ -709,15 +715,15 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
                 _ => o.status_text().to_owned(),
             };
             let seconds = match o.status {
-                QueryStatus::Timeout => format!(">{}", micros_text(o.micros)),
-                _ => micros_text(o.micros),
+                QueryStatus::Timeout => format!(">{}", micros_text(o.time_us)),
+                _ => micros_text(o.time_us),
             };
             let (min, max, runs, plans) = match &o.detail {
                 Some(d) => {
                     let f = |m: Option<u64>| m.map_or("-".into(), micros_text);
-                    let max = match (d.max_timed_out, d.timeout_seconds) {
+                    let max = match (d.max_timed_out, d.timeout_s) {
                         (true, Some(t)) => format!(">{t}"),
-                        _ => f(d.max_micros),
+                        _ => f(d.max_us),
                     };
                     let warm = d.runs.iter().filter(|r| r.warmup).count();
                     let skipped = d.runs.iter().filter(|r| r.skipped).count();
@@ -727,7 +733,7 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
                     } else {
                         runs.to_string()
                     };
-                    (f(d.min_micros), max, runs, d.plans.len().to_string())
+                    (f(d.min_us), max, runs, d.plans.len().to_string())
                 }
                 None => ("-".into(), "-".into(), "1".into(), "-".into()),
             };
@@ -793,8 +799,8 @@ pub fn os_table<'a>(
             format!("{:.1}", o.cpu_user_pct),
             format!("{:.1}", o.cpu_system_pct),
             format!("{:.1}", o.cpu_iowait_pct),
-            mb(o.disk_read_bytes_ps),
-            mb(o.disk_write_bytes_ps),
+            mb(o.disk_read_bytes_per_s),
+            mb(o.disk_write_bytes_per_s),
             o.process_cpu_pct.map_or("-".into(), |p| format!("{p:.1}")),
             o.process_rss_bytes.map_or("-".into(), |b| {
                 format!("{:.1}", b as f64 / (1024.0 * 1024.0))
@@ -874,7 +880,7 @@ pub fn throughput_text(report: &ThroughputReport, target: &str) -> String {
         report.server_version,
         report.streams,
         report
-            .timeout_seconds
+            .timeout_s
             .map(|t| format!(", timeout {t} s"))
             .unwrap_or_default()
     );
@@ -895,7 +901,7 @@ pub fn throughput_text(report: &ThroughputReport, target: &str) -> String {
         .map(|s| {
             vec![
                 s.stream.to_string(),
-                format!("{:.3}", s.seconds),
+                format!("{:.3}", s.duration_s),
                 s.queries.len().to_string(),
                 count(s, QueryStatus::Ok),
                 count(s, QueryStatus::Error),
@@ -913,7 +919,7 @@ pub fn throughput_text(report: &ThroughputReport, target: &str) -> String {
             .count();
         streams.push(vec![
             "refresh".to_owned(),
-            format!("{:.3}", r.seconds),
+            format!("{:.3}", r.duration_s),
             format!("{} pairs", r.pairs.len()),
             String::new(),
             failed.to_string(),
@@ -1041,7 +1047,7 @@ pub fn throughput_text(report: &ThroughputReport, target: &str) -> String {
     if let Some(f) = &report.failure {
         let _ = writeln!(out, "FAILED: {f}");
     }
-    let _ = writeln!(out, "Ts = {:.3} s", report.ts_seconds);
+    let _ = writeln!(out, "Ts = {:.3} s", report.ts_s);
     let _ = writeln!(
         out,
         "{}",

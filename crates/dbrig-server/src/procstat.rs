@@ -336,10 +336,10 @@ pub fn sample_between(prev: &SystemSnapshot, cur: &SystemSnapshot, t_s: f64) -> 
         cpu_system_pct: pct(system),
         cpu_iowait_pct: pct(iowait),
         cpu_idle_pct: pct(idle),
-        disk_read_bytes_ps: per_s(
+        disk_read_bytes_per_s: per_s(
             d(prev.disk.sectors_read, cur.disk.sectors_read) * DISKSTATS_SECTOR_BYTES as f64,
         ),
-        disk_write_bytes_ps: per_s(
+        disk_write_bytes_per_s: per_s(
             d(prev.disk.sectors_written, cur.disk.sectors_written) * DISKSTATS_SECTOR_BYTES as f64,
         ),
         mem_used_bytes: cur.mem_total_bytes.saturating_sub(cur.mem_available_bytes),
@@ -660,8 +660,8 @@ mod tests {
         assert_eq!(s.cpu_system_pct, 15.0);
         assert_eq!(s.cpu_iowait_pct, 5.0);
         assert_eq!(s.cpu_idle_pct, 40.0);
-        assert_eq!(s.disk_read_bytes_ps, 2048.0 * 512.0 / 2.0);
-        assert_eq!(s.disk_write_bytes_ps, 4096.0 * 512.0 / 2.0);
+        assert_eq!(s.disk_read_bytes_per_s, 2048.0 * 512.0 / 2.0);
+        assert_eq!(s.disk_write_bytes_per_s, 4096.0 * 512.0 / 2.0);
         assert_eq!(s.mem_used_bytes, 600);
         // 3 s of CPU over 2 s = 150 % of one CPU.
         assert_eq!(s.process_cpu_pct, Some(150.0));
@@ -672,7 +672,7 @@ mod tests {
         let s = sample_between(&b, &c, 2.0);
         assert_eq!(s.process_cpu_pct, None);
         assert_eq!(s.cpu_user_pct, 0.0);
-        assert_eq!(s.disk_read_bytes_ps, 0.0);
+        assert_eq!(s.disk_read_bytes_per_s, 0.0);
         let s = sample_between(&a, &snap(t1, cpu, (0, 0), None), 2.0);
         assert_eq!((s.process_cpu_pct, s.process_rss_bytes), (None, None));
     }

@@ -168,7 +168,7 @@ fn scenario(engine: Engine, max_conn_query: &str) {
     assert_eq!(st.port, Some(info.port));
     // Started by this test moments ago: an uptime from the wrong clock (since boot, since the
     // epoch) or a negative one fails.
-    let uptime = st.uptime_secs.unwrap();
+    let uptime = st.uptime_s.unwrap();
     assert!((0.0..600.0).contains(&uptime), "uptime {uptime}");
     let state_json = std::fs::read_to_string(server.dir().join("state.json")).unwrap();
     assert!(state_json.contains(&info.port.to_string()), "{state_json}");

@@ -1204,7 +1204,7 @@ mod tests {
         assert_eq!(s[0].cpu_system_pct, 0.0);
         assert_eq!(s[0].process_cpu_pct, None);
         assert_eq!(s[1].cpu_iowait_pct, 1.5);
-        assert_eq!(s[1].disk_write_bytes_ps, 4096.0);
+        assert_eq!(s[1].disk_write_bytes_per_s, 4096.0);
         assert_eq!(s[1].process_rss_bytes, Some(52_428_800));
         let without = store
             .record_trial(

@@ -278,7 +278,7 @@ impl TrialOutput {
             (TrialResult::TpchThroughput(r), _) => format!(
                 "{} streams in {:.3} s, Throughput@Size {}{}",
                 r.streams,
-                r.ts_seconds,
+                r.ts_s,
                 r.throughput_at_size
                     .map_or("n/a".to_owned(), |p| format!("{p:.2}")),
                 r.failure
@@ -492,7 +492,7 @@ impl WorkloadKind {
                     .await?;
                 Ok(Some(format!(
                     "prepared {} rows in {:.2} s",
-                    report.rows, report.load_seconds
+                    report.rows, report.load_s
                 )))
             }
             WorkloadKind::Oltp(Workload::Script(w)) => {

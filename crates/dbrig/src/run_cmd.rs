@@ -107,9 +107,9 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
             "target": target.to_string(),
             "tables": report.tables,
             "rows": report.rows,
-            "load_s": report.load_seconds,
-            "index_s": report.index_seconds,
-            "rows_per_s": report.rows_per_second(),
+            "load_s": report.load_s,
+            "index_s": report.index_s,
+            "rows_per_s": report.rows_per_s(),
             "parallel": report.parallel,
         })))?;
     } else {
@@ -118,10 +118,10 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
             report.tables.len(),
             report.tables.join(", "),
             report.rows,
-            report.load_seconds,
-            report.rows_per_second(),
+            report.load_s,
+            report.rows_per_s(),
             report.parallel,
-            report.index_seconds
+            report.index_s
         )?;
     }
     Ok(ExitCode::SUCCESS)

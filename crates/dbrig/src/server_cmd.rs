@@ -149,7 +149,7 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
                 .as_deref()
                 .map(|s| s.display().to_string())
                 .unwrap_or_default(),
-            st.uptime_secs.unwrap_or_default()
+            st.uptime_s.unwrap_or_default()
         )?;
         outln!("  data: {}", st.data_dir.display())?;
         outln!("  log:  {}", st.log.display())?;

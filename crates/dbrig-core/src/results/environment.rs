@@ -52,8 +52,11 @@ pub struct OsSample {
     pub cpu_iowait_pct: f64,
     /// Share idle, 0–100. The four shares plus steal sum to 100.
     pub cpu_idle_pct: f64,
-    pub disk_read_bytes_ps: f64,
-    pub disk_write_bytes_ps: f64,
+    /// Bytes read from and written to block devices per second over the interval.
+    #[serde(alias = "disk_read_bytes_ps")]
+    pub disk_read_bytes_per_s: f64,
+    #[serde(alias = "disk_write_bytes_ps")]
+    pub disk_write_bytes_per_s: f64,
     /// Total minus available memory at the end of the interval.
     pub mem_used_bytes: u64,
     pub mem_available_bytes: u64,
@@ -116,8 +119,8 @@ impl OsSpan {
                 cpu_system_pct: mean(|o| o.cpu_system_pct),
                 cpu_iowait_pct: mean(|o| o.cpu_iowait_pct),
                 cpu_idle_pct: mean(|o| o.cpu_idle_pct),
-                disk_read_bytes_ps: mean(|o| o.disk_read_bytes_ps),
-                disk_write_bytes_ps: mean(|o| o.disk_write_bytes_ps),
+                disk_read_bytes_per_s: mean(|o| o.disk_read_bytes_per_s),
+                disk_write_bytes_per_s: mean(|o| o.disk_write_bytes_per_s),
                 mem_used_bytes: max(|o| Some(o.mem_used_bytes)).unwrap_or(0),
                 mem_available_bytes: spans
                     .iter()
@@ -380,7 +383,7 @@ mod span_tests {
             os: OsSample {
                 t_s: end_s,
                 cpu_user_pct: user,
-                disk_read_bytes_ps: read,
+                disk_read_bytes_per_s: read,
                 mem_used_bytes: (end_s * 10.0) as u64,
                 mem_available_bytes: 100 - (end_s * 10.0) as u64,
                 process_cpu_pct: cpu,
@@ -399,7 +402,7 @@ mod span_tests {
         assert_eq!(c.start_s, 0.0);
         assert_eq!(c.os.t_s, 5.0);
         assert_eq!(c.os.cpu_user_pct, 40.0);
-        assert_eq!(c.os.disk_read_bytes_ps, 250.0);
+        assert_eq!(c.os.disk_read_bytes_per_s, 250.0);
         assert_eq!(c.os.process_cpu_pct, Some(40.0));
         assert_eq!(c.os.process_rss_bytes, Some(100));
         assert_eq!((c.os.mem_used_bytes, c.os.mem_available_bytes), (50, 50));

@@ -17,7 +17,8 @@ pub struct LifeMark {
     /// (`pg_postmaster_start_time()`); derived from `Uptime` (whole seconds) for MariaDB.
     pub started_unix: Option<f64>,
     /// How precise `started_unix` is, in seconds (1.5 for an `Uptime`-derived value).
-    pub tolerance_secs: f64,
+    #[serde(alias = "tolerance_secs")]
+    pub tolerance_s: f64,
     /// The server's pid (managed servers).
     pub pid: Option<u32>,
     /// How many times the managed server was started by this process.
@@ -36,7 +37,7 @@ impl LifeMark {
             .unwrap_or(0.0);
         LifeMark {
             started_unix: Some(now - uptime_secs as f64),
-            tolerance_secs: 1.5,
+            tolerance_s: 1.5,
             ..Default::default()
         }
     }
@@ -45,7 +46,7 @@ impl LifeMark {
     pub fn from_start_time(start_unix_secs: f64) -> Self {
         LifeMark {
             started_unix: Some(start_unix_secs),
-            tolerance_secs: 0.001,
+            tolerance_s: 0.001,
             ..Default::default()
         }
     }
@@ -74,7 +75,7 @@ pub fn server_restarted(before: &LifeMark, after: &LifeMark) -> bool {
         return true;
     }
     if let (Some(a), Some(b)) = (before.started_unix, after.started_unix) {
-        let tol = before.tolerance_secs.max(after.tolerance_secs).max(0.0);
+        let tol = before.tolerance_s.max(after.tolerance_s).max(0.0);
         if (b - a).abs() > tol {
             return true;
         }

@@ -42,13 +42,16 @@ pub struct MicroItem {
     pub min: f64,
     pub max: f64,
     /// Wall-clock seconds of each timed run.
-    pub seconds: Vec<f64>,
+    #[serde(alias = "seconds")]
+    pub wall_s: Vec<f64>,
     /// Rows processed by one run.
     pub rows: u64,
     /// Rows per second (rows over the mean run time).
-    pub rows_per_second: Option<f64>,
+    #[serde(alias = "rows_per_second")]
+    pub rows_per_s: Option<f64>,
     /// MB (10^6 bytes) per second of the table's data length over the mean run time.
-    pub mb_per_second: Option<f64>,
+    #[serde(alias = "mb_per_second")]
+    pub mb_per_s: Option<f64>,
     /// CPU cycles per row at `cpu_mhz` (the whole run on one core).
     pub cycles_per_row: Option<f64>,
     /// The bytes a run reads: rows × the engine's average row length (MariaDB
@@ -65,7 +68,8 @@ pub struct MicroItem {
 }
 
 impl MicroItem {
-    /// An item from per-run values; `rows`/`seconds` give the derived rates.
+    /// An item from per-run values and each run's wall seconds; `rows`/`seconds` give the
+    /// derived rates.
     pub fn new(
         name: &str,
         sql: &str,
@@ -84,10 +88,10 @@ impl MicroItem {
             mean,
             min,
             max,
-            seconds,
+            wall_s: seconds,
             rows,
-            rows_per_second: (mean_s > 0.0 && rows > 0).then(|| rows as f64 / mean_s),
-            mb_per_second: None,
+            rows_per_s: (mean_s > 0.0 && rows > 0).then(|| rows as f64 / mean_s),
+            mb_per_s: None,
             cycles_per_row: None,
             data_bytes: None,
             answer: None,
@@ -97,10 +101,10 @@ impl MicroItem {
 
     /// Fill MB/s from the data length and cycles/row from the CPU frequency.
     pub fn with_rates(mut self, data_bytes: Option<u64>, cpu_mhz: Option<f64>) -> Self {
-        let mean_s = summary(&self.seconds).0;
+        let mean_s = summary(&self.wall_s).0;
         self.data_bytes = data_bytes;
         if mean_s > 0.0 {
-            self.mb_per_second = data_bytes.map(|b| b as f64 / mean_s / 1e6);
+            self.mb_per_s = data_bytes.map(|b| b as f64 / mean_s / 1e6);
             if self.rows > 0 {
                 self.cycles_per_row = cpu_mhz.map(|m| m * 1e6 * mean_s / self.rows as f64);
             }
@@ -140,9 +144,9 @@ mod tests {
         assert_eq!(item.mean, (4e6 + 4e6 / 3.0) / 2.0);
         assert_eq!((item.min, item.max), (4e6 / 3.0, 4e6));
         // 4e6 rows / 2 s.
-        assert_eq!(item.rows_per_second, Some(2e6));
+        assert_eq!(item.rows_per_s, Some(2e6));
         // 100e6 bytes / 2 s = 50 MB/s.
-        assert_eq!(item.mb_per_second, Some(50.0));
+        assert_eq!(item.mb_per_s, Some(50.0));
         // 2000e6 cycles/s × 2 s / 4e6 rows = 1000 cycles per row.
         assert_eq!(item.cycles_per_row, Some(1000.0));
         assert_eq!(item.data_bytes, Some(100_000_000));
@@ -150,23 +154,19 @@ mod tests {
         // Unknown size and frequency: no derived figure is made up.
         let bare =
             MicroItem::new("scan", "", "rows/s", vec![1.0], vec![0.5], 10).with_rates(None, None);
-        assert_eq!(bare.rows_per_second, Some(20.0));
-        assert_eq!((bare.mb_per_second, bare.cycles_per_row), (None, None));
+        assert_eq!(bare.rows_per_s, Some(20.0));
+        assert_eq!((bare.mb_per_s, bare.cycles_per_row), (None, None));
         // No rows: no per-row figures.
         let empty = MicroItem::new("scan", "", "rows/s", vec![], vec![1.0], 0)
             .with_rates(Some(1_000_000), Some(1000.0));
-        assert_eq!((empty.rows_per_second, empty.cycles_per_row), (None, None));
-        assert_eq!(empty.mb_per_second, Some(1.0));
+        assert_eq!((empty.rows_per_s, empty.cycles_per_row), (None, None));
+        assert_eq!(empty.mb_per_s, Some(1.0));
         assert_eq!(summary(&[]), (0.0, 0.0, 0.0));
         // Runs too short to time (0 s): no rate is divided by zero.
         let instant = MicroItem::new("scan", "", "rows/s", vec![], vec![0.0], 10)
             .with_rates(Some(1_000_000), Some(1000.0));
         assert_eq!(
-            (
-                instant.rows_per_second,
-                instant.mb_per_second,
-                instant.cycles_per_row
-            ),
+            (instant.rows_per_s, instant.mb_per_s, instant.cycles_per_row),
             (None, None, None)
         );
     }

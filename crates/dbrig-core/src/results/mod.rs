@@ -169,4 +169,164 @@ mod tests {
             assert_eq!(k.as_str().parse::<ResultKind>().unwrap(), k);
         }
     }
+
+    /// Every key holding a figure with a unit names it (`_us`, `_s`, `_per_s`); results stored
+    /// by older versions, with the old names, still read.
+    #[test]
+    fn unit_suffixed_keys_are_written_and_the_old_names_still_read() {
+        let step = |name: &str| {
+            serde_json::json!({"name": name, "micros": 1500, "rows": 1, "status": "ok",
+                               "error": null})
+        };
+        let mut q1 = step("1");
+        q1["detail"] = serde_json::json!({
+            "reduction": "min-max", "max_timed_out": false, "timeout_seconds": 2.5,
+            "min_micros": 1500, "max_micros": 1700, "mean_micros": 1600,
+            "runs": [{"run": 1, "warmup": false, "micros": 1500, "rows": 1, "status": "ok",
+                      "restarted": false}],
+            "params": [], "plans": {}, "chosen_plan": null, "skipped": 0, "restarts": 0,
+            "notes": []
+        });
+        let old_throughput = serde_json::json!({
+            "kind": "tpch_throughput", "scale_factor": 0.01, "streams": 1,
+            "server_version": "x", "params": "validation", "timeout_seconds": 2.5,
+            "ts_seconds": 3.25,
+            "query_streams": [{"stream": 1, "seconds": 3.0, "queries": [q1], "aborted": null}],
+            "refresh_stream": {"seconds": 0.25, "aborted": null,
+                               "pairs": [{"refresh_set": 1, "rf1": step("RF1"), "rf2": null}]},
+            "throughput_at_size": 24.4, "failure": null
+        });
+        let old_micro = serde_json::json!({
+            "kind": "micro", "benchmark": "scan_filter", "dialect": "sqlite",
+            "server_version": "x", "engine": null, "rows": 4, "runs": 2, "seed": 1,
+            "cpu_mhz": null, "settings": [], "skipped": [],
+            "items": [{"name": "scan", "sql": "SELECT 1", "unit": "rows/s",
+                       "values": [4.0, 2.0], "mean": 3.0, "min": 2.0, "max": 4.0,
+                       "seconds": [1.0, 2.0], "rows": 4, "rows_per_second": 8.0 / 3.0,
+                       "mb_per_second": 0.5, "cycles_per_row": null, "data_bytes": 1000000,
+                       "answer": null}]
+        });
+        let old_life = serde_json::json!({"started_unix": 10.0, "tolerance_secs": 1.5,
+                                          "pid": null, "generation": null, "died": false});
+        let old_os = serde_json::json!({"t_s": 1.0, "disk_read_bytes_ps": 512.0,
+                                        "disk_write_bytes_ps": 4096.0});
+
+        let TrialResult::TpchThroughput(t) =
+            serde_json::from_value::<TrialResult>(old_throughput).unwrap()
+        else {
+            panic!("a throughput result")
+        };
+        assert_eq!((t.ts_s, t.timeout_s), (3.25, Some(2.5)));
+        let s = &t.query_streams[0];
+        assert_eq!((s.duration_s, s.queries[0].time_us), (3.0, 1500));
+        let d = s.queries[0].detail.as_ref().unwrap();
+        assert_eq!(
+            (d.min_us, d.max_us, d.mean_us),
+            (Some(1500), Some(1700), Some(1600))
+        );
+        assert_eq!((d.timeout_s, d.runs[0].time_us), (Some(2.5), 1500));
+        let r = t.refresh_stream.as_ref().unwrap();
+        assert_eq!((r.duration_s, r.pairs[0].rf1.time_us), (0.25, 1500));
+        let TrialResult::Micro(m) = serde_json::from_value::<TrialResult>(old_micro).unwrap()
+        else {
+            panic!("a micro result")
+        };
+        let i = &m.items[0];
+        assert_eq!(i.wall_s, [1.0, 2.0]);
+        assert_eq!((i.rows_per_s, i.mb_per_s), (Some(8.0 / 3.0), Some(0.5)));
+        let life: LifeMark = serde_json::from_value(old_life).unwrap();
+        assert_eq!(life.tolerance_s, 1.5);
+        let os: OsSample = serde_json::from_value(old_os).unwrap();
+        assert_eq!(
+            (os.disk_read_bytes_per_s, os.disk_write_bytes_per_s),
+            (512.0, 4096.0)
+        );
+
+        // The open loop's rates and the interval samples: `_per_s` written, `_ps` and
+        // `_rate` read.
+        let rate = crate::measure::RateReport {
+            target_rate: 2000.0,
+            achieved_rate: 480.0,
+            ..Default::default()
+        };
+        let sample = crate::measure::IntervalSample {
+            reads_ps: 10.0,
+            writes_ps: 1.0,
+            other_ps: 2.0,
+            errors_ps: 0.5,
+            reconnects_ps: 0.25,
+            ..Default::default()
+        };
+        let renamed = |v: serde_json::Value, names: &[(&str, &str)]| {
+            let mut m = v.as_object().unwrap().clone();
+            for (new, old) in names {
+                let x = m
+                    .remove(*new)
+                    .unwrap_or_else(|| panic!("{new} not written"));
+                m.insert((*old).to_owned(), x);
+            }
+            serde_json::Value::Object(m)
+        };
+        let old_rate = renamed(
+            serde_json::to_value(rate).unwrap(),
+            &[
+                ("target_per_s", "target_rate"),
+                ("achieved_per_s", "achieved_rate"),
+            ],
+        );
+        assert_eq!(
+            serde_json::from_value::<crate::measure::RateReport>(old_rate).unwrap(),
+            rate
+        );
+        let old_sample = renamed(
+            serde_json::to_value(&sample).unwrap(),
+            &[
+                ("reads_per_s", "reads_ps"),
+                ("writes_per_s", "writes_ps"),
+                ("other_per_s", "other_ps"),
+                ("errors_per_s", "errors_ps"),
+                ("reconnects_per_s", "reconnects_ps"),
+            ],
+        );
+        assert_eq!(
+            serde_json::from_value::<crate::measure::IntervalSample>(old_sample).unwrap(),
+            sample
+        );
+
+        // Written back: the new names only.
+        let text = [
+            serde_json::to_string(&TrialResult::TpchThroughput(t)).unwrap(),
+            serde_json::to_string(&TrialResult::Micro(m)).unwrap(),
+            serde_json::to_string(&life).unwrap(),
+            serde_json::to_string(&os).unwrap(),
+        ]
+        .concat();
+        for key in [
+            "\"time_us\"",
+            "\"min_us\"",
+            "\"max_us\"",
+            "\"mean_us\"",
+            "\"timeout_s\"",
+            "\"ts_s\"",
+            "\"duration_s\"",
+            "\"wall_s\"",
+            "\"rows_per_s\"",
+            "\"mb_per_s\"",
+            "\"tolerance_s\"",
+            "\"disk_read_bytes_per_s\"",
+            "\"disk_write_bytes_per_s\"",
+        ] {
+            assert!(text.contains(key), "{key} missing in {text}");
+        }
+        for old in [
+            "micros",
+            "seconds\"",
+            "rows_per_second",
+            "mb_per_second",
+            "tolerance_secs",
+            "bytes_ps",
+        ] {
+            assert!(!text.contains(old), "{old} still written in {text}");
+        }
+    }
 }

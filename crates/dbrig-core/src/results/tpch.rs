@@ -46,7 +46,9 @@ impl QueryStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueryOutcome {
     pub name: String,
-    pub micros: u64,
+    /// Wall time of the step, microseconds.
+    #[serde(alias = "micros")]
+    pub time_us: u64,
     pub rows: u64,
     pub status: QueryStatus,
     #[serde(default)]
@@ -72,7 +74,7 @@ pub struct QueryOutcome {
 
 impl QueryOutcome {
     pub fn seconds(&self) -> f64 {
-        self.micros as f64 / 1e6
+        self.time_us as f64 / 1e6
     }
 
     /// The status as reports say it: `unchecked` for a query that completed but whose answer
@@ -91,7 +93,9 @@ pub struct RunRecord {
     /// 1, 2, … for measured runs; 0 for warm-ups.
     pub run: u32,
     pub warmup: bool,
-    pub micros: u64,
+    /// Wall time of the run, microseconds.
+    #[serde(alias = "micros")]
+    pub time_us: u64,
     pub rows: u64,
     pub status: QueryStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,13 +124,17 @@ pub struct RunRecord {
 pub struct QueryDetail {
     pub reduction: Reduction,
     pub runs: Vec<RunRecord>,
-    /// Over the runs the reduction used (completed runs only).
-    pub min_micros: Option<u64>,
-    pub max_micros: Option<u64>,
-    pub mean_micros: Option<u64>,
+    /// Over the runs the reduction used (completed runs only), microseconds.
+    #[serde(alias = "min_micros")]
+    pub min_us: Option<u64>,
+    #[serde(alias = "max_micros")]
+    pub max_us: Option<u64>,
+    #[serde(alias = "mean_micros")]
+    pub mean_us: Option<u64>,
     /// Some used run timed out: the maximum is at least the timeout.
     pub max_timed_out: bool,
-    pub timeout_seconds: Option<f64>,
+    #[serde(alias = "timeout_seconds")]
+    pub timeout_s: Option<f64>,
     /// Startup parameters the server ran with for this query.
     pub params: Vec<String>,
     /// Captured plans by fingerprint (each plan stored once).
@@ -190,8 +198,9 @@ pub struct PowerReport {
 pub struct StreamReport {
     /// Stream number (1..=S; its permutation).
     pub stream: u32,
-    /// From the stream's first query start to its last query end.
-    pub seconds: f64,
+    /// From the stream's first query start to its last query end, seconds.
+    #[serde(alias = "seconds")]
+    pub duration_s: f64,
     pub queries: Vec<QueryOutcome>,
     /// Why the stream stopped early (its server went away); the queries before are kept.
     pub aborted: Option<String>,
@@ -208,7 +217,9 @@ pub struct RefreshPair {
 /// The refresh stream's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RefreshStreamReport {
-    pub seconds: f64,
+    /// From the first refresh function's start to the last one's end, seconds.
+    #[serde(alias = "seconds")]
+    pub duration_s: f64,
     pub pairs: Vec<RefreshPair>,
     pub aborted: Option<String>,
 }
@@ -220,9 +231,12 @@ pub struct ThroughputReport {
     pub streams: u32,
     pub server_version: String,
     pub params: ParamMode,
-    pub timeout_seconds: Option<f64>,
-    /// Wall time from the first stream's start to the last stream's end.
-    pub ts_seconds: f64,
+    /// Each query's timeout, seconds.
+    #[serde(alias = "timeout_seconds")]
+    pub timeout_s: Option<f64>,
+    /// Wall time from the first stream's start to the last stream's end (TPC-H's Ts), seconds.
+    #[serde(alias = "ts_seconds")]
+    pub ts_s: f64,
     pub query_streams: Vec<StreamReport>,
     pub refresh_stream: Option<RefreshStreamReport>,
     /// `None` when a query or refresh function did not complete correctly.

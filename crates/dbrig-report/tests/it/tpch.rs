@@ -42,7 +42,7 @@ fn os_span(start_s: f64, user: f64) -> OsSpan {
         os: OsSample {
             t_s: start_s + 0.5,
             cpu_user_pct: user,
-            disk_read_bytes_ps: 2e6,
+            disk_read_bytes_per_s: 2e6,
             process_cpu_pct: Some(150.0),
             process_rss_bytes: Some(64 << 20),
             ..OsSample::default()

@@ -91,7 +91,9 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     pub port: Option<u16>,
     pub socket: Option<PathBuf>,
-    pub uptime_secs: Option<f64>,
+    /// Seconds since the server started (`uptime_secs` in the JSON of older versions).
+    #[serde(alias = "uptime_secs")]
+    pub uptime_s: Option<f64>,
     pub data_dir: PathBuf,
     pub initialised: bool,
     pub log: PathBuf,
@@ -1064,7 +1066,7 @@ impl ManagedServer {
             pid: r.map(|r| r.pid).or(self.last_pid),
             port: r.map(|r| r.port),
             socket: r.map(|r| r.socket.clone()),
-            uptime_secs: r.map(|r| {
+            uptime_s: r.map(|r| {
                 SystemTime::now()
                     .duration_since(r.started)
                     .unwrap_or_default()

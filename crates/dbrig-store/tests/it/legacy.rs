@@ -88,17 +88,41 @@ fn a_schema_1_database_migrates_to_typed_results() {
             !m.items.is_empty() && m.items.iter().all(|i| i.mean > 0.0),
             "{m:?}"
         );
+        // Stored as `seconds`, `rows_per_second`: read under their unit-suffixed names.
+        for i in &m.items {
+            assert_eq!(i.wall_s.len(), m.runs as usize, "{i:?}");
+            assert!(i.wall_s.iter().all(|s| *s > 0.0), "{i:?}");
+            assert!(i.rows_per_s.is_some_and(|r| r > 0.0), "{i:?}");
+        }
     }
+    let Some(TrialResult::Micro(scan)) = &results(&store, 3)[0].2 else {
+        panic!()
+    };
+    assert!(scan.items.iter().all(|i| i.mb_per_s.is_some()), "{scan:?}");
+    // Stored as `micros`, `min_micros`, `timeout_seconds`: read as `time_us`, `min_us`, `timeout_s`.
     let Some(TrialResult::TpchPower(p)) = &results(&store, 4)[0].2 else {
         panic!()
     };
     assert_eq!(p.queries.len(), 22);
     assert!(p.power_at_size.unwrap() > 0.0);
+    for q in &p.queries {
+        assert!(q.time_us > 0, "{q:?}");
+        let d = q.detail.as_ref().expect("the launcher's record");
+        assert_eq!(d.runs[0].time_us, q.time_us, "{q:?}");
+        assert_eq!((d.min_us, d.mean_us), (Some(q.time_us), Some(q.time_us)));
+        assert_eq!(d.timeout_s, None);
+    }
+    // Stored as `ts_seconds` and streams' `seconds`: read as `ts_s`, `duration_s`.
     let Some(TrialResult::TpchThroughput(t)) = &results(&store, 5)[0].2 else {
         panic!()
     };
     assert_eq!((t.streams, t.query_streams.len()), (2, 2));
     assert!(t.throughput_at_size.unwrap() > 0.0);
+    assert!(t.ts_s > 0.0, "{t:?}");
+    for s in &t.query_streams {
+        assert!(s.duration_s > 0.0 && s.duration_s <= t.ts_s, "{s:?}");
+        assert!(s.queries.iter().all(|q| q.time_us > 0), "{s:?}");
+    }
 
     // perfrun: one cell per query and a trial per execution become one trial per side (run
     // 6's queries failed on both sides, run 11's ran).

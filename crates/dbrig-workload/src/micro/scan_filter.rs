@@ -369,8 +369,8 @@ mod tests {
         assert_eq!(item.unit, "rows/s");
         assert_eq!(item.values, vec![2e6, 5e5]);
         // Mean run time 1.25 s: 800 000 rows/s, 20 MB/s, 3000e6 × 1.25 / 1e6 = 3750 cycles/row.
-        assert_eq!(item.rows_per_second, Some(800_000.0));
-        assert_eq!(item.mb_per_second, Some(20.0));
+        assert_eq!(item.rows_per_s, Some(800_000.0));
+        assert_eq!(item.mb_per_s, Some(20.0));
         assert_eq!(item.cycles_per_row, Some(3750.0));
         assert_eq!(item.answer.as_deref(), Some("42"));
     }

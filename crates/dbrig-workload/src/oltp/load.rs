@@ -27,15 +27,15 @@ use crate::tasks::join_tasks;
 pub struct PrepareReport {
     pub tables: Vec<String>,
     pub rows: u64,
-    pub load_seconds: f64,
-    pub index_seconds: f64,
+    pub load_s: f64,
+    pub index_s: f64,
     pub parallel: u32,
 }
 
 impl PrepareReport {
-    pub fn rows_per_second(&self) -> f64 {
-        if self.load_seconds > 0.0 {
-            self.rows as f64 / self.load_seconds
+    pub fn rows_per_s(&self) -> f64 {
+        if self.load_s > 0.0 {
+            self.rows as f64 / self.load_s
         } else {
             0.0
         }
@@ -128,8 +128,8 @@ impl Oltp {
             return Ok(PrepareReport {
                 tables,
                 rows: 0,
-                load_seconds: 0.0,
-                index_seconds: 0.0,
+                load_s: 0.0,
+                index_s: 0.0,
                 parallel: 1,
             });
         }
@@ -193,10 +193,10 @@ impl Oltp {
             .await?
             .into_iter()
             .sum();
-        let load_seconds = started.elapsed().as_secs_f64();
+        let load_s = started.elapsed().as_secs_f64();
         progress.say(&format!(
-            "loaded {rows} rows in {load_seconds:.2} s ({:.0} rows/s, {parallel} loaders)",
-            rows as f64 / load_seconds.max(1e-9)
+            "loaded {rows} rows in {load_s:.2} s ({:.0} rows/s, {parallel} loaders)",
+            rows as f64 / load_s.max(1e-9)
         ));
 
         // Secondary indexes, one table per connection at a time: an index build is mostly one
@@ -236,22 +236,20 @@ impl Oltp {
             }));
         }
         join_tasks(handles, "index").await?;
-        let index_seconds = started.elapsed().as_secs_f64();
+        let index_s = started.elapsed().as_secs_f64();
         // Last: only now is every row and index there.
         for t in &tables {
             registry::mark_ready(&mut conn, t).await?;
         }
         if o.create_secondary {
-            progress.say(&format!(
-                "created secondary indexes in {index_seconds:.2} s"
-            ));
+            progress.say(&format!("created secondary indexes in {index_s:.2} s"));
         }
         conn.close().await;
         Ok(PrepareReport {
             tables,
             rows,
-            load_seconds,
-            index_seconds,
+            load_s,
+            index_s,
             parallel,
         })
     }

@@ -167,11 +167,11 @@ pub(crate) async fn timed_refresh(
 ) -> QueryOutcome {
     let started = Instant::now();
     let r = f.await;
-    let micros = started.elapsed().as_micros() as u64;
+    let time_us = started.elapsed().as_micros() as u64;
     match r {
         Ok(rows) => QueryOutcome {
             name: name.into(),
-            micros,
+            time_us,
             rows,
             status: QueryStatus::Ok,
             error: None,
@@ -182,7 +182,7 @@ pub(crate) async fn timed_refresh(
         },
         Err(e) => QueryOutcome {
             name: name.into(),
-            micros,
+            time_us,
             rows: 0,
             status: QueryStatus::Error,
             error: Some(e.to_string()),
@@ -235,9 +235,9 @@ pub async fn run_query_timeout(
             break;
         }
     }
-    let mut micros = started.elapsed().as_micros() as u64;
+    let mut time_us = started.elapsed().as_micros() as u64;
     if timed_out && let Some(t) = timeout {
-        micros = t.as_micros() as u64;
+        time_us = t.as_micros() as u64;
     }
     for s in statements.iter().skip(failed_at + 1) {
         if !returns_rows(s) {
@@ -246,7 +246,7 @@ pub async fn run_query_timeout(
     }
     QueryOutcome {
         name: name.into(),
-        micros,
+        time_us,
         rows: result.len() as u64,
         status: match (&error, timed_out) {
             (_, true) => QueryStatus::Timeout,
@@ -495,7 +495,7 @@ pub trait PowerEnv: Send {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reduced {
     pub status: QueryStatus,
-    pub micros: u64,
+    pub time_us: u64,
     pub error: Option<String>,
     pub used: Vec<usize>,
     pub chosen_plan: Option<String>,
@@ -512,20 +512,20 @@ pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
             .find(|&&i| runs[i].status == status)
             .map(|&i| Reduced {
                 status,
-                micros: runs[i].micros,
+                time_us: runs[i].time_us,
                 error: runs[i].error.clone(),
                 used: idx.to_vec(),
                 chosen_plan: None,
             })
     };
-    let mean = |idx: &[usize]| idx.iter().map(|&i| runs[i].micros).sum::<u64>() / idx.len() as u64;
+    let mean = |idx: &[usize]| idx.iter().map(|&i| runs[i].time_us).sum::<u64>() / idx.len() as u64;
     let (used, chosen_plan) = match reduction {
         Reduction::AnalyzeExplain => {
             let mut clusters = super::explain::PlanClusters::default();
             for &i in &measured {
                 // Errors and wrong answers are not plans to choose among: reported below.
                 if matches!(runs[i].status, QueryStatus::Ok | QueryStatus::Timeout) {
-                    let secs = (runs[i].status == QueryStatus::Ok).then(|| runs[i].micros as f64);
+                    let secs = (runs[i].status == QueryStatus::Ok).then(|| runs[i].time_us as f64);
                     clusters.add(runs[i].plan.as_deref().unwrap_or("unknown"), i, secs);
                 }
             }
@@ -539,7 +539,7 @@ pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
     if used.is_empty() {
         return Reduced {
             status: QueryStatus::Error,
-            micros: 0,
+            time_us: 0,
             error: Some("no measured run".into()),
             used,
             chosen_plan,
@@ -560,7 +560,11 @@ pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
     match (reduction, timed_out) {
         (Reduction::MinMax, _) if !completed.is_empty() => Reduced {
             status: QueryStatus::Ok,
-            micros: completed.iter().map(|&i| runs[i].micros).min().unwrap_or(0),
+            time_us: completed
+                .iter()
+                .map(|&i| runs[i].time_us)
+                .min()
+                .unwrap_or(0),
             error: None,
             used,
             chosen_plan,
@@ -571,7 +575,7 @@ pub fn reduce(reduction: Reduction, runs: &[RunRecord]) -> Reduced {
         }
         (_, None) => Reduced {
             status: QueryStatus::Ok,
-            micros: mean(&used),
+            time_us: mean(&used),
             error: None,
             used,
             chosen_plan,
@@ -907,11 +911,11 @@ async fn run_controlled(
     let mut detail = QueryDetail {
         reduction: controls.reduction,
         runs: Vec::new(),
-        min_micros: None,
-        max_micros: None,
-        mean_micros: None,
+        min_us: None,
+        max_us: None,
+        mean_us: None,
         max_timed_out: false,
-        timeout_seconds: c.timeout.map(|t| t.as_secs_f64()),
+        timeout_s: c.timeout.map(|t| t.as_secs_f64()),
         params: c.params.clone(),
         plans: BTreeMap::new(),
         chosen_plan: None,
@@ -939,7 +943,7 @@ async fn run_controlled(
         detail.runs.push(RunRecord {
             run: 0,
             warmup: true,
-            micros: o.micros,
+            time_us: o.time_us,
             rows: o.rows,
             status: o.status,
             error: o.error.clone(),
@@ -1035,7 +1039,7 @@ async fn run_controlled(
         detail.runs.push(RunRecord {
             run: if skip { 0 } else { measured },
             warmup: false,
-            micros: o.micros,
+            time_us: o.time_us,
             rows: o.rows,
             status: o.status,
             error: o.error.clone(),
@@ -1071,7 +1075,7 @@ async fn run_controlled(
                     break;
                 }
             }
-            let secs = (r.status == QueryStatus::Ok).then_some(r.micros as f64);
+            let secs = (r.status == QueryStatus::Ok).then_some(r.time_us as f64);
             clusters.add(plan.as_deref().unwrap_or("unknown"), index, secs);
             let full = clusters
                 .fastest()
@@ -1093,17 +1097,17 @@ async fn run_controlled(
     let done: Vec<u64> = used
         .iter()
         .filter(|x| x.status == QueryStatus::Ok)
-        .map(|x| x.micros)
+        .map(|x| x.time_us)
         .collect();
-    detail.min_micros = done.iter().min().copied();
-    detail.max_micros = done.iter().max().copied();
-    detail.mean_micros = (!done.is_empty()).then(|| done.iter().sum::<u64>() / done.len() as u64);
+    detail.min_us = done.iter().min().copied();
+    detail.max_us = done.iter().max().copied();
+    detail.mean_us = (!done.is_empty()).then(|| done.iter().sum::<u64>() / done.len() as u64);
     detail.max_timed_out = used.iter().any(|x| x.status == QueryStatus::Timeout);
     detail.chosen_plan = r.chosen_plan.clone();
     let os = OsSpan::combine(used.iter().filter_map(|x| x.os.as_deref())).map(Box::new);
     let last = last.unwrap_or_else(|| QueryOutcome {
         name: name.into(),
-        micros: 0,
+        time_us: 0,
         rows: 0,
         status: QueryStatus::Error,
         error: None,
@@ -1114,7 +1118,7 @@ async fn run_controlled(
     });
     Ok(QueryOutcome {
         name: name.into(),
-        micros: r.micros,
+        time_us: r.time_us,
         rows: last.rows,
         status: r.status,
         error: r.error,
@@ -1175,11 +1179,11 @@ mod tests {
         assert_eq!(power_at_size(1.0, &[0.0, 0.0]), None);
     }
 
-    fn run(micros: u64, status: QueryStatus, plan: &str) -> RunRecord {
+    fn run(time_us: u64, status: QueryStatus, plan: &str) -> RunRecord {
         RunRecord {
             run: 1,
             warmup: false,
-            micros,
+            time_us,
             rows: 1,
             status,
             error: (status != QueryStatus::Ok).then(|| status.as_str().to_owned()),
@@ -1209,7 +1213,7 @@ mod tests {
         );
         // The skipped run's time is not used.
         let r = reduce(Reduction::MinMax, &runs);
-        assert_eq!((r.micros, r.used.len()), (1, 3));
+        assert_eq!((r.time_us, r.used.len()), (1, 3));
         assert_eq!(runs_text(&runs[1..2]), "1 run");
     }
 
@@ -1386,11 +1390,11 @@ mod tests {
         warm.warmup = true;
         let runs = vec![warm, run(100, Ok, "a"), run(300, Ok, "a")];
         let r = reduce(Reduction::SimpleAverage, &runs);
-        assert_eq!((r.status, r.micros), (Ok, 200));
+        assert_eq!((r.status, r.time_us), (Ok, 200));
         assert_eq!(r.used, vec![1, 2], "warm-ups are not measured");
         let runs = vec![run(100, Ok, "a"), run(5_000, Timeout, "a")];
         let r = reduce(Reduction::SimpleAverage, &runs);
-        assert_eq!((r.status, r.micros), (Timeout, 5_000));
+        assert_eq!((r.status, r.time_us), (Timeout, 5_000));
     }
 
     #[test]
@@ -1402,7 +1406,7 @@ mod tests {
             run(5_000, Timeout, "a"),
         ];
         let r = reduce(Reduction::MinMax, &runs);
-        assert_eq!((r.status, r.micros), (Ok, 100));
+        assert_eq!((r.status, r.time_us), (Ok, 100));
         let all_out = vec![run(5_000, Timeout, "a"), run(5_000, Timeout, "a")];
         assert_eq!(reduce(Reduction::MinMax, &all_out).status, Timeout);
         for red in [
@@ -1427,7 +1431,7 @@ mod tests {
             run(300, Ok, "fast"),
         ];
         let r = reduce(Reduction::AnalyzeExplain, &runs);
-        assert_eq!((r.status, r.micros), (Ok, 200));
+        assert_eq!((r.status, r.time_us), (Ok, 200));
         assert_eq!(r.used, vec![1, 3]);
         assert_eq!(r.chosen_plan.as_deref(), Some("fast"));
     }

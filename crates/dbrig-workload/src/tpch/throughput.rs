@@ -184,8 +184,8 @@ pub fn min_streams(sf: f64) -> u32 {
 }
 
 /// Throughput@Size = S·22·3600 / Ts · SF (Ts in seconds).
-pub fn throughput_at_size(sf: f64, streams: u32, ts_seconds: f64) -> Option<f64> {
-    (ts_seconds > 0.0).then(|| f64::from(streams) * 22.0 * 3600.0 / ts_seconds * sf)
+pub fn throughput_at_size(sf: f64, streams: u32, ts_s: f64) -> Option<f64> {
+    (ts_s > 0.0).then(|| f64::from(streams) * 22.0 * 3600.0 / ts_s * sf)
 }
 
 /// What the throughput test does.
@@ -245,7 +245,7 @@ async fn query_stream(
     let started = Instant::now();
     let mut report = StreamReport {
         stream,
-        seconds: 0.0,
+        duration_s: 0.0,
         queries: Vec::new(),
         aborted: None,
     };
@@ -289,7 +289,7 @@ async fn query_stream(
             break;
         }
     }
-    report.seconds = started.elapsed().as_secs_f64();
+    report.duration_s = started.elapsed().as_secs_f64();
     conn.close().await;
     report
 }
@@ -305,7 +305,7 @@ async fn refresh_stream(
 ) -> RefreshStreamReport {
     let started = Instant::now();
     let mut report = RefreshStreamReport {
-        seconds: 0.0,
+        duration_s: 0.0,
         pairs: Vec::new(),
         aborted: None,
     };
@@ -353,7 +353,7 @@ async fn refresh_stream(
             break;
         }
     }
-    report.seconds = started.elapsed().as_secs_f64();
+    report.duration_s = started.elapsed().as_secs_f64();
     conn.close().await;
     report
 }
@@ -441,8 +441,8 @@ pub async fn throughput_test(
         streams,
         server_version,
         params: options.params,
-        timeout_seconds: options.timeout.map(|t| t.as_secs_f64()),
-        ts_seconds,
+        timeout_s: options.timeout.map(|t| t.as_secs_f64()),
+        ts_s: ts_seconds,
         query_streams,
         refresh_stream,
         throughput_at_size: None,

@@ -162,7 +162,7 @@ fn check_result(v: &serde_json::Value, bench: &str, runs: usize, names: &[&str])
                 .map(|x| x.as_f64().unwrap())
                 .collect()
         };
-        let (values, seconds) = (floats("values"), floats("seconds"));
+        let (values, seconds) = (floats("values"), floats("wall_s"));
         assert_eq!((values.len(), seconds.len()), (runs, runs), "{i}");
         assert!(seconds.iter().all(|s| *s > 0.0), "{i}");
         let mean = values.iter().sum::<f64>() / runs as f64;
@@ -190,22 +190,22 @@ fn check_result(v: &serde_json::Value, bench: &str, runs: usize, names: &[&str])
         }
         let mean_s = seconds.iter().sum::<f64>() / runs as f64;
         assert_figure(
-            i["rows_per_second"].as_f64(),
+            i["rows_per_s"].as_f64(),
             rows as f64 / mean_s,
-            "rows_per_second",
+            "rows_per_s",
             i,
         );
         match i["data_bytes"].as_u64() {
             Some(bytes) => {
                 assert!(bytes > 0, "{i}");
                 assert_figure(
-                    i["mb_per_second"].as_f64(),
+                    i["mb_per_s"].as_f64(),
                     bytes as f64 / mean_s / 1e6,
-                    "mb_per_second",
+                    "mb_per_s",
                     i,
                 );
             }
-            None => assert!(i["mb_per_second"].is_null(), "{i}"),
+            None => assert!(i["mb_per_s"].is_null(), "{i}"),
         }
         // Cycles per row for the rate items (a GROUP BY's seconds have none).
         match (mhz, i["unit"] != "s") {
@@ -260,7 +260,7 @@ fn check_scan(v: &serde_json::Value) {
     assert_eq!(items[items.len() - 2]["rows"], 1000, "{v}");
     let in_loop = items.last().unwrap();
     assert_eq!(in_loop["rows"], 500 * 20, "{v}");
-    let ms: Vec<f64> = in_loop["seconds"]
+    let ms: Vec<f64> = in_loop["wall_s"]
         .as_array()
         .unwrap()
         .iter()
@@ -519,7 +519,7 @@ fn check_memory_bytes(db: &MariaDb, v: &serde_json::Value) {
     // The in-cache loop reads its 500 rows 20 times.
     assert_eq!(bytes(5), 500 * 20 * narrow, "{}", items[5]);
     for i in items {
-        let seconds: Vec<f64> = i["seconds"]
+        let seconds: Vec<f64> = i["wall_s"]
             .as_array()
             .unwrap()
             .iter()
@@ -527,7 +527,7 @@ fn check_memory_bytes(db: &MariaDb, v: &serde_json::Value) {
             .collect();
         let mean = seconds.iter().sum::<f64>() / seconds.len() as f64;
         let mbs = i["data_bytes"].as_f64().unwrap() / mean / 1e6;
-        let got = i["mb_per_second"].as_f64().unwrap();
+        let got = i["mb_per_s"].as_f64().unwrap();
         // Both printed by the one rounding rule (4 decimals, 4 significant digits below 0.001).
         assert!(
             (got - mbs).abs() <= mbs * 1e-3 + 1e-4,

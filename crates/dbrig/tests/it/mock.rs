@@ -220,14 +220,17 @@ fn rate_mode_reports_latency_from_intended_start_and_backlog() {
         ],
     )));
     let rate = &v["rate"];
-    assert_eq!(rate["target"], 2000.0);
+    assert_eq!(rate["target_per_s"], 2000.0);
     // Bounds from the inputs, whatever the machine's speed: each event takes at least 2 ms on
     // the one client, so at most 500/s are served, 1.5 s × 2000/s = 3000 fall due, and the
     // k-th served event, due at k/2000 s, starts no earlier than k × 2 ms.
     let served = v["transactions"].as_f64().unwrap();
     let duration = v["duration_s"].as_f64().unwrap();
     assert!(served <= duration * 500.0 + 1.0, "{v}");
-    assert!(rate["achieved"].as_f64().unwrap() <= 500.0 * 1.01, "{rate}");
+    assert!(
+        rate["achieved_per_s"].as_f64().unwrap() <= 500.0 * 1.01,
+        "{rate}"
+    );
     // The backlog is counted when the client last looked at the schedule, up to one service
     // time before the end (a few ms; 50 ms leaves room for a loaded machine): 100 events.
     assert!(

@@ -434,13 +434,9 @@ fn check_kinds_plan(a: &str, b: &str, dir: &Path) {
                     // The plan's 20000 rows over the one run's seconds.
                     let item = &extra["micro"]["items"][0];
                     assert_eq!(item["rows"], 20000, "{item}");
-                    let secs = item["seconds"][0].as_f64().unwrap();
-                    assert_eq!(item["seconds"].as_array().map(Vec::len), Some(1), "{item}");
-                    assert_eq!(
-                        item["rows_per_second"].as_f64(),
-                        Some(20000.0 / secs),
-                        "{item}"
-                    );
+                    let secs = item["wall_s"][0].as_f64().unwrap();
+                    assert_eq!(item["wall_s"].as_array().map(Vec::len), Some(1), "{item}");
+                    assert_eq!(item["rows_per_s"].as_f64(), Some(20000.0 / secs), "{item}");
                 }
                 "tpch_power" => {
                     let q = extra["tpch_power"]["queries"].as_array().unwrap();
@@ -640,7 +636,7 @@ refresh = true
         assert_eq!(tp["streams"], 2);
         assert_eq!(tp["query_streams"].as_array().unwrap().len(), 2);
         // (S × 22 × 3600 / Ts) × SF with this trial's own Ts, S = 2, SF = 0.01.
-        let ts = tp["ts_seconds"].as_f64().unwrap();
+        let ts = tp["ts_s"].as_f64().unwrap();
         assert!(ts > 0.0, "{tp}");
         let expected = 2.0 * 22.0 * 3600.0 / ts * 0.01;
         let got = tp["throughput_at_size"].as_f64().unwrap();
