@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dbrig_core::measure::RateReport;
-use dbrig_core::results::OsSpan;
+use dbrig_core::results::{LatencyLimitReport, OsSpan};
 use dbrig_core::{
     ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventTally, IntervalSample, KeyGenerator,
     LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
@@ -135,6 +135,12 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
     /// Each client's measured events and busy time, by client number.
     pub clients: Vec<ClientWork>,
+    /// Worker threads that drove the clients.
+    pub workers: u32,
+    /// From the first connection attempt until every client was ready, ms.
+    pub connect_ms: f64,
+    /// `--latency-limit`'s counts, when it was set.
+    pub latency_limit: Option<LatencyLimitReport>,
 }
 
 #[derive(Debug, Default)]
@@ -145,6 +151,9 @@ struct Tally {
     reconnects: u64,
     latency: LatencyHistogram,
     service: LatencyHistogram,
+    /// Events above `--latency-limit` (late), and open-loop events skipped for it.
+    late: u64,
+    skipped: u64,
 }
 
 impl Tally {
@@ -171,6 +180,8 @@ impl Tally {
         self.reconnects += o.reconnects;
         self.latency.add(&o.latency);
         self.service.add(&o.service);
+        self.late += o.late;
+        self.skipped += o.skipped;
     }
 }
 
@@ -197,6 +208,8 @@ struct RunShared {
     measure_start: Instant,
     start: Instant,
     event_limit: Option<u64>,
+    /// `--latency-limit`.
+    latency_limit: Option<Duration>,
     events_claimed: AtomicU64,
     active_clients: AtomicU32,
 }
@@ -244,6 +257,7 @@ pub async fn run(
     let schedule = o.schedule();
 
     // Phase 1: every worker connects its clients and reports ready (or the first failure).
+    let connect_start = Instant::now();
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), NotReady>>();
     let mut go_senders = Vec::new();
     let mut done_receivers = Vec::new();
@@ -394,6 +408,7 @@ pub async fn run(
 
     // Phase 2: go. Warm-up runs first; measurement starts after it.
     let start = Instant::now();
+    let connect_ms = start.saturating_duration_since(connect_start).as_secs_f64() * 1000.0;
     let measure_start = start + Duration::from_secs_f64(o.warmup);
     let shared = Arc::new(RunShared {
         stop: Arc::clone(&stop),
@@ -401,6 +416,7 @@ pub async fn run(
         measure_start,
         start,
         event_limit: o.event_limit(),
+        latency_limit: o.latency_limit(),
         events_claimed: AtomicU64::new(0),
         active_clients: AtomicU32::new(threads),
     });
@@ -561,6 +577,13 @@ pub async fn run(
         statements: statements.summaries(),
         warnings,
         clients: clients.into_iter().map(|(_, w)| w).collect(),
+        workers,
+        connect_ms,
+        latency_limit: o.latency_limit().map(|_| LatencyLimitReport {
+            limit_ms: o.latency_limit,
+            late: total.late,
+            skipped: total.skipped,
+        }),
     })
 }
 
@@ -806,12 +829,26 @@ async fn client_loop(
             (now, now)
         };
         let measured = began >= shared.measure_start;
+        // Open loop: an event already later than --latency-limit is not run (pgbench -L
+        // with -R), it is counted as skipped; it still takes its place under --events.
+        let skip = open_loop
+            && shared
+                .latency_limit
+                .is_some_and(|l| began.saturating_duration_since(intended) > l);
         if measured
             && let Some(limit) = shared.event_limit
             && shared.events_claimed.fetch_add(1, Ordering::SeqCst) >= limit
         {
             shared.stop.stop();
             break;
+        }
+        if skip {
+            if measured {
+                let mut s = stats.lock().expect("stats lock");
+                s.total.skipped += 1;
+                s.interval.skipped += 1;
+            }
+            continue;
         }
         q.clear();
         let mut ignored = 0u64;
@@ -853,6 +890,13 @@ async fn client_loop(
             let mut guard = stats.lock().expect("stats lock");
             let s = &mut *guard;
             if result.is_ok() {
+                if shared
+                    .latency_limit
+                    .is_some_and(|l| latency_us > l.as_micros() as u64)
+                {
+                    s.total.late += 1;
+                    s.interval.late += 1;
+                }
                 s.total
                     .record(&q.queries, ignored, reconnects, latency_us, service_us);
                 s.interval

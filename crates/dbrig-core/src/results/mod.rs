@@ -99,6 +99,32 @@ pub struct OltpResult {
     /// empty in trials stored before they were kept.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<ClientWork>,
+    /// Worker threads that drove the clients (pgbench's "number of threads"); 0 in trials
+    /// stored before it was kept.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub workers: u32,
+    /// Wall time from the first connection attempt until every client was connected and
+    /// ready, ms (pgbench's "initial connection time").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<f64>,
+    /// `--latency-limit`'s late and skipped events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_limit: Option<LatencyLimitReport>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// What `--latency-limit` counted over the measured interval (pgbench's -L).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyLimitReport {
+    pub limit_ms: f64,
+    /// Events that finished with a latency above the limit.
+    pub late: u64,
+    /// Open loop: events not run because they were already later than the limit when a
+    /// client could start them.
+    pub skipped: u64,
 }
 
 /// What one trial of any kind measured.
@@ -161,6 +187,7 @@ mod tests {
                 events: 7,
                 busy_s: 1.5,
             }],
+            ..Default::default()
         });
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["kind"], "oltp");
