@@ -83,13 +83,22 @@ fn percent(part: u64, whole: u64) -> f64 {
 pub fn pgbench_text(options: &serde_json::Value, m: &Measurements, oltp: &OltpResult) -> String {
     let notes = &oltp.notes;
     let scripts = scripts(&oltp.statements);
-    if scripts.is_empty() {
+    // A script run that finished no transaction (every one skipped, say) has no statements
+    // but still its options: the layout then says what was asked and the zero counts.
+    let asked: Vec<&str> = ["scripts", "builtins"]
+        .iter()
+        .filter_map(|k| options[k].as_array())
+        .flatten()
+        .filter_map(|v| v.as_str())
+        .collect();
+    if scripts.is_empty() && options["scripts"].is_null() {
         return String::new();
     }
     let mut out = String::new();
     let _ = writeln!(out, "\npgbench's layout:");
-    let transaction_type = match scripts.as_slice() {
-        [one] => one.description.clone(),
+    let transaction_type = match (scripts.as_slice(), asked.as_slice()) {
+        ([one], _) => one.description.clone(),
+        ([], [one]) => (*one).to_owned(),
         _ => "multiple scripts".to_owned(),
     };
     let _ = writeln!(out, "transaction type: {transaction_type}");

@@ -463,3 +463,57 @@ fn script_errors_say_where_and_what() {
         assert!(t.contains(want), "{body}: want {want:?} in\n{t}");
     }
 }
+
+/// `--latency-limit` as pgbench's -L in its layout: closed loop, a 1 µs limit makes every
+/// transaction late (none skipped); open loop at a million per second with that limit skips
+/// what is already late when a client could start it, and skipped + processed = --events.
+/// Threads, initial connection time and the deviation are printed as pgbench 15 prints them.
+#[test]
+fn latency_limit_counts_late_and_skipped_transactions() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("ll.sqlite").display());
+    let script = out.path().join("one.sql");
+    std::fs::write(&script, "SELECT 1;\n").unwrap();
+    let script = script.display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--script",
+            &script,
+            "--target",
+            &target,
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--latency-limit",
+            "0.001",
+        ];
+        args.extend_from_slice(extra);
+        text(&ok(dbrig(out.path(), &args)))
+    };
+    let closed = run(&[]);
+    for want in [
+        "number of clients: 1\nnumber of threads: 1\n",
+        "number of transactions actually processed: 200\n",
+        "number of transactions above the 0.0 ms latency limit: 200/200 (100.000%)\n",
+        "latency stddev = ",
+        "initial connection time = ",
+    ] {
+        assert!(closed.contains(want), "missing {want:?} in\n{closed}");
+    }
+    assert!(!closed.contains("skipped"), "{closed}");
+
+    let open = run(&["--rate", "1000000"]);
+    let number = |prefix: &str| -> u64 {
+        let line = open
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in\n{open}"));
+        line.split([' ', '/']).next().unwrap().parse().unwrap()
+    };
+    let processed = number("number of transactions actually processed: ");
+    let skipped = number("number of transactions skipped: ");
+    assert_eq!(processed + skipped, 200, "{open}");
+    assert!(skipped > 0, "{open}");
+}
