@@ -119,19 +119,51 @@ pub fn pgbench_text(options: &serde_json::Value, m: &Measurements, oltp: &OltpRe
     if oltp.workers > 0 {
         let _ = writeln!(out, "number of threads: {}", oltp.workers);
     }
+    if let Some(t) = &oltp.tries {
+        let _ = writeln!(out, "maximum number of tries: {}", t.max_tries);
+    }
     let _ = writeln!(out, "duration: {:.3} s", m.duration_s);
     let _ = writeln!(
         out,
         "number of transactions actually processed: {}",
         m.transactions
     );
-    let failed = m.fatal_errors.len() as u64;
+    // Failed: transactions out of --max-tries, and clients stopped by an error.
+    let failed = m.fatal_errors.len() as u64 + oltp.tries.map_or(0, |t| t.failed());
     let total = m.transactions + failed;
     let _ = writeln!(
         out,
         "number of failed transactions: {failed} ({:.3}%)",
         percent(failed, total)
     );
+    if let Some(t) = &oltp.tries {
+        if t.failures_detailed {
+            let mut kinds = vec![
+                ("serialization", t.failed_serialization),
+                ("deadlock", t.failed_deadlock),
+            ];
+            // Not a pgbench kind: only said when there are some.
+            if t.failed_other > 0 {
+                kinds.push(("other", t.failed_other));
+            }
+            for (kind, n) in kinds {
+                let _ = writeln!(
+                    out,
+                    "number of {kind} failures: {n} ({:.3}%)",
+                    percent(n, total)
+                );
+            }
+        }
+        if t.max_tries != 1 {
+            let _ = writeln!(
+                out,
+                "number of transactions retried: {} ({:.3}%)",
+                t.retried,
+                percent(t.retried, total)
+            );
+            let _ = writeln!(out, "total number of retries: {}", m.ignored_errors);
+        }
+    }
     if let Some(l) = &oltp.latency_limit {
         if m.rate.is_some() {
             let _ = writeln!(
@@ -291,6 +323,69 @@ mod tests {
             ..Default::default()
         };
         assert!(pgbench_text(&serde_json::json!({}), &m, &other).is_empty());
+    }
+
+    /// `--max-tries 3 --failures-detailed`: pgbench 15's lines and percentages (of processed +
+    /// failed), figures from a pgbench run on this machine (137 processed, 63 serialization
+    /// failures, 112 retried, 197 retries).
+    #[test]
+    fn max_tries_lines_as_pgbench() {
+        let mut latency = LatencyHistogram::new();
+        for _ in 0..137 {
+            latency.record_us(1000);
+        }
+        let m = Measurements {
+            threads: 4,
+            duration_s: 1.0,
+            transactions: 137,
+            latency,
+            key_distribution: dbrig_core::KeyDistribution::Uniform,
+            queries: Default::default(),
+            ignored_errors: 197,
+            reconnects: 0,
+            fatal_errors: Vec::new(),
+            intervals: Vec::new(),
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        };
+        let mut oltp = OltpResult {
+            statements: vec![stmt("0.txn ser.sql @1", 137, 1.0)],
+            workers: 1,
+            tries: Some(dbrig_core::results::TriesReport {
+                max_tries: 3,
+                failures_detailed: true,
+                retried: 112,
+                failed_serialization: 63,
+                failed_deadlock: 0,
+                failed_other: 0,
+            }),
+            ..Default::default()
+        };
+        let t = pgbench_text(&serde_json::json!({"protocol": "simple"}), &m, &oltp);
+        let want = "number of failed transactions: 63 (31.500%)\n\
+                    number of serialization failures: 63 (31.500%)\n\
+                    number of deadlock failures: 0 (0.000%)\n\
+                    number of transactions retried: 112 (56.000%)\n\
+                    total number of retries: 197\n\
+                    latency average = ";
+        assert!(t.contains(want), "want\n{want}in\n{t}");
+        assert!(
+            t.contains("number of threads: 1\nmaximum number of tries: 3\n"),
+            "{t}"
+        );
+        // --max-tries 1 without --failures-detailed: failed only, as pgbench.
+        oltp.tries = oltp.tries.map(|t| dbrig_core::results::TriesReport {
+            max_tries: 1,
+            failures_detailed: false,
+            ..t
+        });
+        let t = pgbench_text(&serde_json::json!({"protocol": "simple"}), &m, &oltp);
+        assert!(
+            t.contains("number of failed transactions: 63 (31.500%)\nlatency average"),
+            "{t}"
+        );
+        assert!(!t.contains("retries"), "{t}");
     }
 
     /// `--rate` with `--latency-limit`: pgbench 15's lines, percentages and order (skipped

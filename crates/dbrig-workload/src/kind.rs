@@ -699,6 +699,7 @@ impl WorkloadKind {
                         workers: o.workers,
                         connect_ms: Some(o.connect_ms),
                         latency_limit: o.latency_limit,
+                        tries: o.tries,
                     }),
                     measurements: Some(o.measurements),
                     server_version: o.server_version,

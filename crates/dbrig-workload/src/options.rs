@@ -120,6 +120,15 @@ pub struct RunOptions {
     /// than prepared, tables an interrupted prepare left) with a warning instead of refusing.
     #[arg(long)]
     pub allow_data_mismatch: bool,
+    /// pgbench's --max-tries (0 = dbrig's own retry: a retryable error restarts the event
+    /// until it succeeds, up to 1000 times, then stops the client): an event is tried at most
+    /// N times on a retryable error (--retry-codes), then counted as a failed transaction by
+    /// kind (serialization, deadlock) and the client goes on.
+    #[arg(long, default_value_t = 0)]
+    pub max_tries: u32,
+    /// pgbench's --failures-detailed: the pgbench layout counts failed transactions by kind.
+    #[arg(long)]
+    pub failures_detailed: bool,
 }
 
 impl Default for RunOptions {

@@ -16,13 +16,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dbrig_core::measure::RateReport;
-use dbrig_core::results::{LatencyLimitReport, OsSpan};
+use dbrig_core::results::{LatencyLimitReport, OsSpan, TriesReport};
 use dbrig_core::{
     ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventTally, IntervalSample, KeyGenerator,
     LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
     StatementLatency,
 };
-use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, OwnThread, Target};
+use dbrig_driver::{
+    ConnectOptions, Connection, DriverError, ErrorKind, FailureKind, OwnThread, Target,
+};
 use futures_util::future::join_all;
 use tokio::sync::{Notify, mpsc, oneshot};
 
@@ -141,6 +143,8 @@ pub struct RunOutcome {
     pub connect_ms: f64,
     /// `--latency-limit`'s counts, when it was set.
     pub latency_limit: Option<LatencyLimitReport>,
+    /// `--max-tries`'s counts, when it was set.
+    pub tries: Option<TriesReport>,
 }
 
 #[derive(Debug, Default)]
@@ -154,6 +158,9 @@ struct Tally {
     /// Events above `--latency-limit` (late), and open-loop events skipped for it.
     late: u64,
     skipped: u64,
+    /// `--max-tries`: events retried at least once, and events failed by kind.
+    retried: u64,
+    failed: [u64; 3],
 }
 
 impl Tally {
@@ -182,6 +189,10 @@ impl Tally {
         self.service.add(&o.service);
         self.late += o.late;
         self.skipped += o.skipped;
+        self.retried += o.retried;
+        for (a, b) in self.failed.iter_mut().zip(o.failed) {
+            *a += b;
+        }
     }
 }
 
@@ -210,6 +221,8 @@ struct RunShared {
     event_limit: Option<u64>,
     /// `--latency-limit`.
     latency_limit: Option<Duration>,
+    /// `--max-tries` (0: dbrig's own retry up to MAX_RETRIES_PER_EVENT, then fatal).
+    max_tries: u32,
     events_claimed: AtomicU64,
     active_clients: AtomicU32,
 }
@@ -417,6 +430,7 @@ pub async fn run(
         start,
         event_limit: o.event_limit(),
         latency_limit: o.latency_limit(),
+        max_tries: o.max_tries,
         events_claimed: AtomicU64::new(0),
         active_clients: AtomicU32::new(threads),
     });
@@ -583,6 +597,14 @@ pub async fn run(
             limit_ms: o.latency_limit,
             late: total.late,
             skipped: total.skipped,
+        }),
+        tries: (o.max_tries > 0).then(|| TriesReport {
+            max_tries: o.max_tries,
+            failures_detailed: o.failures_detailed,
+            retried: total.retried,
+            failed_serialization: total.failed[0],
+            failed_deadlock: total.failed[1],
+            failed_other: total.failed[2],
         }),
     })
 }
@@ -853,13 +875,26 @@ async fn client_loop(
         q.clear();
         let mut ignored = 0u64;
         let mut reconnects = 0u64;
+        // --max-tries: the event ended as a failed transaction of this kind.
+        let mut failed = None::<FailureKind>;
+        let retries_allowed = match shared.max_tries {
+            0 => u64::from(MAX_RETRIES_PER_EVENT),
+            n => u64::from(n - 1),
+        };
         let result = loop {
             match client.event(&mut conn, &mut q).await {
                 Ok(()) => break Ok(()),
                 Err(e) => match e.class {
-                    ErrorClass::Retryable if ignored < u64::from(MAX_RETRIES_PER_EVENT) => {
+                    ErrorClass::Retryable if ignored < retries_allowed => {
                         ignored += 1;
                         client.abort(&mut conn).await;
+                    }
+                    // pgbench's --max-tries: out of tries, the transaction failed; the
+                    // client goes on with the next one.
+                    ErrorClass::Retryable if shared.max_tries > 0 => {
+                        failed = Some(e.failure_kind());
+                        client.abort(&mut conn).await;
+                        break Ok(());
                     }
                     // An abandoned blocking statement ends as a lost connection: not one to
                     // reconnect.
@@ -889,7 +924,16 @@ async fn client_loop(
             let service_us = end.saturating_duration_since(began).as_micros() as u64;
             let mut guard = stats.lock().expect("stats lock");
             let s = &mut *guard;
-            if result.is_ok() {
+            if let Some(kind) = failed {
+                for t in [&mut s.total, &mut s.interval] {
+                    t.ignored_errors += ignored;
+                    t.reconnects += reconnects;
+                    t.retried += u64::from(ignored > 0);
+                    t.failed[kind as usize] += 1;
+                }
+            } else if result.is_ok() {
+                s.total.retried += u64::from(ignored > 0);
+                s.interval.retried += u64::from(ignored > 0);
                 if shared
                     .latency_limit
                     .is_some_and(|l| latency_us > l.as_micros() as u64)

@@ -110,6 +110,29 @@ pub struct OltpResult {
     /// `--latency-limit`'s late and skipped events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_limit: Option<LatencyLimitReport>,
+    /// `--max-tries`'s retried and failed transactions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tries: Option<TriesReport>,
+}
+
+/// What `--max-tries` counted over the measured interval (pgbench's failures and retries;
+/// the total number of retries is the measurements' `ignored_errors`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TriesReport {
+    pub max_tries: u32,
+    /// `--failures-detailed`: the report counts failures by kind.
+    pub failures_detailed: bool,
+    /// Transactions (successful or failed) that were retried at least once.
+    pub retried: u64,
+    pub failed_serialization: u64,
+    pub failed_deadlock: u64,
+    pub failed_other: u64,
+}
+
+impl TriesReport {
+    pub fn failed(&self) -> u64 {
+        self.failed_serialization + self.failed_deadlock + self.failed_other
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
