@@ -517,3 +517,100 @@ fn latency_limit_counts_late_and_skipped_transactions() {
     assert_eq!(processed + skipped, 200, "{open}");
     assert!(skipped > 0, "{open}");
 }
+
+/// `psql -At -c SQL` on database `db` of the shared PostgreSQL.
+fn psql_on(db: &str, sql: &str) -> String {
+    let o = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-At",
+            "-c",
+            sql,
+        ])
+        .output()
+        .expect("psql is installed with the server");
+    assert!(
+        o.status.success(),
+        "psql -c {sql}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+/// The number after `prefix` on its line of `text`.
+fn count_after(text: &str, prefix: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} in\n{text}"))
+        .split([' ', '/'])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// `--max-tries 3 --failures-detailed` as pgbench's: four clients updating one row in
+/// REPEATABLE READ hit serialization failures (40001); each is rolled back and retried from
+/// the script's start, at most 3 tries, then counted failed and the client goes on. The row
+/// was incremented exactly once per processed transaction (no failed or retried attempt left
+/// a trace), processed + failed = --events, and every failure is a serialization failure.
+#[test]
+fn max_tries_retries_serialization_failures_as_pgbench() {
+    let db = crate::postgres::TestDb::new("pgb2_tries");
+    psql_on(
+        &db.0,
+        "CREATE TABLE pgb2_one (id int PRIMARY KEY, v int NOT NULL); INSERT INTO pgb2_one VALUES (1, 0)",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let script = out.path().join("ser.sql");
+    std::fs::write(
+        &script,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\nUPDATE pgb2_one SET v = v + 1 WHERE id = 1;\nEND;\n",
+    )
+    .unwrap();
+    let t = text(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "--script",
+            script.to_str().unwrap(),
+            "--target",
+            &db.url(),
+            "--threads",
+            "4",
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--max-tries",
+            "3",
+            "--failures-detailed",
+        ],
+    )));
+    assert!(t.contains("maximum number of tries: 3\n"), "{t}");
+    let processed = count_after(&t, "number of transactions actually processed: ");
+    let failed = count_after(&t, "number of failed transactions: ");
+    assert_eq!(processed + failed, 200, "{t}");
+    assert_eq!(
+        count_after(&t, "number of serialization failures: "),
+        failed,
+        "{t}"
+    );
+    assert_eq!(count_after(&t, "number of deadlock failures: "), 0, "{t}");
+    let retried = count_after(&t, "number of transactions retried: ");
+    let retries = count_after(&t, "total number of retries: ");
+    // Four clients on one row: conflicts are what the script is made of.
+    assert!(retries >= retried && retried > 0, "{t}");
+    // A failed transaction used all 3 tries: 2 retries each at least.
+    assert!(retries >= 2 * failed, "{t}");
+    assert_eq!(
+        psql_on(&db.0, "SELECT v FROM pgb2_one"),
+        processed.to_string(),
+        "{t}"
+    );
+}
