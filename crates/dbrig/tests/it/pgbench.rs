@@ -614,3 +614,70 @@ fn max_tries_retries_serialization_failures_as_pgbench() {
         "{t}"
     );
 }
+
+/// `--allow-shell`: `\setshell` sets a variable from a command's output (`:x` replaced by
+/// its value, `::` kept as a colon), `\shell` runs a command; both through /bin/sh with a
+/// cleaned environment: a variable dbrig was started with (a secret, say) is not passed on.
+#[test]
+fn shell_commands_run_only_when_allowed_without_dbrig_secrets() {
+    let out = tempfile::tempdir().unwrap();
+    let db = out.path().join("sh.sqlite");
+    sqlite3(&db, "CREATE TABLE pgb2_shell (n INTEGER, word TEXT)");
+    let target = format!("sqlite:{}", db.display());
+    let env_dump = out.path().join("env.txt");
+    let script = out.path().join("sh.sql");
+    std::fs::write(
+        &script,
+        format!(
+            "\\set x 41\n\\setshell n expr :x + 1\n\\shell env >> {}\nINSERT INTO pgb2_shell VALUES (:n, 'a');\n",
+            env_dump.display()
+        ),
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let args = [
+        "run", "--script", script, "--target", &target, "--events", "3", "--time", "0",
+    ];
+    let refused = error_line(&dbrig(out.path(), &args));
+    assert!(refused.contains("only with --allow-shell"), "{refused}");
+    let o = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(args)
+        .args(["--allow-shell", &format!("--out={}", out.path().display())])
+        .env("DBRIG_IT_SECRET", "hunter2")
+        .output()
+        .unwrap();
+    ok(o);
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*), min(n), max(n) FROM pgb2_shell"),
+        "3|42|42"
+    );
+    let env = std::fs::read_to_string(&env_dump).unwrap();
+    assert!(env.contains("PATH="), "{env}");
+    assert!(!env.contains("hunter2") && !env.contains("DBRIG"), "{env}");
+    // A \setshell whose output is not an integer stops the client with the line.
+    std::fs::write(
+        out.path().join("bad.sql"),
+        "\\setshell n echo ::x\nSELECT 1;\n",
+    )
+    .unwrap();
+    let bad = out.path().join("bad.sql");
+    let e = text(&dbrig(
+        out.path(),
+        &[
+            "run",
+            "--script",
+            bad.to_str().unwrap(),
+            "--target",
+            &target,
+            "--events",
+            "1",
+            "--time",
+            "0",
+            "--allow-shell",
+        ],
+    ));
+    assert!(
+        e.contains("bad.sql:1: shell command must return an integer (not \":x\")"),
+        "{e}"
+    );
+}
