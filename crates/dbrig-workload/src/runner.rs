@@ -158,7 +158,8 @@ struct Tally {
     /// Events above `--latency-limit` (late), and open-loop events skipped for it.
     late: u64,
     skipped: u64,
-    /// `--max-tries`: events retried at least once, and events failed by kind.
+    /// `--max-tries`: events retried at least once, and events failed by kind
+    /// (serialization, deadlock, other).
     retried: u64,
     failed: [u64; 3],
 }
@@ -929,7 +930,11 @@ async fn client_loop(
                     t.ignored_errors += ignored;
                     t.reconnects += reconnects;
                     t.retried += u64::from(ignored > 0);
-                    t.failed[kind as usize] += 1;
+                    t.failed[match kind {
+                        FailureKind::Serialization => 0,
+                        FailureKind::Deadlock => 1,
+                        FailureKind::Other => 2,
+                    }] += 1;
                 }
             } else if result.is_ok() {
                 s.total.retried += u64::from(ignored > 0);
