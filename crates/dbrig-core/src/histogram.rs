@@ -74,6 +74,15 @@ impl LatencyHistogram {
         }
     }
 
+    /// Standard deviation of the recorded values (bucket precision), µs.
+    pub fn stdev_us(&self) -> f64 {
+        if self.is_empty() {
+            0.0
+        } else {
+            self.inner.stdev()
+        }
+    }
+
     pub fn sum_us(&self) -> u128 {
         self.sum_us
     }

@@ -26,6 +26,15 @@ pub enum ErrorKind {
     Timeout,
 }
 
+/// The kinds of failed transactions pgbench counts apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    Serialization,
+    Deadlock,
+    /// Another retryable error (a lock wait timeout, a busy SQLite database).
+    Other,
+}
+
 /// A database error with its class and, where the engine gives one, its code.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}{}", statement.as_deref().map(|s| format!(" (statement: {s})")).unwrap_or_default())]
@@ -58,6 +67,17 @@ impl DriverError {
     pub fn with_statement(mut self, sql: &str) -> Self {
         self.statement = Some(sql.to_owned());
         self
+    }
+
+    /// What kind of transaction failure this is, by its code (pgbench's
+    /// `--failures-detailed` kinds; MariaDB/MySQL's deadlock and snapshot-conflict codes are
+    /// counted with PostgreSQL's).
+    pub fn failure_kind(&self) -> FailureKind {
+        match self.code.as_deref() {
+            Some("40001" | "1020") => FailureKind::Serialization,
+            Some("40P01" | "1213") => FailureKind::Deadlock,
+            _ => FailureKind::Other,
+        }
     }
 
     /// Whether this is a statement stopped by its timeout (not a failure of the statement).

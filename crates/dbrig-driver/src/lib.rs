@@ -27,6 +27,6 @@ mod wire_socket;
 pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
 pub use cancel::CancelHandle;
 pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, Rows, Statement};
-pub use error::{DriverError, ErrorKind, ErrorPolicy};
+pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
 pub use target::{Dialect, Endpoint, Secret, Target, TargetError};

@@ -389,6 +389,7 @@ pub fn oltp_result(warmup_s: f64) -> TrialResult {
                 busy_s: 9.25,
             },
         ],
+        ..Default::default()
     })
 }
 

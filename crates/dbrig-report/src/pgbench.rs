@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use dbrig_core::results::OltpResult;
 use dbrig_core::{Measurements, StatementLatency};
 
 /// One script of the run, rebuilt from its statements.
@@ -68,21 +69,36 @@ fn statement_lines(out: &mut String, indent: &str, commands: &[(&StatementLatenc
     }
 }
 
-/// The pgbench-layout block, or nothing when the statements are not a script run's.
-pub fn pgbench_text(
-    options: &serde_json::Value,
-    m: &Measurements,
-    statements: &[StatementLatency],
-    notes: &[String],
-) -> String {
-    let scripts = scripts(statements);
-    if scripts.is_empty() {
+/// `part` of `whole` in percent, 0 when there is no whole.
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+/// The pgbench-layout block (pgbench 15's lines, in its order), or nothing when the
+/// statements are not a script run's.
+pub fn pgbench_text(options: &serde_json::Value, m: &Measurements, oltp: &OltpResult) -> String {
+    let notes = &oltp.notes;
+    let scripts = scripts(&oltp.statements);
+    // A script run that finished no transaction (every one skipped, say) has no statements
+    // but still its options: the layout then says what was asked and the zero counts.
+    let asked: Vec<&str> = ["scripts", "builtins"]
+        .iter()
+        .filter_map(|k| options[k].as_array())
+        .flatten()
+        .filter_map(|v| v.as_str())
+        .collect();
+    if scripts.is_empty() && options["scripts"].is_null() {
         return String::new();
     }
     let mut out = String::new();
     let _ = writeln!(out, "\npgbench's layout:");
-    let transaction_type = match scripts.as_slice() {
-        [one] => one.description.clone(),
+    let transaction_type = match (scripts.as_slice(), asked.as_slice()) {
+        ([one], _) => one.description.clone(),
+        ([], [one]) => (*one).to_owned(),
         _ => "multiple scripts".to_owned(),
     };
     let _ = writeln!(out, "transaction type: {transaction_type}");
@@ -100,28 +116,88 @@ pub fn pgbench_text(
         options["protocol"].as_str().unwrap_or("simple")
     );
     let _ = writeln!(out, "number of clients: {}", m.threads);
+    if oltp.workers > 0 {
+        let _ = writeln!(out, "number of threads: {}", oltp.workers);
+    }
+    if let Some(t) = &oltp.tries {
+        let _ = writeln!(out, "maximum number of tries: {}", t.max_tries);
+    }
     let _ = writeln!(out, "duration: {:.3} s", m.duration_s);
     let _ = writeln!(
         out,
         "number of transactions actually processed: {}",
         m.transactions
     );
-    let failed = m.fatal_errors.len() as u64;
+    // Failed: transactions out of --max-tries, and clients stopped by an error.
+    let failed = m.fatal_errors.len() as u64 + oltp.tries.map_or(0, |t| t.failed());
     let total = m.transactions + failed;
     let _ = writeln!(
         out,
         "number of failed transactions: {failed} ({:.3}%)",
-        if total > 0 {
-            100.0 * failed as f64 / total as f64
-        } else {
-            0.0
-        }
+        percent(failed, total)
     );
+    if let Some(t) = &oltp.tries {
+        if t.failures_detailed {
+            let mut kinds = vec![
+                ("serialization", t.failed_serialization),
+                ("deadlock", t.failed_deadlock),
+            ];
+            // Not a pgbench kind: only said when there are some.
+            if t.failed_other > 0 {
+                kinds.push(("other", t.failed_other));
+            }
+            for (kind, n) in kinds {
+                let _ = writeln!(
+                    out,
+                    "number of {kind} failures: {n} ({:.3}%)",
+                    percent(n, total)
+                );
+            }
+        }
+        if t.max_tries != 1 {
+            let _ = writeln!(
+                out,
+                "number of transactions retried: {} ({:.3}%)",
+                t.retried,
+                percent(t.retried, total)
+            );
+            let _ = writeln!(out, "total number of retries: {}", m.ignored_errors);
+        }
+    }
+    if let Some(l) = &oltp.latency_limit {
+        if m.rate.is_some() {
+            let _ = writeln!(
+                out,
+                "number of transactions skipped: {} ({:.3}%)",
+                l.skipped,
+                percent(l.skipped, total + l.skipped)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "number of transactions above the {:.1} ms latency limit: {}/{} ({:.3}%)",
+            l.limit_ms,
+            l.late,
+            m.transactions,
+            percent(l.late, m.transactions)
+        );
+    }
     let _ = writeln!(
         out,
         "latency average = {:.3} ms",
         m.latency.mean_us() / 1000.0
     );
+    // pgbench prints the deviation only when it throttles or limits latency.
+    if m.rate.is_some() || oltp.latency_limit.is_some() {
+        let _ = writeln!(
+            out,
+            "latency stddev = {:.3} ms",
+            m.latency.stdev_us() / 1000.0
+        );
+    }
+    if let Some(c) = oltp.connect_ms {
+        let _ = writeln!(out, "initial connection time = {c:.3} ms");
+    }
     let _ = writeln!(
         out,
         "tps = {:.6} (without initial connection time)",
@@ -211,20 +287,25 @@ mod tests {
             stmt("1.000 SELECT 1;", 20, 0.1),
             stmt("1.txn my.sql @2", 20, 0.12),
         ];
+        let oltp = OltpResult {
+            statements: statements.to_vec(),
+            notes: vec!["scaling factor 5: the row count of pgbench_branches".into()],
+            workers: 2,
+            connect_ms: Some(12.5),
+            ..Default::default()
+        };
         let t = pgbench_text(
             &serde_json::json!({"protocol": "prepared", "scale": 0}),
             &m,
-            &statements,
-            &["scaling factor 5: the row count of pgbench_branches".into()],
+            &oltp,
         );
         for want in [
             "transaction type: multiple scripts\n",
             "scaling factor: 5\n",
             "query mode: prepared\n",
-            "number of clients: 2\n",
+            "number of clients: 2\nnumber of threads: 2\n",
             "number of transactions actually processed: 30\n",
-            "latency average = 2.000 ms\n",
-            "tps = 10.000000 (without initial connection time)\n",
+            "latency average = 2.000 ms\ninitial connection time = 12.500 ms\ntps = 10.000000 (without initial connection time)\n",
             "SQL script 1: <builtin: select only>\n - weight: 1 (targets 33.3% of total)\n - 10 transactions (33.3% of total, tps = 3.333333)\n",
             "SQL script 2: my.sql\n - weight: 2 (targets 66.7% of total)\n - 20 transactions (66.7% of total, tps = 6.666667)\n",
             "        0.002           0  \\set aid random(1, 100000 * :scale)\n",
@@ -232,9 +313,125 @@ mod tests {
         ] {
             assert!(t.contains(want), "missing {want:?} in\n{t}");
         }
+        // Closed loop without a limit: no deviation, no skipped or late lines (as pgbench).
+        for absent in ["stddev", "skipped", "latency limit"] {
+            assert!(!t.contains(absent), "{absent} in\n{t}");
+        }
         // Not a script run: nothing.
+        let other = OltpResult {
+            statements: vec![stmt("commit", 1, 1.0)],
+            ..Default::default()
+        };
+        assert!(pgbench_text(&serde_json::json!({}), &m, &other).is_empty());
+    }
+
+    /// `--max-tries 3 --failures-detailed`: pgbench 15's lines and percentages (of processed +
+    /// failed), figures from a pgbench run on this machine (137 processed, 63 serialization
+    /// failures, 112 retried, 197 retries).
+    #[test]
+    fn max_tries_lines_as_pgbench() {
+        let mut latency = LatencyHistogram::new();
+        for _ in 0..137 {
+            latency.record_us(1000);
+        }
+        let m = Measurements {
+            threads: 4,
+            duration_s: 1.0,
+            transactions: 137,
+            latency,
+            key_distribution: dbrig_core::KeyDistribution::Uniform,
+            queries: Default::default(),
+            ignored_errors: 197,
+            reconnects: 0,
+            fatal_errors: Vec::new(),
+            intervals: Vec::new(),
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        };
+        let mut oltp = OltpResult {
+            statements: vec![stmt("0.txn ser.sql @1", 137, 1.0)],
+            workers: 1,
+            tries: Some(dbrig_core::results::TriesReport {
+                max_tries: 3,
+                failures_detailed: true,
+                retried: 112,
+                failed_serialization: 63,
+                failed_deadlock: 0,
+                failed_other: 0,
+            }),
+            ..Default::default()
+        };
+        let t = pgbench_text(&serde_json::json!({"protocol": "simple"}), &m, &oltp);
+        let want = "number of failed transactions: 63 (31.500%)\n\
+                    number of serialization failures: 63 (31.500%)\n\
+                    number of deadlock failures: 0 (0.000%)\n\
+                    number of transactions retried: 112 (56.000%)\n\
+                    total number of retries: 197\n\
+                    latency average = ";
+        assert!(t.contains(want), "want\n{want}in\n{t}");
         assert!(
-            pgbench_text(&serde_json::json!({}), &m, &[stmt("commit", 1, 1.0)], &[]).is_empty()
+            t.contains("number of threads: 1\nmaximum number of tries: 3\n"),
+            "{t}"
         );
+        // --max-tries 1 without --failures-detailed: failed only, as pgbench.
+        oltp.tries = oltp.tries.map(|t| dbrig_core::results::TriesReport {
+            max_tries: 1,
+            failures_detailed: false,
+            ..t
+        });
+        let t = pgbench_text(&serde_json::json!({"protocol": "simple"}), &m, &oltp);
+        assert!(
+            t.contains("number of failed transactions: 63 (31.500%)\nlatency average"),
+            "{t}"
+        );
+        assert!(!t.contains("retries"), "{t}");
+    }
+
+    /// `--rate` with `--latency-limit`: pgbench 15's lines, percentages and order (skipped
+    /// over all scheduled, late over those processed).
+    #[test]
+    fn rate_and_latency_limit_lines_as_pgbench() {
+        let mut latency = LatencyHistogram::new();
+        for us in [1000, 3000, 5000, 7000] {
+            latency.record_us(us);
+        }
+        let m = Measurements {
+            threads: 2,
+            duration_s: 2.0,
+            transactions: 4,
+            latency,
+            key_distribution: dbrig_core::KeyDistribution::Uniform,
+            queries: Default::default(),
+            ignored_errors: 0,
+            reconnects: 0,
+            fatal_errors: Vec::new(),
+            intervals: Vec::new(),
+            rate: Some(Default::default()),
+            percentile: 95.0,
+            interrupted: false,
+        };
+        let oltp = OltpResult {
+            statements: vec![stmt("0.txn <builtin: TPC-B (sort of)> @1", 4, 4.0)],
+            workers: 1,
+            connect_ms: Some(17.371),
+            latency_limit: Some(dbrig_core::results::LatencyLimitReport {
+                limit_ms: 5.0,
+                late: 1,
+                skipped: 1,
+            }),
+            ..Default::default()
+        };
+        let t = pgbench_text(&serde_json::json!({"protocol": "simple"}), &m, &oltp);
+        // sqrt(5) ms = 2.236 exactly; the histogram keeps 3 significant digits per bucket.
+        let want = "number of transactions actually processed: 4\n\
+                    number of failed transactions: 0 (0.000%)\n\
+                    number of transactions skipped: 1 (20.000%)\n\
+                    number of transactions above the 5.0 ms latency limit: 1/4 (25.000%)\n\
+                    latency average = 4.000 ms\n\
+                    latency stddev = 2.237 ms\n\
+                    initial connection time = 17.371 ms\n\
+                    tps = 2.000000 (without initial connection time)\n";
+        assert!(t.contains(want), "want\n{want}in\n{t}");
     }
 }

@@ -148,8 +148,7 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
                 let pgbench = crate::pgbench::pgbench_text(
                     &CellOptions::of(&s.cell).workload_options,
                     &m,
-                    &oltp.statements,
-                    &oltp.notes,
+                    &oltp,
                 );
                 run_text(&header, &m, &oltp.clients) + &statements_text(&oltp.statements) + &pgbench
             }

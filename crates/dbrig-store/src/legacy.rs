@@ -158,6 +158,7 @@ fn result_of(
             warmup_s: run["warmup"].as_f64().unwrap_or(0.0),
             notes: Vec::new(),
             clients: Vec::new(),
+            ..Default::default()
         };
         return (Some(TrialResult::Oltp(result)), None);
     }

@@ -68,6 +68,11 @@ pub struct RunOptions {
     /// Arrival schedule in open loop.
     #[arg(long, value_enum, default_value_t = RateSchedule::Poisson)]
     pub rate_schedule: RateSchedule,
+    /// Milliseconds (0 = none): events whose latency exceeds it are counted as late; in open
+    /// loop an event already this late when a client could start it is skipped and counted
+    /// (pgbench's -L).
+    #[arg(long, default_value_t = 0.0)]
+    pub latency_limit: f64,
     /// Print a sysbench-style line every N seconds (0 = none; samples are stored every second
     /// either way).
     #[arg(long, default_value_t = 0.0)]
@@ -115,6 +120,15 @@ pub struct RunOptions {
     /// than prepared, tables an interrupted prepare left) with a warning instead of refusing.
     #[arg(long)]
     pub allow_data_mismatch: bool,
+    /// pgbench's --max-tries (0 = dbrig's own retry: a retryable error restarts the event
+    /// until it succeeds, up to 1000 times, then stops the client): an event is tried at most
+    /// N times on a retryable error (--retry-codes), then counted as a failed transaction by
+    /// kind (serialization, deadlock) and the client goes on.
+    #[arg(long, default_value_t = 0)]
+    pub max_tries: u32,
+    /// pgbench's --failures-detailed: the pgbench layout counts failed transactions by kind.
+    #[arg(long)]
+    pub failures_detailed: bool,
 }
 
 impl Default for RunOptions {
@@ -200,6 +214,11 @@ impl RunOptions {
         (self.time > 0.0).then(|| Duration::from_secs_f64(self.time))
     }
 
+    /// `--latency-limit`, when set.
+    pub fn latency_limit(&self) -> Option<Duration> {
+        (self.latency_limit > 0.0).then(|| Duration::from_secs_f64(self.latency_limit / 1000.0))
+    }
+
     pub fn event_limit(&self) -> Option<u64> {
         (self.events > 0).then_some(self.events)
     }
@@ -213,6 +232,7 @@ impl RunOptions {
             ("--time", self.time),
             ("--warmup", self.warmup),
             ("--rate", self.rate),
+            ("--latency-limit", self.latency_limit),
         ] {
             if !v.is_finite() || v < 0.0 {
                 return Err(format!("{name} must be a non-negative number, not {v}"));

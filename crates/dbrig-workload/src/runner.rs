@@ -16,13 +16,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dbrig_core::measure::RateReport;
-use dbrig_core::results::OsSpan;
+use dbrig_core::results::{LatencyLimitReport, OsSpan, TriesReport};
 use dbrig_core::{
     ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventTally, IntervalSample, KeyGenerator,
     LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
     StatementLatency,
 };
-use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, OwnThread, Target};
+use dbrig_driver::{
+    ConnectOptions, Connection, DriverError, ErrorKind, FailureKind, OwnThread, Target,
+};
 use futures_util::future::join_all;
 use tokio::sync::{Notify, mpsc, oneshot};
 
@@ -135,6 +137,14 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
     /// Each client's measured events and busy time, by client number.
     pub clients: Vec<ClientWork>,
+    /// Worker threads that drove the clients.
+    pub workers: u32,
+    /// From the first connection attempt until every client was ready, ms.
+    pub connect_ms: f64,
+    /// `--latency-limit`'s counts, when it was set.
+    pub latency_limit: Option<LatencyLimitReport>,
+    /// `--max-tries`'s counts, when it was set.
+    pub tries: Option<TriesReport>,
 }
 
 #[derive(Debug, Default)]
@@ -145,6 +155,13 @@ struct Tally {
     reconnects: u64,
     latency: LatencyHistogram,
     service: LatencyHistogram,
+    /// Events above `--latency-limit` (late), and open-loop events skipped for it.
+    late: u64,
+    skipped: u64,
+    /// `--max-tries`: events retried at least once, and events failed by kind
+    /// (serialization, deadlock, other).
+    retried: u64,
+    failed: [u64; 3],
 }
 
 impl Tally {
@@ -171,6 +188,12 @@ impl Tally {
         self.reconnects += o.reconnects;
         self.latency.add(&o.latency);
         self.service.add(&o.service);
+        self.late += o.late;
+        self.skipped += o.skipped;
+        self.retried += o.retried;
+        for (a, b) in self.failed.iter_mut().zip(o.failed) {
+            *a += b;
+        }
     }
 }
 
@@ -197,6 +220,10 @@ struct RunShared {
     measure_start: Instant,
     start: Instant,
     event_limit: Option<u64>,
+    /// `--latency-limit`.
+    latency_limit: Option<Duration>,
+    /// `--max-tries` (0: dbrig's own retry up to MAX_RETRIES_PER_EVENT, then fatal).
+    max_tries: u32,
     events_claimed: AtomicU64,
     active_clients: AtomicU32,
 }
@@ -244,6 +271,7 @@ pub async fn run(
     let schedule = o.schedule();
 
     // Phase 1: every worker connects its clients and reports ready (or the first failure).
+    let connect_start = Instant::now();
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), NotReady>>();
     let mut go_senders = Vec::new();
     let mut done_receivers = Vec::new();
@@ -394,6 +422,7 @@ pub async fn run(
 
     // Phase 2: go. Warm-up runs first; measurement starts after it.
     let start = Instant::now();
+    let connect_ms = start.saturating_duration_since(connect_start).as_secs_f64() * 1000.0;
     let measure_start = start + Duration::from_secs_f64(o.warmup);
     let shared = Arc::new(RunShared {
         stop: Arc::clone(&stop),
@@ -401,6 +430,8 @@ pub async fn run(
         measure_start,
         start,
         event_limit: o.event_limit(),
+        latency_limit: o.latency_limit(),
+        max_tries: o.max_tries,
         events_claimed: AtomicU64::new(0),
         active_clients: AtomicU32::new(threads),
     });
@@ -561,6 +592,21 @@ pub async fn run(
         statements: statements.summaries(),
         warnings,
         clients: clients.into_iter().map(|(_, w)| w).collect(),
+        workers,
+        connect_ms,
+        latency_limit: o.latency_limit().map(|_| LatencyLimitReport {
+            limit_ms: o.latency_limit,
+            late: total.late,
+            skipped: total.skipped,
+        }),
+        tries: (o.max_tries > 0).then(|| TriesReport {
+            max_tries: o.max_tries,
+            failures_detailed: o.failures_detailed,
+            retried: total.retried,
+            failed_serialization: total.failed[0],
+            failed_deadlock: total.failed[1],
+            failed_other: total.failed[2],
+        }),
     })
 }
 
@@ -806,6 +852,12 @@ async fn client_loop(
             (now, now)
         };
         let measured = began >= shared.measure_start;
+        // Open loop: an event already later than --latency-limit is not run (pgbench -L
+        // with -R), it is counted as skipped; it still takes its place under --events.
+        let skip = open_loop
+            && shared
+                .latency_limit
+                .is_some_and(|l| began.saturating_duration_since(intended) > l);
         if measured
             && let Some(limit) = shared.event_limit
             && shared.events_claimed.fetch_add(1, Ordering::SeqCst) >= limit
@@ -813,16 +865,37 @@ async fn client_loop(
             shared.stop.stop();
             break;
         }
+        if skip {
+            if measured {
+                let mut s = stats.lock().expect("stats lock");
+                s.total.skipped += 1;
+                s.interval.skipped += 1;
+            }
+            continue;
+        }
         q.clear();
         let mut ignored = 0u64;
         let mut reconnects = 0u64;
+        // --max-tries: the event ended as a failed transaction of this kind.
+        let mut failed = None::<FailureKind>;
+        let retries_allowed = match shared.max_tries {
+            0 => u64::from(MAX_RETRIES_PER_EVENT),
+            n => u64::from(n - 1),
+        };
         let result = loop {
             match client.event(&mut conn, &mut q).await {
                 Ok(()) => break Ok(()),
                 Err(e) => match e.class {
-                    ErrorClass::Retryable if ignored < u64::from(MAX_RETRIES_PER_EVENT) => {
+                    ErrorClass::Retryable if ignored < retries_allowed => {
                         ignored += 1;
                         client.abort(&mut conn).await;
+                    }
+                    // pgbench's --max-tries: out of tries, the transaction failed; the
+                    // client goes on with the next one.
+                    ErrorClass::Retryable if shared.max_tries > 0 => {
+                        failed = Some(e.failure_kind());
+                        client.abort(&mut conn).await;
+                        break Ok(());
                     }
                     // An abandoned blocking statement ends as a lost connection: not one to
                     // reconnect.
@@ -852,7 +925,27 @@ async fn client_loop(
             let service_us = end.saturating_duration_since(began).as_micros() as u64;
             let mut guard = stats.lock().expect("stats lock");
             let s = &mut *guard;
-            if result.is_ok() {
+            if let Some(kind) = failed {
+                for t in [&mut s.total, &mut s.interval] {
+                    t.ignored_errors += ignored;
+                    t.reconnects += reconnects;
+                    t.retried += u64::from(ignored > 0);
+                    t.failed[match kind {
+                        FailureKind::Serialization => 0,
+                        FailureKind::Deadlock => 1,
+                        FailureKind::Other => 2,
+                    }] += 1;
+                }
+            } else if result.is_ok() {
+                s.total.retried += u64::from(ignored > 0);
+                s.interval.retried += u64::from(ignored > 0);
+                if shared
+                    .latency_limit
+                    .is_some_and(|l| latency_us > l.as_micros() as u64)
+                {
+                    s.total.late += 1;
+                    s.interval.late += 1;
+                }
                 s.total
                     .record(&q.queries, ignored, reconnects, latency_us, service_us);
                 s.interval

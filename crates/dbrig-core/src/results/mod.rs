@@ -99,6 +99,55 @@ pub struct OltpResult {
     /// empty in trials stored before they were kept.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<ClientWork>,
+    /// Worker threads that drove the clients (pgbench's "number of threads"); 0 in trials
+    /// stored before it was kept.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub workers: u32,
+    /// Wall time from the first connection attempt until every client was connected and
+    /// ready, ms (pgbench's "initial connection time").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<f64>,
+    /// `--latency-limit`'s late and skipped events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_limit: Option<LatencyLimitReport>,
+    /// `--max-tries`'s retried and failed transactions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tries: Option<TriesReport>,
+}
+
+/// What `--max-tries` counted over the measured interval (pgbench's failures and retries;
+/// the total number of retries is the measurements' `ignored_errors`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TriesReport {
+    pub max_tries: u32,
+    /// `--failures-detailed`: the report counts failures by kind.
+    pub failures_detailed: bool,
+    /// Transactions (successful or failed) that were retried at least once.
+    pub retried: u64,
+    pub failed_serialization: u64,
+    pub failed_deadlock: u64,
+    pub failed_other: u64,
+}
+
+impl TriesReport {
+    pub fn failed(&self) -> u64 {
+        self.failed_serialization + self.failed_deadlock + self.failed_other
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// What `--latency-limit` counted over the measured interval (pgbench's -L).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyLimitReport {
+    pub limit_ms: f64,
+    /// Events that finished with a latency above the limit.
+    pub late: u64,
+    /// Open loop: events not run because they were already later than the limit when a
+    /// client could start them.
+    pub skipped: u64,
 }
 
 /// What one trial of any kind measured.
@@ -161,6 +210,7 @@ mod tests {
                 events: 7,
                 busy_s: 1.5,
             }],
+            ..Default::default()
         });
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["kind"], "oltp");

@@ -46,6 +46,7 @@ fn a_trial_round_trips_every_field() {
             events: 3,
             busy_s: 0.5,
         }],
+        ..Default::default()
     });
     let (cell_id, trial_id) = {
         let mut store = Store::open(&path).unwrap();

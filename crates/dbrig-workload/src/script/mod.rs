@@ -87,6 +87,41 @@ pub struct ScriptOptions {
     /// pgbench-init: add pgbench's foreign keys (pgbench -i --foreign-keys).
     #[arg(long)]
     pub foreign_keys: bool,
+    /// Run the scripts' `\shell` / `\setshell` commands (through /bin/sh, as pgbench; with
+    /// only PATH, HOME, LANG, LC_ALL, TZ and USER in their environment, no dbrig secrets).
+    /// Refused without it.
+    #[arg(long)]
+    pub allow_shell: bool,
+}
+
+/// Environment variables a `\shell` command keeps; everything else (a password variable
+/// dbrig was given, say) is removed.
+const SHELL_ENV: [&str; 6] = ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER"];
+
+/// Run a `\shell` / `\setshell` command line through /bin/sh with [`SHELL_ENV`] only; its
+/// standard output when it exits with 0. Blocks the worker thread, as pgbench's `system()`
+/// blocks its thread.
+fn run_shell(command: &str) -> Result<String, String> {
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .env_clear()
+        .envs(
+            SHELL_ENV
+                .iter()
+                .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
+        )
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run shell command \"{command}\": {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "shell command \"{command}\" failed ({})",
+            out.status
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn default_fillfactor() -> u32 {
@@ -215,7 +250,8 @@ impl ScriptWorkload {
             let (file, weight) = split_weight(spec).map_err(bad)?;
             let text = std::fs::read_to_string(PathBuf::from(file))
                 .map_err(|e| bad(format!("cannot read script {file}: {e}")))?;
-            let script = parse::parse(file, &text).map_err(|e| bad(e.to_string()))?;
+            let script = parse::parse_script(file, &text, options.allow_shell)
+                .map_err(|e| bad(e.to_string()))?;
             if script.commands.is_empty() {
                 return Err(bad(format!("script {file} has no commands")));
             }
@@ -612,6 +648,42 @@ impl ScriptClient {
                     // Reached in order: the branch before ran, skip to the end of the block.
                     Meta::Elif { end, .. } | Meta::Else { end } => next = *end + 1,
                     Meta::Endif => {}
+                    Meta::Shell { set, args } => {
+                        let mut words = Vec::with_capacity(args.len());
+                        for a in args {
+                            if let Some(rest) = a.strip_prefix("::") {
+                                words.push(format!(":{rest}"));
+                            } else if let Some(name) = a.strip_prefix(':') {
+                                match self.vars.get(name) {
+                                    Some(v) => words.push(v.text().into_owned()),
+                                    None => {
+                                        return Err(stop(
+                                            script,
+                                            c.line,
+                                            format!("undefined variable \"{name}\""),
+                                        ));
+                                    }
+                                }
+                            } else {
+                                words.push(a.clone());
+                            }
+                        }
+                        let output =
+                            run_shell(&words.join(" ")).map_err(|m| stop(script, c.line, m))?;
+                        if let Some(var) = set {
+                            let n = output.trim().parse::<i64>().map_err(|_| {
+                                stop(
+                                    script,
+                                    c.line,
+                                    format!(
+                                        "shell command must return an integer (not \"{}\")",
+                                        output.trim()
+                                    ),
+                                )
+                            })?;
+                            self.vars.insert(var.clone(), VarValue::Val(Val::Int(n)));
+                        }
+                    }
                 },
             }
             q.time(

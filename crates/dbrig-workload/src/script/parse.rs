@@ -106,6 +106,12 @@ pub enum Meta {
         end: usize,
     },
     Endif,
+    /// `\shell` (`set` None) / `\setshell VAR`: a command and its arguments (`:name` is a
+    /// variable's value, `::x` the text `:x`), run only with `--allow-shell`.
+    Shell {
+        set: Option<String>,
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -167,10 +173,10 @@ impl std::fmt::Display for ScriptError {
 }
 
 /// Meta-commands pgbench has that dbrig refuses, with why.
-fn refused(name: &str) -> Option<&'static str> {
+fn refused(name: &str, allow_shell: bool) -> Option<&'static str> {
     match name {
-        "shell" | "setshell" => Some(
-            "runs a shell command for every transaction; dbrig does not run shell commands from scripts",
+        "shell" | "setshell" if !allow_shell => Some(
+            "runs a shell command for every transaction; dbrig runs shell commands from scripts only with --allow-shell",
         ),
         "startpipeline" | "endpipeline" | "syncpipeline" => {
             Some("pipeline mode is not supported by dbrig yet")
@@ -208,8 +214,13 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// Parse a script's text.
+/// Parse a script's text; `\shell` / `\setshell` refused.
 pub fn parse(source: &str, text: &str) -> Result<Script, ScriptError> {
+    parse_script(source, text, false)
+}
+
+/// Parse a script's text; `allow_shell`: `\shell` / `\setshell` taken (`--allow-shell`).
+pub fn parse_script(source: &str, text: &str, allow_shell: bool) -> Result<Script, ScriptError> {
     let lines = Lines::new(text);
     let err_at = |offset: usize, message: String| {
         let (line, column) = lines.position(offset);
@@ -359,9 +370,13 @@ pub fn parse(source: &str, text: &str) -> Result<Script, ScriptError> {
                 let (line, _) = lines.position(start);
                 let display = lines.line_text(line).trim().to_owned();
                 let at = |pos: usize| map.get(pos).copied().unwrap_or(end);
-                let cmd = meta_command(&name, &args, &|pos, msg| err_at(at(pos), msg), &|msg| {
-                    err_at(start, msg)
-                })?;
+                let cmd = meta_command(
+                    &name,
+                    &args,
+                    allow_shell,
+                    &|pos, msg| err_at(at(pos), msg),
+                    &|msg| err_at(start, msg),
+                )?;
                 match cmd {
                     Parsed::Store(store) => {
                         let Some(Command {
@@ -443,10 +458,11 @@ enum Parsed {
 fn meta_command(
     name: &str,
     args: &str,
+    allow_shell: bool,
     err_at: &dyn Fn(usize, String) -> ScriptError,
     err: &dyn Fn(String) -> ScriptError,
 ) -> Result<Parsed, ScriptError> {
-    if let Some(why) = refused(name) {
+    if let Some(why) = refused(name, allow_shell) {
         return Err(err(format!("\\{name} {why}")));
     }
     let words: Vec<(usize, &str)> = args
@@ -528,6 +544,25 @@ fn meta_command(
                     end: 0,
                 }
             })
+        }
+        "shell" | "setshell" => {
+            let mut w = words.iter().map(|&(_, w)| w.to_owned());
+            let set = if name == "setshell" {
+                let Some(var) = w.next() else {
+                    return Err(err(format!("missing argument in command \"{name}\"")));
+                };
+                if !valid_variable_name(&var) {
+                    return Err(err(format!("invalid variable name: \"{var}\"")));
+                }
+                Some(var)
+            } else {
+                None
+            };
+            let args: Vec<String> = w.collect();
+            if args.is_empty() {
+                return Err(err(format!("missing command in command \"{name}\"")));
+            }
+            Parsed::Meta(Meta::Shell { set, args })
         }
         "else" | "endif" => {
             if let Some(&(at, _)) = words.first() {
@@ -625,7 +660,7 @@ fn link_conditionals(
                     }
                 }
             }
-            Meta::Set { .. } | Meta::Sleep { .. } => {}
+            Meta::Set { .. } | Meta::Sleep { .. } | Meta::Shell { .. } => {}
         }
     }
     if let Some((start, _, _)) = stack.last() {
@@ -731,7 +766,16 @@ mod tests {
             "{e}"
         );
         let e = parse("s", "\\setshell x echo 1\n").unwrap_err();
-        assert!(e.message.contains("does not run shell commands"), "{e}");
+        assert!(e.message.contains("only with --allow-shell"), "{e}");
+        let s = parse_script("s", "\\setshell x echo :y ::z\n\\shell true\n", true).unwrap();
+        assert_eq!(
+            s.commands[0].kind,
+            CommandKind::Meta(Meta::Shell {
+                set: Some("x".into()),
+                args: vec!["echo".into(), ":y".into(), "::z".into()]
+            })
+        );
+        assert!(parse_script("s", "\\setshell x\n", true).is_err());
         let e = parse("s", "\\if 1\nSELECT 1;\n").unwrap_err();
         assert_eq!(e.to_string(), "s:1: \\if without matching \\endif\n\\if 1");
         let e = parse("s", "SELECT 1;\n\\else\n").unwrap_err();

@@ -463,3 +463,221 @@ fn script_errors_say_where_and_what() {
         assert!(t.contains(want), "{body}: want {want:?} in\n{t}");
     }
 }
+
+/// `--latency-limit` as pgbench's -L in its layout: closed loop, a 1 µs limit makes every
+/// transaction late (none skipped); open loop at a million per second with that limit skips
+/// what is already late when a client could start it, and skipped + processed = --events.
+/// Threads, initial connection time and the deviation are printed as pgbench 15 prints them.
+#[test]
+fn latency_limit_counts_late_and_skipped_transactions() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("ll.sqlite").display());
+    let script = out.path().join("one.sql");
+    std::fs::write(&script, "SELECT 1;\n").unwrap();
+    let script = script.display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--script",
+            &script,
+            "--target",
+            &target,
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--latency-limit",
+            "0.001",
+        ];
+        args.extend_from_slice(extra);
+        text(&ok(dbrig(out.path(), &args)))
+    };
+    let closed = run(&[]);
+    for want in [
+        "number of clients: 1\nnumber of threads: 1\n",
+        "number of transactions actually processed: 200\n",
+        "number of transactions above the 0.0 ms latency limit: 200/200 (100.000%)\n",
+        "latency stddev = ",
+        "initial connection time = ",
+    ] {
+        assert!(closed.contains(want), "missing {want:?} in\n{closed}");
+    }
+    assert!(!closed.contains("skipped"), "{closed}");
+
+    let open = run(&["--rate", "1000000"]);
+    let number = |prefix: &str| -> u64 {
+        let line = open
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in\n{open}"));
+        line.split([' ', '/']).next().unwrap().parse().unwrap()
+    };
+    let processed = number("number of transactions actually processed: ");
+    let skipped = number("number of transactions skipped: ");
+    assert_eq!(processed + skipped, 200, "{open}");
+    assert!(skipped > 0, "{open}");
+}
+
+/// `psql -At -c SQL` on database `db` of the shared PostgreSQL.
+fn psql_on(db: &str, sql: &str) -> String {
+    let o = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-At",
+            "-c",
+            sql,
+        ])
+        .output()
+        .expect("psql is installed with the server");
+    assert!(
+        o.status.success(),
+        "psql -c {sql}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+/// The number after `prefix` on its line of `text`.
+fn count_after(text: &str, prefix: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} in\n{text}"))
+        .split([' ', '/'])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// `--max-tries 3 --failures-detailed` as pgbench's: four clients updating one row in
+/// REPEATABLE READ hit serialization failures (40001); each is rolled back and retried from
+/// the script's start, at most 3 tries, then counted failed and the client goes on. The row
+/// was incremented exactly once per processed transaction (no failed or retried attempt left
+/// a trace), processed + failed = --events, and every failure is a serialization failure.
+#[test]
+fn max_tries_retries_serialization_failures_as_pgbench() {
+    let db = crate::postgres::TestDb::new("pgb2_tries");
+    psql_on(
+        &db.0,
+        "CREATE TABLE pgb2_one (id int PRIMARY KEY, v int NOT NULL); INSERT INTO pgb2_one VALUES (1, 0)",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let script = out.path().join("ser.sql");
+    std::fs::write(
+        &script,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\nUPDATE pgb2_one SET v = v + 1 WHERE id = 1;\nEND;\n",
+    )
+    .unwrap();
+    let t = text(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "--script",
+            script.to_str().unwrap(),
+            "--target",
+            &db.url(),
+            "--threads",
+            "4",
+            "--events",
+            "200",
+            "--time",
+            "0",
+            "--max-tries",
+            "3",
+            "--failures-detailed",
+        ],
+    )));
+    assert!(t.contains("maximum number of tries: 3\n"), "{t}");
+    let processed = count_after(&t, "number of transactions actually processed: ");
+    let failed = count_after(&t, "number of failed transactions: ");
+    assert_eq!(processed + failed, 200, "{t}");
+    assert_eq!(
+        count_after(&t, "number of serialization failures: "),
+        failed,
+        "{t}"
+    );
+    assert_eq!(count_after(&t, "number of deadlock failures: "), 0, "{t}");
+    let retried = count_after(&t, "number of transactions retried: ");
+    let retries = count_after(&t, "total number of retries: ");
+    // Four clients on one row: conflicts are what the script is made of.
+    assert!(retries >= retried && retried > 0, "{t}");
+    // A failed transaction used all 3 tries: 2 retries each at least.
+    assert!(retries >= 2 * failed, "{t}");
+    assert_eq!(
+        psql_on(&db.0, "SELECT v FROM pgb2_one"),
+        processed.to_string(),
+        "{t}"
+    );
+}
+
+/// `--allow-shell`: `\setshell` sets a variable from a command's output (`:x` replaced by
+/// its value, `::` kept as a colon), `\shell` runs a command; both through /bin/sh with a
+/// cleaned environment: a variable dbrig was started with (a secret, say) is not passed on.
+#[test]
+fn shell_commands_run_only_when_allowed_without_dbrig_secrets() {
+    let out = tempfile::tempdir().unwrap();
+    let db = out.path().join("sh.sqlite");
+    sqlite3(&db, "CREATE TABLE pgb2_shell (n INTEGER, word TEXT)");
+    let target = format!("sqlite:{}", db.display());
+    let env_dump = out.path().join("env.txt");
+    let script = out.path().join("sh.sql");
+    std::fs::write(
+        &script,
+        format!(
+            "\\set x 41\n\\setshell n expr :x + 1\n\\shell env >> {}\nINSERT INTO pgb2_shell VALUES (:n, 'a');\n",
+            env_dump.display()
+        ),
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let args = [
+        "run", "--script", script, "--target", &target, "--events", "3", "--time", "0",
+    ];
+    let refused = error_line(&dbrig(out.path(), &args));
+    assert!(refused.contains("only with --allow-shell"), "{refused}");
+    let o = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(args)
+        .args(["--allow-shell", &format!("--out={}", out.path().display())])
+        .env("DBRIG_IT_SECRET", "hunter2")
+        .output()
+        .unwrap();
+    ok(o);
+    assert_eq!(
+        sqlite3(&db, "SELECT count(*), min(n), max(n) FROM pgb2_shell"),
+        "3|42|42"
+    );
+    let env = std::fs::read_to_string(&env_dump).unwrap();
+    assert!(env.contains("PATH="), "{env}");
+    assert!(!env.contains("hunter2") && !env.contains("DBRIG"), "{env}");
+    // A \setshell whose output is not an integer stops the client with the line.
+    std::fs::write(
+        out.path().join("bad.sql"),
+        "\\setshell n echo ::x\nSELECT 1;\n",
+    )
+    .unwrap();
+    let bad = out.path().join("bad.sql");
+    let e = text(&dbrig(
+        out.path(),
+        &[
+            "run",
+            "--script",
+            bad.to_str().unwrap(),
+            "--target",
+            &target,
+            "--events",
+            "1",
+            "--time",
+            "0",
+            "--allow-shell",
+        ],
+    ));
+    assert!(
+        e.contains("bad.sql:1: shell command must return an integer (not \":x\")"),
+        "{e}"
+    );
+}
