@@ -631,6 +631,7 @@ impl<'a> Executor<'a> {
             server_pid,
             evidence::EvidenceOptions {
                 wait_sample_ms: self.plan.environment.wait_sample_ms,
+                profile: self.plan.environment.profile,
             },
         )
         .await;
