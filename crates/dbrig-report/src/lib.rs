@@ -40,6 +40,7 @@ pub mod table;
 pub mod tables;
 pub mod tpch;
 pub mod why;
+pub mod flame;
 
 pub use charts::{TimelineSeries, latency_chart, throughput_chart, timeline_chart};
 pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, TrialData};
