@@ -171,8 +171,25 @@ impl Collector {
         }
     }
 
+    /// The clients are connected: sample the server processes they brought up too.
+    pub fn connected(&self) {
+        self.follow();
+    }
+
+    /// The profiler also samples server processes that appeared since it last looked
+    /// (PostgreSQL's backends of new connections).
+    fn follow(&self) {
+        let mut profiler = self.profiler.lock().expect("profiler lock");
+        if let Some(Ok(p)) = profiler.as_mut()
+            && let Err(line) = p.follow()
+        {
+            *profiler = Some(Err(line));
+        }
+    }
+
     /// A latency interval ended `t_s` seconds into the measured interval.
     pub fn interval(&self, t_s: f64) {
+        self.follow();
         if let Some(t) = &self.ticks {
             let _ = t.send(Tick::At(t_s));
         }

@@ -794,6 +794,10 @@ impl TrialProgress for Progress<'_, '_> {
         self.evidence.measuring();
     }
 
+    fn connected(&self) {
+        self.evidence.connected();
+    }
+
     fn interval(&self, sample: &IntervalSample) {
         self.evidence.interval(sample.t_s);
         self.observer.interval(self.trial, sample);

@@ -24,40 +24,59 @@ pub const FREQUENCY_HZ: u32 = 99;
 /// The line said when perf is not on the PATH.
 pub const PERF_MISSING: &str = "profile: `perf` is not installed (Debian: apt-get install linux-perf; Ubuntu: linux-tools-generic); the trials run without a profile";
 
-/// A running `perf record` on the server's processes.
+/// The `perf record`s running on the server's processes: one started with the measured
+/// interval on the process tree as it was, and one more for each set of processes that
+/// appeared since (PostgreSQL forks a backend per connection, and perf follows only children
+/// forked by what it watches... which a postmaster's already forked backends are not).
 pub struct Profiler {
-    child: Child,
+    root: u32,
+    watched: std::collections::HashSet<u32>,
+    sessions: Vec<Child>,
     dir: tempfile::TempDir,
 }
 
 impl Profiler {
-    /// Start sampling `pid` and its live descendants (PostgreSQL's backends). Err: the line to
-    /// say (perf missing or not startable).
+    /// Start sampling `pid` and its live descendants. Err: the line to say (perf missing or
+    /// not startable).
     pub fn start(pid: u32) -> Result<Profiler, String> {
-        let pids = dbrig_server::process_tree(pid);
-        if pids.is_empty() {
-            return Err(format!(
-                "profile: the server process {pid} is gone; no profile"
-            ));
-        }
         let dir = tempfile::Builder::new()
             .prefix("dbrig-profile")
             .tempdir()
             .map_err(|e| format!("profile: no scratch directory for perf ({e}); no profile"))?;
-        let stderr = std::fs::File::create(dir.path().join("perf.err"))
+        let mut p = Profiler {
+            root: pid,
+            watched: Default::default(),
+            sessions: Vec::new(),
+            dir,
+        };
+        p.follow()?;
+        if p.sessions.is_empty() {
+            return Err(format!("profile: the server process {pid} is gone; no profile"));
+        }
+        Ok(p)
+    }
+
+    /// Also sample the server's processes that appeared since the last look (new
+    /// connections' backends). Err: perf could not be started.
+    pub fn follow(&mut self) -> Result<(), String> {
+        let new: Vec<u32> = dbrig_server::process_tree(self.root)
+            .into_iter()
+            .filter(|p| !self.watched.contains(p))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        let n = self.sessions.len();
+        let stderr = std::fs::File::create(self.dir.path().join(format!("perf{n}.err")))
             .map_err(|e| format!("profile: no scratch file for perf ({e}); no profile"))?;
-        let pid_list = pids
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
+        let pid_list = new.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
         let child = Command::new("perf")
             .args(["record", "-q", "-g", "-e", EVENT, "-F"])
             .arg(FREQUENCY_HZ.to_string())
             .arg("-p")
             .arg(pid_list)
             .arg("-o")
-            .arg(dir.path().join("perf.data"))
+            .arg(self.dir.path().join(format!("perf{n}.data")))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)
@@ -66,7 +85,9 @@ impl Profiler {
                 std::io::ErrorKind::NotFound => PERF_MISSING.to_owned(),
                 _ => format!("profile: `perf` could not be started ({e}); no profile"),
             })?;
-        Ok(Profiler { child, dir })
+        self.watched.extend(new);
+        self.sessions.push(child);
+        Ok(())
     }
 
     /// Stop sampling and fold what perf recorded. Err: the line to say.
@@ -78,34 +99,54 @@ impl Profiler {
 
     /// Stop without folding (the measured interval began again: a warm-up is over).
     pub fn discard(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for c in &mut self.sessions {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 
     fn finish_blocking(mut self) -> Result<Profile, String> {
-        // perf that already exited could not watch the server: that is its failure.
-        let early = self.child.try_wait().ok().flatten();
-        if early.is_none() {
-            send_signal(self.child.id(), Signal::Int, false);
+        // A perf that already exited could not watch the server: that is its failure.
+        let early: Vec<bool> = self
+            .sessions
+            .iter_mut()
+            .map(|c| matches!(c.try_wait(), Ok(Some(_))))
+            .collect();
+        for (c, _) in self.sessions.iter().zip(&early).filter(|(_, e)| !**e) {
+            send_signal(c.id(), Signal::Int, false);
+        }
+        let mut stacks = Vec::new();
+        let mut failure = None;
+        for (n, (c, early)) in self.sessions.iter_mut().zip(early).enumerate() {
             let stopped = dbrig_server::managed::wait_until(Duration::from_secs(20), || {
-                matches!(self.child.try_wait(), Ok(Some(_)))
+                matches!(c.try_wait(), Ok(Some(_)))
             });
             if !stopped {
-                let _ = self.child.kill();
+                let _ = c.kill();
             }
+            let status = c.wait().map_err(|e| format!("profile: {e}"))?;
+            let data = self.dir.path().join(format!("perf{n}.data"));
+            if early || !data.exists() {
+                let stderr = std::fs::read_to_string(self.dir.path().join(format!("perf{n}.err")))
+                    .unwrap_or_default();
+                // Processes that came and went (a closed connection's backend) leave a perf
+                // that found nothing to watch: only the first one's failure is the profile's.
+                failure.get_or_insert_with(|| not_permitted_line(&status.to_string(), &stderr));
+                continue;
+            }
+            stacks.extend(fold(&data)?);
         }
-        let status = self.child.wait().map_err(|e| format!("profile: {e}"))?;
-        let stderr = std::fs::read_to_string(self.dir.path().join("perf.err")).unwrap_or_default();
-        let data = self.dir.path().join("perf.data");
-        if early.is_some() || !data.exists() {
-            return Err(not_permitted_line(&status.to_string(), &stderr));
+        if stacks.is_empty()
+            && let Some(line) = failure
+        {
+            return Err(line);
         }
-        fold(&data)
+        Ok(Profile::from_folded(EVENT, FREQUENCY_HZ, stacks))
     }
 }
 
 /// `perf script` of the recorded samples, folded by inferno.
-fn fold(data: &Path) -> Result<Profile, String> {
+fn fold(data: &Path) -> Result<Vec<(String, u64)>, String> {
     let script = Command::new("perf")
         // Without the period field inferno counts each sample once (with it, it would weigh
         // them by nanoseconds of clock).
@@ -126,14 +167,11 @@ fn fold(data: &Path) -> Result<Profile, String> {
     inferno::collapse::perf::Folder::default()
         .collapse(&script.stdout[..], &mut folded)
         .map_err(|e| format!("profile: the perf samples could not be folded ({e}); no profile"))?;
-    Ok(Profile::from_folded(
-        EVENT,
-        FREQUENCY_HZ,
-        folded
-            .lines()
-            .map_while(Result::ok)
-            .filter_map(|l| parse_folded(&l)),
-    ))
+    Ok(folded
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| parse_folded(&l))
+        .collect())
 }
 
 /// `frames count` → (frames, count).

@@ -393,6 +393,7 @@ pub async fn run(
     }
 
     // Phase 2: go. Warm-up runs first; measurement starts after it.
+    progress.connected();
     let start = Instant::now();
     let measure_start = start + Duration::from_secs_f64(o.warmup);
     let shared = Arc::new(RunShared {
