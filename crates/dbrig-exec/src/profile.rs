@@ -51,7 +51,9 @@ impl Profiler {
         };
         p.follow()?;
         if p.sessions.is_empty() {
-            return Err(format!("profile: the server process {pid} is gone; no profile"));
+            return Err(format!(
+                "profile: the server process {pid} is gone; no profile"
+            ));
         }
         Ok(p)
     }

@@ -146,7 +146,10 @@ pub fn flame_graphs(data: &ReportData, of: &[String]) -> Vec<FlameGraphs> {
                         &format!("{conf} against {} — {w}, {n} clients", data.baseline),
                     )
                 }) {
-                    diffs.push((format!("{conf} against {} (differential)", data.baseline), svg));
+                    diffs.push((
+                        format!("{conf} against {} (differential)", data.baseline),
+                        svg,
+                    ));
                 }
             }
             graphs.extend(diffs);

@@ -25,6 +25,7 @@ pub mod export;
 pub mod figures;
 #[doc(hidden)]
 pub mod fixture;
+pub mod flame;
 pub mod html;
 pub mod items;
 pub mod micro;
@@ -40,7 +41,6 @@ pub mod table;
 pub mod tables;
 pub mod tpch;
 pub mod why;
-pub mod flame;
 
 pub use charts::{TimelineSeries, latency_chart, throughput_chart, timeline_chart};
 pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, TrialData};

@@ -268,12 +268,8 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                     })
                     .collect();
                 let waits = changed(&wa, &wb, data, TOP);
-                let functions = changed(
-                    &function_shares(&ev_a),
-                    &function_shares(&ev_b),
-                    data,
-                    TOP,
-                );
+                let functions =
+                    changed(&function_shares(&ev_a), &function_shares(&ev_b), data, TOP);
                 out.push(WhyComparison {
                     workload: w.clone(),
                     clients: n,
