@@ -217,6 +217,11 @@ pub struct EnvironmentFile {
     /// current waits (the server must run with it; said once otherwise).
     #[serde(default)]
     pub wait_sample_ms: u64,
+    /// Sample the server's stacks with `perf record` (software clock, 99 Hz) over each
+    /// trial's measured interval and store them folded with the trial, for the HTML report's
+    /// flame graphs (needs perf and permission to watch the server; said once otherwise).
+    #[serde(default)]
+    pub profile: bool,
     /// Start managed servers read-only for trials of workloads that do not write (MariaDB
     /// `read_only` + `innodb_read_only`, PostgreSQL `default_transaction_read_only`), after
     /// preparing their tables on a writable server. Recorded on each trial.

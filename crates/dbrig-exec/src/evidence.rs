@@ -4,7 +4,8 @@
 //! works in a process per connection: `dbrig_server::tree_cpu_s`), the server's cumulative counters sampled at the report
 //! interval on a connection of their own (MariaDB/MySQL `SHOW GLOBAL STATUS`, PostgreSQL
 //! `pg_stat_database`, `pg_stat_bgwriter` and `pg_stat_io` where the version has it), and,
-//! when the plan asks (`wait-sample-ms`), the wait events of the benchmark's sessions.
+//! when the plan asks (`wait-sample-ms`), the wait events of the benchmark's sessions and
+//! (`profile`) the server's stacks sampled by perf ([`crate::profile`]).
 //!
 //! The measured interval begins when the workload says so ([`Collector::measuring`]: an OLTP
 //! run after its warm-up; other kinds at the start of the trial) and ends when the trial does.
@@ -26,6 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::probes::probe_sql;
+use crate::profile::Profiler;
 
 /// What the plan asks to be collected besides CPU and counters.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,6 +38,8 @@ pub struct EvidenceOptions {
     /// refused connection), no sampler connects: the trial fails on its own connection, and
     /// a silent server is not waited for twice.
     pub reachable: bool,
+    /// Sample the server's stacks with `perf record` over the measured interval.
+    pub profile: bool,
 }
 
 type Status = BTreeMap<String, f64>;
@@ -79,6 +83,9 @@ pub struct Collector {
     /// How many times the measured interval has begun: the wait sampler counts only within
     /// the latest (0: not yet).
     measuring_since: Arc<AtomicU64>,
+    /// The profiler of the current measured interval, or why there is none.
+    profiler: Mutex<Option<Result<Profiler, String>>>,
+    profile: bool,
     notes: Vec<String>,
 }
 
@@ -105,6 +112,11 @@ impl Collector {
             // SQLite runs inside dbrig (its CPU is the client's); the mock engine has none.
             Target::Sqlite { .. } | Target::Mock { .. } => None,
         };
+        if options.profile && server_pid.is_none() {
+            notes.push(format!(
+                "profile: {target} has no server process on this host to profile; no profile"
+            ));
+        }
         // Cycles per unit would be the server's: said where a server process was found.
         if server_pid.is_some()
             && let Some(line) = hardware_counters_note()
@@ -142,6 +154,8 @@ impl Collector {
             counters,
             waits,
             measuring_since,
+            profiler: Mutex::new(None),
+            profile: options.profile && server_pid.is_some(),
             notes,
         }
     }
@@ -150,13 +164,37 @@ impl Collector {
     pub fn measuring(&self) {
         *self.start.lock().expect("evidence lock") = Some(CpuMark::now(self.server_pid));
         self.measuring_since.fetch_add(1, Ordering::SeqCst);
+        if let (true, Some(pid)) = (self.profile, self.server_pid) {
+            let mut profiler = self.profiler.lock().expect("profiler lock");
+            if let Some(Ok(earlier)) = profiler.take() {
+                earlier.discard();
+            }
+            *profiler = Some(Profiler::start(pid));
+        }
         if let Some(t) = &self.ticks {
             let _ = t.send(Tick::Start);
         }
     }
 
+    /// The clients are connected: sample the server processes they brought up too.
+    pub fn connected(&self) {
+        self.follow();
+    }
+
+    /// The profiler also samples server processes that appeared since it last looked
+    /// (PostgreSQL's backends of new connections).
+    fn follow(&self) {
+        let mut profiler = self.profiler.lock().expect("profiler lock");
+        if let Some(Ok(p)) = profiler.as_mut()
+            && let Err(line) = p.follow()
+        {
+            *profiler = Some(Err(line));
+        }
+    }
+
     /// A latency interval ended `t_s` seconds into the measured interval.
     pub fn interval(&self, t_s: f64) {
+        self.follow();
         if let Some(t) = &self.ticks {
             let _ = t.send(Tick::At(t_s));
         }
@@ -165,6 +203,7 @@ impl Collector {
     /// The trial is over: its evidence, with CPU divided among `units` units of work.
     pub async fn finish(mut self, units: Option<(u64, &str)>) -> TrialEvidence {
         let end = CpuMark::now(self.server_pid);
+        let profiler = self.profiler.lock().expect("profiler lock").take();
         let start = self.start.lock().expect("evidence lock").take();
         let mut evidence = TrialEvidence::default();
         if let (Some(start), Some((units, unit))) = (start, units) {
@@ -196,6 +235,14 @@ impl Collector {
                 Ok(Err(e)) => self.notes.push(format!("wait events not sampled: {e}")),
                 Err(e) => self.notes.push(format!("wait events not sampled: {e}")),
             }
+        }
+        match profiler {
+            Some(Ok(p)) => match p.finish().await {
+                Ok(profile) => evidence.profile = Some(profile),
+                Err(line) => self.notes.push(line),
+            },
+            Some(Err(line)) => self.notes.push(line),
+            None => {}
         }
         evidence.notes = std::mem::take(&mut self.notes);
         evidence

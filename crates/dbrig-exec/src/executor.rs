@@ -632,6 +632,7 @@ impl<'a> Executor<'a> {
             evidence::EvidenceOptions {
                 wait_sample_ms: self.plan.environment.wait_sample_ms,
                 reachable: unreachable.is_none(),
+                profile: self.plan.environment.profile,
             },
         )
         .await;
@@ -792,6 +793,10 @@ impl TrialProgress for Progress<'_, '_> {
 
     fn measuring(&self) {
         self.evidence.measuring();
+    }
+
+    fn connected(&self) {
+        self.evidence.connected();
     }
 
     fn interval(&self, sample: &IntervalSample) {

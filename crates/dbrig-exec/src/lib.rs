@@ -19,6 +19,7 @@ pub mod executor;
 pub mod observer;
 pub mod plan;
 pub mod probes;
+pub mod profile;
 pub mod recorder;
 pub mod secrets;
 pub mod servers;

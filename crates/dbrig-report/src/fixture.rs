@@ -1136,6 +1136,7 @@ pub fn explain_run(store: &mut Store) -> Result<RunId, StoreError> {
                         .map(|(k, v)| ((*k).to_owned(), (*v as f64 * jitter).round() as u64))
                         .collect(),
                 }),
+                profile: None,
                 notes: Vec::new(),
             };
             store.record_trial(

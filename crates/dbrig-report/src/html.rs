@@ -68,6 +68,16 @@ struct HtmlBlock {
     pre: Option<String>,
     note: Option<String>,
     charts: Vec<String>,
+    flames_title: Option<String>,
+    /// Interactive inferno flame graphs, each its own document (in an iframe: each carries
+    /// its own script and element ids).
+    flames: Vec<HtmlFlame>,
+}
+
+#[derive(Serialize)]
+struct HtmlFlame {
+    caption: String,
+    svg: String,
 }
 
 /// One kind's section.
@@ -158,7 +168,7 @@ fn verdict_class(cells: &[String]) -> Option<String> {
 /// The page for `data`; `store` supplies the interval and OS samples of the charts.
 pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportError> {
     let mut html_sections = Vec::new();
-    for s in sections(data)? {
+    for (s, section) in sections(data)?.into_iter().zip(&data.sections) {
         // A perfrun names its workload once per compared configuration: a workload's charts
         // go under its first block only.
         let mut charted = HashSet::new();
@@ -183,6 +193,17 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
                     .collect();
             }
             blocks.push(block);
+        }
+        for f in crate::flame::flame_graphs(data, &section.workloads) {
+            blocks.push(HtmlBlock {
+                flames_title: Some(f.title()),
+                flames: f
+                    .graphs
+                    .into_iter()
+                    .map(|(caption, svg)| HtmlFlame { caption, svg })
+                    .collect(),
+                ..HtmlBlock::default()
+            });
         }
         html_sections.push(HtmlSection {
             title: s.title,

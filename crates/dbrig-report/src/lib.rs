@@ -25,6 +25,7 @@ pub mod export;
 pub mod figures;
 #[doc(hidden)]
 pub mod fixture;
+pub mod flame;
 pub mod html;
 pub mod items;
 pub mod micro;

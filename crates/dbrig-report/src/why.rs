@@ -56,10 +56,13 @@ pub struct WhyComparison {
     pub top_waits: Vec<TopWaits>,
     /// Sessions per sample in each wait, compared.
     pub waits: Vec<WhyFigure>,
+    /// The functions whose share of the server's profile (% of samples in the function
+    /// itself) changed most; empty unless both sides were profiled (`--profile`).
+    pub functions: Vec<WhyFigure>,
 }
 
 /// The evidence of a cell's counted trials.
-fn evidence_of<'a>(cells: &[&'a StoredCell]) -> Vec<&'a TrialEvidence> {
+pub(crate) fn evidence_of<'a>(cells: &[&'a StoredCell]) -> Vec<&'a TrialEvidence> {
     cells
         .iter()
         .flat_map(|c| &c.trials)
@@ -97,6 +100,47 @@ fn waits_per_sample(ev: &[&TrialEvidence]) -> Vec<std::collections::BTreeMap<Str
             )
         })
         .collect()
+}
+
+/// Each profiled trial's share of samples (%) spent in each function itself.
+fn function_shares(ev: &[&TrialEvidence]) -> Vec<std::collections::BTreeMap<String, f64>> {
+    ev.iter()
+        .filter_map(|e| e.profile.as_ref().filter(|p| p.samples > 0))
+        .map(|p| {
+            p.self_shares()
+                .into_iter()
+                .map(|(k, v)| (k, v * 100.0))
+                .collect()
+        })
+        .collect()
+}
+
+/// The cells of one configuration in one workload × client count (perfrun cells left out:
+/// a perfrun is explained query by query by its own counters).
+pub(crate) fn cells_of<'a>(
+    data: &'a ReportData,
+    workload: &str,
+    clients: u32,
+    configuration: &str,
+) -> Vec<&'a StoredCell> {
+    data.stored
+        .iter()
+        .filter(|c| {
+            c.workload == workload && c.clients == clients && c.configuration == configuration
+        })
+        .filter(|c| c.kind != ResultKind::Perfrun)
+        .collect()
+}
+
+/// The workloads of the stored cells, in their order.
+pub(crate) fn workloads(data: &ReportData) -> Vec<&String> {
+    let mut seen = Vec::new();
+    for c in &data.stored {
+        if !seen.contains(&&c.workload) {
+            seen.push(&c.workload);
+        }
+    }
+    seen
 }
 
 /// The figures of every name either side has, compared as one Holm family; called changes
@@ -170,25 +214,9 @@ fn label(c: &Comparison, change: &str) -> String {
 /// evidence on both sides.
 pub fn why(data: &ReportData) -> Vec<WhyComparison> {
     let mut out = Vec::new();
-    let labels: Vec<&String> = {
-        let mut seen = Vec::new();
-        for c in &data.stored {
-            if !seen.contains(&&c.workload) {
-                seen.push(&c.workload);
-            }
-        }
-        seen
-    };
-    for w in labels {
+    for w in workloads(data) {
         for &n in &data.clients {
-            let cells_of = |conf: &str| -> Vec<&StoredCell> {
-                data.stored
-                    .iter()
-                    .filter(|c| c.workload == *w && c.clients == n && c.configuration == conf)
-                    // A perfrun is explained query by query by its own counters.
-                    .filter(|c| c.kind != ResultKind::Perfrun)
-                    .collect()
-            };
+            let cells_of = |conf: &str| cells_of(data, w, n, conf);
             let base = cells_of(&data.baseline);
             let ev_a = evidence_of(&base);
             if ev_a.is_empty() {
@@ -240,6 +268,8 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                     })
                     .collect();
                 let waits = changed(&wa, &wb, data, TOP);
+                let functions =
+                    changed(&function_shares(&ev_a), &function_shares(&ev_b), data, TOP);
                 out.push(WhyComparison {
                     workload: w.clone(),
                     clients: n,
@@ -250,6 +280,7 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                     counters,
                     top_waits,
                     waits,
+                    functions,
                 });
             }
         }
@@ -330,6 +361,13 @@ pub fn why_text(w: &WhyComparison) -> String {
     if !w.waits.is_empty() {
         lines.push("waits (sessions per sample) that changed most:".to_owned());
         lines.extend(w.waits.iter().map(figure_line));
+    }
+    if !w.functions.is_empty() {
+        lines.push(
+            "functions whose share of the server profile changed most (% of samples, self):"
+                .to_owned(),
+        );
+        lines.extend(w.functions.iter().map(figure_line));
     }
     lines.push(
         "changed = significant and beyond the noise band, as the verdicts (Holm within the counters and within the waits); ~ = not; too few trials = uncalled, largest differences shown"

@@ -31,4 +31,6 @@ pub use managed::{
     ConnectionInfo, Engine, LaunchInfo, LifeMark, ManagedError, ManagedServer, Params, ServerDef,
     ServerGuard, ServerState, ServerStatus, server_restarted, shutdown_all,
 };
-pub use procstat::{OsClock, OsSample, OsSampler, ProcessUsage, SystemSnapshot, tree_cpu_s};
+pub use procstat::{
+    OsClock, OsSample, OsSampler, ProcessUsage, SystemSnapshot, process_tree, tree_cpu_s,
+};

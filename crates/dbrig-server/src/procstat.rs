@@ -118,6 +118,29 @@ pub fn tree_cpu_s(pid: u32) -> Option<f64> {
     Some(ticks_to_s(total, ticks))
 }
 
+/// `pid` and its live descendants (a PostgreSQL postmaster and its backends), `pid` first;
+/// empty when `pid` is gone. A profiler attaches to each: one already forked is not followed.
+pub fn process_tree(pid: u32) -> Vec<u32> {
+    let Some(root) = process(pid).and_then(|p| p.stat().ok()) else {
+        return Vec::new();
+    };
+    let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
+    if let Ok(all) = procfs::process::all_processes() {
+        for st in all.filter_map(Result::ok).filter_map(|p| p.stat().ok()) {
+            children.entry(st.ppid).or_default().push(st.pid);
+        }
+    }
+    let mut tree = vec![root.pid];
+    let mut next = 0;
+    while next < tree.len() {
+        tree.extend(children.remove(&tree[next]).unwrap_or_default());
+        next += 1;
+    }
+    tree.into_iter()
+        .filter_map(|p| u32::try_from(p).ok())
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // System-wide snapshots
 // ---------------------------------------------------------------------------------------------

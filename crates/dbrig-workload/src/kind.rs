@@ -305,6 +305,9 @@ pub trait TrialProgress: Sync {
     /// The measured interval begins: an OLTP run's warm-up is over. Without a warm-up
     /// (and for other kinds) the trial is measured from its start and this is not called.
     fn measuring(&self) {}
+    /// Every client has connected and they are about to go (an OLTP run): server processes
+    /// the connections brought up (PostgreSQL's backends) exist now.
+    fn connected(&self) {}
     fn interval(&self, _sample: &IntervalSample) {}
     fn power_query(&self, _report: &PowerReport) {}
 }

@@ -421,6 +421,7 @@ pub async fn run(
     }
 
     // Phase 2: go. Warm-up runs first; measurement starts after it.
+    progress.connected();
     let start = Instant::now();
     let connect_ms = start.saturating_duration_since(connect_start).as_secs_f64() * 1000.0;
     let measure_start = start + Duration::from_secs_f64(o.warmup);

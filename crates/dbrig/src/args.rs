@@ -116,6 +116,12 @@ pub struct EnvironmentArgs {
     /// performance_schema when the server runs with it; a plan's `wait-sample-ms`).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub wait_sample_ms: u64,
+    /// Profile the server with `perf record` (cpu-clock at 99 Hz, the server's process tree
+    /// only) over the measured interval, store the folded stacks with the trial and draw flame
+    /// graphs in the HTML report (a plan's `profile = true`). Without perf or permission one
+    /// line says so and the trial runs without a profile.
+    #[arg(long)]
+    pub profile: bool,
     /// `sync` and drop the OS page cache before the trial (needs root; recorded either way;
     /// a plan's `drop-caches`).
     #[arg(long)]
@@ -147,6 +153,7 @@ impl EnvironmentArgs {
         EnvironmentFile {
             os_stats_interval: self.os_stats_interval.max(0.0),
             wait_sample_ms: self.wait_sample_ms,
+            profile: self.profile,
             drop_caches: self.drop_caches_before_trial,
             client_cpus: self.client_cpus.clone(),
             hooks: Hooks {

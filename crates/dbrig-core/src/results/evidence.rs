@@ -16,6 +16,8 @@ pub struct TrialEvidence {
     pub cpu: Option<WorkCpu>,
     pub counters: Option<CounterSeries>,
     pub waits: Option<WaitSamples>,
+    /// The server's folded stacks over the measured interval (`--profile`).
+    pub profile: Option<Profile>,
     /// What was not collected and why (no local server process, no hardware counters,
     /// performance_schema off), a line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -116,6 +118,98 @@ pub struct WaitSamples {
     pub counts: BTreeMap<String, u64>,
 }
 
+/// The server process's stacks sampled by `perf record` over the measured interval, folded
+/// (one line per distinct stack, frames from the root joined by `;`, as flame graphs take
+/// them). Only the most frequent [`Profile::MAX_STACKS`] stacks are kept; the samples of the
+/// rest are counted under one stack named [`Profile::OTHER`], so the total stays right.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Profile {
+    /// The perf event sampled, e.g. `cpu-clock` (a software clock: this also works where the
+    /// host has no hardware counters).
+    pub event: String,
+    /// Samples per second asked of perf.
+    pub frequency_hz: u32,
+    /// All samples, those of the dropped stacks included.
+    pub samples: u64,
+    /// Distinct stacks that were folded into [`Profile::OTHER`].
+    pub dropped_stacks: u64,
+    /// The kept stacks, most frequent first.
+    pub stacks: Vec<FoldedStack>,
+}
+
+/// One distinct stack and how many samples ended in it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FoldedStack {
+    /// Frames from the root (the process name first) to the leaf, joined by `;`.
+    pub stack: String,
+    pub count: u64,
+}
+
+impl Profile {
+    /// How many distinct stacks a trial keeps: enough for every frame a flame graph can
+    /// show legibly, small enough (some 100 KB of JSON at most) to store with every trial.
+    pub const MAX_STACKS: usize = 500;
+    /// The stack the dropped stacks' samples are counted under.
+    pub const OTHER: &'static str = "[other stacks]";
+
+    /// A profile of these folded stacks (any order, repeats added up), keeping the most
+    /// frequent [`Profile::MAX_STACKS`].
+    pub fn from_folded(
+        event: &str,
+        frequency_hz: u32,
+        stacks: impl IntoIterator<Item = (String, u64)>,
+    ) -> Profile {
+        let mut merged: BTreeMap<String, u64> = BTreeMap::new();
+        for (stack, count) in stacks {
+            *merged.entry(stack).or_default() += count;
+        }
+        let samples = merged.values().sum();
+        let mut all: Vec<FoldedStack> = merged
+            .into_iter()
+            .map(|(stack, count)| FoldedStack { stack, count })
+            .collect();
+        all.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.stack.cmp(&b.stack)));
+        let mut dropped_stacks = 0;
+        if all.len() > Self::MAX_STACKS {
+            let rest = all.split_off(Self::MAX_STACKS - 1);
+            dropped_stacks = rest.len() as u64;
+            all.push(FoldedStack {
+                stack: Self::OTHER.to_owned(),
+                count: rest.iter().map(|s| s.count).sum(),
+            });
+        }
+        Profile {
+            event: event.to_owned(),
+            frequency_hz,
+            samples,
+            dropped_stacks,
+            stacks: all,
+        }
+    }
+
+    /// The stacks as folded lines (`frames count`), as inferno's flame graph reads them.
+    pub fn folded_lines(&self) -> Vec<String> {
+        self.stacks
+            .iter()
+            .map(|s| format!("{} {}", s.stack, s.count))
+            .collect()
+    }
+
+    /// Each leaf function's share of the samples (self time), 0..1.
+    pub fn self_shares(&self) -> BTreeMap<String, f64> {
+        let mut shares = BTreeMap::new();
+        if self.samples == 0 {
+            return shares;
+        }
+        for s in &self.stacks {
+            let leaf = s.stack.rsplit(';').next().unwrap_or(&s.stack);
+            *shares.entry(leaf.to_owned()).or_default() += s.count as f64 / self.samples as f64;
+        }
+        shares
+    }
+}
+
 /// The name an active session in no wait is counted under.
 pub const ON_CPU: &str = "CPU";
 
@@ -138,5 +232,23 @@ mod tests {
         assert_eq!(c.unit_abbrev(), "txn");
         let none = WorkCpu { units: 0, ..c };
         assert_eq!(none.server_us_per_unit(), None);
+    }
+
+    #[test]
+    fn profile_keeps_the_most_frequent_stacks_and_counts_the_rest() {
+        let n = Profile::MAX_STACKS as u64 + 10;
+        let stacks = (0..n).map(|i| (format!("mariadbd;f{i}"), i + 1));
+        let p = Profile::from_folded("cpu-clock", 99, stacks.chain([("mariadbd;f0".into(), 1)]));
+        assert_eq!(p.samples, n * (n + 1) / 2 + 1);
+        assert_eq!(p.stacks.len(), Profile::MAX_STACKS);
+        assert_eq!(p.stacks.iter().map(|s| s.count).sum::<u64>(), p.samples);
+        assert_eq!(p.stacks[0].stack, format!("mariadbd;f{}", n - 1));
+        let other = p.stacks.last().unwrap();
+        assert_eq!(other.stack, Profile::OTHER);
+        assert_eq!(p.dropped_stacks, 11);
+        // f0 (1 + 1), f1 (2), …, f10 (11) were dropped.
+        assert_eq!(other.count, 2 + (2..=11).sum::<u64>());
+        let shares = p.self_shares();
+        assert!((shares.values().sum::<f64>() - 1.0).abs() < 1e-9);
     }
 }

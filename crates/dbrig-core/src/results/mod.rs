@@ -22,7 +22,9 @@ pub use environment::{
     Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
     Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
 };
-pub use evidence::{CounterInterval, CounterSeries, TrialEvidence, WaitSamples, WorkCpu};
+pub use evidence::{
+    CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,
+};
 pub use life::{LifeMark, server_restarted};
 pub use micro::{MicroItem, MicroResult};
 pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};

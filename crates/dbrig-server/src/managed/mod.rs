@@ -31,8 +31,8 @@ pub use launch::{LaunchInfo, LaunchTools, find_program, plan_launch};
 pub use life::{LifeMark, server_restarted};
 pub use probe::{Probe, error_line, probe};
 pub use process::{
-    RunAs, ServerGuard, is_root, lookup_user, processes_mentioning, registered_servers,
-    shutdown_all,
+    RunAs, ServerGuard, Signal, is_root, lookup_user, processes_mentioning, registered_servers,
+    send_signal, shutdown_all, wait_until,
 };
 pub use server::{ConnectionInfo, ManagedServer, ServerState, ServerStatus};
 

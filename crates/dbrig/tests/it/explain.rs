@@ -225,7 +225,8 @@ fn cpu_and_counters(out: &Path, server: &Server, work_counter: &str) {
         m.transactions
     );
 
-    // The run's report gives the figure per transaction.
+    // The run's report gives the figure per transaction, rounded as its JSON rounds every
+    // figure (4 decimals, or 4 significant digits when that keeps more).
     let report = json(&ok(dbrig(out, &["report", "latest", "--format", "json"])));
     let per_txn = report["cpu"]["server_us_per_unit"].as_f64().unwrap();
     let expected = server_s * 1e6 / m.transactions as f64;
@@ -419,4 +420,187 @@ fn explain_on_managed_postgres() {
         || psql("SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") != "0",
         "Lock:transactionid",
     );
+}
+
+/// Whether `perf` is on the PATH; when not, the profile tests say that they are skipped.
+fn perf_installed() -> bool {
+    Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A profiled run on `server`: `oltp_point_select` for 3 s with `--profile`; the trial's
+/// evidence.
+fn profiled_run(out: &Path, server: &Server, path: Option<&Path>) -> (serde_json::Value, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbrig"));
+    cmd.args([
+        "run",
+        "oltp_point_select",
+        "--target",
+        &server.url,
+        "--table-size",
+        "1000",
+        "--threads",
+        "2",
+        "--time",
+        "3",
+        "--profile",
+        &format!("--out={}", out.display()),
+    ]);
+    if let Some(p) = path {
+        cmd.env("PATH", p);
+    }
+    let o = ok(cmd.output().unwrap());
+    (latest_trial(out).0, text(&o))
+}
+
+/// `--profile` on a managed server: perf samples the server process tree over the measured
+/// interval, the folded stacks are stored with the trial (as many samples as the server's CPU
+/// time at 99 Hz, all in the server's own frames), and the HTML comparison draws each side's
+/// flame graph and the differential one. Where perf may not watch the server, its one line.
+fn profile_recorded_and_drawn(out: &Path, server: &Server, comm: &str) {
+    if !perf_installed() {
+        eprintln!(
+            "SKIPPED profile_recorded_and_drawn: `perf` is not installed (Debian: apt-get install linux-perf; scripts/test installs it)"
+        );
+        return;
+    }
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &server.url,
+            "--table-size",
+            "1000",
+        ],
+    ));
+    let (ev, said) = profiled_run(out, server, None);
+    let a = latest_run(out);
+    let Some(profile) = ev.get("profile").filter(|p| !p.is_null()) else {
+        // perf is there but may not watch the server (perf_event_paranoid, not root): the trial
+        // ran, and one line says why and how to enable it.
+        assert!(
+            said.contains("note: profile: `perf record` may not watch the server")
+                && said.contains("perf_event_paranoid"),
+            "{said}"
+        );
+        eprintln!(
+            "SKIPPED the rest of profile_recorded_and_drawn: perf may not watch the server here:\n{said}"
+        );
+        return;
+    };
+    assert_eq!(profile["event"], "cpu-clock", "{profile}");
+    assert_eq!(profile["frequency_hz"], 99, "{profile}");
+    let samples = profile["samples"].as_u64().unwrap();
+    let stacks = profile["stacks"].as_array().unwrap();
+    assert!(!stacks.is_empty() && stacks.len() <= 500, "{profile}");
+    assert_eq!(
+        stacks
+            .iter()
+            .map(|s| s["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        samples
+    );
+    // Only the server's processes were sampled: no stack is dbrig's, and most start with
+    // the server's name (perf does not always learn the name of a process it joined late).
+    let named: u64 = stacks
+        .iter()
+        .filter(|s| s["stack"].as_str().unwrap().starts_with(comm))
+        .map(|s| s["count"].as_u64().unwrap())
+        .sum();
+    assert!(named * 2 >= samples, "{named} of {samples}: {profile}");
+    assert!(
+        !stacks
+            .iter()
+            .any(|s| s["stack"].as_str().unwrap().starts_with("dbrig")),
+        "{profile}"
+    );
+    // About one sample per 1/99 s of the server's CPU over the measured interval (perf
+    // attaches a little after the interval begins, and samples are whole ticks).
+    let cpu_s = ev["cpu"]["server_cpu_s"].as_f64().unwrap();
+    let expected = cpu_s * 99.0;
+    assert!(
+        (samples as f64) <= expected * 1.3 + 10.0 && (samples as f64) >= expected * 0.5 - 10.0,
+        "{samples} samples for {cpu_s} s of server CPU"
+    );
+    assert!(samples > 0, "{profile}");
+    let (ev_b, said_b) = profiled_run(out, server, None);
+    let b = latest_run(out);
+    assert!(
+        ev_b["profile"]["samples"].as_u64() > Some(0),
+        "{ev_b}\n{said_b}"
+    );
+    let html = out.join("compare.html");
+    ok(dbrig(
+        out,
+        &[
+            "compare",
+            &a,
+            &b,
+            "--format",
+            "html",
+            "--output",
+            html.to_str().unwrap(),
+        ],
+    ));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Server flame graphs: oltp_point_select, 2 clients"),
+        "no flame graphs"
+    );
+    // A's, B's and B against A; each an inferno SVG (escaped into its frame's srcdoc).
+    assert_eq!(page.matches("<iframe").count(), 3);
+    assert!(page.contains(&format!("run{b} against run{a} (differential)")));
+    assert!(page.contains("&lt;svg"), "no SVG in the frames");
+    let text = text(&ok(dbrig(out, &["compare", &a, &b])));
+    assert!(
+        text.contains("functions whose share of the server profile changed most"),
+        "{text}"
+    );
+}
+
+#[test]
+fn profile_on_managed_mariadb() {
+    let out = tempfile::tempdir().unwrap();
+    let server = Server::start(out.path(), "profilemdb", "mariadb", &[]);
+    profile_recorded_and_drawn(out.path(), &server, "mariadbd");
+    // Without perf on the PATH: one line says so and how to install it; the trial still runs.
+    let empty = tempfile::tempdir().unwrap();
+    let (ev, said) = profiled_run(out.path(), &server, Some(empty.path()));
+    assert!(
+        said.contains("note: profile: `perf` is not installed (Debian: apt-get install linux-perf"),
+        "{said}"
+    );
+    assert!(ev["profile"].is_null(), "{ev}");
+    assert!(ev["cpu"]["units"].as_u64().unwrap() > 0, "{ev}");
+    // perf there but refusing (as an unprivileged user under perf_event_paranoid 2): the
+    // line names the setting.
+    let refusing = tempfile::tempdir().unwrap();
+    let fake = refusing.path().join("perf");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'Error: No permission to enable cpu-clock event.' >&2\nexit 255\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (ev, said) = profiled_run(out.path(), &server, Some(refusing.path()));
+    assert!(
+        said.contains("note: profile: `perf record` may not watch the server")
+            && said.contains("No permission to enable cpu-clock event")
+            && said.contains("kernel.perf_event_paranoid is"),
+        "{said}"
+    );
+    assert!(ev["profile"].is_null(), "{ev}");
+}
+
+#[test]
+fn profile_on_managed_postgres() {
+    let out = tempfile::tempdir().unwrap();
+    let server = Server::start(out.path(), "profilepg", "postgres", &[]);
+    // The work is done in backends forked per connection: they are sampled too.
+    profile_recorded_and_drawn(out.path(), &server, "postgres");
 }

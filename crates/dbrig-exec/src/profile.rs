@@ -1,0 +1,228 @@
+//! The server's flame-graph profile of a trial (`--profile`, a plan's `profile = true`):
+//! `perf record` samples the server process tree at a low rate ([`FREQUENCY_HZ`]) on a software
+//! clock ([`EVENT`], which works where a VM has no hardware counters) over the measured
+//! interval only; `perf script` prints the samples and inferno folds them into stacks, of which
+//! the trial keeps the most frequent (`Profile::MAX_STACKS`).
+//!
+//! perf is given only process ids, never a connection string. When perf is missing, or may not
+//! watch the server, or fails, one line says which and how to enable it; the trial runs on.
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use dbrig_core::results::Profile;
+use dbrig_server::managed::{Signal, is_root, send_signal};
+
+/// The perf event sampled: the kernel's CPU clock (software, so VMs have it).
+pub const EVENT: &str = "cpu-clock";
+/// Samples per second and CPU: low, so the profile costs the server little (and 99, not 100,
+/// so sampling does not run in step with timers).
+pub const FREQUENCY_HZ: u32 = 99;
+
+/// The line said when perf is not on the PATH.
+pub const PERF_MISSING: &str = "profile: `perf` is not installed (Debian: apt-get install linux-perf; Ubuntu: linux-tools-generic); the trials run without a profile";
+
+/// The `perf record`s running on the server's processes: one started with the measured
+/// interval on the process tree as it was, and one more for each set of processes that
+/// appeared since (PostgreSQL forks a backend per connection, and perf follows only children
+/// forked by what it watches... which a postmaster's already forked backends are not).
+pub struct Profiler {
+    root: u32,
+    watched: std::collections::HashSet<u32>,
+    sessions: Vec<Child>,
+    dir: tempfile::TempDir,
+}
+
+impl Profiler {
+    /// Start sampling `pid` and its live descendants. Err: the line to say (perf missing or
+    /// not startable).
+    pub fn start(pid: u32) -> Result<Profiler, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("dbrig-profile")
+            .tempdir()
+            .map_err(|e| format!("profile: no scratch directory for perf ({e}); no profile"))?;
+        let mut p = Profiler {
+            root: pid,
+            watched: Default::default(),
+            sessions: Vec::new(),
+            dir,
+        };
+        p.follow()?;
+        if p.sessions.is_empty() {
+            return Err(format!(
+                "profile: the server process {pid} is gone; no profile"
+            ));
+        }
+        Ok(p)
+    }
+
+    /// Also sample the server's processes that appeared since the last look (new
+    /// connections' backends). Err: perf could not be started.
+    pub fn follow(&mut self) -> Result<(), String> {
+        let new: Vec<u32> = dbrig_server::process_tree(self.root)
+            .into_iter()
+            .filter(|p| !self.watched.contains(p))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        let n = self.sessions.len();
+        let stderr = std::fs::File::create(self.dir.path().join(format!("perf{n}.err")))
+            .map_err(|e| format!("profile: no scratch file for perf ({e}); no profile"))?;
+        let pid_list = new.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let child = Command::new("perf")
+            .args(["record", "-q", "-g", "-e", EVENT, "-F"])
+            .arg(FREQUENCY_HZ.to_string())
+            .arg("-p")
+            .arg(pid_list)
+            .arg("-o")
+            .arg(self.dir.path().join(format!("perf{n}.data")))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => PERF_MISSING.to_owned(),
+                _ => format!("profile: `perf` could not be started ({e}); no profile"),
+            })?;
+        self.watched.extend(new);
+        self.sessions.push(child);
+        Ok(())
+    }
+
+    /// Stop sampling and fold what perf recorded. Err: the line to say.
+    pub async fn finish(self) -> Result<Profile, String> {
+        tokio::task::spawn_blocking(move || self.finish_blocking())
+            .await
+            .map_err(|e| format!("profile: {e}"))?
+    }
+
+    /// Stop without folding (the measured interval began again: a warm-up is over).
+    pub fn discard(mut self) {
+        for c in &mut self.sessions {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn finish_blocking(mut self) -> Result<Profile, String> {
+        // A perf that already exited could not watch the server: that is its failure.
+        let early: Vec<bool> = self
+            .sessions
+            .iter_mut()
+            .map(|c| matches!(c.try_wait(), Ok(Some(_))))
+            .collect();
+        for (c, _) in self.sessions.iter().zip(&early).filter(|(_, e)| !**e) {
+            send_signal(c.id(), Signal::Int, false);
+        }
+        let mut stacks = Vec::new();
+        let mut failure = None;
+        for (n, (c, early)) in self.sessions.iter_mut().zip(early).enumerate() {
+            let stopped = dbrig_server::managed::wait_until(Duration::from_secs(20), || {
+                matches!(c.try_wait(), Ok(Some(_)))
+            });
+            if !stopped {
+                let _ = c.kill();
+            }
+            let status = c.wait().map_err(|e| format!("profile: {e}"))?;
+            let data = self.dir.path().join(format!("perf{n}.data"));
+            if early || !data.exists() {
+                let stderr = std::fs::read_to_string(self.dir.path().join(format!("perf{n}.err")))
+                    .unwrap_or_default();
+                // Processes that came and went (a closed connection's backend) leave a perf
+                // that found nothing to watch: only the first one's failure is the profile's.
+                failure.get_or_insert_with(|| not_permitted_line(&status.to_string(), &stderr));
+                continue;
+            }
+            stacks.extend(fold(&data)?);
+        }
+        if stacks.is_empty()
+            && let Some(line) = failure
+        {
+            return Err(line);
+        }
+        Ok(Profile::from_folded(EVENT, FREQUENCY_HZ, stacks))
+    }
+}
+
+/// `perf script` of the recorded samples, folded by inferno.
+fn fold(data: &Path) -> Result<Vec<(String, u64)>, String> {
+    let script = Command::new("perf")
+        // Without the period field inferno counts each sample once (with it, it would weigh
+        // them by nanoseconds of clock).
+        .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+        .arg(data)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("profile: `perf script` could not be started ({e}); no profile"))?;
+    if !script.status.success() {
+        return Err(format!(
+            "profile: `perf script` failed ({}: {}); no profile",
+            script.status,
+            first_line(&String::from_utf8_lossy(&script.stderr))
+        ));
+    }
+    let mut folded = Vec::new();
+    use inferno::collapse::Collapse;
+    inferno::collapse::perf::Folder::default()
+        .collapse(&script.stdout[..], &mut folded)
+        .map_err(|e| format!("profile: the perf samples could not be folded ({e}); no profile"))?;
+    Ok(folded
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| parse_folded(&l))
+        .collect())
+}
+
+/// `frames count` → (frames, count).
+pub fn parse_folded(line: &str) -> Option<(String, u64)> {
+    let (stack, count) = line.trim_end().rsplit_once(' ')?;
+    Some((stack.to_owned(), count.parse().ok()?))
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no message")
+}
+
+/// The line for a perf that exited before it was stopped: not permitted, most likely, and
+/// how to permit it.
+fn not_permitted_line(status: &str, stderr: &str) -> String {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    let how = match (paranoid, is_root()) {
+        (Some(p), false) if p > 1 => format!(
+            "kernel.perf_event_paranoid is {p}: run dbrig as root, or `sysctl kernel.perf_event_paranoid=1`"
+        ),
+        (Some(p), _) => format!(
+            "kernel.perf_event_paranoid is {p}; root, or `sysctl kernel.perf_event_paranoid=-1`, lets perf watch any process"
+        ),
+        (None, _) => {
+            "perf events may be off in this kernel (no /proc/sys/kernel/perf_event_paranoid)"
+                .to_owned()
+        }
+    };
+    format!(
+        "profile: `perf record` may not watch the server ({status}: {}); {how}; the trials run without a profile",
+        first_line(stderr)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folded_lines_split_at_the_last_space() {
+        assert_eq!(
+            parse_folded("mysqld;do_command;my query 12\n"),
+            Some(("mysqld;do_command;my query".to_owned(), 12))
+        );
+        assert_eq!(parse_folded("no-count"), None);
+    }
+}
