@@ -1448,4 +1448,89 @@ mod tests {
         assert_eq!(trials_for_half_width(&a, &[1.0], 0.05, 0.95), None);
         assert_eq!(trials_for_half_width(&a, &a, 0.0, 0.95), None);
     }
+
+    /// The series branch (0 < |x| < 0.5): Abramowitz & Stegun Table 7.1 gives erf to 10
+    /// decimals (erf 0.1 = 0.1124629160, 0.2 = 0.2227025892, 0.3 = 0.3286267595,
+    /// 0.4 = 0.4283923550); a libm erfc gives the full digits, up to the branch's edge.
+    #[test]
+    fn erfc_series_branch_matches_the_tables() {
+        let table = [
+            (0.1, 0.112_462_916_0),
+            (0.2, 0.222_702_589_2),
+            (0.3, 0.328_626_759_5),
+            (0.4, 0.428_392_355_0),
+        ];
+        for (x, erf) in table {
+            assert_close!(erfc(x), 1.0 - erf, 1e-10);
+        }
+        let libm = [
+            (0.1, 0.887_537_083_981_715_2),
+            (0.25, 0.723_673_609_831_763_1),
+            (0.4, 0.571_607_644_953_331_5),
+            (0.49, 0.488_331_738_811_476_9),
+            (0.4999, 0.479_588_004_838_613_4),
+        ];
+        for (x, want) in libm {
+            let got = erfc(x);
+            assert!(
+                ((got - want) / want).abs() < 1e-14,
+                "erfc({x}) = {got}, want {want}"
+            );
+            // erfc(−x) = 2 − erfc(x).
+            assert_close!(erfc(-x), 2.0 - want, 1e-14);
+        }
+    }
+
+    /// Upper normal tail and quantile against the standard table values: P(Z > 1) =
+    /// 0.158655, P(Z > 3) = 0.00134990; z of 0.9, 0.995 and 0.025 = 1.281552, 2.575829,
+    /// −1.959964 (full digits from a libm erfc / NormalDist.inv_cdf).
+    #[test]
+    fn normal_tail_and_quantile_reference_values() {
+        assert_close!(normal_sf(1.0), 0.158_655_253_931_457_07, 1e-15);
+        assert_close!(normal_sf(-1.0), 0.841_344_746_068_542_9, 1e-15);
+        assert_close!(normal_sf(3.0), 0.001_349_898_031_630_095, 1e-15);
+        assert_close!(normal_sf(0.0), 0.5, 1e-15);
+        assert_close!(normal_quantile(0.9), 1.281_551_565_544_600_8, 1e-9);
+        assert_close!(normal_quantile(0.995), 2.575_829_303_548_9, 1e-9);
+        assert_close!(normal_quantile(0.025), -1.959_963_984_540_054, 1e-9);
+    }
+
+    /// median and mad on their own (summarize has its own tests): odd, even and signed values.
+    #[test]
+    fn median_and_mad_values() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[-5.0, 7.0]), Some(1.0));
+        assert_eq!(median(&[-3.0]), Some(-3.0));
+        // [1,2,4,8,16]: median 4, |dev| 3,2,0,4,12 → sorted 0,2,3,4,12 → MAD 3.
+        assert_eq!(mad(&[16.0, 1.0, 8.0, 2.0, 4.0]), Some(3.0));
+        // [−4, 0, 10]: median 0, |dev| 4, 0, 10 → MAD 4.
+        assert_eq!(mad(&[-4.0, 0.0, 10.0]), Some(4.0));
+        assert_eq!(mad(&[7.0]), Some(0.0));
+    }
+
+    /// Moses' rank where the exact distribution and the normal approximation part ways, and
+    /// the approximation's own figures. Exact: 8 vs 8 has the tabulated two-sided 5 % critical
+    /// value 13 → k = 14 (the normal formula would give 13). Normal (a side ≥ 50):
+    /// k = ⌊n₁n₂/2 + ½ − z·√(n₁n₂(n₁+n₂+1)/12)⌋, z = 1.959964 at 95 %, 1.644854 at 90 %.
+    #[test]
+    fn moses_rank_exact_and_normal_figures() {
+        assert_eq!(moses_rank(8, 8, 0.95), Some(14));
+        // 50 vs 3: 75.5 − 1.959964·√(150·54/12) = 75.5 − 50.92 = 24.58 → 24 (the exact
+        // distribution, were it used, gives 25).
+        assert_eq!(moses_rank(50, 3, 0.95), Some(24));
+        assert_eq!(moses_rank(3, 50, 0.95), Some(24));
+        // 60 vs 60: 1800.5 − 1.959964·√(3600·121/12) = 1800.5 − 373.42 = 1427.08 → 1427.
+        assert_eq!(moses_rank(60, 60, 0.95), Some(1427));
+        // 50 vs 1 at 90 %: 25.5 − 1.644854·√(50·52/12) = 25.5 − 24.21 = 1.29 → k = 1, the
+        // smallest finite interval (exact: P(U ≤ 0) = 1/51 ≤ 0.05, also k = 1).
+        assert_eq!(moses_rank(50, 1, 0.90), Some(1));
+        // A tail exactly on a CDF step is enough: 4 vs 4, P(U ≤ 0) = 1/70, confidence 1 − 2/70.
+        assert_eq!(moses_rank(4, 4, 1.0 - 2.0 / 70.0), Some(1));
+        // No interval without a confidence in (0, 1).
+        for odd in [0.0, -0.5, f64::NAN, 1.0, 1.5] {
+            assert_eq!(moses_rank(4, 4, odd), None, "{odd}");
+            assert_eq!(ratio_estimate(&A, &B_UP, odd).unwrap().ci, None, "{odd}");
+        }
+    }
 }
