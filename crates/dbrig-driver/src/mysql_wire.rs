@@ -500,6 +500,7 @@ impl WireConnection {
             Ok(()) => self.read_rows_named::<Binary>(columns).await,
             Err(e) => Err(e),
         };
+        // Closing has no reply; the server caps open statements (max_prepared_stmt_count).
         let closed = self.command(COM_STMT_CLOSE, &id.to_le_bytes()).await;
         let rows = rows?;
         closed?;
@@ -511,25 +512,7 @@ impl WireConnection {
         sql: &str,
         params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
-        if params.is_empty() {
-            self.command(COM_QUERY, sql.as_bytes()).await?;
-            return self.read_rows::<Text>(None).await;
-        }
-        let (stmt, columns) = self.prepare_statement(sql, true).await?;
-        let id = stmt.id;
-        self.statements.push(stmt);
-        let idx = self.statements.len() - 1;
-        let sent = self.send_execute(idx, params).await;
-        self.statements.pop();
-        let rows = match sent {
-            Ok(()) => self.read_rows::<Binary>(columns).await,
-            Err(e) => Err(e),
-        };
-        // Closing has no reply; the server caps open statements (max_prepared_stmt_count).
-        let closed = self.command(COM_STMT_CLOSE, &id.to_le_bytes()).await;
-        let rows = rows?;
-        closed?;
-        Ok(rows)
+        Ok(self.query_rows(sql, params, false).await?.rows)
     }
 
     /// Bulk loads are the full client's (LOAD DATA LOCAL, INSERT batches); a benchmark
@@ -769,22 +752,9 @@ impl WireConnection {
         }
     }
 
-    /// Read the rows of the first result set, decoded with mysql_common's row decoder.
-    /// `prepared_columns`: the columns the statement's prepare described, for a reply that
-    /// leaves them out (cached metadata).
-    async fn read_rows<P>(
-        &mut self,
-        prepared_columns: Option<Arc<[Column]>>,
-    ) -> Result<Vec<Vec<Value>>, DriverError>
-    where
-        RowDeserializer<ServerSide, P>:
-            for<'a> mysql_common::proto::MyDeserialize<'a, Ctx = Arc<[Column]>>,
-        mysql_common::row::Row: From<RowDeserializer<ServerSide, P>>,
-    {
-        Ok(self.read_rows_named::<P>(prepared_columns).await?.rows)
-    }
-
-    /// [`Self::read_rows`] with the first result set's column names.
+    /// Read the rows of the first result set with its column names, decoded with
+    /// mysql_common's row decoder. `prepared_columns`: the columns the statement's prepare
+    /// described, for a reply that leaves them out (cached metadata).
     async fn read_rows_named<P>(
         &mut self,
         prepared_columns: Option<Arc<[Column]>>,

@@ -360,13 +360,18 @@ fn explain_on_managed_mariadb() {
                 .unwrap();
             c
         },
-        || client("SELECT COUNT(*) FROM information_schema.INNODB_TRX") == "1",
-        // Polled at most every 250 ms: the server refreshes INNODB_TRX only after 100 ms
-        // unread.
+        // Polled at most every 250 ms: the server refreshes INNODB_TRX's cache only when it
+        // was not read for 100 ms.
         || {
             std::thread::sleep(Duration::from_millis(200));
+            client("SELECT COUNT(*) FROM information_schema.INNODB_TRX") == "1"
+        },
+        // The server's live count of row lock waits, not INNODB_TRX: that table's cache is
+        // refreshed only after 100 ms unread, and dbrig's own wait sampler reads it too.
+        || {
             client(
-                "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'",
+                "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
+                 WHERE VARIABLE_NAME = 'INNODB_ROW_LOCK_CURRENT_WAITS'",
             ) != "0"
         },
         "innodb/row_lock_wait",
@@ -518,12 +523,14 @@ fn profile_recorded_and_drawn(out: &Path, server: &Server, comm: &str) {
             .any(|s| s["stack"].as_str().unwrap().starts_with("dbrig")),
         "{profile}"
     );
-    // About one sample per 1/99 s of the server's CPU over the measured interval (perf
-    // attaches a little after the interval begins, and samples are whole ticks).
+    // About one sample per 1/99 s of the server's CPU over the measured interval: perf
+    // attaches a little after the interval begins, and stops a little after it ends (it is
+    // told to, then flushes), so it also sees the server's work right after the run (a
+    // busy machine's autovacuum and checkpoints); samples are whole ticks.
     let cpu_s = ev["cpu"]["server_cpu_s"].as_f64().unwrap();
     let expected = cpu_s * 99.0;
     assert!(
-        (samples as f64) <= expected * 1.3 + 10.0 && (samples as f64) >= expected * 0.5 - 10.0,
+        (samples as f64) <= expected * 2.0 + 20.0 && (samples as f64) >= expected * 0.5 - 10.0,
         "{samples} samples for {cpu_s} s of server CPU"
     );
     assert!(samples > 0, "{profile}");

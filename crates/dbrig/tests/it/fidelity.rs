@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::pgss::PgssServer;
 use crate::{dbrig, json, ok, text};
 
 /// A MariaDB started by `dbrig server start` with its general log on, stopped when dropped.
@@ -406,89 +407,31 @@ fn drawn_keys(log: &[(String, String)]) -> Vec<i64> {
     keys
 }
 
-/// A PostgreSQL started by `dbrig server start` with pg_stat_statements preloaded (its
-/// statements by normalised text, with their calls), stopped when dropped.
+/// The shared pg_stat_statements server with the benchmark's own database, `fidelity`.
 struct StatsServer {
-    out: PathBuf,
-    name: String,
+    pg: PgssServer,
     url: String,
     port: String,
 }
 
 impl StatsServer {
     fn start(out: &Path, name: &str) -> Self {
-        // Open access: sysbench takes a password only on its command line.
-        let plan = out.join(format!("{name}-server.toml"));
-        std::fs::write(
-            &plan,
-            format!("[[server]]\nname = \"{name}\"\nengine = \"postgres\"\nopen-access = true\n"),
-        )
-        .unwrap();
-        let plan = plan.display().to_string();
-        let o = ok(dbrig(
-            out,
-            &[
-                "server",
-                "start",
-                name,
-                "--plan",
-                &plan,
-                "--param",
-                "shared_preload_libraries=pg_stat_statements",
-                "--param",
-                "pg_stat_statements.track=all",
-            ],
-        ));
-        let admin = text(&o)
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
-            .expect("the target line");
-        let port = admin
-            .rsplit_once(':')
-            .and_then(|(_, rest)| rest.split('/').next())
-            .expect("a port in the target")
-            .to_owned();
-        let s = StatsServer {
-            out: out.to_owned(),
-            name: name.to_owned(),
-            url: format!("postgres://postgres@127.0.0.1:{port}/fidelity"),
-            port,
-        };
-        s.sql("postgres", "CREATE EXTENSION pg_stat_statements");
-        s.sql("postgres", "CREATE DATABASE fidelity");
-        s
-    }
-
-    fn sql(&self, db: &str, statement: &str) -> String {
-        let o = Command::new("psql")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port,
-                "-U",
-                "postgres",
-                "-d",
-                db,
-            ])
-            .args(["-X", "-At", "-F", "\t", "-c", statement])
-            .output()
-            .expect("the psql client");
-        assert!(
-            o.status.success(),
-            "{statement}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
+        let pg = PgssServer::start(out, name);
+        pg.sql("postgres", "CREATE DATABASE fidelity");
+        StatsServer {
+            url: format!("postgres://postgres@127.0.0.1:{}/fidelity", pg.port),
+            port: pg.port.clone(),
+            pg,
+        }
     }
 
     fn reset(&self) {
-        self.sql("postgres", "SELECT pg_stat_statements_reset()");
+        self.pg.reset();
     }
 
     /// The benchmark's statements since the last reset (constants as `$N`), with their calls.
     fn statements(&self) -> BTreeMap<String, usize> {
-        self.sql(
+        self.pg.sql(
             "postgres",
             // One line per statement: sysbench's select_random_* span several lines.
             "SELECT s.calls, regexp_replace(s.query, '\\s+', ' ', 'g') FROM pg_stat_statements s \
@@ -504,12 +447,6 @@ impl StatsServer {
         })
         .map(|(q, calls)| (q, calls.parse().unwrap()))
         .collect()
-    }
-}
-
-impl Drop for StatsServer {
-    fn drop(&mut self) {
-        let _ = dbrig(&self.out, &["server", "stop", &self.name]);
     }
 }
 
@@ -640,6 +577,7 @@ fn memory_load_from_a_file_postgresql_reads() {
     assert_eq!(items.len(), 2, "{v}");
     assert!(items.iter().all(|i| i["rows"] == 1000), "{v}");
     let copies: Vec<(String, usize)> = server
+        .pg
         .sql(
             "postgres",
             "SELECT s.calls, s.query FROM pg_stat_statements s JOIN pg_database d \

@@ -14,6 +14,7 @@ mod mysql;
 mod one_path;
 mod perfrun;
 mod pgbench;
+mod pgss;
 mod plans;
 mod postgres;
 mod readme;

@@ -7,80 +7,26 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::pgss::PgssServer;
 use crate::{dbrig, error_line, ok, text};
 
-/// A PostgreSQL started by `dbrig server start` with pg_stat_statements preloaded, open to
-/// pgbench (which takes no password file), stopped when dropped.
-struct PgssServer {
-    out: PathBuf,
-    name: String,
-    port: String,
+/// pgbench's view of the shared pg_stat_statements server: its database `postgres`.
+struct PgbenchServer(PgssServer);
+
+impl std::ops::Deref for PgbenchServer {
+    type Target = PgssServer;
+    fn deref(&self) -> &PgssServer {
+        &self.0
+    }
 }
 
-impl PgssServer {
+impl PgbenchServer {
     fn start(out: &Path, name: &str) -> Self {
-        let plan = out.join(format!("{name}-server.toml"));
-        std::fs::write(
-            &plan,
-            format!("[[server]]\nname = \"{name}\"\nengine = \"postgres\"\nopen-access = true\n"),
-        )
-        .unwrap();
-        let plan = plan.display().to_string();
-        let o = ok(dbrig(
-            out,
-            &[
-                "server",
-                "start",
-                name,
-                "--plan",
-                &plan,
-                "--param",
-                "shared_preload_libraries=pg_stat_statements",
-            ],
-        ));
-        let url = text(&o)
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
-            .expect("the target line");
-        let port = url
-            .rsplit_once(':')
-            .and_then(|(_, rest)| rest.split('/').next())
-            .expect("a port")
-            .to_owned();
-        let s = PgssServer {
-            out: out.to_owned(),
-            name: name.to_owned(),
-            port,
-        };
-        s.psql("CREATE EXTENSION pg_stat_statements");
-        s
+        PgbenchServer(PgssServer::start(out, name))
     }
 
     fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-
-    fn psql(&self, sql: &str) -> String {
-        let o = Command::new("psql")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port,
-                "-U",
-                "postgres",
-                "-d",
-                "postgres",
-            ])
-            .args(["-X", "-A", "-t", "-q", "-c", sql])
-            .output()
-            .expect("psql is installed");
-        assert!(
-            o.status.success(),
-            "{sql}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
     fn pgbench(&self, args: &[&str]) {
@@ -102,7 +48,8 @@ impl PgssServer {
     /// calls): those on pgbench's tables or marked `p16`, without either tool's catalog and
     /// scale queries.
     fn seen(&self) -> BTreeMap<String, u64> {
-        self.psql(
+        self.sql(
+            "postgres",
             "SELECT calls || '|' || query FROM pg_stat_statements \
              WHERE query ~ '(pgbench_|p16|^BEGIN|^END)' AND query !~ '(count\\(\\*\\)|pg_catalog)'",
         )
@@ -110,16 +57,6 @@ impl PgssServer {
         .filter_map(|l| l.split_once('|'))
         .map(|(c, q)| (q.to_owned(), c.parse().unwrap()))
         .collect()
-    }
-
-    fn reset(&self) {
-        self.psql("SELECT pg_stat_statements_reset()");
-    }
-}
-
-impl Drop for PgssServer {
-    fn drop(&mut self) {
-        let _ = dbrig(&self.out, &["server", "stop", &self.name]);
     }
 }
 
@@ -163,7 +100,7 @@ SELECT :total AS p16_total;
 #[test]
 fn statements_and_calls_match_pgbench_in_every_protocol() {
     let out = tempfile::tempdir().unwrap();
-    let pg = PgssServer::start(out.path(), "pgb16pgss");
+    let pg = PgbenchServer::start(out.path(), "pgb16pgss");
     pg.pgbench(&["-i", "-s", "1", "-q"]);
     let custom = out.path().join("custom.sql");
     std::fs::write(&custom, CUSTOM).unwrap();
