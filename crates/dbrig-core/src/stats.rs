@@ -765,6 +765,30 @@ fn decide(p: f64, ci: Option<(f64, f64)>, opts: &CompareOptions) -> Verdict {
 mod tests {
     use super::*;
 
+    /// Only improvements and regressions call a change.
+    #[test]
+    fn only_improvements_and_regressions_are_changes() {
+        assert!(Verdict::Improvement.is_change());
+        assert!(Verdict::Regression.is_change());
+        assert!(!Verdict::NoChange.is_change());
+        assert!(!Verdict::TooFewTrials.is_change());
+    }
+
+    /// Both sides' noise adds up: by hand, a = [9, 11] and b = [18, 22] each have cv √2/10
+    /// (sample sd √2), so cv_a² + cv_b² = 0.04; z for 95 % is 1.959964 · √(π/2) = 2.456430;
+    /// n = ⌈2.456430² · 0.04 / 0.05²⌉ = ⌈96.54⌉ = 97. One side alone gives ⌈48.27⌉ = 49.
+    #[test]
+    fn trials_for_half_width_adds_both_sides_noise() {
+        assert_eq!(
+            trials_for_half_width(&[9.0, 11.0], &[18.0, 22.0], 0.05, 0.95),
+            Some(97)
+        );
+        assert_eq!(
+            trials_for_half_width(&[9.0, 11.0], &[20.0, 20.0], 0.05, 0.95),
+            Some(49)
+        );
+    }
+
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
     }
