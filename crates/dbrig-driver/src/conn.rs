@@ -10,6 +10,7 @@ use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, GRACE, Raced, race};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::literal::inline_params;
+use crate::sessions::SessionMark;
 use crate::target::{Dialect, Target};
 use crate::{mock, mysql, mysql_wire, postgres, sqlite};
 
@@ -57,6 +58,15 @@ impl Default for ConnectOptions {
 pub struct Rows {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Value>>,
+}
+
+/// One statement of a pipeline ([`Connection::pipeline`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PipelineItem {
+    /// A statement prepared on this connection, with its bind values.
+    Prepared(Statement, Vec<Value>),
+    /// SQL through the unnamed statement, with its bind values.
+    Sql(String, Vec<Value>),
 }
 
 /// A prepared statement of one connection (valid only on the connection that prepared it,
@@ -107,6 +117,8 @@ pub struct Connection {
     /// re-preparing after a reconnect, and for text mode.
     statements: Vec<String>,
     server_version: String,
+    /// This connection's session in [`crate::own_sessions`] while it is open.
+    _session: SessionMark,
 }
 
 impl std::fmt::Debug for Connection {
@@ -122,6 +134,7 @@ impl Connection {
         let backend = open_backend(target, options).await?;
         let server_version = dispatch!(&backend, b => b.server_version().to_owned());
         Ok(Self {
+            _session: SessionMark::new(target, session_id(&backend)),
             backend,
             target: target.clone(),
             options: options.clone(),
@@ -141,6 +154,7 @@ impl Connection {
             }
         }
         self.server_version = dispatch!(&backend, b => b.server_version().to_owned());
+        self._session = SessionMark::new(&self.target, session_id(&backend));
         let old = std::mem::replace(&mut self.backend, backend);
         dispatch!(old, b => b.close().await);
         Ok(())
@@ -224,6 +238,76 @@ impl Connection {
     ) -> Result<Rows, DriverError> {
         dispatch!(&mut self.backend, b => b.query_rows(sql, params, text).await)
             .map_err(|e| e.with_statement(sql))
+    }
+
+    /// Execute `sql` with bind values through the unnamed statement: parse, bind and execute
+    /// in one round trip on PostgreSQL (pgbench's `-M extended`); elsewhere as
+    /// [`Connection::query_rows`] (its rows counted as a result set). Result rows are read
+    /// and counted.
+    pub async fn execute_params(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        let outcome = match &mut self.backend {
+            Backend::Postgres(b) => b.execute_params(sql, params).await,
+            other => {
+                dispatch!(other, b => b.query_rows(sql, params, false).await).map(|r| Outcome {
+                    result_set: true,
+                    rows: r.rows.len() as u64,
+                })
+            }
+        };
+        outcome.map_err(|e| e.with_statement(sql))
+    }
+
+    /// Whether [`Connection::pipeline`] pipelines on this engine (PostgreSQL only).
+    pub fn can_pipeline(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// Send every statement of `items` before reading any reply, then read them all
+    /// (PostgreSQL's pipeline mode, pgbench's `\startpipeline` … `\endpipeline`): one
+    /// outcome per statement, or the first statement's error. Other engines refuse.
+    pub async fn pipeline(&mut self, items: &[PipelineItem]) -> Result<Vec<Outcome>, DriverError> {
+        let items: Vec<PipelineItem> = if self.options.prepared {
+            items.to_vec()
+        } else {
+            // Statements were not prepared on the server (text mode): send their SQL.
+            items
+                .iter()
+                .map(|i| match i {
+                    PipelineItem::Prepared(stmt, params) => {
+                        PipelineItem::Sql(self.statements[stmt.0].clone(), params.clone())
+                    }
+                    other => other.clone(),
+                })
+                .collect()
+        };
+        let Backend::Postgres(b) = &mut self.backend else {
+            return Err(DriverError::fatal(
+                ErrorKind::Statement,
+                format!(
+                    "pipeline mode is supported on PostgreSQL only, not on {}",
+                    self.target.dialect().name()
+                ),
+            ));
+        };
+        let replies = b.pipeline(&items).await;
+        let mut outcomes = Vec::with_capacity(replies.len());
+        for (reply, item) in replies.into_iter().zip(&items) {
+            match reply {
+                Ok(o) => outcomes.push(o),
+                Err(e) => {
+                    let sql = match item {
+                        PipelineItem::Prepared(stmt, _) => &self.statements[stmt.0],
+                        PipelineItem::Sql(sql, _) => sql,
+                    };
+                    return Err(e.with_statement(sql));
+                }
+            }
+        }
+        Ok(outcomes)
     }
 
     /// A handle that stops this connection's running statement on the server, usable from
@@ -353,6 +437,17 @@ impl Connection {
 
     pub async fn close(self) {
         dispatch!(self.backend, b => b.close().await)
+    }
+}
+
+/// The server's id of a backend's session: MariaDB/MySQL's connection id, PostgreSQL's
+/// backend pid.
+fn session_id(backend: &Backend) -> Option<i64> {
+    match backend {
+        Backend::Mysql(b) => Some(i64::from(b.connection_id())),
+        Backend::MysqlWire(b) => Some(i64::from(b.connection_id())),
+        Backend::Postgres(b) => Some(i64::from(b.backend_pid())),
+        Backend::Sqlite(_) | Backend::Mock(_) => None,
     }
 }
 

@@ -20,13 +20,15 @@ mod mock;
 mod mysql;
 mod mysql_wire;
 mod postgres;
+mod sessions;
 mod sqlite;
 mod target;
 mod wire_socket;
 
 pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
 pub use cancel::CancelHandle;
-pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, Rows, Statement};
+pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, PipelineItem, Rows, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
+pub use sessions::own_sessions;
 pub use target::{Dialect, Endpoint, Secret, Target, TargetError};

@@ -81,6 +81,10 @@ impl MysqlConnection {
         &self.version
     }
 
+    pub(crate) fn connection_id(&self) -> u32 {
+        self.conn.id()
+    }
+
     /// KILL QUERY goes out on a second connection with this one's options (same user, which
     /// may kill its own queries without the PROCESS/SUPER privilege).
     pub(crate) fn cancel_handle(&self) -> CancelHandle {

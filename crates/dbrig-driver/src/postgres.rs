@@ -7,7 +7,7 @@ use std::path::Path;
 use bytes::{BufMut, Bytes, BytesMut};
 use dbrig_core::{ErrorClass, Value};
 use futures_util::{SinkExt, TryStreamExt};
-use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
+use tokio_postgres::types::{Format, FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
 use crate::bulk::{BulkLoad, BulkText};
@@ -23,6 +23,8 @@ pub(crate) struct PostgresConnection {
     statements: Vec<tokio_postgres::Statement>,
     policy: ErrorPolicy,
     version: String,
+    /// The server process serving this session (`pg_backend_pid()`).
+    backend_pid: u32,
 }
 
 impl PostgresConnection {
@@ -78,15 +80,15 @@ impl PostgresConnection {
             let _ = connection.await;
         });
         let mut version = String::new();
+        let mut backend_pid = 0;
         let messages = client
-            .simple_query("SHOW server_version")
+            .simple_query("SELECT current_setting('server_version'), pg_backend_pid()")
             .await
             .map_err(|e| map_error(e, &options.policy))?;
         for m in messages {
-            if let SimpleQueryMessage::Row(row) = m
-                && let Some(v) = row.get(0)
-            {
-                version = v.to_owned();
+            if let SimpleQueryMessage::Row(row) = m {
+                version = row.get(0).unwrap_or_default().to_owned();
+                backend_pid = row.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
             }
         }
         Ok(Self {
@@ -94,11 +96,16 @@ impl PostgresConnection {
             statements: Vec::new(),
             policy: options.policy.clone(),
             version,
+            backend_pid,
         })
     }
 
     pub(crate) fn server_version(&self) -> &str {
         &self.version
+    }
+
+    pub(crate) fn backend_pid(&self) -> u32 {
+        self.backend_pid
     }
 
     pub(crate) fn cancel_handle(&self) -> CancelHandle {
@@ -237,13 +244,18 @@ impl PostgresConnection {
                 }
                 return Ok(out);
             }
-            let stmt = self.client.prepare(sql).await?;
-            out.columns = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
-            let stream = self
-                .client
-                .query_raw(&stmt, params.iter().map(PgParam))
-                .await?;
+            // One round trip (Parse, Bind, Describe, Execute, Sync of the unnamed
+            // statement), the values as text of no declared type: pgbench's `-M extended`.
+            let stream = self.client.query_typed_raw(sql, untyped(params)).await?;
             let mut stream = std::pin::pin!(stream);
+            if let Some(first) = stream.as_mut().try_next().await? {
+                out.columns = first
+                    .columns()
+                    .iter()
+                    .map(|c| c.name().to_owned())
+                    .collect();
+                out.rows.push(row_values(&first)?);
+            }
             while let Some(row) = stream.try_next().await? {
                 let mut values = Vec::with_capacity(row.len());
                 for i in 0..row.len() {
@@ -254,6 +266,55 @@ impl PostgresConnection {
             Ok::<_, tokio_postgres::Error>(out)
         };
         rows.await.map_err(|e| map_error(e, &self.policy))
+    }
+
+    /// `sql` with `params` through the unnamed statement in one round trip (see
+    /// [`untyped`]); result rows are read and counted.
+    pub(crate) async fn execute_params(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        let stream = self
+            .client
+            .query_typed_raw(sql, untyped(params))
+            .await
+            .map_err(|e| map_error(e, &self.policy))?;
+        count_rows(stream)
+            .await
+            .map_err(|e| map_error(e, &self.policy))
+    }
+
+    /// Send every statement before reading any result (pgbench's `\startpipeline` …
+    /// `\endpipeline`): tokio-postgres writes the requests of futures polled together on one
+    /// client back to back and reads the replies in order. Each statement ends with its own
+    /// Sync, so one statement's error does not discard the later ones' (pgbench's pipeline
+    /// has one Sync at its end); inside a transaction the server aborts them anyway.
+    pub(crate) async fn pipeline(
+        &mut self,
+        items: &[crate::conn::PipelineItem],
+    ) -> Vec<Result<Outcome, DriverError>> {
+        use crate::conn::PipelineItem;
+        let client = &self.client;
+        let statements = &self.statements;
+        let replies = futures_util::future::join_all(items.iter().map(|item| async move {
+            let stream = match item {
+                PipelineItem::Prepared(stmt, params) => {
+                    client
+                        .query_raw(&statements[stmt.0], params.iter().map(PgParam))
+                        .await?
+                }
+                PipelineItem::Sql(sql, params) => {
+                    client.query_typed_raw(sql, untyped(params)).await?
+                }
+            };
+            count_rows(stream).await
+        }))
+        .await;
+        replies
+            .into_iter()
+            .map(|r| r.map_err(|e| map_error(e, &self.policy)))
+            .collect()
     }
 
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
@@ -382,6 +443,45 @@ fn map_error(e: tokio_postgres::Error, policy: &ErrorPolicy) -> DriverError {
     )
 }
 
+/// A parameter of no declared type (OID 0): the server infers it from the statement, as it
+/// does for pgbench's and libpq's `PQexecParams` without types; [`PgParam`] sends its value as
+/// text then.
+fn unspecified() -> Type {
+    Type::new("unknown".into(), 0, Kind::Pseudo, "pg_catalog".into())
+}
+
+fn untyped(params: &[Value]) -> impl Iterator<Item = (PgParam<'_>, Type)> {
+    let ty = unspecified();
+    params.iter().map(move |p| (PgParam(p), ty.clone()))
+}
+
+fn row_values(row: &tokio_postgres::Row) -> Result<Vec<Value>, tokio_postgres::Error> {
+    (0..row.len())
+        .map(|i| row.try_get::<_, Cell>(i).map(|c| c.0))
+        .collect()
+}
+
+/// Read a statement's rows to the end: a result set of its row count when it returned rows,
+/// else the rows it changed (the unnamed statement's columns are not kept by tokio-postgres,
+/// so a SELECT of no rows counts as neither read nor write).
+async fn count_rows(stream: tokio_postgres::RowStream) -> Result<Outcome, tokio_postgres::Error> {
+    let mut stream = std::pin::pin!(stream);
+    let mut rows = 0u64;
+    while stream.as_mut().try_next().await?.is_some() {
+        rows += 1;
+    }
+    if rows > 0 {
+        return Ok(Outcome {
+            result_set: true,
+            rows,
+        });
+    }
+    Ok(Outcome {
+        result_set: false,
+        rows: stream.rows_affected().unwrap_or(0),
+    })
+}
+
 /// A bind value converted to whatever type the server inferred for its parameter, since
 /// tokio-postgres refuses e.g. an i64 for an int4 parameter.
 #[derive(Debug)]
@@ -389,11 +489,29 @@ struct PgParam<'a>(&'a Value);
 
 impl ToSql for PgParam<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        if ty.oid() == 0 {
+            // Of no declared type: the value's text (see `encode_format`).
+            match self.0 {
+                Value::Null => return Ok(IsNull::Yes),
+                Value::Int(i) => write!(out, "{i}")?,
+                Value::Float(f) => write!(out, "{f}")?,
+                Value::Text(s) => out.put_slice(s.as_bytes()),
+            }
+            return Ok(IsNull::No);
+        }
         match self.0 {
             Value::Null => Ok(IsNull::Yes),
             Value::Int(i) => int_to_sql(*i, ty, out),
             Value::Float(f) => float_to_sql(*f, ty, out),
             Value::Text(s) => text_to_sql(s, ty, out),
+        }
+    }
+
+    fn encode_format(&self, ty: &Type) -> Format {
+        if ty.oid() == 0 {
+            Format::Text
+        } else {
+            Format::Binary
         }
     }
 

@@ -212,6 +212,12 @@ pub struct EnvironmentFile {
     /// Sample OS statistics every N seconds during each trial (0 = off).
     #[serde(default = "one")]
     pub os_stats_interval: f64,
+    /// Collect the evidence that explains each trial's figure (server and client CPU per unit
+    /// of work from `/proc`, the server's counters at each latency interval; with
+    /// `wait-sample-ms` and `profile` also waits and stacks). On unless `false`: then nothing
+    /// is collected (not even the optional samplers) and reports say so.
+    #[serde(default)]
+    pub evidence: Option<bool>,
     /// Sample the wait events of the benchmark's sessions every N milliseconds during each
     /// trial (0 = off): PostgreSQL `pg_stat_activity`, MariaDB/MySQL performance_schema's
     /// current waits (the server must run with it; said once otherwise).
@@ -233,6 +239,13 @@ pub struct EnvironmentFile {
     pub numa_interleave: bool,
     #[serde(default)]
     pub hooks: Hooks,
+}
+
+impl EnvironmentFile {
+    /// Whether evidence is collected (`evidence`, on unless set to false).
+    pub fn evidence_on(&self) -> bool {
+        self.evidence.unwrap_or(true)
+    }
 }
 
 fn one() -> f64 {

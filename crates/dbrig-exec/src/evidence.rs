@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use dbrig_core::results::evidence::ON_CPU;
 use dbrig_core::results::{CounterInterval, CounterSeries, TrialEvidence, WaitSamples, WorkCpu};
-use dbrig_driver::{ConnectOptions, Connection, Dialect, Target};
+use dbrig_driver::{ConnectOptions, Connection, Dialect, Target, own_sessions};
 use dbrig_server::{ProcessUsage, tree_cpu_s};
 use dbrig_workload::perfrun::{background_innodb_counter, delta, name_values, status_gauge};
 use tokio::sync::{mpsc, oneshot};
@@ -32,6 +32,9 @@ use crate::profile::Profiler;
 /// What the plan asks to be collected besides CPU and counters.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EvidenceOptions {
+    /// Collect nothing (`[environment] evidence = false`, `--no-evidence`): the trial's
+    /// evidence only says it was switched off.
+    pub off: bool,
     /// Sample wait events every this many milliseconds (0: off).
     pub wait_sample_ms: u64,
     /// The server answered the trial's first probe. When it did not (a connect timeout, a
@@ -87,6 +90,7 @@ pub struct Collector {
     profiler: Mutex<Option<Result<Profiler, String>>>,
     profile: bool,
     notes: Vec<String>,
+    off: bool,
 }
 
 impl Collector {
@@ -98,6 +102,20 @@ impl Collector {
         server_pid: Option<u32>,
         options: EvidenceOptions,
     ) -> Collector {
+        if options.off {
+            return Collector {
+                server_pid: None,
+                start: Mutex::new(None),
+                ticks: None,
+                counters: None,
+                waits: None,
+                measuring_since: Arc::new(AtomicU64::new(0)),
+                profiler: Mutex::new(None),
+                profile: false,
+                notes: Vec::new(),
+                off: true,
+            };
+        }
         let mut notes = Vec::new();
         let server_pid = match target {
             Target::Mysql { .. } | Target::Postgres { .. } => {
@@ -157,11 +175,15 @@ impl Collector {
             profiler: Mutex::new(None),
             profile: options.profile && server_pid.is_some(),
             notes,
+            off: false,
         }
     }
 
     /// The measured interval begins now (called again, it begins again: a warm-up is over).
     pub fn measuring(&self) {
+        if self.off {
+            return;
+        }
         *self.start.lock().expect("evidence lock") = Some(CpuMark::now(self.server_pid));
         self.measuring_since.fetch_add(1, Ordering::SeqCst);
         if let (true, Some(pid)) = (self.profile, self.server_pid) {
@@ -202,6 +224,13 @@ impl Collector {
 
     /// The trial is over: its evidence, with CPU divided among `units` units of work.
     pub async fn finish(mut self, units: Option<(u64, &str)>) -> TrialEvidence {
+        if self.off {
+            return TrialEvidence {
+                switched_off: true,
+                notes: vec![EVIDENCE_OFF.to_owned()],
+                ..TrialEvidence::default()
+            };
+        }
         let end = CpuMark::now(self.server_pid);
         let profiler = self.profiler.lock().expect("profiler lock").take();
         let start = self.start.lock().expect("evidence lock").take();
@@ -248,6 +277,9 @@ impl Collector {
         evidence
     }
 }
+
+/// What a trial without evidence says (once per run, and in its stored notes).
+pub const EVIDENCE_OFF: &str = "evidence not collected: switched off (--no-evidence, or [environment] evidence = false): no CPU per unit, counters, waits or profile";
 
 /// Whether `perf stat` counts cycles and instructions here: checked once per process. `None`
 /// when it does (they are not collected yet either way); otherwise why not, to say and record.
@@ -374,7 +406,8 @@ const INNODB_TRX_REFRESH: Duration = Duration::from_millis(150);
 /// What a MariaDB/MySQL session waiting for a row lock is counted as.
 pub const INNODB_ROW_LOCK_WAIT: &str = "innodb/row_lock_wait";
 
-/// The wait sampler: every `every`, the wait each busy session of the benchmark is in.
+/// The wait sampler: every `every`, the wait each busy session of the benchmark (one this
+/// process opened: [`own_sessions`]) is in.
 async fn sample_waits(
     target: Target,
     connect: ConnectOptions,
@@ -447,8 +480,14 @@ async fn sample_waits(
                     out.counts.clear();
                 }
                 out.samples += 1;
+                // Only this process's sessions: a foreign session busy in the same database
+                // is not the benchmark's.
+                let own = own_sessions(&target);
                 for r in rows {
                     let session = r.first().and_then(|v| v.as_i64());
+                    if !session.is_some_and(|s| own.contains(&s)) {
+                        continue;
+                    }
                     let event = if session.is_some_and(|s| lock_waiting.1.contains(&s)) {
                         INNODB_ROW_LOCK_WAIT.to_owned()
                     } else {

@@ -630,6 +630,7 @@ impl<'a> Executor<'a> {
             connect,
             server_pid,
             evidence::EvidenceOptions {
+                off: !self.plan.environment.evidence_on(),
                 wait_sample_ms: self.plan.environment.wait_sample_ms,
                 reachable: unreachable.is_none(),
                 profile: self.plan.environment.profile,

@@ -1138,6 +1138,7 @@ pub fn explain_run(store: &mut Store) -> Result<RunId, StoreError> {
                 }),
                 profile: None,
                 notes: Vec::new(),
+                switched_off: false,
             };
             store.record_trial(
                 cell,

@@ -195,6 +195,13 @@ pub fn pgbench_text(options: &serde_json::Value, m: &Measurements, oltp: &OltpRe
             m.latency.stdev_us() / 1000.0
         );
     }
+    if let Some(lag) = &oltp.schedule_lag {
+        let _ = writeln!(
+            out,
+            "rate limit schedule lag: avg {:.3} (max {:.3}) ms",
+            lag.avg_ms, lag.max_ms
+        );
+    }
     if let Some(c) = oltp.connect_ms {
         let _ = writeln!(out, "initial connection time = {c:.3} ms");
     }

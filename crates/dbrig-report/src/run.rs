@@ -27,6 +27,9 @@ pub struct RunHeader {
     /// The CPU the server process and dbrig spent over the measured interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<dbrig_core::results::WorkCpu>,
+    /// Evidence was switched off for the trial (`--no-evidence`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub evidence_off: bool,
 }
 
 impl RunHeader {
@@ -48,6 +51,11 @@ impl RunHeader {
                 .environment
                 .as_ref()
                 .and_then(|e| e.evidence.as_ref()?.cpu.clone()),
+            evidence_off: trial
+                .environment
+                .as_ref()
+                .and_then(|e| e.evidence.as_ref())
+                .is_some_and(|e| e.switched_off),
         }
     }
 }
@@ -217,6 +225,13 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
             us(c.client_us_per_unit())
         );
     }
+    if h.evidence_off {
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}not collected (switched off: --no-evidence / evidence = false)",
+            "    evidence:"
+        );
+    }
     for note in &h.notes {
         let _ = writeln!(out, "{:<LEFT$}{note}", "    note:");
     }
@@ -353,6 +368,9 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
             "interval_s": c.interval_s,
         });
     }
+    if h.evidence_off {
+        v["evidence"] = "not collected (switched off)".into();
+    }
     if let Some(f) = Fairness::of(clients) {
         v["fairness"] = serde_json::json!({
             "events_avg": f.events_avg,
@@ -437,6 +455,7 @@ mod tests {
             warmup_s: 0.0,
             notes: Vec::new(),
             cpu: None,
+            evidence_off: false,
         };
         (h, m)
     }

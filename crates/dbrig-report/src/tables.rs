@@ -630,6 +630,25 @@ fn preamble(data: &ReportData) -> Vec<String> {
         };
         lines.push(format!("server version of {}: {versions}", v.configuration));
     }
+    let off: std::collections::BTreeSet<&str> = data
+        .stored
+        .iter()
+        .filter(|c| {
+            c.trials.iter().any(|t| {
+                t.environment
+                    .as_deref()
+                    .and_then(|e| e.evidence.as_ref())
+                    .is_some_and(|e| e.switched_off)
+            })
+        })
+        .map(|c| c.configuration.as_str())
+        .collect();
+    if !off.is_empty() {
+        lines.push(format!(
+            "evidence not collected (switched off) for: {}; no CPU per unit, counters, waits or profile, no \"why\" for them",
+            off.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
     let ex = data.excluded();
     if ex.total() > 0 {
         lines.push(format!(

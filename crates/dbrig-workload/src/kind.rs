@@ -703,6 +703,7 @@ impl WorkloadKind {
                         connect_ms: Some(o.connect_ms),
                         latency_limit: o.latency_limit,
                         tries: o.tries,
+                        schedule_lag: o.schedule_lag,
                     }),
                     measurements: Some(o.measurements),
                     server_version: o.server_version,

@@ -84,7 +84,9 @@ pub struct RunOptions {
     #[arg(long, value_enum, default_value_t = RandType::Uniform)]
     pub rand_type: RandType,
     /// Seed of all random choices (0 = from the clock; the seed used is stored and printed).
-    #[arg(long, default_value_t = 0)]
+    /// Scripts' `random()` and friends and `:random_seed` come from it (pgbench's
+    /// --random-seed, an alias).
+    #[arg(long, alias = "random-seed", default_value_t = 0)]
     pub rand_seed: u64,
     /// Draws averaged by the gaussian and special distributions.
     #[arg(long, default_value_t = 12)]

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dbrig_core::measure::RateReport;
-use dbrig_core::results::{LatencyLimitReport, OsSpan, TriesReport};
+use dbrig_core::results::{LatencyLimitReport, OsSpan, ScheduleLag, TriesReport};
 use dbrig_core::{
     ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventTally, IntervalSample, KeyGenerator,
     LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
@@ -145,6 +145,8 @@ pub struct RunOutcome {
     pub latency_limit: Option<LatencyLimitReport>,
     /// `--max-tries`'s counts, when it was set.
     pub tries: Option<TriesReport>,
+    /// Open loop: the schedule lag of the processed events.
+    pub schedule_lag: Option<ScheduleLag>,
 }
 
 #[derive(Debug, Default)]
@@ -162,6 +164,9 @@ struct Tally {
     /// (serialization, deadlock, other).
     retried: u64,
     failed: [u64; 3],
+    /// Open loop: the processed events' delays from intended to actual start, µs.
+    lag_sum_us: u64,
+    lag_max_us: u64,
 }
 
 impl Tally {
@@ -191,6 +196,8 @@ impl Tally {
         self.late += o.late;
         self.skipped += o.skipped;
         self.retried += o.retried;
+        self.lag_sum_us += o.lag_sum_us;
+        self.lag_max_us = self.lag_max_us.max(o.lag_max_us);
         for (a, b) in self.failed.iter_mut().zip(o.failed) {
             *a += b;
         }
@@ -600,6 +607,14 @@ pub async fn run(
             late: total.late,
             skipped: total.skipped,
         }),
+        schedule_lag: (schedule != ArrivalSchedule::Closed).then(|| ScheduleLag {
+            avg_ms: if total.events > 0 {
+                total.lag_sum_us as f64 / total.events as f64 / 1000.0
+            } else {
+                0.0
+            },
+            max_ms: total.lag_max_us as f64 / 1000.0,
+        }),
         tries: (o.max_tries > 0).then(|| TriesReport {
             max_tries: o.max_tries,
             failures_detailed: o.failures_detailed,
@@ -947,6 +962,9 @@ async fn client_loop(
                     s.total.late += 1;
                     s.interval.late += 1;
                 }
+                let lag_us = began.saturating_duration_since(intended).as_micros() as u64;
+                s.total.lag_sum_us += lag_us;
+                s.total.lag_max_us = s.total.lag_max_us.max(lag_us);
                 s.total
                     .record(&q.queries, ignored, reconnects, latency_us, service_us);
                 s.interval

@@ -122,6 +122,11 @@ pub struct EnvironmentArgs {
     /// line says so and the trial runs without a profile.
     #[arg(long)]
     pub profile: bool,
+    /// Collect no evidence at all: no server/client CPU per unit of work, no counters per
+    /// interval, no waits, no profile (a plan's `evidence = false`); reports say it was not
+    /// collected.
+    #[arg(long, conflicts_with_all = ["wait_sample_ms", "profile"])]
+    pub no_evidence: bool,
     /// `sync` and drop the OS page cache before the trial (needs root; recorded either way;
     /// a plan's `drop-caches`).
     #[arg(long)]
@@ -154,6 +159,7 @@ impl EnvironmentArgs {
             os_stats_interval: self.os_stats_interval.max(0.0),
             wait_sample_ms: self.wait_sample_ms,
             profile: self.profile,
+            evidence: self.no_evidence.then_some(false),
             drop_caches: self.drop_caches_before_trial,
             client_cpus: self.client_cpus.clone(),
             hooks: Hooks {

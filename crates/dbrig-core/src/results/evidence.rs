@@ -22,6 +22,10 @@ pub struct TrialEvidence {
     /// performance_schema off), a line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Nothing was collected: the plan switched evidence off (`[environment] evidence =
+    /// false`, `--no-evidence`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub switched_off: bool,
 }
 
 impl TrialEvidence {

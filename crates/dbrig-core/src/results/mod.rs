@@ -115,6 +115,18 @@ pub struct OltpResult {
     /// `--max-tries`'s retried and failed transactions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tries: Option<TriesReport>,
+    /// Open loop: how late transactions started against their schedule (pgbench's "rate
+    /// limit schedule lag"); `None` in closed loop and in trials stored before it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule_lag: Option<ScheduleLag>,
+}
+
+/// Open loop: the delay between each processed transaction's scheduled start and its actual
+/// start, as pgbench measures its `--rate` schedule lag.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleLag {
+    pub avg_ms: f64,
+    pub max_ms: f64,
 }
 
 /// What `--max-tries` counted over the measured interval (pgbench's failures and retries;

@@ -31,7 +31,8 @@ SHOW GLOBAL STATUS
 SELECT @@performance_schema, (SELECT COUNT(*) FROM performance_schema.setup_consumers WHERE NAME = 'events_waits_current' AND ENABLED = 'YES')
 
 -- name: waits
--- The wait each of the benchmark's busy sessions is in now, by session: only events still
+-- The wait each busy session in the benchmark's database is in now, by session (the sampler
+-- counts only the sessions dbrig opened, by these ids): only events still
 -- open (END_EVENT_ID IS NULL), or a completed wait would read as current; a session in no
 -- wait is on CPU.
 SELECT t.PROCESSLIST_ID, COALESCE(w.EVENT_NAME, 'CPU')

@@ -45,8 +45,8 @@ FROM pg_stat_io i, jsonb_each(to_jsonb(i) - 'backend_type' - 'object' - 'context
 WHERE jsonb_typeof(value) = 'number'
 
 -- name: waits
--- The wait each of the benchmark's busy sessions is in now (an active session in no wait is
--- on CPU).
+-- The wait each active session in the benchmark's database is in now, by backend pid (the
+-- sampler counts only the sessions dbrig opened); an active session in no wait is on CPU.
 SELECT pid, COALESCE(wait_event_type || ':' || wait_event, 'CPU')
 FROM pg_stat_activity
 WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use clap::Args;
 use dbrig_core::{EventTally, StatementClass, Value};
-use dbrig_driver::{Connection, Dialect, DriverError, ErrorKind, Statement};
+use dbrig_driver::{Connection, Dialect, DriverError, ErrorKind, PipelineItem, Statement};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
@@ -263,6 +263,14 @@ impl ScriptWorkload {
                 script,
             });
         }
+        if options.protocol == Protocol::Simple
+            && let Some(w) = scripts.iter().find(|w| uses_pipeline(&w.script))
+        {
+            return Err(bad(format!(
+                "{}: cannot use pipeline mode with the simple query protocol (use --protocol extended or prepared, as pgbench's -M)",
+                w.description
+            )));
+        }
         let total_weight: u64 = scripts.iter().map(|s| s.weight).sum();
         if total_weight == 0 {
             return Err(bad("the scripts' total weight must not be zero".into()));
@@ -302,6 +310,15 @@ impl ScriptWorkload {
 
     /// Whether the built-ins' data (pgbench's tables) must be there; and `:scale` from it.
     pub async fn check_ready(&self, conn: &mut Connection) -> Result<Vec<String>, WorkloadError> {
+        if !conn.can_pipeline()
+            && let Some(w) = self.scripts.iter().find(|w| uses_pipeline(&w.script))
+        {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "{}: \\startpipeline needs PostgreSQL's pipeline mode, which {} does not have",
+                w.description,
+                conn.dialect().name()
+            )));
+        }
         if !self.uses_builtins() {
             return Ok(Vec::new());
         }
@@ -473,6 +490,14 @@ pub struct ScriptClient {
     debug: Vec<String>,
 }
 
+/// Whether a script has `\startpipeline`.
+fn uses_pipeline(script: &Script) -> bool {
+    script
+        .commands
+        .iter()
+        .any(|c| matches!(c.kind, CommandKind::Meta(Meta::StartPipeline)))
+}
+
 /// A runtime error that stops the client (pgbench aborts it), with the script line.
 fn stop(script: &Script, line: usize, message: impl std::fmt::Display) -> DriverError {
     DriverError::fatal(
@@ -540,6 +565,8 @@ impl ScriptClient {
         };
         let protocol = workload.options.protocol;
         let started = Instant::now();
+        // Inside `\startpipeline`: the SQL commands queued so far.
+        let mut pipeline: Option<Vec<PipelineItem>> = None;
         let mut pc = 0;
         while pc < script.commands.len() {
             let c = &script.commands[pc];
@@ -571,19 +598,36 @@ impl ScriptClient {
                         }
                         s
                     };
+                    if let Some(queue) = pipeline.as_mut() {
+                        if store.is_some() {
+                            return Err(stop(
+                                script,
+                                c.line,
+                                "\\gset and \\aset are not supported inside a pipeline by dbrig",
+                            ));
+                        }
+                        queue.push(match (protocol, cc.prepared) {
+                            (Protocol::Prepared, Some(stmt)) => {
+                                PipelineItem::Prepared(stmt, values)
+                            }
+                            _ => PipelineItem::Sql(cc.param_sql.clone(), values),
+                        });
+                        q.time(
+                            self.scripts[si].commands[pc].kind,
+                            began.elapsed().as_micros() as u64,
+                        );
+                        pc = next;
+                        continue;
+                    }
                     match store {
                         None => {
                             let outcome = match (protocol, cc.prepared) {
                                 (Protocol::Prepared, Some(stmt)) => {
                                     conn.execute(stmt, &values).await
                                 }
-                                (Protocol::Extended, _) | (Protocol::Prepared, None) => conn
-                                    .query_rows(&cc.param_sql, &values, false)
-                                    .await
-                                    .map(|r| dbrig_driver::Outcome {
-                                        result_set: true,
-                                        rows: r.rows.len() as u64,
-                                    }),
+                                (Protocol::Extended, _) | (Protocol::Prepared, None) => {
+                                    conn.execute_params(&cc.param_sql, &values).await
+                                }
                                 (Protocol::Simple, _) => conn.execute_text(&text_sql()).await,
                             }
                             .map_err(at)?;
@@ -648,6 +692,28 @@ impl ScriptClient {
                     // Reached in order: the branch before ran, skip to the end of the block.
                     Meta::Elif { end, .. } | Meta::Else { end } => next = *end + 1,
                     Meta::Endif => {}
+                    Meta::StartPipeline => {
+                        if pipeline.is_some() {
+                            return Err(stop(script, c.line, "already in pipeline mode"));
+                        }
+                        pipeline = Some(Vec::new());
+                    }
+                    Meta::EndPipeline => {
+                        let Some(items) = pipeline.take() else {
+                            return Err(stop(script, c.line, "not in pipeline mode"));
+                        };
+                        let outcomes = conn.pipeline(&items).await.map_err(|e| {
+                            DriverError::new(
+                                e.kind,
+                                e.class,
+                                e.code.clone(),
+                                format!("{}:{}: {}", script.source, c.line, e.message),
+                            )
+                        })?;
+                        for o in outcomes {
+                            q.queries.count(o.class());
+                        }
+                    }
                     Meta::Shell { set, args } => {
                         let mut words = Vec::with_capacity(args.len());
                         for a in args {
@@ -691,6 +757,14 @@ impl ScriptClient {
                 began.elapsed().as_micros() as u64,
             );
             pc = next;
+        }
+        if pipeline.is_some() {
+            let line = script.commands.last().map_or(0, |c| c.line);
+            return Err(stop(
+                script,
+                line,
+                "end of script reached with pipeline open",
+            ));
         }
         q.time(
             self.scripts[si].txn_kind,

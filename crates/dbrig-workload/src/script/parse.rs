@@ -106,6 +106,11 @@ pub enum Meta {
         end: usize,
     },
     Endif,
+    /// `\startpipeline`: SQL commands up to `\endpipeline` are sent without waiting for
+    /// their results (PostgreSQL's pipeline mode).
+    StartPipeline,
+    /// `\endpipeline`: the pipeline's results are read.
+    EndPipeline,
     /// `\shell` (`set` None) / `\setshell VAR`: a command and its arguments (`:name` is a
     /// variable's value, `::x` the text `:x`), run only with `--allow-shell`.
     Shell {
@@ -178,9 +183,7 @@ fn refused(name: &str, allow_shell: bool) -> Option<&'static str> {
         "shell" | "setshell" if !allow_shell => Some(
             "runs a shell command for every transaction; dbrig runs shell commands from scripts only with --allow-shell",
         ),
-        "startpipeline" | "endpipeline" | "syncpipeline" => {
-            Some("pipeline mode is not supported by dbrig yet")
-        }
+        "syncpipeline" => Some("is not supported by dbrig yet"),
         _ => None,
     }
 }
@@ -577,6 +580,19 @@ fn meta_command(
                 Meta::Endif
             })
         }
+        "startpipeline" | "endpipeline" => {
+            if let Some(&(at, _)) = words.first() {
+                return Err(err_at(
+                    at,
+                    format!("unexpected argument in command \"{name}\""),
+                ));
+            }
+            Parsed::Meta(if name == "startpipeline" {
+                Meta::StartPipeline
+            } else {
+                Meta::EndPipeline
+            })
+        }
         "gset" | "aset" => {
             if words.len() > 1 {
                 return Err(err_at(
@@ -660,7 +676,11 @@ fn link_conditionals(
                     }
                 }
             }
-            Meta::Set { .. } | Meta::Sleep { .. } | Meta::Shell { .. } => {}
+            Meta::Set { .. }
+            | Meta::Sleep { .. }
+            | Meta::Shell { .. }
+            | Meta::StartPipeline
+            | Meta::EndPipeline => {}
         }
     }
     if let Some((start, _, _)) = stack.last() {

@@ -239,15 +239,26 @@ fn cpu_and_counters(out: &Path, server: &Server, work_counter: &str) {
     assert!(printed.contains("CPU per transaction:"), "{printed}");
 }
 
+/// A session of another client busy in the benchmark's database: started by `spawn`, busy
+/// when `busy` says so, its wait event containing `word`.
+struct Foreign<S: Fn() -> Child, B: Fn() -> bool> {
+    spawn: S,
+    busy: B,
+    word: &'static str,
+}
+
 /// A row lock held by another session during one run: its wait is the top wait of that run
-/// and the top of the "why" difference against a run without it.
-fn lock_wait(
+/// and the top of the "why" difference against a run without it. During the first run a
+/// foreign session sleeps in the benchmark's database: the sampler does not count it (only
+/// dbrig's own sessions are the benchmark's).
+fn lock_wait<S: Fn() -> Child, B: Fn() -> bool>(
     out: &Path,
     server: &Server,
     holder: impl Fn() -> Child,
     held: impl Fn() -> bool,
     blocked: impl Fn() -> bool,
     event: &str,
+    foreign: Foreign<S, B>,
 ) {
     let run = |out: &Path| {
         ok(dbrig(
@@ -268,8 +279,22 @@ fn lock_wait(
             ],
         ))
     };
+    let mut sleeper = (foreign.spawn)();
+    wait_for(&foreign.busy);
     run(out);
     let a = latest_run(out);
+    let (ev, _, _) = latest_trial(out);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let counts = ev["waits"]["counts"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no waits: {ev}"));
+    assert!(
+        !counts
+            .keys()
+            .any(|k| k.to_lowercase().contains(foreign.word)),
+        "a foreign session's wait was counted: {ev}"
+    );
     let mut child = holder();
     wait_for(&held);
     // The holder keeps its transaction until its input ends: closed 2 s after the run's
@@ -375,6 +400,23 @@ fn explain_on_managed_mariadb() {
             ) != "0"
         },
         "innodb/row_lock_wait",
+        Foreign {
+            spawn: || {
+                Command::new("mariadb")
+                    .args(["-uroot", "-h127.0.0.1", "-P", &port, "test"])
+                    .args(["-e", "SELECT SLEEP(60)"])
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            },
+            busy: || {
+                client(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+                     WHERE INFO = 'SELECT SLEEP(60)'",
+                ) == "1"
+            },
+            word: "sleep",
+        },
     );
 }
 
@@ -424,6 +466,23 @@ fn explain_on_managed_postgres() {
         || psql("SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle in transaction'") == "1",
         || psql("SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") != "0",
         "Lock:transactionid",
+        Foreign {
+            spawn: || {
+                Command::new("psql")
+                    .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", &db])
+                    .args(["-c", "SELECT pg_sleep(60)"])
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            },
+            busy: || {
+                psql(
+                    "SELECT COUNT(*) FROM pg_stat_activity \
+                     WHERE query = 'SELECT pg_sleep(60)' AND state = 'active'",
+                ) == "1"
+            },
+            word: "pgsleep",
+        },
     );
 }
 

@@ -612,3 +612,56 @@ fn threads_fairness_from_each_clients_events() {
         "{reprint}"
     );
 }
+
+/// Evidence switched off (`--no-evidence`, a plan's `evidence = false`): the trial stores no
+/// CPU, counters or waits, and the reports say it was not collected.
+#[test]
+fn evidence_can_be_switched_off() {
+    let out = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "oltp_point_select",
+        "--target",
+        "mock:",
+        "--events",
+        "20",
+        "--time",
+        "0",
+    ];
+    let on = json(&ok(dbrig(
+        out.path(),
+        &[&args[..], &["--format", "json"]].concat(),
+    )));
+    assert!(on["cpu"].is_object(), "{on}");
+    let o = ok(dbrig(out.path(), &[&args[..], &["--no-evidence"]].concat()));
+    let t = text(&o);
+    assert!(t.contains("evidence not collected: switched off"), "{t}");
+    assert!(t.contains("    evidence:"), "{t}");
+    let off = json(&ok(dbrig(
+        out.path(),
+        &[&args[..], &["--no-evidence", "--format", "json"]].concat(),
+    )));
+    assert!(off["cpu"].is_null(), "{off}");
+    assert_eq!(off["evidence"], "not collected (switched off)", "{off}");
+    let e = error_line(&dbrig(
+        out.path(),
+        &[&args[..], &["--no-evidence", "--profile"]].concat(),
+    ));
+    assert!(e.contains("--profile"), "{e}");
+
+    let plan = out.path().join("off.toml");
+    std::fs::write(
+        &plan,
+        "name = \"evidence-off\"\ntrials = 1\nclients = [1]\n\
+         [[configuration]]\nname = \"a\"\ntarget = \"mock:\"\n\
+         [[configuration]]\nname = \"b\"\ntarget = \"mock:\"\n\
+         [environment]\nevidence = false\n\
+         [[workload]]\nname = \"oltp_point_select\"\nevents = 20\ntime = 0\n",
+    )
+    .unwrap();
+    let t = text(&ok(dbrig(out.path(), &["run", plan.to_str().unwrap()])));
+    assert!(
+        t.contains("evidence not collected (switched off) for: a, b"),
+        "{t}"
+    );
+}

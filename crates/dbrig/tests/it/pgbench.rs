@@ -154,6 +154,71 @@ fn statements_and_calls_match_pgbench_in_every_protocol() {
             );
         }
     }
+    pipelines_match_pgbench(&pg, out.path());
+}
+
+/// pgbench's pipeline example: a transaction's statements sent without waiting for each
+/// result.
+const PIPELINE: &str = r#"-- p16 pipeline
+\set aid random(1, 100000 * :scale)
+\set delta random(-5000, 5000)
+\startpipeline
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+\endpipeline
+"#;
+
+/// A pipelined script in the extended and prepared protocols: the server sees pgbench's
+/// statements and calls, and every transaction's INSERT lands.
+fn pipelines_match_pgbench(pg: &PgbenchServer, out: &Path) {
+    let script = out.join("pipeline.sql");
+    std::fs::write(&script, PIPELINE).unwrap();
+    let script = script.display().to_string();
+    let history = || -> u64 {
+        pg.sql("postgres", "SELECT count(*) FROM pgbench_history")
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    for protocol in ["extended", "prepared"] {
+        pg.reset();
+        pg.pgbench(&["-n", "-t", "200", "-M", protocol, "-f", &script]);
+        let theirs = pg.seen();
+        pg.reset();
+        let before = history();
+        let url = pg.url();
+        let o = ok(dbrig(
+            out,
+            &[
+                "run",
+                "--target",
+                &url,
+                "--events",
+                "200",
+                "--time",
+                "0",
+                "--protocol",
+                protocol,
+                "--script",
+                &script,
+            ],
+        ));
+        assert_eq!(history() - before, 200, "{protocol}: {}", text(&o));
+        let ours = pg.seen();
+        assert_eq!(ours, theirs, "{protocol} pipeline:\n{}", text(&o));
+        assert!(
+            theirs.values().filter(|&&c| c == 200).count() >= 3,
+            "{protocol}: {theirs:?}"
+        );
+        assert!(
+            text(&o).contains("number of transactions actually processed: 200\n"),
+            "{}",
+            text(&o)
+        );
+    }
 }
 
 fn sqlite3(db: &Path, sql: &str) -> String {
@@ -373,6 +438,15 @@ fn script_errors_say_where_and_what() {
         e.contains("shell.sql:1:1: \\shell runs a shell command"),
         "{e}"
     );
+    // Pipelines: not in the simple protocol (pgbench's rule), PostgreSQL only.
+    let f = write("pipe.sql", "\\startpipeline\nSELECT 1;\n\\endpipeline\n");
+    let e = error_line(&run(&["--script", &f]));
+    assert!(
+        e.contains("cannot use pipeline mode with the simple query protocol"),
+        "{e}"
+    );
+    let e = error_line(&run(&["--script", &f, "--protocol", "extended"]));
+    assert!(e.contains("needs PostgreSQL's pipeline mode"), "{e}");
     let e = error_line(&run(&["--builtin", "nosuch"]));
     assert!(e.contains("no built-in script named \"nosuch\""), "{e}");
     let e = error_line(&run(&["--builtin", "tpcb-like"]));
@@ -399,6 +473,53 @@ fn script_errors_say_where_and_what() {
         assert!(!o.status.success(), "{body}: {t}");
         assert!(t.contains(want), "{body}: want {want:?} in\n{t}");
     }
+}
+
+/// A script's random draws and `:random_seed` come from the run's seed (`--rand-seed`,
+/// pgbench's `--random-seed`): the same seed draws the same values, another seed others.
+#[test]
+fn random_draws_repeat_with_the_seed() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("seed.sqlite").display());
+    let script = out.path().join("draw.sql");
+    std::fs::write(
+        &script,
+        "\\set r debug(random(1, 1000000000))\n\\set g debug(random_gaussian(1, 1000, 2.5))\n\\set s debug(:random_seed)\nSELECT :r;\n",
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    let draws = |seed: &str| {
+        let o = ok(dbrig(
+            out.path(),
+            &[
+                "run",
+                "--script",
+                &script,
+                "--target",
+                &target,
+                "--events",
+                "20",
+                "--time",
+                "0",
+                "--threads",
+                "1",
+                "--random-seed",
+                seed,
+            ],
+        ));
+        let mut lines: Vec<String> = String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.starts_with("debug("))
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        lines
+    };
+    let a = draws("42");
+    assert_eq!(a.len(), 60, "{a:?}");
+    assert!(a.iter().any(|l| l.ends_with("int 42")), "{a:?}");
+    assert_eq!(a, draws("42"));
+    assert_ne!(a, draws("43"));
 }
 
 /// `--latency-limit` as pgbench's -L in its layout: closed loop, a 1 µs limit makes every
@@ -449,6 +570,24 @@ fn latency_limit_counts_late_and_skipped_transactions() {
             .unwrap_or_else(|| panic!("no {prefix:?} in\n{open}"));
         line.split([' ', '/']).next().unwrap().parse().unwrap()
     };
+    // pgbench's schedule lag, between the deviation and the connection time; none in
+    // closed loop.
+    assert!(!closed.contains("schedule lag"), "{closed}");
+    let lag = open
+        .lines()
+        .find_map(|l| l.strip_prefix("rate limit schedule lag: avg "))
+        .unwrap_or_else(|| panic!("no schedule lag in\n{open}"));
+    let (avg, max) = lag
+        .strip_suffix(") ms")
+        .and_then(|l| l.split_once(" (max "))
+        .unwrap_or_else(|| panic!("{lag}"));
+    let (avg, max): (f64, f64) = (avg.parse().unwrap(), max.parse().unwrap());
+    assert!(avg > 0.0 && max >= avg, "{open}");
+    assert!(
+        open.find("latency stddev") < open.find("rate limit schedule lag")
+            && open.find("rate limit schedule lag") < open.find("initial connection time"),
+        "{open}"
+    );
     let processed = number("number of transactions actually processed: ");
     let skipped = number("number of transactions skipped: ");
     assert_eq!(processed + skipped, 200, "{open}");
