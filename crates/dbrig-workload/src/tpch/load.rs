@@ -13,6 +13,7 @@ use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, Targ
 use super::data::{Table, TextChunks};
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
 use crate::error::WorkloadError;
+use crate::loading::{loader_options, prefetch, prefetch_rows};
 use crate::progress::{LoadProgress, RowCounter, RowMeter};
 use crate::registry;
 use crate::sql::SqlSet;
@@ -58,6 +59,8 @@ pub struct LoadReport {
     pub size_bytes: u64,
     #[serde(rename = "total_s")]
     pub total_seconds: f64,
+    /// The load step's rows and bytes per table and in total (rows/s, MB/s).
+    pub figures: dbrig_core::results::LoadFigures,
 }
 
 impl LoadReport {
@@ -206,7 +209,7 @@ pub async fn load(
         let counts = Arc::clone(&counts);
         let meter = Arc::clone(&meter);
         let target = target.clone();
-        let connect = connect.clone();
+        let connect = loader_options(connect);
         handles.push(tokio::spawn(async move {
             let mut c = Connection::connect(&target, &connect).await?;
             loop {
@@ -221,14 +224,15 @@ pub async fn load(
                     c.bulk_load(BulkLoad {
                         table: table.name().to_owned(),
                         columns,
-                        rows: Box::new(counter.count(table.rows(sf, part, parts))),
+                        rows: Box::new(counter.count(prefetch_rows(table.rows(sf, part, parts)))),
                     })
                     .await?
                 } else {
                     c.bulk_load_text(BulkText {
                         table: table.name().to_owned(),
                         columns,
-                        chunks: count_lines(table.bulk_text(sf, part, parts), counter),
+                        // Generated on a thread of its own, a chunk or two ahead.
+                        chunks: count_lines(prefetch(table.bulk_text(sf, part, parts)), counter),
                     })
                     .await?
                 };
@@ -238,17 +242,24 @@ pub async fn load(
                     .entry(table.name())
                     .or_default() += n;
             }
+            let path = c.mysql_bulk_path();
             c.close().await;
-            Ok::<(), WorkloadError>(())
+            Ok::<_, WorkloadError>(path)
         }));
     }
-    meter.watch(progress, join_tasks(handles, "loader")).await?;
+    let paths = meter.watch(progress, join_tasks(handles, "loader")).await?;
+    let path = paths.into_iter().flatten().next();
     let counts = counts.lock().expect("counts").clone();
     let total: u64 = counts.values().sum();
+    let figures = meter.figures();
     progress.say(&format!(
-        "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s)",
-        total as f64 / started.elapsed().as_secs_f64().max(1e-9)
+        "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s{})",
+        total as f64 / started.elapsed().as_secs_f64().max(1e-9),
+        path.map(|p| format!(", {p}")).unwrap_or_default()
     ));
+    for line in figures.lines() {
+        progress.say(&format!("  {line}"));
+    }
     timed("load", started);
 
     if options.keys == KeysWhen::After {
@@ -299,6 +310,7 @@ pub async fn load(
         rows,
         size_bytes,
         total_seconds: all_started.elapsed().as_secs_f64(),
+        figures,
     })
 }
 
@@ -362,7 +374,10 @@ pub async fn cleanup(
 /// Bulk text whose rows are counted as its chunks are taken: a chunk holds whole lines, one
 /// per row.
 fn count_lines(chunks: TextChunks, counter: RowCounter) -> TextChunks {
-    Box::new(chunks.inspect(move |c| counter.add(c.iter().filter(|&&b| b == b'\n').count() as u64)))
+    Box::new(chunks.inspect(move |c| {
+        counter.add_bytes(c.len() as u64);
+        counter.add(c.iter().filter(|&&b| b == b'\n').count() as u64)
+    }))
 }
 
 #[cfg(test)]
