@@ -29,4 +29,5 @@ pub use cancel::CancelHandle;
 pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, Rows, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
+pub use sqlite::SQLITE_LOAD_PRAGMAS;
 pub use target::{Dialect, Endpoint, Secret, Target, TargetError};

@@ -201,6 +201,12 @@ impl Oltp {
         let path = done.iter().find_map(|(_, p)| *p);
         let load_s = started.elapsed().as_secs_f64();
         let figures = meter.figures();
+        if dialect == Dialect::Sqlite {
+            progress.say(&format!(
+                "SQLite load pragmas: {}",
+                dbrig_driver::SQLITE_LOAD_PRAGMAS
+            ));
+        }
         progress.say(&format!(
             "loaded {rows} rows in {load_s:.2} s ({:.0} rows/s, {parallel} loaders{})",
             rows as f64 / load_s.max(1e-9),

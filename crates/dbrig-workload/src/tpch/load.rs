@@ -252,6 +252,12 @@ pub async fn load(
     let counts = counts.lock().expect("counts").clone();
     let total: u64 = counts.values().sum();
     let figures = meter.figures();
+    if dialect == Dialect::Sqlite {
+        progress.say(&format!(
+            "SQLite load pragmas: {}",
+            dbrig_driver::SQLITE_LOAD_PRAGMAS
+        ));
+    }
     progress.say(&format!(
         "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s{})",
         total as f64 / started.elapsed().as_secs_f64().max(1e-9),
