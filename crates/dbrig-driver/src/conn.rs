@@ -328,7 +328,7 @@ impl Connection {
     /// full client (its statements prepared again; session settings are not carried, so open
     /// a loader's connection for the load).
     pub async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
-        self.to_bulk_path().await?;
+        self.switch_to_bulk_path().await?;
         dispatch!(&mut self.backend, b => b.bulk_load(load).await)
     }
 
@@ -336,7 +336,7 @@ impl Connection {
     /// [`crate::encode_bulk_row`]): MySQL's `LOAD DATA` and PostgreSQL send the bytes as they
     /// are; MariaDB's bulk command unescapes them into string parameters.
     pub async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
-        self.to_bulk_path().await?;
+        self.switch_to_bulk_path().await?;
         dispatch!(&mut self.backend, b => b.bulk_load_text(load).await)
     }
 
@@ -351,7 +351,7 @@ impl Connection {
     }
 
     /// A lean MySQL connection whose server lacks the bulk command becomes a full one.
-    async fn to_bulk_path(&mut self) -> Result<(), DriverError> {
+    async fn switch_to_bulk_path(&mut self) -> Result<(), DriverError> {
         if matches!(&self.backend, Backend::MysqlWire(w) if !w.bulk_operations()) {
             self.options.lean = false;
             self.options.own_thread = None;
