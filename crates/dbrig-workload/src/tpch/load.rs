@@ -101,6 +101,37 @@ async fn add_primary_keys(conn: &mut Connection, sql: &SqlSet) -> Result<(), Wor
     Ok(())
 }
 
+/// Run `statements` (in order: the first starts first) on up to `parallel` connections of
+/// their own. Each is read as a query: MariaDB's ANALYZE TABLE returns a result set.
+async fn side_by_side(
+    target: &Target,
+    connect: &ConnectOptions,
+    parallel: u32,
+    mut statements: Vec<String>,
+) -> Result<(), WorkloadError> {
+    let sessions = (parallel as usize).clamp(1, statements.len().max(1));
+    statements.reverse();
+    let queue = Arc::new(Mutex::new(statements));
+    let mut handles = Vec::new();
+    for _ in 0..sessions {
+        let queue = Arc::clone(&queue);
+        let target = target.clone();
+        let connect = connect.clone();
+        handles.push(tokio::spawn(async move {
+            let mut c = Connection::connect(&target, &connect).await?;
+            loop {
+                let next = queue.lock().expect("statement queue").pop();
+                let Some(stmt) = next else { break };
+                c.query(&stmt, &[]).await?;
+            }
+            c.close().await;
+            Ok::<(), WorkloadError>(())
+        }));
+    }
+    join_tasks(handles, "index").await?;
+    Ok(())
+}
+
 /// Refuse unless all eight tables exist (a clear message before any query runs).
 pub async fn check_loaded(conn: &mut Connection) -> Result<(), WorkloadError> {
     for t in Table::ALL {
@@ -268,25 +299,42 @@ pub async fn load(
     }
     timed("load", started);
 
+    // Keys, indexes and statistics: each step's statements side by side on `parallel`
+    // connections (one index build or ANALYZE is mostly one server thread's work), biggest
+    // table first. Statements on one table wait for each other where the engine says so.
     if options.keys == KeysWhen::After {
         let started = Instant::now();
-        add_primary_keys(&mut conn, sql).await?;
+        let keys = Table::ALL
+            .iter()
+            .rev()
+            .map(|t| {
+                sql.render(
+                    "primary_key",
+                    &[("table", t.name()), ("columns", t.primary_key())],
+                )
+            })
+            .collect();
+        side_by_side(target, connect, parallel, keys).await?;
         timed("primary keys (after load)", started);
     }
     let started = Instant::now();
-    for stmt in sql.render("indexes", &[]).split(';') {
-        let stmt = stmt.trim();
-        if !stmt.is_empty() {
-            conn.execute_text(stmt).await?;
-        }
-    }
+    let indexes = sql
+        .render("indexes", &[])
+        .split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .rev()
+        .collect();
+    side_by_side(target, connect, parallel, indexes).await?;
     timed("indexes", started);
     let started = Instant::now();
-    for t in Table::ALL {
-        // MariaDB's ANALYZE TABLE returns a result set: read it as a query.
-        conn.query(&sql.render("analyze", &[("table", t.name())]), &[])
-            .await?;
-    }
+    let analyze = Table::ALL
+        .iter()
+        .rev()
+        .map(|t| sql.render("analyze", &[("table", t.name())]))
+        .collect();
+    side_by_side(target, connect, parallel, analyze).await?;
     timed("analyze", started);
     // Last: only now is every row, key and index there.
     for t in Table::ALL {
