@@ -24,7 +24,8 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// A benchmark client's connection: on MariaDB/MySQL use the lean wire client
     /// (`mysql_wire`), which costs a fraction of mysql_async's CPU per statement but does no
-    /// bulk loads. Falls back to mysql_async when the server needs what it lacks.
+    /// `LOAD DATA` (its bulk loads use MariaDB's binary bulk command instead). Falls back to
+    /// mysql_async when the server needs what it lacks.
     pub lean: bool,
     /// Set only by a caller whose thread runs this one connection and nothing else (the
     /// runner's one-client workers): the lean MySQL client then makes blocking socket calls
@@ -404,14 +405,43 @@ impl Connection {
     }
 
     /// Append rows to a table through the engine's bulk path; returns rows loaded.
+    ///
+    /// On MariaDB/MySQL the path follows the connection: a lean one (`ConnectOptions::lean`)
+    /// sends MariaDB's binary `COM_STMT_BULK_EXECUTE`, the full client `LOAD DATA LOCAL`. A
+    /// lean connection to a server without the bulk command (MySQL) is first reopened with the
+    /// full client (its statements prepared again; session settings are not carried, so open
+    /// a loader's connection for the load).
     pub async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
+        self.switch_to_bulk_path().await?;
         dispatch!(&mut self.backend, b => b.bulk_load(load).await)
     }
 
     /// [`Connection::bulk_load`] of rows already encoded as bulk text (see
-    /// [`crate::encode_bulk_row`]): MySQL and PostgreSQL send the bytes as they are.
+    /// [`crate::encode_bulk_row`]): MySQL's `LOAD DATA` and PostgreSQL send the bytes as they
+    /// are; MariaDB's bulk command unescapes them into string parameters.
     pub async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
+        self.switch_to_bulk_path().await?;
         dispatch!(&mut self.backend, b => b.bulk_load_text(load).await)
+    }
+
+    /// Which bulk path a MariaDB/MySQL connection takes ("binary bulk" or "LOAD DATA"); `None`
+    /// for other engines. For the load's own report.
+    pub fn mysql_bulk_path(&self) -> Option<&'static str> {
+        match &self.backend {
+            Backend::MysqlWire(w) if w.bulk_operations() => Some("COM_STMT_BULK_EXECUTE"),
+            Backend::MysqlWire(_) | Backend::Mysql(_) => Some("LOAD DATA LOCAL"),
+            _ => None,
+        }
+    }
+
+    /// A lean MySQL connection whose server lacks the bulk command becomes a full one.
+    async fn switch_to_bulk_path(&mut self) -> Result<(), DriverError> {
+        if matches!(&self.backend, Backend::MysqlWire(w) if !w.bulk_operations()) {
+            self.options.lean = false;
+            self.options.own_thread = None;
+            self.reconnect().await?;
+        }
+        Ok(())
     }
 
     /// Whether a table exists in the connection's database (decided from the catalog, not

@@ -31,4 +31,5 @@ pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, PipelineItem, Row
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
 pub use sessions::own_sessions;
+pub use sqlite::SQLITE_LOAD_PRAGMAS;
 pub use target::{Dialect, Endpoint, Secret, Target, TargetError};

@@ -8,7 +8,9 @@
 //! server, so the benchmark measured its own client. This client frames packets from one read
 //! buffer, counts rows without decoding them and writes each command with one `write` call.
 //!
-//! What it leaves to mysql_async (the full client, [`crate::mysql`]): bulk loads, TLS, and
+//! Bulk loads use MariaDB's `COM_STMT_BULK_EXECUTE` (in `mysql_bulk.rs`, a child module).
+//!
+//! What it leaves to mysql_async (the full client, [`crate::mysql`]): `LOAD DATA`, TLS, and
 //! every authentication plugin but `mysql_native_password` and `caching_sha2_password`'s fast
 //! path. A connection that needs anything else is opened with mysql_async instead
 //! ([`WireError::Unsupported`]), so the lean path is an optimisation, never a restriction.
@@ -28,13 +30,15 @@ use mysql_common::proto::{Binary, MySerialize, Text};
 use mysql_common::row::RowDeserializer;
 use mysql_common::value::ServerSide;
 
-use crate::bulk::{BulkLoad, BulkText};
 use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome, Rows};
 use crate::error::{DriverError, ErrorPolicy};
 use crate::mysql::{from_mysql, opts_for, server_error};
 use crate::target::{Endpoint, Target};
 use crate::wire_socket::WireSocket;
+
+#[path = "mysql_bulk.rs"]
+mod bulk;
 
 /// A payload of this length continues in the next packet.
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -89,6 +93,8 @@ pub(crate) struct WireConnection {
     /// its prepare comes without column definitions (the server builds and sends less, as it
     /// does for sysbench's libmariadb).
     cache_metadata: bool,
+    /// MariaDB's MARIADB_CLIENT_STMT_BULK_OPERATIONS: the server takes COM_STMT_BULK_EXECUTE.
+    bulk_operations: bool,
     statements: Vec<Prepared>,
     policy: ErrorPolicy,
     version: String,
@@ -278,6 +284,7 @@ impl WireConnection {
             seq: 0,
             deprecate_eof: false,
             cache_metadata: false,
+            bulk_operations: false,
             statements: Vec::new(),
             policy: options.policy.clone(),
             version: String::new(),
@@ -333,14 +340,18 @@ impl WireConnection {
         // MariaDB reads the extended capabilities only from a client without CLIENT_MYSQL
         // (= CLIENT_LONG_PASSWORD), which a MariaDB server does not offer. Cached metadata is
         // taken only with DEPRECATE_EOF, so a skipped definition block has no EOF to skip.
-        let mariadb_caps = if self.deprecate_eof
-            && !caps.contains(CapabilityFlags::CLIENT_LONG_PASSWORD)
-        {
-            packet.mariadb_ext_capabilities() & MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA
-        } else {
-            MariadbCapabilities::empty()
-        };
-        self.cache_metadata = !mariadb_caps.is_empty();
+        let mariadb_caps =
+            if self.deprecate_eof && !caps.contains(CapabilityFlags::CLIENT_LONG_PASSWORD) {
+                packet.mariadb_ext_capabilities()
+                    & (MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA
+                        | MariadbCapabilities::MARIADB_CLIENT_STMT_BULK_OPERATIONS)
+            } else {
+                MariadbCapabilities::empty()
+            };
+        self.cache_metadata =
+            mariadb_caps.contains(MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA);
+        self.bulk_operations =
+            mariadb_caps.contains(MariadbCapabilities::MARIADB_CLIENT_STMT_BULK_OPERATIONS);
         self.connection_id = packet.connection_id();
         let nonce = packet.nonce();
         let plugin = packet
@@ -513,16 +524,6 @@ impl WireConnection {
         params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
         Ok(self.query_rows(sql, params, false).await?.rows)
-    }
-
-    /// Bulk loads are the full client's (LOAD DATA LOCAL, INSERT batches); a benchmark
-    /// client connection never does one.
-    pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
-        Err(no_bulk_load(&load.table))
-    }
-
-    pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
-        Err(no_bulk_load(&load.table))
     }
 
     /// `KILL QUERY` for this connection, sent by the full client from a second connection.
@@ -869,15 +870,6 @@ impl WireConnection {
     }
 }
 
-fn no_bulk_load(table: &str) -> DriverError {
-    DriverError::fatal(
-        crate::error::ErrorKind::Statement,
-        format!(
-            "bulk load into {table} asked of a benchmark client connection: open it without `lean`"
-        ),
-    )
-}
-
 /// The authentication response of `plugin` for this password and nonce.
 fn auth_data(
     plugin: &AuthPlugin<'_>,
@@ -918,7 +910,7 @@ mod tests {
     }
 
     /// A connection whose server is the test: `server` gets the other end of the pipe.
-    fn piped() -> (WireConnection, DuplexStream) {
+    pub(super) fn piped() -> (WireConnection, DuplexStream) {
         let (client, server) = tokio::io::duplex(1 << 20);
         let conn = WireConnection {
             socket: WireSocket::Other(Box::new(client)),
@@ -927,6 +919,7 @@ mod tests {
             seq: 0,
             deprecate_eof: true,
             cache_metadata: false,
+            bulk_operations: false,
             statements: Vec::new(),
             policy: ErrorPolicy::default(),
             version: String::new(),
@@ -936,7 +929,7 @@ mod tests {
         (conn, server)
     }
 
-    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+    pub(super) fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
         let l = (payload.len() as u32).to_le_bytes();
         let mut p = vec![l[0], l[1], l[2], seq];
         p.extend_from_slice(payload);

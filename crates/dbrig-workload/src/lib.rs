@@ -10,6 +10,7 @@
 
 pub mod error;
 pub mod kind;
+mod loading;
 pub mod micro;
 pub mod oltp;
 pub mod options;

@@ -11,7 +11,9 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use dbrig_core::results::{LoadFigures, TableLoad};
 
 /// One table's rows so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,19 +48,49 @@ const REPORT_EVERY: Duration = Duration::from_millis(250);
 const FLUSH_ROWS: u64 = 4096;
 
 /// The rows of a load's tables, counted by its loaders.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RowMeter {
-    tables: Vec<(String, u64, Arc<AtomicU64>)>,
+    tables: Vec<(String, u64, Arc<Tally>)>,
+    started: Instant,
+}
+
+/// One table's counts: rows, bytes (as bulk text) and when its last rows arrived.
+#[derive(Debug)]
+pub struct Tally {
+    rows: AtomicU64,
+    bytes: AtomicU64,
+    /// Nanoseconds from the meter's start to the last count.
+    last_ns: AtomicU64,
+    started: Instant,
+}
+
+impl Tally {
+    fn new(started: Instant) -> Self {
+        Tally {
+            rows: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            last_ns: AtomicU64::new(0),
+            started,
+        }
+    }
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally::new(Instant::now())
+    }
 }
 
 impl RowMeter {
     /// A meter for `tables`, each with the rows planned for it.
     pub fn new(tables: impl IntoIterator<Item = (String, u64)>) -> RowMeter {
+        let started = Instant::now();
         RowMeter {
             tables: tables
                 .into_iter()
-                .map(|(t, planned)| (t, planned, Arc::new(AtomicU64::new(0))))
+                .map(|(t, planned)| (t, planned, Arc::new(Tally::new(started))))
                 .collect(),
+            started,
         }
     }
 
@@ -79,10 +111,32 @@ impl RowMeter {
             .iter()
             .map(|(t, planned, c)| TableRows {
                 table: t.clone(),
-                loaded: c.load(Ordering::Relaxed),
+                loaded: c.rows.load(Ordering::Relaxed),
                 planned: *planned,
             })
             .collect()
+    }
+
+    /// Rows, bytes and seconds per table and in total, from the meter's start until now (call
+    /// it when the loaders are done). Tables without a row are left out.
+    pub fn figures(&self) -> LoadFigures {
+        let tables: Vec<TableLoad> = self
+            .tables
+            .iter()
+            .filter(|(_, _, c)| c.rows.load(Ordering::Relaxed) > 0)
+            .map(|(t, _, c)| TableLoad {
+                table: t.clone(),
+                rows: c.rows.load(Ordering::Relaxed),
+                bytes: c.bytes.load(Ordering::Relaxed),
+                seconds: c.last_ns.load(Ordering::Relaxed) as f64 / 1e9,
+            })
+            .collect();
+        LoadFigures {
+            rows: tables.iter().map(|t| t.rows).sum(),
+            bytes: tables.iter().map(|t| t.bytes).sum(),
+            seconds: self.started.elapsed().as_secs_f64(),
+            tables,
+        }
     }
 
     /// Await `work` (the loaders), reporting the rows to `progress` every [`REPORT_EVERY`]
@@ -104,11 +158,18 @@ impl RowMeter {
 
 /// A loader's handle on its table's row counter.
 #[derive(Debug, Clone, Default)]
-pub struct RowCounter(Arc<AtomicU64>);
+pub struct RowCounter(Arc<Tally>);
 
 impl RowCounter {
     pub fn add(&self, rows: u64) {
-        self.0.fetch_add(rows, Ordering::Relaxed);
+        self.0.rows.fetch_add(rows, Ordering::Relaxed);
+        let ns = self.0.started.elapsed().as_nanos() as u64;
+        self.0.last_ns.fetch_max(ns, Ordering::Relaxed);
+    }
+
+    /// Bytes of bulk text loaded (counted apart from rows: a text chunk knows its length).
+    pub fn add_bytes(&self, bytes: u64) {
+        self.0.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// `rows`, counted as they are taken (in batches of [`FLUSH_ROWS`], the rest when the
@@ -118,6 +179,7 @@ impl RowCounter {
             rows,
             counter: self,
             pending: 0,
+            bytes: 0,
         }
     }
 }
@@ -127,16 +189,19 @@ pub struct Counted<I> {
     rows: I,
     counter: RowCounter,
     pending: u64,
+    bytes: u64,
 }
 
-impl<I: Iterator> Iterator for Counted<I> {
+impl<I: Iterator<Item: BulkBytes>> Iterator for Counted<I> {
     type Item = I::Item;
 
     fn next(&mut self) -> Option<I::Item> {
         let item = self.rows.next();
-        if item.is_some() {
+        if let Some(row) = &item {
+            self.bytes += row.bulk_bytes();
             self.pending += 1;
             if self.pending >= FLUSH_ROWS {
+                self.counter.add_bytes(std::mem::take(&mut self.bytes));
                 self.counter.add(std::mem::take(&mut self.pending));
             }
         }
@@ -146,9 +211,40 @@ impl<I: Iterator> Iterator for Counted<I> {
 
 impl<I> Drop for Counted<I> {
     fn drop(&mut self) {
+        self.counter.add_bytes(self.bytes);
         self.counter.add(self.pending);
     }
 }
+
+/// The length of an item as bulk text, for MB/s: rows of values count as
+/// `dbrig_driver::encode_bulk_row` would write them (escapes aside); anything else counts 0.
+pub trait BulkBytes {
+    fn bulk_bytes(&self) -> u64;
+}
+
+impl BulkBytes for Vec<dbrig_core::Value> {
+    fn bulk_bytes(&self) -> u64 {
+        use dbrig_core::Value;
+        let fields: usize = self
+            .iter()
+            .map(|v| match v {
+                Value::Null => 2,
+                Value::Int(i) => {
+                    (i.unsigned_abs().checked_ilog10().unwrap_or(0) + 1) as usize
+                        + usize::from(*i < 0)
+                }
+                Value::Float(_) => 8,
+                Value::Text(s) => s.len(),
+            })
+            .sum();
+        (fields + self.len().max(1)) as u64
+    }
+}
+
+macro_rules! no_bulk_bytes {
+    ($($t:ty),*) => {$(impl BulkBytes for $t { fn bulk_bytes(&self) -> u64 { 0 } })*};
+}
+no_bulk_bytes!(i32, u32, i64, u64, usize);
 
 /// What a load reported, for tests: its lines and its row reports.
 #[cfg(test)]

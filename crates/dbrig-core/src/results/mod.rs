@@ -6,6 +6,7 @@
 mod environment;
 pub mod evidence;
 mod life;
+pub mod load;
 pub mod micro;
 pub mod perfrun;
 pub mod tpch;
@@ -26,6 +27,7 @@ pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,
 };
 pub use life::{LifeMark, server_restarted};
+pub use load::{LoadFigures, TableLoad};
 pub use micro::{MicroItem, MicroResult};
 pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};
 pub use tpch::{PowerReport, QueryOutcome, QueryStatus, ThroughputReport};

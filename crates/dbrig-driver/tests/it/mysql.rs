@@ -161,32 +161,56 @@ async fn bulk_loads_rows_and_escapes() {
     c.close().await;
 }
 
-/// Timing only: `cargo test -p dbrig-driver -- --ignored --nocapture bulk_rate`.
+/// Timing only: `cargo test --release -p dbrig-driver -- --ignored --nocapture bulk_rate`.
+/// Rounds alternate the paths: LOAD DATA (full client) and the bulk command (lean client),
+/// into sysbench's table shape.
 #[tokio::test]
 #[ignore]
 async fn bulk_rate() {
     let mut c = connect().await;
     let t = unique("my_rate");
-    c.execute_text(&format!(
-        "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
-    ))
-    .await
-    .unwrap();
-    let start = Instant::now();
-    let n = c
-        .bulk_load(BulkLoad {
-            table: t.clone(),
-            columns: vec!["id".into(), "k".into(), "c".into()],
-            rows: bulk_rows(200_000),
-        })
-        .await
-        .unwrap();
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "mysql bulk load: {n} rows in {secs:.2}s = {:.0} rows/s",
-        n as f64 / secs
-    );
-    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    let rows = 300_000;
+    for round in 0..3 {
+        for lean in [false, true] {
+            c.execute_text(&format!(
+                "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, \
+                 pad CHAR(60) NOT NULL)"
+            ))
+            .await
+            .unwrap();
+            let options = ConnectOptions {
+                lean,
+                ..Default::default()
+            };
+            let mut loader = Connection::connect(&Target::parse(URL).unwrap(), &options)
+                .await
+                .unwrap();
+            let start = Instant::now();
+            let n = loader
+                .bulk_load(BulkLoad {
+                    table: t.clone(),
+                    columns: vec!["id".into(), "k".into(), "c".into(), "pad".into()],
+                    rows: Box::new((1..=rows).map(|i| {
+                        vec![
+                            Value::Int(i),
+                            Value::Int(i % 1000),
+                            Value::Text(format!("{i:0>119}-")),
+                            Value::Text(format!("{:0>59}-", i * 7)),
+                        ]
+                    })),
+                })
+                .await
+                .unwrap();
+            let secs = start.elapsed().as_secs_f64();
+            println!(
+                "round {round} {:<22}: {n} rows in {secs:.2}s = {:.0} rows/s",
+                loader.mysql_bulk_path().unwrap_or("?"),
+                n as f64 / secs
+            );
+            loader.close().await;
+            c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+        }
+    }
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@
 use std::time::Instant;
 
 use dbrig_core::Value;
+use dbrig_core::results::LoadFigures;
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
 use rand::Rng;
 use rand::SeedableRng;
@@ -18,6 +19,7 @@ use rand::rngs::SmallRng;
 
 use super::{Oltp, digits, sql_for, table_name};
 use crate::error::WorkloadError;
+use crate::loading::{loader_options, prefetch_rows};
 use crate::progress::{LoadProgress, RowMeter};
 use crate::registry;
 use crate::tasks::join_tasks;
@@ -30,6 +32,8 @@ pub struct PrepareReport {
     pub load_s: f64,
     pub index_s: f64,
     pub parallel: u32,
+    /// Rows and bytes per table and in total, with their seconds (rows/s, MB/s).
+    pub figures: LoadFigures,
 }
 
 impl PrepareReport {
@@ -131,6 +135,7 @@ impl Oltp {
                 load_s: 0.0,
                 index_s: 0.0,
                 parallel: 1,
+                figures: LoadFigures::default(),
             });
         }
 
@@ -170,7 +175,7 @@ impl Oltp {
             let queue = std::sync::Arc::clone(&queue);
             let meter = std::sync::Arc::clone(&meter);
             let target = target.clone();
-            let connect = connect.clone();
+            let connect = loader_options(connect);
             let table_size = o.table_size as i64;
             handles.push(tokio::spawn(async move {
                 let mut c = Connection::connect(&target, &connect).await?;
@@ -181,23 +186,35 @@ impl Oltp {
                         break;
                     };
                     let mut load = rows_for(&table, first, last, table_size, job_seed);
-                    load.rows = Box::new(meter.counter(&table).count(load.rows));
+                    // Made on a generator thread while this loader sends the rows before.
+                    load.rows = Box::new(meter.counter(&table).count(prefetch_rows(load.rows)));
                     rows += c.bulk_load(load).await?;
                 }
+                // Read after the load: a lean MySQL connection may have switched paths.
+                let path = c.mysql_bulk_path();
                 c.close().await;
-                Ok::<u64, WorkloadError>(rows)
+                Ok::<_, WorkloadError>((rows, path))
             }));
         }
-        let rows: u64 = meter
-            .watch(progress, join_tasks(handles, "loader"))
-            .await?
-            .into_iter()
-            .sum();
+        let done = meter.watch(progress, join_tasks(handles, "loader")).await?;
+        let rows: u64 = done.iter().map(|(r, _)| r).sum();
+        let path = done.iter().find_map(|(_, p)| *p);
         let load_s = started.elapsed().as_secs_f64();
+        let figures = meter.figures();
+        if dialect == Dialect::Sqlite {
+            progress.say(&format!(
+                "SQLite load pragmas: {}",
+                dbrig_driver::SQLITE_LOAD_PRAGMAS
+            ));
+        }
         progress.say(&format!(
-            "loaded {rows} rows in {load_s:.2} s ({:.0} rows/s, {parallel} loaders)",
-            rows as f64 / load_s.max(1e-9)
+            "loaded {rows} rows in {load_s:.2} s ({:.0} rows/s, {parallel} loaders{})",
+            rows as f64 / load_s.max(1e-9),
+            path.map(|p| format!(", {p}")).unwrap_or_default()
         ));
+        for line in figures.lines() {
+            progress.say(&format!("  {line}"));
+        }
 
         // Secondary indexes, one table per connection at a time: an index build is mostly one
         // server thread's work, so building the tables' indexes side by side uses the CPUs the
@@ -251,6 +268,7 @@ impl Oltp {
             load_s,
             index_s,
             parallel,
+            figures,
         })
     }
 

@@ -13,6 +13,7 @@ use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, Targ
 use super::data::{Table, TextChunks};
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
 use crate::error::WorkloadError;
+use crate::loading::{loader_options, prefetch, prefetch_rows};
 use crate::progress::{LoadProgress, RowCounter, RowMeter};
 use crate::registry;
 use crate::sql::SqlSet;
@@ -58,6 +59,8 @@ pub struct LoadReport {
     pub size_bytes: u64,
     #[serde(rename = "total_s")]
     pub total_seconds: f64,
+    /// The load step's rows and bytes per table and in total (rows/s, MB/s).
+    pub figures: dbrig_core::results::LoadFigures,
 }
 
 impl LoadReport {
@@ -95,6 +98,37 @@ async fn add_primary_keys(conn: &mut Connection, sql: &SqlSet) -> Result<(), Wor
         ))
         .await?;
     }
+    Ok(())
+}
+
+/// Run `statements` (in order: the first starts first) on up to `parallel` connections of
+/// their own. Each is read as a query: MariaDB's ANALYZE TABLE returns a result set.
+async fn side_by_side(
+    target: &Target,
+    connect: &ConnectOptions,
+    parallel: u32,
+    mut statements: Vec<String>,
+) -> Result<(), WorkloadError> {
+    let sessions = (parallel as usize).clamp(1, statements.len().max(1));
+    statements.reverse();
+    let queue = Arc::new(Mutex::new(statements));
+    let mut handles = Vec::new();
+    for _ in 0..sessions {
+        let queue = Arc::clone(&queue);
+        let target = target.clone();
+        let connect = connect.clone();
+        handles.push(tokio::spawn(async move {
+            let mut c = Connection::connect(&target, &connect).await?;
+            loop {
+                let next = queue.lock().expect("statement queue").pop();
+                let Some(stmt) = next else { break };
+                c.query(&stmt, &[]).await?;
+            }
+            c.close().await;
+            Ok::<(), WorkloadError>(())
+        }));
+    }
+    join_tasks(handles, "index").await?;
     Ok(())
 }
 
@@ -206,7 +240,7 @@ pub async fn load(
         let counts = Arc::clone(&counts);
         let meter = Arc::clone(&meter);
         let target = target.clone();
-        let connect = connect.clone();
+        let connect = loader_options(connect);
         handles.push(tokio::spawn(async move {
             let mut c = Connection::connect(&target, &connect).await?;
             loop {
@@ -221,14 +255,15 @@ pub async fn load(
                     c.bulk_load(BulkLoad {
                         table: table.name().to_owned(),
                         columns,
-                        rows: Box::new(counter.count(table.rows(sf, part, parts))),
+                        rows: Box::new(counter.count(prefetch_rows(table.rows(sf, part, parts)))),
                     })
                     .await?
                 } else {
                     c.bulk_load_text(BulkText {
                         table: table.name().to_owned(),
                         columns,
-                        chunks: count_lines(table.bulk_text(sf, part, parts), counter),
+                        // Generated on a thread of its own, a chunk or two ahead.
+                        chunks: count_lines(prefetch(table.bulk_text(sf, part, parts)), counter),
                     })
                     .await?
                 };
@@ -238,38 +273,68 @@ pub async fn load(
                     .entry(table.name())
                     .or_default() += n;
             }
+            let path = c.mysql_bulk_path();
             c.close().await;
-            Ok::<(), WorkloadError>(())
+            Ok::<_, WorkloadError>(path)
         }));
     }
-    meter.watch(progress, join_tasks(handles, "loader")).await?;
+    let paths = meter.watch(progress, join_tasks(handles, "loader")).await?;
+    let path = paths.into_iter().flatten().next();
     let counts = counts.lock().expect("counts").clone();
     let total: u64 = counts.values().sum();
+    let figures = meter.figures();
+    if dialect == Dialect::Sqlite {
+        progress.say(&format!(
+            "SQLite load pragmas: {}",
+            dbrig_driver::SQLITE_LOAD_PRAGMAS
+        ));
+    }
     progress.say(&format!(
-        "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s)",
-        total as f64 / started.elapsed().as_secs_f64().max(1e-9)
+        "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s{})",
+        total as f64 / started.elapsed().as_secs_f64().max(1e-9),
+        path.map(|p| format!(", {p}")).unwrap_or_default()
     ));
+    for line in figures.lines() {
+        progress.say(&format!("  {line}"));
+    }
     timed("load", started);
 
+    // Keys, indexes and statistics: each step's statements side by side on `parallel`
+    // connections (one index build or ANALYZE is mostly one server thread's work), biggest
+    // table first. Statements on one table wait for each other where the engine says so.
     if options.keys == KeysWhen::After {
         let started = Instant::now();
-        add_primary_keys(&mut conn, sql).await?;
+        let keys = Table::ALL
+            .iter()
+            .rev()
+            .map(|t| {
+                sql.render(
+                    "primary_key",
+                    &[("table", t.name()), ("columns", t.primary_key())],
+                )
+            })
+            .collect();
+        side_by_side(target, connect, parallel, keys).await?;
         timed("primary keys (after load)", started);
     }
     let started = Instant::now();
-    for stmt in sql.render("indexes", &[]).split(';') {
-        let stmt = stmt.trim();
-        if !stmt.is_empty() {
-            conn.execute_text(stmt).await?;
-        }
-    }
+    let indexes = sql
+        .render("indexes", &[])
+        .split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .rev()
+        .collect();
+    side_by_side(target, connect, parallel, indexes).await?;
     timed("indexes", started);
     let started = Instant::now();
-    for t in Table::ALL {
-        // MariaDB's ANALYZE TABLE returns a result set: read it as a query.
-        conn.query(&sql.render("analyze", &[("table", t.name())]), &[])
-            .await?;
-    }
+    let analyze = Table::ALL
+        .iter()
+        .rev()
+        .map(|t| sql.render("analyze", &[("table", t.name())]))
+        .collect();
+    side_by_side(target, connect, parallel, analyze).await?;
     timed("analyze", started);
     // Last: only now is every row, key and index there.
     for t in Table::ALL {
@@ -299,6 +364,7 @@ pub async fn load(
         rows,
         size_bytes,
         total_seconds: all_started.elapsed().as_secs_f64(),
+        figures,
     })
 }
 
@@ -362,7 +428,10 @@ pub async fn cleanup(
 /// Bulk text whose rows are counted as its chunks are taken: a chunk holds whole lines, one
 /// per row.
 fn count_lines(chunks: TextChunks, counter: RowCounter) -> TextChunks {
-    Box::new(chunks.inspect(move |c| counter.add(c.iter().filter(|&&b| b == b'\n').count() as u64)))
+    Box::new(chunks.inspect(move |c| {
+        counter.add_bytes(c.len() as u64);
+        counter.add(c.iter().filter(|&&b| b == b'\n').count() as u64)
+    }))
 }
 
 #[cfg(test)]

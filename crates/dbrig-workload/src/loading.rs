@@ -1,0 +1,82 @@
+//! What every load's loaders share: the connection a loader opens, and the generator thread
+//! that makes its rows while the loader sends the ones before.
+
+use std::sync::{Arc, Mutex, mpsc};
+
+/// Items a generator runs ahead of its loader: with ~1 MiB chunks (or batches of rows) a
+/// loader holds at most a few MiB however big the table, so client memory stays flat.
+const AHEAD: usize = 2;
+
+/// Rows per batch handed over by [`prefetch_rows`].
+const ROW_BATCH: usize = 2048;
+
+/// A loader's connection options: the lean MySQL client, whose bulk loads use MariaDB's binary
+/// `COM_STMT_BULK_EXECUTE` (a server without it gets `LOAD DATA LOCAL` from the full client;
+/// see `dbrig_driver::Connection::bulk_load`). Other engines ignore `lean`.
+pub(crate) fn loader_options(
+    connect: &dbrig_driver::ConnectOptions,
+) -> dbrig_driver::ConnectOptions {
+    dbrig_driver::ConnectOptions {
+        lean: true,
+        own_thread: None,
+        ..connect.clone()
+    }
+}
+
+/// `items` made on a thread of their own, at most [`AHEAD`] ahead of the consumer (a bounded
+/// queue), so generating (tpchgen, the OLTP rows) overlaps sending and the server's work.
+///
+/// The consumer's `next` blocks until the generator has the item; loaders already call their
+/// iterator synchronously inside their task (the generation it replaces was as long).
+pub(crate) fn prefetch<T: Send + 'static>(
+    items: impl Iterator<Item = T> + Send + 'static,
+) -> Box<dyn Iterator<Item = T> + Send + 'static> {
+    let (tx, rx) = mpsc::sync_channel(AHEAD);
+    // Shared so that, should the system refuse a thread, the loader generates inline instead.
+    let slot = Arc::new(Mutex::new(Some(items)));
+    let theirs = Arc::clone(&slot);
+    let spawned = std::thread::Builder::new()
+        .name("dbrig-generate".into())
+        .spawn(move || {
+            let items = theirs.lock().unwrap_or_else(|p| p.into_inner()).take();
+            for item in items.into_iter().flatten() {
+                // The loader stopped (failed or done early): stop generating.
+                if tx.send(item).is_err() {
+                    break;
+                }
+            }
+        });
+    match spawned {
+        Ok(_) => Box::new(rx.into_iter()),
+        Err(_) => match slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(items) => Box::new(items),
+            None => Box::new(rx.into_iter()),
+        },
+    }
+}
+
+/// [`prefetch`] for rows: handed over in batches, so the queue is not paid per row.
+pub(crate) fn prefetch_rows<T: Send + 'static>(
+    rows: impl Iterator<Item = T> + Send + 'static,
+) -> Box<dyn Iterator<Item = T> + Send + 'static> {
+    let mut rows = rows;
+    let batches = std::iter::from_fn(move || {
+        let batch: Vec<T> = rows.by_ref().take(ROW_BATCH).collect();
+        (!batch.is_empty()).then_some(batch)
+    });
+    Box::new(prefetch(batches).flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefetched_items_arrive_in_order_and_complete() {
+        let got: Vec<u32> = prefetch_rows(0..10_000u32).collect();
+        assert_eq!(got, (0..10_000).collect::<Vec<_>>());
+        assert_eq!(prefetch(std::iter::empty::<u8>()).count(), 0);
+        // A consumer that stops early lets the generator stop too.
+        assert_eq!(prefetch(0..u64::MAX).take(3).collect::<Vec<_>>(), [0, 1, 2]);
+    }
+}
