@@ -18,6 +18,7 @@
 //! Contract: depends on `dbrig-core` and `dbrig-store` only; no drivers, servers or workloads.
 
 pub mod benchbase;
+pub mod sqlbench;
 pub mod charts;
 pub mod data;
 pub mod error;

@@ -530,6 +530,16 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
                     add(w, Block::Table(t));
                 }
             }
+            ResultKind::SqlBench => {
+                for w in &s.workloads {
+                    let t = item_table(
+                        data,
+                        w,
+                        "median seconds over trials: each test's Total time, TOTALS, and run-all-tests' totals per operation",
+                    );
+                    add(w, Block::Table(t));
+                }
+            }
             ResultKind::TpchPower => {
                 for w in &s.workloads {
                     if let Some(r) = TpchReport::from_data(data, w) {
