@@ -640,6 +640,7 @@ fn preamble(data: &ReportData) -> Vec<String> {
         };
         lines.push(format!("server version of {}: {versions}", v.configuration));
     }
+    lines.extend(build_lines(data));
     let ex = data.excluded();
     if ex.total() > 0 {
         lines.push(format!(
@@ -650,6 +651,36 @@ fn preamble(data: &ReportData) -> Vec<String> {
     }
     lines.extend(durability_flags(data));
     lines
+}
+
+/// Each configuration's server build, when dbrig built it from source: revision, recipe,
+/// flags and compiler, as recorded with its trials (the last trial's).
+pub fn build_lines(data: &ReportData) -> Vec<String> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for c in &data.stored {
+        let build = c
+            .trials
+            .iter()
+            .rev()
+            .find_map(|t| t.environment.as_deref()?.server.as_ref()?.build.clone());
+        if let Some(b) = build {
+            let line = format!(
+                "build of {}: {} from {}, recipe {}, CFLAGS \"{}\", compiler {}, prefix {}{}",
+                c.configuration,
+                b.revision,
+                b.source,
+                b.recipe,
+                b.flags,
+                b.compiler,
+                b.prefix,
+                if b.cached { " (cached)" } else { "" }
+            );
+            if !seen.iter().any(|(conf, _)| *conf == c.configuration) {
+                seen.push((c.configuration.clone(), line));
+            }
+        }
+    }
+    seen.into_iter().map(|(_, l)| l).collect()
 }
 
 /// The console report: preamble, then each kind's section (titled when there are several).

@@ -20,7 +20,7 @@ use crate::measure::ClientWork;
 use crate::statements::StatementLatency;
 
 pub use environment::{
-    Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
+    BuildInfo, Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
     Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
 };
 pub use evidence::{
