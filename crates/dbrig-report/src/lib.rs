@@ -18,7 +18,6 @@
 //! Contract: depends on `dbrig-core` and `dbrig-store` only; no drivers, servers or workloads.
 
 pub mod benchbase;
-pub mod sqlbench;
 pub mod charts;
 pub mod data;
 pub mod error;
@@ -38,6 +37,7 @@ pub mod render;
 pub mod run;
 pub mod settings;
 pub mod single;
+pub mod sqlbench;
 pub mod table;
 pub mod tables;
 pub mod tpch;

@@ -99,11 +99,7 @@ pub fn run_file(r: &SqlBenchResult, date: &str, machine: &str, comments: &str) -
     if errors == 0 {
         let _ = writeln!(s, "All {} test executed successfully", r.tests.len());
     } else {
-        let _ = writeln!(
-            s,
-            "Of {} tests, {errors} tests didn't work",
-            r.tests.len()
-        );
+        let _ = writeln!(s, "Of {} tests, {errors} tests didn't work", r.tests.len());
     }
     let ops = r.totals_per_operation();
     if ops.iter().any(|o| o.3) {
@@ -221,7 +217,12 @@ pub fn write_sql_bench(data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, Re
                 cell.run_id, cell.configuration, t.trial
             );
             let path = folder.join(name("RUN"));
-            let text = run_file(r, date_time.get(..19).unwrap_or(&date_time), &machine, &comments);
+            let text = run_file(
+                r,
+                date_time.get(..19).unwrap_or(&date_time),
+                &machine,
+                &comments,
+            );
             write_atomic(&path, text.as_bytes())?;
             files.push(path);
         }
@@ -253,8 +254,8 @@ mod tests {
             estimated: false,
             time: time(wall),
         };
-        let test = |name: &str, status, ops: Vec<SqlBenchOperation>, total: Option<f64>| {
-            SqlBenchTest {
+        let test =
+            |name: &str, status, ops: Vec<SqlBenchOperation>, total: Option<f64>| SqlBenchTest {
                 name: name.into(),
                 status,
                 error: (status != SqlBenchStatus::Ok).then(|| "Lost connection".to_owned()),
@@ -263,8 +264,7 @@ mod tests {
                 total: total.map(time),
                 elapsed_s: 1.0,
                 output: String::new(),
-            }
-        };
+            };
         SqlBenchResult {
             server: "mysql".into(),
             server_version: "10.11.19-MariaDB".into(),
@@ -307,12 +307,24 @@ mod tests {
     #[test]
     fn run_file_in_run_all_tests_layout() {
         let text = run_file(&result(), "2026-11-26 12:00:00", "Linux_6.1_x86_64", "c");
-        assert!(text.contains("Server version:      10.11.19-MariaDB"), "{text}");
-        assert!(text.contains("connect: Total time: 2 wallclock secs"), "{text}");
-        assert!(text.contains("insert: Failed (lost-server: Lost connection)"), "{text}");
+        assert!(
+            text.contains("Server version:      10.11.19-MariaDB"),
+            "{text}"
+        );
+        assert!(
+            text.contains("connect: Total time: 2 wallclock secs"),
+            "{text}"
+        );
+        assert!(
+            text.contains("insert: Failed (lost-server: Lost connection)"),
+            "{text}"
+        );
         assert!(text.contains("Of 2 tests, 1 tests didn't work"), "{text}");
         assert!(text.contains("Totals per operation:"), "{text}");
         let totals = text.lines().last().unwrap();
-        assert!(totals.starts_with("TOTALS") && totals.contains("6.00"), "{totals}");
+        assert!(
+            totals.starts_with("TOTALS") && totals.contains("6.00"),
+            "{totals}"
+        );
     }
 }

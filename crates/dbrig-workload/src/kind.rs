@@ -21,8 +21,8 @@ use dbrig_core::{IntervalSample, Measurements};
 
 use crate::micro::MicroOptions;
 use crate::perfrun::PerfrunOptions;
-use crate::sqlbench::SqlBenchOptions;
 use crate::runner::{self, RunSpec, Stopper};
+use crate::sqlbench::SqlBenchOptions;
 use crate::tpch::{
     self, KeysWhen, ParamMode, PowerOptions, QuerySet, ScaleFactor, ThroughputOptions,
 };
@@ -306,7 +306,12 @@ impl TrialOutput {
                 }
             ),
             (TrialResult::SqlBench(r), _) => {
-                let total: f64 = r.tests.iter().filter_map(|t| t.total).map(|t| t.wall_s).sum();
+                let total: f64 = r
+                    .tests
+                    .iter()
+                    .filter_map(|t| t.total)
+                    .map(|t| t.wall_s)
+                    .sum();
                 let bad = r.unfinished().count();
                 format!(
                     "{} sql-bench test(s) in {total:.3} s{}",
@@ -456,9 +461,7 @@ impl WorkloadKind {
             WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
             // A script may write; pgbench's built-ins but select-only do.
             WorkloadKind::Oltp(Workload::Script(_)) => true,
-            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => {
-                false
-            }
+            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
     }

@@ -20,8 +20,8 @@ use crate::measure::ClientWork;
 use crate::statements::StatementLatency;
 
 pub use environment::{
-    BuildInfo, Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
-    Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
+    BuildInfo, Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample,
+    OsSpan, Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
 };
 pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,

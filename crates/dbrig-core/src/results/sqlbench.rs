@@ -200,8 +200,14 @@ mod tests {
         };
         let t = r.totals_per_operation();
         assert_eq!(t.len(), 2);
-        assert_eq!((t[0].0.as_str(), t[0].1, t[0].2.wall_s), ("drop table", 1, 0.5));
-        assert_eq!((t[1].0.as_str(), t[1].1, t[1].2.wall_s), ("select_in", 20, 3.0));
+        assert_eq!(
+            (t[0].0.as_str(), t[0].1, t[0].2.wall_s),
+            ("drop table", 1, 0.5)
+        );
+        assert_eq!(
+            (t[1].0.as_str(), t[1].1, t[1].2.wall_s),
+            ("select_in", 20, 3.0)
+        );
         assert_eq!(t[1].2.cpu_s, 1.5);
         assert!(r.failure().is_none() && r.unfinished().next().is_none());
     }

@@ -329,11 +329,17 @@ mod tests {
         assert_ne!(p4, p1);
         let _ = fs::remove_file(src.join("count"));
 
-        let bad = def(&src, "echo compiling; echo 'error: no such file' >&2; exit 3");
+        let bad = def(
+            &src,
+            "echo compiling; echo 'error: no such file' >&2; exit 3",
+        );
         let e = ensure_build(&bad, &builds).unwrap_err();
         let text = e.to_string();
         assert!(matches!(e, ManagedError::BuildFailed { .. }));
-        assert!(text.contains("error: no such file") && text.contains("exit status: 3"), "{text}");
+        assert!(
+            text.contains("error: no such file") && text.contains("exit status: 3"),
+            "{text}"
+        );
         let nothing = def(&src, "true");
         let e = ensure_build(&nothing, &builds).unwrap_err().to_string();
         assert!(e.contains("nothing was installed"), "{e}");

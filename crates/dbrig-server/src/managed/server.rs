@@ -552,7 +552,14 @@ impl ManagedServer {
         let tool = |name: &str| places.iter().map(|d| d.join(name)).find(|p| p.is_file());
         let mut share_places: Vec<PathBuf> = self.def.share_dir.iter().cloned().collect();
         if self.def.share_dir.is_none() {
-            for b in base.iter().chain(bin_dir.as_ref().and_then(|d| d.parent()).map(Path::new).map(Path::to_owned).iter()) {
+            for b in base.iter().chain(
+                bin_dir
+                    .as_ref()
+                    .and_then(|d| d.parent())
+                    .map(Path::new)
+                    .map(Path::to_owned)
+                    .iter(),
+            ) {
                 share_places.push(b.join("share/mysql"));
                 share_places.push(b.join("share/mariadb"));
                 share_places.push(b.join("share"));
@@ -584,11 +591,18 @@ impl ManagedServer {
                     .join(", "),
             });
         };
-        let plugins = base.iter().flat_map(|b| {
-            ["lib/mysql/plugin", "lib64/mysql/plugin", "lib/plugin", "lib64/plugin"]
+        let plugins = base
+            .iter()
+            .flat_map(|b| {
+                [
+                    "lib/mysql/plugin",
+                    "lib64/mysql/plugin",
+                    "lib/plugin",
+                    "lib64/plugin",
+                ]
                 .map(|s| b.join(s))
-        })
-        .find(|d| d.is_dir());
+            })
+            .find(|d| d.is_dir());
         let dir = self.layout_dir();
         let _ = fs::remove_dir_all(&dir);
         let mut links: Vec<(PathBuf, &str)> = vec![
@@ -969,9 +983,15 @@ impl ManagedServer {
                 }
                 if self.needs_layout() {
                     let b = self.layout_dir();
-                    args.push(format!("--lc-messages-dir={}", b.join("share/mysql").display()));
+                    args.push(format!(
+                        "--lc-messages-dir={}",
+                        b.join("share/mysql").display()
+                    ));
                     if b.join("lib/mysql/plugin").exists() {
-                        args.push(format!("--plugin-dir={}", b.join("lib/mysql/plugin").display()));
+                        args.push(format!(
+                            "--plugin-dir={}",
+                            b.join("lib/mysql/plugin").display()
+                        ));
                     }
                 }
                 args.push(format!("--datadir={data}"));

@@ -316,10 +316,8 @@ fn run_test(
     };
     // stdout and stderr into one file, in the order the test wrote them (sql-bench's result
     // file is its stdout; errors go to stderr).
-    let out_path = std::env::temp_dir().join(format!(
-        "dbrig-sqlbench-{}-{name}.out",
-        std::process::id()
-    ));
+    let out_path =
+        std::env::temp_dir().join(format!("dbrig-sqlbench-{}-{name}.out", std::process::id()));
     let out = std::fs::File::create(&out_path).map_err(|e| io("output file", e))?;
     let err = out.try_clone().map_err(|e| io("output file", e))?;
     let mut cmd = Command::new("perl");
@@ -482,7 +480,11 @@ fn error_lines(output: &str) -> Option<String> {
             l.contains("error") || l.contains(" at ") || lost_server(&l) || l.contains("can't")
         })
         .collect();
-    let chosen = if errorish.is_empty() { picked } else { errorish };
+    let chosen = if errorish.is_empty() {
+        picked
+    } else {
+        errorish
+    };
     let n = chosen.len();
     (n > 0).then(|| chosen[n.saturating_sub(3)..].join(" / "))
 }
@@ -601,12 +603,7 @@ mod tests {
 
     #[test]
     fn whole_second_output_of_test_connect() {
-        let t = parse_test(
-            "connect",
-            fixture("connect-mysql-seconds"),
-            Some(0),
-            1.5,
-        );
+        let t = parse_test("connect", fixture("connect-mysql-seconds"), Some(0), 1.5);
         assert_eq!(t.status, SqlBenchStatus::Ok);
         let names: Vec<&str> = t.operations.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(
@@ -625,11 +622,20 @@ mod tests {
             ]
         );
         let c = &t.operations[4];
-        assert_eq!((c.count.as_str(), c.loops(), c.time.wall_s), ("500", 500, 1.0));
-        assert_eq!((c.time.usr_s, c.time.sys_s, c.time.cpu_s), (0.12, 0.07, 0.19));
+        assert_eq!(
+            (c.count.as_str(), c.loops(), c.time.wall_s),
+            ("500", 500, 1.0)
+        );
+        assert_eq!(
+            (c.time.usr_s, c.time.sys_s, c.time.cpu_s),
+            (0.12, 0.07, 0.19)
+        );
         let total = t.total.unwrap();
         assert_eq!((total.wall_s, total.usr_s, total.cpu_s), (5.0, 0.54, 0.91));
-        assert_eq!(server_version(&t.output).unwrap(), "10.11.19 MariaDB 0+deb12u1");
+        assert_eq!(
+            server_version(&t.output).unwrap(),
+            "10.11.19 MariaDB 0+deb12u1"
+        );
     }
 
     #[test]
@@ -653,7 +659,11 @@ mod tests {
             .collect();
         assert_eq!(select_in.len(), 3, "no colon after the count");
         assert_eq!(select_in[0].count, "10:100");
-        assert!(t.operations.iter().any(|o| o.name == "drop table" && o.count == "1"));
+        assert!(
+            t.operations
+                .iter()
+                .any(|o| o.name == "drop table" && o.count == "1")
+        );
         let sum: f64 = t.operations.iter().map(|o| o.time.wall_s).sum();
         assert!(sum > 0.0 && sum <= t.total.unwrap().wall_s + 0.01);
     }
@@ -670,10 +680,16 @@ mod tests {
 
     #[test]
     fn a_server_that_dies_mid_test_is_lost_server() {
-        for (name, f) in [("insert", "insert-server-died"), ("select", "select-server-died")] {
+        for (name, f) in [
+            ("insert", "insert-server-died"),
+            ("select", "select-server-died"),
+        ] {
             let t = parse_test(name, fixture(f), Some(1), 1.0);
             assert_eq!(t.status, SqlBenchStatus::LostServer, "{f}");
-            assert!(t.error.as_deref().unwrap().contains("Lost connection"), "{f}");
+            assert!(
+                t.error.as_deref().unwrap().contains("Lost connection"),
+                "{f}"
+            );
             assert!(t.total.is_none());
         }
         // Killed by a signal, nothing printed after the last timing: still recorded.
@@ -703,7 +719,10 @@ mod tests {
         )
         .unwrap();
         assert!(op.estimated);
-        assert_eq!((op.name.as_str(), op.loops(), op.time.cpu_s), ("big_select", 1000, 1.5));
+        assert_eq!(
+            (op.name.as_str(), op.loops(), op.time.cpu_s),
+            ("big_select", 1000, 1.5)
+        );
         let t = parse_test(
             "transactions",
             "Testing server 'x' at y\n\nTest skipped because the database doesn't support transactions\n",
