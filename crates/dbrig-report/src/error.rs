@@ -39,8 +39,6 @@ pub enum ReportError {
     },
     #[error("filter {expr:?}: {message}")]
     FilterEval { expr: String, message: String },
-    #[error("the report holds no sql-bench trial to write in sql-bench's layout")]
-    NoSqlBench,
     #[error("cannot write {path}")]
     Write {
         path: PathBuf,
