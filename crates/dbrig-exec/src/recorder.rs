@@ -43,7 +43,7 @@ pub fn trial_status(attempt: &Attempt, server_restarted: bool) -> (TrialStatus, 
             } else if let Some(first) = m.and_then(|m| m.fatal_errors.first()) {
                 (TrialStatus::Failed, Some(first.clone()))
             } else if let Some(f) = o.result.failure() {
-                (TrialStatus::Failed, Some(f.to_owned()))
+                (TrialStatus::Failed, Some(f))
             } else {
                 (TrialStatus::Done, None)
             }

@@ -1,12 +1,15 @@
 //! The managed servers of a plan: started on demand with each configuration's parameters,
 //! restarted when those differ or a trial asks, restored to freshly prepared data, started
 //! read-only for read-only workloads, pinned to the plan's server CPUs, and stopped at the end
-//! (a server that was already running when the plan began is left running).
+//! (a server that was already running when the plan began is left running). A server with a
+//! `source` and a `build` is built first (once per source revision, recipe and flags, cached
+//! in `<state>/builds/`); a failed build fails that server's trials, each with the build log's
+//! last lines, without building again in the same plan.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dbrig_core::results::{LifeMark, ManagedServerFacts};
+use dbrig_core::results::{BuildInfo, LifeMark, ManagedServerFacts};
 use dbrig_driver::Target;
 use dbrig_server::{Engine, ManagedServer, Params, ServerDef};
 
@@ -27,6 +30,10 @@ pub struct Servers {
     said: HashSet<String>,
     /// Lines for the user, taken by the executor ([`Servers::take_notes`]).
     notes: Vec<String>,
+    /// The builds of servers built from source, recorded with their trials.
+    builds: HashMap<String, BuildInfo>,
+    /// Builds that failed in this plan: the error every trial of the server gets.
+    failed_builds: HashMap<String, String>,
 }
 
 impl Servers {
@@ -48,6 +55,8 @@ impl Servers {
             read_only: HashSet::new(),
             said: HashSet::new(),
             notes: Vec::new(),
+            builds: HashMap::new(),
+            failed_builds: HashMap::new(),
         }
     }
 
@@ -58,11 +67,36 @@ impl Servers {
 
     fn server(&mut self, name: &str) -> Result<&mut ManagedServer> {
         if !self.opened.contains_key(name) {
-            let def = self
+            let mut def = self
                 .defs
                 .get(name)
                 .cloned()
                 .ok_or_else(|| plan(format!("no [[server]] named '{name}'")))?;
+            if def.build.is_some() {
+                if let Some(e) = self.failed_builds.get(name) {
+                    return Err(plan(e.clone()));
+                }
+                self.notes.push(format!(
+                    "building server {name} (cached by source revision, recipe and flags)"
+                ));
+                match dbrig_server::ensure_build(&def, &self.state_dir.join("builds")) {
+                    Ok((prefix, info)) => {
+                        self.notes.push(format!(
+                            "server {name}: {} build of {} in {}",
+                            if info.cached { "cached" } else { "new" },
+                            info.revision,
+                            prefix.display()
+                        ));
+                        def.prefix = Some(prefix);
+                        self.builds.insert(name.to_owned(), info);
+                    }
+                    Err(e) => {
+                        let e = e.to_string();
+                        self.failed_builds.insert(name.to_owned(), e.clone());
+                        return Err(plan(e));
+                    }
+                }
+            }
             let mut s = ManagedServer::open(def, &self.state_dir)?;
             if !s.is_initialised() {
                 self.notes
@@ -167,6 +201,7 @@ impl Servers {
     /// whether it ran read-only, and how it was launched (wrappers, NUMA, parent-death signal).
     pub fn facts(&mut self, name: &str) -> Option<ManagedServerFacts> {
         let read_only = self.read_only.contains(name);
+        let build = self.builds.get(name).cloned();
         let s = self.server(name).ok()?;
         Some(ManagedServerFacts {
             server: name.to_owned(),
@@ -175,6 +210,7 @@ impl Servers {
             data_dir: s.data_dir().display().to_string(),
             read_only,
             launch: s.launch_info().cloned(),
+            build,
         })
     }
 

@@ -798,7 +798,10 @@ pub fn workload_charts(
                 out.push(("tpch-power", crate::tpch::tpch_chart(&r)?));
             }
         }
-        ResultKind::Micro | ResultKind::TpchThroughput | ResultKind::Perfrun => {}
+        ResultKind::Micro
+        | ResultKind::TpchThroughput
+        | ResultKind::Perfrun
+        | ResultKind::SqlBench => {}
     }
     if kind != ResultKind::Perfrun {
         out.extend(workload_os_chart(store, data, kind, workload)?.map(|s| ("os", s)));

@@ -152,6 +152,7 @@ fn kind_of_name(name: &str) -> Option<ResultKind> {
         "tpch_power" => Some(ResultKind::TpchPower),
         "tpch_throughput" => Some(ResultKind::TpchThroughput),
         "perfrun" => Some(ResultKind::Perfrun),
+        "sql_bench" => Some(ResultKind::SqlBench),
         "memory_load" | "scan_filter" | "tmp_groupby" => Some(ResultKind::Micro),
         _ => None,
     }
@@ -542,6 +543,7 @@ pub fn kind_title(kind: ResultKind) -> &'static str {
         ResultKind::TpchPower => "TPC-H power test",
         ResultKind::TpchThroughput => "TPC-H throughput test",
         ResultKind::Perfrun => "perfrun",
+        ResultKind::SqlBench => "sql-bench",
     }
 }
 

@@ -3,7 +3,7 @@
 //! throughput); a micro-benchmark has one per table type or query and per figure it derived
 //! (rows/s, MB/s, cycles/row); a power test one per timed step plus Power@Size; a throughput
 //! test one per query over the streams, Ts and Throughput@Size; a perfrun one per query and
-//! cache temperature.
+//! cache temperature; a sql-bench run one per test, its TOTALS and one per operation.
 //!
 //! A step that failed, timed out or answered wrong has no value: it is never counted as fast.
 
@@ -64,6 +64,10 @@ pub fn items(result: &TrialResult) -> Vec<Item> {
         TrialResult::TpchPower(p) => power_items(p),
         TrialResult::TpchThroughput(t) => throughput_items(t),
         TrialResult::Perfrun(p) => perfrun_items(p),
+        TrialResult::SqlBench(r) => crate::sqlbench::items(r)
+            .into_iter()
+            .map(|(name, v)| Item::new(name, SECONDS, v))
+            .collect(),
     }
 }
 

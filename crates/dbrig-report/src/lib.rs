@@ -37,6 +37,7 @@ pub mod render;
 pub mod run;
 pub mod settings;
 pub mod single;
+pub mod sqlbench;
 pub mod table;
 pub mod tables;
 pub mod tpch;

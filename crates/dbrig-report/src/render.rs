@@ -44,10 +44,12 @@ pub enum Format {
     Benchbase,
     /// The intervals of OLTP trials as sysbench's `report_json` hook prints them.
     SysbenchJson,
+    /// sql-bench trials in sql-bench's own layout, `HOST/YYYY-MM-DD/` in a folder.
+    SqlBench,
 }
 
 impl Format {
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -58,6 +60,7 @@ impl Format {
         Format::Svg,
         Format::Benchbase,
         Format::SysbenchJson,
+        Format::SqlBench,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -72,6 +75,7 @@ impl Format {
             Format::Svg => "svg",
             Format::Benchbase => "benchbase",
             Format::SysbenchJson => "sysbench-json",
+            Format::SqlBench => "sql-bench",
         }
     }
 }
@@ -236,6 +240,14 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                 .clone()
                 .unwrap_or_else(|| req.out_dir.join(format!("benchbase-{tag}")));
             let files = crate::benchbase::write_benchbase(store, &data, &dir)?;
+            return Ok(Rendered::Written { files });
+        }
+        Format::SqlBench => {
+            let dir = req
+                .output
+                .clone()
+                .unwrap_or_else(|| req.out_dir.join(format!("sql-bench-{tag}")));
+            let files = crate::sqlbench::write_sql_bench(&data, &dir)?;
             return Ok(Rendered::Written { files });
         }
     };

@@ -138,6 +138,9 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
         Some(TrialResult::Micro(r)) => result_text(r, target),
         Some(TrialResult::TpchPower(r)) => power_text(r, target),
         Some(TrialResult::TpchThroughput(r)) => throughput_text(r, target),
+        Some(TrialResult::SqlBench(r)) => {
+            crate::sqlbench::run_file(r, &trial.started_at, target, "")
+        }
         Some(TrialResult::Perfrun(_)) => {
             return perfrun_report(store, run, None, SingleFormat::Text);
         }

@@ -530,6 +530,16 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
                     add(w, Block::Table(t));
                 }
             }
+            ResultKind::SqlBench => {
+                for w in &s.workloads {
+                    let t = item_table(
+                        data,
+                        w,
+                        "median seconds over trials: each test's Total time, TOTALS, and run-all-tests' totals per operation",
+                    );
+                    add(w, Block::Table(t));
+                }
+            }
             ResultKind::TpchPower => {
                 for w in &s.workloads {
                     if let Some(r) = TpchReport::from_data(data, w) {
@@ -649,6 +659,7 @@ fn preamble(data: &ReportData) -> Vec<String> {
             off.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
+    lines.extend(build_lines(data));
     let ex = data.excluded();
     if ex.total() > 0 {
         lines.push(format!(
@@ -659,6 +670,36 @@ fn preamble(data: &ReportData) -> Vec<String> {
     }
     lines.extend(durability_flags(data));
     lines
+}
+
+/// Each configuration's server build, when dbrig built it from source: revision, recipe,
+/// flags and compiler, as recorded with its trials (the last trial's).
+pub fn build_lines(data: &ReportData) -> Vec<String> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for c in &data.stored {
+        let build = c
+            .trials
+            .iter()
+            .rev()
+            .find_map(|t| t.environment.as_deref()?.server.as_ref()?.build.clone());
+        if let Some(b) = build {
+            let line = format!(
+                "build of {}: {} from {}, recipe {}, CFLAGS \"{}\", compiler {}, prefix {}{}",
+                c.configuration,
+                b.revision,
+                b.source,
+                b.recipe,
+                b.flags,
+                b.compiler,
+                b.prefix,
+                if b.cached { " (cached)" } else { "" }
+            );
+            if !seen.iter().any(|(conf, _)| *conf == c.configuration) {
+                seen.push((c.configuration.clone(), line));
+            }
+        }
+    }
+    seen.into_iter().map(|(_, l)| l).collect()
 }
 
 /// The console report: preamble, then each kind's section (titled when there are several).

@@ -169,6 +169,8 @@ impl From<ResultKind> for RunKind {
             ResultKind::TpchPower => RunKind::TpchPower,
             ResultKind::TpchThroughput => RunKind::TpchThroughput,
             ResultKind::Perfrun => RunKind::Perfrun,
+            // No single command runs sql-bench: only plans do.
+            ResultKind::SqlBench => RunKind::Plan,
         }
     }
 }

@@ -22,6 +22,7 @@ use dbrig_core::{IntervalSample, Measurements};
 use crate::micro::MicroOptions;
 use crate::perfrun::PerfrunOptions;
 use crate::runner::{self, RunSpec, Stopper};
+use crate::sqlbench::SqlBenchOptions;
 use crate::tpch::{
     self, KeysWhen, ParamMode, PowerOptions, QuerySet, ScaleFactor, ThroughputOptions,
 };
@@ -159,7 +160,7 @@ impl TpchPowerOptions {
 
 /// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
 /// trial does (the options are those of `dbrig micro NAME` and [`TpchPowerOptions`]).
-pub fn plan_only_kinds() -> [(&'static str, &'static str); 7] {
+pub fn plan_only_kinds() -> [(&'static str, &'static str); 8] {
     [
         (
             "script",
@@ -189,6 +190,10 @@ pub fn plan_only_kinds() -> [(&'static str, &'static str); 7] {
             "perfrun",
             "RQG perfrun: every query of `queries` (or TPC-H) cold then warm, time and counters",
         ),
+        (
+            "sql-bench",
+            "MySQL's classic sql-bench suite (`tests = [\"connect\"]`, `small-test`): seconds per operation and test",
+        ),
     ]
 }
 
@@ -205,6 +210,8 @@ pub enum WorkloadKind {
     TpchThroughput(TpchPowerOptions),
     /// Every query of a folder (or TPC-H's 22) cold then warm, with counters.
     Perfrun(PerfrunOptions),
+    /// sql-bench's test scripts, run one by one (they make and drop their own tables).
+    SqlBench(SqlBenchOptions),
 }
 
 /// What one trial produced: the typed result every report reads, OLTP's measurements (kept
@@ -237,6 +244,10 @@ impl TrialOutput {
             (TrialResult::TpchThroughput(r), _) => (r.outcomes().count() as u64, "query"),
             // Each query runs cold and warm.
             (TrialResult::Perfrun(r), _) => (2 * r.queries.len() as u64, "query"),
+            (TrialResult::SqlBench(r), _) => (
+                r.tests.iter().map(|t| t.operations.len() as u64).sum(),
+                "operation",
+            ),
         }
     }
 
@@ -294,6 +305,24 @@ impl TrialOutput {
                     n => format!(", {n} execution(s) failed"),
                 }
             ),
+            (TrialResult::SqlBench(r), _) => {
+                let total: f64 = r
+                    .tests
+                    .iter()
+                    .filter_map(|t| t.total)
+                    .map(|t| t.wall_s)
+                    .sum();
+                let bad = r.unfinished().count();
+                format!(
+                    "{} sql-bench test(s) in {total:.3} s{}",
+                    r.tests.len(),
+                    if bad > 0 {
+                        format!(" ({bad} did not finish)")
+                    } else {
+                        String::new()
+                    }
+                )
+            }
         }
     }
 }
@@ -366,6 +395,13 @@ impl WorkloadKind {
                 o.validate()?;
                 Ok(WorkloadKind::Perfrun(o))
             }
+            "sql_bench" | "sqlbench" => {
+                let o: SqlBenchOptions = serde_json::from_value(options.clone()).map_err(|e| {
+                    WorkloadError::InvalidOptions(format!("sql-bench options: {e}"))
+                })?;
+                o.validate()?;
+                Ok(WorkloadKind::SqlBench(o))
+            }
             _ => Err(WorkloadError::UnknownWorkload(name.to_owned())),
         }
     }
@@ -378,6 +414,7 @@ impl WorkloadKind {
             WorkloadKind::TpchPower(_) => "tpch_power",
             WorkloadKind::TpchThroughput(_) => "tpch_throughput",
             WorkloadKind::Perfrun(_) => "perfrun",
+            WorkloadKind::SqlBench(_) => "sql_bench",
         }
     }
 
@@ -390,6 +427,7 @@ impl WorkloadKind {
             WorkloadKind::TpchPower(_) => ResultKind::TpchPower,
             WorkloadKind::TpchThroughput(_) => ResultKind::TpchThroughput,
             WorkloadKind::Perfrun(_) => ResultKind::Perfrun,
+            WorkloadKind::SqlBench(_) => ResultKind::SqlBench,
         }
     }
 
@@ -402,6 +440,7 @@ impl WorkloadKind {
                 serde_json::to_value(o).unwrap_or_default()
             }
             WorkloadKind::Perfrun(o) => serde_json::to_value(o).unwrap_or_default(),
+            WorkloadKind::SqlBench(o) => serde_json::to_value(o).unwrap_or_default(),
         }
     }
 
@@ -422,7 +461,7 @@ impl WorkloadKind {
             WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
             // A script may write; pgbench's built-ins but select-only do.
             WorkloadKind::Oltp(Workload::Script(_)) => true,
-            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => false,
+            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
     }
@@ -520,7 +559,9 @@ impl WorkloadKind {
                     r.scale, r.rows, r.seconds
                 )))
             }
-            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => Ok(None),
+            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => {
+                Ok(None)
+            }
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
                 let sf = o.validate()?;
                 let mut conn = Connection::connect(target, connect).await?;
@@ -604,7 +645,7 @@ impl WorkloadKind {
                     }
                 })
             }),
-            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => None,
+            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => None,
         }
     }
 
@@ -613,7 +654,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => true,
             WorkloadKind::Perfrun(o) => o.tpch,
-            WorkloadKind::Oltp(_) | WorkloadKind::Micro(_) => false,
+            WorkloadKind::Oltp(_) | WorkloadKind::Micro(_) | WorkloadKind::SqlBench(_) => false,
         }
     }
 
@@ -781,6 +822,14 @@ impl WorkloadKind {
                 }))
                 .await
             }
+            WorkloadKind::SqlBench(o) => {
+                abandonable(Box::pin(async {
+                    crate::sqlbench::trial(o, &spec.target, &note)
+                        .await
+                        .map(TrialResult::SqlBench)
+                }))
+                .await
+            }
         }
     }
 }
@@ -819,6 +868,7 @@ mod tests {
                 n if n.starts_with("tpch") => json!({"sf": 0.01}),
                 "perfrun" => json!({"tpch": true}),
                 "script" => json!({"builtins": ["select-only@2", "tpcb"], "protocol": "prepared"}),
+                "sql-bench" => json!({"tests": ["connect"], "small-test": true}),
                 _ => json!({}),
             };
             let k = WorkloadKind::from_json(name, &options).unwrap();

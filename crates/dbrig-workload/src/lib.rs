@@ -20,6 +20,7 @@ pub mod registry;
 pub mod runner;
 pub mod script;
 pub mod sql;
+pub mod sqlbench;
 mod tasks;
 pub mod tpch;
 

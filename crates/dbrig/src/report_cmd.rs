@@ -37,6 +37,9 @@ pub enum ReportFormat {
     Benchbase,
     /// The intervals of OLTP trials as sysbench's report_json hook prints them.
     SysbenchJson,
+    /// sql-bench trials in sql-bench's own layout (HOST/YYYY-MM-DD/ with each test's output
+    /// and a RUN- summary) in the folder --output (default OUT/sql-bench-RUN).
+    SqlBench,
 }
 
 impl From<ReportFormat> for dbrig_report::Format {
@@ -51,6 +54,7 @@ impl From<ReportFormat> for dbrig_report::Format {
             ReportFormat::Html => dbrig_report::Format::Html,
             ReportFormat::Svg => dbrig_report::Format::Svg,
             ReportFormat::Benchbase => dbrig_report::Format::Benchbase,
+            ReportFormat::SqlBench => dbrig_report::Format::SqlBench,
             ReportFormat::SysbenchJson => dbrig_report::Format::SysbenchJson,
         }
     }

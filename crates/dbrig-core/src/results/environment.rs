@@ -168,6 +168,32 @@ pub struct ManagedServerFacts {
     pub data_dir: String,
     pub read_only: bool,
     pub launch: Option<LaunchInfo>,
+    /// The build the server ran from, when its `[[server]]` names a source tree and a build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildInfo>,
+}
+
+/// A server built from source by dbrig: recorded with every trial and shown in reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// The source tree (or tarball) as the plan named it.
+    pub source: String,
+    /// `git COMMIT` (`+dirty HASH` with uncommitted changes), `sha256 HASH` of a tarball, or
+    /// `tree HASH` of a folder's file names, sizes and times.
+    pub revision: String,
+    /// `cmake-relwithdebinfo` (the seeds' BUILD/compile-amd64-max) or the build command.
+    pub recipe: String,
+    /// CFLAGS (CXXFLAGS add `-felide-constructors` in the built-in recipe, as the seeds).
+    pub flags: String,
+    /// The first line of `$CC --version` (`cc` when CC is unset).
+    pub compiler: String,
+    /// The install prefix dbrig chose, under its output folder, keyed by the three above.
+    pub prefix: String,
+    /// Whether this plan reused an earlier build of the same key.
+    pub cached: bool,
+    /// Milliseconds the build took (when this plan ran it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_ms: Option<u64>,
 }
 
 /// What was asked for and what was done when a server was launched; recorded with trials.

@@ -9,6 +9,7 @@ mod life;
 pub mod load;
 pub mod micro;
 pub mod perfrun;
+pub mod sqlbench;
 pub mod tpch;
 
 use std::fmt;
@@ -20,8 +21,8 @@ use crate::measure::ClientWork;
 use crate::statements::StatementLatency;
 
 pub use environment::{
-    Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
-    Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
+    BuildInfo, Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample,
+    OsSpan, Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
 };
 pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,
@@ -30,6 +31,7 @@ pub use life::{LifeMark, server_restarted};
 pub use load::{LoadFigures, TableLoad};
 pub use micro::{MicroItem, MicroResult};
 pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};
+pub use sqlbench::{SqlBenchOperation, SqlBenchResult, SqlBenchStatus, SqlBenchTest, SqlBenchTime};
 pub use tpch::{PowerReport, QueryOutcome, QueryStatus, ThroughputReport};
 
 /// The kinds of workload dbrig measures: a closed set, matched wherever a kind decides how a
@@ -45,15 +47,18 @@ pub enum ResultKind {
     TpchThroughput,
     /// Query-by-query executions with counters (RQG perfrun).
     Perfrun,
+    /// MySQL's classic sql-bench suite: seconds per operation and test.
+    SqlBench,
 }
 
 impl ResultKind {
-    pub const ALL: [ResultKind; 5] = [
+    pub const ALL: [ResultKind; 6] = [
         ResultKind::Oltp,
         ResultKind::Micro,
         ResultKind::TpchPower,
         ResultKind::TpchThroughput,
         ResultKind::Perfrun,
+        ResultKind::SqlBench,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -63,6 +68,7 @@ impl ResultKind {
             ResultKind::TpchPower => "tpch_power",
             ResultKind::TpchThroughput => "tpch_throughput",
             ResultKind::Perfrun => "perfrun",
+            ResultKind::SqlBench => "sql_bench",
         }
     }
 }
@@ -175,6 +181,7 @@ pub enum TrialResult {
     TpchPower(PowerReport),
     TpchThroughput(ThroughputReport),
     Perfrun(PerfrunResult),
+    SqlBench(SqlBenchResult),
 }
 
 impl TrialResult {
@@ -185,6 +192,7 @@ impl TrialResult {
             TrialResult::TpchPower(_) => ResultKind::TpchPower,
             TrialResult::TpchThroughput(_) => ResultKind::TpchThroughput,
             TrialResult::Perfrun(_) => ResultKind::Perfrun,
+            TrialResult::SqlBench(_) => ResultKind::SqlBench,
         }
     }
 
@@ -196,16 +204,20 @@ impl TrialResult {
             TrialResult::TpchPower(r) => Some(&r.server_version),
             TrialResult::TpchThroughput(r) => Some(&r.server_version),
             TrialResult::Perfrun(r) => Some(&r.server.version),
+            TrialResult::SqlBench(r) => Some(&r.server_version),
         }
     }
 
     /// Why the result makes its trial `failed` although it measured (part of the one status
     /// rule; OLTP's fatal client errors are in its measurements): a throughput test whose
     /// stream lost its server. A query that failed or answered wrong does not fail a power
-    /// test: it is recorded with its error and never counted as fast.
-    pub fn failure(&self) -> Option<&str> {
+    /// test: it is recorded with its error and never counted as fast. Likewise a sql-bench
+    /// test that lost its server fails its trial; one that failed otherwise is recorded with
+    /// its error, its times left out.
+    pub fn failure(&self) -> Option<String> {
         match self {
-            TrialResult::TpchThroughput(r) => r.failure.as_deref(),
+            TrialResult::TpchThroughput(r) => r.failure.clone(),
+            TrialResult::SqlBench(r) => r.failure(),
             _ => None,
         }
     }

@@ -184,6 +184,25 @@ pub struct ServerDef {
     /// Explicit server binary (`mariadbd`, `mysqld`, `postgres`); overrides `prefix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_bin: Option<PathBuf>,
+    /// MariaDB's share files (`mysql_system_tables.sql`, `english/errmsg.sys`) for a bare
+    /// server binary or a layout the initialiser does not know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_dir: Option<PathBuf>,
+    /// A source tree (a folder, git or not, or a tarball) to build the server from; the
+    /// build's install prefix becomes `prefix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<PathBuf>,
+    /// How to build `source`: `cmake` (the built-in recipe: the seeds' compile-amd64-max,
+    /// RelWithDebInfo with `build-flags`, RPM layout) or a shell command run in the source
+    /// tree that installs into `$DBRIG_PREFIX` (with `$DBRIG_SOURCE`, `$DBRIG_BUILD_DIR`,
+    /// `$CFLAGS`, `$CXXFLAGS`). Built once per (revision, recipe, flags), cached under the
+    /// output folder's `builds/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// CFLAGS of the build. Default: the seeds' `-O3 -g -fno-omit-frame-pointer
+    /// -fno-strict-aliasing -DNDEBUG -DDBUG_OFF`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_flags: Option<String>,
     /// Explicit initialiser (`mariadb-install-db`, `initdb`); default: next to the server
     /// binary, else in the prefix, else installed. MySQL initialises with `mysqld` itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,6 +250,10 @@ impl ServerDef {
             engine,
             prefix: None,
             server_bin: None,
+            share_dir: None,
+            source: None,
+            build: None,
+            build_flags: None,
             init_bin: None,
             data_dir: None,
             config_file: None,

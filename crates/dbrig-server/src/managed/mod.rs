@@ -17,6 +17,7 @@
 //! Servers run in their own process group, so a Ctrl-C at the terminal does not kill them in
 //! the middle of a write; dbrig stops them itself (see [`shutdown_all`] and [`ServerGuard`]).
 
+mod build;
 mod def;
 mod launch;
 mod life;
@@ -26,6 +27,7 @@ mod server;
 
 use std::path::PathBuf;
 
+pub use build::{DEFAULT_FLAGS, RECIPE_CMAKE, ensure_build};
 pub use def::{Engine, Params, ServerDef};
 pub use launch::{LaunchInfo, LaunchTools, find_program, plan_launch};
 pub use life::{LifeMark, server_restarted};
@@ -93,6 +95,13 @@ pub enum ManagedError {
         server: String,
         detail: String,
         log: PathBuf,
+    },
+    #[error("server {server}: the build failed ({status}); log {}; last lines:\n{tail}", log.display())]
+    BuildFailed {
+        server: String,
+        status: String,
+        log: PathBuf,
+        tail: String,
     },
     #[error("server {server}: no snapshot named {snapshot}")]
     NoSnapshot { server: String, snapshot: String },

@@ -495,6 +495,14 @@ impl ManagedServer {
     }
 
     fn basedir(&self) -> Option<PathBuf> {
+        if self.needs_layout() {
+            return Some(self.layout_dir());
+        }
+        self.given_basedir()
+    }
+
+    /// The base folder the definition implies: the prefix, or above a given server binary.
+    fn given_basedir(&self) -> Option<PathBuf> {
         if let Some(p) = &self.def.prefix {
             return Some(p.clone());
         }
@@ -502,6 +510,118 @@ impl ManagedServer {
             return self.server_bin.parent()?.parent().map(Path::to_owned);
         }
         None
+    }
+
+    /// Whether MariaDB's initialiser cannot find its way in this install: share files given
+    /// apart (`share-dir`), or no `sbin/mariadbd` under the base folder (a bare binary, the
+    /// seeds' RPM layout with the server in `libexec/`). Then dbrig lays out a folder of links
+    /// as `mariadb-install-db --basedir` expects it ([`Self::make_layout`]).
+    fn needs_layout(&self) -> bool {
+        self.def.engine == Engine::Mariadb
+            && (self.def.share_dir.is_some()
+                || self.given_basedir().is_some_and(|b| {
+                    !b.join("sbin/mariadbd").exists() && !b.join("sbin/mysqld").exists()
+                }))
+    }
+
+    fn layout_dir(&self) -> PathBuf {
+        self.dir.join("basedir")
+    }
+
+    /// Links `sbin/mariadbd`, `bin/my_print_defaults`, `bin/resolveip`, `share/mysql` and
+    /// `lib/mysql/plugin` into [`Self::layout_dir`], each found beside the server binary, in
+    /// the base folder's usual places or (the tools) installed; says which path to set when
+    /// the share files are nowhere.
+    fn make_layout(&self) -> Result<()> {
+        if !self.needs_layout() {
+            return Ok(());
+        }
+        let base = self.given_basedir();
+        let bin_dir = self.server_bin.parent().map(Path::to_owned);
+        let mut places: Vec<PathBuf> = Vec::new();
+        places.extend(bin_dir.clone());
+        if let Some(b) = &base {
+            for sub in ["bin", "extra", "client", "scripts", "libexec", "sbin"] {
+                places.push(b.join(sub));
+            }
+        }
+        if let Some(path) = std::env::var_os("PATH") {
+            places.extend(std::env::split_paths(&path));
+        }
+        places.extend(["/usr/bin", "/usr/local/bin"].map(PathBuf::from));
+        let tool = |name: &str| places.iter().map(|d| d.join(name)).find(|p| p.is_file());
+        let mut share_places: Vec<PathBuf> = self.def.share_dir.iter().cloned().collect();
+        if self.def.share_dir.is_none() {
+            for b in base.iter().chain(
+                bin_dir
+                    .as_ref()
+                    .and_then(|d| d.parent())
+                    .map(Path::new)
+                    .map(Path::to_owned)
+                    .iter(),
+            ) {
+                share_places.push(b.join("share/mysql"));
+                share_places.push(b.join("share/mariadb"));
+                share_places.push(b.join("share"));
+            }
+        }
+        let share = share_places
+            .iter()
+            .find(|d| d.join("mysql_system_tables.sql").is_file())
+            .cloned();
+        let Some(share) = share else {
+            return Err(ManagedError::BinaryNotFound {
+                server: self.def.name.clone(),
+                what: "MariaDB's share files (mysql_system_tables.sql, english/errmsg.sys): set share-dir = DIR",
+                looked: share_places
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let Some(print_defaults) = tool("my_print_defaults") else {
+            return Err(ManagedError::BinaryNotFound {
+                server: self.def.name.clone(),
+                what: "my_print_defaults (put it beside the server binary, or set prefix = DIR)",
+                looked: places
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let plugins = base
+            .iter()
+            .flat_map(|b| {
+                [
+                    "lib/mysql/plugin",
+                    "lib64/mysql/plugin",
+                    "lib/plugin",
+                    "lib64/plugin",
+                ]
+                .map(|s| b.join(s))
+            })
+            .find(|d| d.is_dir());
+        let dir = self.layout_dir();
+        let _ = fs::remove_dir_all(&dir);
+        let mut links: Vec<(PathBuf, &str)> = vec![
+            (self.server_bin.clone(), "sbin/mariadbd"),
+            (print_defaults, "bin/my_print_defaults"),
+            (share, "share/mysql"),
+        ];
+        links.extend(tool("resolveip").map(|p| (p, "bin/resolveip")));
+        links.extend(plugins.map(|p| (p, "lib/mysql/plugin")));
+        for (target, link) in links {
+            let at = dir.join(link);
+            if let Some(parent) = at.parent() {
+                fs::create_dir_all(parent).map_err(self.io_err("laying out the base folder"))?;
+            }
+            let target = std::path::absolute(&target).unwrap_or(target);
+            std::os::unix::fs::symlink(&target, &at)
+                .map_err(self.io_err(format!("linking {}", at.display())))?;
+        }
+        Ok(())
     }
 
     /// The initialiser's arguments. MariaDB's `mariadb-install-db` and Oracle MySQL's
@@ -515,6 +635,10 @@ impl ManagedServer {
                 args.push("--no-defaults".into());
                 if let Some(b) = self.basedir() {
                     args.push(format!("--basedir={}", b.display()));
+                }
+                if self.needs_layout() {
+                    // The layout has no resolveip of its own kind: no host name lookups.
+                    args.push("--force".into());
                 }
                 if self.def.engine == Engine::Mysql {
                     args.push("--initialize-insecure".into());
@@ -549,6 +673,7 @@ impl ManagedServer {
     }
 
     fn run_initialiser(&self) -> Result<()> {
+        self.make_layout()?;
         let init_bin = self.def.resolve_init_bin(&self.server_bin)?;
         let data = self.data_dir.display().to_string();
         if self.def.engine == Engine::Mysql {
@@ -773,6 +898,7 @@ impl ManagedServer {
             });
         }
         self.prepare_dirs()?;
+        self.make_layout()?;
         if !self.is_initialised() {
             return Err(ManagedError::NotInitialised {
                 server: self.def.name.clone(),
@@ -854,6 +980,19 @@ impl ManagedServer {
                 });
                 if let Some(b) = self.basedir() {
                     args.push(format!("--basedir={}", b.display()));
+                }
+                if self.needs_layout() {
+                    let b = self.layout_dir();
+                    args.push(format!(
+                        "--lc-messages-dir={}",
+                        b.join("share/mysql").display()
+                    ));
+                    if b.join("lib/mysql/plugin").exists() {
+                        args.push(format!(
+                            "--plugin-dir={}",
+                            b.join("lib/mysql/plugin").display()
+                        ));
+                    }
                 }
                 args.push(format!("--datadir={data}"));
                 args.extend(self.tmpdir_arg());

@@ -19,6 +19,7 @@ mod plans;
 mod postgres;
 mod readme;
 mod safety;
+mod sqlbench;
 mod sqlite;
 mod tpch;
 

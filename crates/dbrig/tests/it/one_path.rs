@@ -48,6 +48,10 @@ fn shape(r: &TrialResult) -> Value {
             "perfrun": p.queries.iter().map(|q| (q.file.clone(), q.cold.error.is_none(), q.warm.error.is_none())).collect::<Vec<_>>(),
             "dialect": p.server.dialect,
         }),
+        TrialResult::SqlBench(r) => json!({
+            "sql_bench": r.tests.iter().map(|t| (t.name.clone(), t.status.as_str(), t.operations.len())).collect::<Vec<_>>(),
+            "server": r.server,
+        }),
     }
 }
 

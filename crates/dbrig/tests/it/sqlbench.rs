@@ -1,0 +1,287 @@
+//! sql-bench and builds through the one executor: a real sql-bench test (`test-connect` with
+//! `--small-test`, a few loops) against the machine's MariaDB, a managed MariaDB built by a
+//! recipe (the machine's binaries installed in the RPM layout, standing in for a compile), a
+//! bare server binary with its share folder given, and the machine's PostgreSQL; a failing
+//! build fails its configuration's trials and the plan goes on; the second run reuses the
+//! build; stored, reported, compared, exported in sql-bench's own layout.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dbrig_store::{Store, TrialStatus};
+
+use crate::{dbrig, ok, text};
+
+/// The suite, fetched (or found cached) by scripts/sql-bench.
+fn suite() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let o = Command::new(root.join("scripts/sql-bench"))
+        .output()
+        .expect("scripts/sql-bench runs");
+    assert!(
+        o.status.success(),
+        "scripts/sql-bench failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+}
+
+type Trial = (String, TrialStatus, Option<String>, serde_json::Value);
+
+fn trials_of(db: &Path, run: i64) -> Vec<Trial> {
+    let store = Store::open(db).unwrap();
+    let run = store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.id.to_string() == run.to_string())
+        .unwrap();
+    let mut out = Vec::new();
+    for c in store.cells(run.id).unwrap() {
+        for t in store.trials(c.id).unwrap() {
+            out.push((
+                c.configuration.clone(),
+                t.status,
+                t.reason.clone(),
+                crate::trial_json(&t),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn sql_bench_on_mariadb_a_built_server_a_bare_binary_and_postgres() {
+    let suite = suite();
+    let out = tempfile::tempdir().unwrap();
+    let src = out.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("VERSION"), "standing in for a source tree\n").unwrap();
+    let bare = out.path().join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    std::fs::copy("/usr/sbin/mariadbd", bare.join("mariadbd")).unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../plans/install-machine-mariadb.sh")
+        .canonicalize()
+        .unwrap();
+    let plan = format!(
+        r#"
+name = "sqlbench"
+trials = 1
+clients = [1]
+baseline = "machine"
+
+[[server]]
+name = "built"
+engine = "mariadb"
+source = "{src}"
+build = "sh {recipe}"
+
+[[server]]
+name = "bare"
+engine = "mariadb"
+server-bin = "{bare}/mariadbd"
+share-dir = "/usr/share/mysql"
+
+[[server]]
+name = "broken"
+engine = "mariadb"
+source = "{src}"
+build = "echo compiling sql/mysqld.cc; echo 'mysqld.cc:1: fatal error: boom.h: No such file' >&2; exit 2"
+
+[[configuration]]
+name = "machine"
+target = "mysql://root@127.0.0.1:3306/test"
+
+[[configuration]]
+name = "built"
+server = "built"
+
+[[configuration]]
+name = "bare"
+server = "bare"
+
+[[configuration]]
+name = "broken"
+server = "broken"
+
+[[configuration]]
+name = "pg"
+target = "postgres://postgres@127.0.0.1:5432/test"
+
+[[workload]]
+name = "sql-bench"
+[workload.options]
+suite = "{suite}"
+tests = ["connect"]
+small-test = true
+options = ["--loop-count=20000"]
+timeout = 120
+"#,
+        src = src.display(),
+        recipe = recipe.display(),
+        bare = bare.display(),
+        suite = suite.display(),
+    );
+    let path = out.path().join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    let first = dbrig(out.path(), &["run", path.to_str().unwrap()]);
+    let all = text(&first);
+    // The failed build fails its configuration; the plan goes on.
+    assert!(!first.status.success(), "{all}");
+    assert!(all.contains("1 of 5 trial(s) failed"), "{all}");
+    let db = out.path().join("results.db");
+    let trials = trials_of(&db, 1);
+    let by = |c: &str| trials.iter().find(|t| t.0 == c).unwrap();
+    for c in ["machine", "built", "bare", "pg"] {
+        let t = by(c);
+        assert_eq!(t.1, TrialStatus::Done, "{c}: {:?}\n{all}", t.2);
+        let r = &t.3["sql_bench"];
+        let test = &r["tests"][0];
+        assert_eq!(
+            (test["name"].as_str(), test["status"].as_str()),
+            (Some("connect"), Some("ok")),
+            "{c}: {test}"
+        );
+        assert_eq!(test["operations"].as_array().unwrap().len(), 10, "{c}");
+        assert!(test["total"]["wall_s"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    assert_eq!(by("pg").3["sql_bench"]["server"], "Pg");
+    let broken = by("broken");
+    assert_eq!(broken.1, TrialStatus::Failed);
+    let reason = broken.2.as_deref().unwrap();
+    assert!(
+        reason.contains("the build failed") && reason.contains("boom.h"),
+        "{reason}"
+    );
+    // The build is recorded with the trial: revision, recipe, flags, compiler, prefix.
+    let build = &by("built").3["server"]["build"];
+    assert!(
+        build["revision"].as_str().unwrap().starts_with("tree "),
+        "{build}"
+    );
+    assert_eq!(
+        build["recipe"].as_str().unwrap(),
+        format!("sh {}", recipe.display())
+    );
+    assert!(
+        build["flags"]
+            .as_str()
+            .unwrap()
+            .contains("-fno-omit-frame-pointer")
+    );
+    assert!(!build["compiler"].as_str().unwrap().is_empty());
+    assert_eq!(build["cached"], false);
+    let prefix = PathBuf::from(build["prefix"].as_str().unwrap());
+    assert!(
+        prefix.join("libexec/mariadbd").is_file(),
+        "RPM layout: {prefix:?}"
+    );
+    assert!(prefix.starts_with(out.path().join("builds")));
+    // A managed server is locked down: sql-bench connected with its password, which went
+    // through the environment and is in nothing stored.
+    let secret = std::fs::read_to_string(out.path().join("servers/built/secret")).unwrap();
+    let stored = std::fs::read(&db).unwrap();
+    assert!(
+        !stored
+            .windows(secret.trim().len())
+            .any(|w| w == secret.trim().as_bytes()),
+        "the managed server's password is stored"
+    );
+
+    // Reported and compared: the build line, each test's total, the operations.
+    let report = text(&ok(dbrig(out.path(), &["report", "1"])));
+    for needle in [
+        "build of built: tree ",
+        "test-connect",
+        "TOTALS",
+        "connect+select_1_row",
+    ] {
+        assert!(report.contains(needle), "{needle} missing:\n{report}");
+    }
+    // sql-bench's own layout: RESULTS-DIR/HOST/YYYY-MM-DD/.
+    let export = out.path().join("sb");
+    ok(dbrig(
+        out.path(),
+        &[
+            "report",
+            "1",
+            "--format",
+            "sql-bench",
+            "--output",
+            export.to_str().unwrap(),
+        ],
+    ));
+    let host_dirs: Vec<PathBuf> = std::fs::read_dir(&export)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(host_dirs.len(), 1);
+    let day: Vec<PathBuf> = std::fs::read_dir(&host_dirs[0])
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(day.len(), 1);
+    assert_eq!(day[0].file_name().unwrap().len(), "YYYY-MM-DD".len());
+    let files: Vec<String> = std::fs::read_dir(&day[0])
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.starts_with("RUN-mysql-") && f.contains("_built_")),
+        "{files:?}"
+    );
+    assert!(
+        files.iter().any(|f| f.starts_with("connect-Pg-")),
+        "{files:?}"
+    );
+
+    // A second run of the built server reuses the build (same source, recipe, flags).
+    let plan2 = std::fs::read_to_string(&path).unwrap().replace(
+        "name = \"broken\"\nserver = \"broken\"",
+        "name = \"broken\"\nserver = \"bare\"",
+    );
+    let path2 = out.path().join("plan2.toml");
+    std::fs::write(&path2, plan2).unwrap();
+    let again = dbrig(out.path(), &["run", path2.to_str().unwrap()]);
+    let t2 = trials_of(&db, 2);
+    let built2 = t2.iter().find(|t| t.0 == "built").unwrap();
+    assert_eq!(built2.1, TrialStatus::Done, "{}", text(&again));
+    let b2 = &built2.3["server"]["build"];
+    assert_eq!(b2["cached"], true, "{b2}");
+    assert_eq!(b2["prefix"], build["prefix"]);
+}
+
+/// A bare server binary whose share files are nowhere near it: the error says which path to
+/// set.
+#[test]
+fn a_bare_binary_without_share_files_says_to_set_share_dir() {
+    let out = tempfile::tempdir().unwrap();
+    let bare = out.path().join("x/bin");
+    std::fs::create_dir_all(&bare).unwrap();
+    std::os::unix::fs::symlink("/usr/sbin/mariadbd", bare.join("mariadbd")).unwrap();
+    let plan = out.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"p\"\ntrials = 1\nclients = [1]\n[[server]]\nname = \"lonely\"\nengine = \"mariadb\"\nserver-bin = \"{}\"\n",
+            bare.join("mariadbd").display()
+        ),
+    )
+    .unwrap();
+    let o = dbrig(
+        out.path(),
+        &[
+            "server",
+            "start",
+            "lonely",
+            "--plan",
+            plan.to_str().unwrap(),
+        ],
+    );
+    let all = text(&o);
+    assert!(!o.status.success(), "{all}");
+    assert!(all.contains("set share-dir"), "{all}");
+}
