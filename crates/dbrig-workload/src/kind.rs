@@ -330,6 +330,25 @@ impl WorkloadKind {
                 .map_err(|e| WorkloadError::InvalidOptions(format!("{name} options: {e}")))?;
             return Ok(WorkloadKind::Oltp(Workload::from_name(name, oltp)?));
         }
+        if crate::lua::is_script_name(name.trim()) {
+            let mut o = crate::LuaOptions {
+                script: name.trim().to_owned(),
+                script_options: Vec::new(),
+            };
+            if let Some(map) = options.as_object() {
+                for (k, v) in map {
+                    let v = match v {
+                        serde_json::Value::Bool(b) => (if *b { "on" } else { "off" }).to_owned(),
+                        serde_json::Value::String(s) => s.clone(),
+                        v => v.to_string(),
+                    };
+                    o.script_options.push(format!("{k}={v}"));
+                }
+            }
+            return Ok(WorkloadKind::Oltp(Workload::Lua(crate::LuaWorkload::new(
+                o,
+            )?)));
+        }
         if name.trim().eq_ignore_ascii_case(crate::script::NAME) {
             let o: crate::ScriptOptions = serde_json::from_value(options.clone())
                 .map_err(|e| WorkloadError::InvalidOptions(format!("script options: {e}")))?;
@@ -421,7 +440,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
             // A script may write; pgbench's built-ins but select-only do.
-            WorkloadKind::Oltp(Workload::Script(_)) => true,
+            WorkloadKind::Oltp(Workload::Script(_) | Workload::Lua(_)) => true,
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
@@ -498,6 +517,8 @@ impl WorkloadKind {
                     report.rows, report.load_s
                 )))
             }
+            // A script's tables are its own business (`dbrig prepare FILE.lua`).
+            WorkloadKind::Oltp(Workload::Lua(_)) => Ok(None),
             WorkloadKind::Oltp(Workload::Script(w)) => {
                 if !w.uses_builtins() {
                     return Ok(None);
@@ -604,6 +625,7 @@ impl WorkloadKind {
                     }
                 })
             }),
+            WorkloadKind::Oltp(Workload::Lua(w)) => Some(w.options_json()),
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) => None,
         }
     }
@@ -688,7 +710,15 @@ impl WorkloadKind {
         let note = |line: &str| progress.note(line);
         match self {
             WorkloadKind::Oltp(w) => {
+                // A Lua script's init() and done() run around its clients, as in sysbench.
+                if let Workload::Lua(l) = w {
+                    l.set_run(&spec.options);
+                    l.global_hook("init", &spec.target).await?;
+                }
                 let o = runner::run(w, spec, Arc::clone(&interrupt), progress).await?;
+                if let Workload::Lua(l) = w {
+                    l.global_hook("done", &spec.target).await?;
+                }
                 for w in &o.warnings {
                     progress.note(w);
                 }

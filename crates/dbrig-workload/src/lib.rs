@@ -10,6 +10,7 @@
 
 pub mod error;
 pub mod kind;
+pub mod lua;
 pub mod micro;
 pub mod oltp;
 pub mod options;
@@ -27,6 +28,7 @@ use dbrig_driver::{Connection, DriverError};
 
 pub use error::WorkloadError;
 pub use kind::{PowerRef, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind};
+pub use lua::{LuaOptions, LuaWorkload};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;
 pub use script::{Protocol, ScriptOptions, ScriptWorkload};
@@ -37,6 +39,8 @@ pub enum Workload {
     Oltp(Oltp),
     /// pgbench scripts (files and built-ins).
     Script(ScriptWorkload),
+    /// sysbench Lua scripts, run unchanged.
+    Lua(LuaWorkload),
 }
 
 /// A client's per-connection state for its workload.
@@ -44,6 +48,7 @@ pub enum Workload {
 pub enum Client {
     Oltp(oltp::OltpClient),
     Script(script::ScriptClient),
+    Lua(Box<lua::LuaClient>),
 }
 
 /// A workload's name, aliases and one-line description, for `dbrig list`.
@@ -84,6 +89,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.kind.name(),
             Workload::Script(_) => script::NAME,
+            Workload::Lua(l) => l.name(),
         }
     }
 
@@ -92,6 +98,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => serde_json::to_value(&*o.options).unwrap_or_default(),
             Workload::Script(s) => serde_json::to_value(&*s.options).unwrap_or_default(),
+            Workload::Lua(l) => l.options_json(),
         }
     }
 
@@ -101,6 +108,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.notes(target),
             Workload::Script(s) => s.notes(),
+            Workload::Lua(l) => l.notes(),
         }
     }
 
@@ -108,7 +116,7 @@ impl Workload {
     pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
         match self {
             Workload::Oltp(o) if o.retries_duplicate_keys(dialect) => vec![oltp::DUPLICATE_KEY],
-            Workload::Oltp(_) | Workload::Script(_) => Vec::new(),
+            Workload::Oltp(_) | Workload::Script(_) | Workload::Lua(_) => Vec::new(),
         }
     }
 
@@ -121,6 +129,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
             Workload::Script(s) => s.check_ready(conn).await,
+            Workload::Lua(_) => Ok(Vec::new()),
         }
     }
 
@@ -137,6 +146,9 @@ impl Workload {
                 o.new_client(conn, index, threads, keys).await?,
             )),
             Workload::Script(s) => Ok(Client::Script(s.new_client(conn, index, seed).await?)),
+            Workload::Lua(l) => Ok(Client::Lua(Box::new(
+                l.new_client(conn, index, threads, keys, seed).await?,
+            ))),
         }
     }
 }
@@ -150,6 +162,7 @@ impl Client {
         match self {
             Client::Oltp(c) => c.event(conn, q).await,
             Client::Script(c) => c.event(conn, q).await,
+            Client::Lua(c) => c.event(conn, q).await,
         }
     }
 
@@ -157,7 +170,21 @@ impl Client {
     pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
         match self {
             Client::Oltp(c) => c.fatal_hint(e),
-            Client::Script(_) => None,
+            Client::Script(_) | Client::Lua(_) => None,
+        }
+    }
+
+    /// Whether the workload ended this client itself (a Lua script's `event()` returned true).
+    pub fn stopped(&self) -> bool {
+        matches!(self, Client::Lua(c) if c.stopped())
+    }
+
+    /// The client's last act before its connection closes (a Lua script's `thread_done`);
+    /// an error it reports.
+    pub async fn finish(&mut self, conn: &mut Connection) -> Option<String> {
+        match self {
+            Client::Oltp(_) | Client::Script(_) => None,
+            Client::Lua(c) => c.finish(conn).await,
         }
     }
 
@@ -165,6 +192,7 @@ impl Client {
         match self {
             Client::Oltp(c) => c.abort(conn).await,
             Client::Script(c) => c.abort(conn).await,
+            Client::Lua(c) => c.abort(conn).await,
         }
     }
 }
