@@ -711,14 +711,24 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Oltp(w) => {
                 // A Lua script's init() and done() run around its clients, as in sysbench.
-                if let Workload::Lua(l) = w {
-                    l.set_run(&spec.options);
-                    l.global_hook("init", &spec.target).await?;
-                }
-                let o = runner::run(w, spec, Arc::clone(&interrupt), progress).await?;
-                if let Workload::Lua(l) = w {
+                let reporter = match w {
+                    Workload::Lua(l) => {
+                        l.set_run(&spec.options);
+                        l.global_hook("init", &spec.target).await?;
+                        Some(crate::lua::Reporter::new(l, &spec.target, progress)?)
+                    }
+                    _ => None,
+                };
+                let shown: &dyn TrialProgress = match &reporter {
+                    Some(r) => r,
+                    None => progress,
+                };
+                let o = runner::run(w, spec, Arc::clone(&interrupt), shown).await?;
+                if let (Workload::Lua(l), Some(r)) = (w, &reporter) {
+                    r.cumulative(&o.measurements)?;
                     l.global_hook("done", &spec.target).await?;
                 }
+                drop(reporter);
                 for w in &o.warnings {
                     progress.note(w);
                 }

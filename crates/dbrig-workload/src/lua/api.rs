@@ -229,6 +229,46 @@ fn install(
     g.set("sysbench", sb)?;
     g.set("thread_id", tid)?;
 
+    // print and io.write go through Rust's stdout, so a script's lines and dbrig's report
+    // come out in the order they were written.
+    g.set(
+        "print",
+        lua.create_function(|lua, args: mlua::Variadic<LuaValue>| {
+            let tostring: Function = lua.globals().get("tostring")?;
+            let mut line = String::new();
+            for (i, a) in args.into_iter().enumerate() {
+                if i > 0 {
+                    line.push('\t');
+                }
+                line.push_str(&tostring.call::<String>(a)?);
+            }
+            line.push('\n');
+            write_out(&line);
+            Ok(())
+        })?,
+    )?;
+    let io: Table = g.get("io")?;
+    io.set(
+        "write",
+        lua.create_function(|_, args: mlua::Variadic<LuaValue>| {
+            let mut text = String::new();
+            for a in args.iter() {
+                match a {
+                    LuaValue::String(s) => text.push_str(&s.to_string_lossy()),
+                    LuaValue::Integer(i) => text.push_str(&i.to_string()),
+                    LuaValue::Number(n) => text.push_str(&n.to_string()),
+                    other => {
+                        return Err(mlua::Error::RuntimeError(format!(
+                            "bad argument to 'write' (string expected, got {})",
+                            other.type_name()
+                        )));
+                    }
+                }
+            }
+            write_out(&text);
+            Ok(true)
+        })?,
+    )?;
     let raw = lua.create_table()?;
     raw.set("driver_name", driver_name(ctx.target.dialect()))?;
     {
@@ -274,8 +314,19 @@ fn install(
         .call::<()>(raw.clone())?;
     let run_event: Function = raw.get("run_event")?;
     lua.set_named_registry_value("dbrig_run_event", run_event)?;
+    let close: Function = raw.get("report_json_close")?;
+    lua.set_named_registry_value("dbrig_report_json_close", close)?;
     let _ = run;
     Ok(())
+}
+
+/// A script's output on stdout (a closed pipe ends nothing here: dbrig's own output reports
+/// it).
+fn write_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 fn rand_table(lua: &Lua, ctx: &Arc<Ctx>) -> mlua::Result<Table> {

@@ -352,6 +352,150 @@ impl LuaWorkload {
     }
 }
 
+/// The script's report hooks (`sysbench.hooks.report_intermediate` / `report_cumulative`),
+/// in a state of their own as sysbench's reporting thread has. An interval sample goes to
+/// the hook instead of the default line when the script sets one; the cumulative hook runs
+/// after the trial (dbrig's own report follows it).
+pub struct Reporter<'a> {
+    lua: Lua,
+    path: PathBuf,
+    inner: &'a dyn crate::TrialProgress,
+    intermediate: Option<Function>,
+    cumulative: Option<Function>,
+    interval_s: f64,
+    threads: u32,
+}
+
+impl<'a> Reporter<'a> {
+    pub fn new(
+        w: &LuaWorkload,
+        target: &Target,
+        inner: &'a dyn crate::TrialProgress,
+    ) -> Result<Self, WorkloadError> {
+        let run = w.run_options();
+        let ctx = Ctx::new(
+            target.clone(),
+            run.connect_options(),
+            None,
+            rand(run.resolved_seed(), None),
+        );
+        let lua = api::new_state(&w.script, &ctx, 0, run.threads, "run", &run)
+            .map_err(|m| lua_error(&w.script.path, "loading", m))?;
+        let hook = |name: &str| -> Option<Function> {
+            let sb: mlua::Table = lua.globals().get("sysbench").ok()?;
+            let hooks: mlua::Table = sb.get("hooks").ok()?;
+            hooks.get::<Option<Function>>(name).ok().flatten()
+        };
+        let intermediate = hook("report_intermediate");
+        let cumulative = hook("report_cumulative");
+        Ok(Self {
+            path: w.script.path.clone(),
+            intermediate,
+            cumulative,
+            interval_s: if run.report_interval > 0.0 {
+                run.report_interval
+            } else {
+                1.0
+            },
+            threads: run.threads,
+            lua,
+            inner,
+        })
+    }
+
+    fn stat(&self, f: &[(&str, f64)]) -> mlua::Result<mlua::Table> {
+        let t = self.lua.create_table()?;
+        for (k, v) in f {
+            t.set(*k, *v)?;
+        }
+        Ok(t)
+    }
+
+    /// The cumulative hook with the trial's totals, as sysbench's `stat` table has them.
+    pub fn cumulative(&self, m: &dbrig_core::Measurements) -> Result<(), WorkloadError> {
+        let Some(f) = &self.cumulative else {
+            return Ok(());
+        };
+        let lat = m.latency.percentile_us(m.percentile) as f64 / 1e6;
+        let stat = self
+            .stat(&[
+                ("threads_running", f64::from(m.threads)),
+                ("time_interval", m.duration_s),
+                ("time_total", m.duration_s),
+                ("latency_pct", lat),
+                ("events", m.transactions as f64),
+                ("reads", m.queries.read as f64),
+                ("writes", m.queries.write as f64),
+                ("other", m.queries.other as f64),
+                ("errors", m.ignored_errors as f64),
+                ("reconnects", m.reconnects as f64),
+            ])
+            .map_err(|e| lua_error(&self.path, "report_cumulative", one_line(&e)))?;
+        f.call::<()>(stat)
+            .map_err(|e| lua_error(&self.path, "report_cumulative", one_line(&e)))?;
+        self.close_json();
+        Ok(())
+    }
+
+    fn close_json(&self) {
+        if let Ok(f) = self
+            .lua
+            .named_registry_value::<Function>("dbrig_report_json_close")
+        {
+            let _ = f.call::<()>(());
+        }
+    }
+}
+
+impl crate::TrialProgress for Reporter<'_> {
+    fn note(&self, line: &str) {
+        self.inner.note(line);
+    }
+    fn measuring(&self) {
+        self.inner.measuring();
+    }
+    fn connected(&self) {
+        self.inner.connected();
+    }
+    fn interval(&self, s: &dbrig_core::IntervalSample) {
+        let Some(f) = &self.intermediate else {
+            return self.inner.interval(s);
+        };
+        let d = self.interval_s;
+        let stat = self.stat(&[
+            (
+                "threads_running",
+                f64::from(s.threads.min(self.threads.max(s.threads))),
+            ),
+            ("time_interval", d),
+            ("time_total", s.t_s),
+            ("latency_pct", s.latency_pct_ms / 1000.0),
+            ("events", s.tps * d),
+            ("reads", s.reads_ps * d),
+            ("writes", s.writes_ps * d),
+            ("other", s.other_ps * d),
+            ("errors", s.errors_ps * d),
+            ("reconnects", s.reconnects_ps * d),
+        ]);
+        let r = stat.and_then(|t| f.call::<()>(t));
+        if let Err(e) = r {
+            self.inner
+                .note(&lua_error(&self.path, "report_intermediate", one_line(&e)).to_string());
+        }
+    }
+    fn power_query(&self, r: &crate::tpch::PowerReport) {
+        self.inner.power_query(r);
+    }
+}
+
+impl Drop for Reporter<'_> {
+    fn drop(&mut self) {
+        if self.cumulative.is_none() {
+            self.close_json();
+        }
+    }
+}
+
 /// What a script error becomes in a command or hook: the script, the hook, the message
 /// (which holds the line).
 fn lua_error(path: &Path, hook: &str, message: String) -> WorkloadError {
