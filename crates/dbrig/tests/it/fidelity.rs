@@ -601,3 +601,63 @@ fn memory_load_from_a_file_postgresql_reads() {
         "the files are removed"
     );
 }
+
+/// sysbench's own Lua scripts run by dbrig send what sysbench sends running them, and
+/// oltp_read_write.lua what dbrig's native oltp_read_write sends.
+#[test]
+fn sysbench_lua_scripts_send_sysbenchs_statements() {
+    let out = tempfile::tempdir().unwrap();
+    let server = LoggedServer::start(out.path(), "fidlua");
+    let common = ["--target", &server.url, "--table-size", TABLE_SIZE];
+    let mut native = None;
+    for workload in [
+        "oltp_read_write",
+        "oltp_point_select",
+        "oltp_insert",
+        "select_random_ranges",
+    ] {
+        let script = format!("{workload}.lua");
+        let prepare = || {
+            ok(dbrig(
+                out.path(),
+                &[&["prepare", &script][..], &common].concat(),
+            ))
+        };
+        let cleanup = || {
+            ok(dbrig(
+                out.path(),
+                &[&["cleanup", &script][..], &common].concat(),
+            ))
+        };
+        prepare();
+        server.clear_log();
+        run_sysbench(&server, workload);
+        let theirs = statements(&server.log());
+        cleanup();
+        prepare();
+        server.clear_log();
+        run_dbrig(out.path(), &server, &script, &[]);
+        let ours = statements(&server.log());
+        cleanup();
+        assert!(!theirs.is_empty(), "{workload}: sysbench logged nothing");
+        assert_eq!(
+            ours, theirs,
+            "{script}: dbrig's statements, then sysbench's"
+        );
+        if workload == "oltp_read_write" {
+            native = Some(ours);
+        }
+    }
+    ok(dbrig(
+        out.path(),
+        &[&["prepare", "oltp_read_write"][..], &common].concat(),
+    ));
+    server.clear_log();
+    run_dbrig(out.path(), &server, "oltp_read_write", &[]);
+    let ours = statements(&server.log());
+    assert_eq!(
+        Some(ours),
+        native,
+        "native oltp_read_write, then oltp_read_write.lua"
+    );
+}

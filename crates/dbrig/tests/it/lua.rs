@@ -34,7 +34,13 @@ fn bundled_scripts(url: &str, out: &Path) {
     // sysbench's word order, the command last.
     ok(dbrig(
         out,
-        &["oltp_read_write.lua", "--target", url, "--table-size=100", "prepare"],
+        &[
+            "oltp_read_write.lua",
+            "--target",
+            url,
+            "--table-size=100",
+            "prepare",
+        ],
     ));
     let v = run(
         out,
@@ -69,11 +75,21 @@ fn bundled_scripts(url: &str, out: &Path) {
         &[&["--events", "30", "--threads", "2"][..], &size].concat(),
     );
     assert_eq!(counts(&v), (0, 30, 0, 30), "{v}");
-    ok(dbrig(out, &["cleanup", "oltp_read_write.lua", "--target", url]));
+    ok(dbrig(
+        out,
+        &["cleanup", "oltp_read_write.lua", "--target", url],
+    ));
 
     ok(dbrig(
         out,
-        &["prepare", "bulk_insert.lua", "--target", url, "--threads", "2"],
+        &[
+            "prepare",
+            "bulk_insert.lua",
+            "--target",
+            url,
+            "--threads",
+            "2",
+        ],
     ));
     let v = run(
         out,
@@ -84,7 +100,14 @@ fn bundled_scripts(url: &str, out: &Path) {
     assert_eq!(v["transactions"].as_u64(), Some(500), "{v}");
     ok(dbrig(
         out,
-        &["cleanup", "bulk_insert.lua", "--target", url, "--threads", "2"],
+        &[
+            "cleanup",
+            "bulk_insert.lua",
+            "--target",
+            url,
+            "--threads",
+            "2",
+        ],
     ));
 }
 
@@ -140,7 +163,16 @@ fn every_api_with_report_hooks_and_a_forced_deadlock() {
     }
     let o = ok(dbrig(
         out.path(),
-        &["prepare", EVERY_API, "--target", &url, "--threads", "2", "--rows", "30"],
+        &[
+            "prepare",
+            EVERY_API,
+            "--target",
+            &url,
+            "--threads",
+            "2",
+            "--rows",
+            "30",
+        ],
     ));
     assert!(text(&o).contains("prepared by mysql"), "{}", text(&o));
     let o = ok(dbrig(
@@ -189,13 +221,13 @@ fn every_api_with_report_hooks_and_a_forced_deadlock() {
         "{t}"
     );
     assert!(t.contains("cumulative: events "), "{t}");
-    assert!(t.contains("\"tps\":"), "report_json from the cumulative hook: {t}");
+    assert!(
+        t.contains("\"tps\":"),
+        "report_json from the cumulative hook: {t}"
+    );
     assert!(t.contains("done: restarts"), "{t}");
     assert!(t.contains("ignored errors:                      1 "), "{t}");
-    ok(dbrig(
-        out.path(),
-        &["cleanup", EVERY_API, "--target", &url],
-    ));
+    ok(dbrig(out.path(), &["cleanup", EVERY_API, "--target", &url]));
 }
 
 #[test]
@@ -209,8 +241,11 @@ fn script_errors_name_the_script_line_and_hook() {
     )
     .unwrap();
     let boom = dir.join("boom.lua");
-    std::fs::write(&boom, "function thread_init()\n  error(\"boom\")\nend\nfunction event() end\n")
-        .unwrap();
+    std::fs::write(
+        &boom,
+        "function thread_init()\n  error(\"boom\")\nend\nfunction event() end\n",
+    )
+    .unwrap();
     let args = |f: &Path| {
         vec![
             "run".to_owned(),
@@ -223,13 +258,20 @@ fn script_errors_name_the_script_line_and_hook() {
             "0".into(),
         ]
     };
-    let o = dbrig(dir, &args(&bad).iter().map(String::as_str).collect::<Vec<_>>());
+    let o = dbrig(
+        dir,
+        &args(&bad).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let e = error_line(&o);
     assert!(
-        e.contains("bad.lua: in event: ") && e.contains("bad.lua:2: not supported: sysbench.rand.histogram"),
+        e.contains("bad.lua: in event: ")
+            && e.contains("bad.lua:2: not supported: sysbench.rand.histogram"),
         "{e}"
     );
-    let o = dbrig(dir, &args(&boom).iter().map(String::as_str).collect::<Vec<_>>());
+    let o = dbrig(
+        dir,
+        &args(&boom).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let e = error_line(&o);
     assert!(
         e.contains("boom.lua: in thread_init: ") && e.contains("boom.lua:2: boom"),
@@ -238,7 +280,18 @@ fn script_errors_name_the_script_line_and_hook() {
     // An option the script does not declare is refused by name.
     let o = dbrig(
         dir,
-        &["run", "oltp_point_select.lua", "--target", "mock:", "--script-option", "nope=1"],
+        &[
+            "run",
+            "oltp_point_select.lua",
+            "--target",
+            "mock:",
+            "--script-option",
+            "nope=1",
+        ],
     );
-    assert!(error_line(&o).contains("declares no option --nope"), "{}", text(&o));
+    assert!(
+        error_line(&o).contains("declares no option --nope"),
+        "{}",
+        text(&o)
+    );
 }
