@@ -146,6 +146,23 @@ fn sysbench_scripts_on_sqlite() {
     ));
     let v = run(out.path(), &url, "bulk_insert.lua", &["--events", "200"]);
     assert_eq!(v["transactions"].as_u64(), Some(200), "{v}");
+    // In a plan: `script = FILE.lua` with the script's options.
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"lua\"\ntrials = 1\nclients = [1]\n[run]\nevents = 50\ntime = 0\n\
+             [[configuration]]\nname = \"lite\"\ntarget = \"{url}\"\n\
+             [[workload]]\nscript = \"bulk_insert.lua\"\n"
+        ),
+    )
+    .unwrap();
+    let o = ok(dbrig(out.path(), &["run", &plan.display().to_string()]));
+    assert!(
+        text(&o).contains("1 trial(s) done, 0 invalid, 0 failed"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
