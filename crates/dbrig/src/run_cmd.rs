@@ -250,6 +250,9 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let text = args.format == Format::Text;
+    if args.format == Format::Json {
+        dbrig_workload::lua::script_output_to_stderr();
+    }
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }

@@ -324,6 +324,11 @@ fn install(
 /// it).
 fn write_out(text: &str) {
     use std::io::Write;
+    if super::TO_STDERR.load(Ordering::Relaxed) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        return;
+    }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

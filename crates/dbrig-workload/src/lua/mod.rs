@@ -32,6 +32,15 @@ use api::{Ctx, OptKind, Slot};
 /// its bundled scripts (`oltp_common.lua`).
 pub const SYSBENCH_DIRS: [&str; 2] = ["/usr/share/sysbench", "/usr/local/share/sysbench"];
 
+/// Scripts' `print` / `io.write` go to stderr instead of stdout (set when stdout carries one
+/// JSON document, `--format json`).
+static TO_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Send scripts' output to stderr from now on.
+pub fn script_output_to_stderr() {
+    TO_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The version scripts see as `sysbench.version`: the API dbrig follows.
 pub const SYSBENCH_VERSION: &str = "1.0.20";
 
@@ -315,6 +324,19 @@ impl LuaWorkload {
         );
         let lua = api::new_state(&self.script, &ctx, index, threads, "run", &run)
             .map_err(|m| fatal(&self.script.path, "loading", m))?;
+        // sysbench's sql_error_ignorable hook would decide which errors restart an event;
+        // dbrig decides by --retry-codes, so a script that sets it is told, not ignored.
+        let ignorable = lua
+            .load("return sysbench.hooks.sql_error_ignorable ~= nil")
+            .eval::<bool>()
+            .unwrap_or(false);
+        if ignorable {
+            return Err(fatal(
+                &self.script.path,
+                "loading",
+                "not supported: sysbench.hooks.sql_error_ignorable (dbrig restarts events on --retry-codes)".into(),
+            ));
+        }
         let placeholder = Connection::connect(&mock_target(), &ConnectOptions::default()).await?;
         let run_event: Function = lua
             .named_registry_value("dbrig_run_event")
@@ -363,7 +385,6 @@ pub struct Reporter<'a> {
     intermediate: Option<Function>,
     cumulative: Option<Function>,
     interval_s: f64,
-    threads: u32,
 }
 
 impl<'a> Reporter<'a> {
@@ -397,7 +418,6 @@ impl<'a> Reporter<'a> {
             } else {
                 1.0
             },
-            threads: run.threads,
             lua,
             inner,
         })
@@ -463,10 +483,7 @@ impl crate::TrialProgress for Reporter<'_> {
         };
         let d = self.interval_s;
         let stat = self.stat(&[
-            (
-                "threads_running",
-                f64::from(s.threads.min(self.threads.max(s.threads))),
-            ),
+            ("threads_running", f64::from(s.threads)),
             ("time_interval", d),
             ("time_total", s.t_s),
             ("latency_pct", s.latency_pct_ms / 1000.0),
