@@ -105,7 +105,13 @@ pub struct ConfigurationFile {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct WorkloadFile {
+    /// The workload (`dbrig list`); a sysbench Lua script may be given as `script` instead.
+    #[serde(default)]
     pub name: String,
+    /// A sysbench Lua script (`script = "oltp_read_write.lua"`, a path relative to the plan
+    /// file or one of sysbench's bundled scripts); `options` are the script's declared options.
+    #[serde(default)]
+    pub script: Option<String>,
     /// Names this workload's cells in every report: two workloads of the same name whose
     /// options differ (`select_random_points` with 10 and 100 points) need one each.
     #[serde(default)]
@@ -815,6 +821,28 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         None => at(&format!("\"{}\"", w.name)),
     };
     let mut workloads: Vec<(WorkloadKind, Vec<u32>)> = Vec::new();
+    // A script is named by its path (relative to the plan file when it is there).
+    let mut file = file;
+    for w in &mut file.workload {
+        if let Some(script) = &w.script {
+            if !w.name.is_empty() {
+                bail!(
+                    "{}: a [[workload]] has a name or a script, not both",
+                    at(&format!("\"{script}\""))
+                );
+            }
+            let near = path.parent().map(|d| d.join(script));
+            w.name = match near {
+                Some(p) if p.is_file() => p.display().to_string(),
+                _ => script.clone(),
+            };
+        } else if w.name.is_empty() {
+            bail!(
+                "{}: every [[workload]] needs a name (or a script)",
+                path.display()
+            );
+        }
+    }
     for (i, w) in file.workload.iter().enumerate() {
         let workload = WorkloadKind::from_json(&w.name, &workload_options_json(w.options.as_ref()))
             .map_err(|e| match e {

@@ -359,6 +359,25 @@ impl WorkloadKind {
                 .map_err(|e| WorkloadError::InvalidOptions(format!("{name} options: {e}")))?;
             return Ok(WorkloadKind::Oltp(Workload::from_name(name, oltp)?));
         }
+        if crate::lua::is_script_name(name.trim()) {
+            let mut o = crate::LuaOptions {
+                script: name.trim().to_owned(),
+                script_options: Vec::new(),
+            };
+            if let Some(map) = options.as_object() {
+                for (k, v) in map {
+                    let v = match v {
+                        serde_json::Value::Bool(b) => (if *b { "on" } else { "off" }).to_owned(),
+                        serde_json::Value::String(s) => s.clone(),
+                        v => v.to_string(),
+                    };
+                    o.script_options.push(format!("{k}={v}"));
+                }
+            }
+            return Ok(WorkloadKind::Oltp(Workload::Lua(crate::LuaWorkload::new(
+                o,
+            )?)));
+        }
         if name.trim().eq_ignore_ascii_case(crate::script::NAME) {
             let o: crate::ScriptOptions = serde_json::from_value(options.clone())
                 .map_err(|e| WorkloadError::InvalidOptions(format!("script options: {e}")))?;
@@ -460,7 +479,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
             // A script may write; pgbench's built-ins but select-only do.
-            WorkloadKind::Oltp(Workload::Script(_)) => true,
+            WorkloadKind::Oltp(Workload::Script(_) | Workload::Lua(_)) => true,
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
@@ -537,6 +556,8 @@ impl WorkloadKind {
                     report.rows, report.load_s
                 )))
             }
+            // A script's tables are its own business (`dbrig prepare FILE.lua`).
+            WorkloadKind::Oltp(Workload::Lua(_)) => Ok(None),
             WorkloadKind::Oltp(Workload::Script(w)) => {
                 if !w.uses_builtins() {
                     return Ok(None);
@@ -645,6 +666,7 @@ impl WorkloadKind {
                     }
                 })
             }),
+            WorkloadKind::Oltp(Workload::Lua(w)) => Some(w.options_json()),
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => None,
         }
     }
@@ -729,7 +751,25 @@ impl WorkloadKind {
         let note = |line: &str| progress.note(line);
         match self {
             WorkloadKind::Oltp(w) => {
-                let o = runner::run(w, spec, Arc::clone(&interrupt), progress).await?;
+                // A Lua script's init() and done() run around its clients, as in sysbench.
+                let reporter = match w {
+                    Workload::Lua(l) => {
+                        l.set_run(&spec.options);
+                        l.global_hook("init", &spec.target).await?;
+                        Some(crate::lua::Reporter::new(l, &spec.target, progress)?)
+                    }
+                    _ => None,
+                };
+                let shown: &dyn TrialProgress = match &reporter {
+                    Some(r) => r,
+                    None => progress,
+                };
+                let o = runner::run(w, spec, Arc::clone(&interrupt), shown).await?;
+                if let (Workload::Lua(l), Some(r)) = (w, &reporter) {
+                    r.cumulative(&o.measurements)?;
+                    l.global_hook("done", &spec.target).await?;
+                }
+                drop(reporter);
                 for w in &o.warnings {
                     progress.note(w);
                 }

@@ -11,6 +11,7 @@
 pub mod error;
 pub mod kind;
 mod loading;
+pub mod lua;
 pub mod micro;
 pub mod oltp;
 pub mod options;
@@ -29,6 +30,7 @@ use dbrig_driver::{Connection, DriverError};
 
 pub use error::WorkloadError;
 pub use kind::{PowerRef, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind};
+pub use lua::{LuaOptions, LuaWorkload};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;
 pub use script::{Protocol, ScriptOptions, ScriptWorkload};
@@ -39,6 +41,8 @@ pub enum Workload {
     Oltp(Oltp),
     /// pgbench scripts (files and built-ins).
     Script(ScriptWorkload),
+    /// sysbench Lua scripts, run unchanged.
+    Lua(LuaWorkload),
 }
 
 /// A client's per-connection state for its workload.
@@ -46,6 +50,7 @@ pub enum Workload {
 pub enum Client {
     Oltp(oltp::OltpClient),
     Script(script::ScriptClient),
+    Lua(Box<lua::LuaClient>),
 }
 
 /// A workload's name, aliases and one-line description, for `dbrig list`.
@@ -86,6 +91,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.kind.name(),
             Workload::Script(_) => script::NAME,
+            Workload::Lua(l) => l.name(),
         }
     }
 
@@ -94,6 +100,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => serde_json::to_value(&*o.options).unwrap_or_default(),
             Workload::Script(s) => serde_json::to_value(&*s.options).unwrap_or_default(),
+            Workload::Lua(l) => l.options_json(),
         }
     }
 
@@ -103,6 +110,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.notes(target),
             Workload::Script(s) => s.notes(),
+            Workload::Lua(l) => l.notes(),
         }
     }
 
@@ -110,7 +118,7 @@ impl Workload {
     pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
         match self {
             Workload::Oltp(o) if o.retries_duplicate_keys(dialect) => vec![oltp::DUPLICATE_KEY],
-            Workload::Oltp(_) | Workload::Script(_) => Vec::new(),
+            Workload::Oltp(_) | Workload::Script(_) | Workload::Lua(_) => Vec::new(),
         }
     }
 
@@ -123,6 +131,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
             Workload::Script(s) => s.check_ready(conn).await,
+            Workload::Lua(_) => Ok(Vec::new()),
         }
     }
 
@@ -139,6 +148,9 @@ impl Workload {
                 o.new_client(conn, index, threads, keys).await?,
             )),
             Workload::Script(s) => Ok(Client::Script(s.new_client(conn, index, seed).await?)),
+            Workload::Lua(l) => Ok(Client::Lua(Box::new(
+                l.new_client(conn, index, threads, keys, seed).await?,
+            ))),
         }
     }
 }
@@ -152,6 +164,7 @@ impl Client {
         match self {
             Client::Oltp(c) => c.event(conn, q).await,
             Client::Script(c) => c.event(conn, q).await,
+            Client::Lua(c) => c.event(conn, q).await,
         }
     }
 
@@ -159,7 +172,21 @@ impl Client {
     pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
         match self {
             Client::Oltp(c) => c.fatal_hint(e),
-            Client::Script(_) => None,
+            Client::Script(_) | Client::Lua(_) => None,
+        }
+    }
+
+    /// Whether the workload ended this client itself (a Lua script's `event()` returned true).
+    pub fn stopped(&self) -> bool {
+        matches!(self, Client::Lua(c) if c.stopped())
+    }
+
+    /// The client's last act before its connection closes (a Lua script's `thread_done`);
+    /// an error it reports.
+    pub async fn finish(&mut self, conn: &mut Connection) -> Option<String> {
+        match self {
+            Client::Oltp(_) | Client::Script(_) => None,
+            Client::Lua(c) => c.finish(conn).await,
         }
     }
 
@@ -167,6 +194,7 @@ impl Client {
         match self {
             Client::Oltp(c) => c.abort(conn).await,
             Client::Script(c) => c.abort(conn).await,
+            Client::Lua(c) => c.abort(conn).await,
         }
     }
 }

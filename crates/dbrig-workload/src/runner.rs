@@ -987,8 +987,16 @@ async fn client_loop(
             fatal = Some(format!("client {index}: {msg}"));
             break;
         }
+        if client.stopped() {
+            break;
+        }
     }
     shared.active_clients.fetch_sub(1, Ordering::SeqCst);
+    if fatal.is_none()
+        && let Some(msg) = client.finish(&mut conn).await
+    {
+        fatal = Some(format!("client {index}: {msg}"));
+    }
     conn.close().await;
     fatal
 }

@@ -19,6 +19,9 @@ pub struct ListArgs {
     /// `json`: workloads and options as one object, for scripts.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// A sysbench Lua script: list the options it declares (`sysbench.cmdline.options`).
+    #[arg(long, value_name = "FILE.lua")]
+    pub script: Option<String>,
 }
 
 /// `dbrig runs`: what the results database holds.
@@ -215,6 +218,8 @@ pub struct WorkloadArgs {
     pub oltp: OltpOptions,
     #[command(flatten, next_help_heading = "pgbench script options")]
     pub script: ScriptOptions,
+    #[command(flatten, next_help_heading = "sysbench Lua script options")]
+    pub lua: dbrig_workload::LuaOptions,
     #[command(flatten)]
     pub environment: EnvironmentArgs,
 }

@@ -123,12 +123,70 @@ fn command_first(mut args: Vec<String>) -> Vec<String> {
     args
 }
 
+/// A sysbench Lua script's own options: with a `FILE.lua` workload, every `--NAME=VALUE`,
+/// `--NAME VALUE` or (a boolean option) `--NAME` whose NAME the script declares in
+/// `sysbench.cmdline.options` becomes `--script-option NAME=VALUE`, so the script's options
+/// never meet dbrig's parser as unknown ones.
+fn script_options(args: Vec<String>) -> Vec<String> {
+    let Some(script) = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-') && dbrig_workload::lua::is_script_name(a))
+    else {
+        return args;
+    };
+    let Some(declared) = dbrig_workload::lua::declared_names(script) else {
+        return args;
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let Some(opt) = a.strip_prefix("--") else {
+            out.push(a.clone());
+            continue;
+        };
+        let (name, value) = match opt.split_once('=') {
+            Some((n, v)) => (n.replace('-', "_"), Some(v.to_owned())),
+            None => (opt.replace('-', "_"), None),
+        };
+        let Some((_, boolean)) = declared.iter().find(|(n, _)| *n == name) else {
+            out.push(a.clone());
+            continue;
+        };
+        let value = match value {
+            Some(v) => v,
+            None if *boolean
+                && !args
+                    .get(i)
+                    .is_some_and(|v| matches!(v.as_str(), "on" | "off" | "true" | "false")) =>
+            {
+                "on".to_owned()
+            }
+            None => match args.get(i) {
+                Some(v) => {
+                    i += 1;
+                    v.clone()
+                }
+                None => {
+                    out.push(a.clone());
+                    continue;
+                }
+            },
+        };
+        out.push("--script-option".into());
+        out.push(format!("{name}={value}"));
+    }
+    out
+}
+
 /// sysbench spells options with underscores (`--table_size`) and puts the command last; clap
 /// wants dashes and the command first. Rewrite the option *names* (never their values) and
 /// the word order before parsing.
 pub fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut after_double_dash = false;
-    let args = command_first(args.into_iter().collect());
+    let args = script_options(command_first(args.into_iter().collect()));
     args.into_iter()
         .map(|a| {
             if after_double_dash || !a.starts_with("--") {

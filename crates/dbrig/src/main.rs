@@ -46,7 +46,10 @@ fn main() -> ExitCode {
             cli::Command::Prepare(a) => run_cmd::prepare(a).await,
             cli::Command::Run(a) => run_cmd::run(a, &argv).await,
             cli::Command::Cleanup(a) => run_cmd::cleanup(a).await,
-            cli::Command::List(a) => run_cmd::list(a.format),
+            cli::Command::List(a) => match a.script {
+                Some(f) => run_cmd::list_script(&f, a.format),
+                None => run_cmd::list(a.format),
+            },
             cli::Command::Doctor(a) => info_cmd::doctor(a).await,
             cli::Command::Runs(a) => info_cmd::runs(a),
             cli::Command::Micro(a) => micro_cmd::micro(a, &argv).await,

@@ -27,6 +27,12 @@ fn workload_of(args: &WorkloadArgs) -> Result<Workload> {
         None | Some(dbrig_workload::script::NAME) => Err(anyhow!(
             "name a workload (see `dbrig list`), a plan file, or give pgbench scripts with --script FILE / --builtin NAME"
         )),
+        Some(name) if dbrig_workload::lua::is_script_name(name) => Ok(Workload::Lua(
+            dbrig_workload::LuaWorkload::new(dbrig_workload::LuaOptions {
+                script: name.to_owned(),
+                script_options: args.lua.script_options.clone(),
+            })?,
+        )),
         Some(name) if scripts => Err(anyhow!(
             "--script and --builtin run pgbench scripts; they do not go with the workload {name}"
         )),
@@ -77,6 +83,9 @@ pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
     }
     let target = resolve_target(&args.connection, &args.store)?;
     let workload = workload_of(&args)?;
+    if let Workload::Lua(l) = &workload {
+        return lua_command(l, "prepare", &target, &args).await;
+    }
     let Workload::Oltp(oltp) = &workload else {
         return Err(anyhow!(
             "pgbench scripts have no prepare step of their own: `dbrig prepare {PGBENCH_INIT} --scale N` makes pgbench's tables"
@@ -140,6 +149,9 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let workload = workload_of(&args)?;
+    if let Workload::Lua(l) = &workload {
+        return lua_command(l, "cleanup", &target, &args).await;
+    }
     let Workload::Oltp(oltp) = &workload else {
         return Err(anyhow!(
             "pgbench scripts have nothing to clean up: `dbrig cleanup {PGBENCH_INIT}` drops pgbench's tables"
@@ -165,10 +177,56 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `dbrig prepare|cleanup FILE.lua`: the script's command (sysbench's `sysbench FILE.lua
+/// prepare`), its output (the script's `print`s) on stdout.
+async fn lua_command(
+    l: &dbrig_workload::LuaWorkload,
+    command: &str,
+    target: &dbrig_driver::Target,
+    args: &WorkloadArgs,
+) -> Result<ExitCode> {
+    eprintln!("dbrig: {command} of {} on {target}", l.path().display());
+    let mut connect = args.run.connect_options();
+    connect.prepared = true;
+    l.command(command, target, &connect, &args.run).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dbrig list --script FILE.lua`: the options the script declares.
+pub fn list_script(file: &str, format: Format) -> Result<ExitCode> {
+    let l = dbrig_workload::LuaWorkload::new(dbrig_workload::LuaOptions {
+        script: file.to_owned(),
+        script_options: Vec::new(),
+    })?;
+    let opts = dbrig_workload::lua::describe_options(&l);
+    if format == Format::Json {
+        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
+            "script": l.path().display().to_string(),
+            "options": opts.iter().map(|(n, h, d)| serde_json::json!({
+                "name": format!("--{n}"),
+                "help": h,
+                "default": d,
+            })).collect::<Vec<_>>(),
+        })))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!("{} options:", l.path().display())?;
+    for (name, help, default) in opts {
+        let default = if default.is_empty() {
+            String::new()
+        } else {
+            format!(" (default: {default})")
+        };
+        outln!("  --{name:<22} {help}{default}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `dbrig run WORKLOAD`: a one-cell plan through the one executor; `dbrig run PLAN.toml`: the
 /// plan file's matrix through the same executor.
 pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if let Some(w) = args.workload.as_deref()
+        && !dbrig_workload::lua::is_script_name(w)
         && (w.ends_with(".toml") || Path::new(w).is_file())
     {
         return run_plan(&args, w, argv).await;
@@ -192,6 +250,9 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let text = args.format == Format::Text;
+    if args.format == Format::Json {
+        dbrig_workload::lua::script_output_to_stderr();
+    }
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }

@@ -449,7 +449,7 @@ impl ScriptWorkload {
 
 /// Statement kinds are `&'static str` (the runner's histograms are keyed by them); each
 /// distinct name is leaked once per process.
-fn intern(name: String) -> &'static str {
+pub(crate) fn intern(name: String) -> &'static str {
     static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
     let mut guard = NAMES.lock().expect("statement names lock");
     let set = guard.get_or_insert_with(HashSet::new);

@@ -601,3 +601,130 @@ fn memory_load_from_a_file_postgresql_reads() {
         "the files are removed"
     );
 }
+
+/// sysbench's own Lua scripts run by dbrig send what sysbench sends running them, and
+/// oltp_read_write.lua what dbrig's native oltp_read_write sends.
+#[test]
+fn sysbench_lua_scripts_send_sysbenchs_statements() {
+    let out = tempfile::tempdir().unwrap();
+    let server = LoggedServer::start(out.path(), "fidlua");
+    let common = ["--target", &server.url, "--table-size", TABLE_SIZE];
+    let mut native = None;
+    for workload in [
+        "oltp_read_write",
+        "oltp_point_select",
+        "oltp_insert",
+        "select_random_ranges",
+    ] {
+        let script = format!("{workload}.lua");
+        let prepare = || {
+            ok(dbrig(
+                out.path(),
+                &[&["prepare", &script][..], &common].concat(),
+            ))
+        };
+        let cleanup = || {
+            ok(dbrig(
+                out.path(),
+                &[&["cleanup", &script][..], &common].concat(),
+            ))
+        };
+        prepare();
+        server.clear_log();
+        run_sysbench(&server, workload);
+        let theirs = statements(&server.log());
+        cleanup();
+        prepare();
+        server.clear_log();
+        run_dbrig(out.path(), &server, &script, &[]);
+        let ours = statements(&server.log());
+        cleanup();
+        assert!(!theirs.is_empty(), "{workload}: sysbench logged nothing");
+        assert_eq!(
+            ours, theirs,
+            "{script}: dbrig's statements, then sysbench's"
+        );
+        if workload == "oltp_read_write" {
+            native = Some(ours);
+        }
+    }
+    ok(dbrig(
+        out.path(),
+        &[&["prepare", "oltp_read_write"][..], &common].concat(),
+    ));
+    server.clear_log();
+    run_dbrig(out.path(), &server, "oltp_read_write", &[]);
+    let ours = statements(&server.log());
+    assert_eq!(
+        Some(ours),
+        native,
+        "native oltp_read_write, then oltp_read_write.lua"
+    );
+}
+
+/// On PostgreSQL (pg_stat_statements on a managed server): sysbench's Lua scripts run by dbrig
+/// send the statements, calls per statement, that sysbench sends running them.
+#[test]
+fn sysbench_lua_scripts_send_sysbenchs_statements_on_postgresql() {
+    let out = tempfile::tempdir().unwrap();
+    let server = StatsServer::start(out.path(), "fidpglua");
+    let common = ["--target", &server.url, "--table-size", TABLE_SIZE];
+    for workload in ["oltp_read_write", "oltp_point_select", "oltp_insert"] {
+        let script = format!("{workload}.lua");
+        let prepare = || {
+            ok(dbrig(
+                out.path(),
+                &[&["prepare", &script][..], &common].concat(),
+            ))
+        };
+        let cleanup = || {
+            ok(dbrig(
+                out.path(),
+                &[&["cleanup", &script][..], &common].concat(),
+            ))
+        };
+        prepare();
+        server.reset();
+        let o = Command::new("sysbench")
+            .args([
+                workload,
+                "--db-driver=pgsql",
+                "--pgsql-host=127.0.0.1",
+                &format!("--pgsql-port={}", server.port),
+                "--pgsql-user=postgres",
+                "--pgsql-db=fidelity",
+                "--tables=1",
+                &format!("--table-size={TABLE_SIZE}"),
+                &format!("--events={EVENTS}"),
+                "--time=0",
+                "--threads=1",
+                "run",
+            ])
+            .output()
+            .expect("sysbench is installed (scripts/test installs it)");
+        assert!(o.status.success(), "sysbench {workload}: {}", text(&o));
+        let theirs = server.statements();
+        cleanup();
+        prepare();
+        server.reset();
+        ok(dbrig(
+            out.path(),
+            &[
+                &["run", &script][..],
+                &common,
+                &["--events", EVENTS, "--time", "0", "--threads", "1"],
+            ]
+            .concat(),
+        ));
+        let ours = server.statements();
+        cleanup();
+        assert!(
+            !theirs.is_empty(),
+            "{workload}: the server counted nothing of sysbench's"
+        );
+        assert_eq!(
+            ours, theirs,
+            "{script}: dbrig's statements, then sysbench's"
+        );
+    }
+}

@@ -7,6 +7,7 @@ mod bad_input;
 mod explain;
 mod fidelity;
 mod install;
+mod lua;
 mod managed;
 mod micro;
 mod mock;

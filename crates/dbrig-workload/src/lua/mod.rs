@@ -1,0 +1,720 @@
+//! sysbench Lua scripts, unchanged, as a workload of the one runner (issue 17).
+//!
+//! Each client has its own LuaJIT state (mlua) holding the script and dbrig's sysbench 1.0 API
+//! (`api.rs`, with its Lua half in `prelude.lua`). An event is one call of the script's
+//! `event()` as a coroutine: a statement awaits dbrig's async driver and the coroutine yields,
+//! so thousands of clients share a few worker threads. The client's first `drv:connect()` is
+//! the runner's connection for that client (so the runner's reconnects and retries apply to
+//! it); statements are counted read / write / other as sysbench counts them and prepared
+//! statements are timed per statement text.
+//!
+//! Commands (`prepare`, `cleanup`, `prewarm`) run the script's `sysbench.cmdline.commands`
+//! entry (in `--threads` states when it is a parallel command) or its global function of that
+//! name, as sysbench does; `init` / `done` run around the trial in a state of their own.
+
+mod api;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use clap::Args;
+use dbrig_core::{ErrorClass, EventTally, KeyGenerator};
+use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, Target};
+use mlua::{Function, Lua, Value as LuaValue};
+use serde::{Deserialize, Serialize};
+
+use crate::error::WorkloadError;
+use crate::options::RunOptions;
+pub use api::Declared;
+use api::{Ctx, OptKind, Slot};
+
+/// Folders `require` searches after the script's own: where Debian's sysbench package puts
+/// its bundled scripts (`oltp_common.lua`).
+pub const SYSBENCH_DIRS: [&str; 2] = ["/usr/share/sysbench", "/usr/local/share/sysbench"];
+
+/// Scripts' `print` / `io.write` go to stderr instead of stdout (set when stdout carries one
+/// JSON document, `--format json`).
+static TO_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Send scripts' output to stderr from now on.
+pub fn script_output_to_stderr() {
+    TO_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The version scripts see as `sysbench.version`: the API dbrig follows.
+pub const SYSBENCH_VERSION: &str = "1.0.20";
+
+/// Options of a sysbench Lua script workload: the script and the options it declares.
+#[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct LuaOptions {
+    /// The sysbench Lua script (the workload name ending in `.lua`).
+    #[arg(skip)]
+    pub script: String,
+    /// An option the script declares in `sysbench.cmdline.options`, as NAME=VALUE
+    /// (repeatable); `dbrig run FILE.lua --NAME=VALUE` sets it too.
+    #[arg(long = "script-option", value_name = "NAME=VALUE")]
+    pub script_options: Vec<String>,
+}
+
+/// A loaded script: its text, the options it declares and the values given for them.
+#[derive(Debug)]
+struct Script {
+    path: PathBuf,
+    source: String,
+    declared: Vec<Declared>,
+    values: Vec<(String, String)>,
+}
+
+/// A sysbench Lua script as a workload.
+#[derive(Debug, Clone)]
+pub struct LuaWorkload {
+    pub options: Arc<LuaOptions>,
+    script: Arc<Script>,
+    /// The trial's run options (`sysbench.opt.threads`, `--percentile`, the key
+    /// distributions' parameters), set by the trial before the runner starts.
+    run: Arc<Mutex<RunOptions>>,
+}
+
+/// Whether a workload name is a Lua script.
+pub fn is_script_name(name: &str) -> bool {
+    name.ends_with(".lua")
+}
+
+/// Find a script: as given, else in sysbench's folders (`dbrig run oltp_read_write.lua`
+/// finds the bundled one, as sysbench does).
+fn locate(name: &str) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.is_file() {
+        return Some(p.to_path_buf());
+    }
+    if p.components().count() == 1 {
+        for d in SYSBENCH_DIRS {
+            let c = Path::new(d).join(name);
+            if c.is_file() {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+fn parse_pairs(list: &[String]) -> Result<Vec<(String, String)>, WorkloadError> {
+    list.iter()
+        .map(|s| {
+            s.split_once('=')
+                .map(|(k, v)| (k.trim().replace('-', "_"), v.to_owned()))
+                .ok_or_else(|| {
+                    WorkloadError::InvalidOptions(format!(
+                        "--script-option {s}: expected NAME=VALUE"
+                    ))
+                })
+        })
+        .collect()
+}
+
+impl LuaWorkload {
+    /// Load a script and check the options given against the ones it declares.
+    pub fn new(options: LuaOptions) -> Result<Self, WorkloadError> {
+        let path = locate(&options.script).ok_or_else(|| {
+            WorkloadError::InvalidOptions(format!(
+                "script {} not found (looked there and in {})",
+                options.script,
+                SYSBENCH_DIRS.join(", ")
+            ))
+        })?;
+        let source = std::fs::read_to_string(&path).map_err(|e| {
+            WorkloadError::InvalidOptions(format!("cannot read {}: {e}", path.display()))
+        })?;
+        let values = parse_pairs(&options.script_options)?;
+        let mut script = Script {
+            path,
+            source,
+            declared: Vec::new(),
+            values,
+        };
+        // The declared options: the script's top level run once in a state of its own.
+        let ctx = Ctx::new(
+            mock_target(),
+            ConnectOptions::default(),
+            None,
+            rand(0, None),
+        );
+        let lua = api::new_state(&script, &ctx, 0, 1, "run", &RunOptions::default())
+            .map_err(|m| lua_error(&script.path, "loading", m))?;
+        script.declared = api::declared(&lua).map_err(|m| lua_error(&script.path, "loading", m))?;
+        for (name, _) in &script.values {
+            if !script.declared.iter().any(|d| &d.name == name) {
+                return Err(WorkloadError::InvalidOptions(format!(
+                    "{}: the script declares no option --{name} (see `dbrig list --script {}`)",
+                    script.path.display(),
+                    script.path.display()
+                )));
+            }
+        }
+        for (name, value) in &script.values {
+            let d = script
+                .declared
+                .iter()
+                .find(|d| &d.name == name)
+                .expect("checked");
+            d.kind
+                .check(value)
+                .map_err(|m| WorkloadError::InvalidOptions(format!("--{name}: {m}")))?;
+        }
+        Ok(Self {
+            options: Arc::new(options),
+            script: Arc::new(script),
+            run: Arc::new(Mutex::new(RunOptions::default())),
+        })
+    }
+
+    /// The workload name results are stored under: the script's file name.
+    pub fn name(&self) -> &'static str {
+        crate::script::intern(
+            self.script
+                .path
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| self.options.script.clone()),
+        )
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.script.path
+    }
+
+    /// The options the script declares (`dbrig list --script FILE`).
+    pub fn declared(&self) -> &[Declared] {
+        &self.script.declared
+    }
+
+    /// The options as stored with results: the script's path and every declared option's
+    /// value (given or default).
+    pub fn options_json(&self) -> serde_json::Value {
+        let mut opts = serde_json::Map::new();
+        for d in &self.script.declared {
+            let v = self
+                .script
+                .values
+                .iter()
+                .find(|(n, _)| n == &d.name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| d.default.clone());
+            opts.insert(
+                d.name.clone(),
+                v.map(serde_json::Value::String)
+                    .unwrap_or(serde_json::Value::Null),
+            );
+        }
+        serde_json::json!({
+            "script": self.script.path.display().to_string(),
+            "script-options": opts,
+        })
+    }
+
+    pub fn notes(&self) -> Vec<String> {
+        vec![format!(
+            "sysbench Lua script {} run by dbrig's embedded LuaJIT",
+            self.script.path.display()
+        )]
+    }
+
+    /// Set the trial's run options (before the runner starts the clients).
+    pub fn set_run(&self, run: &RunOptions) {
+        *self.run.lock().expect("run options lock") = run.clone();
+    }
+
+    fn run_options(&self) -> RunOptions {
+        self.run.lock().expect("run options lock").clone()
+    }
+
+    /// Run a command of the script (`prepare`, `cleanup`, `prewarm`, or a custom one) as
+    /// sysbench does: `sysbench.cmdline.commands[NAME]` (in `threads` states when it is a
+    /// parallel command), else the global function NAME.
+    pub async fn command(
+        &self,
+        name: &str,
+        target: &Target,
+        connect: &ConnectOptions,
+        run: &RunOptions,
+    ) -> Result<(), WorkloadError> {
+        let seed = run.resolved_seed();
+        let threads = run.threads.max(1);
+        let state = |tid: u32| {
+            let ctx = Ctx::new(
+                target.clone(),
+                connect.clone(),
+                None,
+                rand(
+                    seed.wrapping_add(u64::from(tid) + 1),
+                    Some(run.key_distribution()),
+                ),
+            );
+            api::new_state(&self.script, &ctx, tid, threads, name, run)
+                .map_err(|m| lua_error(&self.script.path, name, m))
+        };
+        let lua = state(0)?;
+        let (f, parallel) =
+            api::command(&lua, name).map_err(|m| lua_error(&self.script.path, name, m))?;
+        let Some(f) = f else {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "{}: the script has no {name} command (neither sysbench.cmdline.commands.{name} nor a function {name}())",
+                self.script.path.display()
+            )));
+        };
+        if !parallel {
+            return call_hook(&self.script.path, name, f.call_async::<LuaValue>(())).await;
+        }
+        let mut calls = vec![(lua, f)];
+        for tid in 1..threads {
+            let lua = state(tid)?;
+            let (f, _) =
+                api::command(&lua, name).map_err(|m| lua_error(&self.script.path, name, m))?;
+            calls.push((lua, f.expect("the same script defines it")));
+        }
+        let results = futures_util::future::join_all(
+            calls
+                .iter()
+                .map(|(_, f)| call_hook(&self.script.path, name, f.call_async::<LuaValue>(()))),
+        )
+        .await;
+        results.into_iter().collect()
+    }
+
+    /// The script's `init()` / `done()` (run once, before the clients start and after they
+    /// end), when it defines them.
+    pub async fn global_hook(&self, name: &str, target: &Target) -> Result<(), WorkloadError> {
+        let run = self.run_options();
+        let ctx = Ctx::new(
+            target.clone(),
+            run.connect_options(),
+            None,
+            rand(run.resolved_seed(), Some(run.key_distribution())),
+        );
+        let lua = api::new_state(&self.script, &ctx, 0, run.threads, "run", &run)
+            .map_err(|m| lua_error(&self.script.path, name, m))?;
+        match lua.globals().get::<Option<Function>>(name) {
+            Ok(Some(f)) => call_hook(&self.script.path, name, f.call_async::<LuaValue>(())).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// A client: its own Lua state with the script loaded and `thread_init` run. The runner's
+    /// connection for this client is what its first `drv:connect()` returns.
+    pub async fn new_client(
+        &self,
+        conn: &mut Connection,
+        index: u32,
+        threads: u32,
+        keys: KeyGenerator,
+        seed: u64,
+    ) -> Result<LuaClient, DriverError> {
+        let run = self.run_options();
+        let slot: Arc<Slot> = Arc::new(Mutex::new(None));
+        let ctx = Ctx::new(
+            conn.target().clone(),
+            run.connect_options(),
+            Some(Arc::clone(&slot)),
+            api::Rand::new(
+                keys,
+                seed ^ u64::from(index).wrapping_mul(0x9E37_79B9),
+                &run,
+            ),
+        );
+        let lua = api::new_state(&self.script, &ctx, index, threads, "run", &run)
+            .map_err(|m| fatal(&self.script.path, "loading", m))?;
+        // sysbench's sql_error_ignorable hook would decide which errors restart an event;
+        // dbrig decides by --retry-codes, so a script that sets it is told, not ignored.
+        let ignorable = lua
+            .load("return sysbench.hooks.sql_error_ignorable ~= nil")
+            .eval::<bool>()
+            .unwrap_or(false);
+        if ignorable {
+            return Err(fatal(
+                &self.script.path,
+                "loading",
+                "not supported: sysbench.hooks.sql_error_ignorable (dbrig restarts events on --retry-codes)".into(),
+            ));
+        }
+        let placeholder = Connection::connect(&mock_target(), &ConnectOptions::default()).await?;
+        let run_event: Function = lua
+            .named_registry_value("dbrig_run_event")
+            .map_err(|e| fatal(&self.script.path, "loading", e.to_string()))?;
+        let has_event = matches!(
+            lua.globals().get::<LuaValue>("event"),
+            Ok(LuaValue::Function(_))
+        );
+        if !has_event {
+            return Err(fatal(
+                &self.script.path,
+                "loading",
+                "the script defines no event() function".into(),
+            ));
+        }
+        let mut client = LuaClient {
+            script: Arc::clone(&self.script),
+            lua,
+            ctx,
+            slot,
+            placeholder: Some(placeholder),
+            run_event,
+            index,
+            stopped: false,
+        };
+        let init = client.lua.globals().get::<Option<Function>>("thread_init");
+        if let Ok(Some(f)) = init {
+            client.lend(conn);
+            let r = f.call_async::<LuaValue>(index).await;
+            client.take_back(conn);
+            client.ctx.tally.lock().expect("tally").clear();
+            r.map_err(|e| client.hook_error("thread_init", e))?;
+        }
+        Ok(client)
+    }
+}
+
+/// The script's report hooks (`sysbench.hooks.report_intermediate` / `report_cumulative`),
+/// in a state of their own as sysbench's reporting thread has. An interval sample goes to
+/// the hook instead of the default line when the script sets one; the cumulative hook runs
+/// after the trial (dbrig's own report follows it).
+pub struct Reporter<'a> {
+    lua: Lua,
+    path: PathBuf,
+    inner: &'a dyn crate::TrialProgress,
+    intermediate: Option<Function>,
+    cumulative: Option<Function>,
+    interval_s: f64,
+}
+
+impl<'a> Reporter<'a> {
+    pub fn new(
+        w: &LuaWorkload,
+        target: &Target,
+        inner: &'a dyn crate::TrialProgress,
+    ) -> Result<Self, WorkloadError> {
+        let run = w.run_options();
+        let ctx = Ctx::new(
+            target.clone(),
+            run.connect_options(),
+            None,
+            rand(run.resolved_seed(), None),
+        );
+        let lua = api::new_state(&w.script, &ctx, 0, run.threads, "run", &run)
+            .map_err(|m| lua_error(&w.script.path, "loading", m))?;
+        let hook = |name: &str| -> Option<Function> {
+            let sb: mlua::Table = lua.globals().get("sysbench").ok()?;
+            let hooks: mlua::Table = sb.get("hooks").ok()?;
+            hooks.get::<Option<Function>>(name).ok().flatten()
+        };
+        let intermediate = hook("report_intermediate");
+        let cumulative = hook("report_cumulative");
+        Ok(Self {
+            path: w.script.path.clone(),
+            intermediate,
+            cumulative,
+            interval_s: if run.report_interval > 0.0 {
+                run.report_interval
+            } else {
+                1.0
+            },
+            lua,
+            inner,
+        })
+    }
+
+    fn stat(&self, f: &[(&str, f64)]) -> mlua::Result<mlua::Table> {
+        let t = self.lua.create_table()?;
+        for (k, v) in f {
+            t.set(*k, *v)?;
+        }
+        Ok(t)
+    }
+
+    /// The cumulative hook with the trial's totals, as sysbench's `stat` table has them.
+    pub fn cumulative(&self, m: &dbrig_core::Measurements) -> Result<(), WorkloadError> {
+        let Some(f) = &self.cumulative else {
+            return Ok(());
+        };
+        let lat = m.latency.percentile_us(m.percentile) as f64 / 1e6;
+        let stat = self
+            .stat(&[
+                ("threads_running", f64::from(m.threads)),
+                ("time_interval", m.duration_s),
+                ("time_total", m.duration_s),
+                ("latency_pct", lat),
+                ("events", m.transactions as f64),
+                ("reads", m.queries.read as f64),
+                ("writes", m.queries.write as f64),
+                ("other", m.queries.other as f64),
+                ("errors", m.ignored_errors as f64),
+                ("reconnects", m.reconnects as f64),
+            ])
+            .map_err(|e| lua_error(&self.path, "report_cumulative", one_line(&e)))?;
+        f.call::<()>(stat)
+            .map_err(|e| lua_error(&self.path, "report_cumulative", one_line(&e)))?;
+        self.close_json();
+        Ok(())
+    }
+
+    fn close_json(&self) {
+        if let Ok(f) = self
+            .lua
+            .named_registry_value::<Function>("dbrig_report_json_close")
+        {
+            let _ = f.call::<()>(());
+        }
+    }
+}
+
+impl crate::TrialProgress for Reporter<'_> {
+    fn note(&self, line: &str) {
+        self.inner.note(line);
+    }
+    fn measuring(&self) {
+        self.inner.measuring();
+    }
+    fn connected(&self) {
+        self.inner.connected();
+    }
+    fn interval(&self, s: &dbrig_core::IntervalSample) {
+        let Some(f) = &self.intermediate else {
+            return self.inner.interval(s);
+        };
+        let d = self.interval_s;
+        let stat = self.stat(&[
+            ("threads_running", f64::from(s.threads)),
+            ("time_interval", d),
+            ("time_total", s.t_s),
+            ("latency_pct", s.latency_pct_ms / 1000.0),
+            ("events", s.tps * d),
+            ("reads", s.reads_ps * d),
+            ("writes", s.writes_ps * d),
+            ("other", s.other_ps * d),
+            ("errors", s.errors_ps * d),
+            ("reconnects", s.reconnects_ps * d),
+        ]);
+        let r = stat.and_then(|t| f.call::<()>(t));
+        if let Err(e) = r {
+            self.inner
+                .note(&lua_error(&self.path, "report_intermediate", one_line(&e)).to_string());
+        }
+    }
+    fn power_query(&self, r: &crate::tpch::PowerReport) {
+        self.inner.power_query(r);
+    }
+}
+
+impl Drop for Reporter<'_> {
+    fn drop(&mut self) {
+        if self.cumulative.is_none() {
+            self.close_json();
+        }
+    }
+}
+
+/// What a script error becomes in a command or hook: the script, the hook, the message
+/// (which holds the line).
+fn lua_error(path: &Path, hook: &str, message: String) -> WorkloadError {
+    WorkloadError::InvalidOptions(format!("{}: in {hook}: {message}", path.display()))
+}
+
+fn fatal(path: &Path, hook: &str, message: String) -> DriverError {
+    DriverError::fatal(
+        ErrorKind::Statement,
+        format!("{}: in {hook}: {message}", path.display()),
+    )
+}
+
+/// An mlua error as one line: the message with its script line, without the traceback.
+fn one_line(e: &mlua::Error) -> String {
+    let s = match e {
+        mlua::Error::CallbackError { cause, .. } => return one_line(cause),
+        mlua::Error::RuntimeError(m) => m.clone(),
+        e => e.to_string(),
+    };
+    s.split("\nstack traceback")
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_owned()
+}
+
+async fn call_hook(
+    path: &Path,
+    hook: &str,
+    f: impl Future<Output = mlua::Result<LuaValue>>,
+) -> Result<(), WorkloadError> {
+    match f.await {
+        Ok(LuaValue::Boolean(false)) => Err(lua_error(path, hook, "the command failed".into())),
+        Ok(_) => Ok(()),
+        Err(e) => Err(lua_error(path, hook, one_line(&e))),
+    }
+}
+
+fn mock_target() -> Target {
+    Target::Mock {
+        options: String::new(),
+    }
+}
+
+fn rand(seed: u64, dist: Option<dbrig_core::KeyDistribution>) -> api::Rand {
+    let run = RunOptions::default();
+    api::Rand::new(
+        KeyGenerator::new(dist.unwrap_or(dbrig_core::KeyDistribution::Uniform), seed),
+        seed,
+        &run,
+    )
+}
+
+/// One client's Lua state and the slot through which its script reaches the runner's
+/// connection.
+pub struct LuaClient {
+    script: Arc<Script>,
+    lua: Lua,
+    ctx: Arc<Ctx>,
+    slot: Arc<Slot>,
+    /// Left in the runner's hands while the script holds the real connection.
+    placeholder: Option<Connection>,
+    run_event: Function,
+    index: u32,
+    /// `event()` returned a true value: sysbench's signal that this thread is done.
+    stopped: bool,
+}
+
+impl std::fmt::Debug for LuaClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LuaClient")
+            .field("script", &self.script.path)
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
+impl LuaClient {
+    /// Hand the runner's connection to the script for the length of a call.
+    fn lend(&mut self, conn: &mut Connection) {
+        let placeholder = self.placeholder.take().expect("placeholder present");
+        let real = std::mem::replace(conn, placeholder);
+        *self.slot.lock().expect("slot") = Some(real);
+    }
+
+    /// Take it back (the script may have closed it: the placeholder then stays).
+    fn take_back(&mut self, conn: &mut Connection) {
+        if let Some(real) = self.slot.lock().expect("slot").take() {
+            self.placeholder = Some(std::mem::replace(conn, real));
+        } else {
+            // Never lent, or lost: keep what the runner holds.
+            self.placeholder = None;
+        }
+    }
+
+    fn hook_error(&self, hook: &str, e: mlua::Error) -> DriverError {
+        fatal(&self.script.path, hook, one_line(&e))
+    }
+
+    /// One event: the script's `event()`, restarted by the runner on a RESTART_EVENT error.
+    pub async fn event(
+        &mut self,
+        conn: &mut Connection,
+        q: &mut EventTally,
+    ) -> Result<(), DriverError> {
+        if self.placeholder.is_none() {
+            let p = Connection::connect(&mock_target(), &ConnectOptions::default()).await?;
+            self.placeholder = Some(p);
+        }
+        self.lend(conn);
+        let r = self.run_event.call_async::<i64>(self.index).await;
+        self.take_back(conn);
+        std::mem::swap(&mut *self.ctx.tally.lock().expect("tally"), q);
+        self.ctx.tally.lock().expect("tally").clear();
+        match r {
+            Ok(0) => Ok(()),
+            Ok(2) => {
+                self.stopped = true;
+                Ok(())
+            }
+            Ok(_) => Err(self
+                .ctx
+                .last_error
+                .lock()
+                .expect("last error")
+                .take()
+                .unwrap_or_else(|| {
+                    DriverError::new(
+                        ErrorKind::Statement,
+                        ErrorClass::Retryable,
+                        None,
+                        "RESTART_EVENT raised by the script",
+                    )
+                })),
+            Err(e) => Err(self.hook_error("event", e)),
+        }
+    }
+
+    /// Whether the script asked this client to stop (`event()` returned true).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// After a restarted event: PostgreSQL keeps a failed transaction open until a rollback;
+    /// MariaDB/MySQL roll it back themselves (and sysbench sends nothing).
+    pub async fn abort(&mut self, conn: &mut Connection) {
+        if conn.dialect() == dbrig_driver::Dialect::Postgres {
+            let _ = conn.execute_text("ROLLBACK").await;
+        }
+    }
+
+    /// The client's last act: the script's `thread_done()`.
+    pub async fn finish(&mut self, conn: &mut Connection) -> Option<String> {
+        let f = self.lua.globals().get::<Option<Function>>("thread_done");
+        let Ok(Some(f)) = f else { return None };
+        if self.placeholder.is_none() {
+            self.placeholder = Connection::connect(&mock_target(), &ConnectOptions::default())
+                .await
+                .ok();
+        }
+        self.placeholder.as_ref()?;
+        self.lend(conn);
+        let r = f.call_async::<LuaValue>(self.index).await;
+        self.take_back(conn);
+        r.err()
+            .map(|e| self.hook_error("thread_done", e).to_string())
+    }
+}
+
+/// What `dbrig list --script FILE` prints: the script's options with their defaults.
+pub fn describe_options(w: &LuaWorkload) -> Vec<(String, String, String)> {
+    w.declared()
+        .iter()
+        .map(|d| {
+            (
+                d.name.replace('_', "-"),
+                d.description.clone(),
+                d.default.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+impl OptKind {
+    fn check(&self, v: &str) -> Result<(), String> {
+        api::convert_check(*self, v)
+    }
+}
+
+/// The declared option names of a script (for the command line, which routes `--NAME` to
+/// the script when it declares NAME).
+pub fn declared_names(script: &str) -> Option<Vec<(String, bool)>> {
+    let w = LuaWorkload::new(LuaOptions {
+        script: script.to_owned(),
+        script_options: Vec::new(),
+    })
+    .ok()?;
+    Some(
+        w.declared()
+            .iter()
+            .map(|d| (d.name.clone(), d.kind == OptKind::Bool))
+            .collect(),
+    )
+}

@@ -1,0 +1,207 @@
+-- dbrig's sysbench 1.0 API, the Lua half (the Rust half is `lua/api.rs`): the objects scripts
+-- see (drivers, connections, statements, bind parameters, result sets), the error values
+-- sysbench raises, its report functions and the compat globals. dbrig's own code, written
+-- from sysbench's documented behaviour.
+
+local raw = ...
+
+-- An API sysbench has and dbrig does not: one line naming it, at the script's line.
+local function unsupported(name)
+  error("not supported: " .. name, 3)
+end
+raw.unsupported = unsupported
+
+-- Unknown names in sysbench's own tables are an error naming them, never a silent nil.
+local function strict(t, path)
+  return setmetatable(t, {
+    __index = function(_, k)
+      unsupported(path .. "." .. tostring(k))
+    end,
+  })
+end
+
+sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
+sysbench.sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
+sysbench.error.sql = sysbench.sql.error
+sysbench.sql.type = {
+  NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
+  TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
+}
+local T = sysbench.sql.type
+
+-- Raise what a failed statement raises in sysbench: an ignorable error (dbrig's retryable
+-- and lost-connection classes) as the RESTART_EVENT error table, others as a message.
+local function raise(e, level)
+  if e.restart then
+    e.restart = nil
+    e.errcode = sysbench.error.RESTART_EVENT
+    error(e, level + 1)
+  end
+  error(string.format("SQL error, errno = %d, state = '%s': %s",
+                      e.sql_errno, e.sql_state, e.sql_errmsg), level + 1)
+end
+
+local Result = {}
+Result.__index = function(self, k)
+  if k == "nrows" then return self._r:nrows() end
+  if k == "nfields" then return self._r:nfields() end
+  local m = Result[k]
+  if m ~= nil then return m end
+  unsupported("sql_result." .. tostring(k))
+end
+function Result:fetch_row() return self._r:fetch_row() end
+function Result:free() return true end
+Result.__tostring = function() return "<sql_result>" end
+local function result(r) if r == nil then return nil end return setmetatable({ _r = r }, Result) end
+
+local Param = {}
+Param.__index = Param
+function Param:set(v) self._p:set(v) end
+function Param:set_rand_str(template) self._p:set(raw.rand_string(template)) end
+Param.__tostring = function() return "<sql_param>" end
+
+local Stmt = {}
+Stmt.__index = function(self, k)
+  local m = Stmt[k]
+  if m ~= nil then return m end
+  unsupported("sql_statement." .. tostring(k))
+end
+function Stmt:bind_create(btype, max_len)
+  local p = self._s:bind_create(btype, max_len)
+  return setmetatable({ _p = p, type = btype, max_len = max_len }, Param)
+end
+function Stmt:bind_param(...)
+  local n = select("#", ...)
+  if n < 1 then return nil end
+  local ps = {}
+  for i = 1, n do ps[i] = (select(i, ...))._p end
+  self._s:bind_param(ps)
+  return 0
+end
+function Stmt:execute()
+  local r, e = self._s:execute()
+  if e then raise(e, 2) end
+  return result(r)
+end
+function Stmt:close() self._s:close() return 0 end
+Stmt.__tostring = function() return "<sql_statement>" end
+
+local Con = {}
+Con.__index = function(self, k)
+  local m = Con[k]
+  if m ~= nil then return m end
+  unsupported("sql_connection." .. tostring(k))
+end
+function Con:query(sql)
+  local r, e = self._c:query(sql)
+  if e then raise(e, 2) end
+  return result(r)
+end
+function Con:query_row(sql)
+  local r, e = self._c:query(sql)
+  if e then raise(e, 2) end
+  if r == nil then return nil end
+  local row = r:fetch_row()
+  if row == nil then return nil end
+  return unpack(row, 1, r:nfields())
+end
+function Con:prepare(sql)
+  local s, e = self._c:prepare(sql)
+  if e then raise(e, 2) end
+  return setmetatable({ _s = s, connection = self }, Stmt)
+end
+function Con:bulk_insert_init(sql) local e = self._c:bulk_insert_init(sql) if e then raise(e, 2) end return 0 end
+function Con:bulk_insert_next(v) local e = self._c:bulk_insert_next(v) if e then raise(e, 2) end return 0 end
+function Con:bulk_insert_done() local e = self._c:bulk_insert_done() if e then raise(e, 2) end return 0 end
+function Con:reconnect() local e = self._c:reconnect() if e then raise(e, 2) end return true end
+function Con:disconnect() self._c:disconnect() return true end
+function Con:check_error(rs) return rs end
+Con.__tostring = function() return "<sql_connection>" end
+
+local Driver = {}
+Driver.__index = function(self, k)
+  local m = Driver[k]
+  if m ~= nil then return m end
+  unsupported("sql_driver." .. tostring(k))
+end
+function Driver:connect()
+  local c, e = raw.connect()
+  if e then error("connection creation failed: " .. e.sql_errmsg, 2) end
+  return setmetatable({ _c = c }, Con)
+end
+function Driver:name() return raw.driver_name end
+Driver.__tostring = function() return "<sql_driver>" end
+
+function sysbench.sql.driver(name)
+  if name ~= nil and name ~= raw.driver_name then
+    error("failed to initialize the DB driver: dbrig connects to " .. raw.driver_name ..
+          " (--target), not " .. tostring(name), 2)
+  end
+  return setmetatable({}, Driver)
+end
+
+-- Reports in sysbench's three layouts (the figures as sysbench's `stat` table has them).
+function sysbench.report_csv(stat)
+  local s = stat.time_interval
+  print(string.format("%.0f,%u,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+    stat.time_total, stat.threads_running, stat.events / s,
+    (stat.reads + stat.writes + stat.other) / s, stat.reads / s, stat.writes / s,
+    stat.other / s, stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+end
+
+local json_open = false
+function sysbench.report_json(stat)
+  local s = stat.time_interval
+  io.write(json_open and ",\n" or "[\n")
+  json_open = true
+  io.write(string.format('  {\n    "time": %4.0f,\n    "threads": %u,\n    "tps": %4.2f,\n' ..
+    '    "qps": {\n      "total": %4.2f,\n      "reads": %4.2f,\n      "writes": %4.2f,\n' ..
+    '      "other": %4.2f\n    },\n    "latency": %4.2f,\n    "errors": %4.2f,\n' ..
+    '    "reconnects": %4.2f\n  }',
+    stat.time_total, stat.threads_running, stat.events / s,
+    (stat.reads + stat.writes + stat.other) / s, stat.reads / s, stat.writes / s,
+    stat.other / s, stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+end
+function raw.report_json_close() if json_open then io.write("\n]\n") end end
+
+function sysbench.report_default(stat)
+  local s = stat.time_interval
+  print(string.format("[ %.0fs ] thds: %u tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) " ..
+    "lat (ms,%u%%): %4.2f err/s %4.2f reconn/s: %4.2f",
+    stat.time_total, stat.threads_running, stat.events / s,
+    (stat.reads + stat.writes + stat.other) / s, stat.reads / s, stat.writes / s,
+    stat.other / s, sysbench.opt.percentile, stat.latency_pct * 1000,
+    stat.errors / s, stat.reconnects / s))
+end
+
+-- sysbench 0.5's names, which sysbench 1.0 keeps.
+sb_rand = sysbench.rand.default
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+sb_rand_str = sysbench.rand.string
+sb_rand_varstr = sysbench.rand.varstring
+sb_rand_uniq = sysbench.rand.unique
+sb_rnd = function() return sysbench.rand.uniform_uint64() end
+
+-- One event as sysbench's thread loop runs it: a RESTART_EVENT error calls the
+-- before_restart_event hook and asks the runner to restart the event (1); any other error
+-- propagates. Returns 2 when event() returned a true value (the script asks to stop).
+function raw.run_event(tid)
+  local ok, ret = pcall(event, tid)
+  if ok then
+    if ret then return 2 end
+    return 0
+  end
+  if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+    if sysbench.hooks.before_restart_event then
+      sysbench.hooks.before_restart_event(ret)
+    end
+    return 1
+  end
+  error(ret, 0)
+end
+
+strict(sysbench.rand, "sysbench.rand")
+strict(sysbench.sql, "sysbench.sql")
+

@@ -1,0 +1,314 @@
+//! sysbench's own Lua scripts (Debian's sysbench package, /usr/share/sysbench; scripts/test
+//! installs it) run unchanged by dbrig's embedded LuaJIT on MariaDB, PostgreSQL and SQLite,
+//! counting as sysbench counts; and a script of dbrig's own (`lua/every_api.lua`) that uses
+//! every part of the API, report hooks and RESTART_EVENT on a forced deadlock included.
+
+use std::path::Path;
+
+use crate::{dbrig, error_line, json, ok, text};
+
+const EVERY_API: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/lua/every_api.lua");
+
+/// (read, write, other, transactions) of a `--format json` run.
+fn counts(v: &serde_json::Value) -> (u64, u64, u64, u64) {
+    let q = &v["queries"];
+    (
+        q["read"].as_u64().unwrap(),
+        q["write"].as_u64().unwrap(),
+        q["other"].as_u64().unwrap(),
+        v["transactions"].as_u64().unwrap(),
+    )
+}
+
+fn run(out: &Path, url: &str, script: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run", script, "--target", url, "--time", "0", "--format", "json",
+    ];
+    args.extend_from_slice(extra);
+    json(&ok(dbrig(out, &args)))
+}
+
+/// The bundled scripts on one server: exact counts where sysbench's are fixed.
+fn bundled_scripts(url: &str, out: &Path) {
+    let size = ["--table-size", "100"];
+    // sysbench's word order, the command last.
+    ok(dbrig(
+        out,
+        &[
+            "oltp_read_write.lua",
+            "--target",
+            url,
+            "--table-size=100",
+            "prepare",
+        ],
+    ));
+    let v = run(
+        out,
+        url,
+        "oltp_read_write.lua",
+        &[&["--events", "100", "--threads", "1"][..], &size].concat(),
+    );
+    assert_eq!(counts(&v), (1400, 400, 200, 100), "{v}");
+    let statements = v["statements"].to_string();
+    assert!(
+        statements.contains("SELECT c FROM sbtest1 WHERE id=?"),
+        "per-statement latency by text: {statements}"
+    );
+    let v = run(
+        out,
+        url,
+        "oltp_point_select.lua",
+        &[&["--events", "50", "--threads", "2"][..], &size].concat(),
+    );
+    assert_eq!(counts(&v), (50, 0, 0, 50), "{v}");
+    let v = run(
+        out,
+        url,
+        "select_random_ranges.lua",
+        &[&["--events", "40", "--threads", "2"][..], &size].concat(),
+    );
+    assert_eq!(counts(&v), (40, 0, 0, 40), "{v}");
+    let v = run(
+        out,
+        url,
+        "oltp_insert.lua",
+        &[&["--events", "30", "--threads", "2"][..], &size].concat(),
+    );
+    assert_eq!(counts(&v), (0, 30, 0, 30), "{v}");
+    ok(dbrig(
+        out,
+        &["cleanup", "oltp_read_write.lua", "--target", url],
+    ));
+
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "bulk_insert.lua",
+            "--target",
+            url,
+            "--threads",
+            "2",
+        ],
+    ));
+    let v = run(
+        out,
+        url,
+        "bulk_insert.lua",
+        &["--events", "500", "--threads", "2"],
+    );
+    assert_eq!(v["transactions"].as_u64(), Some(500), "{v}");
+    ok(dbrig(
+        out,
+        &[
+            "cleanup",
+            "bulk_insert.lua",
+            "--target",
+            url,
+            "--threads",
+            "2",
+        ],
+    ));
+}
+
+#[test]
+fn sysbench_scripts_on_mariadb() {
+    let db = crate::mysql::TestDb::new("lua");
+    let out = tempfile::tempdir().unwrap();
+    bundled_scripts(&db.url(), out.path());
+}
+
+#[test]
+fn sysbench_scripts_on_postgresql() {
+    let db = crate::postgres::TestDb::new("lua");
+    let out = tempfile::tempdir().unwrap();
+    bundled_scripts(&db.url(), out.path());
+}
+
+/// oltp_common refuses drivers other than mysql and pgsql (its CREATE TABLE is theirs), as
+/// sysbench would; bulk_insert.lua's SQL is SQLite's too.
+#[test]
+fn sysbench_scripts_on_sqlite() {
+    let out = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", out.path().join("lua.db").display());
+    let o = dbrig(
+        out.path(),
+        &["prepare", "oltp_read_write.lua", "--target", &url],
+    );
+    let e = error_line(&o);
+    assert!(
+        e.contains("oltp_common.lua:") && e.contains("Unsupported database driver:sqlite"),
+        "{e}"
+    );
+    ok(dbrig(
+        out.path(),
+        &["prepare", "bulk_insert.lua", "--target", &url],
+    ));
+    let v = run(out.path(), &url, "bulk_insert.lua", &["--events", "200"]);
+    assert_eq!(v["transactions"].as_u64(), Some(200), "{v}");
+    // In a plan: `script = FILE.lua` with the script's options.
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"lua\"\ntrials = 1\nclients = [1]\n[run]\nevents = 50\ntime = 0\n\
+             [[configuration]]\nname = \"lite\"\ntarget = \"{url}\"\n\
+             [[workload]]\nscript = \"bulk_insert.lua\"\n"
+        ),
+    )
+    .unwrap();
+    let o = ok(dbrig(out.path(), &["run", &plan.display().to_string()]));
+    assert!(
+        text(&o).contains("1 trial(s) done, 0 invalid, 0 failed"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn every_api_with_report_hooks_and_a_forced_deadlock() {
+    let db = crate::mysql::TestDb::new("luaapi");
+    let out = tempfile::tempdir().unwrap();
+    let url = db.url();
+    let o = ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["list", "--script", EVERY_API])
+        .output()
+        .unwrap());
+    let listed = text(&o);
+    for opt in ["--rows", "--flag", "--label", "--names", "--nap"] {
+        assert!(listed.contains(opt), "{listed}");
+    }
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "prepare",
+            EVERY_API,
+            "--target",
+            &url,
+            "--threads",
+            "2",
+            "--rows",
+            "30",
+        ],
+    ));
+    assert!(text(&o).contains("prepared by mysql"), "{}", text(&o));
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            EVERY_API,
+            "--target",
+            &url,
+            "--threads",
+            "2",
+            "--workers",
+            "2",
+            "--time",
+            "2",
+            "--report-interval",
+            "1",
+            "--rows=30",
+            "--label",
+            "x",
+            "--flag",
+            "--names=p,q",
+        ],
+    ));
+    let t = text(&o);
+    assert!(
+        t.contains("init: version 1.0.20, command run, label x, flag true, names p+q"),
+        "{t}"
+    );
+    // The deadlock: one client's event restarted through before_restart_event.
+    assert!(t.contains("restart: errno 1213"), "{t}");
+    assert!(
+        t.contains("thread_done 0: restarts") && t.contains("thread_done 1: restarts"),
+        "{t}"
+    );
+    let restarts: u32 = t
+        .lines()
+        .filter_map(|l| l.split("restarts ").nth(1))
+        .filter_map(|n| n.trim().parse::<u32>().ok())
+        .sum();
+    assert_eq!(restarts, 1, "{t}");
+    // report_intermediate = sysbench.report_csv: "time,threads,tps,qps,r,w,o,lat,err,reconn".
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("1,2,") && l.split(',').count() == 10),
+        "{t}"
+    );
+    assert!(t.contains("cumulative: events "), "{t}");
+    assert!(
+        t.contains("\"tps\":"),
+        "report_json from the cumulative hook: {t}"
+    );
+    assert!(t.contains("done: restarts"), "{t}");
+    assert!(t.contains("ignored errors:                      1 "), "{t}");
+    ok(dbrig(out.path(), &["cleanup", EVERY_API, "--target", &url]));
+}
+
+#[test]
+fn script_errors_name_the_script_line_and_hook() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path();
+    let bad = dir.join("bad.lua");
+    std::fs::write(
+        &bad,
+        "function event()\n  local x = sysbench.rand.histogram(1, 2)\nend\n",
+    )
+    .unwrap();
+    let boom = dir.join("boom.lua");
+    std::fs::write(
+        &boom,
+        "function thread_init()\n  error(\"boom\")\nend\nfunction event() end\n",
+    )
+    .unwrap();
+    let args = |f: &Path| {
+        vec![
+            "run".to_owned(),
+            f.display().to_string(),
+            "--target".into(),
+            "mock:".into(),
+            "--events".into(),
+            "3".into(),
+            "--time".into(),
+            "0".into(),
+        ]
+    };
+    let o = dbrig(
+        dir,
+        &args(&bad).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let e = error_line(&o);
+    assert!(
+        e.contains("bad.lua: in event: ")
+            && e.contains("bad.lua:2: not supported: sysbench.rand.histogram"),
+        "{e}"
+    );
+    let o = dbrig(
+        dir,
+        &args(&boom).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let e = error_line(&o);
+    assert!(
+        e.contains("boom.lua: in thread_init: ") && e.contains("boom.lua:2: boom"),
+        "{e}"
+    );
+    // An option the script does not declare is refused by name.
+    let o = dbrig(
+        dir,
+        &[
+            "run",
+            "oltp_point_select.lua",
+            "--target",
+            "mock:",
+            "--script-option",
+            "nope=1",
+        ],
+    );
+    assert!(
+        error_line(&o).contains("declares no option --nope"),
+        "{}",
+        text(&o)
+    );
+}
