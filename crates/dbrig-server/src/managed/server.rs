@@ -605,13 +605,26 @@ impl ManagedServer {
             .find(|d| d.is_dir());
         let dir = self.layout_dir();
         let _ = fs::remove_dir_all(&dir);
-        let mut links: Vec<(PathBuf, &str)> = vec![
-            (self.server_bin.clone(), "sbin/mariadbd"),
-            (print_defaults, "bin/my_print_defaults"),
-            (share, "share/mysql"),
+        // The server and the share files where any layout's initialiser looks: `sbin/`,
+        // `libexec/` or `bin/`; `share/mysql/` or `share/` (the standard layout's).
+        let mut links: Vec<(PathBuf, String)> = vec![
+            (self.server_bin.clone(), "sbin/mariadbd".into()),
+            (self.server_bin.clone(), "libexec/mariadbd".into()),
+            (self.server_bin.clone(), "bin/mariadbd".into()),
+            (print_defaults, "bin/my_print_defaults".into()),
+            (share.clone(), "share/mysql".into()),
         ];
-        links.extend(tool("resolveip").map(|p| (p, "bin/resolveip")));
-        links.extend(plugins.map(|p| (p, "lib/mysql/plugin")));
+        for e in fs::read_dir(&share)
+            .map_err(self.io_err(format!("reading {}", share.display())))?
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name != "mysql" {
+                links.push((e.path(), format!("share/{name}")));
+            }
+        }
+        links.extend(tool("resolveip").map(|p| (p, "bin/resolveip".into())));
+        links.extend(plugins.map(|p| (p, "lib/mysql/plugin".into())));
         for (target, link) in links {
             let at = dir.join(link);
             if let Some(parent) = at.parent() {
@@ -1463,6 +1476,55 @@ mod tests {
         let mut def = ServerDef::new("my", Engine::Mysql);
         def.prefix = Some(dir.join("mysql-8.4"));
         def
+    }
+
+    /// A `make install` prefix in the standard layout (server in `bin/`, share files in
+    /// `share/`) and one without share files: the linked base folder, or which path to set.
+    #[test]
+    fn any_install_layout_gets_the_base_folder_the_initialiser_expects() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("maria");
+        for d in ["bin", "share/english"] {
+            fs::create_dir_all(prefix.join(d)).unwrap();
+        }
+        for tool in ["bin/mariadbd", "bin/my_print_defaults"] {
+            fs::write(prefix.join(tool), "#!/bin/sh\n").unwrap();
+            fs::set_permissions(prefix.join(tool), fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        fs::write(prefix.join("share/mysql_system_tables.sql"), "").unwrap();
+        fs::write(prefix.join("share/english/errmsg.sys"), "").unwrap();
+        let mut def = ServerDef::new("std", Engine::Mariadb);
+        def.prefix = Some(prefix.clone());
+        let mut s = ManagedServer::open(def.clone(), &dir.path().join("state")).unwrap();
+        s.run_as = None;
+        assert!(s.needs_layout());
+        s.make_layout().unwrap();
+        let base = s.layout_dir();
+        for p in [
+            "sbin/mariadbd",
+            "libexec/mariadbd",
+            "bin/my_print_defaults",
+            "share/mysql/mysql_system_tables.sql",
+            "share/mysql_system_tables.sql",
+            "share/mysql/english/errmsg.sys",
+            "share/english/errmsg.sys",
+        ] {
+            assert!(base.join(p).exists(), "{p}");
+        }
+        let args = s.init_args();
+        assert!(
+            args.contains(&format!("--basedir={}", base.display())),
+            "{args:?}"
+        );
+        assert!(args.contains(&"--force".to_owned()), "{args:?}");
+
+        fs::remove_file(prefix.join("share/mysql_system_tables.sql")).unwrap();
+        let s = ManagedServer::open(def, &dir.path().join("state2")).unwrap();
+        let e = s.make_layout().unwrap_err().to_string();
+        assert!(
+            e.contains("set share-dir") && e.contains("share/mysql"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -53,6 +53,9 @@ fn trials_of(db: &Path, run: i64) -> Vec<Trial> {
 #[test]
 fn sql_bench_on_mariadb_a_built_server_a_bare_binary_and_postgres() {
     let suite = suite();
+    // sql-bench's tables (bench1, …) have fixed names: databases of this test's own.
+    let my = crate::mysql::TestDb::new("sqlbench");
+    let pg = crate::postgres::TestDb::new("sqlbench");
     let out = tempfile::tempdir().unwrap();
     let src = out.path().join("src");
     std::fs::create_dir(&src).unwrap();
@@ -91,7 +94,7 @@ build = "echo compiling sql/mysqld.cc; echo 'mysqld.cc:1: fatal error: boom.h: N
 
 [[configuration]]
 name = "machine"
-target = "mysql://root@127.0.0.1:3306/test"
+target = "{my}"
 
 [[configuration]]
 name = "built"
@@ -107,7 +110,7 @@ server = "broken"
 
 [[configuration]]
 name = "pg"
-target = "postgres://postgres@127.0.0.1:5432/test"
+target = "{pg}"
 
 [[workload]]
 name = "sql-bench"
@@ -122,6 +125,8 @@ timeout = 120
         recipe = recipe.display(),
         bare = bare.display(),
         suite = suite.display(),
+        my = my.url(),
+        pg = pg.url(),
     );
     let path = out.path().join("plan.toml");
     std::fs::write(&path, plan).unwrap();
