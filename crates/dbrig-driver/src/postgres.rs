@@ -1,4 +1,11 @@
 //! The PostgreSQL backend (tokio-postgres, no TLS).
+//!
+//! Outside the prepared protocol nothing here names a statement: the extended protocol and
+//! every metadata query send an unnamed parse/bind/describe/execute/sync in one round trip
+//! (tokio-postgres' `query_typed`), with the values as text for the server to read in the
+//! types it infers (what libpq's `PQexecParams` sends for pgbench's `-M extended`). So a
+//! `simple` or `extended` client works through a pooler in transaction mode (PgBouncer),
+//! which cannot keep a named statement across transactions.
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
@@ -23,6 +30,8 @@ pub(crate) struct PostgresConnection {
     statements: Vec<tokio_postgres::Statement>,
     policy: ErrorPolicy,
     version: String,
+    /// Not the prepared protocol: queries use unnamed statements only (see the module doc).
+    unnamed: bool,
 }
 
 impl PostgresConnection {
@@ -94,6 +103,7 @@ impl PostgresConnection {
             statements: Vec::new(),
             policy: options.policy.clone(),
             version,
+            unnamed: options.protocol != dbrig_core::results::Protocol::Prepared,
         })
     }
 
@@ -154,6 +164,59 @@ impl PostgresConnection {
         outcome.map_err(|e| map_error(e, &self.policy))
     }
 
+    /// One statement as an unnamed parse/bind/execute in one round trip (`--protocol
+    /// extended`): a result set's rows are read and counted, otherwise the rows changed.
+    pub(crate) async fn execute_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        let counted = async {
+            let stream = self
+                .client
+                .query_typed_raw(sql, text_params(params))
+                .await?;
+            let mut stream = std::pin::pin!(stream);
+            let mut rows = 0u64;
+            while stream.try_next().await?.is_some() {
+                rows += 1;
+            }
+            // tokio-postgres keeps the row description of an unnamed statement to itself, so
+            // an empty result set is told from a change of no rows by the statement's verb.
+            let result_set = rows > 0 || returns_rows(sql);
+            if !result_set {
+                rows = stream.rows_affected().unwrap_or(0);
+            }
+            Ok::<_, tokio_postgres::Error>(Outcome { result_set, rows })
+        };
+        counted.await.map_err(|e| map_error(e, &self.policy))
+    }
+
+    /// Rows of a query through an unnamed statement (see the module doc).
+    async fn rows_unnamed(
+        &self,
+        sql: &str,
+        params: &[Value],
+        out: &mut Rows,
+    ) -> Result<(), tokio_postgres::Error> {
+        let stream = self
+            .client
+            .query_typed_raw(sql, text_params(params))
+            .await?;
+        let mut stream = std::pin::pin!(stream);
+        while let Some(row) = stream.try_next().await? {
+            if out.columns.is_empty() {
+                out.columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
+            }
+            let mut values = Vec::with_capacity(row.len());
+            for i in 0..row.len() {
+                values.push(row.try_get::<_, Cell>(i)?.0);
+            }
+            out.rows.push(values);
+        }
+        Ok(())
+    }
+
     pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
         let counted = async {
             let stream = self.client.simple_query_raw(sql).await?;
@@ -184,6 +247,14 @@ impl PostgresConnection {
         sql: &str,
         params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
+        if self.unnamed {
+            let mut out = Rows::default();
+            return self
+                .rows_unnamed(sql, params, &mut out)
+                .await
+                .map(|()| out.rows)
+                .map_err(|e| map_error(e, &self.policy));
+        }
         let rows = async {
             let stmt = self.client.prepare(sql).await?;
             let stream = self
@@ -235,6 +306,10 @@ impl PostgresConnection {
                         _ => {}
                     }
                 }
+                return Ok(out);
+            }
+            if self.unnamed {
+                self.rows_unnamed(sql, params, &mut out).await?;
                 return Ok(out);
             }
             let stmt = self.client.prepare(sql).await?;
@@ -380,6 +455,66 @@ fn map_error(e: tokio_postgres::Error, policy: &ErrorPolicy) -> DriverError {
         None,
         format!("PostgreSQL client error: {}", chain(&e)),
     )
+}
+
+/// Whether a statement returns a result set, by its first word.
+fn returns_rows(sql: &str) -> bool {
+    let word: String = sql
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    [
+        "SELECT", "WITH", "SHOW", "VALUES", "TABLE", "EXPLAIN", "FETCH",
+    ]
+    .iter()
+    .any(|w| w.eq_ignore_ascii_case(&word))
+}
+
+/// Bind values as text of unspecified type (`unknown`: the server infers each parameter's
+/// type from the statement and reads the text in it), as libpq's `PQexecParams` sends them.
+fn text_params(params: &[Value]) -> impl ExactSizeIterator<Item = (PgText<'_>, Type)> {
+    params.iter().map(|v| (PgText(v), Type::UNKNOWN))
+}
+
+/// A bind value sent in text format.
+#[derive(Debug)]
+struct PgText<'a>(&'a Value);
+
+impl ToSql for PgText<'_> {
+    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        match self.0 {
+            Value::Null => return Ok(IsNull::Yes),
+            Value::Int(i) => {
+                let _ = write!(Writer(out), "{i}");
+            }
+            Value::Float(f) => {
+                let _ = write!(Writer(out), "{f}");
+            }
+            Value::Text(s) => out.put_slice(s.as_bytes()),
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _: &Type) -> tokio_postgres::types::Format {
+        tokio_postgres::types::Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+/// `fmt::Write` into a byte buffer.
+struct Writer<'a>(&'a mut BytesMut);
+
+impl std::fmt::Write for Writer<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.put_slice(s.as_bytes());
+        Ok(())
+    }
 }
 
 /// A bind value converted to whatever type the server inferred for its parameter, since

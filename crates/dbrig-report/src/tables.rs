@@ -629,6 +629,9 @@ fn preamble(data: &ReportData) -> Vec<String> {
             v.versions.join(", ")
         };
         lines.push(format!("server version of {}: {versions}", v.configuration));
+        for c in &v.connections {
+            lines.push(format!("connection of {}: {c}", v.configuration));
+        }
     }
     let ex = data.excluded();
     if ex.total() > 0 {

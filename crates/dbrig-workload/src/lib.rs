@@ -8,6 +8,7 @@
 //! Contract: no dependency on the results store or on reports; servers are reached only
 //! through `dbrig-driver`.
 
+pub mod connect;
 pub mod error;
 pub mod kind;
 pub mod micro;
@@ -37,6 +38,8 @@ pub enum Workload {
     Oltp(Oltp),
     /// pgbench scripts (files and built-ins).
     Script(ScriptWorkload),
+    /// Connection set-up itself: each event a new connection.
+    Connect,
 }
 
 /// A client's per-connection state for its workload.
@@ -44,6 +47,7 @@ pub enum Workload {
 pub enum Client {
     Oltp(oltp::OltpClient),
     Script(script::ScriptClient),
+    Connect(connect::ConnectClient),
 }
 
 /// A workload's name, aliases and one-line description, for `dbrig list`.
@@ -69,6 +73,9 @@ pub fn catalog() -> Vec<WorkloadInfo> {
 impl Workload {
     /// Resolve a workload name (or alias) with its options.
     pub fn from_name(name: &str, oltp: OltpOptions) -> Result<Workload, WorkloadError> {
+        if name.trim().eq_ignore_ascii_case(connect::NAME) {
+            return Ok(Workload::Connect);
+        }
         let kind = OltpKind::from_name(name)
             .ok_or_else(|| WorkloadError::UnknownWorkload(name.to_owned()))?;
         oltp.validate().map_err(WorkloadError::InvalidOptions)?;
@@ -84,6 +91,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.kind.name(),
             Workload::Script(_) => script::NAME,
+            Workload::Connect => connect::NAME,
         }
     }
 
@@ -92,15 +100,26 @@ impl Workload {
         match self {
             Workload::Oltp(o) => serde_json::to_value(&*o.options).unwrap_or_default(),
             Workload::Script(s) => serde_json::to_value(&*s.options).unwrap_or_default(),
+            Workload::Connect => serde_json::json!({}),
         }
     }
 
     /// Where this run does not do exactly what sysbench does, or what the engine does to the
     /// figures, a line each for the report.
-    pub fn notes(&self, target: &dbrig_driver::Target) -> Vec<String> {
+    pub fn notes(&self, target: &dbrig_driver::Target, protocol: Protocol) -> Vec<String> {
         match self {
             Workload::Oltp(o) => o.notes(target),
-            Workload::Script(s) => s.notes(),
+            Workload::Script(s) => s.notes(protocol),
+            Workload::Connect => Vec::new(),
+        }
+    }
+
+    /// How statements are sent unless the run says (`--protocol`, `--ps-mode`): prepared, as
+    /// sysbench's `--db-ps-mode=auto`; pgbench scripts simple, pgbench's default.
+    pub fn default_protocol(&self) -> Protocol {
+        match self {
+            Workload::Oltp(_) | Workload::Connect => Protocol::Prepared,
+            Workload::Script(_) => script::DEFAULT_PROTOCOL,
         }
     }
 
@@ -108,7 +127,7 @@ impl Workload {
     pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
         match self {
             Workload::Oltp(o) if o.retries_duplicate_keys(dialect) => vec![oltp::DUPLICATE_KEY],
-            Workload::Oltp(_) | Workload::Script(_) => Vec::new(),
+            Workload::Oltp(_) | Workload::Script(_) | Workload::Connect => Vec::new(),
         }
     }
 
@@ -121,6 +140,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
             Workload::Script(s) => s.check_ready(conn).await,
+            Workload::Connect => Ok(Vec::new()),
         }
     }
 
@@ -137,6 +157,7 @@ impl Workload {
                 o.new_client(conn, index, threads, keys).await?,
             )),
             Workload::Script(s) => Ok(Client::Script(s.new_client(conn, index, seed).await?)),
+            Workload::Connect => Ok(Client::Connect(connect::ConnectClient)),
         }
     }
 }
@@ -150,6 +171,7 @@ impl Client {
         match self {
             Client::Oltp(c) => c.event(conn, q).await,
             Client::Script(c) => c.event(conn, q).await,
+            Client::Connect(c) => c.event(conn, q).await,
         }
     }
 
@@ -157,7 +179,7 @@ impl Client {
     pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
         match self {
             Client::Oltp(c) => c.fatal_hint(e),
-            Client::Script(_) => None,
+            Client::Script(_) | Client::Connect(_) => None,
         }
     }
 
@@ -165,6 +187,7 @@ impl Client {
         match self {
             Client::Oltp(c) => c.abort(conn).await,
             Client::Script(c) => c.abort(conn).await,
+            Client::Connect(_) => {}
         }
     }
 }

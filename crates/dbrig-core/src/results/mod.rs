@@ -3,6 +3,7 @@
 //! very types) and what every report reads back. One place, one shape, whichever command or
 //! plan took the measurement.
 
+pub mod connection;
 mod environment;
 pub mod evidence;
 mod life;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::ClientWork;
 use crate::statements::StatementLatency;
 
+pub use connection::{AddressFamily, ConnectLatency, ConnectionFacts, Protocol};
 pub use environment::{
     Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
     Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
@@ -115,6 +117,9 @@ pub struct OltpResult {
     /// `--max-tries`'s retried and failed transactions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tries: Option<TriesReport>,
+    /// Every connection's set-up time, apart from the statements' latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_latency: Option<ConnectLatency>,
 }
 
 /// What `--max-tries` counted over the measured interval (pgbench's failures and retries;
