@@ -1085,6 +1085,10 @@ async fn client_loop(
             && shared.reconnect_every > 0
             && events_run.is_multiple_of(shared.reconnect_every)
             && !shared.stop.is_stopped()
+            // Not after the run's last event (nothing would use the connection).
+            && !shared
+                .event_limit
+                .is_some_and(|l| shared.events_claimed.load(Ordering::SeqCst) >= l)
         {
             planned_reconnect = Some(reconnect(&mut conn, &shared.stop).await);
             if measured {
