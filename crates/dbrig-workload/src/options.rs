@@ -313,3 +313,50 @@ impl RunOptions {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--ps-mode` is another spelling of `--protocol`; without either the workload decides;
+    /// the two saying different things is refused.
+    #[test]
+    fn protocol_and_ps_mode_are_one_choice() {
+        let o = |protocol, ps_mode| RunOptions {
+            protocol,
+            ps_mode,
+            ..RunOptions::default()
+        };
+        assert_eq!(
+            o(None, None).protocol_or(Protocol::Simple),
+            Protocol::Simple
+        );
+        assert_eq!(o(None, None).connect_options().protocol, Protocol::Prepared);
+        assert_eq!(
+            o(None, Some(PsMode::Disable)).protocol_or(Protocol::Prepared),
+            Protocol::Simple
+        );
+        assert_eq!(
+            o(None, Some(PsMode::Auto)).protocol_or(Protocol::Simple),
+            Protocol::Prepared
+        );
+        assert_eq!(
+            o(Some(Protocol::Extended), None).protocol_or(Protocol::Simple),
+            Protocol::Extended
+        );
+        assert!(
+            o(Some(Protocol::Simple), Some(PsMode::Disable))
+                .validate()
+                .is_ok()
+        );
+        let e = o(Some(Protocol::Extended), Some(PsMode::Disable))
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("contradict"), "{e}");
+        let bad = RunOptions {
+            connect_rate: -1.0,
+            ..RunOptions::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("--connect-rate"));
+    }
+}

@@ -705,6 +705,14 @@ pub async fn run(
     })
 }
 
+/// PostgreSQL's "prepared statement does not exist" (SQLSTATE 26000) in a run: what a pooler in
+/// transaction mode does to named statements.
+fn pooler_hint(e: &DriverError) -> Option<String> {
+    (e.code.as_deref() == Some("26000")).then(|| {
+        "a pooler in transaction mode (PgBouncer) does not keep a connection's prepared statements: use --protocol simple or extended".to_owned()
+    })
+}
+
 /// Open `n` idle connections, `CONNECT_CONCURRENCY` at a time (each at its `--connect-rate`
 /// turn), their set-up times into `times`. On a failure the ones open are closed and the
 /// count that were open comes back with the error.
@@ -1068,7 +1076,7 @@ async fn client_loop(
                         }
                     }
                     _ => {
-                        break Err(match client.fatal_hint(&e) {
+                        break Err(match client.fatal_hint(&e).or_else(|| pooler_hint(&e)) {
                             Some(hint) => format!("{e} ({hint})"),
                             None => e.to_string(),
                         });
@@ -1086,9 +1094,9 @@ async fn client_loop(
             && events_run.is_multiple_of(shared.reconnect_every)
             && !shared.stop.is_stopped()
             // Not after the run's last event (nothing would use the connection).
-            && !shared
+            && shared
                 .event_limit
-                .is_some_and(|l| shared.events_claimed.load(Ordering::SeqCst) >= l)
+                .is_none_or(|l| shared.events_claimed.load(Ordering::SeqCst) < l)
         {
             planned_reconnect = Some(reconnect(&mut conn, &shared.stop).await);
             if measured {

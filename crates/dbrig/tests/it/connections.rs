@@ -434,6 +434,10 @@ fn pgbouncer_transaction_mode(out: &Path, pg: &Server) {
         let err = String::from_utf8_lossy(&o.stderr);
         let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
         assert_eq!(lines.len(), 1, "one clear line:\n{err}");
+        assert!(
+            lines[0].contains("--protocol simple"),
+            "says what to do:\n{err}"
+        );
     }
     drop(bouncer);
 }
