@@ -20,6 +20,8 @@ struct Server {
     engine: &'static str,
     port: String,
     log: PathBuf,
+    /// The server's Unix socket, when its start line names one.
+    socket: Option<String>,
 }
 
 impl Server {
@@ -54,6 +56,9 @@ impl Server {
             engine,
             port,
             log: PathBuf::from(line("log:")),
+            socket: t
+                .lines()
+                .find_map(|l| l.split_once(", socket ").map(|(_, p)| p.trim().to_owned())),
         }
     }
 
@@ -519,6 +524,16 @@ fn mariadb_ps_mode_and_connections() {
         ],
     );
     assert!(text(&o).contains("contradict each other"), "{}", text(&o));
+
+    // Over the Unix socket: the address family says so.
+    let socket = db.socket.clone().expect("the managed server's socket");
+    let v = run(
+        out,
+        "connect",
+        &format!("mysql://root@localhost/test?socket={socket}"),
+        &["--events", "5"],
+    );
+    assert_eq!(v["connection"]["address_family"], "unix_socket", "{v}");
 
     // The connect workload and --reconnect, counted by the server.
     let (few, _) = connections_of(&db, || {
