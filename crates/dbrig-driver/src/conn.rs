@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use dbrig_core::results::Protocol;
 use dbrig_core::{ErrorClass, StatementClass, Value};
 
 use crate::bulk::{BulkLoad, BulkText};
@@ -18,9 +19,11 @@ use crate::{mock, mysql, mysql_wire, postgres, sqlite};
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
     pub policy: ErrorPolicy,
-    /// Use server-side prepared statements (sysbench `--db-ps-mode=auto`); when false, values
-    /// are inlined as literals and statements sent as text (`--db-ps-mode=disable`).
-    pub prepared: bool,
+    /// How statements are sent (pgbench's `-M`): `Prepared` uses server-side prepared
+    /// statements (sysbench `--db-ps-mode=auto`); `Simple` inlines the values as literals and
+    /// sends text (`--db-ps-mode=disable`); `Extended` (PostgreSQL only) sends each statement
+    /// as an unnamed parse/bind/execute in one round trip.
+    pub protocol: Protocol,
     pub connect_timeout: Duration,
     /// A benchmark client's connection: on MariaDB/MySQL use the lean wire client
     /// (`mysql_wire`), which costs a fraction of mysql_async's CPU per statement but does no
@@ -46,7 +49,7 @@ impl Default for ConnectOptions {
     fn default() -> Self {
         Self {
             policy: ErrorPolicy::default(),
-            prepared: true,
+            protocol: Protocol::Prepared,
             connect_timeout: Duration::from_secs(10),
             lean: false,
             own_thread: None,
@@ -120,6 +123,10 @@ pub struct Connection {
     server_version: String,
     /// This connection's session in [`crate::own_sessions`] while it is open.
     _session: SessionMark,
+    /// How long the last connection (first or re-opened) took to set up, and how many were
+    /// opened: the runner reports connect latency apart from statement latency.
+    connect_time: Duration,
+    connects: u64,
 }
 
 impl std::fmt::Debug for Connection {
@@ -132,7 +139,18 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     pub async fn connect(target: &Target, options: &ConnectOptions) -> Result<Self, DriverError> {
+        if options.protocol == Protocol::Extended && target.dialect() != Dialect::Postgres {
+            return Err(DriverError::fatal(
+                ErrorKind::Unsupported,
+                format!(
+                    "--protocol extended is PostgreSQL's (unnamed statements); on {} use prepared or simple (--ps-mode auto|disable)",
+                    target.dialect().name()
+                ),
+            ));
+        }
+        let began = std::time::Instant::now();
         let backend = open_backend(target, options).await?;
+        let connect_time = began.elapsed();
         let server_version = dispatch!(&backend, b => b.server_version().to_owned());
         Ok(Self {
             _session: SessionMark::new(target, session_id(&backend)),
@@ -141,14 +159,19 @@ impl Connection {
             options: options.clone(),
             statements: Vec::new(),
             server_version,
+            connect_time,
+            connects: 1,
         })
     }
 
     /// Drop the broken connection, open a new one and re-prepare every statement, so the
     /// caller's `Statement` handles stay valid.
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
+        let began = std::time::Instant::now();
         let mut backend = open_backend(&self.target, &self.options).await?;
-        if self.options.prepared {
+        self.connect_time = began.elapsed();
+        self.connects += 1;
+        if self.options.protocol == Protocol::Prepared {
             for sql in &self.statements {
                 dispatch!(&mut backend, b => b.prepare(sql).await)
                     .map_err(|e| e.with_statement(sql))?;
@@ -169,6 +192,22 @@ impl Connection {
         &self.target
     }
 
+    /// How long the last set-up of this connection took (TCP or socket, TLS, authentication,
+    /// the backend's first round trip), without re-preparing statements.
+    pub fn connect_time(&self) -> Duration {
+        self.connect_time
+    }
+
+    /// Connections opened so far (1, plus one per reconnect).
+    pub fn connects(&self) -> u64 {
+        self.connects
+    }
+
+    /// How this connection sends statements.
+    pub fn protocol(&self) -> Protocol {
+        self.options.protocol
+    }
+
     /// The server's version string (SQLite's library version for SQLite).
     pub fn server_version(&self) -> &str {
         &self.server_version
@@ -176,7 +215,7 @@ impl Connection {
 
     /// Prepare a statement (placeholders: `?` for MySQL/SQLite, `$1…` for PostgreSQL).
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, DriverError> {
-        if self.options.prepared {
+        if self.options.protocol == Protocol::Prepared {
             dispatch!(&mut self.backend, b => b.prepare(sql).await)
                 .map_err(|e| e.with_statement(sql))?;
         }
@@ -190,11 +229,17 @@ impl Connection {
         stmt: Statement,
         params: &[Value],
     ) -> Result<Outcome, DriverError> {
-        let result = if self.options.prepared {
-            dispatch!(&mut self.backend, b => b.execute(stmt.0, params).await)
-        } else {
-            let sql = inline_params(self.dialect(), &self.statements[stmt.0], params);
-            dispatch!(&mut self.backend, b => b.execute_text(&sql).await)
+        let result = match (self.options.protocol, &mut self.backend) {
+            (Protocol::Prepared, backend) => {
+                dispatch!(backend, b => b.execute(stmt.0, params).await)
+            }
+            (Protocol::Extended, Backend::Postgres(b)) => {
+                b.execute_unnamed(&self.statements[stmt.0], params).await
+            }
+            (_, backend) => {
+                let sql = inline_params(self.target.dialect(), &self.statements[stmt.0], params);
+                dispatch!(backend, b => b.execute_text(&sql).await)
+            }
         };
         result.map_err(|e| e.with_statement(&self.statements[stmt.0]))
     }
@@ -251,7 +296,7 @@ impl Connection {
         params: &[Value],
     ) -> Result<Outcome, DriverError> {
         let outcome = match &mut self.backend {
-            Backend::Postgres(b) => b.execute_params(sql, params).await,
+            Backend::Postgres(b) => b.execute_unnamed(sql, params).await,
             other => {
                 dispatch!(other, b => b.query_rows(sql, params, false).await).map(|r| Outcome {
                     result_set: true,
@@ -271,7 +316,7 @@ impl Connection {
     /// (PostgreSQL's pipeline mode, pgbench's `\startpipeline` … `\endpipeline`): one
     /// outcome per statement, or the first statement's error. Other engines refuse.
     pub async fn pipeline(&mut self, items: &[PipelineItem]) -> Result<Vec<Outcome>, DriverError> {
-        let items: Vec<PipelineItem> = if self.options.prepared {
+        let items: Vec<PipelineItem> = if self.options.protocol == Protocol::Prepared {
             items.to_vec()
         } else {
             // Statements were not prepared on the server (text mode): send their SQL.

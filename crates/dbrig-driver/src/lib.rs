@@ -28,6 +28,7 @@ mod wire_socket;
 pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
 pub use cancel::CancelHandle;
 pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, PipelineItem, Rows, Statement};
+pub use dbrig_core::results::{AddressFamily, Protocol};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
 pub use sessions::own_sessions;

@@ -1,4 +1,11 @@
 //! The PostgreSQL backend (tokio-postgres, no TLS).
+//!
+//! Outside the prepared protocol nothing here names a statement: the extended protocol and
+//! every metadata query send an unnamed parse/bind/describe/execute/sync in one round trip
+//! (tokio-postgres' `query_typed`), with the values as text for the server to read in the
+//! types it infers (what libpq's `PQexecParams` sends for pgbench's `-M extended`). So a
+//! `simple` or `extended` client works through a pooler in transaction mode (PgBouncer),
+//! which cannot keep a named statement across transactions.
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
@@ -7,7 +14,7 @@ use std::path::Path;
 use bytes::{BufMut, Bytes, BytesMut};
 use dbrig_core::{ErrorClass, Value};
 use futures_util::{SinkExt, TryStreamExt};
-use tokio_postgres::types::{Format, FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
+use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 
 use crate::bulk::{BulkLoad, BulkText};
@@ -25,6 +32,8 @@ pub(crate) struct PostgresConnection {
     version: String,
     /// The server process serving this session (`pg_backend_pid()`).
     backend_pid: u32,
+    /// Not the prepared protocol: queries use unnamed statements only (see the module doc).
+    unnamed: bool,
 }
 
 impl PostgresConnection {
@@ -97,6 +106,7 @@ impl PostgresConnection {
             policy: options.policy.clone(),
             version,
             backend_pid,
+            unnamed: options.protocol != dbrig_core::results::Protocol::Prepared,
         })
     }
 
@@ -161,6 +171,48 @@ impl PostgresConnection {
         outcome.map_err(|e| map_error(e, &self.policy))
     }
 
+    /// One statement as an unnamed parse/bind/execute in one round trip (`--protocol
+    /// extended`): a result set's rows are read and counted, otherwise the rows changed.
+    pub(crate) async fn execute_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        let counted = async {
+            let stream = self
+                .client
+                .query_typed_raw(sql, text_params(params))
+                .await?;
+            count_unnamed(stream, sql).await
+        };
+        counted.await.map_err(|e| map_error(e, &self.policy))
+    }
+
+    /// Rows of a query through an unnamed statement (see the module doc).
+    async fn rows_unnamed(
+        &self,
+        sql: &str,
+        params: &[Value],
+        out: &mut Rows,
+    ) -> Result<(), tokio_postgres::Error> {
+        let stream = self
+            .client
+            .query_typed_raw(sql, text_params(params))
+            .await?;
+        let mut stream = std::pin::pin!(stream);
+        while let Some(row) = stream.try_next().await? {
+            if out.columns.is_empty() {
+                out.columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
+            }
+            let mut values = Vec::with_capacity(row.len());
+            for i in 0..row.len() {
+                values.push(row.try_get::<_, Cell>(i)?.0);
+            }
+            out.rows.push(values);
+        }
+        Ok(())
+    }
+
     pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
         let counted = async {
             let stream = self.client.simple_query_raw(sql).await?;
@@ -191,6 +243,14 @@ impl PostgresConnection {
         sql: &str,
         params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
+        if self.unnamed {
+            let mut out = Rows::default();
+            return self
+                .rows_unnamed(sql, params, &mut out)
+                .await
+                .map(|()| out.rows)
+                .map_err(|e| map_error(e, &self.policy));
+        }
         let rows = async {
             let stmt = self.client.prepare(sql).await?;
             let stream = self
@@ -244,18 +304,17 @@ impl PostgresConnection {
                 }
                 return Ok(out);
             }
-            // One round trip (Parse, Bind, Describe, Execute, Sync of the unnamed
-            // statement), the values as text of no declared type: pgbench's `-M extended`.
-            let stream = self.client.query_typed_raw(sql, untyped(params)).await?;
-            let mut stream = std::pin::pin!(stream);
-            if let Some(first) = stream.as_mut().try_next().await? {
-                out.columns = first
-                    .columns()
-                    .iter()
-                    .map(|c| c.name().to_owned())
-                    .collect();
-                out.rows.push(row_values(&first)?);
+            if self.unnamed {
+                self.rows_unnamed(sql, params, &mut out).await?;
+                return Ok(out);
             }
+            let stmt = self.client.prepare(sql).await?;
+            out.columns = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
+            let stream = self
+                .client
+                .query_raw(&stmt, params.iter().map(PgParam))
+                .await?;
+            let mut stream = std::pin::pin!(stream);
             while let Some(row) = stream.try_next().await? {
                 let mut values = Vec::with_capacity(row.len());
                 for i in 0..row.len() {
@@ -266,23 +325,6 @@ impl PostgresConnection {
             Ok::<_, tokio_postgres::Error>(out)
         };
         rows.await.map_err(|e| map_error(e, &self.policy))
-    }
-
-    /// `sql` with `params` through the unnamed statement in one round trip (see
-    /// [`untyped`]); result rows are read and counted.
-    pub(crate) async fn execute_params(
-        &mut self,
-        sql: &str,
-        params: &[Value],
-    ) -> Result<Outcome, DriverError> {
-        let stream = self
-            .client
-            .query_typed_raw(sql, untyped(params))
-            .await
-            .map_err(|e| map_error(e, &self.policy))?;
-        count_rows(stream)
-            .await
-            .map_err(|e| map_error(e, &self.policy))
     }
 
     /// Send every statement before reading any result (pgbench's `\startpipeline` …
@@ -305,7 +347,8 @@ impl PostgresConnection {
                         .await?
                 }
                 PipelineItem::Sql(sql, params) => {
-                    client.query_typed_raw(sql, untyped(params)).await?
+                    let stream = client.query_typed_raw(sql, text_params(params)).await?;
+                    return count_unnamed(stream, sql).await;
                 }
             };
             count_rows(stream).await
@@ -443,27 +486,8 @@ fn map_error(e: tokio_postgres::Error, policy: &ErrorPolicy) -> DriverError {
     )
 }
 
-/// A parameter of no declared type (OID 0): the server infers it from the statement, as it
-/// does for pgbench's and libpq's `PQexecParams` without types; [`PgParam`] sends its value as
-/// text then.
-fn unspecified() -> Type {
-    Type::new("unknown".into(), 0, Kind::Pseudo, "pg_catalog".into())
-}
-
-fn untyped(params: &[Value]) -> impl Iterator<Item = (PgParam<'_>, Type)> {
-    let ty = unspecified();
-    params.iter().map(move |p| (PgParam(p), ty.clone()))
-}
-
-fn row_values(row: &tokio_postgres::Row) -> Result<Vec<Value>, tokio_postgres::Error> {
-    (0..row.len())
-        .map(|i| row.try_get::<_, Cell>(i).map(|c| c.0))
-        .collect()
-}
-
-/// Read a statement's rows to the end: a result set of its row count when it returned rows,
-/// else the rows it changed (the unnamed statement's columns are not kept by tokio-postgres,
-/// so a SELECT of no rows counts as neither read nor write).
+/// Read a prepared statement's rows to the end: a result set of its row count when it
+/// returned rows, else the rows it changed.
 async fn count_rows(stream: tokio_postgres::RowStream) -> Result<Outcome, tokio_postgres::Error> {
     let mut stream = std::pin::pin!(stream);
     let mut rows = 0u64;
@@ -482,6 +506,83 @@ async fn count_rows(stream: tokio_postgres::RowStream) -> Result<Outcome, tokio_
     })
 }
 
+/// Read an unnamed statement's rows to the end. tokio-postgres keeps the row description of
+/// an unnamed statement to itself, so an empty result set is told from a change of no rows by
+/// the statement's verb.
+async fn count_unnamed(
+    stream: tokio_postgres::RowStream,
+    sql: &str,
+) -> Result<Outcome, tokio_postgres::Error> {
+    let counted = count_rows(stream).await?;
+    if !counted.result_set && counted.rows == 0 && returns_rows(sql) {
+        return Ok(Outcome {
+            result_set: true,
+            rows: 0,
+        });
+    }
+    Ok(counted)
+}
+
+/// Whether a statement returns a result set, by its first word.
+fn returns_rows(sql: &str) -> bool {
+    let word: String = sql
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    [
+        "SELECT", "WITH", "SHOW", "VALUES", "TABLE", "EXPLAIN", "FETCH",
+    ]
+    .iter()
+    .any(|w| w.eq_ignore_ascii_case(&word))
+}
+
+/// Bind values as text of unspecified type (`unknown`: the server infers each parameter's
+/// type from the statement and reads the text in it), as libpq's `PQexecParams` sends them.
+fn text_params(params: &[Value]) -> impl ExactSizeIterator<Item = (PgText<'_>, Type)> {
+    params.iter().map(|v| (PgText(v), Type::UNKNOWN))
+}
+
+/// A bind value sent in text format.
+#[derive(Debug)]
+struct PgText<'a>(&'a Value);
+
+impl ToSql for PgText<'_> {
+    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        match self.0 {
+            Value::Null => return Ok(IsNull::Yes),
+            Value::Int(i) => {
+                let _ = write!(Writer(out), "{i}");
+            }
+            Value::Float(f) => {
+                let _ = write!(Writer(out), "{f}");
+            }
+            Value::Text(s) => out.put_slice(s.as_bytes()),
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _: &Type) -> tokio_postgres::types::Format {
+        tokio_postgres::types::Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+/// `fmt::Write` into a byte buffer.
+struct Writer<'a>(&'a mut BytesMut);
+
+impl std::fmt::Write for Writer<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.put_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
 /// A bind value converted to whatever type the server inferred for its parameter, since
 /// tokio-postgres refuses e.g. an i64 for an int4 parameter.
 #[derive(Debug)]
@@ -489,29 +590,11 @@ struct PgParam<'a>(&'a Value);
 
 impl ToSql for PgParam<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
-        if ty.oid() == 0 {
-            // Of no declared type: the value's text (see `encode_format`).
-            match self.0 {
-                Value::Null => return Ok(IsNull::Yes),
-                Value::Int(i) => write!(out, "{i}")?,
-                Value::Float(f) => write!(out, "{f}")?,
-                Value::Text(s) => out.put_slice(s.as_bytes()),
-            }
-            return Ok(IsNull::No);
-        }
         match self.0 {
             Value::Null => Ok(IsNull::Yes),
             Value::Int(i) => int_to_sql(*i, ty, out),
             Value::Float(f) => float_to_sql(*f, ty, out),
             Value::Text(s) => text_to_sql(s, ty, out),
-        }
-    }
-
-    fn encode_format(&self, ty: &Type) -> Format {
-        if ty.oid() == 0 {
-            Format::Text
-        } else {
-            Format::Binary
         }
     }
 

@@ -353,6 +353,17 @@ impl Target {
         matches!(self, Target::Mysql { .. })
     }
 
+    /// How the server is reached (stored with every trial).
+    pub fn address_family(&self) -> crate::AddressFamily {
+        match self {
+            Target::Mysql { endpoint, .. } | Target::Postgres { endpoint, .. } => match endpoint {
+                Endpoint::Tcp { .. } => crate::AddressFamily::Tcp,
+                Endpoint::Socket(_) => crate::AddressFamily::UnixSocket,
+            },
+            Target::Sqlite { .. } | Target::Mock { .. } => crate::AddressFamily::InProcess,
+        }
+    }
+
     /// Host and port of a server reached over TCP.
     pub fn tcp_endpoint(&self) -> Option<(&str, u16)> {
         match self {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use dbrig_core::IntervalSample;
-use dbrig_core::results::{HookOutput, PowerReport, ServerLife, TrialEnvironment};
+use dbrig_core::results::{ConnectionFacts, HookOutput, PowerReport, ServerLife, TrialEnvironment};
 use dbrig_driver::{ConnectOptions, Target};
 use dbrig_store::{CellId, RunId, RunStatus, Store};
 use dbrig_workload::runner::{RunSpec, Stopper};
@@ -290,6 +290,15 @@ impl<'a> Executor<'a> {
         let restart = cell.lifecycle == Lifecycle::Restart;
         let mut up = self.bring_up(&cell, restart);
         self.flush_server_notes();
+        if let Ok((target, _)) = &up {
+            env.connection = Some(ConnectionFacts {
+                address_family: target.address_family(),
+                protocol: run_options.protocol_or(cell.workload.default_protocol()),
+                reconnect_every: run_options.reconnect,
+                connect_rate: run_options.connect_rate,
+                idle_clients: run_options.idle_clients,
+            });
+        }
         if let Ok((target, _)) = &up
             && self.configurations_begun.insert(cell.configuration)
         {

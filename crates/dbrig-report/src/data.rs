@@ -209,6 +209,12 @@ pub struct TrialData {
     /// What the trial ran in: server settings, hooks (OS samples are read per chart).
     #[serde(skip)]
     pub environment: Option<Arc<TrialEnvironment>>,
+    /// Address family, protocol mode and connection behaviours of the trial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection: Option<dbrig_core::results::ConnectionFacts>,
+    /// Every connection's set-up time (OLTP trials), apart from the statements'.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_latency: Option<dbrig_core::results::ConnectLatency>,
 }
 
 impl TrialData {
@@ -228,6 +234,11 @@ impl TrialData {
             latency_ms: m.map(|m| m.latency),
             percentile: m.map(|m| m.percentile),
             item: None,
+            connection: t.environment.as_ref().and_then(|e| e.connection.clone()),
+            connect_latency: match &t.result {
+                Some(TrialResult::Oltp(o)) => o.connect_latency.clone(),
+                _ => None,
+            },
             result: t.result.map(Arc::new),
             environment: t.environment.map(|mut e| {
                 // Charts read OS samples from the store when they draw them.
@@ -499,6 +510,9 @@ impl StoredCell {
 pub struct ServerVersions {
     pub configuration: String,
     pub versions: Vec<String>,
+    /// How its trials connected (address family, protocol mode, behaviours), each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<String>,
 }
 
 /// One configuration compared with the baseline in one workload × client count.
@@ -719,6 +733,17 @@ impl ReportData {
                     .iter()
                     .filter(|c| &c.configuration == conf)
                     .flat_map(|c| c.trials.iter().filter_map(|t| t.server_version.clone()))
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+                connections: stored
+                    .iter()
+                    .filter(|c| &c.configuration == conf)
+                    .flat_map(|c| {
+                        c.trials
+                            .iter()
+                            .filter_map(|t| t.connection.as_ref().map(|f| f.describe()))
+                    })
                     .collect::<BTreeSet<_>>()
                     .into_iter()
                     .collect(),

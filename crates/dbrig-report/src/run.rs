@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use dbrig_core::results::{OltpResult, TrialEnvironment};
+use dbrig_core::results::{ConnectLatency, ConnectionFacts, OltpResult, TrialEnvironment};
 use dbrig_core::{
     ClientWork, Fairness, IntervalSample, LatencySummary, Measurements, StatementLatency,
 };
@@ -30,6 +30,13 @@ pub struct RunHeader {
     /// Evidence was switched off for the trial (`--no-evidence`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub evidence_off: bool,
+    /// Address family, protocol mode and connection behaviours (trials stored before they
+    /// were kept have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<ConnectionFacts>,
+    /// Every connection's set-up time, apart from the statements'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_latency: Option<ConnectLatency>,
 }
 
 impl RunHeader {
@@ -56,6 +63,11 @@ impl RunHeader {
                 .as_ref()
                 .and_then(|e| e.evidence.as_ref())
                 .is_some_and(|e| e.switched_off),
+            connection: trial
+                .environment
+                .as_ref()
+                .and_then(|e| e.connection.clone()),
+            connect_latency: oltp.connect_latency.clone(),
         }
     }
 }
@@ -194,6 +206,36 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
             );
         }
     }
+    if let Some(c) = &h.connect_latency
+        && c.connections > 0
+    {
+        let l = &c.latency_ms;
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Connect latency (ms; set-up, apart from the statements):"
+        );
+        let _ = writeln!(
+            out,
+            "{:<LEFT$}{}{}",
+            "    connections:",
+            c.connections,
+            if c.failed > 0 {
+                format!(" ({} failed)", c.failed)
+            } else {
+                String::new()
+            }
+        );
+        for (name, v) in [
+            ("min", l.min),
+            ("avg", l.avg),
+            ("p50", l.p50),
+            ("p99", l.p99),
+            ("max", l.max),
+        ] {
+            latency_line(&mut out, name, v);
+        }
+    }
     let _ = writeln!(out);
     let _ = writeln!(out, "Run:");
     let _ = writeln!(out, "{:<LEFT$}{}", "    workload:", h.workload);
@@ -214,6 +256,9 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
     }
     let _ = writeln!(out, "{:<LEFT$}{}", "    random seed:", h.seed);
     let _ = writeln!(out, "{:<LEFT$}{}", "    target:", h.target);
+    if let Some(c) = &h.connection {
+        let _ = writeln!(out, "{:<LEFT$}{}", "    connection:", c.describe());
+    }
     let _ = writeln!(out, "{:<LEFT$}{}", "    server version:", h.server_version);
     if let Some(c) = &h.cpu {
         let us = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} µs"));
@@ -358,6 +403,16 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
         "intervals": m.intervals,
         "notes": h.notes,
     });
+    if let Some(c) = &h.connection {
+        v["connection"] = serde_json::to_value(c).unwrap_or_default();
+    }
+    if let Some(c) = &h.connect_latency {
+        v["connect_latency"] = serde_json::json!({
+            "connections": c.connections,
+            "failed": c.failed,
+            "latency_ms": latency_json(&c.latency_ms),
+        });
+    }
     if let Some(c) = &h.cpu {
         v["cpu"] = serde_json::json!({
             "unit": c.unit,
@@ -456,6 +511,8 @@ mod tests {
             notes: Vec::new(),
             cpu: None,
             evidence_off: false,
+            connection: None,
+            connect_latency: None,
         };
         (h, m)
     }

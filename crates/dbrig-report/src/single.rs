@@ -148,11 +148,18 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
             Some(m) => {
                 let oltp = oltp_result(trial);
                 let header = RunHeader::from_stored(&s.cell, trial, &oltp);
-                let pgbench = crate::pgbench::pgbench_text(
-                    &CellOptions::of(&s.cell).workload_options,
-                    &m,
-                    &oltp,
-                );
+                // pgbench's "query mode" is the trial's protocol mode (older trials kept it
+                // in the script's options).
+                let mut options = CellOptions::of(&s.cell).workload_options;
+                if let Some(c) = trial
+                    .environment
+                    .as_ref()
+                    .and_then(|e| e.connection.as_ref())
+                    && let Some(o) = options.as_object_mut()
+                {
+                    o.insert("protocol".into(), c.protocol.name().into());
+                }
+                let pgbench = crate::pgbench::pgbench_text(&options, &m, &oltp);
                 run_text(&header, &m, &oltp.clients) + &statements_text(&oltp.statements) + &pgbench
             }
             None => s.nothing_measured(),

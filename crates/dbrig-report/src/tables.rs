@@ -639,6 +639,9 @@ fn preamble(data: &ReportData) -> Vec<String> {
             v.versions.join(", ")
         };
         lines.push(format!("server version of {}: {versions}", v.configuration));
+        for c in &v.connections {
+            lines.push(format!("connection of {}: {c}", v.configuration));
+        }
     }
     let off: std::collections::BTreeSet<&str> = data
         .stored

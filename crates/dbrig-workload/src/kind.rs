@@ -160,8 +160,12 @@ impl TpchPowerOptions {
 
 /// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
 /// trial does (the options are those of `dbrig micro NAME` and [`TpchPowerOptions`]).
-pub fn plan_only_kinds() -> [(&'static str, &'static str); 8] {
+pub fn plan_only_kinds() -> [(&'static str, &'static str); 9] {
     [
+        (
+            "connect",
+            "connection set-up itself (TCP, TLS, authentication): each event a new connection, latency per connection",
+        ),
         (
             "script",
             "pgbench scripts (`scripts = [\"FILE@W\"]`, `builtins = [\"tpcb-like\"]`) through the OLTP runner",
@@ -378,7 +382,20 @@ impl WorkloadKind {
                 o,
             )?)));
         }
+        if name.trim().eq_ignore_ascii_case(crate::connect::NAME) {
+            if options.as_object().is_some_and(|o| !o.is_empty()) {
+                return Err(WorkloadError::InvalidOptions(
+                    "connect takes no workload options (the run's options apply: --reconnect, --connect-rate, --protocol, …)".into(),
+                ));
+            }
+            return Ok(WorkloadKind::Oltp(Workload::Connect));
+        }
         if name.trim().eq_ignore_ascii_case(crate::script::NAME) {
+            if options.get("protocol").is_some() {
+                return Err(WorkloadError::InvalidOptions(
+                    "script options: `protocol` is a run option of every workload now: write it under [workload.run] (or give --protocol)".into(),
+                ));
+            }
             let o: crate::ScriptOptions = serde_json::from_value(options.clone())
                 .map_err(|e| WorkloadError::InvalidOptions(format!("script options: {e}")))?;
             return Ok(WorkloadKind::Oltp(Workload::script(o)?));
@@ -480,6 +497,7 @@ impl WorkloadKind {
             WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
             // A script may write; pgbench's built-ins but select-only do.
             WorkloadKind::Oltp(Workload::Script(_) | Workload::Lua(_)) => true,
+            WorkloadKind::Oltp(Workload::Connect) => false,
             WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
@@ -580,9 +598,10 @@ impl WorkloadKind {
                     r.scale, r.rows, r.seconds
                 )))
             }
-            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => {
-                Ok(None)
-            }
+            WorkloadKind::Micro(_)
+            | WorkloadKind::Perfrun(_)
+            | WorkloadKind::SqlBench(_)
+            | WorkloadKind::Oltp(Workload::Connect) => Ok(None),
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
                 let sf = o.validate()?;
                 let mut conn = Connection::connect(target, connect).await?;
@@ -667,7 +686,18 @@ impl WorkloadKind {
                 })
             }),
             WorkloadKind::Oltp(Workload::Lua(w)) => Some(w.options_json()),
-            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => None,
+            WorkloadKind::Micro(_)
+            | WorkloadKind::Perfrun(_)
+            | WorkloadKind::SqlBench(_)
+            | WorkloadKind::Oltp(Workload::Connect) => None,
+        }
+    }
+
+    /// How statements are sent unless the run says (`--protocol`, `--ps-mode`).
+    pub fn default_protocol(&self) -> dbrig_core::results::Protocol {
+        match self {
+            WorkloadKind::Oltp(w) => w.default_protocol(),
+            _ => dbrig_core::results::Protocol::Prepared,
         }
     }
 
@@ -778,13 +808,15 @@ impl WorkloadKind {
                         statements: o.statements,
                         schedule: spec.options.schedule_text(),
                         warmup_s: spec.options.warmup,
-                        notes: w.notes(&spec.target),
+                        notes: w
+                            .notes(&spec.target, spec.options.protocol_or(w.default_protocol())),
                         clients: o.clients,
                         workers: o.workers,
                         connect_ms: Some(o.connect_ms),
                         latency_limit: o.latency_limit,
                         tries: o.tries,
                         schedule_lag: o.schedule_lag,
+                        connect_latency: Some(o.connect_latency),
                     }),
                     measurements: Some(o.measurements),
                     server_version: o.server_version,
@@ -907,7 +939,7 @@ mod tests {
             let options = match name {
                 n if n.starts_with("tpch") => json!({"sf": 0.01}),
                 "perfrun" => json!({"tpch": true}),
-                "script" => json!({"builtins": ["select-only@2", "tpcb"], "protocol": "prepared"}),
+                "script" => json!({"builtins": ["select-only@2", "tpcb"]}),
                 "sql-bench" => json!({"tests": ["connect"], "small-test": true}),
                 _ => json!({}),
             };

@@ -8,6 +8,7 @@
 //! Contract: no dependency on the results store or on reports; servers are reached only
 //! through `dbrig-driver`.
 
+pub mod connect;
 pub mod error;
 pub mod kind;
 mod loading;
@@ -43,6 +44,8 @@ pub enum Workload {
     Script(ScriptWorkload),
     /// sysbench Lua scripts, run unchanged.
     Lua(LuaWorkload),
+    /// Connection set-up itself: each event a new connection.
+    Connect,
 }
 
 /// A client's per-connection state for its workload.
@@ -51,6 +54,7 @@ pub enum Client {
     Oltp(oltp::OltpClient),
     Script(script::ScriptClient),
     Lua(Box<lua::LuaClient>),
+    Connect(connect::ConnectClient),
 }
 
 /// A workload's name, aliases and one-line description, for `dbrig list`.
@@ -76,6 +80,9 @@ pub fn catalog() -> Vec<WorkloadInfo> {
 impl Workload {
     /// Resolve a workload name (or alias) with its options.
     pub fn from_name(name: &str, oltp: OltpOptions) -> Result<Workload, WorkloadError> {
+        if name.trim().eq_ignore_ascii_case(connect::NAME) {
+            return Ok(Workload::Connect);
+        }
         let kind = OltpKind::from_name(name)
             .ok_or_else(|| WorkloadError::UnknownWorkload(name.to_owned()))?;
         oltp.validate().map_err(WorkloadError::InvalidOptions)?;
@@ -92,6 +99,7 @@ impl Workload {
             Workload::Oltp(o) => o.kind.name(),
             Workload::Script(_) => script::NAME,
             Workload::Lua(l) => l.name(),
+            Workload::Connect => connect::NAME,
         }
     }
 
@@ -101,16 +109,27 @@ impl Workload {
             Workload::Oltp(o) => serde_json::to_value(&*o.options).unwrap_or_default(),
             Workload::Script(s) => serde_json::to_value(&*s.options).unwrap_or_default(),
             Workload::Lua(l) => l.options_json(),
+            Workload::Connect => serde_json::json!({}),
         }
     }
 
     /// Where this run does not do exactly what sysbench does, or what the engine does to the
     /// figures, a line each for the report.
-    pub fn notes(&self, target: &dbrig_driver::Target) -> Vec<String> {
+    pub fn notes(&self, target: &dbrig_driver::Target, protocol: Protocol) -> Vec<String> {
         match self {
             Workload::Oltp(o) => o.notes(target),
-            Workload::Script(s) => s.notes(),
+            Workload::Script(s) => s.notes(protocol),
             Workload::Lua(l) => l.notes(),
+            Workload::Connect => Vec::new(),
+        }
+    }
+
+    /// How statements are sent unless the run says (`--protocol`, `--ps-mode`): prepared, as
+    /// sysbench's `--db-ps-mode=auto`; pgbench scripts simple, pgbench's default.
+    pub fn default_protocol(&self) -> Protocol {
+        match self {
+            Workload::Oltp(_) | Workload::Connect | Workload::Lua(_) => Protocol::Prepared,
+            Workload::Script(_) => script::DEFAULT_PROTOCOL,
         }
     }
 
@@ -118,7 +137,9 @@ impl Workload {
     pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
         match self {
             Workload::Oltp(o) if o.retries_duplicate_keys(dialect) => vec![oltp::DUPLICATE_KEY],
-            Workload::Oltp(_) | Workload::Script(_) | Workload::Lua(_) => Vec::new(),
+            Workload::Oltp(_) | Workload::Script(_) | Workload::Lua(_) | Workload::Connect => {
+                Vec::new()
+            }
         }
     }
 
@@ -131,7 +152,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
             Workload::Script(s) => s.check_ready(conn).await,
-            Workload::Lua(_) => Ok(Vec::new()),
+            Workload::Lua(_) | Workload::Connect => Ok(Vec::new()),
         }
     }
 
@@ -151,6 +172,7 @@ impl Workload {
             Workload::Lua(l) => Ok(Client::Lua(Box::new(
                 l.new_client(conn, index, threads, keys, seed).await?,
             ))),
+            Workload::Connect => Ok(Client::Connect(connect::ConnectClient)),
         }
     }
 }
@@ -165,6 +187,7 @@ impl Client {
             Client::Oltp(c) => c.event(conn, q).await,
             Client::Script(c) => c.event(conn, q).await,
             Client::Lua(c) => c.event(conn, q).await,
+            Client::Connect(c) => c.event(conn, q).await,
         }
     }
 
@@ -172,7 +195,7 @@ impl Client {
     pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
         match self {
             Client::Oltp(c) => c.fatal_hint(e),
-            Client::Script(_) | Client::Lua(_) => None,
+            Client::Script(_) | Client::Lua(_) | Client::Connect(_) => None,
         }
     }
 
@@ -185,7 +208,7 @@ impl Client {
     /// an error it reports.
     pub async fn finish(&mut self, conn: &mut Connection) -> Option<String> {
         match self {
-            Client::Oltp(_) | Client::Script(_) => None,
+            Client::Oltp(_) | Client::Script(_) | Client::Connect(_) => None,
             Client::Lua(c) => c.finish(conn).await,
         }
     }
@@ -195,6 +218,7 @@ impl Client {
             Client::Oltp(c) => c.abort(conn).await,
             Client::Script(c) => c.abort(conn).await,
             Client::Lua(c) => c.abort(conn).await,
+            Client::Connect(_) => {}
         }
     }
 }

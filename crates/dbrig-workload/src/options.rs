@@ -5,8 +5,13 @@
 use std::time::Duration;
 
 use clap::Args;
+use dbrig_core::results::Protocol;
 use dbrig_core::{ArrivalSchedule, KeyDistribution};
 use serde::{Deserialize, Serialize};
+
+fn parse_protocol(s: &str) -> Result<Protocol, String> {
+    s.parse()
+}
 
 /// Parse sysbench-style booleans: on/off, true/false, yes/no, 1/0.
 pub fn parse_bool(s: &str) -> Result<bool, String> {
@@ -103,9 +108,29 @@ pub struct RunOptions {
     /// zipfian: exponent.
     #[arg(long, default_value_t = 0.8)]
     pub rand_zipfian_exp: f64,
-    /// Prepared statements (auto) or plain text statements (disable).
-    #[arg(long, value_enum, default_value_t = PsMode::Auto)]
-    pub ps_mode: PsMode,
+    /// MariaDB/MySQL (sysbench's --db-ps-mode): prepared statements (auto, the default) or
+    /// plain text statements with the values written in (disable); the same as --protocol
+    /// prepared / simple, on every engine and every workload.
+    #[arg(long, value_enum)]
+    pub ps_mode: Option<PsMode>,
+    /// How statements are sent, for every workload (pgbench's -M): simple (text, values
+    /// written in; works through PgBouncer's transaction mode), extended (PostgreSQL:
+    /// unnamed parse/bind/execute in one round trip), prepared (named, once per connection).
+    /// Default: prepared, pgbench scripts simple (pgbench's default).
+    #[arg(long, value_parser = parse_protocol)]
+    pub protocol: Option<Protocol>,
+    /// Each client closes its connection and opens a new one every N events (0 = never;
+    /// sysbench's --reconnect). The set-up time is reported as connect latency, not in the
+    /// events' latency.
+    #[arg(long, default_value_t = 0)]
+    pub reconnect: u64,
+    /// Open at most R new connections per second at the start (0 = as fast as the server
+    /// takes them), a ramp instead of a connection storm.
+    #[arg(long, default_value_t = 0.0)]
+    pub connect_rate: f64,
+    /// Open N extra connections that stay idle for the whole run (the "99 % idle" case).
+    #[arg(long, default_value_t = 0)]
+    pub idle_clients: u32,
     /// Error codes that roll back and restart an event (MySQL numbers, PostgreSQL SQLSTATEs,
     /// SQLite result codes).
     #[arg(long, default_value = dbrig_driver::ErrorPolicy::DEFAULT_RETRYABLE)]
@@ -146,12 +171,24 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
-    /// How every connection of a run is opened: the retry codes, prepared statements or not
-    /// (`--db-ps-mode`), the connect timeout.
+    /// The protocol mode asked for (`--protocol`, or `--ps-mode` spelling the same), or
+    /// `default` (the workload's: pgbench scripts are simple, everything else prepared).
+    pub fn protocol_or(&self, default: Protocol) -> Protocol {
+        match (self.protocol, self.ps_mode) {
+            (Some(p), _) => p,
+            (None, Some(PsMode::Auto)) => Protocol::Prepared,
+            (None, Some(PsMode::Disable)) => Protocol::Simple,
+            (None, None) => default,
+        }
+    }
+
+    /// How every connection of a run is opened: the retry codes, the protocol mode
+    /// (`--protocol` / `--ps-mode`; a workload with another default sets its own, see
+    /// [`RunOptions::protocol_or`]), the connect timeout.
     pub fn connect_options(&self) -> dbrig_driver::ConnectOptions {
         dbrig_driver::ConnectOptions {
             policy: dbrig_driver::ErrorPolicy::from_list(&self.retry_codes),
-            prepared: self.ps_mode == PsMode::Auto,
+            protocol: self.protocol_or(Protocol::Prepared),
             connect_timeout: Duration::from_secs_f64(self.connect_timeout.max(0.1)),
             lean: false,
             own_thread: None,
@@ -240,6 +277,27 @@ impl RunOptions {
                 return Err(format!("{name} must be a non-negative number, not {v}"));
             }
         }
+        match (self.protocol, self.ps_mode) {
+            (Some(Protocol::Simple), Some(PsMode::Auto))
+            | (Some(Protocol::Prepared | Protocol::Extended), Some(PsMode::Disable)) => {
+                return Err(format!(
+                    "--protocol {} and --ps-mode {} contradict each other: give one of them",
+                    self.protocol.map_or("", |p| p.name()),
+                    if self.ps_mode == Some(PsMode::Auto) {
+                        "auto"
+                    } else {
+                        "disable"
+                    }
+                ));
+            }
+            _ => {}
+        }
+        if !self.connect_rate.is_finite() || self.connect_rate < 0.0 {
+            return Err(format!(
+                "--connect-rate must be a non-negative number, not {}",
+                self.connect_rate
+            ));
+        }
         if self.time <= 0.0 && self.events == 0 {
             return Err("--time 0 and --events 0 would run forever: set one of them".into());
         }
@@ -255,5 +313,52 @@ impl RunOptions {
             return Err("--rand-zipfian-exp must be non-negative".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--ps-mode` is another spelling of `--protocol`; without either the workload decides;
+    /// the two saying different things is refused.
+    #[test]
+    fn protocol_and_ps_mode_are_one_choice() {
+        let o = |protocol, ps_mode| RunOptions {
+            protocol,
+            ps_mode,
+            ..RunOptions::default()
+        };
+        assert_eq!(
+            o(None, None).protocol_or(Protocol::Simple),
+            Protocol::Simple
+        );
+        assert_eq!(o(None, None).connect_options().protocol, Protocol::Prepared);
+        assert_eq!(
+            o(None, Some(PsMode::Disable)).protocol_or(Protocol::Prepared),
+            Protocol::Simple
+        );
+        assert_eq!(
+            o(None, Some(PsMode::Auto)).protocol_or(Protocol::Simple),
+            Protocol::Prepared
+        );
+        assert_eq!(
+            o(Some(Protocol::Extended), None).protocol_or(Protocol::Simple),
+            Protocol::Extended
+        );
+        assert!(
+            o(Some(Protocol::Simple), Some(PsMode::Disable))
+                .validate()
+                .is_ok()
+        );
+        let e = o(Some(Protocol::Extended), Some(PsMode::Disable))
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("contradict"), "{e}");
+        let bad = RunOptions {
+            connect_rate: -1.0,
+            ..RunOptions::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("--connect-rate"));
     }
 }

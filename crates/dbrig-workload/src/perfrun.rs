@@ -866,7 +866,7 @@ pub async fn perfrun_trial(
     // Counters are read around plain statements: no prepared statements (they would move
     // the prepare counters of the first execution only).
     let connect = dbrig_driver::ConnectOptions {
-        prepared: false,
+        protocol: dbrig_driver::Protocol::Simple,
         ..connect.clone()
     };
     let mut conn = Connection::connect(target, &connect).await?;

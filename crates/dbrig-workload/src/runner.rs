@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dbrig_core::measure::RateReport;
-use dbrig_core::results::{LatencyLimitReport, OsSpan, ScheduleLag, TriesReport};
+use dbrig_core::results::{ConnectLatency, LatencyLimitReport, OsSpan, ScheduleLag, TriesReport};
 use dbrig_core::{
     ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventTally, IntervalSample, KeyGenerator,
     LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
@@ -147,6 +147,8 @@ pub struct RunOutcome {
     pub tries: Option<TriesReport>,
     /// Open loop: the schedule lag of the processed events.
     pub schedule_lag: Option<ScheduleLag>,
+    /// Every connection's set-up time over the run (clients', reconnects', idle clients').
+    pub connect_latency: ConnectLatency,
 }
 
 #[derive(Debug, Default)]
@@ -218,6 +220,48 @@ struct WorkerStats {
     /// This worker's clients by client number, each with its measured work: counted under the
     /// lock an event takes anyway, so fairness costs no lock of its own.
     clients: Vec<(u32, ClientWork)>,
+    /// Set-up time of every connection its clients opened (µs), and failed attempts.
+    connects: LatencyHistogram,
+    connects_failed: u64,
+}
+
+impl WorkerStats {
+    fn connected(&mut self, conn: &Connection) {
+        self.connects
+            .record_us(conn.connect_time().as_micros() as u64);
+    }
+}
+
+/// `--connect-rate`: hands out start times at most R a second, across every worker, so new
+/// connections ramp up instead of arriving as a storm.
+#[derive(Debug)]
+pub struct ConnectPacer {
+    gap: Duration,
+    next: Mutex<Option<Instant>>,
+}
+
+impl ConnectPacer {
+    fn new(rate: f64) -> Option<Arc<Self>> {
+        (rate > 0.0).then(|| {
+            Arc::new(Self {
+                gap: Duration::from_secs_f64(1.0 / rate),
+                next: Mutex::new(None),
+            })
+        })
+    }
+
+    /// Wait for this connection's turn.
+    async fn turn(pacer: Option<&Arc<Self>>) {
+        let Some(p) = pacer else { return };
+        let at = {
+            let mut next = p.next.lock().expect("pacer lock");
+            let now = Instant::now();
+            let at = next.map_or(now, |n| n.max(now));
+            *next = Some(at + p.gap);
+            at
+        };
+        tokio::time::sleep_until(at.into()).await;
+    }
 }
 
 struct RunShared {
@@ -231,6 +275,8 @@ struct RunShared {
     latency_limit: Option<Duration>,
     /// `--max-tries` (0: dbrig's own retry up to MAX_RETRIES_PER_EVENT, then fatal).
     max_tries: u32,
+    /// `--reconnect N`: each client opens a new connection every N events (0: never).
+    reconnect_every: u64,
     events_claimed: AtomicU64,
     active_clients: AtomicU32,
 }
@@ -248,6 +294,12 @@ pub async fn run(
     let o = &spec.options;
     o.validate().map_err(WorkloadError::InvalidOptions)?;
     let threads = o.threads;
+    // Every connection of the run speaks the run's protocol mode (the workload's default
+    // unless `--protocol` / `--ps-mode` say): through a transaction pooler the check below
+    // must not name statements either.
+    let mut spec = spec.clone();
+    spec.connect.protocol = o.protocol_or(workload.default_protocol());
+    let spec = &spec;
 
     let mut admin = Connection::connect(&spec.target, &spec.connect).await?;
     let server_version = admin.server_version().to_owned();
@@ -286,15 +338,11 @@ pub async fn run(
     let mut thread_handles = Vec::new();
     let stop = Stopper::new();
     let hard_stop = Stopper::new();
+    let pacer = ConnectPacer::new(o.connect_rate);
     // Benchmark clients only run statements: the lean client keeps the client's CPU per
     // statement below the tools it is compared with.
     let mut client_spec = spec.clone();
     client_spec.connect.lean = true;
-    // A script workload sends each command in its own protocol (`--protocol`): its
-    // connections prepare what it prepares, whatever `--ps-mode` says.
-    if matches!(workload, Workload::Script(_)) {
-        client_spec.connect.prepared = true;
-    }
     for code in workload.extra_retry_codes(spec.target.dialect()) {
         if !client_spec.connect.policy.is_retryable(code) {
             client_spec.connect.policy.retryable.push(code.to_owned());
@@ -324,6 +372,7 @@ pub async fn run(
         done_receivers.push(done_rx);
         let ready = ready_tx.clone();
         let workload = workload.clone();
+        let pacer = pacer.clone();
         let mut spec = client_spec.clone();
         // A worker with one client gives it the thread: blocking socket calls, as sysbench
         // makes (abandoned at the hard stop).
@@ -360,6 +409,7 @@ pub async fn run(
                 rt.block_on(worker_main(
                     workload,
                     spec,
+                    pacer,
                     indices,
                     threads,
                     worker_stats,
@@ -427,10 +477,41 @@ pub async fn run(
         });
     }
 
+    let clients_ready = Instant::now();
+    // `--idle-clients`: opened after the clients (at the same pace), held without a statement
+    // until the run ends.
+    let mut idle_connects = LatencyHistogram::new();
+    let idle = match open_idle(
+        o.idle_clients,
+        &client_spec,
+        pacer.as_ref(),
+        &mut idle_connects,
+    )
+    .await
+    {
+        Ok(idle) => idle,
+        Err((opened, e)) => {
+            for go in go_senders {
+                let _ = go.send(None);
+            }
+            join_threads(thread_handles).await;
+            return Err(WorkloadError::ConnectFailed {
+                failed: 1,
+                clients: o.idle_clients,
+                untried: format!(" (idle clients; {opened} were open)"),
+                target: spec.target.to_string(),
+                first: Box::new(e),
+            });
+        }
+    };
+
     // Phase 2: go. Warm-up runs first; measurement starts after it.
     progress.connected();
     let start = Instant::now();
-    let connect_ms = start.saturating_duration_since(connect_start).as_secs_f64() * 1000.0;
+    let connect_ms = clients_ready
+        .saturating_duration_since(connect_start)
+        .as_secs_f64()
+        * 1000.0;
     let measure_start = start + Duration::from_secs_f64(o.warmup);
     let shared = Arc::new(RunShared {
         stop: Arc::clone(&stop),
@@ -440,6 +521,7 @@ pub async fn run(
         event_limit: o.event_limit(),
         latency_limit: o.latency_limit(),
         max_tries: o.max_tries,
+        reconnect_every: o.reconnect,
         events_claimed: AtomicU64::new(0),
         active_clients: AtomicU32::new(threads),
     });
@@ -531,6 +613,9 @@ pub async fn run(
     };
     stop.stop();
     join_threads(thread_handles).await;
+    for c in idle {
+        c.close().await;
+    }
 
     let end = Instant::now();
     let mut total = Tally::default();
@@ -540,8 +625,12 @@ pub async fn run(
     // Open loop: the queued events' waiting times at the end, as censored latencies.
     let mut unserved = LatencyHistogram::new();
     let mut clients = Vec::with_capacity(threads as usize);
+    let mut connects = idle_connects;
+    let mut connects_failed = 0;
     for s in &stats {
         let mut s = s.lock().expect("worker stats lock");
+        connects.add(&s.connects);
+        connects_failed += s.connects_failed;
         clients.extend_from_slice(&s.clients);
         total.add(&s.total);
         statements.add(&s.statements);
@@ -623,7 +712,64 @@ pub async fn run(
             failed_deadlock: total.failed[1],
             failed_other: total.failed[2],
         }),
+        connect_latency: ConnectLatency {
+            connections: connects.count(),
+            failed: connects_failed,
+            latency_ms: LatencySummary::from_histogram(&connects),
+        },
     })
+}
+
+/// PostgreSQL's "prepared statement does not exist" (SQLSTATE 26000) in a run: what a pooler in
+/// transaction mode does to named statements.
+fn pooler_hint(e: &DriverError) -> Option<String> {
+    (e.code.as_deref() == Some("26000")).then(|| {
+        "a pooler in transaction mode (PgBouncer) does not keep a connection's prepared statements: use --protocol simple or extended".to_owned()
+    })
+}
+
+/// Open `n` idle connections, `CONNECT_CONCURRENCY` at a time (each at its `--connect-rate`
+/// turn), their set-up times into `times`. On a failure the ones open are closed and the
+/// count that were open comes back with the error.
+async fn open_idle(
+    n: u32,
+    spec: &RunSpec,
+    pacer: Option<&Arc<ConnectPacer>>,
+    times: &mut LatencyHistogram,
+) -> Result<Vec<Connection>, (usize, DriverError)> {
+    let mut open = Vec::with_capacity(n as usize);
+    let mut left = n as usize;
+    let mut failure = None;
+    while left > 0 && failure.is_none() {
+        let k = left.min(CONNECT_CONCURRENCY);
+        left -= k;
+        let opened = join_all((0..k).map(|_| async {
+            ConnectPacer::turn(pacer).await;
+            Connection::connect(&spec.target, &spec.connect).await
+        }))
+        .await;
+        for r in opened {
+            match r {
+                Ok(c) => {
+                    times.record_us(c.connect_time().as_micros() as u64);
+                    open.push(c);
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+    }
+    match failure {
+        None => Ok(open),
+        Some(e) => {
+            let count = open.len();
+            for c in open {
+                c.close().await;
+            }
+            Err((count, e))
+        }
+    }
 }
 
 /// How long in-flight events may take to finish after the stop before they are abandoned.
@@ -735,6 +881,7 @@ struct NotReady {
 async fn worker_main(
     workload: Workload,
     spec: RunSpec,
+    pacer: Option<Arc<ConnectPacer>>,
     indices: Vec<u32>,
     threads: u32,
     stats: Arc<Mutex<WorkerStats>>,
@@ -749,10 +896,24 @@ async fn worker_main(
         let opened = join_all(chunk.iter().map(|&i| {
             let workload = &workload;
             let spec = &spec;
+            let pacer = pacer.as_ref();
+            let stats = &stats;
             async move {
-                let mut conn = Connection::connect(&spec.target, &spec.connect)
-                    .await
-                    .map_err(|e| (false, e))?;
+                ConnectPacer::turn(pacer).await;
+                let opened = Connection::connect(&spec.target, &spec.connect).await;
+                let mut conn = {
+                    let mut s = stats.lock().expect("stats lock");
+                    match opened {
+                        Ok(c) => {
+                            s.connected(&c);
+                            c
+                        }
+                        Err(e) => {
+                            s.connects_failed += 1;
+                            return Err((false, e));
+                        }
+                    }
+                };
                 let keys = KeyGenerator::new(
                     dist,
                     spec.seed
@@ -850,6 +1011,9 @@ async fn client_loop(
     let mut fatal = None;
     // One per client, cleared per event: its statement list keeps its capacity.
     let mut q = EventTally::default();
+    // Connections this client has had timed (the first was, by its worker); events it ran.
+    let mut connects_seen = conn.connects();
+    let mut events_run = 0u64;
     while !shared.stop.is_stopped() {
         let (intended, began) = if open_loop {
             let due = {
@@ -927,7 +1091,7 @@ async fn client_loop(
                         }
                     }
                     _ => {
-                        break Err(match client.fatal_hint(&e) {
+                        break Err(match client.fatal_hint(&e).or_else(|| pooler_hint(&e)) {
                             Some(hint) => format!("{e} ({hint})"),
                             None => e.to_string(),
                         });
@@ -936,6 +1100,28 @@ async fn client_loop(
             }
         };
         let end = Instant::now();
+        // `--reconnect N`: a new connection after every N events, between events (its set-up
+        // is connect latency, not the events').
+        events_run += 1;
+        let mut planned_reconnect = None;
+        if result.is_ok()
+            && shared.reconnect_every > 0
+            && events_run.is_multiple_of(shared.reconnect_every)
+            && !shared.stop.is_stopped()
+            // Not after the run's last event (nothing would use the connection).
+            && shared
+                .event_limit
+                .is_none_or(|l| shared.events_claimed.load(Ordering::SeqCst) < l)
+        {
+            planned_reconnect = Some(reconnect(&mut conn, &shared.stop).await);
+            if measured {
+                reconnects += 1;
+            }
+        }
+        if conn.connects() != connects_seen {
+            connects_seen = conn.connects();
+            stats.lock().expect("stats lock").connected(&conn);
+        }
         if measured {
             let latency_us = end.saturating_duration_since(intended).as_micros() as u64;
             let service_us = end.saturating_duration_since(began).as_micros() as u64;
@@ -985,6 +1171,12 @@ async fn client_loop(
         }
         if let Err(msg) = result {
             fatal = Some(format!("client {index}: {msg}"));
+            break;
+        }
+        if let Some(Err(e)) = planned_reconnect {
+            fatal = Some(format!(
+                "client {index}: could not reconnect (--reconnect): {e}"
+            ));
             break;
         }
         if client.stopped() {

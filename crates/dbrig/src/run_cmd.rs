@@ -186,8 +186,7 @@ async fn lua_command(
     args: &WorkloadArgs,
 ) -> Result<ExitCode> {
     eprintln!("dbrig: {command} of {} on {target}", l.path().display());
-    let mut connect = args.run.connect_options();
-    connect.prepared = true;
+    let connect = args.run.connect_options();
     l.command(command, target, &connect, &args.run).await?;
     Ok(ExitCode::SUCCESS)
 }

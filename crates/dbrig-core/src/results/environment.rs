@@ -35,6 +35,10 @@ pub struct TrialEnvironment {
     /// CPU per unit of work, counters per interval and wait events: what explains the
     /// trial's figure.
     pub evidence: Option<super::TrialEvidence>,
+    /// How the clients reached the server: address family, protocol mode, connection
+    /// behaviours (`None` in trials stored before it was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection: Option<super::ConnectionFacts>,
 }
 
 /// One OS statistics sample over one sampling interval. Fields a sample lacks read as zero /

@@ -3,6 +3,7 @@
 //! very types) and what every report reads back. One place, one shape, whichever command or
 //! plan took the measurement.
 
+pub mod connection;
 mod environment;
 pub mod evidence;
 mod life;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::ClientWork;
 use crate::statements::StatementLatency;
 
+pub use connection::{AddressFamily, ConnectLatency, ConnectionFacts, Protocol};
 pub use environment::{
     BuildInfo, Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample,
     OsSpan, Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
@@ -123,6 +125,9 @@ pub struct OltpResult {
     /// `--max-tries`'s retried and failed transactions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tries: Option<TriesReport>,
+    /// Every connection's set-up time, apart from the statements' latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_latency: Option<ConnectLatency>,
     /// Open loop: how late transactions started against their schedule (pgbench's "rate
     /// limit schedule lag"); `None` in closed loop and in trials stored before it was kept.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -9,7 +9,11 @@ const URL: &str = "mysql://root@127.0.0.1:3306/test";
 
 async fn connect_with(prepared: bool) -> Connection {
     let options = ConnectOptions {
-        prepared,
+        protocol: if prepared {
+            dbrig_driver::Protocol::Prepared
+        } else {
+            dbrig_driver::Protocol::Simple
+        },
         ..Default::default()
     };
     Connection::connect(&Target::parse(URL).unwrap(), &options)

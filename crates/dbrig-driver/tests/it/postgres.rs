@@ -1,15 +1,15 @@
 use std::time::{Duration, Instant};
 
 use dbrig_core::{ErrorClass, Value};
-use dbrig_driver::{BulkLoad, ConnectOptions, Connection, ErrorKind, Target};
+use dbrig_driver::{BulkLoad, ConnectOptions, Connection, ErrorKind, Protocol, Target};
 
 use crate::*;
 
 const URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
-async fn connect_with(prepared: bool) -> Connection {
+async fn connect_with(protocol: Protocol) -> Connection {
     let options = ConnectOptions {
-        prepared,
+        protocol,
         ..Default::default()
     };
     Connection::connect(&Target::parse(URL).unwrap(), &options)
@@ -18,11 +18,11 @@ async fn connect_with(prepared: bool) -> Connection {
 }
 
 async fn connect() -> Connection {
-    connect_with(true).await
+    connect_with(Protocol::Prepared).await
 }
 
-async fn classification(prepared: bool) {
-    let mut c = connect_with(prepared).await;
+async fn classification(protocol: Protocol) {
+    let mut c = connect_with(protocol).await;
     let t = unique("pg_cls");
     c.execute_text(&format!(
         "CREATE TABLE {t} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(120) NOT NULL)"
@@ -48,22 +48,39 @@ async fn connects_and_reports_version() {
 
 #[tokio::test]
 async fn classifies_prepared_statements() {
-    classification(true).await;
+    classification(Protocol::Prepared).await;
 }
 
 #[tokio::test]
 async fn classifies_text_statements() {
-    classification(false).await;
+    classification(Protocol::Simple).await;
+}
+
+/// `--protocol extended`: unnamed statements with text parameters the server types.
+#[tokio::test]
+async fn classifies_unnamed_statements() {
+    classification(Protocol::Extended).await;
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn works_on_a_current_thread_runtime() {
-    classification(true).await;
+    classification(Protocol::Prepared).await;
 }
 
 #[tokio::test]
 async fn converts_query_values() {
-    let mut c = connect().await;
+    converts_query_values_in(Protocol::Prepared).await;
+}
+
+/// Metadata queries outside the prepared protocol go through unnamed statements: the same
+/// values come back.
+#[tokio::test]
+async fn converts_query_values_unnamed() {
+    converts_query_values_in(Protocol::Simple).await;
+}
+
+async fn converts_query_values_in(protocol: Protocol) {
+    let mut c = connect_with(protocol).await;
     let rows = c
         .query(
             "SELECT 1, -5::int8, 7::int2, 2.5::float8, 1.25::numeric(5,2), 'abc'::text, \

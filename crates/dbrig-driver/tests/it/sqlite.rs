@@ -7,7 +7,11 @@ use crate::*;
 
 async fn open(target: &Target, prepared: bool) -> Connection {
     let options = ConnectOptions {
-        prepared,
+        protocol: if prepared {
+            dbrig_driver::Protocol::Prepared
+        } else {
+            dbrig_driver::Protocol::Simple
+        },
         ..Default::default()
     };
     Connection::connect(target, &options).await.unwrap()

@@ -510,7 +510,9 @@ fn set_opts(lua: &Lua, script: &Script, threads: u32, run: &RunOptions) -> mlua:
     opt.set("histogram", false)?;
     opt.set(
         "db_ps_mode",
-        if run.ps_mode == crate::options::PsMode::Auto {
+        if run.protocol_or(dbrig_core::results::Protocol::Prepared)
+            == dbrig_core::results::Protocol::Prepared
+        {
             "auto"
         } else {
             "disable"

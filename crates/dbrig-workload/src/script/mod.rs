@@ -1,6 +1,7 @@
 //! pgbench scripts as a workload of the one runner: a transaction is one run of a script
 //! (chosen per transaction by weight, as pgbench's `-f FILE@W` / `-b NAME@W`), its SQL sent in
-//! pgbench's protocol (`--protocol simple|extended|prepared`, pgbench's `-M`), its `\set`,
+//! pgbench's protocol (the run's `--protocol simple|extended|prepared`, pgbench's `-M`, simple
+//! unless the run says otherwise), its `\set`,
 //! `\sleep`, `\if` and `\gset` / `\aset` run client-side with pgbench's semantics.
 //!
 //! Each command's time is recorded as a statement kind `S.NNN text` (script S, command NNN) and
@@ -34,28 +35,10 @@ use prng::PgPrng;
 /// The workload name results are stored under.
 pub const NAME: &str = "script";
 
-/// How SQL commands reach the server (pgbench's `-M`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Protocol {
-    /// Text queries with the variables' values written in (pgbench's default).
-    #[default]
-    Simple,
-    /// Parse, bind and execute per command, the values as bind parameters.
-    Extended,
-    /// Each command prepared once per connection, then executed with bind parameters.
-    Prepared,
-}
+pub use dbrig_core::results::Protocol;
 
-impl Protocol {
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Simple => "simple",
-            Protocol::Extended => "extended",
-            Protocol::Prepared => "prepared",
-        }
-    }
-}
+/// A script's protocol unless the run names one: pgbench's default.
+pub const DEFAULT_PROTOCOL: Protocol = Protocol::Simple;
 
 /// Options of a script workload (`dbrig run --script/--builtin`, a plan's `[[workload]]`
 /// named `script`).
@@ -70,9 +53,6 @@ pub struct ScriptOptions {
     /// select-only; on pgbench's tables (`dbrig prepare pgbench-init --scale N`).
     #[arg(long = "builtin", value_name = "NAME[@WEIGHT]")]
     pub builtins: Vec<String>,
-    /// How SQL commands are sent (pgbench's -M).
-    #[arg(long, value_enum, default_value_t = Protocol::Simple)]
-    pub protocol: Protocol,
     /// Set a script variable (repeatable; pgbench's -D).
     #[arg(short = 'D', long = "variable", value_name = "NAME=VALUE")]
     pub variables: Vec<String>,
@@ -263,14 +243,6 @@ impl ScriptWorkload {
                 script,
             });
         }
-        if options.protocol == Protocol::Simple
-            && let Some(w) = scripts.iter().find(|w| uses_pipeline(&w.script))
-        {
-            return Err(bad(format!(
-                "{}: cannot use pipeline mode with the simple query protocol (use --protocol extended or prepared, as pgbench's -M)",
-                w.description
-            )));
-        }
         let total_weight: u64 = scripts.iter().map(|s| s.weight).sum();
         if total_weight == 0 {
             return Err(bad("the scripts' total weight must not be zero".into()));
@@ -346,7 +318,7 @@ impl ScriptWorkload {
         self.scale.load(Ordering::SeqCst)
     }
 
-    pub fn notes(&self) -> Vec<String> {
+    pub fn notes(&self, protocol: Protocol) -> Vec<String> {
         let mut notes = Vec::new();
         if self.uses_builtins() {
             notes.push(format!(
@@ -354,7 +326,7 @@ impl ScriptWorkload {
                 self.scale()
             ));
         }
-        if self.options.protocol == Protocol::Prepared && self.has_store() {
+        if protocol == Protocol::Prepared && self.has_store() {
             notes.push(
                 "prepared protocol: SQL commands with \\gset or \\aset are sent extended (parse, bind, execute), the others prepared".into(),
             );
@@ -378,6 +350,18 @@ impl ScriptWorkload {
         seed: u64,
     ) -> Result<ScriptClient, DriverError> {
         let dialect = conn.dialect();
+        if conn.protocol() == Protocol::Simple
+            && let Some(w) = self.scripts.iter().find(|w| uses_pipeline(&w.script))
+        {
+            // The run's protocol is known only here (it is a run option of every workload).
+            return Err(DriverError::fatal(
+                ErrorKind::Statement,
+                format!(
+                    "{}: cannot use pipeline mode with the simple query protocol (use --protocol extended or prepared, as pgbench's -M)",
+                    w.description
+                ),
+            ));
+        }
         let numbered = dialect == Dialect::Postgres;
         let mut scripts = Vec::with_capacity(self.scripts.len());
         for (si, w) in self.scripts.iter().enumerate() {
@@ -392,8 +376,7 @@ impl ScriptWorkload {
                 let (param_sql, prepared) = match &c.kind {
                     CommandKind::Sql { text, store } => {
                         let sql = text.with_placeholders(numbered);
-                        let stmt = if self.options.protocol == Protocol::Prepared && store.is_none()
-                        {
+                        let stmt = if conn.protocol() == Protocol::Prepared && store.is_none() {
                             Some(conn.prepare(&sql).await?)
                         } else {
                             None
@@ -563,7 +546,7 @@ impl ScriptClient {
         } else {
             &weighted.script
         };
-        let protocol = workload.options.protocol;
+        let protocol = conn.protocol();
         let started = Instant::now();
         // Inside `\startpipeline`: the SQL commands queued so far.
         let mut pipeline: Option<Vec<PipelineItem>> = None;

@@ -4,6 +4,7 @@
 //! so tests run in parallel without touching each other's tables.
 
 mod bad_input;
+mod connections;
 mod explain;
 mod fidelity;
 mod install;

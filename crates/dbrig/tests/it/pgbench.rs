@@ -366,8 +366,9 @@ name = "script"
 [workload.options]
 builtins = ["select-only@3"]
 scripts = ["{}@1"]
-protocol = "prepared"
 scale = 1
+[workload.run]
+protocol = "prepared"
 "#,
             script.display()
         ),
@@ -401,6 +402,12 @@ scale = 1
         assert_eq!(builtin + mine, 120, "{:?}", r.statements);
         // Weighted 3:1: the built-in is chosen far more often.
         assert!(builtin > mine && mine > 0, "{builtin} vs {mine}");
+        // The run's protocol is the trial's, stored with it.
+        let env = trial.environment.as_ref().unwrap();
+        assert_eq!(
+            env.connection.as_ref().map(|c| c.protocol),
+            Some(dbrig_core::results::Protocol::Prepared)
+        );
     }
 }
 
