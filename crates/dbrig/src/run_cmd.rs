@@ -232,6 +232,12 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     }
     let target = resolve_target(&args.connection, &args.store)?;
     let workload = workload_of(&args)?;
+    if args.prepare && matches!(workload, Workload::Lua(_)) {
+        return Err(anyhow!(
+            "--prepare cannot tell whether a script's tables exist: run `dbrig prepare {}` first",
+            args.workload.as_deref().unwrap_or_default()
+        ));
+    }
     args.run.validate().map_err(|e| anyhow!(e))?;
     let mut run = args.run.clone();
     // Decided now, so the header printed before the run and the stored trial agree.

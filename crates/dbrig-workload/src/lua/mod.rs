@@ -370,6 +370,10 @@ impl LuaWorkload {
             client.ctx.tally.lock().expect("tally").clear();
             r.map_err(|e| client.hook_error("thread_init", e))?;
         }
+        // Loading and thread_init leave garbage (the parse, the script's setup); with
+        // thousands of states, a collection now and a tighter pause keep each one small.
+        let _ = client.lua.gc_collect();
+        client.lua.gc_set_pause(120);
         Ok(client)
     }
 }
