@@ -1,8 +1,10 @@
 //! pgbench scripts as a workload of the one runner: a transaction is one run of a script
 //! (chosen per transaction by weight, as pgbench's `-f FILE@W` / `-b NAME@W`), its SQL sent in
 //! pgbench's protocol (the run's `--protocol simple|extended|prepared`, pgbench's `-M`, simple
-//! unless the run says otherwise), its `\set`,
-//! `\sleep`, `\if` and `\gset` / `\aset` run client-side with pgbench's semantics.
+//! unless the run says otherwise), its `\set`, `\sleep`, `\if` and `\gset` / `\aset` run
+//! client-side with pgbench's semantics; the SQL between `\startpipeline` and `\endpipeline`
+//! goes out through the driver's pipeline (PostgreSQL) and its results are read at
+//! `\endpipeline`.
 //!
 //! Each command's time is recorded as a statement kind `S.NNN text` (script S, command NNN) and
 //! each transaction's as `S.txn DESCRIPTION @WEIGHT`, so per-script and per-command latencies (pgbench's `-r`) go
