@@ -154,6 +154,24 @@ impl Connection {
         &self.target
     }
 
+    /// TLS and authentication of this connection as negotiated (`None` for SQLite and the
+    /// mock). The full MySQL client (mysql_async) does not report its TLS session or plugin.
+    pub fn security(&self) -> Option<dbrig_core::results::ConnectionSecurity> {
+        match &self.backend {
+            Backend::MysqlWire(c) => Some(c.security()),
+            Backend::Postgres(c) => Some(c.security()),
+            Backend::Mysql(_) => Some(dbrig_core::results::ConnectionSecurity {
+                tls_mode: self
+                    .target
+                    .tls()
+                    .map(|t| t.mode.name().to_owned())
+                    .unwrap_or_default(),
+                ..Default::default()
+            }),
+            Backend::Sqlite(_) | Backend::Mock(_) => None,
+        }
+    }
+
     /// The server's version string (SQLite's library version for SQLite).
     pub fn server_version(&self) -> &str {
         &self.server_version

@@ -18,10 +18,12 @@ mod error;
 mod literal;
 mod mock;
 mod mysql;
+mod mysql_auth;
 mod mysql_wire;
 mod postgres;
 mod sqlite;
 mod target;
+mod tls;
 mod wire_socket;
 
 pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
@@ -30,3 +32,4 @@ pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, Rows, Statement};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
 pub use target::{Dialect, Endpoint, Secret, Target, TargetError};
+pub use tls::{TlsMode, TlsOptions, TlsVersion};

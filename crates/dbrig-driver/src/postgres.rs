@@ -1,4 +1,5 @@
-//! The PostgreSQL backend (tokio-postgres, no TLS).
+//! The PostgreSQL backend (tokio-postgres; TLS through rustls, `tls.rs`, with SCRAM channel
+//! binding when the connection is encrypted; md5 and scram-sha-256 are tokio-postgres's).
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
@@ -23,6 +24,7 @@ pub(crate) struct PostgresConnection {
     statements: Vec<tokio_postgres::Statement>,
     policy: ErrorPolicy,
     version: String,
+    security: dbrig_core::results::ConnectionSecurity,
 }
 
 impl PostgresConnection {
@@ -35,6 +37,7 @@ impl PostgresConnection {
             password,
             endpoint,
             database,
+            tls,
         } = target
         else {
             unreachable!("postgres backend opened for a non-postgres target")
@@ -58,8 +61,47 @@ impl PostgresConnection {
                 path.display().to_string()
             }
         };
-        let connected = tokio::time::timeout(options.connect_timeout, config.connect(NoTls)).await;
-        let (client, connection) = match connected {
+        let host = match endpoint {
+            Endpoint::Tcp { host, .. } => host.as_str(),
+            Endpoint::Socket(_) => "localhost",
+        };
+        let mut security = dbrig_core::results::ConnectionSecurity {
+            tls_mode: tls.mode.name().to_owned(),
+            ..Default::default()
+        };
+        let session = std::sync::Arc::new(std::sync::Mutex::new(None));
+        // TLS over TCP only: libpq never encrypts a Unix socket either.
+        let tls_connector = match (tls.enabled(), endpoint) {
+            (true, Endpoint::Tcp { .. }) => {
+                config.ssl_mode(match tls.mode {
+                    crate::tls::TlsMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+                    _ => tokio_postgres::config::SslMode::Require,
+                });
+                // Channel binding (scram-sha-256-plus) when the server offers it.
+                config.channel_binding(tokio_postgres::config::ChannelBinding::Prefer);
+                Some(crate::tls::PgTls {
+                    config: tls.client_config(host)?,
+                    host: host.to_owned(),
+                    verification: tls.verification(),
+                    session: std::sync::Arc::clone(&session),
+                })
+            }
+            _ => None,
+        };
+        let connected = tokio::time::timeout(options.connect_timeout, async {
+            match tls_connector {
+                Some(t) => config
+                    .connect(t)
+                    .await
+                    .map(|(c, conn)| (c, tokio::spawn(async move { conn.await }))),
+                None => config
+                    .connect(NoTls)
+                    .await
+                    .map(|(c, conn)| (c, tokio::spawn(async move { conn.await }))),
+            }
+        })
+        .await;
+        let (client, _connection) = match connected {
             Err(_) => {
                 return Err(DriverError::unreachable(
                     &place,
@@ -69,14 +111,12 @@ impl PostgresConnection {
                     ),
                 ));
             }
-            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy)),
+            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy, tls.mode)),
+            // The connection future (spawned above) does the socket I/O for the client; its
+            // end (error or not) shows up as a closed-connection error on the next call.
             Ok(Ok(pair)) => pair,
         };
-        // The connection future does the socket I/O for the client; its end (error or not)
-        // shows up as a closed-connection error on the client's next call.
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
+        security.tls = session.lock().ok().and_then(|s| s.clone());
         let mut version = String::new();
         let messages = client
             .simple_query("SHOW server_version")
@@ -94,11 +134,16 @@ impl PostgresConnection {
             statements: Vec::new(),
             policy: options.policy.clone(),
             version,
+            security,
         })
     }
 
     pub(crate) fn server_version(&self) -> &str {
         &self.version
+    }
+
+    pub(crate) fn security(&self) -> dbrig_core::results::ConnectionSecurity {
+        self.security.clone()
     }
 
     pub(crate) fn cancel_handle(&self) -> CancelHandle {
@@ -336,9 +381,39 @@ fn has_io_source(e: &tokio_postgres::Error) -> bool {
     false
 }
 
-fn connect_error(e: tokio_postgres::Error, place: &str, policy: &ErrorPolicy) -> DriverError {
+/// Whether the error comes from rustls (a certificate refused, no common protocol).
+fn has_tls_source(e: &tokio_postgres::Error) -> bool {
+    let mut source = e.source();
+    while let Some(c) = source {
+        if c.is::<rustls::Error>() {
+            return true;
+        }
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<rustls::Error>())
+        {
+            return true;
+        }
+        source = c.source();
+    }
+    false
+}
+
+fn connect_error(
+    e: tokio_postgres::Error,
+    place: &str,
+    policy: &ErrorPolicy,
+    mode: crate::tls::TlsMode,
+) -> DriverError {
     if e.as_db_error().is_some() {
         return map_error(e, policy);
+    }
+    if has_tls_source(&e) {
+        return crate::tls::tls_error(format!(
+            "TLS handshake with PostgreSQL at {place} failed (sslmode={mode}): {}",
+            chain(&e)
+        ));
     }
     if has_io_source(&e) {
         return DriverError::unreachable(place, format_args!("PostgreSQL: {}", chain(&e)));

@@ -27,6 +27,9 @@ pub struct RunHeader {
     /// The CPU the server process and dbrig spent over the measured interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<dbrig_core::results::WorkCpu>,
+    /// TLS and authentication of the benchmark connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<dbrig_core::results::ConnectionSecurity>,
 }
 
 impl RunHeader {
@@ -48,6 +51,7 @@ impl RunHeader {
                 .environment
                 .as_ref()
                 .and_then(|e| e.evidence.as_ref()?.cpu.clone()),
+            security: trial.environment.as_ref().and_then(|e| e.security.clone()),
         }
     }
 }
@@ -207,6 +211,9 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
     let _ = writeln!(out, "{:<LEFT$}{}", "    random seed:", h.seed);
     let _ = writeln!(out, "{:<LEFT$}{}", "    target:", h.target);
     let _ = writeln!(out, "{:<LEFT$}{}", "    server version:", h.server_version);
+    if let Some(sec) = &h.security {
+        let _ = writeln!(out, "{:<LEFT$}{}", "    connection:", sec.summary());
+    }
     if let Some(c) = &h.cpu {
         let us = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} µs"));
         let _ = writeln!(
@@ -343,6 +350,9 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
         "intervals": m.intervals,
         "notes": h.notes,
     });
+    if let Some(sec) = &h.security {
+        v["connection"] = serde_json::to_value(sec).unwrap_or_default();
+    }
     if let Some(c) = &h.cpu {
         v["cpu"] = serde_json::json!({
             "unit": c.unit,
@@ -437,6 +447,7 @@ mod tests {
             warmup_s: 0.0,
             notes: Vec::new(),
             cpu: None,
+            security: None,
         };
         (h, m)
     }

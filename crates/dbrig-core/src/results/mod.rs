@@ -19,8 +19,9 @@ use crate::measure::ClientWork;
 use crate::statements::StatementLatency;
 
 pub use environment::{
-    Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample, OsSpan,
-    Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
+    ConnectionSecurity, Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts,
+    OsSample, OsSpan, Placement, ServerLife, ServerSettings, TlsSession, TlsVerification,
+    TrialEnvironment, is_instance_setting,
 };
 pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,

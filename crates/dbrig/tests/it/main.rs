@@ -20,6 +20,7 @@ mod postgres;
 mod readme;
 mod safety;
 mod sqlite;
+mod tls;
 mod tpch;
 
 use std::path::Path;
