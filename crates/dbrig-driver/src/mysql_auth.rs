@@ -236,3 +236,157 @@ pub(crate) fn rsa_encrypt_password(
     )
     .map_err(|e| bad(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    //! caching_sha2_password's full exchange against a scripted server (no MySQL server runs
+    //! on these machines): RSA without TLS, the password itself over a Unix socket.
+
+    use super::*;
+    use crate::conn::ConnectOptions;
+    use crate::wire_socket::WireSocket;
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+    const NONCE: &[u8] = b"abcdefghijklmnopqrst";
+
+    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let l = (payload.len() as u32).to_le_bytes();
+        let mut p = vec![l[0], l[1], l[2], seq];
+        p.extend_from_slice(payload);
+        p
+    }
+
+    /// A MySQL 8 greeting offering caching_sha2_password with [`NONCE`].
+    fn greeting() -> Vec<u8> {
+        use CapabilityFlags as C;
+        let caps = (C::CLIENT_PROTOCOL_41
+            | C::CLIENT_SECURE_CONNECTION
+            | C::CLIENT_PLUGIN_AUTH
+            | C::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+            | C::CLIENT_CONNECT_WITH_DB
+            | C::CLIENT_DEPRECATE_EOF
+            | C::CLIENT_LONG_PASSWORD)
+            .bits();
+        let mut g = vec![10];
+        g.extend_from_slice(b"8.0.36\0");
+        g.extend_from_slice(&7u32.to_le_bytes());
+        g.extend_from_slice(&NONCE[..8]);
+        g.push(0);
+        g.extend_from_slice(&(caps as u16).to_le_bytes());
+        g.push(45);
+        g.extend_from_slice(&2u16.to_le_bytes());
+        g.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+        g.push(21);
+        g.extend_from_slice(&[0; 10]);
+        g.extend_from_slice(&NONCE[8..]);
+        g.push(0);
+        g.extend_from_slice(b"caching_sha2_password\0");
+        g
+    }
+
+    async fn read_packet(s: &mut (impl AsyncRead + Unpin)) -> (u8, Vec<u8>) {
+        let mut h = [0u8; 4];
+        s.read_exact(&mut h).await.unwrap();
+        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+        let mut p = vec![0; len];
+        s.read_exact(&mut p).await.unwrap();
+        (h[3], p)
+    }
+
+    /// The server's side up to the OK: greeting, "full authentication" (0x01 0x04), then
+    /// `rsa` decides whether the client must ask for the key. Returns the password as the
+    /// server recovered it. The query after the OK gets an error 1105 that ends the test.
+    async fn script(
+        mut s: impl AsyncRead + AsyncWrite + Unpin,
+        rsa: Option<rsa::RsaPrivateKey>,
+    ) -> Vec<u8> {
+        s.write_all(&packet(0, &greeting())).await.unwrap();
+        let (seq, _response) = read_packet(&mut s).await;
+        assert_eq!(seq, 1);
+        s.write_all(&packet(2, &[0x01, 0x04])).await.unwrap();
+        let password = match rsa {
+            Some(key) => {
+                let (seq, ask) = read_packet(&mut s).await;
+                assert_eq!((seq, ask.as_slice()), (3, &[0x02][..]));
+                use rsa::pkcs8::EncodePublicKey;
+                let pem = key
+                    .to_public_key()
+                    .to_public_key_pem(rsa::pkcs8::LineEnding::LF)
+                    .unwrap();
+                let mut reply = vec![0x01];
+                reply.extend_from_slice(pem.as_bytes());
+                s.write_all(&packet(4, &reply)).await.unwrap();
+                let (seq, encrypted) = read_packet(&mut s).await;
+                assert_eq!(seq, 5);
+                let mixed = key
+                    .decrypt(rsa::Oaep::new::<sha1::Sha1>(), &encrypted)
+                    .unwrap();
+                mixed
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| b ^ NONCE[i % NONCE.len()])
+                    .collect()
+            }
+            None => read_packet(&mut s).await.1,
+        };
+        s.write_all(&packet(6, &[0x00, 0, 0, 2, 0, 0, 0]))
+            .await
+            .unwrap();
+        let _query = read_packet(&mut s).await;
+        let mut err = vec![0xFF];
+        err.extend_from_slice(&1105u16.to_le_bytes());
+        err.extend_from_slice(b"#HY000end of script");
+        s.write_all(&packet(1, &err)).await.unwrap();
+        password
+    }
+
+    async fn connect_over(socket: WireSocket) -> Result<(), WireError> {
+        WireConnection::over(
+            socket,
+            "u",
+            Some("p-secret"),
+            "d",
+            "script",
+            &ConnectOptions::default(),
+            mysql_async::Opts::default(),
+            None,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The error that proves authentication passed: the scripted server's answer to the
+    /// first query.
+    fn past_authentication(r: Result<(), WireError>) {
+        match r {
+            Err(WireError::Driver(e)) => assert_eq!(e.code.as_deref(), Some("1105"), "{e}"),
+            Err(WireError::Unsupported) => panic!("fell back to the full client"),
+            Ok(()) => panic!("the script answers the query with an error"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_full_exchange_without_tls_encrypts_with_the_servers_rsa_key() {
+        let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let server = tokio::spawn(script(server, Some(key)));
+        past_authentication(connect_over(WireSocket::Other(Box::new(client))).await);
+        assert_eq!(server.await.unwrap(), b"p-secret\0");
+    }
+
+    #[tokio::test]
+    async fn the_full_exchange_over_a_unix_socket_sends_the_password_itself() {
+        let (client, server) = tokio::net::UnixStream::pair().unwrap();
+        let server = tokio::spawn(script(server, None));
+        past_authentication(connect_over(WireSocket::Unix(client)).await);
+        assert_eq!(server.await.unwrap(), b"p-secret\0");
+    }
+
+    #[test]
+    fn an_unusable_server_key_is_one_line_not_a_panic() {
+        let e = rsa_encrypt_password(b"p\0", NONCE, b"-----BEGIN PUBLIC KEY-----\nnot a key\n")
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Auth);
+        assert!(e.message.contains("sslmode=require"), "{e}");
+    }
+}

@@ -93,11 +93,11 @@ impl PostgresConnection {
                 Some(t) => config
                     .connect(t)
                     .await
-                    .map(|(c, conn)| (c, tokio::spawn(async move { conn.await }))),
+                    .map(|(c, conn)| (c, tokio::spawn(conn))),
                 None => config
                     .connect(NoTls)
                     .await
-                    .map(|(c, conn)| (c, tokio::spawn(async move { conn.await }))),
+                    .map(|(c, conn)| (c, tokio::spawn(conn))),
             }
         })
         .await;

@@ -591,6 +591,33 @@ mod tests {
     }
 
     #[test]
+    fn url_parameters_parse_and_print_back() {
+        use crate::Target;
+        let url = "mysql://u@h:3306/db?sslmode=verify-full&sslrootcert=/c/ca.pem\
+                   &sslcert=/c/client.pem&sslkey=/c/client.key&sslminversion=TLSv1.3";
+        let t = Target::parse(url).unwrap();
+        let tls = t.tls().unwrap();
+        assert_eq!(tls.mode, TlsMode::VerifyFull);
+        assert_eq!(tls.min_version, Some(TlsVersion::Tls13));
+        assert_eq!(t.to_string(), url);
+        assert_eq!(Target::parse(&t.to_string()).unwrap(), t);
+        // MySQL's and sysbench's spellings; the printed form is libpq's.
+        let t = Target::parse("mysql://u@h/db?ssl-mode=VERIFY_CA&ssl-ca=/c/ca.pem").unwrap();
+        assert_eq!(
+            t.to_string(),
+            "mysql://u@h:3306/db?sslmode=verify-ca&sslrootcert=/c/ca.pem"
+        );
+        let e = Target::parse("postgres://u@h/db?sslmode=maybe").unwrap_err();
+        assert!(e.to_string().contains("not one of"), "{e}");
+        // libpq's variable, as psql takes it.
+        let t = Target::parse_with_env("postgres://h/db", &|n| {
+            (n == "PGSSLMODE").then(|| "require".to_owned())
+        })
+        .unwrap();
+        assert_eq!(t.tls().unwrap().mode, TlsMode::Require);
+    }
+
+    #[test]
     fn require_with_a_root_certificate_verifies_the_chain() {
         let mut o = TlsOptions {
             mode: TlsMode::Require,

@@ -192,6 +192,8 @@ fn mariadb_tls_modes_client_certificates_and_ed25519() {
             String::from_utf8_lossy(&o.stderr)
         );
     };
+    // The initialiser's anonymous accounts (''@localhost) would match before `user@'%'`.
+    sql("DELETE FROM mysql.global_priv WHERE User = ''; FLUSH PRIVILEGES");
     sql("INSTALL SONAME 'auth_ed25519'");
     sql("CREATE USER tls_ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-pw-1')");
     sql("CREATE USER tls_x509@'%' REQUIRE X509");
