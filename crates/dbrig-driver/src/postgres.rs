@@ -77,8 +77,16 @@ impl PostgresConnection {
                     crate::tls::TlsMode::Prefer => tokio_postgres::config::SslMode::Prefer,
                     _ => tokio_postgres::config::SslMode::Require,
                 });
-                // Channel binding (scram-sha-256-plus) when the server offers it.
-                config.channel_binding(tokio_postgres::config::ChannelBinding::Prefer);
+                // Channel binding (scram-sha-256-plus) when the server offers it, or as asked.
+                config.channel_binding(match tls.channel_binding {
+                    None => tokio_postgres::config::ChannelBinding::Prefer,
+                    Some(true) => tokio_postgres::config::ChannelBinding::Require,
+                    Some(false) => tokio_postgres::config::ChannelBinding::Disable,
+                });
+                if tls.channel_binding == Some(true) {
+                    // Connecting at all then proves it.
+                    security.auth = Some("scram-sha-256-plus".to_owned());
+                }
                 Some(crate::tls::PgTls {
                     config: tls.client_config(host)?,
                     host: host.to_owned(),

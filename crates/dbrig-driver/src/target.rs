@@ -230,7 +230,7 @@ impl Target {
                         return Err(err(&format!(
                             "unknown URL parameter '{pair}' (known: socket=PATH, sslmode=MODE, \
                              sslrootcert=CA.pem, sslcert=CERT.pem, sslkey=KEY.pem, \
-                             sslminversion=TLSv1.2|TLSv1.3)"
+                             sslminversion=TLSv1.2|TLSv1.3, channel_binding=prefer|require|disable)"
                         )));
                     }
                 }

@@ -115,6 +115,10 @@ pub struct TlsOptions {
     pub cert: Option<PathBuf>,
     pub key: Option<PathBuf>,
     pub min_version: Option<TlsVersion>,
+    /// PostgreSQL's SCRAM channel binding (libpq's `channel_binding`): `None` = prefer
+    /// (scram-sha-256-plus whenever the server offers it over TLS), `Some(true)` = require,
+    /// `Some(false)` = disable.
+    pub channel_binding: Option<bool>,
 }
 
 impl TlsOptions {
@@ -135,6 +139,18 @@ impl TlsOptions {
             "sslrootcert" | "ssl-ca" => self.root_cert = path(),
             "sslcert" | "ssl-cert" => self.cert = path(),
             "sslkey" | "ssl-key" => self.key = path(),
+            "channel-binding" => {
+                self.channel_binding = match value.to_ascii_lowercase().as_str() {
+                    "prefer" => None,
+                    "require" => Some(true),
+                    "disable" => Some(false),
+                    _ => {
+                        return Err(format!(
+                            "channel_binding '{value}' is not prefer, require or disable"
+                        ));
+                    }
+                }
+            }
             "sslminversion" | "ssl-min-protocol-version" | "tls-version" => {
                 self.min_version =
                     Some(TlsVersion::parse(value).ok_or_else(|| {
@@ -163,6 +179,10 @@ impl TlsOptions {
         path("sslkey", &self.key);
         if let Some(v) = self.min_version {
             out.push(("sslminversion", v.name().to_owned()));
+        }
+        if let Some(required) = self.channel_binding {
+            let v = if required { "require" } else { "disable" };
+            out.push(("channel_binding", v.to_owned()));
         }
         out
     }

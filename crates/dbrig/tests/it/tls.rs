@@ -476,6 +476,10 @@ fn postgres_tls_modes_certificates_and_scram() {
         .unwrap();
         assert_eq!(first(&mut c, "SELECT current_user").await, "tls_scram");
         c.close().await;
+        // channel_binding=require: connecting at all proves scram-sha-256-plus was used.
+        let c = connect(&format!("postgres://tls_scram:scram-pw@127.0.0.1:{port}/postgres?sslmode=require&channel_binding=require")).await.unwrap_or_else(|e| panic!("scram-sha-256-plus: {e}"));
+        assert_eq!(c.security().unwrap().auth.as_deref(), Some("scram-sha-256-plus"));
+        c.close().await;
         let e = connect(&format!(
             "postgres://tls_scram:wrong@127.0.0.1:{port}/postgres?sslmode=require"
         ))
