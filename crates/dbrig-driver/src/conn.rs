@@ -154,21 +154,14 @@ impl Connection {
         &self.target
     }
 
-    /// TLS and authentication of this connection as negotiated (`None` for SQLite and the
-    /// mock). The full MySQL client (mysql_async) does not report its TLS session or plugin.
+    /// TLS and authentication of this connection as negotiated; `None` where that cannot be
+    /// told: SQLite and the mock, and the full MySQL client (mysql_async reports neither its
+    /// TLS session nor its plugin; benchmark clients use the lean one, which does).
     pub fn security(&self) -> Option<dbrig_core::results::ConnectionSecurity> {
         match &self.backend {
             Backend::MysqlWire(c) => Some(c.security()),
             Backend::Postgres(c) => Some(c.security()),
-            Backend::Mysql(_) => Some(dbrig_core::results::ConnectionSecurity {
-                tls_mode: self
-                    .target
-                    .tls()
-                    .map(|t| t.mode.name().to_owned())
-                    .unwrap_or_default(),
-                ..Default::default()
-            }),
-            Backend::Sqlite(_) | Backend::Mock(_) => None,
+            Backend::Mysql(_) | Backend::Sqlite(_) | Backend::Mock(_) => None,
         }
     }
 

@@ -872,7 +872,7 @@ mod tests {
             ("mysql://h:0/db", "port '0' is not a number from 1 to 65535"),
             ("oracle://h/db", "unknown scheme"),
             ("127.0.0.1:3306", "expected"),
-            ("mysql://h/db?ssl=1", "unknown URL parameter"),
+            ("mysql://h/db?compress=1", "unknown URL parameter"),
             ("mysql://root@[::1]x/db", "unexpected 'x' after host"),
             // An empty socket path is no socket (not "connect to the path ''").
             (

@@ -307,13 +307,19 @@ fn mariadb_tls_modes_client_certificates_and_ed25519() {
             .starts_with("TLSv1."),
         "{v}"
     );
+    // The same TLS through sysbench's and dbrig's options instead of URL parameters.
+    let plain = format!("mysql://root@127.0.0.1:{port}/test");
     let o = ok(dbrig(
         out.path(),
         &[
             "run",
             "oltp_point_select",
             "--target",
-            &target,
+            &plain,
+            "--mysql-ssl",
+            "VERIFY_IDENTITY",
+            "--ssl-ca",
+            &ca,
             "--table-size",
             "100",
             "--tables",
