@@ -208,6 +208,17 @@ impl Connection {
         self.options.protocol
     }
 
+    /// TLS and authentication of this connection as negotiated; `None` where that cannot be
+    /// told: SQLite and the mock, and the full MySQL client (mysql_async reports neither its
+    /// TLS session nor its plugin; benchmark clients use the lean one, which does).
+    pub fn security(&self) -> Option<dbrig_core::results::ConnectionSecurity> {
+        match &self.backend {
+            Backend::MysqlWire(c) => Some(c.security()),
+            Backend::Postgres(c) => Some(c.security()),
+            Backend::Mysql(_) | Backend::Sqlite(_) | Backend::Mock(_) => None,
+        }
+    }
+
     /// The server's version string (SQLite's library version for SQLite).
     pub fn server_version(&self) -> &str {
         &self.server_version

@@ -24,6 +24,8 @@ pub enum ErrorKind {
     /// A statement ran past its timeout and was cancelled on the server (see
     /// `Connection::query_with_timeout`); the connection is still usable.
     Timeout,
+    /// TLS could not be set up or the handshake failed (certificate, mode, key file).
+    Tls,
 }
 
 /// The kinds of failed transactions pgbench counts apart.

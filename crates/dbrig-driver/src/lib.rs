@@ -18,11 +18,13 @@ mod error;
 mod literal;
 mod mock;
 mod mysql;
+mod mysql_auth;
 mod mysql_wire;
 mod postgres;
 mod sessions;
 mod sqlite;
 mod target;
+mod tls;
 mod wire_socket;
 
 pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
@@ -34,3 +36,4 @@ pub use mock::served as mock_statements_served;
 pub use sessions::own_sessions;
 pub use sqlite::SQLITE_LOAD_PRAGMAS;
 pub use target::{Dialect, Endpoint, Secret, Target, TargetError};
+pub use tls::{TlsMode, TlsOptions, TlsVersion};

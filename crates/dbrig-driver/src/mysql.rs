@@ -53,8 +53,24 @@ impl MysqlConnection {
         options: &ConnectOptions,
     ) -> Result<Self, DriverError> {
         let (builder, place) = opts_for(target);
-        let mut conn = match tokio::time::timeout(options.connect_timeout, Conn::new(builder)).await
-        {
+        if let Some(tls) = target.tls() {
+            // mysql_async reads the key itself: the same refusal as the lean client's first.
+            tls.check_key()?;
+        }
+        let prefer = target
+            .tls()
+            .is_some_and(|t| t.mode == crate::tls::TlsMode::Prefer);
+        let clear = builder.clone().ssl_opts(None);
+        let attempt = async {
+            match Conn::new(builder).await {
+                // `prefer` against a server without TLS: clear text, as libpq does.
+                Err(mysql_async::Error::Driver(
+                    mysql_async::DriverError::NoClientSslFlagFromServer,
+                )) if prefer => Conn::new(clear).await,
+                other => other,
+            }
+        };
+        let mut conn = match tokio::time::timeout(options.connect_timeout, attempt).await {
             Err(_) => {
                 return Err(DriverError::unreachable(
                     &place,
@@ -353,6 +369,7 @@ pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
         password,
         endpoint,
         database,
+        tls,
     } = target
     else {
         unreachable!("mysql backend opened for a non-mysql target")
@@ -367,7 +384,8 @@ pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
         .prefer_socket(false)
         // The connection-level cache closes evicted statements on the server, which would
         // invalidate handles we keep; we hold every statement ourselves instead.
-        .stmt_cache_size(0);
+        .stmt_cache_size(0)
+        .ssl_opts(ssl_opts(tls));
     match endpoint {
         Endpoint::Tcp { host, port } => (
             builder.ip_or_hostname(host.as_str()).tcp_port(*port),
@@ -378,6 +396,30 @@ pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
             path.display().to_string(),
         ),
     }
+}
+
+/// mysql_async's TLS options for the target's (its rustls connector; no minimum version:
+/// the benchmark clients, which use the lean client, honour that).
+fn ssl_opts(tls: &crate::tls::TlsOptions) -> Option<mysql_async::SslOpts> {
+    use mysql_async::{ClientIdentity, SslOpts};
+    if !tls.enabled() {
+        return None;
+    }
+    let path = |p: &std::path::PathBuf| p.clone().into();
+    let mut o = SslOpts::default();
+    if let Some(ca) = &tls.root_cert {
+        o = o
+            .with_root_certs(vec![path(ca)])
+            .with_disable_built_in_roots(true);
+    }
+    if let (Some(cert), Some(key)) = (&tls.cert, &tls.key) {
+        o = o.with_client_identity(Some(ClientIdentity::new(path(cert), path(key))));
+    }
+    Some(match tls.verification() {
+        dbrig_core::results::TlsVerification::Full => o,
+        dbrig_core::results::TlsVerification::Ca => o.with_danger_skip_domain_validation(true),
+        dbrig_core::results::TlsVerification::None => o.with_danger_accept_invalid_certs(true),
+    })
 }
 
 /// Identifiers come from dbrig itself (validated names), so quoting is only for keywords.

@@ -10,10 +10,14 @@
 //!
 //! Bulk loads use MariaDB's `COM_STMT_BULK_EXECUTE` (in `mysql_bulk.rs`, a child module).
 //!
-//! What it leaves to mysql_async (the full client, [`crate::mysql`]): `LOAD DATA`, TLS, and
-//! every authentication plugin but `mysql_native_password` and `caching_sha2_password`'s fast
-//! path. A connection that needs anything else is opened with mysql_async instead
-//! ([`WireError::Unsupported`]), so the lean path is an optimisation, never a restriction.
+//! It speaks TLS itself (the SSL request, then rustls over its socket: `wire_socket.rs`,
+//! configured by `tls.rs`) and the authentication plugins of MariaDB and MySQL that take a
+//! password: `mysql_native_password`, `caching_sha2_password` (fast path, and the full exchange:
+//! the password over TLS or a Unix socket, else RSA-encrypted with the server's public key,
+//! `mysql_auth.rs`), MariaDB's `client_ed25519`, and `mysql_clear_password` over TLS. Another
+//! plugin is refused in one line naming it. What it leaves to mysql_async (the full client,
+//! [`crate::mysql`]) is `LOAD DATA` (servers without the bulk command) and a greeting of an old
+//! protocol ([`WireError::Unsupported`]).
 //!
 //! Packet layouts follow the MariaDB/MySQL client/server protocol; the handshake packets and
 //! the row decoder of the rarely used `query` path come from `mysql_common` (the protocol crate
@@ -34,6 +38,7 @@ use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome, Rows};
 use crate::error::{DriverError, ErrorPolicy};
 use crate::mysql::{from_mysql, opts_for, server_error};
+use crate::mysql_auth::{AuthPath, WireTls};
 use crate::target::{Endpoint, Target};
 use crate::wire_socket::WireSocket;
 
@@ -101,6 +106,9 @@ pub(crate) struct WireConnection {
     connection_id: u32,
     /// How the full client reaches the same server, for `KILL QUERY` from a second connection.
     kill_opts: mysql_async::Opts,
+    /// TLS asked for by the target, and how authentication went (for the trial's record).
+    tls: Option<WireTls>,
+    auth: AuthPath,
 }
 
 /// The client capabilities asked for (intersected with the server's): the same protocol
@@ -216,10 +224,12 @@ impl WireConnection {
             password,
             endpoint,
             database,
+            tls,
         } = target
         else {
             unreachable!("mysql wire client opened for a non-mysql target")
         };
+        let tls = WireTls::for_endpoint(tls, endpoint)?;
         let (place, socket): (String, Result<WireSocket, std::io::Error>) = match endpoint {
             Endpoint::Tcp { host, port } => {
                 let place = format!("{host}:{port}");
@@ -255,8 +265,10 @@ impl WireConnection {
             socket.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
         let password = password.as_ref().map(|p| p.expose());
         let kill_opts = opts_for(target).0.into();
-        let mut conn =
-            Self::over(socket, user, password, database, &place, options, kill_opts).await?;
+        let mut conn = Self::over(
+            socket, user, password, database, &place, options, kill_opts, tls,
+        )
+        .await?;
         // Opened and authenticated async (under the connect timeout); a client that owns its
         // thread then talks in blocking calls.
         if let Some(own) = &options.own_thread {
@@ -268,7 +280,8 @@ impl WireConnection {
     }
 
     /// Handshake, authenticate and read the server version over an open stream.
-    async fn over(
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn over(
         socket: WireSocket,
         user: &str,
         password: Option<&str>,
@@ -276,6 +289,7 @@ impl WireConnection {
         place: &str,
         options: &ConnectOptions,
         kill_opts: mysql_async::Opts,
+        tls: Option<WireTls>,
     ) -> Result<Self, WireError> {
         let mut conn = Self {
             socket,
@@ -290,6 +304,8 @@ impl WireConnection {
             version: String::new(),
             connection_id: 0,
             kill_opts,
+            tls,
+            auth: AuthPath::default(),
         };
         let handshake = tokio::time::timeout(
             options.connect_timeout,
@@ -331,7 +347,7 @@ impl WireConnection {
             .parse(())
             .map_err(|_| WireError::Unsupported)?;
         let server_caps = packet.capabilities();
-        let caps = wanted_capabilities() & server_caps;
+        let mut caps = wanted_capabilities() & server_caps;
         if !caps.contains(CapabilityFlags::CLIENT_PROTOCOL_41 | CapabilityFlags::CLIENT_PLUGIN_AUTH)
         {
             return Err(WireError::Unsupported);
@@ -359,7 +375,25 @@ impl WireConnection {
             .map(|p| p.into_owned())
             .unwrap_or(AuthPlugin::MysqlNativePassword);
         let version = packet.server_version_parsed().unwrap_or((5, 5, 3));
-        let data = auth_data(&plugin, password, &nonce)?;
+        drop(hello);
+        if let Some(tls) = self.tls.take() {
+            let started = crate::mysql_auth::start_tls(
+                self,
+                &tls,
+                server_caps.contains(CapabilityFlags::CLIENT_SSL),
+                caps,
+                mariadb_caps,
+                version,
+                place,
+            )
+            .await?;
+            if started {
+                caps |= CapabilityFlags::CLIENT_SSL;
+            }
+            self.tls = Some(tls);
+        }
+        let secure = self.socket.tls().is_some() || self.socket.is_unix();
+        let data = auth_data(&plugin, password, &nonce, secure)?;
         let mut payload = Vec::with_capacity(128);
         HandshakeResponse::new(
             Some(data.as_slice()),
@@ -373,9 +407,10 @@ impl WireConnection {
         )
         .with_mariadb_ext_capabilities(mariadb_caps)
         .serialize(&mut payload);
-        drop(hello);
         self.send(&payload).await?;
         let mut plugin = plugin;
+        let mut nonce = nonce;
+        self.auth = AuthPath::of(&plugin);
         loop {
             let reply = self.read_packet().await.map_err(WireError::Driver)?;
             match reply.first() {
@@ -386,33 +421,53 @@ impl WireConnection {
                     let body = &reply[1..];
                     let end = body.iter().position(|&b| b == 0).unwrap_or(body.len());
                     let name = &body[..end];
-                    let mut nonce = body.get(end + 1..).unwrap_or_default().to_vec();
+                    nonce = body.get(end + 1..).unwrap_or_default().to_vec();
                     if nonce.last() == Some(&0) {
                         nonce.pop();
                     }
                     plugin = AuthPlugin::from_bytes(name).into_owned();
-                    let data = auth_data(&plugin, password, &nonce)?;
+                    self.auth = AuthPath::of(&plugin);
+                    let data = auth_data(&plugin, password, &nonce, secure)?;
                     self.send(&data).await?;
                 }
                 // caching_sha2_password: 0x03 = the cached fast path worked (an OK follows);
-                // 0x04 = full authentication, which needs TLS or RSA: the full client's job.
+                // 0x04 = full authentication: the password itself, over TLS or a Unix socket,
+                // else encrypted with the server's RSA key.
                 Some(0x01) if matches!(plugin, AuthPlugin::CachingSha2Password) => {
                     match reply.get(1) {
                         Some(0x03) => continue,
-                        _ => {
-                            return Err(WireError::Unsupported);
+                        Some(0x04) => {
+                            self.auth = crate::mysql_auth::caching_sha2_full(
+                                self,
+                                password.unwrap_or_default(),
+                                &nonce,
+                                secure,
+                            )
+                            .await?;
                         }
+                        _ => return Err(lost("unexpected caching_sha2_password reply").into()),
                     }
                 }
-                _ => {
-                    return Err(WireError::Unsupported);
-                }
+                _ => return Err(lost("unexpected reply during authentication").into()),
             }
         }
     }
 
     pub(crate) fn server_version(&self) -> &str {
         &self.version
+    }
+
+    pub(crate) fn socket_mut(&mut self) -> &mut WireSocket {
+        &mut self.socket
+    }
+
+    pub(crate) fn error_packet(&self, payload: &[u8]) -> DriverError {
+        parse_err(payload, &self.policy)
+    }
+
+    /// TLS and authentication as negotiated.
+    pub(crate) fn security(&self) -> dbrig_core::results::ConnectionSecurity {
+        crate::mysql_auth::security(self.tls.as_ref(), self.socket.tls(), &self.auth)
     }
 
     /// The server's id of this connection (what `KILL QUERY` takes).
@@ -618,7 +673,7 @@ impl WireConnection {
     }
 
     /// Send a payload as the next packet of the current exchange (authentication replies).
-    async fn send(&mut self, payload: &[u8]) -> Result<(), DriverError> {
+    pub(crate) async fn send(&mut self, payload: &[u8]) -> Result<(), DriverError> {
         let mut body = Vec::with_capacity(payload.len() + 4);
         body.extend_from_slice(&[0; 4]);
         body.extend_from_slice(payload);
@@ -652,7 +707,7 @@ impl WireConnection {
     }
 
     /// The next packet's payload (pieces of a 16 MiB+ payload joined).
-    async fn read_packet(&mut self) -> Result<BytesMut, DriverError> {
+    pub(crate) async fn read_packet(&mut self) -> Result<BytesMut, DriverError> {
         let mut joined: Option<BytesMut> = None;
         loop {
             while self.rbuf.len() < 4 || self.rbuf.len() < 4 + self.frame_len() {
@@ -875,9 +930,19 @@ fn auth_data(
     plugin: &AuthPlugin<'_>,
     password: Option<&str>,
     nonce: &[u8],
+    secure: bool,
 ) -> Result<Vec<u8>, WireError> {
     match plugin {
-        AuthPlugin::MysqlNativePassword | AuthPlugin::CachingSha2Password => Ok(plugin
+        // The password itself, only where nobody can read it on the way.
+        AuthPlugin::MysqlClearPassword if !secure => Err(crate::mysql_auth::unsupported_plugin(
+            "mysql_clear_password",
+            " without TLS (it sends the password as it is; add sslmode=require)",
+        )
+        .into()),
+        AuthPlugin::MysqlNativePassword
+        | AuthPlugin::CachingSha2Password
+        | AuthPlugin::Ed25519
+        | AuthPlugin::MysqlClearPassword => Ok(plugin
             .gen_data(password, nonce)
             .map(|d| {
                 let mut v = Vec::new();
@@ -885,7 +950,11 @@ fn auth_data(
                 v
             })
             .unwrap_or_default()),
-        _ => Err(WireError::Unsupported),
+        other => Err(crate::mysql_auth::unsupported_plugin(
+            &String::from_utf8_lossy(other.as_bytes()),
+            "",
+        )
+        .into()),
     }
 }
 
@@ -925,6 +994,8 @@ mod tests {
             version: String::new(),
             connection_id: 0,
             kill_opts: mysql_async::Opts::default(),
+            tls: None,
+            auth: AuthPath::default(),
         };
         (conn, server)
     }
@@ -1137,19 +1208,27 @@ mod tests {
             "pipe",
             &ConnectOptions::default(),
             mysql_async::Opts::default(),
+            None,
         )
         .await;
         serve.abort();
         r.map(|_| ())
     }
 
+    /// A plugin dbrig cannot speak is one line naming it and what to do (no fallback: the
+    /// full client could not speak it either). caching_sha2_password's full exchange is
+    /// `mysql_auth`'s test.
     #[tokio::test]
-    async fn an_unknown_auth_plugin_leaves_the_connection_to_the_full_client() {
+    async fn an_unknown_auth_plugin_is_named_in_one_line() {
         let r = handshake_against("dialog", None).await;
-        assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
-        // caching_sha2_password asking for the full exchange (no cached entry): same.
-        let r = handshake_against("caching_sha2_password", Some(packet(2, &[0x01, 0x04]))).await;
-        assert!(matches!(r, Err(WireError::Unsupported)), "{:?}", r.err());
+        match r {
+            Err(WireError::Driver(e)) => {
+                assert_eq!(e.kind, crate::error::ErrorKind::Unsupported, "{e}");
+                assert!(e.to_string().contains("'dialog'"), "{e}");
+                assert!(e.to_string().contains("ALTER USER"), "{e}");
+            }
+            other => panic!("{:?}", other.err()),
+        }
     }
 
     #[tokio::test]

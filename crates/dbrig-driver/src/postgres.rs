@@ -1,4 +1,5 @@
-//! The PostgreSQL backend (tokio-postgres, no TLS).
+//! The PostgreSQL backend (tokio-postgres; TLS through rustls, `tls.rs`, with SCRAM channel
+//! binding when the connection is encrypted; md5 and scram-sha-256 are tokio-postgres's).
 //!
 //! Outside the prepared protocol nothing here names a statement: the extended protocol and
 //! every metadata query send an unnamed parse/bind/describe/execute/sync in one round trip
@@ -34,6 +35,7 @@ pub(crate) struct PostgresConnection {
     backend_pid: u32,
     /// Not the prepared protocol: queries use unnamed statements only (see the module doc).
     unnamed: bool,
+    security: dbrig_core::results::ConnectionSecurity,
 }
 
 impl PostgresConnection {
@@ -46,6 +48,7 @@ impl PostgresConnection {
             password,
             endpoint,
             database,
+            tls,
         } = target
         else {
             unreachable!("postgres backend opened for a non-postgres target")
@@ -69,8 +72,55 @@ impl PostgresConnection {
                 path.display().to_string()
             }
         };
-        let connected = tokio::time::timeout(options.connect_timeout, config.connect(NoTls)).await;
-        let (client, connection) = match connected {
+        let host = match endpoint {
+            Endpoint::Tcp { host, .. } => host.as_str(),
+            Endpoint::Socket(_) => "localhost",
+        };
+        let mut security = dbrig_core::results::ConnectionSecurity {
+            tls_mode: tls.mode.name().to_owned(),
+            ..Default::default()
+        };
+        let session = std::sync::Arc::new(std::sync::Mutex::new(None));
+        // TLS over TCP only: libpq never encrypts a Unix socket either.
+        let tls_connector = match (tls.enabled(), endpoint) {
+            (true, Endpoint::Tcp { .. }) => {
+                config.ssl_mode(match tls.mode {
+                    crate::tls::TlsMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+                    _ => tokio_postgres::config::SslMode::Require,
+                });
+                // Channel binding (scram-sha-256-plus) when the server offers it, or as asked.
+                config.channel_binding(match tls.channel_binding {
+                    None => tokio_postgres::config::ChannelBinding::Prefer,
+                    Some(true) => tokio_postgres::config::ChannelBinding::Require,
+                    Some(false) => tokio_postgres::config::ChannelBinding::Disable,
+                });
+                if tls.channel_binding == Some(true) {
+                    // Connecting at all then proves it.
+                    security.auth = Some("scram-sha-256-plus".to_owned());
+                }
+                Some(crate::tls::PgTls {
+                    config: tls.client_config(host)?,
+                    host: host.to_owned(),
+                    verification: tls.verification(),
+                    session: std::sync::Arc::clone(&session),
+                })
+            }
+            _ => None,
+        };
+        let connected = tokio::time::timeout(options.connect_timeout, async {
+            match tls_connector {
+                Some(t) => config
+                    .connect(t)
+                    .await
+                    .map(|(c, conn)| (c, tokio::spawn(conn))),
+                None => config
+                    .connect(NoTls)
+                    .await
+                    .map(|(c, conn)| (c, tokio::spawn(conn))),
+            }
+        })
+        .await;
+        let (client, _connection) = match connected {
             Err(_) => {
                 return Err(DriverError::unreachable(
                     &place,
@@ -80,14 +130,12 @@ impl PostgresConnection {
                     ),
                 ));
             }
-            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy)),
+            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy, tls.mode)),
+            // The connection future (spawned above) does the socket I/O for the client; its
+            // end (error or not) shows up as a closed-connection error on the next call.
             Ok(Ok(pair)) => pair,
         };
-        // The connection future does the socket I/O for the client; its end (error or not)
-        // shows up as a closed-connection error on the client's next call.
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
+        security.tls = session.lock().ok().and_then(|s| s.clone());
         let mut version = String::new();
         let mut backend_pid = 0;
         let messages = client
@@ -107,6 +155,7 @@ impl PostgresConnection {
             version,
             backend_pid,
             unnamed: options.protocol != dbrig_core::results::Protocol::Prepared,
+            security,
         })
     }
 
@@ -116,6 +165,10 @@ impl PostgresConnection {
 
     pub(crate) fn backend_pid(&self) -> u32 {
         self.backend_pid
+    }
+
+    pub(crate) fn security(&self) -> dbrig_core::results::ConnectionSecurity {
+        self.security.clone()
     }
 
     pub(crate) fn cancel_handle(&self) -> CancelHandle {
@@ -440,9 +493,39 @@ fn has_io_source(e: &tokio_postgres::Error) -> bool {
     false
 }
 
-fn connect_error(e: tokio_postgres::Error, place: &str, policy: &ErrorPolicy) -> DriverError {
+/// Whether the error comes from rustls (a certificate refused, no common protocol).
+fn has_tls_source(e: &tokio_postgres::Error) -> bool {
+    let mut source = e.source();
+    while let Some(c) = source {
+        if c.is::<rustls::Error>() {
+            return true;
+        }
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<rustls::Error>())
+        {
+            return true;
+        }
+        source = c.source();
+    }
+    false
+}
+
+fn connect_error(
+    e: tokio_postgres::Error,
+    place: &str,
+    policy: &ErrorPolicy,
+    mode: crate::tls::TlsMode,
+) -> DriverError {
     if e.as_db_error().is_some() {
         return map_error(e, policy);
+    }
+    if has_tls_source(&e) {
+        return crate::tls::tls_error(format!(
+            "TLS handshake with PostgreSQL at {place} failed (sslmode={mode}): {}",
+            chain(&e)
+        ));
     }
     if has_io_source(&e) {
         return DriverError::unreachable(place, format_args!("PostgreSQL: {}", chain(&e)));

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use dbrig_core::url;
 
+use crate::tls::TlsOptions;
+
 /// The SQL dialect of a target; workloads pick their SQL files by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -88,12 +90,15 @@ pub enum Target {
         password: Option<Secret>,
         endpoint: Endpoint,
         database: String,
+        /// `sslmode`, `sslrootcert`, … of the URL.
+        tls: TlsOptions,
     },
     Postgres {
         user: String,
         password: Option<Secret>,
         endpoint: Endpoint,
         database: String,
+        tls: TlsOptions,
     },
     /// An SQLite file, or `None` for the in-memory database shared by all connections of the
     /// process (it lives until the process exits).
@@ -207,14 +212,32 @@ impl Target {
             None => (rest, ""),
         };
         let mut socket = None;
+        let mut tls = TlsOptions::default();
+        if let Some(mode) = pg("PGSSLMODE") {
+            tls.take_param("sslmode", &mode)
+                .map_err(|r| err(&format!("PGSSLMODE: {r}")))?;
+        }
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
                 Some(("socket", path)) if !path.is_empty() => {
                     socket = Some(PathBuf::from(percent_decode(path)))
                 }
+                Some((key, value)) if !value.is_empty() => {
+                    if !tls
+                        .take_param(key, &percent_decode(value))
+                        .map_err(|r| err(&r))?
+                    {
+                        return Err(err(&format!(
+                            "unknown URL parameter '{pair}' (known: socket=PATH, sslmode=MODE, \
+                             sslrootcert=CA.pem, sslcert=CERT.pem, sslkey=KEY.pem, \
+                             sslminversion=TLSv1.2|TLSv1.3, channel_binding=prefer|require|disable)"
+                        )));
+                    }
+                }
                 _ => {
                     return Err(err(&format!(
-                        "unknown URL parameter '{pair}' (known: socket=PATH)"
+                        "unknown URL parameter '{pair}' (known: socket=PATH, sslmode=MODE, \
+                         sslrootcert, sslcert, sslkey, sslminversion)"
                     )));
                 }
             }
@@ -265,6 +288,7 @@ impl Target {
                 password,
                 endpoint,
                 database,
+                tls,
             },
             _ => Target::Postgres {
                 user: if user.is_empty() {
@@ -275,6 +299,7 @@ impl Target {
                 password,
                 endpoint,
                 database,
+                tls,
             },
         })
     }
@@ -301,23 +326,27 @@ impl Target {
                 user,
                 password,
                 endpoint,
+                tls,
                 ..
             } => Target::Mysql {
                 user: user.clone(),
                 password: password.clone(),
                 endpoint: endpoint.clone(),
                 database: name.to_owned(),
+                tls: tls.clone(),
             },
             Target::Postgres {
                 user,
                 password,
                 endpoint,
+                tls,
                 ..
             } => Target::Postgres {
                 user: user.clone(),
                 password: password.clone(),
                 endpoint: endpoint.clone(),
                 database: name.to_owned(),
+                tls: tls.clone(),
             },
             Target::Sqlite { path: Some(p) } => {
                 let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -362,6 +391,22 @@ impl Target {
             },
             Target::Sqlite { .. } | Target::Mock { .. } => crate::AddressFamily::InProcess,
         }
+    }
+
+    /// The TLS options of a server target (`None` for SQLite and the mock).
+    pub fn tls(&self) -> Option<&TlsOptions> {
+        match self {
+            Target::Mysql { tls, .. } | Target::Postgres { tls, .. } => Some(tls),
+            _ => None,
+        }
+    }
+
+    /// The same target with other TLS options (no change for SQLite and the mock).
+    pub fn with_tls(mut self, options: TlsOptions) -> Self {
+        if let Target::Mysql { tls, .. } | Target::Postgres { tls, .. } = &mut self {
+            *tls = options;
+        }
+        self
     }
 
     /// Host and port of a server reached over TCP.
@@ -420,23 +465,34 @@ impl fmt::Display for Target {
                       user: &str,
                       password: &Option<Secret>,
                       endpoint: &Endpoint,
-                      db: &str| {
+                      db: &str,
+                      tls: &TlsOptions| {
             let pw = if password.is_some() { ":***" } else { "" };
+            let mut params: Vec<String> = tls
+                .params()
+                .into_iter()
+                .map(|(k, v)| format!("{k}={}", escape(&v, &['/'])))
+                .collect();
             // Escaped so that the printed URL parses back to the same target and the store's
             // password check (dbrig_core::url) reads its userinfo where parsing does.
             let user = escape(user, &[]);
             match endpoint {
                 Endpoint::Tcp { host, port } if host.contains(':') => {
-                    write!(f, "{scheme}://{user}{pw}@[{host}]:{port}/{db}")
+                    write!(f, "{scheme}://{user}{pw}@[{host}]:{port}/{db}")?
                 }
                 Endpoint::Tcp { host, port } => {
-                    write!(f, "{scheme}://{user}{pw}@{host}:{port}/{db}")
+                    write!(f, "{scheme}://{user}{pw}@{host}:{port}/{db}")?
                 }
                 Endpoint::Socket(p) => {
                     let path = escape(&p.display().to_string(), &['/', ':']);
-                    write!(f, "{scheme}://{user}{pw}@localhost/{db}?socket={path}")
+                    write!(f, "{scheme}://{user}{pw}@localhost/{db}")?;
+                    params.insert(0, format!("socket={path}"));
                 }
             }
+            if !params.is_empty() {
+                write!(f, "?{}", params.join("&"))?;
+            }
+            Ok(())
         };
         match self {
             Target::Mysql {
@@ -444,13 +500,15 @@ impl fmt::Display for Target {
                 password,
                 endpoint,
                 database,
-            } => server(f, "mysql", user, password, endpoint, database),
+                tls,
+            } => server(f, "mysql", user, password, endpoint, database, tls),
             Target::Postgres {
                 user,
                 password,
                 endpoint,
                 database,
-            } => server(f, "postgres", user, password, endpoint, database),
+                tls,
+            } => server(f, "postgres", user, password, endpoint, database, tls),
             Target::Sqlite { path: Some(p) } => write!(f, "sqlite:{}", p.display()),
             Target::Sqlite { path: None } => f.write_str("sqlite::memory:"),
             Target::Mock { options } if options.is_empty() => f.write_str("mock:"),
@@ -599,7 +657,8 @@ mod tests {
                     host: "127.0.0.1".into(),
                     port: 3307
                 },
-                database: "sb".into()
+                database: "sb".into(),
+                tls: TlsOptions::default(),
             }
         );
         let t =
@@ -824,7 +883,7 @@ mod tests {
             ("mysql://h:0/db", "port '0' is not a number from 1 to 65535"),
             ("oracle://h/db", "unknown scheme"),
             ("127.0.0.1:3306", "expected"),
-            ("mysql://h/db?ssl=1", "unknown URL parameter"),
+            ("mysql://h/db?compress=1", "unknown URL parameter"),
             ("mysql://root@[::1]x/db", "unexpected 'x' after host"),
             // An empty socket path is no socket (not "connect to the path ''").
             (

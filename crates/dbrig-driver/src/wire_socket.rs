@@ -12,13 +12,18 @@
 //! A blocking read cannot be cancelled by dropping a future, so it wakes every
 //! [`ABANDON_CHECK`] to look at the owner's abandon flag and gives up when it is raised (the
 //! runner raises it for statements that never finish, such as a stopped server).
+//!
+//! TLS is a layer over any of these ([`WireSocket::Tls`]): a rustls `ClientConnection` fed
+//! from and flushed to the plain socket by the same read and write calls, so a TLS connection
+//! switches to blocking calls exactly like a clear one and keeps the lean client's costs plus
+//! the cipher's.
 
 use std::io::{ErrorKind as IoKind, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// How often a blocked read or write looks at the abandon flag.
@@ -59,6 +64,19 @@ pub(crate) enum WireSocket {
         /// buffer's spare room per read would cost more than copying what was read.
         scratch: Box<[u8]>,
     },
+    /// TLS over one of the other kinds (never over another `Tls`).
+    Tls(Box<TlsSocket>),
+}
+
+pub(crate) struct TlsSocket {
+    raw: WireSocket,
+    conn: rustls::ClientConnection,
+    /// Bytes read from the socket that rustls has not taken yet.
+    incoming: BytesMut,
+    /// Decrypted bytes are copied out through this (rustls reads into initialised memory).
+    plain: Box<[u8]>,
+    /// Records to send, reused.
+    outgoing: Vec<u8>,
 }
 
 fn abandoned() -> std::io::Error {
@@ -71,6 +89,9 @@ fn abandoned() -> std::io::Error {
 impl WireSocket {
     /// Switch a TCP or Unix socket to blocking calls; other streams stay as they are.
     pub(crate) fn make_blocking(&mut self, abandon: Arc<AtomicBool>) -> std::io::Result<()> {
+        if let WireSocket::Tls(t) = self {
+            return t.raw.make_blocking(abandon);
+        }
         // Taken out to convert (tokio's `into_std` consumes the stream); a failed conversion
         // leaves the placeholder, and the caller drops the connection.
         let taken = std::mem::replace(self, WireSocket::Other(Box::new(tokio::io::empty())));
@@ -107,12 +128,75 @@ impl WireSocket {
             WireSocket::Tcp(s) => Some(s),
             WireSocket::Unix(s) => Some(s),
             WireSocket::Other(s) => Some(s.as_mut()),
-            WireSocket::Blocking { .. } => None,
+            WireSocket::Blocking { .. } | WireSocket::Tls(_) => None,
+        }
+    }
+
+    /// Start TLS over this socket (after MySQL's SSL request) and finish the handshake.
+    pub(crate) async fn start_tls(
+        &mut self,
+        config: Arc<rustls::ClientConfig>,
+        name: rustls::pki_types::ServerName<'static>,
+    ) -> Result<(), TlsFailure> {
+        let raw = std::mem::replace(self, WireSocket::Other(Box::new(tokio::io::empty())));
+        let mut conn = rustls::ClientConnection::new(config, name).map_err(TlsFailure::Tls)?;
+        // Whole packets are handed over at once; the socket write bounds what is buffered.
+        conn.set_buffer_limit(None);
+        let mut tls = Box::new(TlsSocket {
+            raw,
+            conn,
+            incoming: BytesMut::with_capacity(BLOCKING_READ),
+            plain: vec![0; 16 * 1024].into_boxed_slice(),
+            outgoing: Vec::with_capacity(16 * 1024),
+        });
+        while tls.conn.is_handshaking() {
+            tls.flush().await.map_err(TlsFailure::Io)?;
+            if tls.conn.is_handshaking() && tls.conn.wants_read() {
+                tls.feed().await?;
+            }
+        }
+        tls.flush().await.map_err(TlsFailure::Io)?;
+        *self = WireSocket::Tls(tls);
+        Ok(())
+    }
+
+    /// A Unix socket (under any TLS): MySQL counts it as a secure transport.
+    pub(crate) fn is_unix(&self) -> bool {
+        match self {
+            WireSocket::Unix(_) => true,
+            WireSocket::Tls(t) => t.raw.is_unix(),
+            _ => false,
+        }
+    }
+
+    /// The TLS session, if this socket is encrypted.
+    pub(crate) fn tls(&self) -> Option<&rustls::ClientConnection> {
+        match self {
+            WireSocket::Tls(t) => Some(&t.conn),
+            _ => None,
         }
     }
 
     /// Append what one read returns to `buf` (0 = the peer closed the connection).
     pub(crate) async fn read_into(&mut self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        match self {
+            WireSocket::Tls(t) => t.read_into(buf).await,
+            raw => raw.raw_read_into(buf).await,
+        }
+    }
+
+    pub(crate) async fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            WireSocket::Tls(t) => {
+                t.conn.writer().write_all(bytes)?;
+                t.flush().await
+            }
+            raw => raw.raw_write_all(bytes).await,
+        }
+    }
+
+    /// One read of the socket under any TLS.
+    async fn raw_read_into(&mut self, buf: &mut BytesMut) -> std::io::Result<usize> {
         if let Some(s) = self.as_async() {
             return s.read_buf(buf).await;
         }
@@ -122,7 +206,7 @@ impl WireSocket {
             scratch,
         } = self
         else {
-            unreachable!("async sockets returned above")
+            unreachable!("async sockets returned above, TLS is never raw")
         };
         loop {
             match socket.read(scratch) {
@@ -140,7 +224,7 @@ impl WireSocket {
         }
     }
 
-    pub(crate) async fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+    async fn raw_write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
         if let Some(s) = self.as_async() {
             return s.write_all(bytes).await;
         }
@@ -148,7 +232,7 @@ impl WireSocket {
             socket, abandon, ..
         } = self
         else {
-            unreachable!("async sockets returned above")
+            unreachable!("async sockets returned above, TLS is never raw")
         };
         while !bytes.is_empty() {
             match socket.write(bytes) {
@@ -168,10 +252,84 @@ impl WireSocket {
     /// Close the sending side (after COM_QUIT), waiting at most a second on an async socket.
     pub(crate) async fn shutdown(&mut self) {
         match self {
+            WireSocket::Tls(t) => {
+                t.conn.send_close_notify();
+                let _ = tokio::time::timeout(Duration::from_secs(1), t.flush()).await;
+                t.raw.raw_shutdown().await
+            }
+            raw => raw.raw_shutdown().await,
+        }
+    }
+
+    async fn raw_shutdown(&mut self) {
+        match self {
             WireSocket::Blocking { socket, .. } => socket.shutdown_both(),
             other => {
                 if let Some(s) = other.as_async() {
                     let _ = tokio::time::timeout(Duration::from_secs(1), s.shutdown()).await;
+                }
+            }
+        }
+    }
+}
+
+/// Why TLS could not start: the socket, or rustls (a certificate, a protocol mismatch).
+#[derive(Debug)]
+pub(crate) enum TlsFailure {
+    Io(std::io::Error),
+    Tls(rustls::Error),
+}
+
+impl TlsSocket {
+    /// Send whatever records rustls has ready.
+    async fn flush(&mut self) -> std::io::Result<()> {
+        while self.conn.wants_write() {
+            self.outgoing.clear();
+            self.conn.write_tls(&mut self.outgoing)?;
+            self.raw.raw_write_all(&self.outgoing).await?;
+        }
+        Ok(())
+    }
+
+    /// Give rustls more bytes from the socket and let it process them.
+    async fn feed(&mut self) -> Result<(), TlsFailure> {
+        if self.incoming.is_empty() {
+            let n = self
+                .raw
+                .raw_read_into(&mut self.incoming)
+                .await
+                .map_err(TlsFailure::Io)?;
+            if n == 0 {
+                return Err(TlsFailure::Io(IoKind::UnexpectedEof.into()));
+            }
+        }
+        let mut pending = &self.incoming[..];
+        let taken = self.conn.read_tls(&mut pending).map_err(TlsFailure::Io)?;
+        self.incoming.advance(taken);
+        let processed = self.conn.process_new_packets();
+        // An alert for the peer (a bad certificate, say) goes out before the error returns.
+        let _ = self.flush().await;
+        processed.map_err(TlsFailure::Tls)?;
+        Ok(())
+    }
+
+    async fn read_into(&mut self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        loop {
+            match self.conn.reader().read(&mut self.plain) {
+                Ok(n) => {
+                    buf.extend_from_slice(&self.plain[..n]);
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == IoKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            match self.feed().await {
+                Ok(()) => {}
+                // The peer closed the socket: end of stream, as for a clear connection.
+                Err(TlsFailure::Io(e)) if e.kind() == IoKind::UnexpectedEof => return Ok(0),
+                Err(TlsFailure::Io(e)) => return Err(e),
+                Err(TlsFailure::Tls(e)) => {
+                    return Err(std::io::Error::new(IoKind::InvalidData, e));
                 }
             }
         }

@@ -614,6 +614,13 @@ impl<'a> Executor<'a> {
                 env.server_settings_error = Some(e.to_string());
             }
         }
+        if unreachable.is_none() {
+            // What the clients will negotiate (TLS version and cipher, authentication); a
+            // failure here is the clients' too, and the trial says so when they connect.
+            if let Ok(Some(security)) = probes::connection_security(target, connect).await {
+                env.security = Some(security);
+            }
+        }
         let numa = conf.server.as_deref().and_then(|n| self.servers.numa(n));
         env.placement = Some(environment::placement(
             &self.plan.environment,

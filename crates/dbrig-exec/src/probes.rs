@@ -27,6 +27,27 @@ pub(crate) fn probe_sql(target: &Target, name: &str) -> Option<String> {
     }
 }
 
+/// How a benchmark client's connection to `target` is secured and authenticated: one
+/// connection opened as the clients open theirs (the lean client on MariaDB/MySQL), asked what
+/// it negotiated. `None` for engines without a network protocol.
+pub(crate) async fn connection_security(
+    target: &Target,
+    connect: &ConnectOptions,
+) -> Result<Option<dbrig_core::results::ConnectionSecurity>, DriverError> {
+    if probe_sql(target, "version").is_none() {
+        return Ok(None);
+    }
+    let options = ConnectOptions {
+        lean: true,
+        own_thread: None,
+        ..connect.clone()
+    };
+    let conn = Connection::connect(target, &options).await?;
+    let security = conn.security();
+    conn.close().await;
+    Ok(security)
+}
+
 /// Where `target` keeps its data on this host and the bytes still free there: an SQLite
 /// file's folder, or a loopback server's data directory when it is visible here. `None` when
 /// that cannot be known (a remote server, a data directory the account may not read).

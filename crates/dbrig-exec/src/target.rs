@@ -27,9 +27,6 @@ pub struct TargetSpec {
 pub fn resolve(spec: &TargetSpec, warn: &dyn Fn(&str)) -> Result<Target> {
     // What a PostgreSQL URL leaves out comes from libpq's variables, as psql takes it.
     let target = Target::parse_with_env(&spec.url, &|name| std::env::var(name).ok())?;
-    if let Some(note) = ignored_sslmode(&target, std::env::var("PGSSLMODE").ok().as_deref()) {
-        warn(&note);
-    }
     if target.has_url_password() {
         warn(
             "the password in the target URL is visible in process listings and shell history; \
@@ -51,17 +48,6 @@ pub fn resolve(spec: &TargetSpec, warn: &dyn Fn(&str)) -> Result<Target> {
         (None, None) => client_default_password(&target),
     };
     Ok(target.with_password(password))
-}
-
-/// libpq's `PGSSLMODE` asks for TLS, which dbrig's PostgreSQL client does not speak: said,
-/// not silently dropped (`disable` asks for nothing; other targets ignore it).
-fn ignored_sslmode(target: &Target, sslmode: Option<&str>) -> Option<String> {
-    match (target, sslmode) {
-        (Target::Postgres { .. }, Some(mode)) if !mode.is_empty() && mode != "disable" => Some(
-            format!("PGSSLMODE={mode} is ignored: dbrig connects to PostgreSQL without TLS"),
-        ),
-        _ => None,
-    }
 }
 
 /// The password the server's own command-line client would use for `target`, when the URL
@@ -307,17 +293,6 @@ mod tests {
         assert!(e.contains("chmod 600"), "{e}");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(read_password_file(&p).unwrap().expose(), "secret");
-    }
-
-    #[test]
-    fn an_sslmode_asking_for_tls_is_said_to_be_ignored() {
-        let pg = Target::parse("postgres://h/db").unwrap();
-        let note = ignored_sslmode(&pg, Some("require")).unwrap();
-        assert!(note.contains("PGSSLMODE=require is ignored"), "{note}");
-        assert_eq!(ignored_sslmode(&pg, Some("disable")), None);
-        assert_eq!(ignored_sslmode(&pg, None), None);
-        let my = Target::parse("mysql://h/db").unwrap();
-        assert_eq!(ignored_sslmode(&my, Some("require")), None);
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub struct RunHeader {
     /// Every connection's set-up time, apart from the statements'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_latency: Option<ConnectLatency>,
+    /// TLS and authentication of the benchmark connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<dbrig_core::results::ConnectionSecurity>,
 }
 
 impl RunHeader {
@@ -68,6 +71,7 @@ impl RunHeader {
                 .as_ref()
                 .and_then(|e| e.connection.clone()),
             connect_latency: oltp.connect_latency.clone(),
+            security: trial.environment.as_ref().and_then(|e| e.security.clone()),
         }
     }
 }
@@ -260,6 +264,9 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
         let _ = writeln!(out, "{:<LEFT$}{}", "    connection:", c.describe());
     }
     let _ = writeln!(out, "{:<LEFT$}{}", "    server version:", h.server_version);
+    if let Some(sec) = &h.security {
+        let _ = writeln!(out, "{:<LEFT$}{}", "    connection:", sec.summary());
+    }
     if let Some(c) = &h.cpu {
         let us = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} µs"));
         let _ = writeln!(
@@ -413,6 +420,15 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
             "latency_ms": latency_json(&c.latency_ms),
         });
     }
+    if let Some(sec) = &h.security {
+        // TLS and authentication belong to the same "connection" object as the address
+        // family and protocol: one place in the JSON says how the clients reached the server.
+        let sec = serde_json::to_value(sec).unwrap_or_default();
+        match (v.get_mut("connection").and_then(|c| c.as_object_mut()), sec) {
+            (Some(obj), serde_json::Value::Object(s)) => obj.extend(s),
+            (_, sec) => v["connection"] = sec,
+        }
+    }
     if let Some(c) = &h.cpu {
         v["cpu"] = serde_json::json!({
             "unit": c.unit,
@@ -513,6 +529,7 @@ mod tests {
             evidence_off: false,
             connection: None,
             connect_latency: None,
+            security: None,
         };
         (h, m)
     }

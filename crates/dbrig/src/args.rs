@@ -77,6 +77,27 @@ pub struct ConnectionArgs {
     /// Read the password from this file (must not be readable by group or others: chmod 600).
     #[arg(long, value_name = "PATH")]
     pub password_file: Option<PathBuf>,
+    /// TLS mode: disable (default), prefer, require, verify-ca, verify-full (also sysbench's
+    /// on/off and MySQL's REQUIRED, VERIFY_CA, VERIFY_IDENTITY); the URL's `sslmode=`.
+    #[arg(
+        long,
+        value_name = "MODE",
+        alias = "mysql-ssl",
+        alias = "pgsql-sslmode"
+    )]
+    pub ssl_mode: Option<String>,
+    /// CA certificates (PEM) to verify the server with (the URL's `sslrootcert=`).
+    #[arg(long, value_name = "PATH", alias = "mysql-ssl-ca")]
+    pub ssl_ca: Option<PathBuf>,
+    /// Client certificate (PEM) for certificate authentication (the URL's `sslcert=`).
+    #[arg(long, value_name = "PATH", alias = "mysql-ssl-cert")]
+    pub ssl_cert: Option<PathBuf>,
+    /// The client certificate's key (PEM, chmod 600; the URL's `sslkey=`).
+    #[arg(long, value_name = "PATH", alias = "mysql-ssl-key")]
+    pub ssl_key: Option<PathBuf>,
+    /// Lowest TLS version accepted: TLSv1.2 or TLSv1.3 (the URL's `sslminversion=`).
+    #[arg(long, value_name = "VERSION")]
+    pub ssl_min_version: Option<String>,
     /// sysbench compatibility: mysql, pgsql or sqlite (used when --target is not given).
     #[arg(long, hide = true)]
     pub db_driver: Option<String>,

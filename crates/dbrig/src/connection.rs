@@ -50,11 +50,51 @@ pub fn target_spec(c: &ConnectionArgs, store: &StoreArgs) -> Result<TargetSpec> 
             bail!("unknown --db-driver '{other}': use mysql, pgsql or sqlite (or --target URL)")
         }
     };
+    let url = with_tls_options(url, c);
     Ok(TargetSpec {
         url,
         password_env: c.password_env.clone(),
         password_file: c.password_file.clone(),
     })
+}
+
+/// The TLS options (`--ssl-mode`, `--ssl-ca`, …) added to a server URL as its parameters, so
+/// the URL stays the one description of the target (written last, an option overrides the
+/// URL's own parameter of the same name).
+fn with_tls_options(mut url: String, c: &ConnectionArgs) -> String {
+    if !["mysql://", "mariadb://", "postgres://", "postgresql://"]
+        .iter()
+        .any(|s| url.starts_with(s))
+    {
+        return url;
+    }
+    let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let params = [
+        ("sslmode", c.ssl_mode.clone()),
+        ("sslrootcert", path(&c.ssl_ca)),
+        ("sslcert", path(&c.ssl_cert)),
+        ("sslkey", path(&c.ssl_key)),
+        ("sslminversion", c.ssl_min_version.clone()),
+    ];
+    for (key, value) in params {
+        if let Some(v) = value {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(key);
+            url.push('=');
+            for ch in v.chars() {
+                match ch {
+                    '%' | '&' | '#' | '?' | '=' | '@' | ' ' | '"' | '\'' | '\\' => {
+                        let mut b = [0; 4];
+                        for byte in ch.encode_utf8(&mut b).bytes() {
+                            url.push_str(&format!("%{byte:02X}"));
+                        }
+                    }
+                    _ => url.push(ch),
+                }
+            }
+        }
+    }
+    url
 }
 
 /// The target, with its password read.

@@ -39,6 +39,74 @@ pub struct TrialEnvironment {
     /// behaviours (`None` in trials stored before it was kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connection: Option<super::ConnectionFacts>,
+    /// How the benchmark clients' connections were secured and authenticated (a connection
+    /// opened as they are, just before the trial); `None` for engines without a network
+    /// protocol (SQLite, the mock).
+    pub security: Option<ConnectionSecurity>,
+}
+
+/// TLS and authentication of a trial's connections.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConnectionSecurity {
+    /// The TLS mode asked for, by libpq's name (`disable`, `prefer`, `require`, `verify-ca`,
+    /// `verify-full`).
+    pub tls_mode: String,
+    /// What was negotiated; `None`: the connection was not encrypted.
+    pub tls: Option<TlsSession>,
+    /// The authentication method the server accepted, when the client can tell
+    /// (`mysql_native_password`, `caching_sha2_password (fast)`, `… (full, RSA)`,
+    /// `client_ed25519`, …).
+    pub auth: Option<String>,
+}
+
+/// A negotiated TLS session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsSession {
+    /// `TLSv1.3` or `TLSv1.2`.
+    pub version: String,
+    /// The cipher suite by its IANA name (`TLS13_AES_256_GCM_SHA384`, …).
+    pub cipher: String,
+    pub verification: TlsVerification,
+}
+
+/// What the client checked of the server's certificate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TlsVerification {
+    /// Nothing (`prefer`, `require`): encrypted, but the server is not authenticated.
+    #[default]
+    None,
+    /// The chain leads to a trusted CA (`verify-ca`).
+    Ca,
+    /// The chain and the host name (`verify-full`).
+    Full,
+}
+
+impl TlsVerification {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TlsVerification::None => "not verified",
+            TlsVerification::Ca => "CA verified",
+            TlsVerification::Full => "CA and host verified",
+        }
+    }
+}
+
+impl ConnectionSecurity {
+    /// One line for consoles and reports: `TLSv1.3 TLS13_AES_256_GCM_SHA384 (CA and host
+    /// verified), auth caching_sha2_password (fast)` or `no TLS, auth …`.
+    pub fn summary(&self) -> String {
+        let tls = match &self.tls {
+            Some(t) => format!("{} {} ({})", t.version, t.cipher, t.verification.name()),
+            None => format!("no TLS (sslmode={})", self.tls_mode),
+        };
+        match &self.auth {
+            Some(a) => format!("{tls}, auth {a}"),
+            None => tls,
+        }
+    }
 }
 
 /// One OS statistics sample over one sampling interval. Fields a sample lacks read as zero /

@@ -23,8 +23,9 @@ use crate::statements::StatementLatency;
 
 pub use connection::{AddressFamily, ConnectLatency, ConnectionFacts, Protocol};
 pub use environment::{
-    BuildInfo, Durability, HookOutput, KEY_SETTINGS, LaunchInfo, ManagedServerFacts, OsSample,
-    OsSpan, Placement, ServerLife, ServerSettings, TrialEnvironment, is_instance_setting,
+    BuildInfo, ConnectionSecurity, Durability, HookOutput, KEY_SETTINGS, LaunchInfo,
+    ManagedServerFacts, OsSample, OsSpan, Placement, ServerLife, ServerSettings, TlsSession,
+    TlsVerification, TrialEnvironment, is_instance_setting,
 };
 pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,

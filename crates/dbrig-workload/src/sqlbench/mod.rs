@@ -192,12 +192,14 @@ fn connection(target: &Target, extra: &[String]) -> Result<Connection, WorkloadE
             password,
             endpoint,
             database,
+            ..
         } => ("mysql", user, password, endpoint, database),
         Target::Postgres {
             user,
             password,
             endpoint,
             database,
+            ..
         } => ("Pg", user, password, endpoint, database),
         _ => {
             return Err(WorkloadError::InvalidOptions(
@@ -205,6 +207,13 @@ fn connection(target: &Target, extra: &[String]) -> Result<Connection, WorkloadE
             ));
         }
     };
+    if target.tls().is_some_and(|t| t.enabled()) {
+        // The suite connects through Perl DBI, which dbrig cannot hand its TLS settings to:
+        // refuse rather than measure a connection other than the one asked for.
+        return Err(WorkloadError::InvalidOptions(
+            "sql-bench runs through Perl DBI and takes no TLS settings from dbrig: use sslmode=disable for this workload".into(),
+        ));
+    }
     let mut args = vec![
         format!("--server={server}"),
         format!("--user={user}"),

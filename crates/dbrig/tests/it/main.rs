@@ -23,6 +23,7 @@ mod readme;
 mod safety;
 mod sqlbench;
 mod sqlite;
+mod tls;
 mod tpch;
 
 use std::path::Path;

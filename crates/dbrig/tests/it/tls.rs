@@ -1,0 +1,546 @@
+//! TLS and authentication against a MariaDB and a PostgreSQL of the test's own, with
+//! certificates the test makes (rcgen): a CA, a server certificate for 127.0.0.1 and the name
+//! `dbrig-tls-server` (so `localhost` is a wrong host name), a client certificate, and a second
+//! CA that signed nothing the servers use. Each mode is checked from the client's side and the
+//! server's (`Ssl_version` of the session, `pg_stat_ssl`).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dbrig_core::results::TlsVerification;
+use dbrig_driver::{ConnectOptions, Connection, ErrorKind, Target};
+
+use crate::{dbrig, json, ok, text};
+
+struct Certs {
+    dir: PathBuf,
+}
+
+impl Certs {
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+}
+
+/// Writes ca.pem, other-ca.pem, server.pem/server.key, client.pem/client.key (CN `tls_cert`).
+/// Server files are readable by the server's user (mode 0644 for MariaDB; PostgreSQL wants
+/// its own key 0600 and owned by it: `pg-server.key`).
+fn make_certs(dir: &Path) -> Certs {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+        SanType,
+    };
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ca = |cn: &str| {
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        p.distinguished_name.push(DnType::CommonName, cn);
+        let cert = p.self_signed(&key).unwrap();
+        (cert, Issuer::new(p, key))
+    };
+    let (ca_cert, issuer) = ca("dbrig test CA");
+    let (other_cert, _) = ca("another CA");
+    let write = |name: &str, text: &str, mode: u32| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    write("ca.pem", &ca_cert.pem(), 0o644);
+    write("other-ca.pem", &other_cert.pem(), 0o644);
+    let leaf = |cn: &str, names: Vec<String>, ip: bool| {
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::new(names).unwrap();
+        if ip {
+            p.subject_alt_names
+                .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+        }
+        p.distinguished_name.push(DnType::CommonName, cn);
+        (
+            p.signed_by(&key, &issuer).unwrap().pem(),
+            key.serialize_pem(),
+        )
+    };
+    let (cert, key) = leaf("dbrig-tls-server", vec!["dbrig-tls-server".into()], true);
+    write("server.pem", &cert, 0o644);
+    write("server.key", &key, 0o644);
+    write("pg-server.key", &key, 0o600);
+    let pg_user = Command::new("id")
+        .args(["-u", "postgres"])
+        .output()
+        .unwrap();
+    if pg_user.status.success() && is_root() {
+        let uid: u32 = String::from_utf8_lossy(&pg_user.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        std::os::unix::fs::chown(dir.join("pg-server.key"), Some(uid), None).unwrap();
+    }
+    let (cert, key) = leaf("tls_cert", Vec::new(), false);
+    write("client.pem", &cert, 0o644);
+    write("client.key", &key, 0o600);
+    write("client-open.key", &key, 0o644);
+    Certs {
+        dir: dir.to_owned(),
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// A managed server started with `params`, stopped when dropped.
+struct Server {
+    out: PathBuf,
+    name: String,
+    port: String,
+}
+
+impl Server {
+    fn start(out: &Path, name: &str, engine: &str, params: &[String]) -> Server {
+        let plan = out.join(format!("{name}-server.toml"));
+        std::fs::write(
+            &plan,
+            format!("[[server]]\nname = \"{name}\"\nengine = \"{engine}\"\nopen-access = true\n"),
+        )
+        .unwrap();
+        let plan = plan.display().to_string();
+        let mut args = vec!["server", "start", name, "--plan", &plan];
+        for p in params {
+            args.extend(["--param", p]);
+        }
+        let o = ok(dbrig(out, &args));
+        let target = text(&o)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("target: ").map(str::to_owned))
+            .expect("the target line");
+        let port = target
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .expect("a port in the target")
+            .to_owned();
+        Server {
+            out: out.to_owned(),
+            name: name.to_owned(),
+            port,
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = dbrig(&self.out, &["server", "stop", &self.name]);
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Connect as a benchmark client does (the lean client on MariaDB).
+async fn connect(url: &str) -> Result<Connection, dbrig_driver::DriverError> {
+    let target = Target::parse(url).unwrap_or_else(|e| panic!("{e}"));
+    let options = ConnectOptions {
+        lean: true,
+        ..ConnectOptions::default()
+    };
+    Connection::connect(&target, &options).await
+}
+
+async fn first(c: &mut Connection, sql: &str) -> String {
+    let rows = c
+        .query(sql, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.to_text())
+        .unwrap_or_default()
+}
+
+#[test]
+fn mariadb_tls_modes_client_certificates_and_ed25519() {
+    let out = tempfile::tempdir().unwrap();
+    let certs = make_certs(out.path());
+    let server = Server::start(
+        out.path(),
+        "tlsmaria",
+        "mariadb",
+        &[
+            format!("ssl_ca={}", certs.path("ca.pem")),
+            format!("ssl_cert={}", certs.path("server.pem")),
+            format!("ssl_key={}", certs.path("server.key")),
+        ],
+    );
+    let port = &server.port;
+    let sql = |s: &str| {
+        let o = Command::new("mariadb")
+            .args(["-uroot", "-h127.0.0.1", "-P", port, "-N", "-B", "-e", s])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{s}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    // The initialiser's anonymous accounts (''@localhost) would match before `user@'%'`.
+    sql("DELETE FROM mysql.global_priv WHERE User = ''; FLUSH PRIVILEGES");
+    sql("INSTALL SONAME 'auth_ed25519'");
+    sql("CREATE USER tls_ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-pw-1')");
+    sql("CREATE USER tls_x509@'%' REQUIRE X509");
+    sql("CREATE USER tls_pw@'%' IDENTIFIED BY 'pw-2' REQUIRE SSL");
+    sql("GRANT ALL ON test.* TO tls_ed@'%', tls_x509@'%', tls_pw@'%'");
+    let ca = certs.path("ca.pem");
+    let other = certs.path("other-ca.pem");
+    let url = |user: &str, host: &str, q: &str| format!("mysql://{user}@{host}:{port}/test?{q}");
+    rt().block_on(async {
+        // disable: clear text, and the session says so.
+        let mut c = connect(&url("root", "127.0.0.1", "sslmode=disable")).await.unwrap();
+        assert_eq!(first(&mut c, "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_version'").await, "");
+        assert!(c.security().unwrap().tls.is_none());
+        c.close().await;
+        // require, verify-ca, verify-full: encrypted, the server's Ssl_version matches ours.
+        for (q, host, verified) in [
+            ("sslmode=require".to_owned(), "127.0.0.1", TlsVerification::None),
+            (format!("sslmode=verify-ca&sslrootcert={ca}"), "localhost", TlsVerification::Ca),
+            (format!("sslmode=verify-full&sslrootcert={ca}"), "127.0.0.1", TlsVerification::Full),
+            (format!("sslmode=VERIFY_IDENTITY&sslrootcert={ca}&sslminversion=TLSv1.3"), "127.0.0.1", TlsVerification::Full),
+        ] {
+            let mut c = connect(&url("root", host, &q)).await.unwrap_or_else(|e| panic!("{q}: {e}"));
+            let sec = c.security().unwrap();
+            let tls = sec.tls.clone().unwrap_or_else(|| panic!("{q}: no TLS"));
+            assert_eq!(tls.verification, verified, "{q}");
+            let server_says = first(&mut c, "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_version'").await;
+            assert_eq!(server_says, tls.version, "{q}");
+            assert!(!tls.cipher.is_empty());
+            c.close().await;
+        }
+        // Wrong CA; right CA but the wrong host name for verify-full.
+        for (q, host) in [
+            (format!("sslmode=verify-ca&sslrootcert={other}"), "127.0.0.1"),
+            (format!("sslmode=verify-full&sslrootcert={other}"), "127.0.0.1"),
+            (format!("sslmode=verify-full&sslrootcert={ca}"), "localhost"),
+        ] {
+            let e = connect(&url("root", host, &q)).await.err().unwrap_or_else(|| panic!("{q} connected"));
+            assert_eq!(e.kind, ErrorKind::Tls, "{q}: {e}");
+            assert!(!e.to_string().contains('\n'), "{e}");
+        }
+        // A key others can read is refused in one line before anything is sent.
+        let e = connect(&url("tls_x509", "127.0.0.1", &format!("sslmode=require&sslcert={}&sslkey={}", certs.path("client.pem"), certs.path("client-open.key")))).await.err().unwrap();
+        assert!(e.to_string().contains("chmod 600"), "{e}");
+        // REQUIRE X509: refused without a certificate, accepted with one.
+        let e = connect(&url("tls_x509", "127.0.0.1", "sslmode=require")).await.err().unwrap();
+        assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+        let mut c = connect(&url("tls_x509", "127.0.0.1", &format!("sslmode=verify-full&sslrootcert={ca}&sslcert={}&sslkey={}", certs.path("client.pem"), certs.path("client.key")))).await.unwrap();
+        assert_eq!(first(&mut c, "SELECT CURRENT_USER()").await, "tls_x509@%");
+        c.close().await;
+        // A password over TLS (REQUIRE SSL), and refused in the clear.
+        let c = connect(&format!("mysql://tls_pw:pw-2@127.0.0.1:{port}/test?sslmode=require")).await.unwrap();
+        assert_eq!(c.security().unwrap().auth.as_deref(), Some("mysql_native_password"));
+        c.close().await;
+        assert!(connect(&format!("mysql://tls_pw:pw-2@127.0.0.1:{port}/test")).await.is_err());
+        // ed25519, in the clear and over TLS; a wrong password is refused.
+        for q in ["sslmode=disable", "sslmode=require"] {
+            let mut c = connect(&format!("mysql://tls_ed:ed-pw-1@127.0.0.1:{port}/test?{q}")).await.unwrap_or_else(|e| panic!("ed25519 {q}: {e}"));
+            assert_eq!(c.security().unwrap().auth.as_deref(), Some("client_ed25519"));
+            assert_eq!(first(&mut c, "SELECT CURRENT_USER()").await, "tls_ed@%");
+            c.close().await;
+        }
+        let e = connect(&format!("mysql://tls_ed:nope@127.0.0.1:{port}/test")).await.err().unwrap();
+        assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+    });
+    // An OLTP workload over TLS through the binary: exact counts, the TLS session stored and
+    // printed with the run.
+    let target = format!("mysql://root@127.0.0.1:{port}/test?sslmode=verify-full&sslrootcert={ca}");
+    ok(dbrig(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--target",
+            &target,
+            "--table-size",
+            "100",
+            "--tables",
+            "1",
+        ],
+    ));
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            &target,
+            "--table-size",
+            "100",
+            "--tables",
+            "1",
+            "--threads",
+            "1",
+            "--events",
+            "20",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    ));
+    let v = json(&o);
+    assert_eq!(v["queries"]["read"], 280, "{v}");
+    assert_eq!(v["queries"]["write"], 80, "{v}");
+    assert_eq!(v["queries"]["other"], 40, "{v}");
+    assert_eq!(v["connection"]["tls"]["verification"], "full", "{v}");
+    assert!(
+        v["connection"]["tls"]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("TLSv1."),
+        "{v}"
+    );
+    // The same TLS through sysbench's and dbrig's options instead of URL parameters.
+    let plain = format!("mysql://root@127.0.0.1:{port}/test");
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &plain,
+            "--mysql-ssl",
+            "VERIFY_IDENTITY",
+            "--ssl-ca",
+            &ca,
+            "--table-size",
+            "100",
+            "--tables",
+            "1",
+            "--threads",
+            "2",
+            "--events",
+            "50",
+            "--time",
+            "0",
+        ],
+    ));
+    assert!(
+        text(&o).contains("connection:") && text(&o).contains("CA and host verified"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn postgres_tls_modes_certificates_and_scram() {
+    let out = tempfile::tempdir().unwrap();
+    let certs = make_certs(out.path());
+    let hba = out.path().join("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all all trust\n\
+         hostssl all tls_cert 127.0.0.1/32 cert\n\
+         hostssl all tls_scram 127.0.0.1/32 scram-sha-256\n\
+         host all tls_md5 127.0.0.1/32 md5\n\
+         host all all 127.0.0.1/32 trust\n\
+         host all all ::1/128 trust\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hba, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = Server::start(
+        out.path(),
+        "tlspg",
+        "postgres",
+        &[
+            "ssl=on".to_owned(),
+            format!("ssl_ca_file={}", certs.path("ca.pem")),
+            format!("ssl_cert_file={}", certs.path("server.pem")),
+            format!("ssl_key_file={}", certs.path("pg-server.key")),
+            format!("hba_file={}", hba.display()),
+        ],
+    );
+    let port = &server.port;
+    let psql = |s: &str| {
+        let o = Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                port,
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-X",
+                "-A",
+                "-t",
+                "-q",
+                "-c",
+                s,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{s}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    psql("SET password_encryption = 'scram-sha-256'; CREATE USER tls_scram PASSWORD 'scram-pw'");
+    psql("SET password_encryption = 'md5'; CREATE USER tls_md5 PASSWORD 'md5-pw'");
+    psql("CREATE USER tls_cert");
+    let ca = certs.path("ca.pem");
+    let other = certs.path("other-ca.pem");
+    let url =
+        |user: &str, host: &str, q: &str| format!("postgres://{user}@{host}:{port}/postgres?{q}");
+    let ssl_row = "SELECT coalesce((SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl), '')";
+    rt().block_on(async {
+        let mut c = connect(&url("postgres", "127.0.0.1", "sslmode=disable"))
+            .await
+            .unwrap();
+        assert_eq!(first(&mut c, ssl_row).await, "");
+        c.close().await;
+        for (q, host, verified) in [
+            (
+                "sslmode=require".to_owned(),
+                "127.0.0.1",
+                TlsVerification::None,
+            ),
+            (
+                "sslmode=prefer".to_owned(),
+                "127.0.0.1",
+                TlsVerification::None,
+            ),
+            (
+                format!("sslmode=verify-ca&sslrootcert={ca}"),
+                "localhost",
+                TlsVerification::Ca,
+            ),
+            (
+                format!("sslmode=verify-full&sslrootcert={ca}"),
+                "127.0.0.1",
+                TlsVerification::Full,
+            ),
+        ] {
+            let mut c = connect(&url("postgres", host, &q))
+                .await
+                .unwrap_or_else(|e| panic!("{q}: {e}"));
+            let tls = c
+                .security()
+                .unwrap()
+                .tls
+                .unwrap_or_else(|| panic!("{q}: no TLS"));
+            assert_eq!(tls.verification, verified, "{q}");
+            assert_eq!(first(&mut c, ssl_row).await, tls.version, "{q}");
+            c.close().await;
+        }
+        for (q, host) in [
+            (
+                format!("sslmode=verify-ca&sslrootcert={other}"),
+                "127.0.0.1",
+            ),
+            (format!("sslmode=verify-full&sslrootcert={ca}"), "localhost"),
+        ] {
+            let e = connect(&url("postgres", host, &q))
+                .await
+                .err()
+                .unwrap_or_else(|| panic!("{q} connected"));
+            assert_eq!(e.kind, ErrorKind::Tls, "{q}: {e}");
+        }
+        // Certificate authentication (hostssl … cert): the certificate's CN is the user.
+        let mut c = connect(&url(
+            "tls_cert",
+            "127.0.0.1",
+            &format!(
+                "sslmode=verify-full&sslrootcert={ca}&sslcert={}&sslkey={}",
+                certs.path("client.pem"),
+                certs.path("client.key")
+            ),
+        ))
+        .await
+        .unwrap();
+        assert_eq!(first(&mut c, "SELECT current_user").await, "tls_cert");
+        c.close().await;
+        assert!(
+            connect(&url("tls_cert", "127.0.0.1", "sslmode=require"))
+                .await
+                .is_err()
+        );
+        // scram-sha-256 over TLS (with channel binding: -plus) and md5 in the clear.
+        let mut c = connect(&format!(
+            "postgres://tls_scram:scram-pw@127.0.0.1:{port}/postgres?sslmode=require"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(first(&mut c, "SELECT current_user").await, "tls_scram");
+        c.close().await;
+        // channel_binding=require: connecting at all proves scram-sha-256-plus was used.
+        let c = connect(&format!("postgres://tls_scram:scram-pw@127.0.0.1:{port}/postgres?sslmode=require&channel_binding=require")).await.unwrap_or_else(|e| panic!("scram-sha-256-plus: {e}"));
+        assert_eq!(c.security().unwrap().auth.as_deref(), Some("scram-sha-256-plus"));
+        c.close().await;
+        let e = connect(&format!(
+            "postgres://tls_scram:wrong@127.0.0.1:{port}/postgres?sslmode=require"
+        ))
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+        let mut c = connect(&format!(
+            "postgres://tls_md5:md5-pw@127.0.0.1:{port}/postgres"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(first(&mut c, "SELECT current_user").await, "tls_md5");
+        c.close().await;
+    });
+    let target = format!(
+        "postgres://postgres@127.0.0.1:{port}/postgres?sslmode=verify-full&sslrootcert={ca}"
+    );
+    ok(dbrig(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_read_write",
+            "--target",
+            &target,
+            "--table-size",
+            "100",
+            "--tables",
+            "1",
+        ],
+    ));
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            &target,
+            "--table-size",
+            "100",
+            "--tables",
+            "1",
+            "--threads",
+            "1",
+            "--events",
+            "20",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    ));
+    let v = json(&o);
+    assert_eq!(v["queries"]["read"], 280, "{v}");
+    assert_eq!(v["queries"]["write"], 80, "{v}");
+    assert_eq!(v["queries"]["other"], 40, "{v}");
+    assert_eq!(v["connection"]["tls"]["verification"], "full", "{v}");
+}
