@@ -284,6 +284,15 @@ impl ScriptWorkload {
 
     /// Whether the built-ins' data (pgbench's tables) must be there; and `:scale` from it.
     pub async fn check_ready(&self, conn: &mut Connection) -> Result<Vec<String>, WorkloadError> {
+        // The run's protocol is a run option of every workload: known from the connection.
+        if conn.protocol() == Protocol::Simple
+            && let Some(w) = self.scripts.iter().find(|w| uses_pipeline(&w.script))
+        {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "{}: cannot use pipeline mode with the simple query protocol (use --protocol extended or prepared, as pgbench's -M)",
+                w.description
+            )));
+        }
         if !conn.can_pipeline()
             && let Some(w) = self.scripts.iter().find(|w| uses_pipeline(&w.script))
         {
@@ -352,18 +361,6 @@ impl ScriptWorkload {
         seed: u64,
     ) -> Result<ScriptClient, DriverError> {
         let dialect = conn.dialect();
-        if conn.protocol() == Protocol::Simple
-            && let Some(w) = self.scripts.iter().find(|w| uses_pipeline(&w.script))
-        {
-            // The run's protocol is known only here (it is a run option of every workload).
-            return Err(DriverError::fatal(
-                ErrorKind::Statement,
-                format!(
-                    "{}: cannot use pipeline mode with the simple query protocol (use --protocol extended or prepared, as pgbench's -M)",
-                    w.description
-                ),
-            ));
-        }
         let numbered = dialect == Dialect::Postgres;
         let mut scripts = Vec::with_capacity(self.scripts.len());
         for (si, w) in self.scripts.iter().enumerate() {

@@ -284,7 +284,9 @@ fn postgres_protocols_connections_and_pgbouncer() {
         .unwrap();
     let ours = "FROM pg_stat_activity WHERE datname = 'postgres' AND application_name = 'dbrig'";
     let clients = format!("{ours} AND query LIKE 'SELECT c FROM sbtest1%'");
-    let idle = format!("{ours} AND state = 'idle' AND query = 'SHOW server_version'");
+    let idle = format!(
+        "{ours} AND state = 'idle' AND query LIKE 'SELECT current_setting(''server_version'')%'"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     let (c, i) = loop {
         let c = pg.number(&format!("SELECT count(*) {clients}"));
@@ -296,7 +298,7 @@ fn postgres_protocols_connections_and_pgbouncer() {
     };
     let spread = pg.number(&format!(
         "SELECT EXTRACT(EPOCH FROM max(backend_start) - min(backend_start)) {ours} \
-         AND (query LIKE 'SELECT c FROM sbtest1%' OR query = 'SHOW server_version')"
+         AND (query LIKE 'SELECT c FROM sbtest1%' OR query LIKE 'SELECT current_setting(''server_version'')%')"
     ));
     assert!(child.wait().unwrap().success());
     assert_eq!((c, i), (3.0, 3.0), "3 clients busy and 3 idle connections");

@@ -452,7 +452,7 @@ fn script_errors_say_where_and_what() {
         e.contains("cannot use pipeline mode with the simple query protocol"),
         "{e}"
     );
-    let e = error_line(&run(&["--script", &f, "--protocol", "extended"]));
+    let e = error_line(&run(&["--script", &f, "--protocol", "prepared"]));
     assert!(e.contains("needs PostgreSQL's pipeline mode"), "{e}");
     let e = error_line(&run(&["--builtin", "nosuch"]));
     assert!(e.contains("no built-in script named \"nosuch\""), "{e}");
