@@ -67,6 +67,16 @@ impl SqliteConnection {
         let (ready_tx, ready_rx) = oneshot::channel();
         let (closed_tx, closed) = oneshot::channel();
         let open_policy = policy.clone();
+        if let Some((used, limit)) = address_space_short() {
+            return Err(DriverError::fatal(
+                ErrorKind::Unsupported,
+                format!(
+                    "cannot start an SQLite connection thread: the OS refused a thread (address space {} of {} MiB used, ulimit -v); raise ulimit -v / ulimit -u / pids.max or use fewer --threads",
+                    used >> 20,
+                    limit >> 20
+                ),
+            ));
+        }
         std::thread::Builder::new()
             .name("dbrig-sqlite".into())
             .spawn(move || {
@@ -537,4 +547,34 @@ mod tests {
             assert_eq!(d.code, Some(ext.to_string()));
         }
     }
+}
+
+/// Headroom a new connection thread needs under an address-space limit: its stack (2 MiB),
+/// the signal stack Rust's runtime maps inside the new thread, and what its first
+/// allocations take.
+const THREAD_HEADROOM: u64 = 64 << 20;
+
+/// `(used, limit)` bytes when the process's address-space limit (`ulimit -v`) leaves less
+/// than [`THREAD_HEADROOM`]. Checked before a thread is spawned because a thread whose stack
+/// still fits but whose signal stack does not is aborted by Rust's runtime (no error to turn
+/// into one line), while refusing here is an ordinary error.
+fn address_space_short() -> Option<(u64, u64)> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let limit: u64 = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()?; // "unlimited" does not parse: no limit
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let used_kib: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmSize:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let used = used_kib * 1024;
+    (used + THREAD_HEADROOM > limit).then_some((used, limit))
 }
