@@ -527,28 +527,6 @@ fn map_error(e: rusqlite::Error, policy: &ErrorPolicy) -> DriverError {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn busy_and_locked_are_retryable_in_extended_forms() {
-        let policy = ErrorPolicy::default();
-        for (ext, class) in [
-            (5, ErrorClass::Retryable),
-            (517, ErrorClass::Retryable),
-            (262, ErrorClass::Retryable),
-            (1, ErrorClass::Fatal),
-            (2067, ErrorClass::Fatal),
-        ] {
-            let e = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(ext), None);
-            let d = map_error(e, &policy);
-            assert_eq!(d.class, class, "{ext}");
-            assert_eq!(d.code, Some(ext.to_string()));
-        }
-    }
-}
-
 /// Headroom a new connection thread needs under an address-space limit: its stack (2 MiB),
 /// the signal stack Rust's runtime maps inside the new thread, and what its first
 /// allocations take.
@@ -577,4 +555,26 @@ fn address_space_short() -> Option<(u64, u64)> {
         .ok()?;
     let used = used_kib * 1024;
     (used + THREAD_HEADROOM > limit).then_some((used, limit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_and_locked_are_retryable_in_extended_forms() {
+        let policy = ErrorPolicy::default();
+        for (ext, class) in [
+            (5, ErrorClass::Retryable),
+            (517, ErrorClass::Retryable),
+            (262, ErrorClass::Retryable),
+            (1, ErrorClass::Fatal),
+            (2067, ErrorClass::Fatal),
+        ] {
+            let e = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(ext), None);
+            let d = map_error(e, &policy);
+            assert_eq!(d.class, class, "{ext}");
+            assert_eq!(d.code, Some(ext.to_string()));
+        }
+    }
 }
