@@ -516,12 +516,15 @@ impl ManagedServer {
     /// apart (`share-dir`), or no `sbin/mariadbd` under the base folder (a bare binary, the
     /// seeds' RPM layout with the server in `libexec/`). Then dbrig lays out a folder of links
     /// as `mariadb-install-db --basedir` expects it ([`Self::make_layout`]).
+    /// A definition that names its own initialiser (`init-bin`) and no `share-dir` is taken as
+    /// it is: that initialiser knows its own files.
     fn needs_layout(&self) -> bool {
         self.def.engine == Engine::Mariadb
             && (self.def.share_dir.is_some()
-                || self.given_basedir().is_some_and(|b| {
-                    !b.join("sbin/mariadbd").exists() && !b.join("sbin/mysqld").exists()
-                }))
+                || self.def.init_bin.is_none()
+                    && self.given_basedir().is_some_and(|b| {
+                        !b.join("sbin/mariadbd").exists() && !b.join("sbin/mysqld").exists()
+                    }))
     }
 
     fn layout_dir(&self) -> PathBuf {
