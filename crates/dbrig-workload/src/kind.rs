@@ -896,7 +896,7 @@ impl WorkloadKind {
             }
             WorkloadKind::SqlBench(o) => {
                 abandonable(Box::pin(async {
-                    crate::sqlbench::trial(o, &spec.target, &note)
+                    crate::sqlbench::trial(o, &spec.target, &spec.connect, &note)
                         .await
                         .map(TrialResult::SqlBench)
                 }))
