@@ -492,6 +492,41 @@ timeout = 120
     )));
     assert!(again.contains("Nothing to drop"), "{again}");
 
+    // A plan of the machine's MariaDB alone, running `tests` with `timeout`.
+    let machine_plan = |file: &str, tests: &str, timeout: u32| {
+        let p = out.path().join(file);
+        std::fs::write(
+            &p,
+            format!(
+                "name = \"m\"\ntrials = 1\nclients = [1]\n[[configuration]]\nname = \"machine\"\ntarget = \"{}\"\n[[workload]]\nname = \"sql-bench\"\n[workload.options]\nsuite = \"{}\"\ntests = [{tests}]\nsmall-test = true\ntimeout = {timeout}\n",
+                my.url(),
+                suite.display()
+            ),
+        )
+        .unwrap();
+        p
+    };
+    // A test stopped by its timeout leaves its tables: registered after the test, so
+    // cleanup takes them with the database.
+    let cut = machine_plan("cut.toml", "\"insert\"", 3);
+    let run2 = dbrig(out.path(), &["run", cut.to_str().unwrap()]);
+    let t2 = trials_of(&out.path().join("results.db"), 2);
+    let test = &t2[0].3["sql_bench"]["tests"][0];
+    assert_eq!(test["status"], "timed-out", "{test}\n{}", text(&run2));
+    let left = crate::mysql::sql(&format!(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{my_suite_db}' AND table_name LIKE 'bench%'"
+    ));
+    assert_ne!(left.trim(), "0", "the cut test left no table");
+    let done = text(&ok(dbrig(
+        out.path(),
+        &["cleanup", "sql-bench", "--target", &my.url()],
+    )));
+    assert!(
+        done.contains(&format!("Dropped database {my_suite_db}")) && done.contains("bench"),
+        "{done}"
+    );
+    assert_eq!(mysql_databases(&my_suite_db).trim(), "");
+
     // A database of that name dbrig did not create: neither run in nor dropped.
     crate::mysql::sql(&format!(
         "CREATE DATABASE {my_suite_db}; CREATE TABLE {my_suite_db}.bench1 (x INT)"
@@ -503,34 +538,19 @@ timeout = 120
         said.contains("was not created by dbrig for sql-bench"),
         "{said}"
     );
-    let plan2 = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("baseline = \"machine\"\n", "")
-        .replace(
-            "[[configuration]]\nname = \"tree\"\nserver = \"tree\"\n",
-            "",
-        );
-    let plan2 = plan2
-        .split("[[configuration]]\nname = \"pg\"")
-        .next()
-        .unwrap()
-        .to_owned()
-        + "[[workload]]"
-        + plan2.split("[[workload]]").nth(1).unwrap();
-    let path2 = out.path().join("plan2.toml");
-    std::fs::write(&path2, &plan2).unwrap();
-    let run2 = dbrig(out.path(), &["run", path2.to_str().unwrap()]);
-    let t2 = trials_of(&out.path().join("results.db"), 2);
-    assert_eq!(t2.len(), 1, "{plan2}\n{}", text(&run2));
-    assert_eq!(t2[0].1, TrialStatus::Failed, "{}", text(&run2));
+    let path3 = machine_plan("foreign.toml", "\"connect\"", 120);
+    let run3 = dbrig(out.path(), &["run", path3.to_str().unwrap()]);
+    let t3 = trials_of(&out.path().join("results.db"), 3);
+    assert_eq!(t3.len(), 1, "{}", text(&run3));
+    assert_eq!(t3[0].1, TrialStatus::Failed, "{}", text(&run3));
     assert!(
-        t2[0]
+        t3[0]
             .2
             .as_deref()
             .unwrap()
             .contains("was not created by dbrig for sql-bench"),
         "{:?}",
-        t2[0].2
+        t3[0].2
     );
     assert_eq!(
         crate::mysql::sql(&format!("SELECT COUNT(*) FROM {my_suite_db}.bench1")).trim(),
