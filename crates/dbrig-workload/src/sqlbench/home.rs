@@ -225,8 +225,12 @@ mod tests {
 
     #[test]
     fn the_database_is_named_after_the_targets() {
-        let t = Target::parse("mysql://root@127.0.0.1:3306/my-db.x").unwrap();
-        assert_eq!(database_name(&t).unwrap(), "my_db_x_sqlbench");
+        let t = Target::parse("mysql://root@127.0.0.1:3306/my$db").unwrap();
+        assert_eq!(database_name(&t).unwrap(), "my_db_sqlbench");
+        // Within both servers' identifier limits (MariaDB 64, PostgreSQL 63 bytes).
+        let long = "d".repeat(64);
+        let t = Target::parse(&format!("postgres://u@127.0.0.1:5432/{long}")).unwrap();
+        assert_eq!(database_name(&t).unwrap(), format!("{}_sqlbench", &long[..40]));
         let t = Target::parse("sqlite:///tmp/x.db").unwrap();
         assert!(database_name(&t).is_err());
     }
