@@ -230,7 +230,10 @@ mod tests {
         // Within both servers' identifier limits (MariaDB 64, PostgreSQL 63 bytes).
         let long = "d".repeat(64);
         let t = Target::parse(&format!("postgres://u@127.0.0.1:5432/{long}")).unwrap();
-        assert_eq!(database_name(&t).unwrap(), format!("{}_sqlbench", &long[..40]));
+        assert_eq!(
+            database_name(&t).unwrap(),
+            format!("{}_sqlbench", &long[..40])
+        );
         let t = Target::parse("sqlite:///tmp/x.db").unwrap();
         assert!(database_name(&t).is_err());
     }
