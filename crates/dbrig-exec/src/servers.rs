@@ -97,6 +97,15 @@ impl Servers {
                     }
                 }
             }
+            if def.build_tree.is_some() {
+                // Run in place: nothing to build, but the trials record what was run.
+                let info = dbrig_server::build_tree_info(&def)?;
+                self.notes.push(format!(
+                    "server {name}: build tree {} run in place ({})",
+                    info.prefix, info.revision
+                ));
+                self.builds.insert(name.to_owned(), info);
+            }
             let mut s = ManagedServer::open(def, &self.state_dir)?;
             if !s.is_initialised() {
                 self.notes

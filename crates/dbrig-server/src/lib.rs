@@ -29,7 +29,8 @@ pub use host::{
 };
 pub use managed::{
     ConnectionInfo, Engine, LaunchInfo, LifeMark, ManagedError, ManagedServer, Params, ServerDef,
-    ServerGuard, ServerState, ServerStatus, ensure_build, server_restarted, shutdown_all,
+    ServerGuard, ServerState, ServerStatus, build_tree_info, ensure_build, server_restarted,
+    shutdown_all,
 };
 pub use procstat::{
     OsClock, OsSample, OsSampler, ProcessUsage, SystemSnapshot, process_tree, tree_cpu_s,

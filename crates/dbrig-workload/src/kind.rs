@@ -315,7 +315,8 @@ impl TrialOutput {
                     .iter()
                     .filter_map(|t| t.total)
                     .map(|t| t.wall_s)
-                    .sum();
+                    // Not `sum()`: an empty float sum is -0.0, printed "-0.000 s".
+                    .fold(0.0, |a, b| a + b);
                 let bad = r.unfinished().count();
                 format!(
                     "{} sql-bench test(s) in {total:.3} s{}",
@@ -896,7 +897,7 @@ impl WorkloadKind {
             }
             WorkloadKind::SqlBench(o) => {
                 abandonable(Box::pin(async {
-                    crate::sqlbench::trial(o, &spec.target, &note)
+                    crate::sqlbench::trial(o, &spec.target, &spec.connect, &note)
                         .await
                         .map(TrialResult::SqlBench)
                 }))
@@ -910,6 +911,20 @@ impl WorkloadKind {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A sql-bench trial whose tests all did not finish says 0.000 s, not -0.000 s.
+    #[test]
+    fn an_unfinished_sql_bench_summary_has_no_negative_zero() {
+        let r = dbrig_core::results::SqlBenchResult {
+            server: "mysql".into(),
+            server_version: String::new(),
+            options: Vec::new(),
+            hires: true,
+            tests: Vec::new(),
+        };
+        let s = TrialOutput::of(TrialResult::SqlBench(r)).summary();
+        assert_eq!(s, "0 sql-bench test(s) in 0.000 s");
+    }
 
     #[test]
     fn names_resolve_to_their_kind() {

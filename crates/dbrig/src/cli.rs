@@ -45,7 +45,8 @@ pub enum Command {
     Prepare(WorkloadArgs),
     /// Run a workload and report (and store) what it measured.
     Run(WorkloadArgs),
-    /// Drop the tables a workload's prepare created (only tables dbrig created).
+    /// Drop the tables a workload's prepare created (only tables dbrig created); `sql-bench`:
+    /// the database dbrig made for the suite, once every table in it is proven dbrig's.
     Cleanup(WorkloadArgs),
     /// List the workloads and every option with its default.
     List(crate::args::ListArgs),

@@ -15,6 +15,8 @@ use crate::out::outln;
 
 /// The name `prepare` and `cleanup` take for pgbench's tables.
 const PGBENCH_INIT: &str = "pgbench-init";
+/// `dbrig cleanup sql-bench`: the suite's database of its own on the target's server.
+const SQL_BENCH: &str = "sql-bench";
 
 /// The workload the arguments name: an OLTP workload by name, or pgbench scripts
 /// (`--script` / `--builtin`, with no name or `script`).
@@ -145,6 +147,34 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
             outln!("Nothing to drop on {target}: no table of pgbench-init exists")?;
         } else {
             outln!("Dropped {} on {target}", dropped.join(", "))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.workload.as_deref() == Some(SQL_BENCH) {
+        let r =
+            dbrig_workload::sqlbench::home::cleanup(&target, &args.run.connect_options()).await?;
+        if args.format == Format::Json {
+            crate::out::text(&dbrig_report::json_text(&serde_json::json!({
+                "workload": SQL_BENCH,
+                "target": target.to_string(),
+                "dropped_database": r.database,
+                "tables": r.tables,
+            })))?;
+        } else if let Some(db) = &r.database {
+            outln!(
+                "Dropped database {db} (sql-bench's, with {} table(s) the suite left{}) on {target}",
+                r.tables.len(),
+                if r.tables.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", r.tables.join(", "))
+                }
+            )?;
+        } else {
+            outln!(
+                "Nothing to drop on {target}: no database of sql-bench's ({}) exists",
+                dbrig_workload::sqlbench::home::database_name(&target)?
+            )?;
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -177,6 +177,63 @@ pub fn ensure_build(def: &ServerDef, builds_dir: &Path) -> Result<(PathBuf, Buil
     Ok((prefix, info))
 }
 
+/// One entry of a cmake build tree's `CMakeCache.txt` (`NAME:TYPE=VALUE`).
+pub(crate) fn cmake_cache_value(tree: &Path, name: &str) -> Option<String> {
+    let text = fs::read_to_string(tree.join("CMakeCache.txt")).ok()?;
+    text.lines().find_map(|l| {
+        let (key, value) = l.split_once('=')?;
+        let (key_name, _) = key.split_once(':')?;
+        (key_name == name).then(|| value.trim().to_owned())
+    })
+}
+
+/// What a trial records of a `build-tree` run in place: its source tree's revision, the
+/// compiler and flags the tree was configured with (its `CMakeCache.txt`), and the tree
+/// itself where a built prefix would be. Nothing is built: `cached` is true.
+pub fn build_tree_info(def: &ServerDef) -> Result<BuildInfo> {
+    let name = &def.name;
+    let Some(tree) = &def.build_tree else {
+        return Err(ManagedError::BadDefinition(format!(
+            "server {name}: no build-tree"
+        )));
+    };
+    let tree = std::path::absolute(tree).map_err(io_err(name, "build tree path".into()))?;
+    let source = def.build_tree_source().unwrap_or_else(|| tree.clone());
+    let revision = revision(&source).map_err(io_err(
+        name,
+        format!("reading the revision of {}", source.display()),
+    ))?;
+    let cache = |key: &str| cmake_cache_value(&tree, key).filter(|v| !v.is_empty());
+    let build_type = cache("CMAKE_BUILD_TYPE");
+    let flags = [
+        cache("CMAKE_C_FLAGS"),
+        build_type
+            .as_ref()
+            .and_then(|t| cache(&format!("CMAKE_C_FLAGS_{}", t.to_ascii_uppercase()))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
+    let compiler = match cache("CMAKE_C_COMPILER") {
+        Some(cc) => command_version(&cc),
+        None => "unknown (no CMAKE_C_COMPILER in the tree's CMakeCache.txt)".to_owned(),
+    };
+    Ok(BuildInfo {
+        source: source.display().to_string(),
+        revision,
+        recipe: format!(
+            "build tree run in place ({})",
+            build_type.as_deref().unwrap_or("build type unknown")
+        ),
+        flags,
+        compiler,
+        prefix: tree.display().to_string(),
+        cached: true,
+        build_ms: None,
+    })
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -200,8 +257,12 @@ fn tail(path: &Path, n: usize) -> String {
 
 /// The first line of `$CC --version` (`cc`).
 fn compiler_version() -> String {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    match Command::new(&cc).arg("--version").output() {
+    command_version(&std::env::var("CC").unwrap_or_else(|_| "cc".to_owned()))
+}
+
+/// The first line of `CC --version`.
+fn command_version(cc: &str) -> String {
+    match Command::new(cc).arg("--version").output() {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
             .lines()
             .next()
@@ -343,6 +404,42 @@ mod tests {
         let nothing = def(&src, "true");
         let e = ensure_build(&nothing, &builds).unwrap_err().to_string();
         assert!(e.contains("nothing was installed"), "{e}");
+    }
+
+    /// A build tree's record: the source tree's revision, the cache's compiler and flags.
+    #[test]
+    fn a_build_tree_is_recorded_from_its_cmake_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        let tree = tmp.path().join("build");
+        fs::create_dir_all(&src).unwrap();
+        fs::create_dir_all(&tree).unwrap();
+        fs::write(src.join("a.c"), "int main(){}").unwrap();
+        fs::write(
+            tree.join("CMakeCache.txt"),
+            format!(
+                "CMAKE_HOME_DIRECTORY:INTERNAL={}\nCMAKE_BUILD_TYPE:STRING=RelWithDebInfo\nCMAKE_C_COMPILER:FILEPATH=/nonexistent/cc\nCMAKE_C_FLAGS:STRING=-march=native\nCMAKE_C_FLAGS_RELWITHDEBINFO:STRING=-O2 -g\n",
+                src.display()
+            ),
+        )
+        .unwrap();
+        let mut d = ServerDef::new("t", Engine::Mariadb);
+        d.build_tree = Some(tree.clone());
+        let info = build_tree_info(&d).unwrap();
+        assert_eq!(info.source, src.display().to_string());
+        assert_eq!(info.prefix, tree.display().to_string());
+        assert!(info.revision.starts_with("tree "), "{}", info.revision);
+        assert_eq!(info.flags, "-march=native -O2 -g");
+        assert_eq!(info.recipe, "build tree run in place (RelWithDebInfo)");
+        assert!(
+            info.compiler.contains("/nonexistent/cc"),
+            "{}",
+            info.compiler
+        );
+        assert!(info.cached && info.build_ms.is_none());
+        // Another source file: another revision.
+        fs::write(src.join("b.c"), "").unwrap();
+        assert_ne!(build_tree_info(&d).unwrap().revision, info.revision);
     }
 
     #[test]

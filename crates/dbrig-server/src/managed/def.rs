@@ -199,6 +199,13 @@ pub struct ServerDef {
     /// output folder's `builds/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// An already-built MariaDB build tree run in place, with no install step: cmake's build
+    /// folder (for an in-source build, the source tree itself). The server is its
+    /// `sql/mariadbd`, the initialiser its `scripts/mariadb-install-db` (run with `--srcdir`
+    /// and `--builddir`), the messages its `sql/share/`. Its source tree is `source` when
+    /// given, else the one its `CMakeCache.txt` names, else the build tree itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_tree: Option<PathBuf>,
     /// CFLAGS of the build. Default: the seeds' `-O3 -g -fno-omit-frame-pointer
     /// -fno-strict-aliasing -DNDEBUG -DDBUG_OFF`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,6 +260,7 @@ impl ServerDef {
             share_dir: None,
             source: None,
             build: None,
+            build_tree: None,
             build_flags: None,
             init_bin: None,
             data_dir: None,
@@ -290,6 +298,26 @@ impl ServerDef {
                 self.name
             )));
         }
+        if self.build_tree.is_some() {
+            let clash = [
+                ("prefix", self.prefix.is_some()),
+                ("server-bin", self.server_bin.is_some()),
+                ("share-dir", self.share_dir.is_some()),
+                ("build", self.build.is_some()),
+            ];
+            if let Some((key, _)) = clash.iter().find(|c| c.1) {
+                return Err(ManagedError::BadDefinition(format!(
+                    "server {}: build-tree runs a built tree in place and takes its server and share files from it; {key} says otherwise: set one of them",
+                    self.name
+                )));
+            }
+            if self.engine != Engine::Mariadb {
+                return Err(ManagedError::BadDefinition(format!(
+                    "server {}: build-tree is for MariaDB build trees (engine = \"mariadb\")",
+                    self.name
+                )));
+            }
+        }
         for (label, timeout) in [
             ("start-timeout", self.start_timeout),
             ("stop-timeout", self.stop_timeout),
@@ -309,6 +337,9 @@ impl ServerDef {
     /// The server binary. For `mysql`, a `mysqld` that is really MariaDB (Debian's
     /// `mysqld -> mariadbd` link) is refused: Oracle MySQL initialises and starts differently.
     pub fn resolve_server_bin(&self) -> Result<PathBuf> {
+        if let Some(tree) = &self.build_tree {
+            return self.in_build_tree("server binary", tree, &["sql/mariadbd", "sql/mysqld"]);
+        }
         let names: &[&str] = match self.engine {
             Engine::Mariadb => &["mariadbd", "mysqld"],
             Engine::Mysql => &["mysqld"],
@@ -327,6 +358,13 @@ impl ServerDef {
 
     /// The data-directory initialiser (for MySQL: the server binary itself).
     pub fn resolve_init_bin(&self, server_bin: &Path) -> Result<PathBuf> {
+        if let (Some(tree), None) = (&self.build_tree, &self.init_bin) {
+            return self.in_build_tree(
+                "data directory initialiser",
+                tree,
+                &["scripts/mariadb-install-db", "scripts/mysql_install_db"],
+            );
+        }
         let names: &[&str] = match self.engine {
             Engine::Mariadb => &["mariadb-install-db", "mysql_install_db"],
             Engine::Mysql => return Ok(server_bin.to_owned()),
@@ -338,6 +376,40 @@ impl ServerDef {
             names,
             server_bin.parent(),
         )
+    }
+
+    /// The source tree of `build-tree`: `source`, else `CMakeCache.txt`'s
+    /// `CMAKE_HOME_DIRECTORY`, else the build tree (an in-source build).
+    pub fn build_tree_source(&self) -> Option<PathBuf> {
+        let tree = self.build_tree.as_ref()?;
+        if let Some(s) = &self.source {
+            return Some(s.clone());
+        }
+        Some(
+            super::build::cmake_cache_value(tree, "CMAKE_HOME_DIRECTORY")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| tree.clone()),
+        )
+    }
+
+    /// The first executable of `paths` (relative to the build tree `tree`); nothing else is
+    /// looked at: a build tree run in place never falls back to what is installed.
+    fn in_build_tree(&self, what: &'static str, tree: &Path, paths: &[&str]) -> Result<PathBuf> {
+        let tree = std::path::absolute(tree).unwrap_or_else(|_| tree.to_owned());
+        let candidates: Vec<PathBuf> = paths.iter().map(|p| tree.join(p)).collect();
+        candidates
+            .iter()
+            .find(|p| is_executable(p))
+            .cloned()
+            .ok_or_else(|| ManagedError::BinaryNotFound {
+                server: self.name.clone(),
+                what,
+                looked: candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
     }
 
     fn resolve(

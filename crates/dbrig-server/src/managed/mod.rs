@@ -27,7 +27,7 @@ mod server;
 
 use std::path::PathBuf;
 
-pub use build::{DEFAULT_FLAGS, RECIPE_CMAKE, ensure_build};
+pub use build::{DEFAULT_FLAGS, RECIPE_CMAKE, build_tree_info, ensure_build};
 pub use def::{Engine, Params, ServerDef};
 pub use launch::{LaunchInfo, LaunchTools, find_program, plan_launch};
 pub use life::{LifeMark, server_restarted};

@@ -501,8 +501,12 @@ impl ManagedServer {
         self.given_basedir()
     }
 
-    /// The base folder the definition implies: the prefix, or above a given server binary.
+    /// The base folder the definition implies: the prefix, a build tree run in place, or
+    /// above a given server binary.
     fn given_basedir(&self) -> Option<PathBuf> {
+        if let Some(t) = &self.def.build_tree {
+            return Some(std::path::absolute(t).unwrap_or_else(|_| t.clone()));
+        }
         if let Some(p) = &self.def.prefix {
             return Some(p.clone());
         }
@@ -520,11 +524,20 @@ impl ManagedServer {
     /// it is: that initialiser knows its own files.
     fn needs_layout(&self) -> bool {
         self.def.engine == Engine::Mariadb
+            && self.def.build_tree.is_none()
             && (self.def.share_dir.is_some()
                 || self.def.init_bin.is_none()
                     && self.given_basedir().is_some_and(|b| {
                         !b.join("sbin/mariadbd").exists() && !b.join("sbin/mysqld").exists()
                     }))
+    }
+
+    /// A build tree run in place: its source tree and the build tree, absolute.
+    fn build_tree_dirs(&self) -> Option<(PathBuf, PathBuf)> {
+        let tree = self.def.build_tree.as_ref()?;
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+        let src = self.def.build_tree_source()?;
+        Some((abs(&src), abs(tree)))
     }
 
     fn layout_dir(&self) -> PathBuf {
@@ -649,7 +662,15 @@ impl ManagedServer {
         match self.def.engine {
             Engine::Mariadb | Engine::Mysql => {
                 args.push("--no-defaults".into());
-                if let Some(b) = self.basedir() {
+                if let Some((src, tree)) = self.build_tree_dirs() {
+                    // The initialiser's own way of running from a tree: the server in
+                    // `sql/`, SQL scripts from both trees, messages from `sql/share/`.
+                    args.push(format!("--srcdir={}", src.display()));
+                    args.push(format!("--builddir={}", tree.display()));
+                    if !tree.join("extra/resolveip").is_file() {
+                        args.push("--force".into());
+                    }
+                } else if let Some(b) = self.basedir() {
                     args.push(format!("--basedir={}", b.display()));
                 }
                 if self.needs_layout() {
@@ -996,6 +1017,16 @@ impl ManagedServer {
                 });
                 if let Some(b) = self.basedir() {
                     args.push(format!("--basedir={}", b.display()));
+                }
+                if let Some((src, tree)) = self.build_tree_dirs() {
+                    args.push(format!(
+                        "--lc-messages-dir={}",
+                        tree.join("sql/share").display()
+                    ));
+                    let charsets = src.join("sql/share/charsets");
+                    if charsets.is_dir() {
+                        args.push(format!("--character-sets-dir={}", charsets.display()));
+                    }
                 }
                 if self.needs_layout() {
                     let b = self.layout_dir();
@@ -1528,6 +1559,85 @@ mod tests {
             e.contains("set share-dir") && e.contains("share/mysql"),
             "{e}"
         );
+    }
+
+    /// A build tree run in place: the tree's own server and initialiser, `--srcdir` from its
+    /// `CMakeCache.txt` and `--builddir`, messages from `sql/share`, no linked base folder; a
+    /// tree without a server says where it looked and never falls back to what is installed.
+    #[test]
+    fn a_build_tree_runs_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        let tree = dir.path().join("build");
+        fs::create_dir_all(src.join("sql/share/charsets")).unwrap();
+        for d in ["sql", "scripts"] {
+            fs::create_dir_all(tree.join(d)).unwrap();
+        }
+        for tool in ["sql/mariadbd", "scripts/mariadb-install-db"] {
+            fs::write(tree.join(tool), "#!/bin/sh\n").unwrap();
+            fs::set_permissions(tree.join(tool), fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        fs::write(
+            tree.join("CMakeCache.txt"),
+            format!(
+                "# cache\nCMAKE_HOME_DIRECTORY:INTERNAL={}\nCMAKE_BUILD_TYPE:STRING=Debug\n",
+                src.display()
+            ),
+        )
+        .unwrap();
+        let mut def = ServerDef::new("tree", Engine::Mariadb);
+        def.build_tree = Some(tree.clone());
+        let mut s = ManagedServer::open(def.clone(), &dir.path().join("state")).unwrap();
+        s.run_as = None;
+        assert_eq!(s.server_bin(), tree.join("sql/mariadbd"));
+        assert_eq!(
+            s.def.resolve_init_bin(&s.server_bin).unwrap(),
+            tree.join("scripts/mariadb-install-db")
+        );
+        assert!(!s.needs_layout());
+        let args = s.init_args();
+        for want in [
+            format!("--srcdir={}", src.display()),
+            format!("--builddir={}", tree.display()),
+            "--force".to_owned(), // no extra/resolveip in this tree
+        ] {
+            assert!(args.contains(&want), "{want}: {args:?}");
+        }
+        assert!(!args.iter().any(|a| a.starts_with("--basedir")), "{args:?}");
+        let started = s.server_args(3306, Path::new("/s"), Path::new("/"), &Params::new());
+        for want in [
+            format!("--basedir={}", tree.display()),
+            format!("--lc-messages-dir={}", tree.join("sql/share").display()),
+            format!(
+                "--character-sets-dir={}",
+                src.join("sql/share/charsets").display()
+            ),
+        ] {
+            assert!(started.contains(&want), "{want}: {started:?}");
+        }
+        // `source` names the source tree over the cache's.
+        let mut other = def.clone();
+        other.source = Some(dir.path().join("elsewhere"));
+        assert_eq!(
+            other.build_tree_source(),
+            Some(dir.path().join("elsewhere"))
+        );
+        // Without a server in the tree: where it looked, nothing installed instead.
+        fs::remove_file(tree.join("sql/mariadbd")).unwrap();
+        let e = ManagedServer::open(def.clone(), &dir.path().join("state2"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains(&tree.join("sql/mariadbd").display().to_string()),
+            "{e}"
+        );
+        assert!(!e.contains("/usr/sbin"), "{e}");
+        // A build tree with an install prefix as well is refused.
+        let mut both = def;
+        both.prefix = Some("/opt/x".into());
+        let e = both.validate().unwrap_err().to_string();
+        assert!(e.contains("build-tree") && e.contains("prefix"), "{e}");
     }
 
     #[test]

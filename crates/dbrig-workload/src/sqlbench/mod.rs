@@ -23,6 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
 
+pub mod home;
+
 /// The Perl launcher: takes the password from `DBRIG_SQLBENCH_PASSWORD`, times wallclock in
 /// microseconds when asked, then runs the test in its own process.
 const LAUNCH: &str = include_str!("launch.pl");
@@ -264,12 +266,15 @@ fn connection(target: &Target, extra: &[String]) -> Result<Connection, WorkloadE
     })
 }
 
-/// Runs the chosen tests one after another; `stop` abandons the run (the test in flight is
-/// killed). Blocking: call it on a blocking thread.
+/// Runs the chosen tests one after another against `target` as it is (the caller chooses
+/// the database: [`trial`] gives the suite one of its own); `after_test` runs after each
+/// test; `stop` abandons the run (the test in flight is killed). Blocking: call it on a
+/// blocking thread.
 pub fn run(
     options: &SqlBenchOptions,
     target: &Target,
     note: &(dyn Fn(&str) + Sync),
+    after_test: &(dyn Fn() -> Result<(), WorkloadError> + Sync),
     stop: &AtomicBool,
 ) -> Result<SqlBenchResult, WorkloadError> {
     let (dir, tests) = options.resolve()?;
@@ -295,6 +300,8 @@ pub fn run(
         }
         note(&format!("sql-bench test-{name}"));
         let t = run_test(&dir, name, &args, &conn, options, stop)?;
+        // Before the next test: a run cut short leaves at most one test's tables unproven.
+        after_test()?;
         if result.server_version.is_empty()
             && let Some(v) = server_version(&t.output)
         {
@@ -559,13 +566,28 @@ fn parse_times(s: &str) -> Option<SqlBenchTime> {
     })
 }
 
-/// Runs [`run`] on a blocking thread; dropping the future (an interrupted trial) kills the
-/// test in flight.
+/// Runs [`run`] on a blocking thread in the suite's database of its own on `target`'s
+/// server ([`home::enter`]), registering what each test left there; dropping the future (an
+/// interrupted trial) kills the test in flight.
 pub async fn trial(
     options: &SqlBenchOptions,
     target: &Target,
+    connect: &dbrig_driver::ConnectOptions,
     note: &(dyn Fn(&str) + Sync),
 ) -> Result<SqlBenchResult, WorkloadError> {
+    // Checked before any database is made for it.
+    options.resolve()?;
+    let (target, created) = home::enter(target, connect).await?;
+    if created {
+        note(&format!(
+            "sql-bench runs in database {} of its own (`dbrig cleanup sql-bench` drops it)",
+            target.database().unwrap_or_default()
+        ));
+    }
+    let target = &target;
+    let handle = tokio::runtime::Handle::current();
+    let home_target = target.clone();
+    let home_connect = connect.clone();
     struct StopOnDrop(Arc<AtomicBool>);
     impl Drop for StopOnDrop {
         fn drop(&mut self) {
@@ -578,7 +600,14 @@ pub async fn trial(
     let o = options.clone();
     let t = target.clone();
     let worker = tokio::task::spawn_blocking(move || {
-        run(&o, &t, &|l| drop(lines_tx.send(l.to_owned())), &stop)
+        let after = || handle.block_on(home::register_left(&home_target, &home_connect));
+        run(
+            &o,
+            &t,
+            &|l| drop(lines_tx.send(l.to_owned())),
+            &after,
+            &stop,
+        )
     });
     let mut worker = std::pin::pin!(worker);
     loop {

@@ -53,9 +53,13 @@ fn trials_of(db: &Path, run: i64) -> Vec<Trial> {
 #[test]
 fn sql_bench_on_mariadb_a_built_server_a_bare_binary_and_postgres() {
     let suite = suite();
-    // sql-bench's tables (bench1, …) have fixed names: databases of this test's own.
+    // Databases of this test's own; sql-bench runs in `<db>_sqlbench` beside each.
     let my = crate::mysql::TestDb::new("sqlbench");
     let pg = crate::postgres::TestDb::new("sqlbench");
+    let _dbs = SuiteDbs {
+        mysql: vec![format!("{}_sqlbench", my.0)],
+        pg: vec![format!("{}_sqlbench", pg.0)],
+    };
     let out = tempfile::tempdir().unwrap();
     let src = out.path().join("src");
     std::fs::create_dir(&src).unwrap();
@@ -289,4 +293,267 @@ fn a_bare_binary_without_share_files_says_to_set_share_dir() {
     let all = text(&o);
     assert!(!o.status.success(), "{all}");
     assert!(all.contains("set share-dir"), "{all}");
+}
+
+/// Drops the databases sql-bench got on the shared servers, whatever the test's outcome.
+struct SuiteDbs {
+    mysql: Vec<String>,
+    pg: Vec<String>,
+}
+
+impl Drop for SuiteDbs {
+    fn drop(&mut self) {
+        for d in &self.mysql {
+            crate::mysql::sql(&format!("DROP DATABASE IF EXISTS {d}"));
+        }
+        for d in &self.pg {
+            crate::postgres::psql(&format!("DROP DATABASE IF EXISTS {d} WITH (FORCE)"));
+        }
+    }
+}
+
+fn mysql_databases(like: &str) -> String {
+    crate::mysql::sql(&format!(
+        "SELECT schema_name FROM information_schema.schemata WHERE schema_name = '{like}'"
+    ))
+}
+
+/// A MariaDB build tree run in place (a stand-in out-of-source tree laid out from the
+/// machine's binaries: `sql/mariadbd`, `scripts/mariadb-install-db` with `--srcdir` and
+/// `--builddir`, `sql/share/english/errmsg.sys`, a `CMakeCache.txt`), and sql-bench owning
+/// what it makes: it runs in a database dbrig creates for it beside the target's (a user's
+/// `bench1` in the target's database survives the suite, which drops and makes `bench1`), and
+/// `dbrig cleanup sql-bench` drops that database — refusing while it holds a table dbrig did
+/// not make, and refusing a database of that name dbrig did not create.
+#[test]
+fn a_build_tree_runs_in_place_and_sql_bench_keeps_to_its_own_database() {
+    let suite = suite();
+    let my = crate::mysql::TestDb::new("sbtree");
+    let pg = crate::postgres::TestDb::new("sbtree");
+    let my_suite_db = format!("{}_sqlbench", my.0);
+    let pg_suite_db = format!("{}_sqlbench", pg.0);
+    let _dbs = SuiteDbs {
+        mysql: vec![my_suite_db.clone()],
+        pg: vec![pg_suite_db.clone()],
+    };
+    // A user's table of the name sql-bench uses, in the target's database.
+    crate::mysql::sql(&format!(
+        "CREATE TABLE {}.bench1 (mine INT); INSERT INTO {}.bench1 VALUES (42)",
+        my.0, my.0
+    ));
+    let out = tempfile::tempdir().unwrap();
+    let src = out.path().join("maria-src");
+    let tree = out.path().join("maria-build");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plans/machine-mariadb-build-tree.sh");
+    let o = Command::new("sh")
+        .arg(&script)
+        .arg(&src)
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Nothing of an install layout: no sbin/, bin/ or share/ anywhere in the tree.
+    for d in ["sbin", "bin", "share", "libexec"] {
+        assert!(!tree.join(d).exists() && !src.join(d).exists(), "{d}");
+    }
+    let plan = format!(
+        r#"
+name = "sbtree"
+trials = 1
+clients = [1]
+baseline = "machine"
+
+[[server]]
+name = "tree"
+engine = "mariadb"
+build-tree = "{tree}"
+
+[[configuration]]
+name = "machine"
+target = "{my}"
+
+[[configuration]]
+name = "tree"
+server = "tree"
+
+[[configuration]]
+name = "pg"
+target = "{pg}"
+
+[[workload]]
+name = "sql-bench"
+[workload.options]
+suite = "{suite}"
+tests = ["connect"]
+small-test = true
+options = ["--loop-count=2000"]
+timeout = 120
+"#,
+        tree = tree.display(),
+        suite = suite.display(),
+        my = my.url(),
+        pg = pg.url(),
+    );
+    let path = out.path().join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    let run = dbrig(out.path(), &["run", path.to_str().unwrap()]);
+    let all = text(&run);
+    assert!(run.status.success(), "{all}");
+    let trials = trials_of(&out.path().join("results.db"), 1);
+    for t in &trials {
+        assert_eq!(t.1, TrialStatus::Done, "{}: {:?}\n{all}", t.0, t.2);
+        let test = &t.3["sql_bench"]["tests"][0];
+        assert_eq!(test["status"], "ok", "{}: {test}", t.0);
+    }
+    // The server ran from the tree itself, initialised by the tree's own initialiser.
+    let marker =
+        std::fs::read_to_string(out.path().join("servers/tree/data/.dbrig-managed")).unwrap();
+    let bin = tree.join("sql/mariadbd");
+    assert!(marker.contains(&bin.display().to_string()), "{marker}");
+    assert!(!out.path().join("servers/tree/basedir").exists());
+    let tree_trial = trials.iter().find(|t| t.0 == "tree").unwrap();
+    let build = &tree_trial.3["server"]["build"];
+    assert_eq!(build["prefix"], tree.display().to_string(), "{build}");
+    assert_eq!(build["source"], src.display().to_string(), "{build}");
+    assert!(
+        build["revision"].as_str().unwrap().starts_with("tree "),
+        "{build}"
+    );
+    assert!(
+        build["recipe"]
+            .as_str()
+            .unwrap()
+            .starts_with("build tree run in place (RelWithDebInfo)"),
+        "{build}"
+    );
+    assert!(
+        build["flags"]
+            .as_str()
+            .unwrap()
+            .contains("-fno-omit-frame-pointer"),
+        "{build}"
+    );
+    let report = text(&ok(dbrig(out.path(), &["report", "1"])));
+    assert!(report.contains("build of tree: tree "), "{report}");
+
+    // The suite ran in databases of its own; the user's bench1 is untouched.
+    assert_eq!(
+        crate::mysql::sql(&format!("SELECT mine FROM {}.bench1", my.0)).trim(),
+        "42"
+    );
+    assert_eq!(mysql_databases(&my_suite_db).trim(), my_suite_db);
+    let pg_exists = |d: &str| {
+        crate::postgres::psql(&format!(
+            "SELECT COUNT(*) FROM pg_database WHERE datname = '{d}'"
+        ))
+        .trim()
+        .to_owned()
+    };
+    assert_eq!(pg_exists(&pg_suite_db), "1");
+
+    // A table of someone else's in sql-bench's database: cleanup drops nothing.
+    crate::mysql::sql(&format!("CREATE TABLE {my_suite_db}.notes (x INT)"));
+    let refused = dbrig(out.path(), &["cleanup", "sql-bench", "--target", &my.url()]);
+    let said = text(&refused);
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("notes") && said.contains("not created by dbrig"),
+        "{said}"
+    );
+    assert_eq!(mysql_databases(&my_suite_db).trim(), my_suite_db);
+    crate::mysql::sql(&format!("DROP TABLE {my_suite_db}.notes"));
+    // Now everything in it is dbrig's: the database goes, and nothing else.
+    let done = text(&ok(dbrig(
+        out.path(),
+        &["cleanup", "sql-bench", "--target", &my.url()],
+    )));
+    assert!(
+        done.contains(&format!("Dropped database {my_suite_db}")),
+        "{done}"
+    );
+    assert_eq!(mysql_databases(&my_suite_db).trim(), "");
+    assert_eq!(
+        crate::mysql::sql(&format!("SELECT mine FROM {}.bench1", my.0)).trim(),
+        "42"
+    );
+    let done = text(&ok(dbrig(
+        out.path(),
+        &["cleanup", "sql-bench", "--target", &pg.url()],
+    )));
+    assert!(
+        done.contains(&format!("Dropped database {pg_suite_db}")),
+        "{done}"
+    );
+    assert_eq!(pg_exists(&pg_suite_db), "0");
+    let again = text(&ok(dbrig(
+        out.path(),
+        &["cleanup", "sql-bench", "--target", &my.url()],
+    )));
+    assert!(again.contains("Nothing to drop"), "{again}");
+
+    // A plan of the machine's MariaDB alone, running `tests` with `timeout`.
+    let machine_plan = |file: &str, tests: &str, timeout: u32| {
+        let p = out.path().join(file);
+        std::fs::write(
+            &p,
+            format!(
+                "name = \"m\"\ntrials = 1\nclients = [1]\n[[configuration]]\nname = \"machine\"\ntarget = \"{}\"\n[[workload]]\nname = \"sql-bench\"\n[workload.options]\nsuite = \"{}\"\ntests = [{tests}]\nsmall-test = true\ntimeout = {timeout}\n",
+                my.url(),
+                suite.display()
+            ),
+        )
+        .unwrap();
+        p
+    };
+    // A test stopped by its timeout leaves its tables: registered after the test, so
+    // cleanup takes them with the database.
+    let cut = machine_plan("cut.toml", "\"insert\"", 3);
+    let run2 = dbrig(out.path(), &["run", cut.to_str().unwrap()]);
+    let t2 = trials_of(&out.path().join("results.db"), 2);
+    let test = &t2[0].3["sql_bench"]["tests"][0];
+    assert_eq!(test["status"], "timed-out", "{test}\n{}", text(&run2));
+    let left = crate::mysql::sql(&format!(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{my_suite_db}' AND table_name LIKE 'bench%'"
+    ));
+    assert_ne!(left.trim(), "0", "the cut test left no table");
+    let done = text(&ok(dbrig(
+        out.path(),
+        &["cleanup", "sql-bench", "--target", &my.url()],
+    )));
+    assert!(
+        done.contains(&format!("Dropped database {my_suite_db}")) && done.contains("bench"),
+        "{done}"
+    );
+    assert_eq!(mysql_databases(&my_suite_db).trim(), "");
+
+    // A database of that name dbrig did not create: neither run in nor dropped.
+    crate::mysql::sql(&format!(
+        "CREATE DATABASE {my_suite_db}; CREATE TABLE {my_suite_db}.bench1 (x INT)"
+    ));
+    let refused = dbrig(out.path(), &["cleanup", "sql-bench", "--target", &my.url()]);
+    let said = text(&refused);
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("was not created by dbrig for sql-bench"),
+        "{said}"
+    );
+    let path3 = machine_plan("foreign.toml", "\"connect\"", 120);
+    let run3 = dbrig(out.path(), &["run", path3.to_str().unwrap()]);
+    let t3 = trials_of(&out.path().join("results.db"), 3);
+    assert_eq!(t3.len(), 1, "{}", text(&run3));
+    assert_eq!(t3[0].1, TrialStatus::Failed, "{}", text(&run3));
+    assert!(
+        t3[0]
+            .2
+            .as_deref()
+            .unwrap()
+            .contains("was not created by dbrig for sql-bench"),
+        "{:?}",
+        t3[0].2
+    );
+    assert_eq!(
+        crate::mysql::sql(&format!("SELECT COUNT(*) FROM {my_suite_db}.bench1")).trim(),
+        "0"
+    );
 }

@@ -1,0 +1,13 @@
+-- PostgreSQL. {database} is a name dbrig built (letters, digits, `_`).
+
+-- name: database_exists
+SELECT COUNT(*) FROM pg_catalog.pg_database WHERE datname = ?
+
+-- name: create_database
+CREATE DATABASE "{database}"
+
+-- name: drop_database
+DROP DATABASE "{database}"
+
+-- name: list_tables
+SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name

@@ -1,0 +1,1 @@
+-- SQLite: sql-bench does not run against it; nothing here.
