@@ -194,7 +194,11 @@ fn fold(data: &Path, keep: Option<&[u32]>) -> Result<Vec<(String, u64)>, String>
     // them by nanoseconds of clock).
     script.args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso"]);
     if let Some(pids) = keep {
-        let list = pids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let list = pids
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
         script.arg(format!("--pid={list}"));
     }
     let script = script
