@@ -9,8 +9,8 @@
 //! --pid`): an event per CPU costs the server nothing per context switch, while events attached
 //! to the server's threads (`-p`) are switched in and out with them — on every statement, as a
 //! server thread sleeps on its socket between statements — which cost oltp_read_only at 4
-//! clients about 15 % of its server CPU per transaction (`bench/evidence-cost --sides
-//! profile`). Elsewhere perf watches the server's processes (`-p`), the only choice left.
+//! clients 17–27 % of its server CPU per transaction (`bench/evidence-cost --sides profile`,
+//! and the old and new builds alternated). Elsewhere perf watches the server's processes (`-p`), the only choice left.
 //!
 //! perf is given only process ids, never a connection string. When perf is missing, or may not
 //! watch the server, or fails, one line says which and how to enable it; the trial runs on.
