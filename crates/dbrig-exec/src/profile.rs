@@ -4,6 +4,14 @@
 //! interval only; `perf script` prints the samples and inferno folds them into stacks, of which
 //! the trial keeps the most frequent (`Profile::MAX_STACKS`).
 //!
+//! Where perf may sample every CPU (root, or `kernel.perf_event_paranoid` ≤ 0), one
+//! `perf record -a` runs and only the server's processes' samples are folded (`perf script
+//! --pid`): an event per CPU costs the server nothing per context switch, while events attached
+//! to the server's threads (`-p`) are switched in and out with them — on every statement, as a
+//! server thread sleeps on its socket between statements — which cost oltp_read_only at 4
+//! clients 17–27 % of its server CPU per transaction (`bench/evidence-cost --sides profile`,
+//! and the old and new builds alternated). Elsewhere perf watches the server's processes (`-p`), the only choice left.
+//!
 //! perf is given only process ids, never a connection string. When perf is missing, or may not
 //! watch the server, or fails, one line says which and how to enable it; the trial runs on.
 
@@ -24,15 +32,30 @@ pub const FREQUENCY_HZ: u32 = 99;
 /// The line said when perf is not on the PATH.
 pub const PERF_MISSING: &str = "profile: `perf` is not installed (Debian: apt-get install linux-perf; Ubuntu: linux-tools-generic); the trials run without a profile";
 
-/// The `perf record`s running on the server's processes: one started with the measured
-/// interval on the process tree as it was, and one more for each set of processes that
-/// appeared since (PostgreSQL forks a backend per connection, and perf follows only children
-/// forked by what it watches... which a postmaster's already forked backends are not).
+/// The `perf record`s running for the server's processes: system-wide, the one sampling every
+/// CPU; otherwise one started with the measured interval on the process tree as it was, and
+/// one more for each set of processes that appeared since (PostgreSQL forks a backend per
+/// connection, and perf follows only children forked by what it watches... which a
+/// postmaster's already forked backends are not).
 pub struct Profiler {
     root: u32,
+    /// The server's processes seen so far: what the perfs watch, or (system-wide) whose
+    /// samples are kept.
     watched: std::collections::HashSet<u32>,
     sessions: Vec<Child>,
+    /// One perf samples every CPU ([`may_sample_every_cpu`]).
+    system_wide: bool,
     dir: tempfile::TempDir,
+}
+
+/// Whether perf may sample every CPU here: as root, or when `kernel.perf_event_paranoid` is 0
+/// or less (from 1 up, CPU-wide events need CAP_PERFMON).
+pub fn may_sample_every_cpu() -> bool {
+    is_root()
+        || std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+            .is_some_and(|p| p <= 0)
 }
 
 impl Profiler {
@@ -43,14 +66,16 @@ impl Profiler {
             .prefix("dbrig-profile")
             .tempdir()
             .map_err(|e| format!("profile: no scratch directory for perf ({e}); no profile"))?;
+        let system_wide = may_sample_every_cpu();
         let mut p = Profiler {
             root: pid,
             watched: Default::default(),
             sessions: Vec::new(),
+            system_wide,
             dir,
         };
         p.follow()?;
-        if p.sessions.is_empty() {
+        if p.watched.is_empty() {
             return Err(format!(
                 "profile: the server process {pid} is gone; no profile"
             ));
@@ -68,15 +93,25 @@ impl Profiler {
         if new.is_empty() {
             return Ok(());
         }
+        // System-wide, the one perf already samples the new processes: they are only
+        // remembered, so that their samples are kept.
+        if self.system_wide && !self.sessions.is_empty() {
+            self.watched.extend(new);
+            return Ok(());
+        }
         let n = self.sessions.len();
         let stderr = std::fs::File::create(self.dir.path().join(format!("perf{n}.err")))
             .map_err(|e| format!("profile: no scratch file for perf ({e}); no profile"))?;
-        let pid_list = new.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-        let child = Command::new("perf")
-            .args(["record", "-q", "-g", "-e", EVENT, "-F"])
-            .arg(FREQUENCY_HZ.to_string())
-            .arg("-p")
-            .arg(pid_list)
+        let mut perf = Command::new("perf");
+        perf.args(["record", "-q", "-g", "-e", EVENT, "-F"])
+            .arg(FREQUENCY_HZ.to_string());
+        match self.system_wide {
+            true => perf.arg("-a"),
+            false => perf
+                .arg("-p")
+                .arg(new.iter().map(u32::to_string).collect::<Vec<_>>().join(",")),
+        };
+        let child = perf
             .arg("-o")
             .arg(self.dir.path().join(format!("perf{n}.data")))
             .stdin(Stdio::null())
@@ -136,7 +171,11 @@ impl Profiler {
                 failure.get_or_insert_with(|| not_permitted_line(&status.to_string(), &stderr));
                 continue;
             }
-            stacks.extend(fold(&data)?);
+            // System-wide, the samples of every other process are left out.
+            let keep: Option<Vec<u32>> = self
+                .system_wide
+                .then(|| self.watched.iter().copied().collect());
+            stacks.extend(fold(&data, keep.as_deref())?);
         }
         if stacks.is_empty()
             && let Some(line) = failure
@@ -147,12 +186,23 @@ impl Profiler {
     }
 }
 
-/// `perf script` of the recorded samples, folded by inferno.
-fn fold(data: &Path) -> Result<Vec<(String, u64)>, String> {
-    let script = Command::new("perf")
-        // Without the period field inferno counts each sample once (with it, it would weigh
-        // them by nanoseconds of clock).
-        .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+/// `perf script` of the recorded samples (only those of the processes `keep`, when given),
+/// folded by inferno.
+fn fold(data: &Path, keep: Option<&[u32]>) -> Result<Vec<(String, u64)>, String> {
+    let mut script = Command::new("perf");
+    // Without the period field inferno counts each sample once (with it, it would weigh
+    // them by nanoseconds of clock).
+    script.args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso"]);
+    if let Some(pids) = keep {
+        let list = pids
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        script.arg(format!("--pid={list}"));
+    }
+    let script = script
+        .arg("-i")
         .arg(data)
         .stdin(Stdio::null())
         .output()
