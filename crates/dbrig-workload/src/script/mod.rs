@@ -408,7 +408,7 @@ impl ScriptWorkload {
         // the run seed mixed with its index, so a run's draws repeat with --rand-seed.
         let client_seed = seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut seeder = PgPrng::seed(client_seed);
-        let mut vars = Variables::new();
+        let mut vars = Variables::default();
         for (k, v) in self.variables.iter() {
             vars.insert(k.clone(), VarValue::Text(v.clone()));
         }
@@ -598,10 +598,14 @@ impl ScriptClient {
                     }
                     // Simple protocol: the values as pgbench writes them (doubles as %.15g).
                     let text_sql = || {
-                        let mut s = text.pieces[0].clone();
+                        let mut s = String::with_capacity(
+                            text.pieces.iter().map(String::len).sum::<usize>()
+                                + 16 * text.vars.len(),
+                        );
+                        s.push_str(&text.pieces[0]);
                         for (v, p) in text.vars.iter().zip(&text.pieces[1..]) {
                             if let Some(value) = self.vars.get(v) {
-                                s.push_str(&value.text());
+                                value.push_text(&mut s);
                             }
                             s.push_str(p);
                         }
@@ -641,9 +645,7 @@ impl ScriptClient {
                                     (Protocol::Extended, _) | (Protocol::Prepared, None) => {
                                         conn.execute_params(&cc.param_sql, &values).await
                                     }
-                                    (Protocol::Simple, _) => {
-                                        conn.execute_text(&text_sql()).await
-                                    }
+                                    (Protocol::Simple, _) => conn.execute_text(&text_sql()).await,
                                 }
                                 .map_err(at)?;
                                 q.queries.count(outcome.class());
@@ -665,8 +667,14 @@ impl ScriptClient {
                 }
                 CommandKind::Meta(m) => match m {
                     Meta::Set { var, expr } => {
-                        let v = self.eval(script, c.line, expr)?;
-                        self.vars.insert(var.clone(), VarValue::Val(v));
+                        let v = VarValue::Val(self.eval(script, c.line, expr)?);
+                        // Set in place when it exists: no new key string per transaction.
+                        match self.vars.get_mut(var.as_str()) {
+                            Some(slot) => *slot = v,
+                            None => {
+                                self.vars.insert(var.clone(), v);
+                            }
+                        }
                     }
                     Meta::Sleep { amount, unit_us } => {
                         let n = match amount {
@@ -896,9 +904,11 @@ mod profile {
         let url = std::env::var("DBRIG_PROFILE_URL").expect("DBRIG_PROFILE_URL");
         let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_owned());
         let events: u64 = env("DBRIG_PROFILE_EVENTS", "1000").parse().unwrap();
-        let protocol: Protocol =
-            serde_json::from_value(serde_json::Value::String(env("DBRIG_PROFILE_PROTOCOL", "prepared")))
-                .unwrap();
+        let protocol: Protocol = serde_json::from_value(serde_json::Value::String(env(
+            "DBRIG_PROFILE_PROTOCOL",
+            "prepared",
+        )))
+        .unwrap();
         let workload = Workload::Script(
             ScriptWorkload::new(ScriptOptions {
                 builtins: vec![env("DBRIG_PROFILE_BUILTIN", "tpcb-like")],

@@ -251,29 +251,30 @@ pub fn parse_script(source: &str, text: &str, allow_shell: bool) -> Result<Scrip
     // Where the current SQL command has `\;` (psql's scanner puts a plain `;` there and
     // goes on with the same command).
     let mut compound: Vec<usize> = Vec::new();
-    let flush_sql = |commands: &mut Vec<Command>, from: usize, to: usize, compound: &mut Vec<usize>| {
-        let mut raw = String::with_capacity(to - from);
-        let mut at = from;
-        for &c in compound.iter() {
-            raw.push_str(&text[at..c]);
-            at = c + 1;
-        }
-        raw.push_str(&text[at..to]);
-        let statements = compound.len() + 1;
-        compound.clear();
-        if let Some((sql, at)) = sql_command(&raw) {
-            let (line, _) = lines.position(from + at);
-            commands.push(Command {
-                display: sql.lines().next().unwrap_or("").trim().to_owned(),
-                kind: CommandKind::Sql {
-                    text: SqlText::split(&sql),
-                    store: None,
-                    statements,
-                },
-                line,
-            });
-        }
-    };
+    let flush_sql =
+        |commands: &mut Vec<Command>, from: usize, to: usize, compound: &mut Vec<usize>| {
+            let mut raw = String::with_capacity(to - from);
+            let mut at = from;
+            for &c in compound.iter() {
+                raw.push_str(&text[at..c]);
+                at = c + 1;
+            }
+            raw.push_str(&text[at..to]);
+            let statements = compound.len() + 1;
+            compound.clear();
+            if let Some((sql, at)) = sql_command(&raw) {
+                let (line, _) = lines.position(from + at);
+                commands.push(Command {
+                    display: sql.lines().next().unwrap_or("").trim().to_owned(),
+                    kind: CommandKind::Sql {
+                        text: SqlText::split(&sql),
+                        store: None,
+                        statements,
+                    },
+                    line,
+                });
+            }
+        };
     while i < b.len() {
         match b[i] {
             b'\'' | b'"' => {
@@ -809,10 +810,7 @@ mod tests {
             "\\startpipeline\nSELECT 1;\n\\syncpipeline\nSELECT 2;\n\\endpipeline\n",
         )
         .unwrap();
-        assert_eq!(
-            s.commands[2].kind,
-            CommandKind::Meta(Meta::SyncPipeline)
-        );
+        assert_eq!(s.commands[2].kind, CommandKind::Meta(Meta::SyncPipeline));
         let e = parse("f", "\\syncpipeline now\n").unwrap_err();
         assert_eq!(e.message, "unexpected argument in command \"syncpipeline\"");
     }
