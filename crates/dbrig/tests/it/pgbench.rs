@@ -214,7 +214,8 @@ fn compound_commands_match_pgbench(pg: &PgbenchServer, out: &Path) {
         6,
         "every statement of the compounds: {theirs:?}"
     );
-    // The stored values themselves: the last SELECT is sent as text with them written in.
+    // `\gset` after a compound stores only its last result: the first one's column is no
+    // variable.
     let sum = write(
         "sum.sql",
         "SELECT 1 AS a \\; SELECT 2 AS b, 3 AS c \\gset\nSELECT 4 AS d \\; SELECT 5 AS e \\aset\nSELECT :b + :c + :d + :e + :a AS p16_never;\n",
