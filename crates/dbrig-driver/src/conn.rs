@@ -71,6 +71,9 @@ pub enum PipelineItem {
     Prepared(Statement, Vec<Value>),
     /// SQL through the unnamed statement, with its bind values.
     Sql(String, Vec<Value>),
+    /// A Sync point (pgbench's `\syncpipeline`): the statements since the last one end their
+    /// implicit transaction (or their failure) there.
+    Sync,
 }
 
 /// A prepared statement of one connection (valid only on the connection that prepared it,
@@ -297,6 +300,29 @@ impl Connection {
             .map_err(|e| e.with_statement(sql))
     }
 
+    /// Run `sql` as one simple-protocol query (several statements allowed, pgbench's `\;`
+    /// compound command on PostgreSQL) and return every statement's outcome with its rows as
+    /// text (no columns and no rows for a statement without a result set). Engines without
+    /// multi-result text queries return the one result of [`Connection::query_rows`].
+    pub async fn query_results_text(
+        &mut self,
+        sql: &str,
+    ) -> Result<Vec<(Outcome, Rows)>, DriverError> {
+        let results = match &mut self.backend {
+            Backend::Postgres(b) => b.query_results_text(sql).await,
+            other => dispatch!(other, b => b.query_rows(sql, &[], true).await).map(|r| {
+                vec![(
+                    Outcome {
+                        result_set: true,
+                        rows: r.rows.len() as u64,
+                    },
+                    r,
+                )]
+            }),
+        };
+        results.map_err(|e| e.with_statement(sql))
+    }
+
     /// Execute `sql` with bind values through the unnamed statement: parse, bind and execute
     /// in one round trip on PostgreSQL (pgbench's `-M extended`); elsewhere as
     /// [`Connection::query_rows`] (its rows counted as a result set). Result rows are read
@@ -326,21 +352,22 @@ impl Connection {
     /// Send every statement of `items` before reading any reply, then read them all
     /// (PostgreSQL's pipeline mode, pgbench's `\startpipeline` … `\endpipeline`): one
     /// outcome per statement, or the first statement's error. Other engines refuse.
+    ///
+    /// tokio-postgres ends every statement with its own Sync, so the [`PipelineItem::Sync`]
+    /// points are already there and are dropped here.
     pub async fn pipeline(&mut self, items: &[PipelineItem]) -> Result<Vec<Outcome>, DriverError> {
-        let items: Vec<PipelineItem> = if self.options.protocol == Protocol::Prepared {
-            items.to_vec()
-        } else {
-            // Statements were not prepared on the server (text mode): send their SQL.
-            items
-                .iter()
-                .map(|i| match i {
-                    PipelineItem::Prepared(stmt, params) => {
-                        PipelineItem::Sql(self.statements[stmt.0].clone(), params.clone())
-                    }
-                    other => other.clone(),
-                })
-                .collect()
-        };
+        let prepared = self.options.protocol == Protocol::Prepared;
+        let items: Vec<PipelineItem> = items
+            .iter()
+            .filter(|i| !matches!(i, PipelineItem::Sync))
+            .map(|i| match i {
+                // Statements not prepared on the server (text mode): send their SQL.
+                PipelineItem::Prepared(stmt, params) if !prepared => {
+                    PipelineItem::Sql(self.statements[stmt.0].clone(), params.clone())
+                }
+                other => other.clone(),
+            })
+            .collect();
         let Backend::Postgres(b) = &mut self.backend else {
             return Err(DriverError::fatal(
                 ErrorKind::Statement,
@@ -359,6 +386,7 @@ impl Connection {
                     let sql = match item {
                         PipelineItem::Prepared(stmt, _) => &self.statements[stmt.0],
                         PipelineItem::Sql(sql, _) => sql,
+                        PipelineItem::Sync => "",
                     };
                     return Err(e.with_statement(sql));
                 }

@@ -380,6 +380,61 @@ impl PostgresConnection {
         rows.await.map_err(|e| map_error(e, &self.policy))
     }
 
+    /// One simple-protocol query, every statement's outcome and rows (as text).
+    pub(crate) async fn query_results_text(
+        &mut self,
+        sql: &str,
+    ) -> Result<Vec<(Outcome, Rows)>, DriverError> {
+        let results = async {
+            let stream = self.client.simple_query_raw(sql).await?;
+            let mut stream = std::pin::pin!(stream);
+            let mut out = Vec::new();
+            // The statement being read: its rows, once its row description came.
+            let mut current: Option<Rows> = None;
+            while let Some(m) = stream.try_next().await? {
+                match m {
+                    SimpleQueryMessage::RowDescription(cols) => {
+                        current = Some(Rows {
+                            columns: cols.iter().map(|c| c.name().to_owned()).collect(),
+                            rows: Vec::new(),
+                        });
+                    }
+                    SimpleQueryMessage::Row(row) => {
+                        if let Some(r) = current.as_mut() {
+                            r.rows.push(
+                                (0..row.len())
+                                    .map(|i| {
+                                        row.get(i)
+                                            .map_or(Value::Null, |v| Value::Text(v.to_owned()))
+                                    })
+                                    .collect(),
+                            );
+                        }
+                    }
+                    SimpleQueryMessage::CommandComplete(n) => out.push(match current.take() {
+                        Some(r) => (
+                            Outcome {
+                                result_set: true,
+                                rows: r.rows.len() as u64,
+                            },
+                            r,
+                        ),
+                        None => (
+                            Outcome {
+                                result_set: false,
+                                rows: n,
+                            },
+                            Rows::default(),
+                        ),
+                    }),
+                    _ => {}
+                }
+            }
+            Ok::<_, tokio_postgres::Error>(out)
+        };
+        results.await.map_err(|e| map_error(e, &self.policy))
+    }
+
     /// Send every statement before reading any result (pgbench's `\startpipeline` …
     /// `\endpipeline`): tokio-postgres writes the requests of futures polled together on one
     /// client back to back and reads the replies in order. Each statement ends with its own
@@ -402,6 +457,13 @@ impl PostgresConnection {
                 PipelineItem::Sql(sql, params) => {
                     let stream = client.query_typed_raw(sql, text_params(params)).await?;
                     return count_unnamed(stream, sql).await;
+                }
+                // Dropped by `Connection::pipeline`: every statement has its Sync.
+                PipelineItem::Sync => {
+                    return Ok(Outcome {
+                        result_set: false,
+                        rows: 0,
+                    });
                 }
             };
             count_rows(stream).await

@@ -123,6 +123,18 @@ pub enum VarValue {
 }
 
 impl VarValue {
+    /// [`VarValue::text`] appended to `out` (integers written in place, no string of their own).
+    pub fn push_text(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        match self {
+            VarValue::Text(s) => out.push_str(s),
+            VarValue::Val(Val::Int(i)) => {
+                let _ = write!(out, "{i}");
+            }
+            VarValue::Val(v) => out.push_str(&v.text()),
+        }
+    }
+
     /// The value as text, for SQL: strings as they are, values as pgbench prints them.
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match self {
@@ -170,7 +182,31 @@ impl VarValue {
 }
 
 /// A client's variables.
-pub type Variables = HashMap<String, VarValue>;
+/// A client's variables by name. Looked up for every `:name` of every command, so hashed with
+/// FNV-1a (short names; SipHash's flood resistance buys nothing for a script's own names).
+pub type Variables = HashMap<String, VarValue, std::hash::BuildHasherDefault<NameHasher>>;
+
+/// FNV-1a over the bytes hashed ([`Variables`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        NameHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
 
 /// Operators and functions (`PgBenchFunction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -741,6 +777,15 @@ impl Expr {
                         i += 2;
                     }
                     args[args.len() - 1].eval(env)
+                }
+                // Operators and most functions take at most 4 arguments: those on the stack,
+                // no allocation per call (`\set` runs every transaction).
+                _ if args.len() <= 4 => {
+                    let mut vals = [Val::Null; 4];
+                    for (slot, a) in vals.iter_mut().zip(args) {
+                        *slot = a.eval(env)?;
+                    }
+                    standard(*f, &vals[..args.len()], env)
                 }
                 _ => {
                     let mut vals = Vec::with_capacity(args.len());

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use clap::Args;
-use dbrig_core::{EventTally, StatementClass, Value};
+use dbrig_core::{EventTally, Value};
 use dbrig_driver::{Connection, Dialect, DriverError, ErrorKind, PipelineItem, Statement};
 use serde::{Deserialize, Serialize};
 
@@ -373,9 +373,18 @@ impl ScriptWorkload {
             for (ci, c) in script.commands.iter().enumerate() {
                 let kind = intern(format!("{si}.{ci:03} {}", c.display));
                 let (param_sql, prepared) = match &c.kind {
-                    CommandKind::Sql { text, store } => {
+                    CommandKind::Sql {
+                        text,
+                        store,
+                        statements,
+                    } => {
                         let sql = text.with_placeholders(numbered);
-                        let stmt = if conn.protocol() == Protocol::Prepared && store.is_none() {
+                        // A compound command is not prepared: the server refuses it when it
+                        // runs (as pgbench's prepare fails), with the script's line.
+                        let stmt = if conn.protocol() == Protocol::Prepared
+                            && store.is_none()
+                            && *statements == 1
+                        {
                             Some(conn.prepare(&sql).await?)
                         } else {
                             None
@@ -399,7 +408,7 @@ impl ScriptWorkload {
         // the run seed mixed with its index, so a run's draws repeat with --rand-seed.
         let client_seed = seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut seeder = PgPrng::seed(client_seed);
-        let mut vars = Variables::new();
+        let mut vars = Variables::default();
         for (k, v) in self.variables.iter() {
             vars.insert(k.clone(), VarValue::Text(v.clone()));
         }
@@ -555,7 +564,11 @@ impl ScriptClient {
             let began = Instant::now();
             let mut next = pc + 1;
             match &c.kind {
-                CommandKind::Sql { text, store } => {
+                CommandKind::Sql {
+                    text,
+                    store,
+                    statements,
+                } => {
                     let cc = &self.scripts[si].commands[pc];
                     let at = |e: DriverError| {
                         DriverError::new(
@@ -565,29 +578,40 @@ impl ScriptClient {
                             format!("{}:{}: {}", script.source, c.line, e.message),
                         )
                     };
+                    if pipeline.is_some()
+                        && let Some(store) = store
+                    {
+                        // pgbench's rule: the results are not there before \endpipeline.
+                        let name = match store {
+                            Store::One(_) => "gset",
+                            Store::All(_) => "aset",
+                        };
+                        return Err(stop(
+                            script,
+                            c.line,
+                            format!("\\{name} is not allowed in pipeline mode"),
+                        ));
+                    }
                     let mut values = Vec::with_capacity(text.vars.len());
                     for v in &text.vars {
                         values.push(self.param(script, c.line, v)?);
                     }
                     // Simple protocol: the values as pgbench writes them (doubles as %.15g).
                     let text_sql = || {
-                        let mut s = text.pieces[0].clone();
+                        let mut s = String::with_capacity(
+                            text.pieces.iter().map(String::len).sum::<usize>()
+                                + 16 * text.vars.len(),
+                        );
+                        s.push_str(&text.pieces[0]);
                         for (v, p) in text.vars.iter().zip(&text.pieces[1..]) {
                             if let Some(value) = self.vars.get(v) {
-                                s.push_str(&value.text());
+                                value.push_text(&mut s);
                             }
                             s.push_str(p);
                         }
                         s
                     };
                     if let Some(queue) = pipeline.as_mut() {
-                        if store.is_some() {
-                            return Err(stop(
-                                script,
-                                c.line,
-                                "\\gset and \\aset are not supported inside a pipeline by dbrig",
-                            ));
-                        }
                         queue.push(match (protocol, cc.prepared) {
                             (Protocol::Prepared, Some(stmt)) => {
                                 PipelineItem::Prepared(stmt, values)
@@ -601,36 +625,56 @@ impl ScriptClient {
                         pc = next;
                         continue;
                     }
-                    match store {
-                        None => {
-                            let outcome = match (protocol, cc.prepared) {
-                                (Protocol::Prepared, Some(stmt)) => {
-                                    conn.execute(stmt, &values).await
-                                }
-                                (Protocol::Extended, _) | (Protocol::Prepared, None) => {
-                                    conn.execute_params(&cc.param_sql, &values).await
-                                }
-                                (Protocol::Simple, _) => conn.execute_text(&text_sql()).await,
-                            }
-                            .map_err(at)?;
+                    if protocol == Protocol::Simple && (store.is_some() || *statements > 1) {
+                        // One query, every statement's result (pgbench's compound command
+                        // `\;`: \gset takes the last result, \aset every one).
+                        let results = conn.query_results_text(&text_sql()).await.map_err(at)?;
+                        for (outcome, _) in &results {
                             q.queries.count(outcome.class());
                         }
-                        Some(store) => {
-                            let rows = match protocol {
-                                Protocol::Simple => conn.query_rows(&text_sql(), &[], true).await,
-                                _ => conn.query_rows(&cc.param_sql, &values, false).await,
+                        if let Some(store) = store {
+                            self.store(script, c.line, store, results)?;
+                        }
+                    } else {
+                        match store {
+                            None => {
+                                let outcome = match (protocol, cc.prepared) {
+                                    (Protocol::Prepared, Some(stmt)) => {
+                                        conn.execute(stmt, &values).await
+                                    }
+                                    (Protocol::Extended, _) | (Protocol::Prepared, None) => {
+                                        conn.execute_params(&cc.param_sql, &values).await
+                                    }
+                                    (Protocol::Simple, _) => conn.execute_text(&text_sql()).await,
+                                }
+                                .map_err(at)?;
+                                q.queries.count(outcome.class());
                             }
-                            .map_err(at)?;
-                            q.queries
-                                .count(StatementClass::classify(true, rows.rows.len() as u64));
-                            self.store(script, c.line, store, rows)?;
+                            Some(store) => {
+                                let rows = conn
+                                    .query_rows(&cc.param_sql, &values, false)
+                                    .await
+                                    .map_err(at)?;
+                                let outcome = dbrig_driver::Outcome {
+                                    result_set: true,
+                                    rows: rows.rows.len() as u64,
+                                };
+                                q.queries.count(outcome.class());
+                                self.store(script, c.line, store, vec![(outcome, rows)])?;
+                            }
                         }
                     }
                 }
                 CommandKind::Meta(m) => match m {
                     Meta::Set { var, expr } => {
-                        let v = self.eval(script, c.line, expr)?;
-                        self.vars.insert(var.clone(), VarValue::Val(v));
+                        let v = VarValue::Val(self.eval(script, c.line, expr)?);
+                        // Set in place when it exists: no new key string per transaction.
+                        match self.vars.get_mut(var.as_str()) {
+                            Some(slot) => *slot = v,
+                            None => {
+                                self.vars.insert(var.clone(), v);
+                            }
+                        }
                     }
                     Meta::Sleep { amount, unit_us } => {
                         let n = match amount {
@@ -679,6 +723,12 @@ impl ScriptClient {
                             return Err(stop(script, c.line, "already in pipeline mode"));
                         }
                         pipeline = Some(Vec::new());
+                    }
+                    Meta::SyncPipeline => {
+                        let Some(queue) = pipeline.as_mut() else {
+                            return Err(stop(script, c.line, "not in pipeline mode"));
+                        };
+                        queue.push(PipelineItem::Sync);
                     }
                     Meta::EndPipeline => {
                         let Some(items) = pipeline.take() else {
@@ -772,28 +822,37 @@ impl ScriptClient {
         }
     }
 
-    /// `\gset` / `\aset`: columns into variables (prefix + column name).
+    /// `\gset` / `\aset`: columns into variables (prefix + column name), as pgbench's
+    /// `readCommandResponse`: `\gset` takes the last statement's result, which must be one
+    /// row; `\aset` takes the last row of every statement that returned rows.
     fn store(
         &mut self,
         script: &Script,
         line: usize,
         store: &Store,
-        rows: dbrig_driver::Rows,
+        results: Vec<(dbrig_driver::Outcome, dbrig_driver::Rows)>,
     ) -> Result<(), DriverError> {
-        let (prefix, take) = match store {
-            Store::One(prefix) => {
-                if rows.rows.len() != 1 {
-                    return Err(stop(
-                        script,
-                        line,
-                        format!("expected one row, got {}", rows.rows.len()),
-                    ));
+        let n = results.len();
+        for (i, (_, rows)) in results.into_iter().enumerate() {
+            let (prefix, row) = match store {
+                Store::One(prefix) => {
+                    if i + 1 < n {
+                        continue;
+                    }
+                    if rows.rows.len() != 1 {
+                        return Err(stop(
+                            script,
+                            line,
+                            format!("expected one row, got {}", rows.rows.len()),
+                        ));
+                    }
+                    (prefix, &rows.rows[0])
                 }
-                (prefix, &rows.rows[..])
-            }
-            Store::All(prefix) => (prefix, &rows.rows[..]),
-        };
-        for row in take {
+                Store::All(prefix) => match rows.rows.last() {
+                    Some(row) => (prefix, row),
+                    None => continue,
+                },
+            };
             for (name, v) in rows.columns.iter().zip(row) {
                 let var = format!("{prefix}{name}");
                 if !parse::valid_variable_name(&var) {
@@ -822,5 +881,63 @@ impl ScriptClient {
 
     pub fn index(&self) -> u32 {
         self.index
+    }
+}
+
+#[cfg(test)]
+mod profile {
+    //! The script runner's client cost per transaction, for `valgrind --tool=callgrind`
+    //! (instruction counts repeat on a busy machine; the binary's `run` cannot run under
+    //! valgrind: rustix's auxv check faults there). Ignored: it needs a PostgreSQL with
+    //! pgbench's tables, named by `DBRIG_PROFILE_URL`; `DBRIG_PROFILE_EVENTS` transactions of
+    //! `DBRIG_PROFILE_BUILTIN` (tpcb-like) in `DBRIG_PROFILE_PROTOCOL` (prepared) go through
+    //! the one runner. Run it at two event counts: the difference over the events' difference
+    //! is the cost per transaction.
+
+    use super::*;
+    use crate::runner::{RunSpec, Stopper, run};
+    use crate::{RunOptions, Workload};
+
+    #[test]
+    #[ignore]
+    fn script_runner_client_cost() {
+        let url = std::env::var("DBRIG_PROFILE_URL").expect("DBRIG_PROFILE_URL");
+        let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_owned());
+        let events: u64 = env("DBRIG_PROFILE_EVENTS", "1000").parse().unwrap();
+        let protocol: Protocol = serde_json::from_value(serde_json::Value::String(env(
+            "DBRIG_PROFILE_PROTOCOL",
+            "prepared",
+        )))
+        .unwrap();
+        let workload = Workload::Script(
+            ScriptWorkload::new(ScriptOptions {
+                builtins: vec![env("DBRIG_PROFILE_BUILTIN", "tpcb-like")],
+                ..Default::default()
+            })
+            .unwrap(),
+        );
+        let options = RunOptions {
+            threads: 1,
+            events,
+            time: 0.0,
+            warmup: 0.0,
+            protocol: Some(protocol),
+            ..Default::default()
+        };
+        let spec = RunSpec {
+            target: dbrig_driver::Target::parse(&url).unwrap(),
+            connect: options.connect_options(),
+            seed: options.resolved_seed(),
+            options,
+            os_meter: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let outcome = rt
+            .block_on(run(&workload, &spec, Stopper::new(), &crate::kind::Quiet))
+            .unwrap();
+        assert_eq!(outcome.measurements.transactions, events);
     }
 }

@@ -109,7 +109,10 @@ pub enum Meta {
     /// `\startpipeline`: SQL commands up to `\endpipeline` are sent without waiting for
     /// their results (PostgreSQL's pipeline mode).
     StartPipeline,
-    /// `\endpipeline`: the pipeline's results are read.
+    /// `\syncpipeline` (pgbench 17): a Sync inside the pipeline; the statements before it
+    /// commit or fail as a unit, apart from those after it.
+    SyncPipeline,
+    /// `\endpipeline`: a Sync, then the pipeline's results are read.
     EndPipeline,
     /// `\shell` (`set` None) / `\setshell VAR`: a command and its arguments (`:name` is a
     /// variable's value, `::x` the text `:x`), run only with `--allow-shell`.
@@ -121,7 +124,13 @@ pub enum Meta {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum CommandKind {
-    Sql { text: SqlText, store: Option<Store> },
+    /// An SQL command; `statements` is 1 plus its `\;` separators (pgbench's compound
+    /// command: several statements sent as one simple-protocol query).
+    Sql {
+        text: SqlText,
+        store: Option<Store>,
+        statements: usize,
+    },
     Meta(Meta),
 }
 
@@ -183,7 +192,6 @@ fn refused(name: &str, allow_shell: bool) -> Option<&'static str> {
         "shell" | "setshell" if !allow_shell => Some(
             "runs a shell command for every transaction; dbrig runs shell commands from scripts only with --allow-shell",
         ),
-        "syncpipeline" => Some("is not supported by dbrig yet"),
         _ => None,
     }
 }
@@ -240,19 +248,33 @@ pub fn parse_script(source: &str, text: &str, allow_shell: bool) -> Result<Scrip
     let mut i = 0;
     let mut sql_start = 0;
     let mut depth = 0i32;
-    let flush_sql = |commands: &mut Vec<Command>, from: usize, to: usize| {
-        if let Some((sql, at)) = sql_command(&text[from..to]) {
-            let (line, _) = lines.position(from + at);
-            commands.push(Command {
-                display: sql.lines().next().unwrap_or("").trim().to_owned(),
-                kind: CommandKind::Sql {
-                    text: SqlText::split(&sql),
-                    store: None,
-                },
-                line,
-            });
-        }
-    };
+    // Where the current SQL command has `\;` (psql's scanner puts a plain `;` there and
+    // goes on with the same command).
+    let mut compound: Vec<usize> = Vec::new();
+    let flush_sql =
+        |commands: &mut Vec<Command>, from: usize, to: usize, compound: &mut Vec<usize>| {
+            let mut raw = String::with_capacity(to - from);
+            let mut at = from;
+            for &c in compound.iter() {
+                raw.push_str(&text[at..c]);
+                at = c + 1;
+            }
+            raw.push_str(&text[at..to]);
+            let statements = compound.len() + 1;
+            compound.clear();
+            if let Some((sql, at)) = sql_command(&raw) {
+                let (line, _) = lines.position(from + at);
+                commands.push(Command {
+                    display: sql.lines().next().unwrap_or("").trim().to_owned(),
+                    kind: CommandKind::Sql {
+                        text: SqlText::split(&sql),
+                        store: None,
+                        statements,
+                    },
+                    line,
+                });
+            }
+        };
     while i < b.len() {
         match b[i] {
             b'\'' | b'"' => {
@@ -318,19 +340,19 @@ pub fn parse_script(source: &str, text: &str, allow_shell: bool) -> Result<Scrip
                 i += 1;
             }
             b';' if depth <= 0 => {
-                flush_sql(&mut commands, sql_start, i + 1);
+                flush_sql(&mut commands, sql_start, i + 1, &mut compound);
                 i += 1;
                 sql_start = i;
                 depth = 0;
             }
             b'\\' => {
                 if b.get(i + 1) == Some(&b';') {
-                    return Err(err_at(
-                        i,
-                        "compound statements (\\;) are not supported by dbrig".into(),
-                    ));
+                    // `\;`: the command goes on (pgbench's compound command).
+                    compound.push(i);
+                    i += 2;
+                    continue;
                 }
-                flush_sql(&mut commands, sql_start, i);
+                flush_sql(&mut commands, sql_start, i, &mut compound);
                 depth = 0;
                 // The meta-command: its name, then its arguments to the end of the line
                 // (a backslash ending a line continues it).
@@ -409,7 +431,7 @@ pub fn parse_script(source: &str, text: &str, allow_shell: bool) -> Result<Scrip
             _ => i += 1,
         }
     }
-    flush_sql(&mut commands, sql_start, b.len());
+    flush_sql(&mut commands, sql_start, b.len(), &mut compound);
     link_conditionals(source, &lines, &mut commands)?;
     Ok(Script {
         source: source.to_owned(),
@@ -580,17 +602,17 @@ fn meta_command(
                 Meta::Endif
             })
         }
-        "startpipeline" | "endpipeline" => {
+        "startpipeline" | "syncpipeline" | "endpipeline" => {
             if let Some(&(at, _)) = words.first() {
                 return Err(err_at(
                     at,
                     format!("unexpected argument in command \"{name}\""),
                 ));
             }
-            Parsed::Meta(if name == "startpipeline" {
-                Meta::StartPipeline
-            } else {
-                Meta::EndPipeline
+            Parsed::Meta(match name {
+                "startpipeline" => Meta::StartPipeline,
+                "syncpipeline" => Meta::SyncPipeline,
+                _ => Meta::EndPipeline,
             })
         }
         "gset" | "aset" => {
@@ -680,6 +702,7 @@ fn link_conditionals(
             | Meta::Sleep { .. }
             | Meta::Shell { .. }
             | Meta::StartPipeline
+            | Meta::SyncPipeline
             | Meta::EndPipeline => {}
         }
     }
@@ -743,6 +766,53 @@ mod tests {
             CommandKind::Sql { store: Some(Store::All(p)), .. } if p.is_empty()
         ));
         assert_eq!(s.commands[0].line, 2);
+    }
+
+    #[test]
+    fn compound_commands_and_sync_points() {
+        // `\;` keeps the command going with a plain `;` in its text (psql's scanner), and a
+        // `\gset` after it stores the compound's result.
+        let s = parse(
+            "f",
+            "SELECT 1 AS a \\; SELECT ';' AS b \\;\nSELECT :x AS c \\gset p_\nSELECT 2;\n",
+        )
+        .unwrap();
+        assert_eq!(s.commands.len(), 2);
+        let CommandKind::Sql {
+            text,
+            store,
+            statements,
+        } = &s.commands[0].kind
+        else {
+            panic!("{:?}", s.commands[0])
+        };
+        assert_eq!(*statements, 3);
+        assert_eq!(*store, Some(Store::One("p_".into())));
+        assert_eq!(text.vars, ["x"]);
+        assert_eq!(
+            text.with_placeholders(true),
+            "SELECT 1 AS a ; SELECT ';' AS b ;\nSELECT $1 AS c "
+        );
+        assert_eq!(s.commands[0].display, "SELECT 1 AS a ; SELECT ';' AS b ;");
+        assert!(matches!(
+            &s.commands[1].kind,
+            CommandKind::Sql { statements: 1, .. }
+        ));
+        assert_eq!(s.commands[1].line, 3);
+        // A `\;` inside quotes is text.
+        let s = parse("f", "SELECT '\\;' AS q;\n").unwrap();
+        assert!(matches!(
+            &s.commands[0].kind,
+            CommandKind::Sql { statements: 1, text, .. } if text.pieces[0] == "SELECT '\\;' AS q;"
+        ));
+        let s = parse(
+            "f",
+            "\\startpipeline\nSELECT 1;\n\\syncpipeline\nSELECT 2;\n\\endpipeline\n",
+        )
+        .unwrap();
+        assert_eq!(s.commands[2].kind, CommandKind::Meta(Meta::SyncPipeline));
+        let e = parse("f", "\\syncpipeline now\n").unwrap_err();
+        assert_eq!(e.message, "unexpected argument in command \"syncpipeline\"");
     }
 
     #[test]

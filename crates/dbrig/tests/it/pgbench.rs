@@ -155,6 +155,117 @@ fn statements_and_calls_match_pgbench_in_every_protocol() {
         }
     }
     pipelines_match_pgbench(&pg, out.path());
+    compound_commands_match_pgbench(&pg, out.path());
+}
+
+/// pgbench's compound command (`\;`): several statements sent as one simple query, `\gset`
+/// storing the last one's row and `\aset` every one's.
+const COMPOUND: &str = r#"-- p16 compound
+SELECT 1 AS p16_a \; SELECT 2 AS p16_b, 3 AS p16_c \gset
+SELECT 4 AS p16_d \; UPDATE pgbench_tellers SET tbalance = tbalance WHERE tid = 0 \; SELECT 5 AS p16_e \aset
+SELECT 1 / (CASE WHEN :p16_b = 2 AND :p16_c = 3 AND :p16_d = 4 AND :p16_e = 5 THEN 1 ELSE 0 END) AS p16_sum;
+"#;
+
+/// The compound command in every protocol and pgbench's pipeline rules: the same statements
+/// and calls as pgbench in the simple protocol (every statement of the compound counted by
+/// the server, the variables set from the right results); in the extended and prepared
+/// protocols the server's refusal, as pgbench gets it; `\gset` inside a pipeline refused with
+/// pgbench's message; `\syncpipeline` (pgbench 17, newer than the installed one) runs.
+fn compound_commands_match_pgbench(pg: &PgbenchServer, out: &Path) {
+    let write = |name: &str, body: &str| {
+        let p = out.join(name);
+        std::fs::write(&p, body).unwrap();
+        p.display().to_string()
+    };
+    let script = write("compound.sql", COMPOUND);
+    let url = pg.url();
+    let run = |protocol: &str, script: &str| {
+        dbrig(
+            out,
+            &[
+                "run",
+                "--target",
+                &url,
+                "--events",
+                "50",
+                "--time",
+                "0",
+                "--protocol",
+                protocol,
+                "--script",
+                script,
+            ],
+        )
+    };
+    pg.reset();
+    pg.pgbench(&["-n", "-t", "50", "-M", "simple", "-f", &script]);
+    let theirs = pg.seen();
+    pg.reset();
+    let o = ok(run("simple", &script));
+    let ours = pg.seen();
+    assert_eq!(ours, theirs, "compound:\n{}", text(&o));
+    // The last statement divides by zero unless every variable holds the right result's value;
+    // all 6 statements ran every transaction (pg_stat_statements merges the `SELECT n AS x`
+    // ones: its query id ignores column aliases).
+    assert!(
+        theirs.keys().any(|q| q.contains("p16_sum")) && theirs.values().sum::<u64>() == 6 * 50,
+        "{theirs:?}"
+    );
+    // `\gset` after a compound stores only its last result: the first one's column is no
+    // variable.
+    let sum = write(
+        "sum.sql",
+        "SELECT 1 AS a \\; SELECT 2 AS b, 3 AS c \\gset\nSELECT 4 AS d \\; SELECT 5 AS e \\aset\nSELECT :b + :c + :d + :e + :a AS p16_never;\n",
+    );
+    let t = text(&run("simple", &sum));
+    assert!(
+        t.contains("undefined variable \"a\""),
+        "\\gset keeps only the last result: {t}"
+    );
+    for protocol in ["extended", "prepared"] {
+        let t = text(&run(protocol, &script));
+        assert!(
+            t.contains("cannot insert multiple commands into a prepared statement")
+                && t.contains("compound.sql:2"),
+            "{protocol}: {t}"
+        );
+    }
+    // \gset inside a pipeline: pgbench's message, from both tools.
+    let gset = write(
+        "pipe_gset.sql",
+        "\\startpipeline\nSELECT 1 AS p16_one \\gset\n\\endpipeline\n",
+    );
+    let theirs = Command::new(pgbench_binary())
+        .args(["-h", "127.0.0.1", "-p", &pg.port, "-U", "postgres"])
+        .args(["-n", "-t", "1", "-M", "extended", "-f", &gset, "postgres"])
+        .output()
+        .unwrap();
+    let want = "\\gset is not allowed in pipeline mode";
+    assert!(text_of(&theirs).contains(want), "{}", text_of(&theirs));
+    let t = text(&run("extended", &gset));
+    assert!(t.contains(&format!("pipe_gset.sql:2: {want}")), "{t}");
+    // \syncpipeline: a sync point inside the pipeline; outside one it stops the client.
+    let sync = write(
+        "pipe_sync.sql",
+        "\\startpipeline\nSELECT 1 AS p16_s1;\n\\syncpipeline\nSELECT 2 AS p16_s2;\n\\endpipeline\n",
+    );
+    pg.reset();
+    let o = ok(run("prepared", &sync));
+    let seen = pg.seen();
+    // Both statements, every transaction (one pg_stat_statements entry: aliases aside they
+    // are the same query).
+    assert_eq!(seen.values().sum::<u64>(), 100, "{seen:?}\n{}", text(&o));
+    let lone = write("lone_sync.sql", "SELECT 1;\n\\syncpipeline\n");
+    let t = text(&run("extended", &lone));
+    assert!(t.contains("lone_sync.sql:2: not in pipeline mode"), "{t}");
+}
+
+fn text_of(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// pgbench's pipeline example: a transaction's statements sent without waiting for each
