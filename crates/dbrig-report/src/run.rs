@@ -462,6 +462,49 @@ pub fn histogram_text(h: &dbrig_core::LatencyHistogram) -> String {
     out
 }
 
+/// The connect-latency section every kind's report prints (OLTP from its result, the other
+/// kinds from the trial's connection facts): empty when no connection was timed.
+pub(crate) fn connect_latency_text(c: &ConnectLatency, of: &str) -> String {
+    let mut out = String::new();
+    if c.connections == 0 {
+        return out;
+    }
+    let l = &c.latency_ms;
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Connect latency{of} (ms; set-up, apart from the statements):"
+    );
+    let mut extra = Vec::new();
+    if c.failed > 0 {
+        extra.push(format!("{} failed", c.failed));
+    }
+    if c.resumed > 0 {
+        extra.push(format!("{} resumed a TLS session", c.resumed));
+    }
+    let _ = writeln!(
+        out,
+        "{:<LEFT$}{}{}",
+        "    connections:",
+        c.connections,
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", extra.join(", "))
+        }
+    );
+    for (name, v) in [
+        ("min", l.min),
+        ("avg", l.avg),
+        ("p50", l.p50),
+        ("p99", l.p99),
+        ("max", l.max),
+    ] {
+        latency_line(&mut out, name, v);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,47 +682,4 @@ mod tests {
             "\nStatement latency (ms):\n    statement                count       avg       p50       p95       p99       max\n    commit                     400     0.250     0.200     0.500     0.750     1.500\n    point_select              4000     0.250     0.200     0.500     0.750     1.500\n"
         );
     }
-}
-
-/// The connect-latency section every kind's report prints (OLTP from its result, the other
-/// kinds from the trial's connection facts): empty when no connection was timed.
-pub(crate) fn connect_latency_text(c: &ConnectLatency, of: &str) -> String {
-    let mut out = String::new();
-    if c.connections == 0 {
-        return out;
-    }
-    let l = &c.latency_ms;
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "Connect latency{of} (ms; set-up, apart from the statements):"
-    );
-    let mut extra = Vec::new();
-    if c.failed > 0 {
-        extra.push(format!("{} failed", c.failed));
-    }
-    if c.resumed > 0 {
-        extra.push(format!("{} resumed a TLS session", c.resumed));
-    }
-    let _ = writeln!(
-        out,
-        "{:<LEFT$}{}{}",
-        "    connections:",
-        c.connections,
-        if extra.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", extra.join(", "))
-        }
-    );
-    for (name, v) in [
-        ("min", l.min),
-        ("avg", l.avg),
-        ("p50", l.p50),
-        ("p99", l.p99),
-        ("max", l.max),
-    ] {
-        latency_line(&mut out, name, v);
-    }
-    out
 }
