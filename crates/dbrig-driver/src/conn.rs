@@ -35,6 +35,34 @@ pub struct ConnectOptions {
     /// instead of going through tokio's reactor (see `wire_socket`). Other engines ignore it.
     /// Query timeouts (`query_with_timeout`) cannot interrupt such a connection.
     pub own_thread: Option<OwnThread>,
+    /// Where every connection opened with these options (and each reconnect) adds its set-up
+    /// time: the executor hands one to a trial whose kind times no connections itself (micro,
+    /// TPC-H, perfrun), so their reports show connect latency as OLTP's do.
+    pub connect_times: Option<Arc<ConnectTimes>>,
+}
+
+/// Set-up times of the connections opened with one [`ConnectOptions`] (shared by clones).
+#[derive(Debug, Default)]
+pub struct ConnectTimes(std::sync::Mutex<(dbrig_core::LatencyHistogram, u64)>);
+
+impl ConnectTimes {
+    fn record(&self, conn: &Connection) {
+        if let Ok(mut t) = self.0.lock() {
+            t.0.record_us(conn.connect_time.as_micros() as u64);
+            t.1 += u64::from(conn.tls_resumed());
+        }
+    }
+
+    /// What was recorded: `None` when no connection was opened.
+    pub fn latency(&self) -> Option<dbrig_core::results::ConnectLatency> {
+        let t = self.0.lock().ok()?;
+        (t.0.count() > 0).then(|| dbrig_core::results::ConnectLatency {
+            connections: t.0.count(),
+            failed: 0,
+            resumed: t.1,
+            latency_ms: dbrig_core::LatencySummary::from_histogram(&t.0),
+        })
+    }
 }
 
 /// See [`ConnectOptions::own_thread`].
@@ -53,6 +81,7 @@ impl Default for ConnectOptions {
             connect_timeout: Duration::from_secs(10),
             lean: false,
             own_thread: None,
+            connect_times: None,
         }
     }
 }
@@ -155,7 +184,7 @@ impl Connection {
         let backend = open_backend(target, options).await?;
         let connect_time = began.elapsed();
         let server_version = dispatch!(&backend, b => b.server_version().to_owned());
-        Ok(Self {
+        let conn = Self {
             _session: SessionMark::new(target, session_id(&backend)),
             backend,
             target: target.clone(),
@@ -164,7 +193,11 @@ impl Connection {
             server_version,
             connect_time,
             connects: 1,
-        })
+        };
+        if let Some(t) = &options.connect_times {
+            t.record(&conn);
+        }
+        Ok(conn)
     }
 
     /// Drop the broken connection, open a new one and re-prepare every statement, so the
@@ -184,6 +217,9 @@ impl Connection {
         self._session = SessionMark::new(&self.target, session_id(&backend));
         let old = std::mem::replace(&mut self.backend, backend);
         dispatch!(old, b => b.close().await);
+        if let Some(t) = self.options.connect_times.clone() {
+            t.record(self);
+        }
         Ok(())
     }
 
@@ -220,6 +256,14 @@ impl Connection {
             Backend::Postgres(c) => Some(c.security()),
             Backend::Mysql(_) | Backend::Sqlite(_) | Backend::Mock(_) => None,
         }
+    }
+
+    /// This connection's TLS handshake resumed an earlier session (see
+    /// [`crate::tls::TlsOptions`]'s shared client configuration) instead of a full one.
+    pub fn tls_resumed(&self) -> bool {
+        self.security()
+            .and_then(|s| s.tls)
+            .is_some_and(|t| t.resumed)
     }
 
     /// The server's version string (SQLite's library version for SQLite).

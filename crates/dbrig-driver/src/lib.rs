@@ -20,6 +20,7 @@ mod mock;
 mod mysql;
 mod mysql_auth;
 mod mysql_wire;
+mod pg_auth;
 mod postgres;
 mod sessions;
 mod sqlite;
@@ -29,10 +30,13 @@ mod wire_socket;
 
 pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
 pub use cancel::CancelHandle;
-pub use conn::{ConnectOptions, Connection, Outcome, OwnThread, PipelineItem, Rows, Statement};
+pub use conn::{
+    ConnectOptions, ConnectTimes, Connection, Outcome, OwnThread, PipelineItem, Rows, Statement,
+};
 pub use dbrig_core::results::{AddressFamily, Protocol};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
+pub use pg_auth::postgres_auth_method;
 pub use sessions::own_sessions;
 pub use sqlite::SQLITE_LOAD_PRAGMAS;
 pub use target::{Dialect, Endpoint, Secret, Target, TargetError};

@@ -85,6 +85,12 @@ impl MysqlConnection {
             .await
             .map_err(|e| map_error(e, &options.policy))?
             .unwrap_or_default();
+        if let Some(tls) = target.tls()
+            && tls.enabled()
+            && let Some(min) = tls.min_version
+        {
+            check_min_version(&mut conn, min, &options.policy).await?;
+        }
         Ok(Self {
             conn,
             statements: Vec::new(),
@@ -398,8 +404,35 @@ pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
     }
 }
 
+/// `sslminversion` on a mysql_async connection. mysql_async builds its own rustls
+/// configuration and takes no protocol versions, so the handshake cannot be held to the
+/// minimum; the version the server says this session negotiated (`Ssl_version`) is checked
+/// right after connecting instead, and a lower one refused in one line before the connection
+/// is used for anything. (The lean client, the benchmark clients', refuses in the handshake.)
+async fn check_min_version(
+    conn: &mut Conn,
+    min: crate::tls::TlsVersion,
+    policy: &ErrorPolicy,
+) -> Result<(), DriverError> {
+    let got = conn
+        .query_first::<(String, String), _>("SHOW SESSION STATUS LIKE 'Ssl_version'")
+        .await
+        .map_err(|e| map_error(e, policy))?
+        .map(|(_, v)| v)
+        .unwrap_or_default();
+    // Empty: not encrypted (`prefer` against a server without TLS), which the mode allows.
+    if got.is_empty() || crate::tls::TlsVersion::parse(&got).is_some_and(|v| v >= min) {
+        return Ok(());
+    }
+    Err(crate::tls::tls_error(format!(
+        "sslminversion={}: the full MySQL client (mysql_async, used for prepare, loads and server probes) negotiated {got}, below the minimum, and cannot be held to one in its handshake; refused. Let the server offer {} or lower sslminversion",
+        min.name(),
+        min.name()
+    )))
+}
+
 /// mysql_async's TLS options for the target's (its rustls connector; no minimum version:
-/// the benchmark clients, which use the lean client, honour that).
+/// [`check_min_version`] refuses a lower one after the handshake).
 fn ssl_opts(tls: &crate::tls::TlsOptions) -> Option<mysql_async::SslOpts> {
     use mysql_async::{ClientIdentity, SslOpts};
     if !tls.enabled() {

@@ -31,7 +31,7 @@ use rustls::{
 use crate::error::{DriverError, ErrorKind};
 
 /// How hard to insist on TLS and what to check (libpq's `sslmode`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum TlsMode {
     #[default]
     Disable,
@@ -79,7 +79,7 @@ impl fmt::Display for TlsMode {
 
 /// The lowest TLS version a connection accepts (`sslminversion`, libpq's
 /// `ssl_min_protocol_version`). rustls speaks only 1.2 and 1.3.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TlsVersion {
     Tls12,
     Tls13,
@@ -105,7 +105,7 @@ impl TlsVersion {
 }
 
 /// Everything a target says about TLS.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct TlsOptions {
     pub mode: TlsMode,
     /// CA certificates (PEM) to verify the server with; without one, verifying modes use the
@@ -205,8 +205,28 @@ impl TlsOptions {
     }
 
     /// The rustls configuration for a connection to `host` (the host name checked in
-    /// `verify-full` and sent as SNI when it is a name). Files are read here, at connect.
+    /// `verify-full` and sent as SNI when it is a name), one per options and host for the
+    /// whole process: rustls keeps its session cache (TLS 1.3 tickets, TLS 1.2 session ids) in
+    /// the configuration, so only connections sharing one `Arc<ClientConfig>` can resume each
+    /// other's sessions (many clients, `--reconnect`). Files are read at the first connect;
+    /// a failure is not kept, so the next connect reads them again.
     pub(crate) fn client_config(&self, host: &str) -> Result<Arc<ClientConfig>, DriverError> {
+        type Configs = Mutex<std::collections::HashMap<(TlsOptions, String), Arc<ClientConfig>>>;
+        static CONFIGS: std::sync::OnceLock<Configs> = std::sync::OnceLock::new();
+        let configs = CONFIGS.get_or_init(Default::default);
+        let key = (self.clone(), host.to_owned());
+        if let Some(c) = configs.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(c);
+        }
+        let config = self.new_client_config(host)?;
+        if let Ok(mut m) = configs.lock() {
+            // Two first connects may race: keep the one stored first, so all share its cache.
+            return Ok(Arc::clone(m.entry(key).or_insert(config)));
+        }
+        Ok(config)
+    }
+
+    fn new_client_config(&self, host: &str) -> Result<Arc<ClientConfig>, DriverError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let versions: &[&'static rustls::SupportedProtocolVersion] = match self.min_version {
             Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
@@ -348,6 +368,7 @@ pub(crate) fn session_of(conn: &rustls::CommonState, verification: TlsVerificati
         version,
         cipher,
         verification,
+        resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
     }
 }
 
@@ -449,6 +470,8 @@ impl ServerCertVerifier for ChainOnly {
     }
 }
 
+pub(crate) use pg::end_point_hash;
+
 /// tokio-postgres's TLS hook over rustls. It keeps the negotiated session where the
 /// connection can read it after connecting, and gives the server certificate's hash
 /// (`tls-server-end-point`) for SCRAM channel binding.
@@ -515,7 +538,7 @@ mod pg {
     /// RFC 5929's hash for `tls-server-end-point`: the certificate signature's hash, SHA-256
     /// for MD5 and SHA-1; none for signatures without a separate hash (Ed25519), where the
     /// server cannot bind either.
-    fn end_point_hash(cert: &[u8]) -> Option<Vec<u8>> {
+    pub(crate) fn end_point_hash(cert: &[u8]) -> Option<Vec<u8>> {
         use x509_cert::der::Decode;
         use x509_cert::der::oid::db::rfc5912 as oid;
         let parsed = x509_cert::Certificate::from_der(cert).ok()?;

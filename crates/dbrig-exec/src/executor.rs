@@ -297,6 +297,7 @@ impl<'a> Executor<'a> {
                 reconnect_every: run_options.reconnect,
                 connect_rate: run_options.connect_rate,
                 idle_clients: run_options.idle_clients,
+                connect_latency: None,
             });
         }
         if let Ok((target, _)) = &up
@@ -656,9 +657,14 @@ impl<'a> Executor<'a> {
         // Kinds without a warm-up measure from here; an OLTP run says again when its
         // warm-up is over.
         collector.measuring();
+        // Kinds that time no connections of their own (all but OLTP) get theirs timed here.
+        let connect_times = Arc::new(dbrig_driver::ConnectTimes::default());
         let spec = RunSpec {
             target: target.clone(),
-            connect: connect.clone(),
+            connect: dbrig_driver::ConnectOptions {
+                connect_times: Some(Arc::clone(&connect_times)),
+                ..connect.clone()
+            },
             options: run_options.clone(),
             seed: run_options.rand_seed,
             os_meter: environment::os_meter(sampling.clock()),
@@ -711,6 +717,11 @@ impl<'a> Executor<'a> {
             }
         };
         let controls_restarted = power_env.restarts > 0;
+        if let (Attempt::Measured(o), Some(facts)) = (&attempt, env.connection.as_mut())
+            && !matches!(o.result, dbrig_core::results::TrialResult::Oltp(_))
+        {
+            facts.connect_latency = connect_times.latency();
+        }
         // A restart without a fixed port moves the server: everything after the trial (life
         // probe, hooks, after-configuration SQL) connects to where it is now.
         let target = &power_env.current.take().unwrap_or_else(|| target.clone());

@@ -43,8 +43,18 @@ pub(crate) async fn connection_security(
         ..connect.clone()
     };
     let conn = Connection::connect(target, &options).await?;
-    let security = conn.security();
+    let mut security = conn.security();
     conn.close().await;
+    // tokio-postgres does not say which method it answered: ask the server once (no
+    // password sent). A probe that fails leaves the method unknown, not the trial failed.
+    if let Some(s) = security.as_mut()
+        && s.auth.is_none()
+    {
+        s.auth = dbrig_driver::postgres_auth_method(target, connect.connect_timeout)
+            .await
+            .ok()
+            .flatten();
+    }
     Ok(security)
 }
 

@@ -805,6 +805,8 @@ fn locate_error(toks: &[Tok], whole: &str) -> (Option<usize>, String) {
 pub struct PerfrunSide {
     pub configuration: String,
     pub result: PerfrunResult,
+    /// Set-up times of the side's connections (its first finished trial's).
+    pub connect_latency: Option<dbrig_core::results::ConnectLatency>,
 }
 
 impl PerfrunSide {
@@ -834,6 +836,11 @@ impl PerfrunSide {
         PerfrunSide {
             configuration: cell.configuration.clone(),
             result,
+            connect_latency: cell
+                .trials
+                .iter()
+                .filter(|t| t.status == dbrig_store::TrialStatus::Done)
+                .find_map(|t| t.connection.as_ref()?.connect_latency.clone()),
         }
     }
 }
@@ -1213,6 +1220,11 @@ pub fn perfrun_text(run: &PerfRun, filter: Option<&Filter>) -> Result<String, Re
     for pair in &kept {
         out.push('\n');
         out.push_str(&pair_text(pair, &sides, &names));
+    }
+    for (side, s) in [(Side::A, &run.a), (Side::B, &run.b)] {
+        if let Some(c) = &s.connect_latency {
+            out += &crate::run::connect_latency_text(c, &format!(" of {}", side.as_str()));
+        }
     }
     Ok(out)
 }

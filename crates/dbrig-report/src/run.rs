@@ -210,35 +210,8 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
             );
         }
     }
-    if let Some(c) = &h.connect_latency
-        && c.connections > 0
-    {
-        let l = &c.latency_ms;
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "Connect latency (ms; set-up, apart from the statements):"
-        );
-        let _ = writeln!(
-            out,
-            "{:<LEFT$}{}{}",
-            "    connections:",
-            c.connections,
-            if c.failed > 0 {
-                format!(" ({} failed)", c.failed)
-            } else {
-                String::new()
-            }
-        );
-        for (name, v) in [
-            ("min", l.min),
-            ("avg", l.avg),
-            ("p50", l.p50),
-            ("p99", l.p99),
-            ("max", l.max),
-        ] {
-            latency_line(&mut out, name, v);
-        }
+    if let Some(c) = &h.connect_latency {
+        out += &connect_latency_text(c, "");
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "Run:");
@@ -417,6 +390,7 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
         v["connect_latency"] = serde_json::json!({
             "connections": c.connections,
             "failed": c.failed,
+            "resumed": c.resumed,
             "latency_ms": latency_json(&c.latency_ms),
         });
     }
@@ -485,6 +459,49 @@ pub fn histogram_text(h: &dbrig_core::LatencyHistogram) -> String {
         );
     }
     out.push('\n');
+    out
+}
+
+/// The connect-latency section every kind's report prints (OLTP from its result, the other
+/// kinds from the trial's connection facts): empty when no connection was timed.
+pub(crate) fn connect_latency_text(c: &ConnectLatency, of: &str) -> String {
+    let mut out = String::new();
+    if c.connections == 0 {
+        return out;
+    }
+    let l = &c.latency_ms;
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Connect latency{of} (ms; set-up, apart from the statements):"
+    );
+    let mut extra = Vec::new();
+    if c.failed > 0 {
+        extra.push(format!("{} failed", c.failed));
+    }
+    if c.resumed > 0 {
+        extra.push(format!("{} resumed a TLS session", c.resumed));
+    }
+    let _ = writeln!(
+        out,
+        "{:<LEFT$}{}{}",
+        "    connections:",
+        c.connections,
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", extra.join(", "))
+        }
+    );
+    for (name, v) in [
+        ("min", l.min),
+        ("avg", l.avg),
+        ("p50", l.p50),
+        ("p99", l.p99),
+        ("max", l.max),
+    ] {
+        latency_line(&mut out, name, v);
+    }
     out
 }
 

@@ -134,10 +134,18 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
         return Ok(s.nothing_measured());
     };
     let target = &s.cell.target;
+    // Kinds other than OLTP keep their connections' set-up times in the connection facts.
+    let connects = trial
+        .environment
+        .as_ref()
+        .and_then(|e| e.connection.as_ref())
+        .and_then(|c| c.connect_latency.as_ref())
+        .map(|c| crate::run::connect_latency_text(c, ""))
+        .unwrap_or_default();
     Ok(match &trial.result {
-        Some(TrialResult::Micro(r)) => result_text(r, target),
-        Some(TrialResult::TpchPower(r)) => power_text(r, target),
-        Some(TrialResult::TpchThroughput(r)) => throughput_text(r, target),
+        Some(TrialResult::Micro(r)) => result_text(r, target) + &connects,
+        Some(TrialResult::TpchPower(r)) => power_text(r, target) + &connects,
+        Some(TrialResult::TpchThroughput(r)) => throughput_text(r, target) + &connects,
         Some(TrialResult::SqlBench(r)) => {
             crate::sqlbench::run_file(r, &trial.started_at, target, "")
         }

@@ -192,6 +192,7 @@ impl RunOptions {
             connect_timeout: Duration::from_secs_f64(self.connect_timeout.max(0.1)),
             lean: false,
             own_thread: None,
+            connect_times: None,
         }
     }
 

@@ -223,12 +223,15 @@ struct WorkerStats {
     /// Set-up time of every connection its clients opened (µs), and failed attempts.
     connects: LatencyHistogram,
     connects_failed: u64,
+    /// Connections whose TLS handshake resumed an earlier session.
+    connects_resumed: u64,
 }
 
 impl WorkerStats {
     fn connected(&mut self, conn: &Connection) {
         self.connects
             .record_us(conn.connect_time().as_micros() as u64);
+        self.connects_resumed += u64::from(conn.tls_resumed());
     }
 }
 
@@ -613,6 +616,7 @@ pub async fn run(
     };
     stop.stop();
     join_threads(thread_handles).await;
+    let idle_resumed = idle.iter().filter(|c| c.tls_resumed()).count() as u64;
     for c in idle {
         c.close().await;
     }
@@ -627,10 +631,12 @@ pub async fn run(
     let mut clients = Vec::with_capacity(threads as usize);
     let mut connects = idle_connects;
     let mut connects_failed = 0;
+    let mut connects_resumed = idle_resumed;
     for s in &stats {
         let mut s = s.lock().expect("worker stats lock");
         connects.add(&s.connects);
         connects_failed += s.connects_failed;
+        connects_resumed += s.connects_resumed;
         clients.extend_from_slice(&s.clients);
         total.add(&s.total);
         statements.add(&s.statements);
@@ -715,6 +721,7 @@ pub async fn run(
         connect_latency: ConnectLatency {
             connections: connects.count(),
             failed: connects_failed,
+            resumed: connects_resumed,
             latency_ms: LatencySummary::from_histogram(&connects),
         },
     })

@@ -85,6 +85,11 @@ pub struct ConnectionFacts {
     /// `--idle-clients N`: extra connections held open and idle through the run.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub idle_clients: u32,
+    /// Set-up time of every connection the trial's workload opened, for kinds that do not
+    /// time their own (micro, TPC-H, perfrun); an OLTP trial's is its result's
+    /// `connect_latency` (with failed attempts and idle clients), so `None` here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_latency: Option<ConnectLatency>,
 }
 
 impl ConnectionFacts {
@@ -118,6 +123,11 @@ pub struct ConnectLatency {
     /// Attempts that failed (not in the latencies).
     #[serde(default)]
     pub failed: u64,
+    /// Connections whose TLS handshake resumed an earlier session of the run's process
+    /// (rustls's session cache, shared by every client): 0 without TLS, or when the server
+    /// issues no tickets (PostgreSQL disables them).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub resumed: u64,
     /// Milliseconds.
     pub latency_ms: LatencySummary,
 }
@@ -146,6 +156,7 @@ mod tests {
             reconnect_every: 10,
             connect_rate: 0.0,
             idle_clients: 3,
+            connect_latency: None,
         };
         let v = serde_json::to_value(&f).unwrap();
         assert_eq!(v["protocol"], "simple");

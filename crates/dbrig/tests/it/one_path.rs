@@ -120,6 +120,13 @@ fn same_both_ways(out: &Path, target: &str, args: &[&str], kind: &str, workload:
     let results = out.join("results.db");
     let o = dbrig(out, args);
     assert!(o.status.success(), "{args:?}:\n{}", text(&o));
+    // Every kind's console report shows its connections' set-up time (OLTP's runner times
+    // them; the executor times the other kinds').
+    assert!(
+        text(&o).contains("Connect latency (ms"),
+        "{args:?}:\n{}",
+        text(&o)
+    );
     let (single_run, single_kind, single) = only_trial(&results);
     assert_eq!(single_kind.as_str(), kind, "{args:?}");
     assert_eq!(single.status, TrialStatus::Done, "{single:?}");
@@ -272,6 +279,13 @@ fn every_kind(target: &str, out: &Path) {
     let results = out.join("results.db");
     let o = dbrig(out, &["perfrun", "--a", t, "--b", t, "--queries", q]);
     assert!(o.status.success(), "{}", text(&o));
+    for side in ["A", "B"] {
+        assert!(
+            text(&o).contains(&format!("Connect latency of {side} (ms")),
+            "{}",
+            text(&o)
+        );
+    }
     let store = Store::open(&results).unwrap();
     let run = store.runs().unwrap().pop().unwrap();
     assert_eq!((run.kind, run.status), (RunKind::Perfrun, RunStatus::Done));

@@ -257,6 +257,32 @@ fn mariadb_tls_modes_client_certificates_and_ed25519() {
         }
         let e = connect(&format!("mysql://tls_ed:nope@127.0.0.1:{port}/test")).await.err().unwrap();
         assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+        // Session resumption: connections with the same options share one rustls
+        // configuration and its session cache, so the second resumes the first's session
+        // (options no other connection here used, so its cache starts empty). The resumed
+        // session works and the server reports the same TLS version. (MariaDB 10.11's
+        // `Ssl_sessions_reused` stays 0 for a TLS 1.3 ticket resumption, so it cannot confirm.)
+        let q = format!("sslmode=verify-ca&sslrootcert={ca}&sslminversion=TLSv1.2");
+        let version = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_version'";
+        for resumed in [false, true, true] {
+            let mut c = connect(&url("root", "127.0.0.1", &q)).await.unwrap();
+            let tls = c.security().unwrap().tls.unwrap();
+            assert_eq!(tls.resumed, resumed, "{tls:?}");
+            assert_eq!(c.tls_resumed(), resumed);
+            assert_eq!(first(&mut c, version).await, tls.version);
+            assert_eq!(
+                c.security().unwrap().summary().contains("session resumed"),
+                resumed
+            );
+            c.close().await;
+        }
+        // sslminversion on the full client (mysql_async), against a server offering 1.3: it
+        // connects, and at 1.3.
+        let full = ConnectOptions::default();
+        let t = Target::parse(&url("root", "127.0.0.1", "sslmode=require&sslminversion=TLSv1.3")).unwrap();
+        let mut c = Connection::connect(&t, &full).await.unwrap();
+        assert_eq!(first(&mut c, "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_version'").await, "TLSv1.3");
+        c.close().await;
     });
     // An OLTP workload over TLS through the binary: exact counts, the TLS session stored and
     // printed with the run.
@@ -337,6 +363,101 @@ fn mariadb_tls_modes_client_certificates_and_ed25519() {
         "{}",
         text(&o)
     );
+    // --reconnect over TLS: the clients share one configuration with the connection the
+    // trial's security facts come from (opened just before, a full handshake), so every
+    // client connection resumes a session; counted with the connect latency and printed.
+    let reconnect = [
+        "run",
+        "oltp_point_select",
+        "--target",
+        &target,
+        "--table-size",
+        "100",
+        "--tables",
+        "1",
+        "--threads",
+        "1",
+        "--events",
+        "20",
+        "--time",
+        "0",
+        "--reconnect",
+        "5",
+    ];
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[&reconnect[..], &["--format", "json"]].concat(),
+    )));
+    let connects = v["connect_latency"]["connections"].as_u64().unwrap();
+    assert!(connects >= 4, "{v}");
+    assert_eq!(v["connect_latency"]["resumed"], connects, "{v}");
+    let t = text(&ok(dbrig(out.path(), &reconnect)));
+    assert!(
+        t.contains(&format!("({connects} resumed a TLS session)")),
+        "{t}"
+    );
+}
+
+/// A server that offers TLS 1.2 only: `sslminversion=TLSv1.3` is refused by the lean client in
+/// its handshake and by the full client (mysql_async, which takes no minimum) right after it,
+/// each in one line; without the minimum both connect at 1.2.
+#[test]
+fn mariadb_tls12_server_and_sslminversion() {
+    let out = tempfile::tempdir().unwrap();
+    let certs = make_certs(out.path());
+    let server = Server::start(
+        out.path(),
+        "tls12maria",
+        "mariadb",
+        &[
+            format!("ssl_ca={}", certs.path("ca.pem")),
+            format!("ssl_cert={}", certs.path("server.pem")),
+            format!("ssl_key={}", certs.path("server.key")),
+            "tls_version=TLSv1.2".to_owned(),
+        ],
+    );
+    let port = &server.port;
+    let url = |q: &str| format!("mysql://root@127.0.0.1:{port}/test?sslmode=require{q}");
+    let version = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_version'";
+    rt().block_on(async {
+        for lean in [true, false] {
+            let options = ConnectOptions {
+                lean,
+                ..ConnectOptions::default()
+            };
+            let t = Target::parse(&url("")).unwrap();
+            let mut c = Connection::connect(&t, &options).await.unwrap();
+            assert_eq!(first(&mut c, version).await, "TLSv1.2", "lean {lean}");
+            c.close().await;
+            let t = Target::parse(&url("&sslminversion=TLSv1.3")).unwrap();
+            let e = Connection::connect(&t, &options)
+                .await
+                .err()
+                .unwrap_or_else(|| panic!("lean {lean}: connected below sslminversion"));
+            assert_eq!(e.kind, ErrorKind::Tls, "lean {lean}: {e}");
+            assert!(!e.to_string().contains('\n'), "{e}");
+            if !lean {
+                assert!(e.message.contains("sslminversion=TLSv1.3"), "{e}");
+                assert!(e.message.contains("negotiated TLSv1.2"), "{e}");
+            }
+        }
+    });
+    // Through the binary: prepare (the full client) refuses in one line.
+    let o = dbrig(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &url("&sslminversion=TLSv1.3"),
+            "--table-size",
+            "10",
+            "--tables",
+            "1",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).contains("TLS"), "{}", text(&o));
 }
 
 #[test]
@@ -348,8 +469,10 @@ fn postgres_tls_modes_certificates_and_scram() {
         &hba,
         "local all all trust\n\
          hostssl all tls_cert 127.0.0.1/32 cert\n\
-         hostssl all tls_scram 127.0.0.1/32 scram-sha-256\n\
+         host all tls_scram 127.0.0.1/32 scram-sha-256\n\
          host all tls_md5 127.0.0.1/32 md5\n\
+         host all tls_clear 127.0.0.1/32 password\n\
+         host all tls_nobody 127.0.0.1/32 reject\n\
          host all all 127.0.0.1/32 trust\n\
          host all all ::1/128 trust\n",
     )
@@ -397,6 +520,7 @@ fn postgres_tls_modes_certificates_and_scram() {
     psql("SET password_encryption = 'scram-sha-256'; CREATE USER tls_scram PASSWORD 'scram-pw'");
     psql("SET password_encryption = 'md5'; CREATE USER tls_md5 PASSWORD 'md5-pw'");
     psql("CREATE USER tls_cert");
+    psql("CREATE USER tls_clear PASSWORD 'clear-pw'");
     let ca = certs.path("ca.pem");
     let other = certs.path("other-ca.pem");
     let url =
@@ -500,6 +624,54 @@ fn postgres_tls_modes_certificates_and_scram() {
         .unwrap();
         assert_eq!(first(&mut c, "SELECT current_user").await, "tls_md5");
         c.close().await;
+        let mut c = connect(&format!(
+            "postgres://tls_clear:clear-pw@127.0.0.1:{port}/postgres?sslmode=require"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(first(&mut c, "SELECT current_user").await, "tls_clear");
+        c.close().await;
+        // The method each hba rule asks for, as the probe stored with every trial reads it
+        // (no password in these URLs: the probe never sends one).
+        let client = format!(
+            "sslcert={}&sslkey={}",
+            certs.path("client.pem"),
+            certs.path("client.key")
+        );
+        for (user, q, method) in [
+            ("postgres", "sslmode=disable", "trust"),
+            ("postgres", "sslmode=require", "trust"),
+            ("tls_md5", "sslmode=disable", "md5"),
+            ("tls_clear", "sslmode=require", "password"),
+            ("tls_scram", "sslmode=disable", "scram-sha-256"),
+            ("tls_scram", "sslmode=require", "scram-sha-256-plus"),
+            (
+                "tls_scram",
+                "sslmode=require&channel_binding=disable",
+                "scram-sha-256",
+            ),
+            (
+                "tls_cert",
+                &format!("sslmode=verify-full&sslrootcert={ca}&{client}"),
+                "cert or trust",
+            ),
+        ] {
+            let url = url(user, "127.0.0.1", q);
+            let target = Target::parse(&url).unwrap();
+            let got = dbrig_driver::postgres_auth_method(&target, std::time::Duration::from_secs(10))
+                .await
+                .unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(got.as_deref(), Some(method), "{url}");
+        }
+        // A user no rule lets in: the probe says so in one line, as connecting would.
+        let e = dbrig_driver::postgres_auth_method(
+            &Target::parse(&url("tls_nobody", "127.0.0.1", "sslmode=disable")).unwrap(),
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+        assert!(e.message.contains("pg_hba.conf"), "{e}");
     });
     let target = format!(
         "postgres://postgres@127.0.0.1:{port}/postgres?sslmode=verify-full&sslrootcert={ca}"
@@ -543,4 +715,6 @@ fn postgres_tls_modes_certificates_and_scram() {
     assert_eq!(v["queries"]["write"], 80, "{v}");
     assert_eq!(v["queries"]["other"], 40, "{v}");
     assert_eq!(v["connection"]["tls"]["verification"], "full", "{v}");
+    // The authentication method is stored with the trial whatever the TLS mode.
+    assert_eq!(v["connection"]["auth"], "trust", "{v}");
 }
