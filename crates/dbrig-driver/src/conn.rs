@@ -572,20 +572,22 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
                 Err(mysql_wire::WireError::Driver(e)) => return Err(e),
                 // Whatever the lean client leaves out (an authentication plugin, TLS), the
                 // full client does.
-                Err(mysql_wire::WireError::Unsupported) => {
-                    Backend::Mysql(Box::new(mysql::MysqlConnection::connect(target, options).await?))
-                }
+                Err(mysql_wire::WireError::Unsupported) => Backend::Mysql(Box::new(
+                    mysql::MysqlConnection::connect(target, options).await?,
+                )),
             }
         }
-        Target::Mysql { .. } => {
-            Backend::Mysql(Box::new(mysql::MysqlConnection::connect(target, options).await?))
-        }
-        Target::Postgres { .. } => {
-            Backend::Postgres(Box::new(postgres::PostgresConnection::connect(target, options).await?))
-        }
-        Target::Sqlite { .. } => {
-            Backend::Sqlite(Box::new(sqlite::SqliteConnection::connect(target, options).await?))
-        }
-        Target::Mock { .. } => Backend::Mock(Box::new(mock::MockConnection::connect(target, options).await?)),
+        Target::Mysql { .. } => Backend::Mysql(Box::new(
+            mysql::MysqlConnection::connect(target, options).await?,
+        )),
+        Target::Postgres { .. } => Backend::Postgres(Box::new(
+            postgres::PostgresConnection::connect(target, options).await?,
+        )),
+        Target::Sqlite { .. } => Backend::Sqlite(Box::new(
+            sqlite::SqliteConnection::connect(target, options).await?,
+        )),
+        Target::Mock { .. } => Backend::Mock(Box::new(
+            mock::MockConnection::connect(target, options).await?,
+        )),
     })
 }

@@ -40,6 +40,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         w.set_run(&run);
         let mut connect = run.connect_options();
         connect.lean = true;
+        // As the runner does for a client with a worker thread of its own (MariaDB/MySQL up
+        // to 64 clients): blocking socket calls.
+        connect.own_thread = Some(dbrig_driver::OwnThread {
+            abandon: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        });
         let mut conn = Connection::connect(&target, &connect).await?;
         let keys = KeyGenerator::new(KeyDistribution::Uniform, 7);
         let mut client = w.new_client(&mut conn, 0, 1, keys, 7).await?;

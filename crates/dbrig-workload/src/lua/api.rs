@@ -1018,9 +1018,10 @@ struct Stmt {
 
 impl UserData for Stmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("check_bind", |_, _, (btype, max_len): (i64, Option<f64>)| {
-            Bind::of(btype, max_len).map(|_| ())
-        });
+        m.add_method(
+            "check_bind",
+            |_, _, (btype, max_len): (i64, Option<f64>)| Bind::of(btype, max_len).map(|_| ()),
+        );
         // The bound parameters' types and buffer lengths (0: none given).
         m.add_method(
             "bind_param",

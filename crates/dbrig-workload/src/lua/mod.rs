@@ -149,7 +149,8 @@ impl LuaWorkload {
         let lua = api::new_state(&script, &ctx, 0, 1, "run", &RunOptions::default())
             .map_err(|m| lua_error(&script.path, "loading", m))?;
         script.declared = api::declared(&lua).map_err(|m| lua_error(&script.path, "loading", m))?;
-        script.prepared_rows = script.source.contains("fetch_row") || api::modules_name(&lua, "fetch_row");
+        script.prepared_rows =
+            script.source.contains("fetch_row") || api::modules_name(&lua, "fetch_row");
         for (name, _) in &script.values {
             if !script.declared.iter().any(|d| &d.name == name) {
                 return Err(WorkloadError::InvalidOptions(format!(
@@ -381,7 +382,11 @@ impl LuaWorkload {
         }
         progress.say(&format!("preparing {} on {target}", self.name()));
         let began = std::time::Instant::now();
-        self.prepare(target, connect, &run).await?;
+        self.prepare(target, connect, &run).await.map_err(|e| {
+            WorkloadError::InvalidOptions(format!(
+                "{e} (a plan runs a script's prepare unless dbrig's registry says it ran there with these options; for tables prepared otherwise, set `prepare = false` on the workload)"
+            ))
+        })?;
         Ok(Some(format!(
             "ran {}'s prepare in {:.2} s",
             self.name(),

@@ -362,7 +362,11 @@ fn api_gaps(url: &str, out: &Path, mysql: bool) {
     assert!(t.contains(failing), "errdesc.query: {t}");
     // The hook says no: the error stops the run.
     let e = error_line(&gaps_run(out, url, &["--hook=off"]));
-    let code = if mysql { "errno = 1062" } else { "state = '22012'" };
+    let code = if mysql {
+        "errno = 1062"
+    } else {
+        "state = '22012'"
+    };
     assert!(e.contains("api_gaps.lua") && e.contains(code), "{e}");
     // The ignore list makes it ignorable without the hook (which sysbench then never asks).
     let list = if mysql {
@@ -373,7 +377,11 @@ fn api_gaps(url: &str, out: &Path, mysql: bool) {
     let t = text(&ok(gaps_run(out, url, &["--hook=off", list])));
     assert!(t.contains("ignored errors:                      2 "), "{t}");
     assert!(t.contains("thread_done 0: hook asked 0"), "{t}");
-    let t = text(&ok(gaps_run(out, url, &["--hook=off", "--mysql-ignore-errors=all"])));
+    let t = text(&ok(gaps_run(
+        out,
+        url,
+        &["--hook=off", "--mysql-ignore-errors=all"],
+    )));
     assert!(t.contains("ignored errors:                      2 "), "{t}");
 
     // A plan runs the script's prepare where it has not run with these options, once.
