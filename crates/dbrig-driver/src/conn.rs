@@ -123,12 +123,15 @@ impl Outcome {
     }
 }
 
+/// Each backend boxed: a `Connection` is moved in and out of its holders (a sysbench
+/// script's connection is lent by the runner for every event), and an inline backend (the
+/// lean client's buffers, TLS state) made every move a copy of kilobytes.
 pub(crate) enum Backend {
-    Mysql(mysql::MysqlConnection),
-    MysqlWire(mysql_wire::WireConnection),
-    Postgres(postgres::PostgresConnection),
-    Sqlite(sqlite::SqliteConnection),
-    Mock(mock::MockConnection),
+    Mysql(Box<mysql::MysqlConnection>),
+    MysqlWire(Box<mysql_wire::WireConnection>),
+    Postgres(Box<postgres::PostgresConnection>),
+    Sqlite(Box<sqlite::SqliteConnection>),
+    Mock(Box<mock::MockConnection>),
 }
 
 /// Dispatch one call to whichever backend this is; every backend has the same inherent API.
@@ -297,6 +300,30 @@ impl Connection {
             (_, backend) => {
                 let sql = inline_params(self.target.dialect(), &self.statements[stmt.0], params);
                 dispatch!(backend, b => b.execute_text(&sql).await)
+            }
+        };
+        result.map_err(|e| e.with_statement(&self.statements[stmt.0]))
+    }
+
+    /// Execute a prepared statement with bind values and return its rows, sent as
+    /// [`Connection::execute`] sends it (for a caller that reads the rows: a sysbench
+    /// script's `fetch_row()` on a prepared statement's result).
+    pub async fn execute_rows(
+        &mut self,
+        stmt: Statement,
+        params: &[Value],
+    ) -> Result<Rows, DriverError> {
+        let result = match (self.options.protocol, &mut self.backend) {
+            (Protocol::Prepared, backend) => {
+                dispatch!(backend, b => b.execute_rows(stmt.0, params).await)
+            }
+            (Protocol::Extended, backend) => {
+                let sql = &self.statements[stmt.0];
+                dispatch!(backend, b => b.query_rows(sql, params, false).await)
+            }
+            (_, backend) => {
+                let sql = inline_params(self.target.dialect(), &self.statements[stmt.0], params);
+                dispatch!(backend, b => b.query_rows(&sql, &[], true).await)
             }
         };
         result.map_err(|e| e.with_statement(&self.statements[stmt.0]))
@@ -613,24 +640,26 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
     Ok(match target {
         Target::Mysql { .. } if options.lean => {
             match mysql_wire::WireConnection::connect(target, options).await {
-                Ok(c) => Backend::MysqlWire(c),
+                Ok(c) => Backend::MysqlWire(Box::new(c)),
                 Err(mysql_wire::WireError::Driver(e)) => return Err(e),
                 // Whatever the lean client leaves out (an authentication plugin, TLS), the
                 // full client does.
-                Err(mysql_wire::WireError::Unsupported) => {
-                    Backend::Mysql(mysql::MysqlConnection::connect(target, options).await?)
-                }
+                Err(mysql_wire::WireError::Unsupported) => Backend::Mysql(Box::new(
+                    mysql::MysqlConnection::connect(target, options).await?,
+                )),
             }
         }
-        Target::Mysql { .. } => {
-            Backend::Mysql(mysql::MysqlConnection::connect(target, options).await?)
-        }
-        Target::Postgres { .. } => {
-            Backend::Postgres(postgres::PostgresConnection::connect(target, options).await?)
-        }
-        Target::Sqlite { .. } => {
-            Backend::Sqlite(sqlite::SqliteConnection::connect(target, options).await?)
-        }
-        Target::Mock { .. } => Backend::Mock(mock::MockConnection::connect(target, options).await?),
+        Target::Mysql { .. } => Backend::Mysql(Box::new(
+            mysql::MysqlConnection::connect(target, options).await?,
+        )),
+        Target::Postgres { .. } => Backend::Postgres(Box::new(
+            postgres::PostgresConnection::connect(target, options).await?,
+        )),
+        Target::Sqlite { .. } => Backend::Sqlite(Box::new(
+            sqlite::SqliteConnection::connect(target, options).await?,
+        )),
+        Target::Mock { .. } => Backend::Mock(Box::new(
+            mock::MockConnection::connect(target, options).await?,
+        )),
     })
 }

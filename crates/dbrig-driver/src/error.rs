@@ -145,8 +145,12 @@ impl ErrorPolicy {
         }
     }
 
+    /// Whether `code` restarts the event: listed, or the list holds `all` (sysbench's
+    /// `--mysql-ignore-errors=all`, every statement error).
     pub fn is_retryable(&self, code: &str) -> bool {
-        self.retryable.iter().any(|c| c.eq_ignore_ascii_case(code))
+        self.retryable
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case(code) || c == "ALL")
     }
 
     /// The class of a statement error with this code (connection loss is decided by each
@@ -157,5 +161,20 @@ impl ErrorPolicy {
         } else {
             ErrorClass::Fatal
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_makes_every_code_retryable() {
+        let listed = ErrorPolicy::from_list("1213,1062");
+        assert!(listed.is_retryable("1062"));
+        assert!(!listed.is_retryable("1064"));
+        let all = ErrorPolicy::from_list("all");
+        assert_eq!(all.classify("1064"), ErrorClass::Retryable);
+        assert_eq!(all.classify("42P01"), ErrorClass::Retryable);
     }
 }

@@ -182,6 +182,20 @@ impl MockConnection {
         self.run(&sql).await
     }
 
+    /// A statement's rows: one row per row the mock counts, each the value 1.
+    pub(crate) async fn execute_rows(
+        &mut self,
+        idx: usize,
+        _params: &[Value],
+    ) -> Result<Rows, DriverError> {
+        let sql = self.statements[idx].clone();
+        let o = self.run(&sql).await?;
+        Ok(Rows {
+            columns: vec!["?column?".to_owned()],
+            rows: (0..o.rows).map(|_| vec![Value::Int(1)]).collect(),
+        })
+    }
+
     pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
         self.run(sql).await
     }

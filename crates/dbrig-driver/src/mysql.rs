@@ -140,6 +140,21 @@ impl MysqlConnection {
         .map_err(|e| map_error(e, &self.policy))
     }
 
+    /// A prepared statement's rows, decoded.
+    pub(crate) async fn execute_rows(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+    ) -> Result<NamedRows, DriverError> {
+        let stmt = &self.statements[idx];
+        let result = self.conn.exec_iter(stmt, to_params(params)).await;
+        match result {
+            Ok(r) => collect_named(r).await,
+            Err(e) => Err(e),
+        }
+        .map_err(|e| map_error(e, &self.policy))
+    }
+
     pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
         let result = self.conn.query_iter(sql).await;
         match result {

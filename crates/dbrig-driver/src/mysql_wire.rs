@@ -85,6 +85,9 @@ struct Prepared {
     /// The parameter types of the last execute (one type code each), empty before the first:
     /// like libmysqlclient, types are sent only when they change, and the server keeps them.
     sent_types: Vec<u8>,
+    /// The result columns as the prepare described them: rows read by `execute_rows` are
+    /// decoded with them when the server leaves them out of the reply (cached metadata).
+    columns: Option<Arc<[Column]>>,
 }
 
 pub(crate) struct WireConnection {
@@ -477,7 +480,10 @@ impl WireConnection {
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {
-        let (prepared, _) = self.prepare_statement(sql, false).await?;
+        // The columns are parsed once here (not on the hot path) so that `execute_rows` can
+        // decode a reply whose metadata the server cached.
+        let (mut prepared, columns) = self.prepare_statement(sql, true).await?;
+        prepared.columns = columns;
         self.statements.push(prepared);
         Ok(())
     }
@@ -517,15 +523,12 @@ impl WireConnection {
             id,
             params,
             sent_types: Vec::new(),
+            columns: None,
         };
         Ok((prepared, kept))
     }
 
-    pub(crate) async fn execute(
-        &mut self,
-        idx: usize,
-        params: &[Value],
-    ) -> Result<Outcome, DriverError> {
+    fn check_params(&self, idx: usize, params: &[Value]) -> Result<(), DriverError> {
         let expected = self.statements[idx].params;
         if usize::from(expected) != params.len() {
             return Err(DriverError::fatal(
@@ -536,8 +539,30 @@ impl WireConnection {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    pub(crate) async fn execute(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+    ) -> Result<Outcome, DriverError> {
+        self.check_params(idx, params)?;
         self.send_execute(idx, params).await?;
         self.read_count().await
+    }
+
+    /// A prepared statement's rows, decoded (a script that reads them: sysbench's
+    /// `fetch_row()` on a prepared statement's result).
+    pub(crate) async fn execute_rows(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+    ) -> Result<Rows, DriverError> {
+        self.check_params(idx, params)?;
+        self.send_execute(idx, params).await?;
+        let columns = self.statements[idx].columns.clone();
+        self.read_rows_named::<Binary>(columns).await
     }
 
     pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
@@ -1072,6 +1097,7 @@ mod tests {
             id: 9,
             params: 1,
             sent_types: Vec::new(),
+            columns: None,
         });
         // Each reply: 1 column, no definitions (flag 0), one row, the OK terminator.
         let mut reply = packet(1, &[1, 0]);

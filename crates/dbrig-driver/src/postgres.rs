@@ -226,6 +226,35 @@ impl PostgresConnection {
 
     /// One statement as an unnamed parse/bind/execute in one round trip (`--protocol
     /// extended`): a result set's rows are read and counted, otherwise the rows changed.
+    /// A prepared statement's rows, decoded.
+    pub(crate) async fn execute_rows(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+    ) -> Result<Rows, DriverError> {
+        let stmt = &self.statements[idx];
+        let rows = async {
+            let mut out = Rows {
+                columns: stmt.columns().iter().map(|c| c.name().to_owned()).collect(),
+                rows: Vec::new(),
+            };
+            let stream = self
+                .client
+                .query_raw(stmt, params.iter().map(PgParam))
+                .await?;
+            let mut stream = std::pin::pin!(stream);
+            while let Some(row) = stream.try_next().await? {
+                let mut values = Vec::with_capacity(row.len());
+                for i in 0..row.len() {
+                    values.push(row.try_get::<_, Cell>(i)?.0);
+                }
+                out.rows.push(values);
+            }
+            Ok::<_, tokio_postgres::Error>(out)
+        };
+        rows.await.map_err(|e| map_error(e, &self.policy))
+    }
+
     pub(crate) async fn execute_unnamed(
         &mut self,
         sql: &str,

@@ -173,6 +173,32 @@ impl SqliteConnection {
         .await
     }
 
+    /// A prepared statement's rows, decoded.
+    pub(crate) async fn execute_rows(
+        &mut self,
+        idx: usize,
+        params: &[Value],
+    ) -> Result<Rows, DriverError> {
+        let params = params.to_vec();
+        self.call(move |s| {
+            let mut stmt = s.conn.prepare_cached(&s.statements[idx])?;
+            bind(&mut stmt, &params)?;
+            let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+            let width = columns.len();
+            let mut rows = stmt.raw_query();
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let mut values = Vec::with_capacity(width);
+                for i in 0..width {
+                    values.push(from_sqlite(row.get_ref(i)?));
+                }
+                out.push(values);
+            }
+            Ok(Rows { columns, rows: out })
+        })
+        .await
+    }
+
     pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
         let sql = sql.to_owned();
         self.call(move |s| {

@@ -575,8 +575,10 @@ impl WorkloadKind {
                     report.rows, report.load_s
                 )))
             }
-            // A script's tables are its own business (`dbrig prepare FILE.lua`).
-            WorkloadKind::Oltp(Workload::Lua(_)) => Ok(None),
+            WorkloadKind::Oltp(Workload::Lua(w)) => {
+                w.prepare_if_missing(target, connect, threads, seed, progress)
+                    .await
+            }
             WorkloadKind::Oltp(Workload::Script(w)) => {
                 if !w.uses_builtins() {
                     return Ok(None);

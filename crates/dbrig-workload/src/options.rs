@@ -132,8 +132,9 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 0)]
     pub idle_clients: u32,
     /// Error codes that roll back and restart an event (MySQL numbers, PostgreSQL SQLSTATEs,
-    /// SQLite result codes).
-    #[arg(long, default_value = dbrig_driver::ErrorPolicy::DEFAULT_RETRYABLE)]
+    /// SQLite result codes), or `all`; sysbench's `--mysql-ignore-errors` is another spelling
+    /// (sysbench's pgsql driver has no such option).
+    #[arg(long, alias = "mysql-ignore-errors", default_value = dbrig_driver::ErrorPolicy::DEFAULT_RETRYABLE)]
     pub retry_codes: String,
     /// Worker threads driving the clients (0 = automatic: on MariaDB/MySQL up to 64 clients,
     /// one per client making blocking socket calls as sysbench does; otherwise two per CPU and

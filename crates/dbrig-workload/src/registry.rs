@@ -249,6 +249,57 @@ pub async fn drop_table(conn: &mut Connection, table: &str) -> Result<(), Worklo
     Ok(())
 }
 
+/// A sysbench Lua script's prepare, registered under `name` (not a table: a script's tables
+/// are its own, unknown to dbrig) as `loading` with `data` (its options' digest) before the
+/// script's prepare runs; [`script_prepared`] marks it ready after. A plan prepares a script
+/// only where no ready entry with the same data is found.
+pub async fn record_script(
+    conn: &mut Connection,
+    name: &str,
+    data: &str,
+) -> Result<(), WorkloadError> {
+    ensure(conn).await?;
+    forget(conn, name).await?;
+    let sql = sql_for(conn.dialect());
+    conn.query(
+        &sql.render("registry_add", &[]),
+        &[
+            Value::Text(name.into()),
+            Value::Text("lua-script".into()),
+            Value::Text(unix_time_text()),
+            Value::Text(String::new()),
+            Value::Text(data.into()),
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// The script registered by [`record_script`] finished its prepare.
+pub async fn script_prepared(conn: &mut Connection, name: &str) -> Result<(), WorkloadError> {
+    let sql = sql_for(conn.dialect());
+    conn.query(
+        &sql.render("registry_ready", &[]),
+        &[Value::Text(String::new()), Value::Text(name.into())],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Remove an entry that names no table (a script's, after its cleanup).
+pub async fn forget(conn: &mut Connection, name: &str) -> Result<(), WorkloadError> {
+    if !conn.table_exists(REGISTRY).await? {
+        return Ok(());
+    }
+    let sql = sql_for(conn.dialect());
+    conn.query(
+        &sql.render("registry_remove", &[]),
+        &[Value::Text(name.into())],
+    )
+    .await?;
+    Ok(())
+}
+
 /// Drop the registry once no table is left in it.
 pub async fn drop_if_empty(conn: &mut Connection) -> Result<(), WorkloadError> {
     if !conn.table_exists(REGISTRY).await? {

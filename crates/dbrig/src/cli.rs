@@ -48,6 +48,9 @@ pub enum Command {
     /// Drop the tables a workload's prepare created (only tables dbrig created); `sql-bench`:
     /// the database dbrig made for the suite, once every table in it is proven dbrig's.
     Cleanup(WorkloadArgs),
+    /// A sysbench Lua script's prewarm command (`dbrig prewarm oltp_read_only.lua`): load its
+    /// tables into the server's caches before a run.
+    Prewarm(WorkloadArgs),
     /// List the workloads and every option with its default.
     List(crate::args::ListArgs),
     /// Show host facts and what would distort a benchmark on this machine.
@@ -92,11 +95,11 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
 }
 
 /// The commands sysbench puts last (`sysbench oltp_read_only --threads=4 run`).
-const SYSBENCH_COMMANDS: [&str; 3] = ["prepare", "run", "cleanup"];
+const SYSBENCH_COMMANDS: [&str; 4] = ["prepare", "run", "cleanup", "prewarm"];
 
 /// sysbench's word order, the command last (`dbrig oltp_point_select --threads 4 run`), becomes
 /// dbrig's, the command first: when the first word is not one of dbrig's commands and the last
-/// word (`--name=value` options after it aside) is prepare, run or cleanup, it moves to the
+/// word (`--name=value` options after it aside) is prepare, run, cleanup or prewarm, it moves to the
 /// front.
 fn command_first(mut args: Vec<String>) -> Vec<String> {
     use clap::CommandFactory;

@@ -209,6 +209,20 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
 
 /// `dbrig prepare|cleanup FILE.lua`: the script's command (sysbench's `sysbench FILE.lua
 /// prepare`), its output (the script's `print`s) on stdout.
+/// `dbrig prewarm FILE.lua`: the script's prewarm command (sysbench's; dbrig's built-in
+/// workloads have none).
+pub async fn prewarm(args: WorkloadArgs) -> Result<ExitCode> {
+    let target = resolve_target(&args.connection, &args.store)?;
+    let workload = workload_of(&args)?;
+    let Workload::Lua(l) = &workload else {
+        return Err(anyhow!(
+            "prewarm is a command of sysbench Lua scripts (FILE.lua); {} has none",
+            workload.name()
+        ));
+    };
+    lua_command(l, "prewarm", &target, &args).await
+}
+
 async fn lua_command(
     l: &dbrig_workload::LuaWorkload,
     command: &str,
@@ -217,7 +231,11 @@ async fn lua_command(
 ) -> Result<ExitCode> {
     eprintln!("dbrig: {command} of {} on {target}", l.path().display());
     let connect = args.run.connect_options();
-    l.command(command, target, &connect, &args.run).await?;
+    match command {
+        "prepare" => l.prepare(target, &connect, &args.run).await?,
+        "cleanup" => l.cleanup(target, &connect, &args.run).await?,
+        _ => l.command(command, target, &connect, &args.run).await?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,6 +3,7 @@
 //! objects scripts see and the error values they raise are built in `prelude.lua`.
 
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -106,6 +107,9 @@ pub struct Ctx {
     pub tally: Mutex<EventTally>,
     rand: Mutex<Rand>,
     pub last_error: Mutex<Option<DriverError>>,
+    /// The statement the script waits for when its first poll found it waiting, with the
+    /// query its error would name (see [`start`]).
+    pending: Mutex<Option<(Running, String)>>,
 }
 
 impl Ctx {
@@ -122,11 +126,20 @@ impl Ctx {
             tally: Mutex::new(EventTally::default()),
             rand: Mutex::new(rand),
             last_error: Mutex::new(None),
+            pending: Mutex::new(None),
         })
     }
 
     fn count(&self, class: StatementClass) {
         self.tally.lock().expect("tally").queries.count(class);
+    }
+
+    /// Count a prepared statement and time it by its text.
+    fn timed(&self, class: StatementClass, kind: &'static str, began: Instant) {
+        let us = began.elapsed().as_micros() as u64;
+        let mut t = self.tally.lock().expect("tally");
+        t.queries.count(class);
+        t.time(kind, us);
     }
 }
 
@@ -280,6 +293,7 @@ fn install(
     }
     {
         let ctx = Arc::clone(ctx);
+        let keep_rows = script.prepared_rows;
         raw.set(
             "connect",
             lua.create_async_function(move |lua, ()| {
@@ -303,17 +317,52 @@ fn install(
                         slot,
                         owned,
                         bulk: Mutex::new(None),
+                        keep_rows,
                     };
                     Ok((LuaValue::UserData(lua.create_userdata(con)?), LuaValue::Nil))
                 }
             })?,
         )?;
     }
+    {
+        // A statement its first poll left waiting: awaited here, on the async path.
+        let ctx = Arc::clone(ctx);
+        raw.set(
+            "await_pending",
+            lua.create_async_function(move |lua, ()| {
+                let ctx = Arc::clone(&ctx);
+                async move {
+                    let pending = ctx.pending.lock().expect("pending").take();
+                    let Some((run, query)) = pending else {
+                        return Ok((LuaValue::Nil, LuaValue::Nil));
+                    };
+                    let done = run.await;
+                    reply(&lua, &ctx, done, &query)
+                }
+            })?,
+        )?;
+    }
+    {
+        // The script's sql_error_ignorable hook downgraded the last error: the runner restarts
+        // the event for it as for a retryable one.
+        let ctx = Arc::clone(ctx);
+        raw.set(
+            "downgraded",
+            lua.create_function(move |_, ()| {
+                if let Some(e) = ctx.last_error.lock().expect("last error").as_mut()
+                    && e.class == ErrorClass::Fatal
+                {
+                    e.class = ErrorClass::Retryable;
+                }
+                Ok(())
+            })?,
+        )?;
+    }
     lua.load(PRELUDE)
         .set_name("=dbrig-sysbench-api")
         .call::<()>(raw.clone())?;
-    let run_event: Function = raw.get("run_event")?;
-    lua.set_named_registry_value("dbrig_run_event", run_event)?;
+    let event_loop: Function = raw.get("event_loop")?;
+    lua.set_named_registry_value("dbrig_event_loop", event_loop)?;
     let close: Function = raw.get("report_json_close")?;
     lua.set_named_registry_value("dbrig_report_json_close", close)?;
     let _ = run;
@@ -406,6 +455,28 @@ fn rand_table(lua: &Lua, ctx: &Arc<Ctx>) -> mlua::Result<Table> {
         })?,
     )?;
     Ok(t)
+}
+
+/// Whether a Lua module the state has loaded from a file (`require`, found on
+/// `package.path`) has `word` in its text.
+pub fn modules_name(lua: &Lua, word: &str) -> bool {
+    let found = || -> mlua::Result<bool> {
+        let package: Table = lua.globals().get("package")?;
+        let loaded: Table = package.get("loaded")?;
+        let path: String = package.get("path")?;
+        let search: Function = package.get("searchpath")?;
+        for pair in loaded.pairs::<String, LuaValue>() {
+            let (name, _) = pair?;
+            let Some(file) = search.call::<Option<String>>((name, path.as_str()))? else {
+                continue;
+            };
+            if std::fs::read_to_string(&file).is_ok_and(|t| t.contains(word)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    };
+    found().unwrap_or(false)
 }
 
 /// The options the script declared (after its top level ran).
@@ -650,76 +721,119 @@ struct Con {
     /// `disconnect`. The runner's connection is the runner's to close.
     owned: bool,
     bulk: Mutex<Option<Bulk>>,
+    /// Whether prepared statements that return rows keep them for `fetch_row()` (the script
+    /// names fetch_row: see `Script::prepared_rows`).
+    keep_rows: bool,
 }
 
 type Reply = (LuaValue, LuaValue);
 
-async fn text_query(lua: &Lua, ctx: &Arc<Ctx>, slot: &Slot, sql: &str) -> mlua::Result<Reply> {
-    let mut c = match take(slot) {
-        Ok(c) => c,
-        Err(e) => return Ok((LuaValue::Nil, LuaValue::Table(errdesc(lua, ctx, e, sql)?))),
-    };
-    let r = if returns_rows(sql) {
-        c.query_rows(sql, &[], true).await.map(Some)
-    } else {
-        c.execute_text(sql).await.map(|o| {
-            ctx.count(o.class());
-            None
-        })
-    };
-    *slot.lock().expect("slot") = Some(c);
-    match r {
-        Ok(Some(rows)) => {
-            ctx.count(StatementClass::Read);
-            let nfields = rows
-                .columns
-                .len()
-                .max(rows.rows.first().map_or(0, Vec::len));
-            let rs = Rows {
-                nrows: rows.rows.len() as u64,
-                nfields,
-                rows: rows
-                    .rows
-                    .into_iter()
-                    .map(|r| r.iter().map(Value::to_text).collect())
-                    .collect(),
-                next: 0,
-            };
-            Ok((LuaValue::UserData(lua.create_userdata(rs)?), LuaValue::Nil))
+/// What a statement did, before it becomes Lua values: made on whichever path finished it
+/// (see [`start`]).
+enum Done {
+    /// A result set whose rows are kept for `fetch_row()`.
+    Rows(Rows),
+    /// A result set of a prepared statement, counted only: its row count.
+    Counted(u64),
+    /// No result set.
+    Nothing,
+    Failed(DriverError),
+}
+
+/// A statement on its way: it owns what it needs (the connection is taken out of its slot
+/// and put back when it ends), so it can be parked in the state's [`Ctx::pending`].
+type Running = Pin<Box<dyn Future<Output = Done> + Send>>;
+
+/// Start a statement and poll it once, in the script's call. On a connection that blocks
+/// its thread (the lean MariaDB/MySQL client with a worker of its own) it is always done
+/// then: the reply goes back to the script at once, without mlua's async machinery (a
+/// future boxed into a userdata, a poll loop in Lua, a yield) around every statement. A
+/// statement still waiting is parked in `ctx.pending`, and the script's Lua half awaits it
+/// through `raw.await_pending` (the async path; the first poll's no-op waker is replaced
+/// by the task's at its next poll).
+fn start(lua: &Lua, ctx: &Ctx, query: &str, mut run: Running) -> mlua::Result<Reply> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match run.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(done) => reply(lua, ctx, done, query),
+        std::task::Poll::Pending => {
+            *ctx.pending.lock().expect("pending") = Some((run, query.to_owned()));
+            Ok((LuaValue::Boolean(true), LuaValue::Nil))
         }
-        Ok(None) => Ok((LuaValue::Nil, LuaValue::Nil)),
-        Err(e) => Ok((LuaValue::Nil, LuaValue::Table(errdesc(lua, ctx, e, sql)?))),
     }
 }
 
-async fn flush(lua: &Lua, con: &Con, last: bool) -> mlua::Result<LuaValue> {
-    let sql = {
-        let mut b = con.bulk.lock().expect("bulk");
-        let Some(bulk) = b.as_mut() else {
-            return Ok(LuaValue::Nil);
+/// A finished statement as the two values the Lua half expects: (result, error).
+fn reply(lua: &Lua, ctx: &Ctx, done: Done, query: &str) -> mlua::Result<Reply> {
+    Ok(match done {
+        Done::Rows(rs) => (LuaValue::UserData(lua.create_userdata(rs)?), LuaValue::Nil),
+        Done::Counted(n) => (LuaValue::Number(n as f64), LuaValue::Nil),
+        Done::Nothing => (LuaValue::Nil, LuaValue::Nil),
+        Done::Failed(e) => (LuaValue::Nil, LuaValue::Table(errdesc(lua, ctx, e, query)?)),
+    })
+}
+
+/// A text query (`con:query()`, a bulk insert's INSERT): rows kept when it returns rows.
+fn text_run(ctx: Arc<Ctx>, slot: Arc<Slot>, sql: String) -> Running {
+    Box::pin(async move {
+        let mut c = match take(&slot) {
+            Ok(c) => c,
+            Err(e) => return Done::Failed(e),
         };
-        if bulk.rows == 0 {
-            if last {
-                *b = None;
+        let done = if returns_rows(&sql) {
+            match c.query_rows(&sql, &[], true).await {
+                Ok(rows) => {
+                    ctx.count(StatementClass::Read);
+                    Done::Rows(Rows::from_driver(rows))
+                }
+                Err(e) => Done::Failed(e),
             }
-            return Ok(LuaValue::Nil);
-        }
+        } else {
+            match c.execute_text(&sql).await {
+                Ok(o) => {
+                    ctx.count(o.class());
+                    Done::Nothing
+                }
+                Err(e) => Done::Failed(e),
+            }
+        };
+        *slot.lock().expect("slot") = Some(c);
+        done
+    })
+}
+
+/// The bulk insert's buffered INSERT, if it holds rows (the buffer is left with its head).
+fn take_bulk(con: &Con, last: bool) -> Option<String> {
+    let mut b = con.bulk.lock().expect("bulk");
+    let bulk = b.as_mut()?;
+    let sql = (bulk.rows > 0).then(|| {
         let sql = bulk.buf.clone();
         bulk.buf.truncate(bulk.head);
         bulk.rows = 0;
-        if last {
-            *b = None;
-        }
         sql
-    };
-    let (_, err) = text_query(lua, &con.ctx, &con.slot, &sql).await?;
-    Ok(err)
+    });
+    if last {
+        *b = None;
+    }
+    sql
+}
+
+/// Send the bulk insert's buffer (through [`start`]): `(nil, nil)` when there was nothing to
+/// send.
+fn flush(lua: &Lua, con: &Con, last: bool) -> mlua::Result<Reply> {
+    match take_bulk(con, last) {
+        Some(sql) => {
+            let run = text_run(Arc::clone(&con.ctx), Arc::clone(&con.slot), sql);
+            start(lua, &con.ctx, "<bulk insert>", run)
+        }
+        None => Ok((LuaValue::Nil, LuaValue::Nil)),
+    }
 }
 
 impl UserData for Con {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_async_method("query", |lua, this, sql: String| async move {
-            text_query(&lua, &this.ctx, &this.slot, &sql).await
+        m.add_method("query", |lua, this, sql: String| {
+            let run = text_run(Arc::clone(&this.ctx), Arc::clone(&this.slot), sql.clone());
+            start(lua, &this.ctx, &sql, run)
         });
         m.add_async_method("prepare", |lua, this, sql: String| async move {
             let text = if this.ctx.target.dialect() == Dialect::Postgres {
@@ -747,8 +861,8 @@ impl UserData for Con {
                         kind: crate::script::intern(
                             sql.split_whitespace().collect::<Vec<_>>().join(" "),
                         ),
-                        params: Mutex::new(Vec::new()),
-                        sql,
+                        keep_rows: this.keep_rows && returns_rows(&sql),
+                        binds: Mutex::new(Vec::new()),
                     };
                     Ok((LuaValue::UserData(lua.create_userdata(s)?), LuaValue::Nil))
                 }
@@ -758,16 +872,17 @@ impl UserData for Con {
                 )),
             }
         });
-        m.add_async_method("bulk_insert_init", |lua, this, sql: String| async move {
-            let err = flush(&lua, &this, true).await?;
+        m.add_method("bulk_insert_init", |lua, this, sql: String| {
+            let r = flush(lua, this, true)?;
             *this.bulk.lock().expect("bulk") = Some(Bulk {
                 head: sql.len(),
                 buf: sql,
                 rows: 0,
             });
-            Ok(err)
+            Ok(r)
         });
-        m.add_async_method("bulk_insert_next", |lua, this, row: String| async move {
+        m.add_method("bulk_insert_next", |lua, this, row: mlua::String| {
+            let row = row.to_str()?;
             let full = {
                 let b = this.bulk.lock().expect("bulk");
                 let Some(bulk) = b.as_ref() else {
@@ -777,10 +892,11 @@ impl UserData for Con {
                 };
                 bulk.rows > 0 && bulk.buf.len() + row.len() + 2 > BULK_BYTES
             };
-            let err = if full {
-                flush(&lua, &this, false).await?
+            // The row joins the buffer first; a full buffer goes out without it.
+            let r = if full {
+                flush(lua, this, false)?
             } else {
-                LuaValue::Nil
+                (LuaValue::Nil, LuaValue::Nil)
             };
             if let Some(bulk) = this.bulk.lock().expect("bulk").as_mut() {
                 if bulk.rows > 0 {
@@ -789,11 +905,9 @@ impl UserData for Con {
                 bulk.buf.push_str(&row);
                 bulk.rows += 1;
             }
-            Ok(err)
+            Ok(r)
         });
-        m.add_async_method("bulk_insert_done", |lua, this, ()| async move {
-            flush(&lua, &this, true).await
-        });
+        m.add_method("bulk_insert_done", |lua, this, ()| flush(lua, this, true));
         m.add_async_method("reconnect", |lua, this, ()| async move {
             let mut c = match take(&this.slot) {
                 Ok(c) => c,
@@ -820,142 +934,150 @@ impl UserData for Con {
     }
 }
 
-/// A bind parameter's value (`param:set(v)`).
-struct Param {
-    value: Arc<Mutex<Value>>,
+/// How a bound parameter's Lua value becomes a bind value (`stmt:bind_create(type, len)`).
+#[derive(Debug, Clone, Copy)]
+struct Bind {
     int: bool,
+    /// CHAR / VARCHAR: the buffer length sysbench truncates to.
     max_len: Option<usize>,
 }
 
-impl UserData for Param {
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("set", |_, this, v: LuaValue| {
-            let value = match v {
-                LuaValue::Nil => Value::Null,
-                LuaValue::Integer(i) => Value::Int(i),
-                LuaValue::Number(n) if this.int => Value::Int(n as i64),
-                LuaValue::Number(n) => Value::Float(n),
-                LuaValue::Boolean(b) => Value::Int(i64::from(b)),
-                LuaValue::String(s) => {
-                    let mut s = s.to_string_lossy().to_string();
-                    if let Some(max) = this.max_len
-                        && s.len() > max
-                    {
-                        let mut cut = max;
-                        while !s.is_char_boundary(cut) {
-                            cut -= 1;
-                        }
-                        s.truncate(cut);
+impl Bind {
+    fn of(btype: i64, max_len: Option<f64>) -> mlua::Result<Self> {
+        Ok(match btype {
+            1..=4 => Self {
+                int: true,
+                max_len: None,
+            },
+            5..=10 => Self {
+                int: false,
+                max_len: None,
+            },
+            11 | 12 => Self {
+                int: false,
+                max_len: max_len.map(|n| n as usize),
+            },
+            _ => {
+                return Err(mlua::Error::RuntimeError(format!(
+                    "Unsupported argument type: {btype}"
+                )));
+            }
+        })
+    }
+
+    fn value(&self, v: &LuaValue) -> mlua::Result<Value> {
+        Ok(match v {
+            LuaValue::Nil => Value::Null,
+            LuaValue::Integer(i) => Value::Int(*i),
+            LuaValue::Number(n) if self.int => Value::Int(*n as i64),
+            LuaValue::Number(n) => Value::Float(*n),
+            LuaValue::Boolean(b) => Value::Int(i64::from(*b)),
+            LuaValue::String(s) => {
+                let mut s = s.to_string_lossy().to_string();
+                if let Some(max) = self.max_len
+                    && s.len() > max
+                {
+                    let mut cut = max;
+                    while !s.is_char_boundary(cut) {
+                        cut -= 1;
                     }
-                    if this.int {
-                        s.trim()
-                            .parse::<i64>()
-                            .map(Value::Int)
-                            .unwrap_or(Value::Text(s))
-                    } else {
-                        Value::Text(s)
-                    }
+                    s.truncate(cut);
                 }
-                other => {
-                    return Err(mlua::Error::RuntimeError(format!(
-                        "cannot bind a {} value",
-                        other.type_name()
-                    )));
+                if self.int {
+                    s.trim()
+                        .parse::<i64>()
+                        .map(Value::Int)
+                        .unwrap_or(Value::Text(s))
+                } else {
+                    Value::Text(s)
                 }
-            };
-            *this.value.lock().expect("param") = value;
-            Ok(())
-        });
+            }
+            other => {
+                return Err(mlua::Error::RuntimeError(format!(
+                    "cannot bind a {} value",
+                    other.type_name()
+                )));
+            }
+        })
     }
 }
 
-/// A prepared statement (`con:prepare(sql)`).
+/// A prepared statement (`con:prepare(sql)`). Its parameters' values live in the Lua half
+/// (`param:set(v)` is a table store) and come with each `execute`.
 struct Stmt {
     ctx: Arc<Ctx>,
     slot: Arc<Slot>,
     stmt: Statement,
     /// The statement's text: its per-statement latency histogram.
     kind: &'static str,
-    params: Mutex<Vec<Arc<Mutex<Value>>>>,
-    sql: String,
+    /// Read its rows for `fetch_row()` (a statement that returns rows, in a script that
+    /// reads them); otherwise they are counted only.
+    keep_rows: bool,
+    binds: Mutex<Vec<Bind>>,
 }
 
 impl UserData for Stmt {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method(
-            "bind_create",
-            |lua, _, (btype, max_len): (i64, Option<f64>)| {
-                let (int, max) = match btype {
-                    1..=4 => (true, None),
-                    5 | 6 => (false, None),
-                    11 | 12 => (false, max_len.map(|n| n as usize)),
-                    7..=10 => (false, None),
-                    _ => {
-                        return Err(mlua::Error::RuntimeError(format!(
-                            "Unsupported argument type: {btype}"
-                        )));
-                    }
-                };
-                lua.create_userdata(Param {
-                    value: Arc::new(Mutex::new(Value::Null)),
-                    int,
-                    max_len: max,
-                })
+            "check_bind",
+            |_, _, (btype, max_len): (i64, Option<f64>)| Bind::of(btype, max_len).map(|_| ()),
+        );
+        // The bound parameters' types and buffer lengths (0: none given).
+        m.add_method(
+            "bind_param",
+            |_, this, (types, lens): (Vec<i64>, Vec<f64>)| {
+                let binds = types
+                    .iter()
+                    .zip(lens.iter())
+                    .map(|(t, l)| Bind::of(*t, (*l > 0.0).then_some(*l)))
+                    .collect::<mlua::Result<Vec<_>>>()?;
+                *this.binds.lock().expect("binds") = binds;
+                Ok(())
             },
         );
-        m.add_method("bind_param", |_, this, ps: Vec<mlua::AnyUserData>| {
-            let mut v = Vec::with_capacity(ps.len());
-            for p in ps {
-                v.push(Arc::clone(&p.borrow::<Param>()?.value));
-            }
-            *this.params.lock().expect("params") = v;
-            Ok(())
-        });
-        m.add_async_method("execute", |lua, this, ()| async move {
-            let values: Vec<Value> = this
-                .params
-                .lock()
-                .expect("params")
-                .iter()
-                .map(|p| p.lock().expect("param").clone())
-                .collect();
-            let mut c = match take(&this.slot) {
-                Ok(c) => c,
-                Err(e) => {
-                    return Ok((
-                        LuaValue::Nil,
-                        LuaValue::Table(errdesc(&lua, &this.ctx, e, &this.sql)?),
-                    ));
-                }
+        m.add_method("execute", |lua, this, args: mlua::Variadic<LuaValue>| {
+            let values = {
+                let binds = this.binds.lock().expect("binds");
+                binds
+                    .iter()
+                    .zip(args.iter())
+                    .map(|(b, v)| b.value(v))
+                    .collect::<mlua::Result<Vec<Value>>>()?
             };
-            let began = Instant::now();
-            let r = c.execute(this.stmt, &values).await;
-            let us = began.elapsed().as_micros() as u64;
-            *this.slot.lock().expect("slot") = Some(c);
-            match r {
-                Ok(o) => {
-                    let class = o.class();
-                    {
-                        let mut t = this.ctx.tally.lock().expect("tally");
-                        t.queries.count(class);
-                        t.time(this.kind, us);
+            let (ctx, slot) = (Arc::clone(&this.ctx), Arc::clone(&this.slot));
+            let (stmt, kind, keep_rows) = (this.stmt, this.kind, this.keep_rows);
+            let run: Running = Box::pin(async move {
+                let mut c = match take(&slot) {
+                    Ok(c) => c,
+                    Err(e) => return Done::Failed(e),
+                };
+                let began = Instant::now();
+                let done = if keep_rows {
+                    match c.execute_rows(stmt, &values).await {
+                        Ok(rows) => {
+                            ctx.timed(StatementClass::Read, kind, began);
+                            Done::Rows(Rows::from_driver(rows))
+                        }
+                        Err(e) => Done::Failed(e),
                     }
-                    if class == StatementClass::Read {
-                        let rs = Rows {
-                            nrows: o.rows,
-                            nfields: 0,
-                            rows: Vec::new(),
-                            next: usize::MAX,
-                        };
-                        return Ok((LuaValue::UserData(lua.create_userdata(rs)?), LuaValue::Nil));
+                } else {
+                    match c.execute(stmt, &values).await {
+                        Ok(o) => {
+                            let class = o.class();
+                            ctx.timed(class, kind, began);
+                            if class == StatementClass::Read {
+                                Done::Counted(o.rows)
+                            } else {
+                                Done::Nothing
+                            }
+                        }
+                        Err(e) => Done::Failed(e),
                     }
-                    Ok((LuaValue::Nil, LuaValue::Nil))
-                }
-                Err(e) => Ok((
-                    LuaValue::Nil,
-                    LuaValue::Table(errdesc(&lua, &this.ctx, e, &this.sql)?),
-                )),
-            }
+                };
+                *slot.lock().expect("slot") = Some(c);
+                done
+            });
+            start(lua, &this.ctx, "<prepared statement>", run)
         });
         m.add_method("close", |_, _, ()| Ok(()));
     }
@@ -971,6 +1093,25 @@ struct Rows {
     next: usize,
 }
 
+impl Rows {
+    fn from_driver(rows: dbrig_driver::Rows) -> Self {
+        let nfields = rows
+            .columns
+            .len()
+            .max(rows.rows.first().map_or(0, Vec::len));
+        Self {
+            nrows: rows.rows.len() as u64,
+            nfields,
+            rows: rows
+                .rows
+                .into_iter()
+                .map(|r| r.iter().map(Value::to_text).collect())
+                .collect(),
+            next: 0,
+        }
+    }
+}
+
 impl UserData for Rows {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method("nrows", |_, this, ()| Ok(this.nrows as f64));
@@ -978,7 +1119,7 @@ impl UserData for Rows {
         m.add_method_mut("fetch_row", |lua, this, ()| {
             if this.next == usize::MAX {
                 return Err(mlua::Error::RuntimeError(
-                    "not supported: fetch_row() on a prepared statement's result (use con:query())"
+                    "not supported: fetch_row() on a prepared statement's result in a script whose text (and the modules it loads at its top level) never names fetch_row: dbrig reads such a statement's rows only to count them"
                         .into(),
                 ));
             }

@@ -64,6 +64,11 @@ struct Script {
     source: String,
     declared: Vec<Declared>,
     values: Vec<(String, String)>,
+    /// Whether the script's text or a module it loads at its top level names `fetch_row`:
+    /// only then are a prepared statement's rows decoded and kept for it. sysbench's bundled
+    /// scripts never read them, and decoding every range query's rows would cost each of
+    /// their statements more than all the rest.
+    prepared_rows: bool,
 }
 
 /// A sysbench Lua script as a workload.
@@ -132,6 +137,7 @@ impl LuaWorkload {
             source,
             declared: Vec::new(),
             values,
+            prepared_rows: false,
         };
         // The declared options: the script's top level run once in a state of its own.
         let ctx = Ctx::new(
@@ -143,6 +149,8 @@ impl LuaWorkload {
         let lua = api::new_state(&script, &ctx, 0, 1, "run", &RunOptions::default())
             .map_err(|m| lua_error(&script.path, "loading", m))?;
         script.declared = api::declared(&lua).map_err(|m| lua_error(&script.path, "loading", m))?;
+        script.prepared_rows =
+            script.source.contains("fetch_row") || api::modules_name(&lua, "fetch_row");
         for (name, _) in &script.values {
             if !script.declared.iter().any(|d| &d.name == name) {
                 return Err(WorkloadError::InvalidOptions(format!(
@@ -282,6 +290,110 @@ impl LuaWorkload {
         results.into_iter().collect()
     }
 
+    /// The name the registry keeps this script's prepare under (`lua:FILE.lua`).
+    fn registry_name(&self) -> String {
+        format!("lua:{}", self.name()).chars().take(64).collect()
+    }
+
+    /// What the script was prepared with: a digest of its declared options' values (the
+    /// registry's column is short; the options' JSON may not be).
+    fn data_digest(&self) -> String {
+        // FNV-1a: stable across Rust versions, unlike the std hasher.
+        let text = self.options_json().to_string();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
+    /// The script's `prepare` command, registered (`dbrig prepare FILE.lua`, a plan's
+    /// prepare step): `loading` before it runs, `ready` after, forgotten when it fails (its
+    /// failure may be a table that was already there, which is not dbrig's to drop later).
+    pub async fn prepare(
+        &self,
+        target: &Target,
+        connect: &ConnectOptions,
+        run: &RunOptions,
+    ) -> Result<(), WorkloadError> {
+        let name = self.registry_name();
+        let mut conn = Connection::connect(target, connect).await?;
+        crate::registry::record_script(&mut conn, &name, &self.data_digest()).await?;
+        let r = self.command("prepare", target, connect, run).await;
+        let marked = match &r {
+            Ok(()) => crate::registry::script_prepared(&mut conn, &name).await,
+            Err(_) => crate::registry::forget(&mut conn, &name).await,
+        };
+        conn.close().await;
+        r?;
+        marked
+    }
+
+    /// The script's `cleanup` command; its registry entry goes with it.
+    pub async fn cleanup(
+        &self,
+        target: &Target,
+        connect: &ConnectOptions,
+        run: &RunOptions,
+    ) -> Result<(), WorkloadError> {
+        self.command("cleanup", target, connect, run).await?;
+        let mut conn = Connection::connect(target, connect).await?;
+        let r = crate::registry::forget(&mut conn, &self.registry_name()).await;
+        conn.close().await;
+        r
+    }
+
+    /// A plan's prepare step: the script's `prepare` unless the registry says it ran here
+    /// with the same options. A prepare that was interrupted, or made with other options,
+    /// is undone by the script's `cleanup` first. Returns a line saying what was done.
+    pub async fn prepare_if_missing(
+        &self,
+        target: &Target,
+        connect: &ConnectOptions,
+        threads: u32,
+        seed: u64,
+        progress: &dyn crate::progress::LoadProgress,
+    ) -> Result<Option<String>, WorkloadError> {
+        let mut run = self.run_options();
+        run.threads = threads.max(1);
+        run.rand_seed = seed;
+        let mut conn = Connection::connect(target, connect).await?;
+        let entry = crate::registry::lookup(&mut conn, &self.registry_name()).await;
+        conn.close().await;
+        let digest = self.data_digest();
+        match entry? {
+            Some(e) if e.state == "ready" && (e.data == digest || e.marker == "mock") => {
+                return Ok(None);
+            }
+            Some(e) => {
+                progress.say(&format!(
+                    "{} on {target} was {}: running its cleanup first",
+                    self.name(),
+                    if e.state == "ready" {
+                        "prepared with other options"
+                    } else {
+                        "left half-prepared by an interrupted prepare"
+                    }
+                ));
+                self.cleanup(target, connect, &run).await?;
+            }
+            None => {}
+        }
+        progress.say(&format!("preparing {} on {target}", self.name()));
+        let began = std::time::Instant::now();
+        self.prepare(target, connect, &run).await.map_err(|e| {
+            WorkloadError::InvalidOptions(format!(
+                "{e} (a plan runs a script's prepare unless dbrig's registry says it ran there with these options; for tables prepared otherwise, set `prepare = false` on the workload)"
+            ))
+        })?;
+        Ok(Some(format!(
+            "ran {}'s prepare in {:.2} s",
+            self.name(),
+            began.elapsed().as_secs_f64()
+        )))
+    }
+
     /// The script's `init()` / `done()` (run once, before the clients start and after they
     /// end), when it defines them.
     pub async fn global_hook(&self, name: &str, target: &Target) -> Result<(), WorkloadError> {
@@ -324,22 +436,9 @@ impl LuaWorkload {
         );
         let lua = api::new_state(&self.script, &ctx, index, threads, "run", &run)
             .map_err(|m| fatal(&self.script.path, "loading", m))?;
-        // sysbench's sql_error_ignorable hook would decide which errors restart an event;
-        // dbrig decides by --retry-codes, so a script that sets it is told, not ignored.
-        let ignorable = lua
-            .load("return sysbench.hooks.sql_error_ignorable ~= nil")
-            .eval::<bool>()
-            .unwrap_or(false);
-        if ignorable {
-            return Err(fatal(
-                &self.script.path,
-                "loading",
-                "not supported: sysbench.hooks.sql_error_ignorable (dbrig restarts events on --retry-codes)".into(),
-            ));
-        }
         let placeholder = Connection::connect(&mock_target(), &ConnectOptions::default()).await?;
-        let run_event: Function = lua
-            .named_registry_value("dbrig_run_event")
+        let event_loop: Function = lua
+            .named_registry_value("dbrig_event_loop")
             .map_err(|e| fatal(&self.script.path, "loading", e.to_string()))?;
         let has_event = matches!(
             lua.globals().get::<LuaValue>("event"),
@@ -358,7 +457,9 @@ impl LuaWorkload {
             ctx,
             slot,
             placeholder: Some(placeholder),
-            run_event,
+            event_loop,
+            events: None,
+            in_event: false,
             index,
             stopped: false,
         };
@@ -580,7 +681,13 @@ pub struct LuaClient {
     slot: Arc<Slot>,
     /// Left in the runner's hands while the script holds the real connection.
     placeholder: Option<Connection>,
-    run_event: Function,
+    /// The Lua function that runs this client's events in one coroutine (`raw.event_loop`).
+    event_loop: Function,
+    /// That coroutine, made at the first event: each item it yields is one event's code.
+    events: Option<mlua::AsyncThread<i64>>,
+    /// An event is under way: still set at the next event's start, the last one was dropped
+    /// half-way (its coroutine is then not resumed: a new one starts).
+    in_event: bool,
     index: u32,
     /// `event()` returned a true value: sysbench's signal that this thread is done.
     stopped: bool,
@@ -628,7 +735,30 @@ impl LuaClient {
             self.placeholder = Some(p);
         }
         self.lend(conn);
-        let r = self.run_event.call_async::<i64>(self.index).await;
+        if self.in_event || self.events.is_none() {
+            let thread = self
+                .lua
+                .create_thread(self.event_loop.clone())
+                .and_then(|t| t.into_async::<i64>(self.index));
+            match thread {
+                Ok(t) => self.events = Some(t),
+                Err(e) => {
+                    self.take_back(conn);
+                    return Err(self.hook_error("event", e));
+                }
+            }
+        }
+        self.in_event = true;
+        let next = futures_util::StreamExt::next(self.events.as_mut().expect("made above")).await;
+        self.in_event = false;
+        let r = match next {
+            Some(r) => r,
+            None => Err(mlua::Error::CoroutineUnresumable),
+        };
+        if r.is_err() {
+            // A dead coroutine is not resumed again.
+            self.events = None;
+        }
         self.take_back(conn);
         std::mem::swap(&mut *self.ctx.tally.lock().expect("tally"), q);
         self.ctx.tally.lock().expect("tally").clear();

@@ -30,15 +30,42 @@ sysbench.sql.type = {
 local T = sysbench.sql.type
 
 -- Raise what a failed statement raises in sysbench: an ignorable error (dbrig's retryable
--- and lost-connection classes) as the RESTART_EVENT error table, others as a message.
-local function raise(e, level)
-  if e.restart then
-    e.restart = nil
+-- and lost-connection classes: --retry-codes / --mysql-ignore-errors) as the RESTART_EVENT
+-- error table, and so a fatal one that the script's sysbench.hooks.sql_error_ignorable(errdesc)
+-- downgrades (asked, as sysbench asks, only for errors that are not ignorable already); others
+-- as a message. `con` is the script's connection object (errdesc.connection).
+local function raise(e, level, con, query)
+  local restart = e.restart
+  e.restart = nil
+  e.connection = con
+  if query ~= nil then e.query = query end
+  if not restart and type(sysbench.hooks.sql_error_ignorable) == "function" and
+     sysbench.hooks.sql_error_ignorable(e) then
+    restart = true
+    raw.downgraded()
+  end
+  if restart then
     e.errcode = sysbench.error.RESTART_EVENT
     error(e, level + 1)
   end
   error(string.format("SQL error, errno = %d, state = '%s': %s",
                       e.sql_errno, e.sql_state, e.sql_errmsg), level + 1)
+end
+
+-- A method table whose missing names are an error naming them (`path.name`): objects get it
+-- as their metatable's __index, so a method is found by plain table lookups.
+local function methods(path)
+  local t = {}
+  t.__index = t
+  return strict(t, path)
+end
+
+-- A statement's reply: `true` when its first poll left it waiting (api.rs `start`), then
+-- awaited here.
+local await_pending = raw.await_pending
+local function settle(r, e)
+  if r == true then return await_pending() end
+  return r, e
 end
 
 local Result = {}
@@ -54,52 +81,66 @@ function Result:free() return true end
 Result.__tostring = function() return "<sql_result>" end
 local function result(r) if r == nil then return nil end return setmetatable({ _r = r }, Result) end
 
+-- A prepared statement's result whose rows dbrig counted only: one object per statement,
+-- reused as sysbench reuses its connection's result.
+local Counted = methods("sql_result")
+function Counted:fetch_row()
+  error("not supported: fetch_row() on a prepared statement's result in a script whose text " ..
+        "(and the modules it loads at its top level) never names fetch_row: dbrig reads such a " ..
+        "statement's rows only to count them", 2)
+end
+function Counted:free() return true end
+Counted.__tostring = function() return "<sql_result>" end
+
+-- A bind parameter: its value stays in Lua until execute() hands every bound value over.
 local Param = {}
 Param.__index = Param
-function Param:set(v) self._p:set(v) end
-function Param:set_rand_str(template) self._p:set(raw.rand_string(template)) end
+function Param:set(v) self.value = v end
+function Param:set_rand_str(template) self.value = raw.rand_string(template) end
 Param.__tostring = function() return "<sql_param>" end
 
-local Stmt = {}
-Stmt.__index = function(self, k)
-  local m = Stmt[k]
-  if m ~= nil then return m end
-  unsupported("sql_statement." .. tostring(k))
-end
+local Stmt = methods("sql_statement")
 function Stmt:bind_create(btype, max_len)
-  local p = self._s:bind_create(btype, max_len)
-  return setmetatable({ _p = p, type = btype, max_len = max_len }, Param)
+  self._s:check_bind(btype, max_len)
+  return setmetatable({ type = btype, max_len = max_len or false, value = nil }, Param)
 end
 function Stmt:bind_param(...)
   local n = select("#", ...)
   if n < 1 then return nil end
-  local ps = {}
-  for i = 1, n do ps[i] = (select(i, ...))._p end
-  self._s:bind_param(ps)
+  local ps, types, lens = {}, {}, {}
+  for i = 1, n do
+    local p = select(i, ...)
+    ps[i], types[i], lens[i] = p, p.type, p.max_len or 0
+  end
+  self._s:bind_param(types, lens)
+  self._ps, self._n = ps, n
   return 0
 end
 function Stmt:execute()
-  local r, e = self._s:execute()
-  if e then raise(e, 2) end
+  local ps, vals, n = self._ps, self._vals, self._n
+  for i = 1, n do vals[i] = ps[i].value end
+  local r, e = settle(self._s:execute(unpack(vals, 1, n)))
+  if e then raise(e, 2, self.connection, "<prepared statement>") end
+  if r == nil then return nil end
+  if type(r) == "number" then
+    local rs = self._rs
+    rs.nrows = r
+    return rs
+  end
   return result(r)
 end
 function Stmt:close() self._s:close() return 0 end
 Stmt.__tostring = function() return "<sql_statement>" end
 
-local Con = {}
-Con.__index = function(self, k)
-  local m = Con[k]
-  if m ~= nil then return m end
-  unsupported("sql_connection." .. tostring(k))
-end
+local Con = methods("sql_connection")
 function Con:query(sql)
-  local r, e = self._c:query(sql)
-  if e then raise(e, 2) end
+  local r, e = settle(self._c:query(sql))
+  if e then raise(e, 2, self) end
   return result(r)
 end
 function Con:query_row(sql)
-  local r, e = self._c:query(sql)
-  if e then raise(e, 2) end
+  local r, e = settle(self._c:query(sql))
+  if e then raise(e, 2, self) end
   if r == nil then return nil end
   local row = r:fetch_row()
   if row == nil then return nil end
@@ -107,13 +148,14 @@ function Con:query_row(sql)
 end
 function Con:prepare(sql)
   local s, e = self._c:prepare(sql)
-  if e then raise(e, 2) end
-  return setmetatable({ _s = s, connection = self }, Stmt)
+  if e then raise(e, 2, self) end
+  local rs = setmetatable({ nrows = 0, nfields = 0 }, Counted)
+  return setmetatable({ _s = s, connection = self, _ps = {}, _vals = {}, _n = 0, _rs = rs }, Stmt)
 end
-function Con:bulk_insert_init(sql) local e = self._c:bulk_insert_init(sql) if e then raise(e, 2) end return 0 end
-function Con:bulk_insert_next(v) local e = self._c:bulk_insert_next(v) if e then raise(e, 2) end return 0 end
-function Con:bulk_insert_done() local e = self._c:bulk_insert_done() if e then raise(e, 2) end return 0 end
-function Con:reconnect() local e = self._c:reconnect() if e then raise(e, 2) end return true end
+function Con:bulk_insert_init(sql) local _, e = settle(self._c:bulk_insert_init(sql)) if e then raise(e, 2, self) end return 0 end
+function Con:bulk_insert_next(v) local _, e = settle(self._c:bulk_insert_next(v)) if e then raise(e, 2, self) end return 0 end
+function Con:bulk_insert_done() local _, e = settle(self._c:bulk_insert_done()) if e then raise(e, 2, self) end return 0 end
+function Con:reconnect() local e = self._c:reconnect() if e then raise(e, 2, self) end return true end
 function Con:disconnect() self._c:disconnect() return true end
 function Con:check_error(rs) return rs end
 Con.__tostring = function() return "<sql_connection>" end
@@ -200,6 +242,15 @@ function raw.run_event(tid)
     return 1
   end
   error(ret, 0)
+end
+
+-- A client's events, one coroutine for all of them: each event's code (as run_event returns
+-- it) is yielded to the runner, which resumes the coroutine for the next event. A new
+-- coroutine per event would cost more than a point select.
+function raw.event_loop(tid)
+  while true do
+    coroutine.yield(raw.run_event(tid))
+  end
 end
 
 strict(sysbench.rand, "sysbench.rand")

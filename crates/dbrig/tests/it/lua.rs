@@ -312,3 +312,111 @@ fn script_errors_name_the_script_line_and_hook() {
         text(&o)
     );
 }
+
+const API_GAPS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/lua/api_gaps.lua");
+
+/// A run of `lua/api_gaps.lua` with two clients, 20 events, the text report.
+fn gaps_run(out: &Path, url: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        API_GAPS,
+        "--target",
+        url,
+        "--threads",
+        "2",
+        "--events",
+        "20",
+        "--time",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    dbrig(out, &args)
+}
+
+/// prewarm, fetch_row() on a prepared statement's result, sql_error_ignorable, the ignore
+/// list (`--mysql-ignore-errors` on MariaDB, `--retry-codes` on PostgreSQL, which sysbench's
+/// pgsql driver has no option for), a bulk insert without COMMITs of its own, and a plan
+/// that runs the script's prepare once.
+fn api_gaps(url: &str, out: &Path, mysql: bool) {
+    ok(dbrig(out, &["cleanup", API_GAPS, "--target", url]));
+    let t = text(&ok(dbrig(out, &["prepare", API_GAPS, "--target", url])));
+    assert!(t.contains("rows after rollback: 0"), "{t}");
+    assert!(t.contains("prepared lua_gaps_t"), "{t}");
+    // sysbench's word order, the command last.
+    let t = text(&ok(dbrig(out, &[API_GAPS, "--target", url, "prewarm"])));
+    assert!(t.contains("prewarmed rows: 30"), "{t}");
+
+    // The hook downgrades each client's forced error: the event restarts, counted as an
+    // ignored error; each prepared SELECT's row is checked by the script.
+    let t = text(&ok(gaps_run(out, url, &[])));
+    assert!(t.contains("ignored errors:                      2 "), "{t}");
+    assert!(
+        t.contains("thread_done 0: hook asked 1") && t.contains("thread_done 1: hook asked 1"),
+        "{t}"
+    );
+    let failing = if mysql {
+        "query INSERT INTO lua_gaps_t"
+    } else {
+        "query SELECT 1/0"
+    };
+    assert!(t.contains(failing), "errdesc.query: {t}");
+    // The hook says no: the error stops the run.
+    let e = error_line(&gaps_run(out, url, &["--hook=off"]));
+    let code = if mysql {
+        "errno = 1062"
+    } else {
+        "state = '22012'"
+    };
+    assert!(e.contains("api_gaps.lua") && e.contains(code), "{e}");
+    // The ignore list makes it ignorable without the hook (which sysbench then never asks).
+    let list = if mysql {
+        "--mysql-ignore-errors=1062"
+    } else {
+        "--retry-codes=22012"
+    };
+    let t = text(&ok(gaps_run(out, url, &["--hook=off", list])));
+    assert!(t.contains("ignored errors:                      2 "), "{t}");
+    assert!(t.contains("thread_done 0: hook asked 0"), "{t}");
+    let t = text(&ok(gaps_run(
+        out,
+        url,
+        &["--hook=off", "--mysql-ignore-errors=all"],
+    )));
+    assert!(t.contains("ignored errors:                      2 "), "{t}");
+
+    // A plan runs the script's prepare where it has not run with these options, once.
+    ok(dbrig(out, &["cleanup", API_GAPS, "--target", url]));
+    let plan = out.join("gaps.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"gaps\"\ntrials = 1\nclients = [1]\n[run]\nevents = 10\ntime = 0\n\
+             [[configuration]]\nname = \"c\"\ntarget = \"{url}\"\n\
+             [[workload]]\nscript = \"{API_GAPS}\"\noptions = {{ fail = false }}\n"
+        ),
+    )
+    .unwrap();
+    let plan = plan.display().to_string();
+    let t = text(&ok(dbrig(out, &["run", &plan])));
+    assert!(t.contains("ran api_gaps.lua's prepare in"), "{t}");
+    assert!(t.contains("1 trial(s) done, 0 invalid, 0 failed"), "{t}");
+    let t = text(&ok(dbrig(out, &["run", &plan])));
+    assert!(!t.contains("api_gaps.lua's prepare"), "prepared once: {t}");
+    assert!(t.contains("1 trial(s) done, 0 invalid, 0 failed"), "{t}");
+    let t = text(&ok(dbrig(out, &["cleanup", API_GAPS, "--target", url])));
+    assert!(t.contains("dropped lua_gaps_t"), "{t}");
+}
+
+#[test]
+fn api_gaps_on_mariadb() {
+    let db = crate::mysql::TestDb::new("luagaps");
+    let out = tempfile::tempdir().unwrap();
+    api_gaps(&db.url(), out.path(), true);
+}
+
+#[test]
+fn api_gaps_on_postgresql() {
+    let db = crate::postgres::TestDb::new("luagaps");
+    let out = tempfile::tempdir().unwrap();
+    api_gaps(&db.url(), out.path(), false);
+}
