@@ -458,7 +458,10 @@ impl PostgresConnection {
     }
 
     /// `COPY … FROM STDIN (FORMAT binary)` of tuples already encoded (see [`PgBinaryRows`]).
-    pub(crate) async fn bulk_load_binary(&mut self, load: PgBinaryRows) -> Result<u64, DriverError> {
+    pub(crate) async fn bulk_load_binary(
+        &mut self,
+        load: PgBinaryRows,
+    ) -> Result<u64, DriverError> {
         let PgBinaryRows {
             table,
             columns,

@@ -317,7 +317,13 @@ impl<'a> Executor<'a> {
         {
             let (target, pid) = (target.clone(), *pid);
             up = self
-                .prepare(&cell, (target, pid), &connect, run_options.rand_seed, &mut env)
+                .prepare(
+                    &cell,
+                    (target, pid),
+                    &connect,
+                    run_options.rand_seed,
+                    &mut env,
+                )
                 .await;
             self.flush_server_notes();
         }

@@ -556,7 +556,11 @@ fn prepare_loads_are_shown_on_request() {
         "sbtest1: 10000 rows, 2.0 MB in 0.50 s = 20000 rows/s, 4.0 MB/s\n\
          total: 10000 rows, 2.0 MB in 1.00 s = 10000 rows/s, 2.0 MB/s"
     );
-    assert!(loads[0].title.contains("prepare step before trial 1"), "{}", loads[0].title);
+    assert!(
+        loads[0].title.contains("prepare step before trial 1"),
+        "{}",
+        loads[0].title
+    );
     assert_eq!(records_text(&data, With::default()), None);
     let text = records_text(&data, "loads".parse().unwrap()).unwrap();
     assert!(text.contains("\nLoads of the prepare steps\n"), "{text}");

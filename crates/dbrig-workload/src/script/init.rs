@@ -262,8 +262,13 @@ pub async fn init(
             }
             loaded += if dialect == Dialect::Postgres {
                 let bigint = aid_type == "bigint";
-                conn.bulk_load_pg_binary(binary_accounts(ACCOUNTS * s, bigint, frozen, accounts_counter))
-                    .await?
+                conn.bulk_load_pg_binary(binary_accounts(
+                    ACCOUNTS * s,
+                    bigint,
+                    frozen,
+                    accounts_counter,
+                ))
+                .await?
             } else {
                 conn.bulk_load_text(rows(
                     "pgbench_accounts",

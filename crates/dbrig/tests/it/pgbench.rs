@@ -356,10 +356,27 @@ fn builtins_on_postgres_with_exact_counts_and_pgbench_rows() {
     let result = std::panic::catch_unwind(|| {
         ok(dbrig(
             out.path(),
-            &["prepare", "pgbench-init", "--scale", "2", "--target", &target],
+            &[
+                "prepare",
+                "pgbench-init",
+                "--scale",
+                "2",
+                "--target",
+                &target,
+            ],
         ));
         let o = Command::new(pgbench_binary())
-            .args(["-i", "-q", "-s", "2", "-h", "127.0.0.1", "-U", "postgres", &theirs])
+            .args([
+                "-i",
+                "-q",
+                "-s",
+                "2",
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                &theirs,
+            ])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -378,7 +395,10 @@ fn builtins_on_postgres_with_exact_counts_and_pgbench_rows() {
         builtins_with_exact_counts(out.path(), &target, &|q| psql_on(&db, q));
     });
     for d in [&db, &theirs] {
-        psql_on("postgres", &format!("DROP DATABASE IF EXISTS {d} WITH (FORCE)"));
+        psql_on(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {d} WITH (FORCE)"),
+        );
     }
     if let Err(e) = result {
         std::panic::resume_unwind(e);
@@ -442,7 +462,10 @@ protocol = "prepared"
         .find(|t| t.table == "pgbench_accounts")
         .expect("pgbench_accounts' figures");
     assert_eq!(accounts.rows, 100_000);
-    assert!(accounts.bytes > 1_000_000 && accounts.rows_per_s() > 0.0, "{accounts:?}");
+    assert!(
+        accounts.bytes > 1_000_000 && accounts.rows_per_s() > 0.0,
+        "{accounts:?}"
+    );
     assert_eq!(loads[0].rows, 100_011);
     let report = ok(dbrig(
         out.path(),
