@@ -26,6 +26,11 @@ pub struct BulkText {
     pub table: String,
     pub columns: Vec<String>,
     pub chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>,
+    /// The table was created or emptied in the transaction the connection has open, so
+    /// PostgreSQL may write the rows already frozen (`COPY … WITH (FREEZE)`, as `pgbench -i`
+    /// does): the pages are all-visible at once, and the VACUUM after the load has nothing to
+    /// rewrite. Other engines ignore it.
+    pub frozen: bool,
 }
 
 impl std::fmt::Debug for BulkText {
@@ -36,6 +41,34 @@ impl std::fmt::Debug for BulkText {
             .finish()
     }
 }
+
+/// Rows already encoded as the tuples of PostgreSQL's binary `COPY` format (each tuple: a
+/// big-endian 16-bit field count, then per field a 32-bit length, -1 for NULL, and the
+/// type's binary form), in chunks that each end on a tuple boundary; the driver sends the
+/// format's header and trailer. PostgreSQL only
+/// ([`crate::Connection::bulk_load_pg_binary`]): for a producer whose fields are cheaper to
+/// write in binary than as text (integers), which the server also reads with less work.
+pub struct PgBinaryRows {
+    pub table: String,
+    pub columns: Vec<String>,
+    pub chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>,
+    /// As [`BulkText::frozen`].
+    pub frozen: bool,
+}
+
+impl std::fmt::Debug for PgBinaryRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgBinaryRows")
+            .field("table", &self.table)
+            .field("columns", &self.columns)
+            .finish()
+    }
+}
+
+/// The binary COPY header: signature, flags (no OIDs), no extension area.
+pub(crate) const PG_BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+/// The binary COPY trailer: a field count of -1.
+pub(crate) const PG_BINARY_TRAILER: &[u8] = &[0xff, 0xff];
 
 /// Size of the pieces rows are encoded into: large enough that per-chunk overhead vanishes,
 /// small enough that a load of any size streams through a bounded buffer.
@@ -48,6 +81,7 @@ impl BulkLoad {
         BulkText {
             table: self.table,
             columns: self.columns,
+            frozen: false,
             chunks: Box::new(std::iter::from_fn(move || {
                 let mut buf = Vec::with_capacity(CHUNK + 4096);
                 while buf.len() < CHUNK {
@@ -164,6 +198,7 @@ mod tests {
             table: "t".into(),
             columns: Vec::new(),
             chunks: Box::new(vec![out.clone(), out].into_iter()),
+            frozen: false,
         }
         .into_rows()
         .collect();

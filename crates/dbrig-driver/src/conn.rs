@@ -579,6 +579,24 @@ impl Connection {
         dispatch!(&mut self.backend, b => b.bulk_load_text(load).await)
     }
 
+    /// PostgreSQL's binary `COPY` of tuples the caller encoded ([`crate::PgBinaryRows`]);
+    /// other engines have no such format (`Unsupported`: a caller checks the dialect first).
+    pub async fn bulk_load_pg_binary(
+        &mut self,
+        load: crate::PgBinaryRows,
+    ) -> Result<u64, DriverError> {
+        match &mut self.backend {
+            Backend::Postgres(b) => b.bulk_load_binary(load).await,
+            _ => Err(DriverError::fatal(
+                ErrorKind::Unsupported,
+                format!(
+                    "binary COPY is PostgreSQL's; {} loads bulk text",
+                    self.dialect().name()
+                ),
+            )),
+        }
+    }
+
     /// Which bulk path a MariaDB/MySQL connection takes ("binary bulk" or "LOAD DATA"); `None`
     /// for other engines. For the load's own report.
     pub fn mysql_bulk_path(&self) -> Option<&'static str> {

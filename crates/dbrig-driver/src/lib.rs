@@ -28,7 +28,7 @@ mod target;
 mod tls;
 mod wire_socket;
 
-pub use bulk::{BulkLoad, BulkText, encode_bulk_row};
+pub use bulk::{BulkLoad, BulkText, PgBinaryRows, encode_bulk_row};
 pub use cancel::CancelHandle;
 pub use conn::{
     ConnectOptions, ConnectTimes, Connection, Outcome, OwnThread, PipelineItem, Rows, Statement,

@@ -226,6 +226,7 @@ impl MysqlConnection {
             table,
             columns,
             chunks,
+            ..
         } = load;
         // The columns' own character set where the data can be sent in it: a latin1 table
         // loaded as utf8mb4 costs the server a conversion per value (15-25 % more CPU in the
@@ -300,6 +301,7 @@ impl MysqlConnection {
                     table: table.clone(),
                     columns: columns.clone(),
                     chunks: unsent,
+                    frozen: false,
                 }
                 .into_rows();
                 self.insert_batches(&table, &columns, unsent)

@@ -288,6 +288,7 @@ fn text_rows(chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>) -> RowIter {
         table: String::new(),
         columns: Vec::new(),
         chunks,
+        frozen: false,
     }
     .into_rows()
 }
@@ -651,6 +652,7 @@ mod server_tests {
                 table: table.into(),
                 columns,
                 chunks: Box::new(chunks.into_iter()),
+                frozen: false,
             })
             .await
             .unwrap()

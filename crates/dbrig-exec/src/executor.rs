@@ -318,7 +318,13 @@ impl<'a> Executor<'a> {
         {
             let (target, pid) = (target.clone(), *pid);
             up = self
-                .prepare(&cell, (target, pid), &connect, run_options.rand_seed)
+                .prepare(
+                    &cell,
+                    (target, pid),
+                    &connect,
+                    run_options.rand_seed,
+                    &mut env,
+                )
                 .await;
             self.flush_server_notes();
         }
@@ -408,13 +414,15 @@ impl<'a> Executor<'a> {
     }
 
     /// Step 3: the workload's data, once per configuration × workload (then a data snapshot
-    /// for fresh-data, and the read-only server for a read-only workload).
+    /// for fresh-data, and the read-only server for a read-only workload). The load's figures
+    /// go into `env`: the trial about to be measured on the data is the one that keeps them.
     async fn prepare(
         &mut self,
         cell: &Cell,
         up: (Target, Option<u32>),
         connect: &ConnectOptions,
         seed: u64,
+        env: &mut TrialEnvironment,
     ) -> Result<(Target, Option<u32>)> {
         let key = (cell.configuration, cell.workload_index);
         let target = self.data_home(cell, &up.0, connect).await?;
@@ -447,8 +455,9 @@ impl<'a> Executor<'a> {
                 )));
             }
         };
-        if let Some(line) = done {
-            observer.note(&line);
+        if let Some(done) = done {
+            observer.note(&done.line);
+            env.load = Some(done.figures);
         }
         self.prepared.insert(key);
         let conf = &self.plan.configurations[cell.configuration];

@@ -106,10 +106,12 @@ struct Page<'a> {
     hosts: Vec<HtmlHost>,
     plan_text: Option<&'a str>,
     sections: Vec<HtmlSection>,
-    /// Hook outputs, EXPLAIN plans and OS statistics per query run, collapsed at the end.
+    /// Hook outputs, EXPLAIN plans, OS statistics per query run and the prepare steps' loads,
+    /// collapsed at the end.
     hooks: Vec<crate::records::Record>,
     plans: Vec<crate::records::Record>,
     os: Vec<crate::records::Record>,
+    loads: Vec<crate::records::Record>,
 }
 
 #[derive(Serialize)]
@@ -243,6 +245,7 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         hooks: crate::records::hook_records(data),
         plans: crate::records::plan_records(data),
         os: crate::records::os_records(data),
+        loads: crate::records::load_records(data),
     };
     let page = env
         .get_template("report.html")?

@@ -1,8 +1,9 @@
 //! What trials recorded besides their figures, shown on request: the hooks' outputs (every
 //! trial's `before-trial` / `after-trial` / … and a power test's per-query hooks), the
 //! EXPLAIN plans a power test captured per query, and the OS statistics of every TPC-H query
-//! run. The HTML page always has them, collapsed; text reports add them with
-//! `dbrig report --with hooks,plans,os`.
+//! run, and the load figures of every prepare step (rows/s and MB/s per table). The HTML page
+//! always has them, collapsed; text reports add them with
+//! `dbrig report --with hooks,plans,os,loads`.
 
 use std::fmt::Write;
 
@@ -20,12 +21,13 @@ pub struct With {
     pub hooks: bool,
     pub plans: bool,
     pub os: bool,
+    pub loads: bool,
 }
 
 impl std::str::FromStr for With {
     type Err = String;
 
-    /// `hooks`, `plans`, `os`, or several separated by commas.
+    /// `hooks`, `plans`, `os`, `loads`, or several separated by commas.
     fn from_str(s: &str) -> Result<Self, String> {
         let mut w = With::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -33,9 +35,10 @@ impl std::str::FromStr for With {
                 "hooks" => w.hooks = true,
                 "plans" => w.plans = true,
                 "os" => w.os = true,
+                "loads" => w.loads = true,
                 other => {
                     return Err(format!(
-                        "unknown record {other:?}: give hooks, plans, os or several of them separated by commas (hooks,plans,os)"
+                        "unknown record {other:?}: give hooks, plans, os, loads or several of them separated by commas (hooks,plans,os,loads)"
                     ));
                 }
             }
@@ -164,6 +167,27 @@ pub fn os_records(data: &ReportData) -> Vec<Record> {
     out
 }
 
+/// The load of every prepare step a plan ran, kept with the first trial measured on its data:
+/// one line per table and the total (rows, MB, seconds, rows/s, MB/s).
+pub fn load_records(data: &ReportData) -> Vec<Record> {
+    let mut out = Vec::new();
+    for cell in &data.stored {
+        for t in &cell.trials {
+            let Some(load) = t.environment.as_ref().and_then(|e| e.load.as_ref()) else {
+                continue;
+            };
+            out.push(Record {
+                title: format!(
+                    "{} / {}: prepare step before trial {} ({} clients)",
+                    cell.configuration, cell.workload, t.trial, cell.clients
+                ),
+                body: load.lines().join("\n"),
+            });
+        }
+    }
+    out
+}
+
 /// The records `with` asks for as text, after a report: `None` when it asks for nothing.
 pub fn records_text(data: &ReportData, with: With) -> Option<String> {
     if with == With::default() {
@@ -174,6 +198,7 @@ pub fn records_text(data: &ReportData, with: With) -> Option<String> {
         (with.hooks, "Hook outputs", hook_records(data)),
         (with.plans, "EXPLAIN plans", plan_records(data)),
         (with.os, "OS statistics per query run", os_records(data)),
+        (with.loads, "Loads of the prepare steps", load_records(data)),
     ] {
         if !asked {
             continue;

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
 use crate::progress::LoadProgress;
-use dbrig_core::results::{OltpResult, PowerReport, TrialResult};
+use dbrig_core::results::{LoadFigures, OltpResult, PowerReport, TrialResult};
 use dbrig_core::{IntervalSample, Measurements};
 
 use crate::micro::MicroOptions;
@@ -216,6 +216,14 @@ pub enum WorkloadKind {
     Perfrun(PerfrunOptions),
     /// sql-bench's test scripts, run one by one (they make and drop their own tables).
     SqlBench(SqlBenchOptions),
+}
+
+/// A prepare step that ran: its line for the console and its load's figures (rows/s and MB/s
+/// per table), which the executor stores with the first trial measured on the data.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub line: String,
+    pub figures: LoadFigures,
 }
 
 /// What one trial produced: the typed result every report reads, OLTP's measurements (kept
@@ -525,7 +533,7 @@ impl WorkloadKind {
 
     /// Create what the trials need when it is missing: the OLTP tables (for `threads`
     /// clients), the TPC-H data at the plan's scale factor; nothing for micro-benchmarks.
-    /// Returns a line saying what was done, if anything.
+    /// Returns what was done, if anything: a line and the load's figures.
     pub async fn prepare_if_missing(
         &self,
         target: &Target,
@@ -534,7 +542,7 @@ impl WorkloadKind {
         seed: u64,
         space: Option<(&std::path::Path, u64)>,
         progress: &dyn LoadProgress,
-    ) -> Result<Option<String>, WorkloadError> {
+    ) -> Result<Option<Prepared>, WorkloadError> {
         match self {
             WorkloadKind::Oltp(Workload::Oltp(oltp)) => {
                 let mut conn = Connection::connect(target, connect).await?;
@@ -570,10 +578,10 @@ impl WorkloadKind {
                 let report = oltp
                     .prepare(target, connect, threads, seed, progress)
                     .await?;
-                Ok(Some(format!(
-                    "prepared {} rows in {:.2} s",
-                    report.rows, report.load_s
-                )))
+                Ok(Some(Prepared {
+                    line: format!("prepared {} rows in {:.2} s", report.rows, report.load_s),
+                    figures: report.figures,
+                }))
             }
             WorkloadKind::Oltp(Workload::Lua(w)) => {
                 w.prepare_if_missing(target, connect, threads, seed, progress)
@@ -596,10 +604,13 @@ impl WorkloadKind {
                     "pgbench's tables missing on {target}: running pgbench-init first"
                 ));
                 let r = crate::script::init::init(target, connect, &w.options, progress).await?;
-                Ok(Some(format!(
-                    "pgbench-init: scale {}, {} rows in {:.2} s",
-                    r.scale, r.rows, r.seconds
-                )))
+                Ok(Some(Prepared {
+                    line: format!(
+                        "pgbench-init: scale {}, {} rows in {:.2} s",
+                        r.scale, r.rows, r.seconds
+                    ),
+                    figures: r.figures,
+                }))
             }
             WorkloadKind::Micro(_)
             | WorkloadKind::Perfrun(_)
@@ -646,10 +657,10 @@ impl WorkloadKind {
                             progress,
                         )
                         .await?;
-                        Ok(Some(format!(
-                            "loaded TPC-H SF {sf} in {:.2} s",
-                            r.total_seconds
-                        )))
+                        Ok(Some(Prepared {
+                            line: format!("loaded TPC-H SF {sf} in {:.2} s", r.total_seconds),
+                            figures: r.figures,
+                        }))
                     }
                 }
             }

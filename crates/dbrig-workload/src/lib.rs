@@ -30,7 +30,9 @@ use dbrig_core::{EventTally, KeyGenerator};
 use dbrig_driver::{Connection, DriverError};
 
 pub use error::WorkloadError;
-pub use kind::{PowerRef, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind};
+pub use kind::{
+    PowerRef, Prepared, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind,
+};
 pub use lua::{LuaOptions, LuaWorkload};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;

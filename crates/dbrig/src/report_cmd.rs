@@ -88,9 +88,10 @@ pub struct ReportOptions {
     pub filter: Option<String>,
     /// Add what the trials recorded besides their figures to a text or Markdown report:
     /// `hooks` (every hook's command and output), `plans` (a power test's EXPLAIN plans), `os`
-    /// (the OS statistics of every TPC-H query run), or several: `hooks,plans,os`. The HTML
-    /// page always has them, collapsed.
-    #[arg(long, value_name = "hooks,plans,os")]
+    /// (the OS statistics of every TPC-H query run), `loads` (rows/s and MB/s per table of
+    /// every prepare step), or several: `hooks,plans,os,loads`. The HTML page always has them,
+    /// collapsed.
+    #[arg(long, value_name = "hooks,plans,os,loads")]
     pub with: Option<dbrig_report::records::With>,
     /// Call a change only when its whole confidence interval lies beyond ±PERCENT (default:
     /// the plan's `[report] noise-band`, else 1). A finite percentage, not negative.

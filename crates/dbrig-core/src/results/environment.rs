@@ -43,6 +43,11 @@ pub struct TrialEnvironment {
     /// opened as they are, just before the trial); `None` for engines without a network
     /// protocol (SQLite, the mock).
     pub security: Option<ConnectionSecurity>,
+    /// The load of the prepare step that ran just before this trial (rows/s and MB/s per
+    /// table): kept with the first trial measured on the data it made; `None` for trials
+    /// whose data was there already.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<super::LoadFigures>,
 }
 
 /// TLS and authentication of a trial's connections.

@@ -522,6 +522,53 @@ fn server_settings_and_durability_in_every_format() {
     assert!(html.contains(r#"<p class="flag">RELAXED DURABILITY in B"#));
 }
 
+/// A prepare step's load figures: kept with one trial, shown in text with `--with loads` and
+/// always (collapsed) in the HTML page; none recorded, none shown.
+#[test]
+fn prepare_loads_are_shown_on_request() {
+    use dbrig_core::results::{LoadFigures, TableLoad};
+    use dbrig_report::records::{With, load_records, records_text};
+    let mut store = dbrig_store::Store::open_in_memory().unwrap();
+    let run = dbrig_report::fixture::mixed_plan(&mut store).unwrap();
+    let mut data = dbrig_report::ReportData::load(&store, run).unwrap();
+    assert!(load_records(&data).is_empty());
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert!(!html.contains("Loads of the prepare steps"));
+    let figures = LoadFigures {
+        tables: vec![TableLoad {
+            table: "sbtest1".into(),
+            rows: 10_000,
+            bytes: 2_000_000,
+            seconds: 0.5,
+        }],
+        rows: 10_000,
+        bytes: 2_000_000,
+        seconds: 1.0,
+    };
+    let trial = &mut data.stored[0].trials[0];
+    let mut env = trial.environment.as_deref().cloned().unwrap_or_default();
+    env.load = Some(figures);
+    trial.environment = Some(std::sync::Arc::new(env));
+    let loads = load_records(&data);
+    assert_eq!(loads.len(), 1);
+    assert_eq!(
+        loads[0].body,
+        "sbtest1: 10000 rows, 2.0 MB in 0.50 s = 20000 rows/s, 4.0 MB/s\n\
+         total: 10000 rows, 2.0 MB in 1.00 s = 10000 rows/s, 2.0 MB/s"
+    );
+    assert!(
+        loads[0].title.contains("prepare step before trial 1"),
+        "{}",
+        loads[0].title
+    );
+    assert_eq!(records_text(&data, With::default()), None);
+    let text = records_text(&data, "loads".parse().unwrap()).unwrap();
+    assert!(text.contains("\nLoads of the prepare steps\n"), "{text}");
+    assert!(text.contains("  sbtest1: 10000 rows"), "{text}");
+    let html = dbrig_report::render_html(&store, &data).unwrap();
+    assert!(html.contains("<h2>Loads of the prepare steps</h2>"));
+}
+
 /// Hook outputs and EXPLAIN plans: collapsed in the HTML page, in text with `--with`.
 #[test]
 fn hooks_and_plans_are_shown_on_request() {

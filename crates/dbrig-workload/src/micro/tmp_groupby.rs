@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CommonOptions, MicroItem, MicroResult, Tables, after_load, answer_text, data, dialect_name,
-    resolve_engine, size_heap, sql_for, summary, with_tables,
+    resolve_engine, setup_load, size_heap, sql_for, summary, with_tables,
 };
 use crate::error::WorkloadError;
 
@@ -86,16 +86,20 @@ pub async fn tmp_groupby(
         );
         tables.create(conn, "t1", &[create]).await?;
         let started = Instant::now();
-        let loaded = conn
-            .bulk_load(BulkLoad {
+        // Untimed set-up (the GROUP BY queries are measured): the fastest bulk path.
+        let loaded = setup_load(
+            conn,
+            connect,
+            BulkLoad {
                 table: "t1".into(),
                 columns: vec!["id".into(), "tea".into()],
                 rows: Box::new(
                     data::groupby_rows(rows, o.common.seed)
                         .map(|(id, tea)| vec![Value::Int(id), Value::Text(tea)]),
                 ),
-            })
-            .await?;
+            },
+        )
+        .await?;
         after_load(conn, "t1").await?;
         progress(&format!(
             "loaded t1: {loaded} rows in {:.2} s",

@@ -264,6 +264,7 @@ pub async fn load(
                         columns,
                         // Generated on a thread of its own, a chunk or two ahead.
                         chunks: count_lines(prefetch(table.bulk_text(sf, part, parts)), counter),
+                        frozen: false,
                     })
                     .await?
                 };

@@ -451,6 +451,75 @@ fn builtins_on_mariadb_with_exact_counts() {
     }
 }
 
+/// On PostgreSQL pgbench-init loads as `pgbench -i` does (one transaction, COPY FREEZE,
+/// pgbench_accounts in binary): the same rows as pgbench -i's own, byte for byte (the
+/// filler padded), written frozen, and the built-ins' exact effects after.
+#[test]
+fn builtins_on_postgres_with_exact_counts_and_pgbench_rows() {
+    let db = format!("pgb20_{}", std::process::id());
+    let theirs = format!("{db}_pgbench");
+    for d in [&db, &theirs] {
+        psql_on("postgres", &format!("DROP DATABASE IF EXISTS {d}"));
+        psql_on("postgres", &format!("CREATE DATABASE {d}"));
+    }
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("postgres://postgres@127.0.0.1:5432/{db}");
+    let result = std::panic::catch_unwind(|| {
+        ok(dbrig(
+            out.path(),
+            &[
+                "prepare",
+                "pgbench-init",
+                "--scale",
+                "2",
+                "--target",
+                &target,
+            ],
+        ));
+        let o = Command::new(pgbench_binary())
+            .args([
+                "-i",
+                "-q",
+                "-s",
+                "2",
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                &theirs,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let digest = "SELECT (SELECT md5(string_agg(aid || ',' || bid || ',' || abalance || ',' || octet_length(filler) || filler, ';' ORDER BY aid)) FROM pgbench_accounts), \
+                      (SELECT md5(string_agg(tid || ',' || bid || ',' || tbalance || ',' || coalesce(filler, 'NULL'), ';' ORDER BY tid)) FROM pgbench_tellers), \
+                      (SELECT md5(string_agg(bid || ',' || bbalance || ',' || coalesce(filler, 'NULL'), ';' ORDER BY bid)) FROM pgbench_branches)";
+        assert_eq!(psql_on(&db, digest), psql_on(&theirs, digest));
+        // Copied frozen (pgbench -i's COPY FREEZE): every page of pgbench_accounts is
+        // all-frozen in the visibility map, which a plain COPY and the VACUUM after leave at
+        // 0 (frozen tuples keep their raw xmin, so the map is what tells).
+        psql_on(&db, "CREATE EXTENSION IF NOT EXISTS pg_visibility");
+        assert_eq!(
+            psql_on(
+                &db,
+                "SELECT all_frozen = (SELECT relpages FROM pg_class WHERE relname = 'pgbench_accounts') AND all_frozen > 0 \
+                 FROM pg_visibility_map_summary('pgbench_accounts')"
+            ),
+            "t"
+        );
+        builtins_with_exact_counts(out.path(), &target, &|q| psql_on(&db, q));
+    });
+    for d in [&db, &theirs] {
+        psql_on(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {d} WITH (FORCE)"),
+        );
+    }
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
 #[test]
 fn a_plan_runs_weighted_scripts_and_prepares_pgbench_tables() {
     let out = tempfile::tempdir().unwrap();
@@ -495,6 +564,33 @@ protocol = "prepared"
     let run = store.runs().unwrap().pop().unwrap().id;
     let cells = store.cells(run).unwrap();
     assert_eq!(cells.len(), 2);
+    // The prepare step's load is stored with the one trial measured first on its data.
+    let loads: Vec<_> = cells
+        .iter()
+        .flat_map(|c| store.trials(c.id).unwrap())
+        .filter_map(|t| t.environment.and_then(|e| e.load))
+        .collect();
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    let accounts = loads[0]
+        .tables
+        .iter()
+        .find(|t| t.table == "pgbench_accounts")
+        .expect("pgbench_accounts' figures");
+    assert_eq!(accounts.rows, 100_000);
+    assert!(
+        accounts.bytes > 1_000_000 && accounts.rows_per_s() > 0.0,
+        "{accounts:?}"
+    );
+    assert_eq!(loads[0].rows, 100_011);
+    let report = ok(dbrig(
+        out.path(),
+        &["report", &run.0.to_string(), "--with", "loads"],
+    ));
+    assert!(
+        text(&report).contains("pgbench_accounts: 100000 rows"),
+        "{}",
+        text(&report)
+    );
     for c in &cells {
         assert_eq!(c.workload, "script");
         let trial = store.trials(c.id).unwrap().pop().unwrap();
