@@ -457,7 +457,7 @@ impl<'a> Executor<'a> {
         };
         if let Some(done) = done {
             observer.note(&done.line);
-            env.load = Some(done.figures);
+            env.load = done.figures;
         }
         self.prepared.insert(key);
         let conf = &self.plan.configurations[cell.configuration];

@@ -223,7 +223,9 @@ pub enum WorkloadKind {
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub line: String,
-    pub figures: LoadFigures,
+    /// `None` for a sysbench Lua script's own `prepare`: the script inserts what it likes, so
+    /// dbrig has no rows or bytes per table to report, only the step's line.
+    pub figures: Option<LoadFigures>,
 }
 
 /// What one trial produced: the typed result every report reads, OLTP's measurements (kept
@@ -580,7 +582,7 @@ impl WorkloadKind {
                     .await?;
                 Ok(Some(Prepared {
                     line: format!("prepared {} rows in {:.2} s", report.rows, report.load_s),
-                    figures: report.figures,
+                    figures: Some(report.figures),
                 }))
             }
             WorkloadKind::Oltp(Workload::Lua(w)) => {
@@ -609,7 +611,7 @@ impl WorkloadKind {
                         "pgbench-init: scale {}, {} rows in {:.2} s",
                         r.scale, r.rows, r.seconds
                     ),
-                    figures: r.figures,
+                    figures: Some(r.figures),
                 }))
             }
             WorkloadKind::Micro(_)
@@ -659,7 +661,7 @@ impl WorkloadKind {
                         .await?;
                         Ok(Some(Prepared {
                             line: format!("loaded TPC-H SF {sf} in {:.2} s", r.total_seconds),
-                            figures: r.figures,
+                            figures: Some(r.figures),
                         }))
                     }
                 }

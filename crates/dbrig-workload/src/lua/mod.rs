@@ -354,7 +354,7 @@ impl LuaWorkload {
         threads: u32,
         seed: u64,
         progress: &dyn crate::progress::LoadProgress,
-    ) -> Result<Option<String>, WorkloadError> {
+    ) -> Result<Option<crate::Prepared>, WorkloadError> {
         let mut run = self.run_options();
         run.threads = threads.max(1);
         run.rand_seed = seed;
@@ -387,11 +387,14 @@ impl LuaWorkload {
                 "{e} (a plan runs a script's prepare unless dbrig's registry says it ran there with these options; for tables prepared otherwise, set `prepare = false` on the workload)"
             ))
         })?;
-        Ok(Some(format!(
-            "ran {}'s prepare in {:.2} s",
-            self.name(),
-            began.elapsed().as_secs_f64()
-        )))
+        Ok(Some(crate::Prepared {
+            line: format!(
+                "ran {}'s prepare in {:.2} s",
+                self.name(),
+                began.elapsed().as_secs_f64()
+            ),
+            figures: None,
+        }))
     }
 
     /// The script's `init()` / `done()` (run once, before the clients start and after they
