@@ -143,14 +143,26 @@ pub(crate) fn workloads(data: &ReportData) -> Vec<&String> {
     seen
 }
 
+/// How the figures of one table are ranked after the called changes.
+#[derive(Clone, Copy, PartialEq)]
+enum Rank {
+    /// Figures of different units (counters per transaction: bytes, pages, rows): by the size
+    /// of the relative change, a figure A never had first.
+    Relative,
+    /// Figures of one unit (wait samples per transaction, shares of the profile): by how much
+    /// they moved, so a wait that appears once in B does not outrank one that grew a
+    /// hundredfold.
+    Absolute,
+}
+
 /// The figures of every name either side has, compared as one Holm family; called changes
-/// first, then by size of the relative change (a figure A never had first of those), `top`
-/// of them.
+/// first, then as `rank` says, `top` of them.
 fn changed(
     a: &[std::collections::BTreeMap<String, f64>],
     b: &[std::collections::BTreeMap<String, f64>],
     data: &ReportData,
     top: usize,
+    rank: Rank,
 ) -> Vec<WhyFigure> {
     if a.is_empty() || b.is_empty() {
         return Vec::new();
@@ -196,9 +208,11 @@ fn changed(
     // Called changes first, then the largest relative change (new figures first), then the
     // largest absolute one (two new figures: the one seen more).
     rows.sort_by(|x, y| {
-        y.1.cmp(&x.1)
-            .then(y.2.total_cmp(&x.2))
-            .then(y.3.total_cmp(&x.3))
+        let called = y.1.cmp(&x.1);
+        match rank {
+            Rank::Relative => called.then(y.2.total_cmp(&x.2)).then(y.3.total_cmp(&x.3)),
+            Rank::Absolute => called.then(y.3.total_cmp(&x.3)).then(y.2.total_cmp(&x.2)),
+        }
     });
     rows.into_iter().take(top).map(|r| r.0).collect()
 }
@@ -257,6 +271,7 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                     &counters_per_unit(&ev_b),
                     data,
                     TOP,
+                    Rank::Relative,
                 );
                 let (wa, wb) = (waits_per_sample(&ev_a), waits_per_sample(&ev_b));
                 let top_waits = [(&data.baseline, &wa), (&conf.to_owned(), &wb)]
@@ -267,9 +282,14 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                         waits: top_of(w),
                     })
                     .collect();
-                let waits = changed(&wa, &wb, data, TOP);
-                let functions =
-                    changed(&function_shares(&ev_a), &function_shares(&ev_b), data, TOP);
+                let waits = changed(&wa, &wb, data, TOP, Rank::Absolute);
+                let functions = changed(
+                    &function_shares(&ev_a),
+                    &function_shares(&ev_b),
+                    data,
+                    TOP,
+                    Rank::Absolute,
+                );
                 out.push(WhyComparison {
                     workload: w.clone(),
                     clients: n,

@@ -279,7 +279,7 @@ fn every_kind(target: &str, out: &Path) {
     let results = out.join("results.db");
     let o = dbrig(out, &["perfrun", "--a", t, "--b", t, "--queries", q]);
     assert!(o.status.success(), "{}", text(&o));
-    for side in ["A", "B"] {
+    for side in ["a", "b"] {
         assert!(
             text(&o).contains(&format!("Connect latency of {side} (ms")),
             "{}",

@@ -380,7 +380,8 @@ fn builtins_with_exact_counts(out: &Path, target: &str, sql: &dyn Fn(&str) -> St
                   (SELECT max(bid) FROM pgbench_accounts), (SELECT count(*) FROM pgbench_tellers WHERE bid = 2)";
     let norm = |s: String| s.replace(['\t', '|'], " ");
     assert_eq!(norm(sql(counts)), "2 20 200000 0 2 10");
-    let balances = "SELECT (SELECT count(*) FROM pgbench_history), (SELECT sum(delta) FROM pgbench_history) = (SELECT sum(abalance) FROM pgbench_accounts)";
+    // Comparisons as CASE: 1/0 on every engine (PostgreSQL prints a boolean as t/f).
+    let balances = "SELECT (SELECT count(*) FROM pgbench_history), CASE WHEN (SELECT sum(delta) FROM pgbench_history) = (SELECT sum(abalance) FROM pgbench_accounts) THEN 1 ELSE 0 END";
     let run = |builtin: &str, events: &str| {
         let o = ok(dbrig(
             out,
@@ -408,7 +409,7 @@ fn builtins_with_exact_counts(out: &Path, target: &str, sql: &dyn Fn(&str) -> St
     };
     run("tpcb-like", "200");
     assert_eq!(norm(sql(balances)), "200 1");
-    let tellers_branches = "SELECT (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(delta) FROM pgbench_history), (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(delta) FROM pgbench_history)";
+    let tellers_branches = "SELECT CASE WHEN (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(delta) FROM pgbench_history) THEN 1 ELSE 0 END, CASE WHEN (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(delta) FROM pgbench_history) THEN 1 ELSE 0 END";
     assert_eq!(norm(sql(tellers_branches)), "1 1");
     run("simple-update", "100");
     assert_eq!(norm(sql(balances)), "300 1");
