@@ -525,27 +525,9 @@ impl PostgresConnection {
         // it, and whose net effect on a load is not measured yet (notes/20.md). A producer
         // that writes binary directly and cheaply (pgbench_accounts' integers) sends
         // `PgBinaryRows` (`bulk_load_binary`).
-        let sql = format!(
-            "COPY {} ({}) FROM STDIN{}",
-            quote_ident(&table),
-            columns
-                .iter()
-                .map(|c| quote_ident(c))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if frozen { " WITH (FREEZE)" } else { "" }
-        );
-        let copied = async {
-            let sink = self.client.copy_in::<_, Bytes>(&sql).await?;
-            let mut sink = Box::pin(sink);
-            for chunk in chunks {
-                sink.send(Bytes::from(chunk)).await?;
-            }
-            sink.as_mut().finish().await
-        };
-        copied
+        let options = if frozen { " WITH (FREEZE)" } else { "" };
+        self.copy_in(&table, &columns, options, None, chunks, None)
             .await
-            .map_err(|e| map_error(e, &self.policy).with_statement(&sql))
     }
 
     /// `COPY … FROM STDIN (FORMAT binary)` of tuples already encoded (see [`PgBinaryRows`]).
@@ -559,24 +541,54 @@ impl PostgresConnection {
             chunks,
             frozen,
         } = load;
+        let options = if frozen {
+            " WITH (FORMAT binary, FREEZE)"
+        } else {
+            " WITH (FORMAT binary)"
+        };
+        self.copy_in(
+            &table,
+            &columns,
+            options,
+            Some(PG_BINARY_HEADER),
+            chunks,
+            Some(PG_BINARY_TRAILER),
+        )
+        .await
+    }
+
+    /// The one `COPY table (columns) FROM STDIN…` both formats send: the optional header, the
+    /// chunks, the optional trailer; the rows the server says it copied.
+    async fn copy_in(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        options: &str,
+        header: Option<&'static [u8]>,
+        chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>,
+        trailer: Option<&'static [u8]>,
+    ) -> Result<u64, DriverError> {
         let sql = format!(
-            "COPY {} ({}) FROM STDIN WITH (FORMAT binary{})",
-            quote_ident(&table),
+            "COPY {} ({}) FROM STDIN{options}",
+            quote_ident(table),
             columns
                 .iter()
                 .map(|c| quote_ident(c))
                 .collect::<Vec<_>>()
                 .join(", "),
-            if frozen { ", FREEZE" } else { "" }
         );
         let copied = async {
             let sink = self.client.copy_in::<_, Bytes>(&sql).await?;
             let mut sink = Box::pin(sink);
-            sink.send(Bytes::from_static(PG_BINARY_HEADER)).await?;
+            if let Some(h) = header {
+                sink.send(Bytes::from_static(h)).await?;
+            }
             for chunk in chunks {
                 sink.send(Bytes::from(chunk)).await?;
             }
-            sink.send(Bytes::from_static(PG_BINARY_TRAILER)).await?;
+            if let Some(t) = trailer {
+                sink.send(Bytes::from_static(t)).await?;
+            }
             sink.as_mut().finish().await
         };
         copied

@@ -183,18 +183,7 @@ impl SqliteConnection {
         self.call(move |s| {
             let mut stmt = s.conn.prepare_cached(&s.statements[idx])?;
             bind(&mut stmt, &params)?;
-            let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
-            let width = columns.len();
-            let mut rows = stmt.raw_query();
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                let mut values = Vec::with_capacity(width);
-                for i in 0..width {
-                    values.push(from_sqlite(row.get_ref(i)?));
-                }
-                out.push(values);
-            }
-            Ok(Rows { columns, rows: out })
+            all_rows(&mut stmt)
         })
         .await
     }
@@ -255,18 +244,7 @@ impl SqliteConnection {
         self.call(move |s| {
             let mut stmt = s.conn.prepare(&sql)?;
             bind(&mut stmt, &params)?;
-            let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
-            let width = columns.len();
-            let mut rows = stmt.raw_query();
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                let mut values = Vec::with_capacity(width);
-                for i in 0..width {
-                    values.push(from_sqlite(row.get_ref(i)?));
-                }
-                out.push(values);
-            }
-            Ok(Rows { columns, rows: out })
+            all_rows(&mut stmt)
         })
         .await
     }
@@ -581,6 +559,22 @@ fn address_space_short() -> Option<(u64, u64)> {
         .ok()?;
     let used = used_kib * 1024;
     (used + THREAD_HEADROOM > limit).then_some((used, limit))
+}
+
+/// Every row of a bound statement, with its column names.
+fn all_rows(stmt: &mut rusqlite::Statement<'_>) -> Result<Rows, rusqlite::Error> {
+    let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+    let width = columns.len();
+    let mut rows = stmt.raw_query();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut values = Vec::with_capacity(width);
+        for i in 0..width {
+            values.push(from_sqlite(row.get_ref(i)?));
+        }
+        out.push(values);
+    }
+    Ok(Rows { columns, rows: out })
 }
 
 #[cfg(test)]
