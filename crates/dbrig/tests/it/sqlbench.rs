@@ -492,13 +492,14 @@ timeout = 120
     )));
     assert!(again.contains("Nothing to drop"), "{again}");
 
-    // A plan of the machine's MariaDB alone, running `tests` with `timeout`.
-    let machine_plan = |file: &str, tests: &str, timeout: u32| {
+    // A plan of the machine's MariaDB alone, running `tests` with `timeout` (`--small-test`
+    // when `small`).
+    let machine_plan = |file: &str, tests: &str, timeout: u32, small: bool| {
         let p = out.path().join(file);
         std::fs::write(
             &p,
             format!(
-                "name = \"m\"\ntrials = 1\nclients = [1]\n[[configuration]]\nname = \"machine\"\ntarget = \"{}\"\n[[workload]]\nname = \"sql-bench\"\n[workload.options]\nsuite = \"{}\"\ntests = [{tests}]\nsmall-test = true\ntimeout = {timeout}\n",
+                "name = \"m\"\ntrials = 1\nclients = [1]\n[[configuration]]\nname = \"machine\"\ntarget = \"{}\"\n[[workload]]\nname = \"sql-bench\"\n[workload.options]\nsuite = \"{}\"\ntests = [{tests}]\nsmall-test = {small}\ntimeout = {timeout}\n",
                 my.url(),
                 suite.display()
             ),
@@ -507,8 +508,9 @@ timeout = 120
         p
     };
     // A test stopped by its timeout leaves its tables: registered after the test, so
-    // cleanup takes them with the database.
-    let cut = machine_plan("cut.toml", "\"insert\"", 3);
+    // cleanup takes them with the database. The whole test-insert (not --small-test: that one
+    // finished in 2.9 s on a quiet machine) runs for minutes; its tables exist within a second.
+    let cut = machine_plan("cut.toml", "\"insert\"", 5, false);
     let run2 = dbrig(out.path(), &["run", cut.to_str().unwrap()]);
     let t2 = trials_of(&out.path().join("results.db"), 2);
     let test = &t2[0].3["sql_bench"]["tests"][0];
@@ -538,7 +540,7 @@ timeout = 120
         said.contains("was not created by dbrig for sql-bench"),
         "{said}"
     );
-    let path3 = machine_plan("foreign.toml", "\"connect\"", 120);
+    let path3 = machine_plan("foreign.toml", "\"connect\"", 120, true);
     let run3 = dbrig(out.path(), &["run", path3.to_str().unwrap()]);
     let t3 = trials_of(&out.path().join("results.db"), 3);
     assert_eq!(t3.len(), 1, "{}", text(&run3));
