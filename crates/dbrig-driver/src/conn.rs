@@ -147,6 +147,15 @@ macro_rules! dispatch {
     };
 }
 
+/// A typed bulk format (see [`Connection::typed_bulk_format`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypedBulkFormat {
+    /// PostgreSQL's `COPY … (FORMAT binary)`: write [`crate::PgBinaryChunk`]s.
+    PgBinary,
+    /// MariaDB's `COM_STMT_BULK_EXECUTE`: write [`crate::MariaDbBulkChunk`]s.
+    MariaDbBulk,
+}
+
 /// One open connection to a target.
 pub struct Connection {
     backend: Backend,
@@ -577,6 +586,38 @@ impl Connection {
     pub async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
         self.switch_to_bulk_path().await?;
         dispatch!(&mut self.backend, b => b.bulk_load_text(load).await)
+    }
+
+    /// The typed bulk format this connection loads fastest, for a producer that writes its
+    /// rows through [`crate::FieldWriter`]: PostgreSQL's binary `COPY`, or MariaDB's bulk
+    /// command on a lean connection to a server that has it; `None` elsewhere (MySQL's `LOAD
+    /// DATA` and the full client take bulk text, SQLite and the mock values).
+    pub fn typed_bulk_format(&self) -> Option<TypedBulkFormat> {
+        match &self.backend {
+            Backend::Postgres(_) => Some(TypedBulkFormat::PgBinary),
+            Backend::MysqlWire(w) if w.bulk_operations() => Some(TypedBulkFormat::MariaDbBulk),
+            _ => None,
+        }
+    }
+
+    /// MariaDB's `COM_STMT_BULK_EXECUTE` of rows the caller wrote ([`crate::MariaDbBulkRows`]),
+    /// one command per chunk; a server that refuses the command gets the rows as prepared
+    /// multi-row INSERTs. Only where [`Connection::typed_bulk_format`] says `MariaDbBulk`
+    /// (`Unsupported` elsewhere).
+    pub async fn bulk_load_mariadb(
+        &mut self,
+        load: crate::MariaDbBulkRows,
+    ) -> Result<u64, DriverError> {
+        match &mut self.backend {
+            Backend::MysqlWire(w) if w.bulk_operations() => w.bulk_load_typed(load).await,
+            _ => Err(DriverError::fatal(
+                ErrorKind::Unsupported,
+                format!(
+                    "MariaDB's bulk command is not this connection's ({}): load bulk text",
+                    self.dialect().name()
+                ),
+            )),
+        }
     }
 
     /// PostgreSQL's binary `COPY` of tuples the caller encoded ([`crate::PgBinaryRows`]);

@@ -28,10 +28,14 @@ mod target;
 mod tls;
 mod wire_socket;
 
-pub use bulk::{BulkLoad, BulkText, PgBinaryRows, encode_bulk_row};
+pub use bulk::{
+    BulkLoad, BulkText, FieldWriter, MariaDbBulkChunk, MariaDbBulkRows, PgBinaryChunk,
+    PgBinaryRows, encode_bulk_row,
+};
 pub use cancel::CancelHandle;
 pub use conn::{
     ConnectOptions, ConnectTimes, Connection, Outcome, OwnThread, PipelineItem, Rows, Statement,
+    TypedBulkFormat,
 };
 pub use dbrig_core::results::{AddressFamily, Protocol};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};

@@ -23,7 +23,9 @@ use super::{
     COM_STMT_CLOSE, Prepared, TYPE_DOUBLE, TYPE_LONGLONG, TYPE_VAR_STRING, WireConnection,
     parse_err, parse_ok, put_lenenc,
 };
-use crate::bulk::{BulkLoad, BulkText, CHUNK, count_rows};
+use crate::bulk::{
+    BulkLoad, BulkText, CHUNK, FieldWriter, MariaDbBulkChunk, MariaDbBulkRows, count_rows,
+};
 use crate::error::{DriverError, ErrorKind};
 
 const COM_STMT_BULK_EXECUTE: u8 = 0xFA;
@@ -42,6 +44,8 @@ enum Source {
     Values(std::iter::Peekable<RowIter>),
     /// Bulk text (see `crate::bulk::encode_bulk_row`), one command per chunk.
     Text(Box<dyn Iterator<Item = Vec<u8>> + Send>),
+    /// Rows the caller wrote in the command's own form, one command per chunk.
+    Typed(Box<dyn Iterator<Item = MariaDbBulkChunk> + Send>),
 }
 
 /// What one command carried, kept for the first command only: a server that refuses the bulk
@@ -49,6 +53,7 @@ enum Source {
 enum Sent {
     Values(Vec<Vec<Value>>),
     Text(Vec<u8>),
+    Typed(MariaDbBulkChunk),
 }
 
 impl WireConnection {
@@ -65,6 +70,14 @@ impl WireConnection {
 
     pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
         self.bulk(&load.table, &load.columns, Source::Text(load.chunks))
+            .await
+    }
+
+    pub(crate) async fn bulk_load_typed(
+        &mut self,
+        load: MariaDbBulkRows,
+    ) -> Result<u64, DriverError> {
+        self.bulk(&load.table, &load.columns, Source::Typed(load.chunks))
             .await
     }
 
@@ -200,10 +213,12 @@ impl WireConnection {
             None => Box::new(std::iter::empty()),
             Some(Sent::Values(rows)) => Box::new(rows.into_iter()),
             Some(Sent::Text(chunk)) => text_rows(Box::new(std::iter::once(chunk))),
+            Some(Sent::Typed(chunk)) => Box::new(typed_rows(&chunk).into_iter()),
         };
         let rest: RowIter = match source {
             Source::Values(rows) => Box::new(rows),
             Source::Text(chunks) => text_rows(chunks),
+            Source::Typed(chunks) => Box::new(chunks.flat_map(|c| typed_rows(&c))),
         };
         let mut rows = first.chain(rest);
         let base = self.statements.len();
@@ -308,6 +323,21 @@ fn encode_next(
     out.extend_from_slice(&id.to_le_bytes());
     out.extend_from_slice(&SEND_TYPES_TO_SERVER.to_le_bytes());
     match source {
+        Source::Typed(chunks) => {
+            let chunk = chunks.next()?;
+            if chunk.types.len() != width {
+                return Some(Err(width_error(chunk.types.len(), width)));
+            }
+            for &t in &chunk.types {
+                out.extend_from_slice(&[t, 0]);
+            }
+            out.extend_from_slice(&chunk.buf);
+            let rows = chunk.rows();
+            if let Some(keep) = keep {
+                *keep = Some(Sent::Typed(chunk));
+            }
+            Some(Ok(rows))
+        }
         Source::Text(chunks) => {
             let chunk = chunks.next()?;
             for _ in 0..width {
@@ -399,6 +429,57 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(s.as_bytes());
         }
     }
+}
+
+/// The rows of a typed chunk back as values (integers as `Int`, everything else as its text),
+/// for the fallback of a server that refuses the bulk command.
+fn typed_rows(chunk: &MariaDbBulkChunk) -> Vec<Vec<Value>> {
+    use super::{TYPE_DATE, TYPE_LONG, TYPE_LONGLONG};
+    let mut rows = Vec::with_capacity(chunk.rows() as usize);
+    let b = &chunk.buf;
+    let mut at = 0;
+    while at < b.len() {
+        let mut row = Vec::with_capacity(chunk.types.len());
+        for &t in &chunk.types {
+            let indicator = b[at];
+            at += 1;
+            if indicator == INDICATOR_NULL {
+                row.push(Value::Null);
+                continue;
+            }
+            let v = match t {
+                TYPE_LONG => {
+                    let v = i32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+                    at += 4;
+                    Value::Int(v.into())
+                }
+                TYPE_LONGLONG => {
+                    let v = i64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+                    at += 8;
+                    Value::Int(v)
+                }
+                TYPE_DATE => {
+                    // The length byte (4), then year, month, day.
+                    let y = u16::from_le_bytes([b[at + 1], b[at + 2]]);
+                    let v = format!("{y:04}-{:02}-{:02}", b[at + 3], b[at + 4]);
+                    at += 5;
+                    Value::Text(v)
+                }
+                _ => {
+                    // Our own chunk: its lengths are well formed.
+                    let mut rest = &b[at..];
+                    let len = super::lenenc(&mut rest).expect("a chunk's own length") as usize;
+                    at = b.len() - rest.len();
+                    let v = String::from_utf8_lossy(&b[at..at + len]).into_owned();
+                    at += len;
+                    Value::Text(v)
+                }
+            };
+            row.push(v);
+        }
+        rows.push(row);
+    }
+    rows
 }
 
 /// Encode a chunk of bulk text (tab-separated, backslash escapes, `\N` NULL) as rows of
@@ -516,6 +597,65 @@ mod tests {
 
     /// A server that offers the bulk capability but refuses the command (a proxy, say): the
     /// refused rows and the rest arrive as prepared multi-row INSERTs on the same connection.
+    /// A refused bulk command hands its typed rows to the INSERT fallback as values: what
+    /// the chunk holds, read back.
+    #[test]
+    fn typed_rows_read_back_as_values() {
+        let mut chunk = MariaDbBulkChunk::with_capacity(256);
+        for (i, name) in [(1, "short"), (-2, &"x".repeat(300)[..])] {
+            chunk.row(6);
+            chunk.int4(i);
+            chunk.int8(i64::from(i) * 10_000_000_000);
+            chunk.text(name);
+            chunk.display(format_args!("Clerk#{i:09}"));
+            chunk.numeric(-105 * i64::from(i), 2);
+            chunk.date(13_514 + i);
+        }
+        assert_eq!(chunk.types.len(), 6);
+        let rows = typed_rows(&chunk);
+        let row = |i: i64, name: &str, money: &str, date: &str| {
+            vec![
+                Value::Int(i),
+                Value::Int(i * 10_000_000_000),
+                Value::Text(name.into()),
+                Value::Text(format!("Clerk#{i:09}")),
+                Value::Text(money.into()),
+                Value::Text(date.into()),
+            ]
+        };
+        assert_eq!(
+            rows,
+            vec![
+                row(1, "short", "-1.05", "2007-01-02"),
+                row(-2, &"x".repeat(300), "2.10", "2006-12-30"),
+            ]
+        );
+    }
+
+    #[test]
+    fn day_numbers_are_calendar_dates() {
+        // Walk the calendar a day at a time from 1900-01-01 (day -25 567) to 2100.
+        let mut ymd = (1900, 1u8, 1u8);
+        for day in -25_567..47_482 {
+            assert_eq!(crate::bulk::civil_from_days(day), ymd, "day {day}");
+            let (y, m, d) = ymd;
+            let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+            let len = match m {
+                2 if leap => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            ymd = if d < len {
+                (y, m, d + 1)
+            } else if m < 12 {
+                (y, m + 1, 1)
+            } else {
+                (y + 1, 1, 1)
+            };
+        }
+    }
+
     #[tokio::test]
     async fn a_refused_bulk_command_falls_back_to_insert_batches() {
         let (mut conn, mut server) = piped();

@@ -58,10 +58,12 @@ const COM_STMT_CLOSE: u8 = 0x19;
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 
 // Binary protocol parameter types.
+pub(crate) const TYPE_LONG: u8 = 0x03;
 const TYPE_DOUBLE: u8 = 0x05;
 const TYPE_NULL: u8 = 0x06;
-const TYPE_LONGLONG: u8 = 0x08;
-const TYPE_VAR_STRING: u8 = 0xFD;
+pub(crate) const TYPE_LONGLONG: u8 = 0x08;
+pub(crate) const TYPE_DATE: u8 = 0x0A;
+pub(crate) const TYPE_VAR_STRING: u8 = 0xFD;
 
 /// Why the lean client could not do something.
 #[derive(Debug)]
@@ -158,7 +160,7 @@ fn lenenc(buf: &mut &[u8]) -> Result<u64, DriverError> {
     Ok(v)
 }
 
-fn put_lenenc(out: &mut Vec<u8>, n: u64) {
+pub(crate) fn put_lenenc(out: &mut Vec<u8>, n: u64) {
     match n {
         0..=0xFA => out.push(n as u8),
         0xFB..=0xFFFF => {

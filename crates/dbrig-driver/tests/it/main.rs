@@ -217,3 +217,140 @@ pub async fn point_select_rate(c: &mut Connection, table: &str, ph: fn(usize) ->
         cpu * 1e6 / n as f64
     );
 }
+
+/// The columns of the typed bulk tests' table: every column type TPC-H and the OLTP tables use.
+pub fn typed_columns() -> Vec<String> {
+    ["i", "b", "m", "q", "d", "ch", "v"]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// `CREATE TABLE` of the typed bulk tests' table (`suffix`: table options, e.g. a charset).
+pub fn typed_table_sql(t: &str, suffix: &str) -> String {
+    format!(
+        "CREATE TABLE {t} (i INTEGER NOT NULL, b BIGINT NOT NULL, m DECIMAL(15,2) NOT NULL, \
+         q DECIMAL(15,2) NOT NULL, d DATE NOT NULL, ch CHAR(10) NOT NULL, v VARCHAR(44) NOT NULL){suffix}"
+    )
+}
+
+/// The typed bulk tests' rows, as bulk text and as a typed chunk `W` (and how many): INTEGER
+/// and BIGINT at their limits, DECIMAL(15,2) from cents and from whole numbers (negative,
+/// zero, below one, the column's largest), DATE before and after 2000 and on leap days, CHAR
+/// padded, VARCHAR with UTF-8. The chunk's text size must be the text's.
+pub fn typed_sample<W: dbrig_driver::FieldWriter>() -> (Vec<u8>, W, u64) {
+    // (i, b, cents, whole, days since 1970-01-01, date text, char, varchar)
+    #[allow(clippy::type_complexity)]
+    let rows: Vec<(i32, i64, i64, i64, i32, &str, &str, &str)> = vec![
+        (0, 0, 0, 0, 10_957, "2000-01-01", "", ""),
+        (1, 1, 5, 1, 8_035, "1992-01-01", "A", "plain"),
+        (
+            -7,
+            -9_000_000_000,
+            -105,
+            -17,
+            13_514,
+            "2007-01-01",
+            "MAIL",
+            "ünïcødé ✓",
+        ),
+        (
+            i32::MAX,
+            i64::MAX,
+            1_000_050,
+            50,
+            10_956,
+            "1999-12-31",
+            "DELIVER IN",
+            "x",
+        ),
+        (
+            i32::MIN,
+            i64::MIN + 1,
+            9_999_999_999_999,
+            10_000,
+            11_016,
+            "2000-02-29",
+            "1-URGENT",
+            "y",
+        ),
+        (
+            42,
+            6_000_000,
+            2_000_000,
+            20_000,
+            21_550,
+            "2029-01-01",
+            "AIR",
+            "comment",
+        ),
+        (3, 4, -1, 0, 0, "1970-01-01", "Z", "z"),
+        (
+            5,
+            6,
+            99,
+            -1,
+            10_379,
+            "1998-06-02",
+            "TRUCK",
+            "a longer comment, with punctuation.",
+        ),
+    ];
+    let mut text = Vec::new();
+    let mut chunk = W::with_capacity(4096);
+    for &(i, b, cents, whole, days, date, ch, v) in &rows {
+        let money = format!(
+            "{}{}.{:02}",
+            if cents < 0 { "-" } else { "" },
+            cents.unsigned_abs() / 100,
+            cents.unsigned_abs() % 100
+        );
+        text.extend_from_slice(
+            format!("{i}\t{b}\t{money}\t{whole}\t{date}\t{ch}\t{v}\n").as_bytes(),
+        );
+        chunk.row(7);
+        chunk.int4(i);
+        chunk.int8(b);
+        chunk.numeric(cents, 2);
+        chunk.numeric(whole, 0);
+        chunk.date(days);
+        chunk.display(ch);
+        chunk.text(v);
+    }
+    assert_eq!(chunk.rows(), rows.len() as u64);
+    assert_eq!(
+        chunk.text_bytes(),
+        text.len() as u64,
+        "text size of the typed rows"
+    );
+    (text, chunk, rows.len() as u64)
+}
+
+/// The row `i = -7` of `typed_sample` as the server shows m, q, d, ch and ch's length.
+pub fn typed_sample_shown() -> Vec<Value> {
+    vec![
+        Value::Text("-1.05".into()),
+        Value::Text("-17.00".into()),
+        Value::Text("2007-01-01".into()),
+        Value::Text("MAIL".into()),
+        Value::Int(4),
+    ]
+}
+
+/// Two tables hold the same rows (each `EXCEPT ALL` the other is empty).
+pub async fn assert_same_rows(c: &mut Connection, a: &str, b: &str) {
+    for (x, y) in [(a, b), (b, a)] {
+        let differ = c
+            .query(
+                &format!("SELECT COUNT(*) FROM (SELECT * FROM {x} EXCEPT ALL SELECT * FROM {y}) z"),
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(differ, vec![vec![Value::Int(0)]], "rows of {x} not in {y}");
+        let count = c
+            .query(&format!("SELECT COUNT(*) FROM {x}"), &[])
+            .await
+            .unwrap();
+        assert_eq!(count, vec![vec![Value::Int(8)]], "rows in {x}");
+    }
+}

@@ -1,7 +1,10 @@
 use std::time::Instant;
 
 use dbrig_core::{ErrorClass, Value};
-use dbrig_driver::{BulkLoad, ConnectOptions, Connection, ErrorKind, ErrorPolicy, Target};
+use dbrig_driver::{
+    BulkLoad, BulkText, ConnectOptions, Connection, ErrorKind, ErrorPolicy, MariaDbBulkChunk,
+    MariaDbBulkRows, Target, TypedBulkFormat,
+};
 
 use crate::*;
 
@@ -23,6 +26,17 @@ async fn connect_with(prepared: bool) -> Connection {
 
 async fn connect() -> Connection {
     connect_with(true).await
+}
+
+/// The lean client, as benchmark clients and loaders use it.
+async fn connect_lean() -> Connection {
+    let options = ConnectOptions {
+        lean: true,
+        ..Default::default()
+    };
+    Connection::connect(&Target::parse(URL).unwrap(), &options)
+        .await
+        .unwrap()
 }
 
 async fn classification(prepared: bool) {
@@ -162,6 +176,61 @@ async fn bulk_loads_rows_and_escapes() {
     );
     assert!(e.message.contains("stored 2 of 4 rows"), "{e}");
     c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
+/// Rows written as `MariaDbBulkChunk`s (integers and dates binary) load the same rows as their
+/// bulk text through the bulk command's text path, for every column type TPC-H and the OLTP
+/// tables use, compared row by row on the server (see `typed_sample`).
+#[tokio::test]
+async fn typed_bulk_chunks_load_what_their_text_loads() {
+    let mut c = connect_lean().await;
+    assert_eq!(c.typed_bulk_format(), Some(TypedBulkFormat::MariaDbBulk));
+    let (text_t, typed_t) = (unique("my_bulk_text"), unique("my_bulk_typed"));
+    for t in [&text_t, &typed_t] {
+        c.execute_text(&typed_table_sql(t, " CHARACTER SET utf8mb4"))
+            .await
+            .unwrap();
+    }
+    let (text, chunk, n) = typed_sample::<MariaDbBulkChunk>();
+    let loaded = c
+        .bulk_load_text(BulkText {
+            table: text_t.clone(),
+            columns: typed_columns(),
+            chunks: Box::new(std::iter::once(text)),
+            frozen: false,
+        })
+        .await
+        .unwrap();
+    assert_eq!(loaded, n);
+    let loaded = c
+        .bulk_load_mariadb(MariaDbBulkRows {
+            table: typed_t.clone(),
+            columns: typed_columns(),
+            chunks: Box::new(std::iter::once(chunk)),
+        })
+        .await
+        .unwrap();
+    assert_eq!(loaded, n);
+    assert_same_rows(&mut c, &text_t, &typed_t).await;
+    let shown = c
+        .query(
+            &format!(
+                "SELECT CAST(m AS CHAR), CAST(q AS CHAR), CAST(d AS CHAR), ch, LENGTH(ch) FROM {typed_t} WHERE i = -7"
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(shown, vec![typed_sample_shown()]);
+    let utf8 = c
+        .query(&format!("SELECT v FROM {typed_t} WHERE i = -7"), &[])
+        .await
+        .unwrap();
+    assert_eq!(utf8, vec![vec![Value::Text("ünïcødé ✓".into())]]);
+    for t in [&text_t, &typed_t] {
+        c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    }
     c.close().await;
 }
 

@@ -9,7 +9,9 @@
 use std::time::Instant;
 
 use dbrig_core::results::LoadFigures;
-use dbrig_driver::{BulkText, ConnectOptions, Connection, Dialect, PgBinaryRows, Target};
+use dbrig_driver::{
+    BulkText, ConnectOptions, Connection, Dialect, FieldWriter, PgBinaryChunk, PgBinaryRows, Target,
+};
 
 use super::ScriptOptions;
 use crate::error::WorkloadError;
@@ -134,39 +136,26 @@ fn binary_accounts(count: i64, bigint: bool, frozen: bool, counter: RowCounter) 
             if next > count {
                 return None;
             }
-            let first = next;
-            let mut buf = Vec::with_capacity((1 << 20) + 64);
-            let mut text_bytes = 0u64;
-            while next <= count && buf.len() < 1 << 20 {
+            let mut chunk = PgBinaryChunk::with_capacity((1 << 20) + 64);
+            while next <= count && chunk.buf.len() < 1 << 20 {
                 let bid = (next - 1) / ACCOUNTS + 1;
-                buf.extend_from_slice(&4i16.to_be_bytes());
+                chunk.row(4);
                 if bigint {
-                    buf.extend_from_slice(&8i32.to_be_bytes());
-                    buf.extend_from_slice(&next.to_be_bytes());
+                    chunk.int8(next);
                 } else {
-                    buf.extend_from_slice(&4i32.to_be_bytes());
-                    buf.extend_from_slice(&(next as i32).to_be_bytes());
+                    chunk.int4(next as i32);
                 }
-                buf.extend_from_slice(&4i32.to_be_bytes());
-                buf.extend_from_slice(&(bid as i32).to_be_bytes());
-                buf.extend_from_slice(&4i32.to_be_bytes());
-                buf.extend_from_slice(&0i32.to_be_bytes());
+                chunk.int4(bid as i32);
+                chunk.int4(0);
                 // filler: the empty string, which char(84) pads (as pgbench's text row).
-                buf.extend_from_slice(&0i32.to_be_bytes());
-                // "aid\tbid\t0\t\n"
-                text_bytes += decimal_len(next) + decimal_len(bid) + 5;
+                chunk.text("");
                 next += 1;
             }
-            counter.add_bytes(text_bytes);
-            counter.add((next - first) as u64);
-            Some(buf)
+            counter.add_bytes(chunk.text_bytes());
+            counter.add(chunk.rows());
+            Some(chunk.buf)
         })),
     }
-}
-
-/// Digits of a positive number.
-fn decimal_len(n: i64) -> u64 {
-    u64::from(n.max(1).ilog10()) + 1
 }
 
 /// Drop pgbench's tables when dbrig made them (proven by their markers), create them and load

@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use dbrig_core::Value;
-use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, Target};
+use dbrig_driver::{
+    BulkLoad, BulkText, ConnectOptions, Connection, Dialect, FieldWriter, MariaDbBulkChunk,
+    MariaDbBulkRows, PgBinaryChunk, PgBinaryRows, Target, TypedBulkFormat,
+};
 
 use super::data::{Table, TextChunks};
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
@@ -250,23 +253,59 @@ pub async fn load(
                 };
                 let columns = table.columns().iter().map(|s| (*s).to_owned()).collect();
                 let counter = meter.counter(table.name());
-                // MySQL and PostgreSQL take the generated text as it is; SQLite binds values.
-                let n = if c.dialect() == Dialect::Sqlite {
-                    c.bulk_load(BulkLoad {
-                        table: table.name().to_owned(),
-                        columns,
-                        rows: Box::new(counter.count(prefetch_rows(table.rows(sf, part, parts)))),
-                    })
-                    .await?
-                } else {
-                    c.bulk_load_text(BulkText {
-                        table: table.name().to_owned(),
-                        columns,
-                        // Generated on a thread of its own, a chunk or two ahead.
-                        chunks: count_lines(prefetch(table.bulk_text(sf, part, parts)), counter),
-                        frozen: false,
-                    })
-                    .await?
+                // Typed rows where the engine has a typed bulk format (`Table::typed` says
+                // why), the generated text for MySQL's LOAD DATA; SQLite binds values.
+                let name = table.name().to_owned();
+                let n = match c.typed_bulk_format() {
+                    Some(TypedBulkFormat::PgBinary) => {
+                        let chunks = prefetch(table.typed::<PgBinaryChunk>(sf, part, parts));
+                        c.bulk_load_pg_binary(PgBinaryRows {
+                            table: name,
+                            columns,
+                            chunks: Box::new(chunks.map(move |chunk| {
+                                counter.add_bytes(chunk.text_bytes());
+                                counter.add(chunk.rows());
+                                chunk.buf
+                            })),
+                            frozen: false,
+                        })
+                        .await?
+                    }
+                    Some(TypedBulkFormat::MariaDbBulk) => {
+                        let chunks = prefetch(table.typed::<MariaDbBulkChunk>(sf, part, parts));
+                        c.bulk_load_mariadb(MariaDbBulkRows {
+                            table: name,
+                            columns,
+                            chunks: Box::new(chunks.inspect(move |chunk| {
+                                counter.add_bytes(chunk.text_bytes());
+                                counter.add(chunk.rows());
+                            })),
+                        })
+                        .await?
+                    }
+                    None if c.dialect() == Dialect::Sqlite => {
+                        c.bulk_load(BulkLoad {
+                            table: name,
+                            columns,
+                            rows: Box::new(
+                                counter.count(prefetch_rows(table.rows(sf, part, parts))),
+                            ),
+                        })
+                        .await?
+                    }
+                    None => {
+                        c.bulk_load_text(BulkText {
+                            table: name,
+                            columns,
+                            // Generated on a thread of its own, a chunk or two ahead.
+                            chunks: count_lines(
+                                prefetch(table.bulk_text(sf, part, parts)),
+                                counter,
+                            ),
+                            frozen: false,
+                        })
+                        .await?
+                    }
                 };
                 *counts
                     .lock()
