@@ -23,6 +23,59 @@ pub(crate) fn loader_options(
     }
 }
 
+/// Rows a producer can write field by field in any engine's typed bulk form (see
+/// [`dbrig_driver::FieldWriter`]): TPC-H's parts, OLTP's id slices.
+pub(crate) trait TypedRows: Send + 'static {
+    /// The rows as chunks of `W`, produced lazily.
+    fn chunks<W: dbrig_driver::FieldWriter>(self) -> Box<dyn Iterator<Item = W> + Send>;
+}
+
+/// Load `rows` into `table` through the connection's typed bulk format (PostgreSQL's binary
+/// `COPY`, MariaDB's bulk command), generated on a thread of their own and counted into
+/// `counter` (rows, and bytes as bulk text) as the loader takes them. `None`: the connection
+/// has no typed format (MySQL's `LOAD DATA`, SQLite, the mock), the caller loads otherwise.
+pub(crate) async fn bulk_load_typed(
+    c: &mut dbrig_driver::Connection,
+    table: &str,
+    columns: Vec<String>,
+    counter: crate::progress::RowCounter,
+    rows: impl TypedRows,
+) -> Option<Result<u64, dbrig_driver::DriverError>> {
+    use dbrig_driver::{
+        FieldWriter, MariaDbBulkChunk, MariaDbBulkRows, PgBinaryChunk, PgBinaryRows,
+        TypedBulkFormat,
+    };
+    let table = table.to_owned();
+    Some(match c.typed_bulk_format()? {
+        TypedBulkFormat::PgBinary => {
+            let chunks = prefetch(rows.chunks::<PgBinaryChunk>());
+            c.bulk_load_pg_binary(PgBinaryRows {
+                table,
+                columns,
+                chunks: Box::new(chunks.map(move |chunk| {
+                    counter.add_bytes(chunk.text_bytes());
+                    counter.add(chunk.rows());
+                    chunk.buf
+                })),
+                frozen: false,
+            })
+            .await
+        }
+        TypedBulkFormat::MariaDbBulk => {
+            let chunks = prefetch(rows.chunks::<MariaDbBulkChunk>());
+            c.bulk_load_mariadb(MariaDbBulkRows {
+                table,
+                columns,
+                chunks: Box::new(chunks.inspect(move |chunk| {
+                    counter.add_bytes(chunk.text_bytes());
+                    counter.add(chunk.rows());
+                })),
+            })
+            .await
+        }
+    })
+}
+
 /// `items` made on a thread of their own, at most [`AHEAD`] ahead of the consumer (a bounded
 /// queue), so generating (tpchgen, the OLTP rows) overlaps sending and the server's work.
 ///

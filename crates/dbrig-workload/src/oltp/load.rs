@@ -12,14 +12,14 @@ use std::time::Instant;
 
 use dbrig_core::Value;
 use dbrig_core::results::LoadFigures;
-use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
+use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, FieldWriter, Target};
 use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use super::{Oltp, digits, sql_for, table_name};
 use crate::error::WorkloadError;
-use crate::loading::{loader_options, prefetch_rows};
+use crate::loading::{TypedRows, bulk_load_typed, loader_options, prefetch_rows};
 use crate::progress::{LoadProgress, RowMeter};
 use crate::registry;
 use crate::tasks::join_tasks;
@@ -185,10 +185,26 @@ impl Oltp {
                     let Some((table, first, last, job_seed)) = job else {
                         break;
                     };
-                    let mut load = rows_for(&table, first, last, table_size, job_seed);
-                    // Made on a generator thread while this loader sends the rows before.
-                    load.rows = Box::new(meter.counter(&table).count(prefetch_rows(load.rows)));
-                    rows += c.bulk_load(load).await?;
+                    let counter = meter.counter(&table);
+                    // Typed rows where the engine has a typed bulk format (PostgreSQL's
+                    // binary COPY, MariaDB's bulk command), values elsewhere; made on a
+                    // generator thread while this loader sends the rows before.
+                    let slice = Slice {
+                        first,
+                        last,
+                        table_size,
+                        seed: job_seed,
+                    };
+                    rows += match bulk_load_typed(&mut c, &table, columns(), counter.clone(), slice)
+                        .await
+                    {
+                        Some(loaded) => loaded?,
+                        None => {
+                            let mut load = rows_for(&table, first, last, table_size, job_seed);
+                            load.rows = Box::new(counter.count(prefetch_rows(load.rows)));
+                            c.bulk_load(load).await?
+                        }
+                    };
                 }
                 // Read after the load: a lean MySQL connection may have switched paths.
                 let path = c.mysql_bulk_path();
@@ -412,6 +428,11 @@ impl Oltp {
     }
 }
 
+/// The columns prepare loads.
+fn columns() -> Vec<String> {
+    ["id", "k", "c", "pad"].map(String::from).to_vec()
+}
+
 /// The rows of ids `first..=last`: k uniform in [1, table_size], c and pad as sysbench makes
 /// them. Generated lazily, so a slice of any size streams through constant memory.
 fn rows_for(table: &str, first: u64, last: u64, table_size: i64, seed: u64) -> BulkLoad {
@@ -426,8 +447,46 @@ fn rows_for(table: &str, first: u64, last: u64, table_size: i64, seed: u64) -> B
     });
     BulkLoad {
         table: table.to_owned(),
-        columns: ["id", "k", "c", "pad"].map(String::from).to_vec(),
+        columns: columns(),
         rows: Box::new(rows),
+    }
+}
+
+/// One loader's slice of a table: the rows of [`rows_for`] (the same random draws in the same
+/// order), as typed rows.
+struct Slice {
+    first: u64,
+    last: u64,
+    table_size: i64,
+    seed: u64,
+}
+
+impl TypedRows for Slice {
+    fn chunks<W: FieldWriter>(self) -> Box<dyn Iterator<Item = W> + Send> {
+        let Slice {
+            first,
+            last,
+            table_size,
+            seed,
+        } = self;
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut next = first;
+        Box::new(std::iter::from_fn(move || {
+            if next > last {
+                return None;
+            }
+            let mut chunk = W::with_capacity((1 << 20) + 4096);
+            while next <= last && chunk.len() < 1 << 20 {
+                chunk.row(4);
+                // INTEGER columns (SERIAL on PostgreSQL): ids and k fit, as sysbench's do.
+                chunk.int4(next as i32);
+                chunk.int4(rng.random_range(1..=table_size) as i32);
+                chunk.text(&digits(&mut rng, 10));
+                chunk.text(&digits(&mut rng, 5));
+                next += 1;
+            }
+            Some(chunk)
+        }))
     }
 }
 
@@ -438,6 +497,44 @@ mod tests {
     use crate::progress::Heard;
 
     use super::*;
+
+    /// A slice's typed rows are `rows_for`'s rows: the same ids, k, c and pad, read back from
+    /// PostgreSQL's binary tuples (int4, int4, text, text).
+    #[test]
+    fn typed_slices_hold_the_values_rows() {
+        use dbrig_driver::PgBinaryChunk;
+        let values: Vec<Vec<Value>> = rows_for("t", 5, 3_000, 10_000, 42).rows.collect();
+        let mut typed = Vec::new();
+        let slice = Slice {
+            first: 5,
+            last: 3_000,
+            table_size: 10_000,
+            seed: 42,
+        };
+        for chunk in slice.chunks::<PgBinaryChunk>() {
+            let mut b: &[u8] = &chunk.buf;
+            let mut take = |n: usize| {
+                let (s, rest) = b.split_at(n);
+                b = rest;
+                s
+            };
+            for _ in 0..chunk.rows() {
+                assert_eq!(take(2), 4i16.to_be_bytes());
+                let mut row = Vec::new();
+                for field in 0..4 {
+                    let len = i32::from_be_bytes(take(4).try_into().unwrap()) as usize;
+                    let bytes = take(len);
+                    row.push(if field < 2 {
+                        Value::Int(i32::from_be_bytes(bytes.try_into().unwrap()).into())
+                    } else {
+                        Value::Text(String::from_utf8(bytes.to_vec()).unwrap())
+                    });
+                }
+                typed.push(row);
+            }
+        }
+        assert_eq!(typed, values);
+    }
 
     /// prepare reports each table's rows against its size, and ends with the exact counts
     /// (SQLite: its loader runs on the driver's own thread).

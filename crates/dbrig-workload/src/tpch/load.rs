@@ -8,15 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use dbrig_core::Value;
-use dbrig_driver::{
-    BulkLoad, BulkText, ConnectOptions, Connection, Dialect, FieldWriter, MariaDbBulkChunk,
-    MariaDbBulkRows, PgBinaryChunk, PgBinaryRows, Target, TypedBulkFormat,
-};
+use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, FieldWriter, Target};
 
 use super::data::{Table, TextChunks};
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
 use crate::error::WorkloadError;
-use crate::loading::{loader_options, prefetch, prefetch_rows};
+use crate::loading::{TypedRows, bulk_load_typed, loader_options, prefetch, prefetch_rows};
 use crate::progress::{LoadProgress, RowCounter, RowMeter};
 use crate::registry;
 use crate::sql::SqlSet;
@@ -251,62 +248,45 @@ pub async fn load(
                 let Some((table, part, parts)) = job else {
                     break;
                 };
-                let columns = table.columns().iter().map(|s| (*s).to_owned()).collect();
+                let columns = || table.columns().iter().map(|s| (*s).to_owned()).collect();
                 let counter = meter.counter(table.name());
                 // Typed rows where the engine has a typed bulk format (`Table::typed` says
                 // why), the generated text for MySQL's LOAD DATA; SQLite binds values.
-                let name = table.name().to_owned();
-                let n = match c.typed_bulk_format() {
-                    Some(TypedBulkFormat::PgBinary) => {
-                        let chunks = prefetch(table.typed::<PgBinaryChunk>(sf, part, parts));
-                        c.bulk_load_pg_binary(PgBinaryRows {
-                            table: name,
-                            columns,
-                            chunks: Box::new(chunks.map(move |chunk| {
-                                counter.add_bytes(chunk.text_bytes());
-                                counter.add(chunk.rows());
-                                chunk.buf
-                            })),
-                            frozen: false,
-                        })
-                        .await?
-                    }
-                    Some(TypedBulkFormat::MariaDbBulk) => {
-                        let chunks = prefetch(table.typed::<MariaDbBulkChunk>(sf, part, parts));
-                        c.bulk_load_mariadb(MariaDbBulkRows {
-                            table: name,
-                            columns,
-                            chunks: Box::new(chunks.inspect(move |chunk| {
-                                counter.add_bytes(chunk.text_bytes());
-                                counter.add(chunk.rows());
-                            })),
-                        })
-                        .await?
-                    }
-                    None if c.dialect() == Dialect::Sqlite => {
-                        c.bulk_load(BulkLoad {
-                            table: name,
-                            columns,
-                            rows: Box::new(
-                                counter.count(prefetch_rows(table.rows(sf, part, parts))),
-                            ),
-                        })
-                        .await?
-                    }
-                    None => {
-                        c.bulk_load_text(BulkText {
-                            table: name,
-                            columns,
-                            // Generated on a thread of its own, a chunk or two ahead.
-                            chunks: count_lines(
-                                prefetch(table.bulk_text(sf, part, parts)),
-                                counter,
-                            ),
-                            frozen: false,
-                        })
-                        .await?
-                    }
+                let typed = TpchPart {
+                    table,
+                    sf,
+                    part,
+                    parts,
                 };
+                let n =
+                    match bulk_load_typed(&mut c, table.name(), columns(), counter.clone(), typed)
+                        .await
+                    {
+                        Some(loaded) => loaded?,
+                        None if c.dialect() == Dialect::Sqlite => {
+                            c.bulk_load(BulkLoad {
+                                table: table.name().to_owned(),
+                                columns: columns(),
+                                rows: Box::new(
+                                    counter.count(prefetch_rows(table.rows(sf, part, parts))),
+                                ),
+                            })
+                            .await?
+                        }
+                        None => {
+                            c.bulk_load_text(BulkText {
+                                table: table.name().to_owned(),
+                                columns: columns(),
+                                // Generated on a thread of its own, a chunk or two ahead.
+                                chunks: count_lines(
+                                    prefetch(table.bulk_text(sf, part, parts)),
+                                    counter,
+                                ),
+                                frozen: false,
+                            })
+                            .await?
+                        }
+                    };
                 *counts
                     .lock()
                     .expect("counts")
@@ -463,6 +443,20 @@ pub async fn cleanup(
         dropped: present,
         absent,
     })
+}
+
+/// One part of one TPC-H table, as typed rows.
+struct TpchPart {
+    table: Table,
+    sf: f64,
+    part: u32,
+    parts: u32,
+}
+
+impl TypedRows for TpchPart {
+    fn chunks<W: FieldWriter>(self) -> Box<dyn Iterator<Item = W> + Send> {
+        self.table.typed(self.sf, self.part, self.parts)
+    }
 }
 
 /// Bulk text whose rows are counted as its chunks are taken: a chunk holds whole lines, one
