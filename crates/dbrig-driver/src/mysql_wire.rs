@@ -479,6 +479,11 @@ impl WireConnection {
         self.connection_id
     }
 
+    /// Its socket is in blocking mode (a client that owns its thread).
+    pub(crate) fn is_blocking(&self) -> bool {
+        self.socket.is_blocking()
+    }
+
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {
         // The columns are parsed once here (not on the hot path) so that `execute_rows` can
         // decode a reply whose metadata the server cached.

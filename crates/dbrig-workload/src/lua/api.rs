@@ -1047,42 +1047,85 @@ impl UserData for Stmt {
                     .map(|(b, v)| b.value(v))
                     .collect::<mlua::Result<Vec<Value>>>()?
             };
-            let (ctx, slot) = (Arc::clone(&this.ctx), Arc::clone(&this.slot));
             let (stmt, kind, keep_rows) = (this.stmt, this.kind, this.keep_rows);
-            let run: Running = Box::pin(async move {
-                let mut c = match take(&slot) {
-                    Ok(c) => c,
-                    Err(e) => return Done::Failed(e),
-                };
-                let began = Instant::now();
-                let done = if keep_rows {
-                    match c.execute_rows(stmt, &values).await {
-                        Ok(rows) => {
-                            ctx.timed(StatementClass::Read, kind, began);
-                            Done::Rows(Rows::from_driver(rows))
-                        }
-                        Err(e) => Done::Failed(e),
-                    }
-                } else {
-                    match c.execute(stmt, &values).await {
-                        Ok(o) => {
-                            let class = o.class();
-                            ctx.timed(class, kind, began);
-                            if class == StatementClass::Read {
-                                Done::Counted(o.rows)
-                            } else {
-                                Done::Nothing
-                            }
-                        }
-                        Err(e) => Done::Failed(e),
-                    }
-                };
-                *slot.lock().expect("slot") = Some(c);
-                done
-            });
+            // A connection that blocks its thread answers within the call: the statement
+            // runs right here, with no boxed future (an allocation, a copy and two Arc
+            // clones per statement) around it.
+            let in_call = this
+                .slot
+                .lock()
+                .expect("slot")
+                .as_ref()
+                .is_some_and(|c| c.completes_in_call());
+            if in_call {
+                let done = run_in_call(prepared_run(
+                    &this.ctx, &this.slot, stmt, kind, keep_rows, values,
+                ));
+                return reply(lua, &this.ctx, done, "<prepared statement>");
+            }
+            let (ctx, slot) = (Arc::clone(&this.ctx), Arc::clone(&this.slot));
+            let run: Running =
+                Box::pin(
+                    async move { prepared_run(&ctx, &slot, stmt, kind, keep_rows, values).await },
+                );
             start(lua, &this.ctx, "<prepared statement>", run)
         });
         m.add_method("close", |_, _, ()| Ok(()));
+    }
+}
+
+/// A prepared statement's execution, counted and timed by its text.
+async fn prepared_run(
+    ctx: &Ctx,
+    slot: &Slot,
+    stmt: Statement,
+    kind: &'static str,
+    keep_rows: bool,
+    values: Vec<Value>,
+) -> Done {
+    let mut c = match take(slot) {
+        Ok(c) => c,
+        Err(e) => return Done::Failed(e),
+    };
+    let began = Instant::now();
+    let done = if keep_rows {
+        match c.execute_rows(stmt, &values).await {
+            Ok(rows) => {
+                ctx.timed(StatementClass::Read, kind, began);
+                Done::Rows(Rows::from_driver(rows))
+            }
+            Err(e) => Done::Failed(e),
+        }
+    } else {
+        match c.execute(stmt, &values).await {
+            Ok(o) => {
+                let class = o.class();
+                ctx.timed(class, kind, began);
+                if class == StatementClass::Read {
+                    Done::Counted(o.rows)
+                } else {
+                    Done::Nothing
+                }
+            }
+            Err(e) => Done::Failed(e),
+        }
+    };
+    *slot.lock().expect("slot") = Some(c);
+    done
+}
+
+/// Run a statement on a connection that completes it within the call
+/// ([`Connection::completes_in_call`]): its first poll is ready. Were it ever not, it waits
+/// on nothing the runtime drives (blocking sockets only), so polling again is all there is
+/// to do.
+fn run_in_call<F: Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::yield_now();
     }
 }
 

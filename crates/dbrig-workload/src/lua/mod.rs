@@ -766,8 +766,11 @@ impl LuaClient {
             self.events = None;
         }
         self.take_back(conn);
-        std::mem::swap(&mut *self.ctx.tally.lock().expect("tally"), q);
-        self.ctx.tally.lock().expect("tally").clear();
+        {
+            let mut tally = self.ctx.tally.lock().expect("tally");
+            std::mem::swap(&mut *tally, q);
+            tally.clear();
+        }
         match r {
             Ok(0) => Ok(()),
             Ok(2) => {
