@@ -113,6 +113,10 @@ pub struct Ctx {
     /// The statement the script waits for when its first poll found it waiting, with the
     /// query its error would name (see [`start`]).
     pending: Mutex<Option<(Running, String)>>,
+    /// A statement was awaited on the async path since the runner last looked: each such
+    /// await leaves a finished future in a userdata whose Rust memory Lua's collector does
+    /// not see (see `LuaClient::event`).
+    pub awaited: std::sync::atomic::AtomicBool,
 }
 
 impl Ctx {
@@ -130,6 +134,7 @@ impl Ctx {
             rand: Mutex::new(rand),
             last_error: Mutex::new(None),
             pending: Mutex::new(None),
+            awaited: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -336,6 +341,7 @@ fn install(
                 let ctx = Arc::clone(&ctx);
                 async move {
                     let pending = ctx.pending.lock().expect("pending").take();
+                    ctx.awaited.store(true, Ordering::Relaxed);
                     let Some((run, query)) = pending else {
                         return Ok((LuaValue::Nil, LuaValue::Nil));
                     };

@@ -771,6 +771,17 @@ impl LuaClient {
             std::mem::swap(&mut *tally, q);
             tally.clear();
         }
+        // Statements awaited on the async path (clients sharing a worker) leave garbage that
+        // holds Rust memory the collector does not count, so its pace alone let each state
+        // keep hundreds of them: 1 024 clients grew by ~60 MB over a 10 s run. A small step
+        // per such event keeps them collected.
+        if self
+            .ctx
+            .awaited
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            let _ = self.lua.gc_step_kbytes(1);
+        }
         match r {
             Ok(0) => Ok(()),
             Ok(2) => {
