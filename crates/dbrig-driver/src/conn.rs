@@ -638,6 +638,14 @@ impl Connection {
         }
     }
 
+    /// Whether a statement on this connection finishes within its first poll: the lean
+    /// MariaDB/MySQL client on a socket in blocking mode (a client that owns its thread,
+    /// [`ConnectOptions::own_thread`]) never waits for a wake-up, so a caller may run it
+    /// without a task or a boxed future around it.
+    pub fn completes_in_call(&self) -> bool {
+        matches!(&self.backend, Backend::MysqlWire(w) if w.is_blocking())
+    }
+
     /// Which bulk path a MariaDB/MySQL connection takes ("binary bulk" or "LOAD DATA"); `None`
     /// for other engines. For the load's own report.
     pub fn mysql_bulk_path(&self) -> Option<&'static str> {

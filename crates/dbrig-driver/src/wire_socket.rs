@@ -123,6 +123,15 @@ impl WireSocket {
         Ok(())
     }
 
+    /// In blocking mode (under any TLS): every read and write finishes in the call.
+    pub(crate) fn is_blocking(&self) -> bool {
+        match self {
+            WireSocket::Blocking { .. } => true,
+            WireSocket::Tls(t) => t.raw.is_blocking(),
+            _ => false,
+        }
+    }
+
     fn as_async(&mut self) -> Option<&mut dyn Stream> {
         match self {
             WireSocket::Tcp(s) => Some(s),
