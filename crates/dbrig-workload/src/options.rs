@@ -139,7 +139,7 @@ pub struct RunOptions {
     /// Worker threads driving the clients (0 = automatic: on MariaDB/MySQL up to 64 clients,
     /// one per client making blocking socket calls as sysbench does; otherwise two per CPU and
     /// at least 4, at most the client count, each multiplexing its clients asynchronously; on
-    /// PostgreSQL and SQLite with 8 or more clients per CPU, one per CPU).
+    /// PostgreSQL with 8 or more clients per CPU, one per CPU).
     #[arg(long, default_value_t = 0)]
     pub workers: u32,
     /// Seconds to wait for a connection before giving up.
