@@ -844,6 +844,10 @@ impl TrialProgress for Progress<'_, '_> {
     fn power_query(&self, report: &PowerReport) {
         self.observer.power_query(self.trial, report);
     }
+
+    fn load_rows(&self, tables: &[dbrig_workload::progress::TableRows], finished: bool) {
+        self.observer.load_rows(tables, finished);
+    }
 }
 
 /// The plan text as stored: target URLs redacted.

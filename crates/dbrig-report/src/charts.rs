@@ -801,7 +801,8 @@ pub fn workload_charts(
         ResultKind::Micro
         | ResultKind::TpchThroughput
         | ResultKind::Perfrun
-        | ResultKind::SqlBench => {}
+        | ResultKind::SqlBench
+        | ResultKind::Load => {}
     }
     if kind != ResultKind::Perfrun {
         out.extend(workload_os_chart(store, data, kind, workload)?.map(|s| ("os", s)));

@@ -153,6 +153,7 @@ fn kind_of_name(name: &str) -> Option<ResultKind> {
         "tpch_throughput" => Some(ResultKind::TpchThroughput),
         "perfrun" => Some(ResultKind::Perfrun),
         "sql_bench" => Some(ResultKind::SqlBench),
+        "load" => Some(ResultKind::Load),
         "memory_load" | "scan_filter" | "tmp_groupby" => Some(ResultKind::Micro),
         _ => None,
     }
@@ -176,6 +177,7 @@ fn cell_kind(run_kind: RunKind, cell: &CellRow, trials: &[TrialRow]) -> ResultKi
         RunKind::TpchPower => ResultKind::TpchPower,
         RunKind::TpchThroughput => ResultKind::TpchThroughput,
         RunKind::Perfrun => ResultKind::Perfrun,
+        RunKind::Load => ResultKind::Load,
         RunKind::Plan | RunKind::Oltp => ResultKind::Oltp,
     }
 }
@@ -558,6 +560,7 @@ pub fn kind_title(kind: ResultKind) -> &'static str {
         ResultKind::TpchThroughput => "TPC-H throughput test",
         ResultKind::Perfrun => "perfrun",
         ResultKind::SqlBench => "sql-bench",
+        ResultKind::Load => "Loads",
     }
 }
 

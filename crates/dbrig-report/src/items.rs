@@ -3,13 +3,14 @@
 //! throughput); a micro-benchmark has one per table type or query and per figure it derived
 //! (rows/s, MB/s, cycles/row); a power test one per timed step plus Power@Size; a throughput
 //! test one per query over the streams, Ts and Throughput@Size; a perfrun one per query and
-//! cache temperature; a sql-bench run one per test, its TOTALS and one per operation.
+//! cache temperature; a sql-bench run one per test, its TOTALS and one per operation; a load
+//! each table's and the total's rows/s (MB/s beside it) and each step's seconds.
 //!
 //! A step that failed, timed out or answered wrong has no value: it is never counted as fast.
 
 use dbrig_core::results::perfrun::Temperature;
 use dbrig_core::results::{
-    MicroResult, PerfrunResult, PowerReport, QueryStatus, ThroughputReport, TrialResult,
+    LoadResult, MicroResult, PerfrunResult, PowerReport, QueryStatus, ThroughputReport, TrialResult,
 };
 
 /// The unit of rows per second, the seeds' figure for loads and scans.
@@ -68,7 +69,31 @@ pub fn items(result: &TrialResult) -> Vec<Item> {
             .into_iter()
             .map(|(name, v)| Item::new(name, SECONDS, v))
             .collect(),
+        TrialResult::Load(r) => load_items(r),
     }
+}
+
+/// Each table's rows/s and MB/s, the total's, then each step's seconds and the whole load's.
+fn load_items(r: &LoadResult) -> Vec<Item> {
+    let f = &r.figures;
+    let tables = f
+        .tables
+        .iter()
+        .map(|t| (t.table.as_str(), t.rows_per_s(), t.mb_per_s()));
+    let mut out = Vec::new();
+    for (name, rows, mb) in tables.chain([("total", f.rows_per_s(), f.mb_per_s())]) {
+        out.push(Item::new(name, ROWS_PER_SECOND, Some(rows)));
+        out.push(Item::derived(name, "MB/s", mb));
+    }
+    for s in &r.steps {
+        out.push(Item::new(
+            format!("{} step", s.name),
+            SECONDS,
+            Some(s.seconds),
+        ));
+    }
+    out.push(Item::new("load test", SECONDS, Some(r.total_seconds)));
+    out
 }
 
 /// Each item's mean in its own unit, then what the seeds derive from it: rows/s (when the

@@ -28,6 +28,7 @@ pub mod fixture;
 pub mod flame;
 pub mod html;
 pub mod items;
+pub mod load;
 pub mod micro;
 pub mod palette;
 pub mod perfrun;

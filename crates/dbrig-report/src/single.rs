@@ -149,6 +149,7 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
         Some(TrialResult::SqlBench(r)) => {
             crate::sqlbench::run_file(r, &trial.started_at, target, "")
         }
+        Some(TrialResult::Load(r)) => crate::load::load_text(r, target) + &connects,
         Some(TrialResult::Perfrun(_)) => {
             return perfrun_report(store, run, None, SingleFormat::Text);
         }

@@ -530,6 +530,16 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
                     add(w, Block::Table(t));
                 }
             }
+            ResultKind::Load => {
+                for w in &s.workloads {
+                    let t = item_table(
+                        data,
+                        w,
+                        "median over trials: rows/s and MB/s per table and in total, seconds per step",
+                    );
+                    add(w, Block::Table(t));
+                }
+            }
             ResultKind::SqlBench => {
                 for w in &s.workloads {
                     let t = item_table(

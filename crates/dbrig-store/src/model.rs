@@ -158,6 +158,8 @@ text_enum!(
         TpchThroughput = "tpch_throughput",
         /// `dbrig perfrun`
         Perfrun = "perfrun",
+        /// `dbrig prepare WORKLOAD`, `dbrig tpch load`: a load measured on its own
+        Load = "load",
     }
 );
 
@@ -169,6 +171,7 @@ impl From<ResultKind> for RunKind {
             ResultKind::TpchPower => RunKind::TpchPower,
             ResultKind::TpchThroughput => RunKind::TpchThroughput,
             ResultKind::Perfrun => RunKind::Perfrun,
+            ResultKind::Load => RunKind::Load,
             // No single command runs sql-bench: only plans do.
             ResultKind::SqlBench => RunKind::Plan,
         }

@@ -160,7 +160,7 @@ impl TpchPowerOptions {
 
 /// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
 /// trial does (the options are those of `dbrig micro NAME` and [`TpchPowerOptions`]).
-pub fn plan_only_kinds() -> [(&'static str, &'static str); 9] {
+pub fn plan_only_kinds() -> [(&'static str, &'static str); 10] {
     [
         (
             "connect",
@@ -195,6 +195,10 @@ pub fn plan_only_kinds() -> [(&'static str, &'static str); 9] {
             "RQG perfrun: every query of `queries` (or TPC-H) cold then warm, time and counters",
         ),
         (
+            "load",
+            "a workload's data load as the trial (`of = \"oltp_read_write\"`, `\"tpch\"` with `sf`, `\"pgbench-init\"`): steps, rows/s and MB/s per table",
+        ),
+        (
             "sql-bench",
             "MySQL's classic sql-bench suite (`tests = [\"connect\"]`, `small-test`): seconds per operation and test",
         ),
@@ -216,6 +220,8 @@ pub enum WorkloadKind {
     Perfrun(PerfrunOptions),
     /// sql-bench's test scripts, run one by one (they make and drop their own tables).
     SqlBench(SqlBenchOptions),
+    /// A workload's data load measured as a trial (`dbrig prepare`, `dbrig tpch load`).
+    Load(crate::LoadTest),
 }
 
 /// A prepare step that ran: its line for the console and its load's figures (rows/s and MB/s
@@ -262,6 +268,7 @@ impl TrialOutput {
                 r.tests.iter().map(|t| t.operations.len() as u64).sum(),
                 "operation",
             ),
+            (TrialResult::Load(r), _) => (r.figures.rows, "row"),
         }
     }
 
@@ -338,6 +345,13 @@ impl TrialOutput {
                     }
                 )
             }
+            (TrialResult::Load(r), _) => format!(
+                "{} rows in {:.2} s ({:.0} rows/s, {:.1} MB/s)",
+                r.figures.rows,
+                r.total_seconds,
+                r.figures.rows_per_s(),
+                r.figures.mb_per_s()
+            ),
         }
     }
 }
@@ -354,6 +368,21 @@ pub trait TrialProgress: Sync {
     fn connected(&self) {}
     fn interval(&self, _sample: &IntervalSample) {}
     fn power_query(&self, _report: &PowerReport) {}
+    /// A load trial's rows per table so far (see [`LoadProgress::rows`]).
+    fn load_rows(&self, _tables: &[crate::progress::TableRows], _finished: bool) {}
+}
+
+/// A load trial's progress, told as the trial's.
+struct LoadRelay<'a>(&'a dyn TrialProgress);
+
+impl LoadProgress for LoadRelay<'_> {
+    fn say(&self, line: &str) {
+        self.0.note(line);
+    }
+
+    fn rows(&self, tables: &[crate::progress::TableRows], finished: bool) {
+        self.0.load_rows(tables, finished);
+    }
 }
 
 /// Progress that goes nowhere.
@@ -442,6 +471,7 @@ impl WorkloadKind {
                 o.validate()?;
                 Ok(WorkloadKind::Perfrun(o))
             }
+            crate::load_test::NAME => Ok(WorkloadKind::Load(crate::LoadTest::from_json(options)?)),
             "sql_bench" | "sqlbench" => {
                 let o: SqlBenchOptions = serde_json::from_value(options.clone()).map_err(|e| {
                     WorkloadError::InvalidOptions(format!("sql-bench options: {e}"))
@@ -462,6 +492,7 @@ impl WorkloadKind {
             WorkloadKind::TpchThroughput(_) => "tpch_throughput",
             WorkloadKind::Perfrun(_) => "perfrun",
             WorkloadKind::SqlBench(_) => "sql_bench",
+            WorkloadKind::Load(_) => crate::load_test::NAME,
         }
     }
 
@@ -475,6 +506,7 @@ impl WorkloadKind {
             WorkloadKind::TpchThroughput(_) => ResultKind::TpchThroughput,
             WorkloadKind::Perfrun(_) => ResultKind::Perfrun,
             WorkloadKind::SqlBench(_) => ResultKind::SqlBench,
+            WorkloadKind::Load(_) => ResultKind::Load,
         }
     }
 
@@ -488,6 +520,7 @@ impl WorkloadKind {
             }
             WorkloadKind::Perfrun(o) => serde_json::to_value(o).unwrap_or_default(),
             WorkloadKind::SqlBench(o) => serde_json::to_value(o).unwrap_or_default(),
+            WorkloadKind::Load(l) => l.options_json(),
         }
     }
 
@@ -509,7 +542,11 @@ impl WorkloadKind {
             // A script may write; pgbench's built-ins but select-only do.
             WorkloadKind::Oltp(Workload::Script(_) | Workload::Lua(_)) => true,
             WorkloadKind::Oltp(Workload::Connect) => false,
-            WorkloadKind::Micro(_) | WorkloadKind::Perfrun(_) | WorkloadKind::SqlBench(_) => false,
+            // A load trial makes its own data from nothing each time.
+            WorkloadKind::Micro(_)
+            | WorkloadKind::Perfrun(_)
+            | WorkloadKind::SqlBench(_)
+            | WorkloadKind::Load(_) => false,
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => o.refresh,
         }
     }
@@ -527,10 +564,11 @@ impl WorkloadKind {
     /// Whether preparing this kind may load data large enough to check the disk for first
     /// (TPC-H: its scale factor's estimate).
     pub fn loads_large_data(&self) -> bool {
-        matches!(
-            self,
-            WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_)
-        )
+        match self {
+            WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => true,
+            WorkloadKind::Load(l) => l.tpch().is_some(),
+            _ => false,
+        }
     }
 
     /// Create what the trials need when it is missing: the OLTP tables (for `threads`
@@ -618,6 +656,13 @@ impl WorkloadKind {
             | WorkloadKind::Perfrun(_)
             | WorkloadKind::SqlBench(_)
             | WorkloadKind::Oltp(Workload::Connect) => Ok(None),
+            // The trial is the load; a TPC-H one is checked against the free space first.
+            WorkloadKind::Load(l) => {
+                if let Some(o) = l.tpch() {
+                    tpch::check_load_fits(o.validate()?, space, o.force_load)?;
+                }
+                Ok(None)
+            }
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
                 let sf = o.validate()?;
                 let mut conn = Connection::connect(target, connect).await?;
@@ -675,33 +720,13 @@ impl WorkloadKind {
     /// identity share prepared data; different identities never do.
     pub fn data_identity(&self) -> Option<serde_json::Value> {
         match self {
-            WorkloadKind::Oltp(Workload::Oltp(o)) => {
-                let x = &o.options;
-                Some(serde_json::json!({
-                    "oltp": {
-                        "tables": x.tables,
-                        "table_size": x.table_size,
-                        "auto_inc": x.auto_inc,
-                        "create_secondary": x.create_secondary,
-                        "mysql_storage_engine": x.mysql_storage_engine,
-                    }
-                }))
+            WorkloadKind::Oltp(Workload::Oltp(o)) => Some(oltp_identity(&o.options)),
+            WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => Some(tpch_identity(o)),
+            WorkloadKind::Oltp(Workload::Script(w)) => {
+                w.uses_builtins().then(|| pgbench_identity(&w.options))
             }
-            WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
-                Some(serde_json::json!({
-                    "tpch": { "sf": o.sf, "keys": o.keys }
-                }))
-            }
-            WorkloadKind::Oltp(Workload::Script(w)) => w.uses_builtins().then(|| {
-                serde_json::json!({
-                    "pgbench": {
-                        "scale": w.options.scale.max(1),
-                        "fillfactor": w.options.fillfactor,
-                        "foreign_keys": w.options.foreign_keys,
-                    }
-                })
-            }),
             WorkloadKind::Oltp(Workload::Lua(w)) => Some(w.options_json()),
+            WorkloadKind::Load(l) => Some(l.data_identity()),
             WorkloadKind::Micro(_)
             | WorkloadKind::Perfrun(_)
             | WorkloadKind::SqlBench(_)
@@ -722,7 +747,10 @@ impl WorkloadKind {
         match self {
             WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => true,
             WorkloadKind::Perfrun(o) => o.tpch,
-            WorkloadKind::Oltp(_) | WorkloadKind::Micro(_) | WorkloadKind::SqlBench(_) => false,
+            WorkloadKind::Oltp(_)
+            | WorkloadKind::Micro(_)
+            | WorkloadKind::SqlBench(_)
+            | WorkloadKind::Load(_) => false,
         }
     }
 
@@ -918,8 +946,53 @@ impl WorkloadKind {
                 }))
                 .await
             }
+            // Ctrl-C leaves the tables registered as loading: never measured, and dropped by
+            // the next load or cleanup.
+            WorkloadKind::Load(l) => {
+                abandonable(Box::pin(async {
+                    l.trial(
+                        &spec.target,
+                        &spec.connect,
+                        spec.options.threads,
+                        spec.seed,
+                        &LoadRelay(progress),
+                    )
+                    .await
+                    .map(TrialResult::Load)
+                }))
+                .await
+            }
         }
     }
+}
+
+/// What an OLTP workload's tables depend on: their count, size and definition.
+pub(crate) fn oltp_identity(x: &OltpOptions) -> serde_json::Value {
+    serde_json::json!({
+        "oltp": {
+            "tables": x.tables,
+            "table_size": x.table_size,
+            "auto_inc": x.auto_inc,
+            "create_secondary": x.create_secondary,
+            "mysql_storage_engine": x.mysql_storage_engine,
+        }
+    })
+}
+
+/// What the TPC-H data depends on: scale factor and keys.
+pub(crate) fn tpch_identity(o: &TpchPowerOptions) -> serde_json::Value {
+    serde_json::json!({ "tpch": { "sf": o.sf, "keys": o.keys } })
+}
+
+/// What pgbench's tables depend on.
+pub(crate) fn pgbench_identity(o: &crate::ScriptOptions) -> serde_json::Value {
+    serde_json::json!({
+        "pgbench": {
+            "scale": o.scale.max(1),
+            "fillfactor": o.fillfactor,
+            "foreign_keys": o.foreign_keys,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -971,6 +1044,7 @@ mod tests {
                 "perfrun" => json!({"tpch": true}),
                 "script" => json!({"builtins": ["select-only@2", "tpcb"]}),
                 "sql-bench" => json!({"tests": ["connect"], "small-test": true}),
+                "load" => json!({"of": "oltp_read_only"}),
                 _ => json!({}),
             };
             let k = WorkloadKind::from_json(name, &options).unwrap();

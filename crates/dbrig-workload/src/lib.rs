@@ -11,6 +11,7 @@
 pub mod connect;
 pub mod error;
 pub mod kind;
+pub mod load_test;
 mod loading;
 pub mod lua;
 pub mod micro;
@@ -33,6 +34,7 @@ pub use error::WorkloadError;
 pub use kind::{
     PowerRef, Prepared, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind,
 };
+pub use load_test::{LoadOf, LoadTest};
 pub use lua::{LuaOptions, LuaWorkload};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;

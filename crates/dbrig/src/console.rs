@@ -42,21 +42,10 @@ async fn interrupted() {
 }
 
 /// Ctrl-C and SIGTERM raise the stopper; the run finishes its write and ends interrupted.
+/// The signals are awaited on a thread of their own with its own small runtime: the run's
+/// workers may all be busy (clients, a load's loaders), and a signal must not wait for one of
+/// them to be free.
 pub fn install_signal_handlers(stopper: Arc<Stopper>) {
-    tokio::spawn(async move {
-        interrupted().await;
-        eprintln!("dbrig: interrupted: finishing in-flight events and saving what was measured");
-        stopper.stop();
-    });
-}
-
-/// For a long step that writes data (prepare, a TPC-H load): from now on Ctrl-C / SIGTERM
-/// prints `message` (what was left and how to finish) and exits 130 at once. The signals are
-/// awaited on a thread of their own with its own small runtime: the step's workers may all
-/// be busy generating rows, and a signal must not wait for one of them to be free. The step's
-/// connections go with the process (the server ends their statements); what it left behind
-/// is registered as unfinished, never measured.
-pub fn exit_on_signal(message: String) {
     let spawned = std::thread::Builder::new()
         .name("dbrig-signals".into())
         .spawn(move || {
@@ -67,11 +56,13 @@ pub fn exit_on_signal(message: String) {
                 return;
             };
             rt.block_on(interrupted());
-            eprintln!("{message}");
-            std::process::exit(EXIT_INTERRUPTED.into());
+            eprintln!(
+                "dbrig: interrupted: finishing in-flight events and saving what was measured"
+            );
+            stopper.stop();
         });
     if let Err(e) = spawned {
-        eprintln!("dbrig: warning: Ctrl-C will not stop this step at once: {e}");
+        eprintln!("dbrig: warning: Ctrl-C will not stop this run: {e}");
     }
 }
 
@@ -382,6 +373,9 @@ pub struct ConsoleObserver {
     /// A prepare step's rows: when they started loading, when the last line about them was
     /// printed.
     rows_clock: std::sync::Mutex<Option<(Instant, Instant)>>,
+    /// A load command (`prepare`, `tpch load`): its steps and a bar per table while rows
+    /// load, instead of plain lines.
+    steps: Option<Steps>,
 }
 
 /// A plan's live chart of the TPC-H power trial running now, redrawn after every query as the
@@ -446,7 +440,22 @@ impl ConsoleObserver {
             run: Default::default(),
             page: Default::default(),
             rows_clock: Default::default(),
+            steps: None,
         }
+    }
+
+    /// A load command's observer: the load's steps as they happen and a bar per table while
+    /// rows load (see [`Steps`]), dropped when the load is over.
+    pub fn loading(what: &str) -> Self {
+        ConsoleObserver {
+            steps: Some(Steps::new(what)),
+            ..ConsoleObserver::single()
+        }
+    }
+
+    /// Clear the load's bars before the report is printed.
+    pub fn finish_steps(&mut self) {
+        self.steps = None;
     }
 
     /// For a single command: progress lines on stderr.
@@ -463,6 +472,7 @@ impl ConsoleObserver {
             run: Default::default(),
             page: Default::default(),
             rows_clock: Default::default(),
+            steps: None,
         }
     }
 
@@ -525,6 +535,9 @@ impl Observer for ConsoleObserver {
     }
 
     fn note(&self, line: &str) {
+        if let Some(s) = &self.steps {
+            return s.say(line);
+        }
         match &self.bar {
             Some(b) => b.set_message(line.to_owned()),
             None => eprintln!("dbrig: {line}"),
@@ -532,8 +545,11 @@ impl Observer for ConsoleObserver {
     }
 
     /// A plan's prepare step: the rows in the bar's message on a terminal, a plain line every
-    /// [`LOAD_LINE_EVERY`] on a pipe.
+    /// [`LOAD_LINE_EVERY`] on a pipe (a load command: its bars).
     fn load_rows(&self, tables: &[TableRows], finished: bool) {
+        if let Some(s) = &self.steps {
+            return s.rows(tables, finished);
+        }
         let now = Instant::now();
         let (started, last_line) = {
             let mut clock = self.rows_clock.lock().unwrap_or_else(|e| e.into_inner());

@@ -43,7 +43,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            cli::Command::Prepare(a) => run_cmd::prepare(a).await,
+            cli::Command::Prepare(a) => run_cmd::prepare(a, &argv).await,
             cli::Command::Run(a) => run_cmd::run(a, &argv).await,
             cli::Command::Cleanup(a) => run_cmd::cleanup(a).await,
             cli::Command::Prewarm(a) => run_cmd::prewarm(a).await,

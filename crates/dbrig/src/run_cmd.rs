@@ -5,10 +5,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow};
+use dbrig_driver::Target;
 use dbrig_exec::{Configuration, Plan, SingleCommand};
-use dbrig_workload::{RunOptions, Workload, WorkloadKind};
+use dbrig_workload::{LoadOf, LoadTest, RunOptions, Workload, WorkloadKind};
 
-use crate::args::{Format, WorkloadArgs};
+use crate::args::{Format, StoreArgs, WorkloadArgs};
 use crate::connection::resolve_target;
 use crate::console::{self, ConsoleObserver};
 use crate::out::outln;
@@ -42,100 +43,96 @@ fn workload_of(args: &WorkloadArgs) -> Result<Workload> {
     }
 }
 
-/// `dbrig prepare pgbench-init --scale N`: pgbench's tables (pgbench -i).
-async fn pgbench_init(args: &WorkloadArgs) -> Result<ExitCode> {
+pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     let target = resolve_target(&args.connection, &args.store)?;
-    let scale = args.script.scale.max(1);
-    eprintln!("dbrig: pgbench-init on {target}, scale {scale}");
-    console::exit_on_signal(format!(
-        "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT}` again"
-    ));
-    let steps = console::Steps::new("pgbench-init");
-    let r = dbrig_workload::script::init::init(
-        &target,
-        &args.run.connect_options(),
-        &args.script,
-        &steps,
-    )
-    .await;
-    drop(steps);
-    let r = r?;
-    if args.format == Format::Json {
-        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
-            "workload": PGBENCH_INIT,
-            "target": target.to_string(),
-            "scale": r.scale,
-            "rows": r.rows,
-            "total_s": r.seconds,
-        })))?;
+    let of = if args.workload.as_deref() == Some(PGBENCH_INIT) {
+        let mut script = args.script.clone();
+        script.scale = script.scale.max(1);
+        LoadOf::PgbenchInit(script)
     } else {
-        outln!(
-            "pgbench-init: scale {}, {} rows in pgbench_branches, _tellers and _accounts, done in {:.2} s",
-            r.scale,
-            r.rows,
-            r.seconds
-        )?;
-    }
-    Ok(ExitCode::SUCCESS)
+        let workload = workload_of(&args)?;
+        if let Workload::Lua(l) = &workload {
+            return lua_command(l, "prepare", &target, &args).await;
+        }
+        if !matches!(workload, Workload::Oltp(_)) {
+            return Err(anyhow!(
+                "pgbench scripts have no prepare step of their own: `dbrig prepare {PGBENCH_INIT} --scale N` makes pgbench's tables"
+            ));
+        }
+        LoadOf::Oltp(workload)
+    };
+    let interrupted = match &of {
+        LoadOf::PgbenchInit(_) => format!(
+            "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT}` again"
+        ),
+        _ => format!(
+            "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}` then `dbrig prepare {w}` again (`dbrig run {w} --prepare` does both)",
+            w = args.workload.as_deref().unwrap_or_default()
+        ),
+    };
+    let mut run = args.run.clone();
+    // Decided now, so the stored trial says which data was made.
+    run.rand_seed = run.resolved_seed();
+    measure_load(
+        LoadTest { of, replace: false },
+        target,
+        run,
+        LoadCommand {
+            store: &args.store,
+            format: args.format,
+            environment: args.environment.environment(),
+            dry_run: args.dry_run,
+            argv,
+            interrupted,
+        },
+    )
+    .await
 }
 
-pub async fn prepare(args: WorkloadArgs) -> Result<ExitCode> {
-    if args.workload.as_deref() == Some(PGBENCH_INIT) {
-        return pgbench_init(&args).await;
+/// What a load command shares besides the load: where it stores, how it prints.
+pub struct LoadCommand<'a> {
+    pub store: &'a StoreArgs,
+    pub format: Format,
+    pub environment: dbrig_exec::environment::EnvironmentFile,
+    pub dry_run: bool,
+    pub argv: &'a [String],
+    /// Said on stderr when Ctrl-C stops the load: what is left and how to finish.
+    pub interrupted: String,
+}
+
+/// `dbrig prepare` and `dbrig tpch load`: the load as the one trial of a one-cell plan,
+/// measured, stored and printed as every kind is (`dbrig report` shows it again).
+pub async fn measure_load(
+    load: LoadTest,
+    target: Target,
+    run: RunOptions,
+    c: LoadCommand<'_>,
+) -> Result<ExitCode> {
+    let plan = Plan::single(SingleCommand {
+        workload: WorkloadKind::Load(load),
+        configuration: Configuration::external("default", target),
+        server: None,
+        run,
+        prepare: false,
+        environment: c.environment,
+    })?;
+    if c.dry_run {
+        console::print_dry_run(&plan)?;
+        return Ok(ExitCode::SUCCESS);
     }
-    let target = resolve_target(&args.connection, &args.store)?;
-    let workload = workload_of(&args)?;
-    if let Workload::Lua(l) = &workload {
-        return lua_command(l, "prepare", &target, &args).await;
+    let mut observer = ConsoleObserver::loading("loading");
+    let outcome = console::measure(plan, c.store, c.argv, false, &observer).await;
+    observer.finish_steps();
+    let outcome = outcome?;
+    if outcome.status == dbrig_store::RunStatus::Interrupted {
+        eprintln!("{}", c.interrupted);
+        // The run is recorded (interrupted). Exit now: the abandoned loaders' threads (row
+        // generators, SQLite's connection thread) would hold the runtime's shutdown until
+        // their current batch is done; the server ends their statements with the process.
+        std::process::exit(console::EXIT_INTERRUPTED.into());
     }
-    let Workload::Oltp(oltp) = &workload else {
-        return Err(anyhow!(
-            "pgbench scripts have no prepare step of their own: `dbrig prepare {PGBENCH_INIT} --scale N` makes pgbench's tables"
-        ));
-    };
-    let seed = args.run.resolved_seed();
-    eprintln!("dbrig: preparing {} on {target}", workload.name());
-    console::exit_on_signal(format!(
-        "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}` then `dbrig prepare {w}` again (`dbrig run {w} --prepare` does both)",
-        w = workload.name()
-    ));
-    let steps = console::Steps::new("preparing");
-    let report = oltp
-        .prepare(
-            &target,
-            &args.run.connect_options(),
-            args.run.threads,
-            seed,
-            &steps,
-        )
-        .await;
-    drop(steps);
-    let report = report?;
-    if args.format == Format::Json {
-        // Keys name their unit (`_s`), as every dbrig JSON does.
-        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
-            "workload": workload.name(),
-            "target": target.to_string(),
-            "tables": report.tables,
-            "rows": report.rows,
-            "load_s": report.load_s,
-            "index_s": report.index_s,
-            "rows_per_s": report.rows_per_s(),
-            "parallel": report.parallel,
-        })))?;
-    } else {
-        outln!(
-            "Prepared {} table(s) ({}) with {} rows in {:.2} s ({:.0} rows/s, {} loaders), indexes in {:.2} s",
-            report.tables.len(),
-            report.tables.join(", "),
-            report.rows,
-            report.load_s,
-            report.rows_per_s(),
-            report.parallel,
-            report.index_s
-        )?;
-    }
-    Ok(ExitCode::SUCCESS)
+    crate::report_cmd::print_single(&outcome.store, outcome.run, c.format)?;
+    Ok(console::exit_code(&outcome))
 }
 
 pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {

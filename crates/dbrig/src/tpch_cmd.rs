@@ -9,10 +9,9 @@ use dbrig_driver::ConnectOptions;
 use dbrig_exec::{Configuration, Plan, SingleCommand};
 use dbrig_server::managed::{ManagedServer, Params};
 use dbrig_workload::tpch::{
-    self, KeysWhen, LoadOptions, ParamMode, PowerControls, PowerOptions, Reduction, ScaleFactor,
-    Table,
+    self, KeysWhen, ParamMode, PowerControls, PowerOptions, Reduction, ScaleFactor, Table,
 };
-use dbrig_workload::{TpchPowerOptions, WorkloadKind};
+use dbrig_workload::{LoadOf, LoadTest, TpchPowerOptions, WorkloadKind};
 
 use crate::args::{ConnectionArgs, EnvironmentArgs, Format, StoreArgs};
 use crate::connection::resolve_target;
@@ -82,10 +81,15 @@ pub struct LoadArgs {
     pub force: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Print the one-cell plan; connect to nothing, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -326,7 +330,7 @@ fn progress(msg: &str) {
 pub async fn tpch(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
     match args.command {
         TpchCommand::Gen(a) => gen_tbl(a),
-        TpchCommand::Load(a) => load(a).await,
+        TpchCommand::Load(a) => load(a, argv).await,
         TpchCommand::Power(a) => power(*a, argv).await,
         TpchCommand::Throughput(a) => throughput(a, argv).await,
         TpchCommand::Check(a) => check(a).await,
@@ -369,50 +373,52 @@ fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn load(a: LoadArgs) -> Result<ExitCode> {
+async fn load(a: LoadArgs, argv: &[String]) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
-    // Estimate before loading a byte: a mistyped scale factor must not fill a disk.
-    let space = dbrig_exec::probes::free_space(&target, &ConnectOptions::default()).await;
-    tpch::check_load_fits(
-        a.sf,
-        space.as_ref().map(|(dir, free)| (dir.as_path(), *free)),
-        a.force,
-    )?;
-    eprintln!("dbrig: loading TPC-H SF {} into {target}", a.sf);
-    console::exit_on_signal(format!(
-        "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
-    ));
-    let steps = console::Steps::new("loading");
-    let report = tpch::load(
-        &target,
-        &ConnectOptions::default(),
-        &LoadOptions {
-            scale_factor: a.sf,
-            keys: a.keys,
-            parallel: a.parallel,
-        },
-        &steps,
-    )
-    .await;
-    drop(steps);
-    let report = report?;
-    if a.format == Format::Json {
-        let mut v = serde_json::to_value(&report)?;
-        v["target"] = serde_json::json!(target.to_string());
-        crate::out::text(&dbrig_report::json_text(&v))?;
-    } else {
-        outln!("TPC-H load test, SF {} on {target}", a.sf)?;
-        for s in &report.steps {
-            outln!("  {:<28}{:>10.3} s", s.name, s.seconds)?;
-        }
-        outln!("  {:<28}{:>10.3} s", "total", report.total_seconds)?;
-        let rows: u64 = report.rows.iter().map(|(_, n)| n).sum();
-        outln!(
-            "  rows {rows}, size on disk {:.1} MiB",
-            report.size_bytes as f64 / 1048576.0
+    // Estimate before loading a byte (and before the run is recorded): a mistyped scale
+    // factor must not fill a disk.
+    if !a.dry_run {
+        let space = dbrig_exec::probes::free_space(&target, &ConnectOptions::default()).await;
+        tpch::check_load_fits(
+            a.sf,
+            space.as_ref().map(|(dir, free)| (dir.as_path(), *free)),
+            a.force,
         )?;
     }
-    Ok(ExitCode::SUCCESS)
+    let options = TpchPowerOptions {
+        sf: a.sf.get(),
+        queries: Vec::new(),
+        query_dir: None,
+        seed: None,
+        refresh: false,
+        keys: a.keys,
+        parallel: a.parallel,
+        streams: 0,
+        timeout: None,
+        controls: tpch::PowerControls::default(),
+        power_run: None,
+        check_against: None,
+        force_load: a.force,
+    };
+    crate::run_cmd::measure_load(
+        LoadTest {
+            of: LoadOf::Tpch(Box::new(options)),
+            replace: false,
+        },
+        target.clone(),
+        dbrig_workload::RunOptions::default(),
+        crate::run_cmd::LoadCommand {
+            store: &a.store,
+            format: a.format,
+            environment: a.environment.environment(),
+            dry_run: a.dry_run,
+            argv,
+            interrupted: format!(
+                "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
+            ),
+        },
+    )
+    .await
 }
 
 /// The power test's controls: the --controls file, then the command-line options over it.

@@ -1,6 +1,8 @@
-//! What a load (OLTP prepare, `tpch load`) moved and how fast: rows and bytes per table and in
-//! total, each with the seconds it took. Bytes are those of the rows as bulk text (tab-separated,
-//! the form every engine's bulk path reads or is given), so MB/s compares across engines.
+//! What a load (OLTP prepare, `tpch load`, pgbench-init) moved and how fast: rows and bytes per
+//! table and in total, each with the seconds it took. Bytes are those of the rows as bulk text
+//! (tab-separated, the form every engine's bulk path reads or is given), so MB/s compares across
+//! engines. A load measured as a trial of its own (`dbrig prepare`, `dbrig tpch load`, a plan's
+//! `load` workload) is stored as a [`LoadResult`]: the figures with its timed steps.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +24,39 @@ pub struct LoadFigures {
     pub rows: u64,
     pub bytes: u64,
     #[serde(rename = "seconds_s")]
+    pub seconds: f64,
+}
+
+/// A load measured as a trial: what was loaded, its timed steps and its figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadResult {
+    /// The workload whose data was loaded (`oltp_read_write`, `tpch_power`, `script`).
+    pub of: String,
+    /// What the data is, in a few words (`4 tables of 100000 rows`, `TPC-H SF 1`,
+    /// `pgbench scale 10`).
+    pub data: String,
+    pub server_version: String,
+    /// Each timed step in order (`create`, `load`, `indexes`, `analyze`, …) with its seconds.
+    pub steps: Vec<LoadStep>,
+    /// Seconds from the first step's start to the last one's end.
+    #[serde(rename = "total_s")]
+    pub total_seconds: f64,
+    /// Loader connections that sent rows side by side.
+    pub loaders: u32,
+    /// Rows and bytes per table and in total, with their seconds.
+    pub figures: LoadFigures,
+    /// The loaded tables' size on disk, where the engine tells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+}
+
+/// One timed step of a load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadStep {
+    pub name: String,
+    /// `duration_s`, as `dbrig tpch load --format json` always named it.
+    #[serde(rename = "duration_s")]
     pub seconds: f64,
 }
 

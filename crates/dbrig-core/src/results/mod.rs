@@ -31,7 +31,7 @@ pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,
 };
 pub use life::{LifeMark, server_restarted};
-pub use load::{LoadFigures, TableLoad};
+pub use load::{LoadFigures, LoadResult, LoadStep, TableLoad};
 pub use micro::{MicroItem, MicroResult};
 pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};
 pub use sqlbench::{SqlBenchOperation, SqlBenchResult, SqlBenchStatus, SqlBenchTest, SqlBenchTime};
@@ -52,16 +52,19 @@ pub enum ResultKind {
     Perfrun,
     /// MySQL's classic sql-bench suite: seconds per operation and test.
     SqlBench,
+    /// A workload's data load (OLTP prepare, TPC-H load, pgbench-init): steps, rows/s, MB/s.
+    Load,
 }
 
 impl ResultKind {
-    pub const ALL: [ResultKind; 6] = [
+    pub const ALL: [ResultKind; 7] = [
         ResultKind::Oltp,
         ResultKind::Micro,
         ResultKind::TpchPower,
         ResultKind::TpchThroughput,
         ResultKind::Perfrun,
         ResultKind::SqlBench,
+        ResultKind::Load,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -72,6 +75,7 @@ impl ResultKind {
             ResultKind::TpchThroughput => "tpch_throughput",
             ResultKind::Perfrun => "perfrun",
             ResultKind::SqlBench => "sql_bench",
+            ResultKind::Load => "load",
         }
     }
 }
@@ -188,6 +192,7 @@ pub enum TrialResult {
     TpchThroughput(ThroughputReport),
     Perfrun(PerfrunResult),
     SqlBench(SqlBenchResult),
+    Load(LoadResult),
 }
 
 impl TrialResult {
@@ -199,6 +204,7 @@ impl TrialResult {
             TrialResult::TpchThroughput(_) => ResultKind::TpchThroughput,
             TrialResult::Perfrun(_) => ResultKind::Perfrun,
             TrialResult::SqlBench(_) => ResultKind::SqlBench,
+            TrialResult::Load(_) => ResultKind::Load,
         }
     }
 
@@ -211,6 +217,7 @@ impl TrialResult {
             TrialResult::TpchThroughput(r) => Some(&r.server_version),
             TrialResult::Perfrun(r) => Some(&r.server.version),
             TrialResult::SqlBench(r) => Some(&r.server_version),
+            TrialResult::Load(r) => Some(&r.server_version),
         }
     }
 

@@ -1,7 +1,7 @@
-//! One measurement path: for every kind (OLTP, micro, TPC-H power and throughput, perfrun), on
-//! SQLite, MariaDB and PostgreSQL, the single command and a one-cell plan store the same typed
-//! result (same kind, the same items, queries and statements), each with its environment; and
-//! `dbrig report` shows every stored run in its own unit in every format.
+//! One measurement path: for every kind (OLTP, micro, TPC-H power and throughput, perfrun, a
+//! load), on SQLite, MariaDB and PostgreSQL, the single command and a one-cell plan store the
+//! same typed result (same kind, the same items, queries and statements), each with its
+//! environment; and `dbrig report` shows every stored run in its own unit in every format.
 
 use std::path::Path;
 
@@ -52,7 +52,38 @@ fn shape(r: &TrialResult) -> Value {
             "sql_bench": r.tests.iter().map(|t| (t.name.clone(), t.status.as_str(), t.operations.len())).collect::<Vec<_>>(),
             "server": r.server,
         }),
+        TrialResult::Load(r) => json!({
+            "load": r.of,
+            "data": r.data,
+            "tables": r.figures.tables.iter().map(|t| (t.table.clone(), t.rows)).collect::<Vec<_>>(),
+            "steps": r.steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        }),
     }
+}
+
+/// Rows in `table` as the server counts them, by the engine's own command-line client.
+fn server_count(target: &str, table: &str) -> u64 {
+    let sql = format!("SELECT COUNT(*) FROM {table}");
+    let o = if let Some(file) = target.strip_prefix("sqlite:") {
+        std::process::Command::new("sqlite3")
+            .arg(file)
+            .arg(&sql)
+            .output()
+    } else if target.starts_with("mysql:") {
+        let db = target.rsplit('/').next().unwrap();
+        std::process::Command::new("mariadb")
+            .args(["-h127.0.0.1", "-uroot", "-N", "-e", &sql, db])
+            .output()
+    } else {
+        std::process::Command::new("psql")
+            .args([target, "-tAc", &sql])
+            .output()
+    };
+    let o = o.unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{sql} on {target}: {o:?}"))
 }
 
 /// Formats of `dbrig report`, and what none of them may show for a run of `kind`.
@@ -81,6 +112,7 @@ fn reports_in_their_own_units(out: &Path, run: RunId, kind: &str) {
                 "micro" => "rows/s",
                 "tpch_power" => "Power@Size",
                 "tpch_throughput" => "Throughput@Size",
+                "load" => "rows/s",
                 _ => "Cache:",
             };
             assert!(shown.contains(own), "{kind} text lacks '{own}':\n{shown}");
@@ -231,6 +263,40 @@ fn every_kind(target: &str, out: &Path) {
             .contains(&json!(["point_select", 400])),
         "{oltp}"
     );
+
+    // A load is a measurement of its own: `dbrig prepare` stores it, and a plan's `load`
+    // workload stores the same (its trial drops the tables the command made, proven dbrig's,
+    // and loads them again). The rows it counted are the rows the server holds.
+    ok(dbrig(out, &["cleanup", "oltp_read_write", "--target", t]));
+    let load = same_both_ways(
+        out,
+        t,
+        &[
+            "prepare",
+            "oltp_read_only",
+            "--target",
+            t,
+            "--tables",
+            "2",
+            "--table-size",
+            "300",
+        ],
+        "load",
+        "[[workload]]\nname = \"load\"\n[workload.options]\nof = \"oltp_read_only\"\ntables = 2\ntable-size = 300\n",
+    );
+    assert_eq!(
+        load["tables"],
+        json!([["sbtest1", 300], ["sbtest2", 300]]),
+        "{load}"
+    );
+    assert_eq!(
+        (server_count(t, "sbtest1"), server_count(t, "sbtest2")),
+        (300, 300)
+    );
+    ok(dbrig(
+        out,
+        &["cleanup", "oltp_read_only", "--target", t, "--tables", "2"],
+    ));
 
     same_both_ways(
         out,
