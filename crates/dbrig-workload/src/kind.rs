@@ -112,6 +112,15 @@ impl TpchPowerOptions {
         ScaleFactor::new(self.sf).map_err(WorkloadError::InvalidOptions)
     }
 
+    /// How the data is loaded: at `sf`, with the keys and loaders asked for.
+    pub(crate) fn load_options(&self, sf: ScaleFactor) -> tpch::LoadOptions {
+        tpch::LoadOptions {
+            scale_factor: sf,
+            keys: self.keys,
+            parallel: self.parallel,
+        }
+    }
+
     fn params(&self) -> ParamMode {
         match self.seed {
             Some(seed) => ParamMode::Random { seed },
@@ -693,17 +702,7 @@ impl WorkloadKind {
                     None => {
                         tpch::check_load_fits(sf, space, o.force_load)?;
                         progress.say(&format!("loading TPC-H SF {sf} into {target}"));
-                        let r = tpch::load(
-                            target,
-                            connect,
-                            &tpch::LoadOptions {
-                                scale_factor: sf,
-                                keys: o.keys,
-                                parallel: o.parallel,
-                            },
-                            progress,
-                        )
-                        .await?;
+                        let r = tpch::load(target, connect, &o.load_options(sf), progress).await?;
                         Ok(Some(Prepared {
                             line: format!("loaded TPC-H SF {sf} in {:.2} s", r.total_seconds),
                             figures: Some(r.figures),

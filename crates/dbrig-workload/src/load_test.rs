@@ -178,17 +178,7 @@ impl LoadTest {
                         progress.say(&format!("dropped {} TPC-H table(s) first", c.dropped.len()));
                     }
                 }
-                let l = tpch::load(
-                    target,
-                    connect,
-                    &tpch::LoadOptions {
-                        scale_factor: sf,
-                        keys: o.keys,
-                        parallel: o.parallel,
-                    },
-                    progress,
-                )
-                .await?;
+                let l = tpch::load(target, connect, &o.load_options(sf), progress).await?;
                 LoadResult {
                     of: OF_TPCH.to_owned(),
                     data: format!(

@@ -669,7 +669,8 @@ after-trial-sql = "SELECT 1"
     }
     let report = ok(dbrig(o, &["report", "latest", "--format", "json"]));
     assert!(!String::from_utf8_lossy(&report.stdout).contains(&pw.password));
-    for run in ["1", "2", "3"] {
+    // Run 1 is the prepare (a load is stored too), 2 the plan, 3 and 4 the single runs.
+    for run in ["1", "2", "3", "4"] {
         for format in ["json", "html", "markdown"] {
             let r = ok(dbrig(o, &["report", run, "--format", format]));
             assert!(
@@ -721,7 +722,7 @@ after-trial-sql = "SELECT 1"
     std::fs::remove_file(&plan).unwrap();
     // Stored: the trials ran as the password's account (so it was really used) …
     let store = dbrig_store::Store::open(&o.join("results.db")).unwrap();
-    assert_eq!(store.runs().unwrap().len(), 3);
+    assert_eq!(store.runs().unwrap().len(), 4);
     // … and no byte of it is in the results database or any report written.
     assert_eq!(files_holding(o, &pw.password), Vec::<String>::new());
 }
