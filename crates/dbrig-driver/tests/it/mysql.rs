@@ -234,6 +234,53 @@ async fn typed_bulk_chunks_load_what_their_text_loads() {
     c.close().await;
 }
 
+/// A bulk load runs in transactions of 64 commands, not one per command (each commit flushes
+/// the redo log): 130 one-row commands commit twice on the way (`COMMIT AND CHAIN`) and once
+/// at the end, as the server's own session counter says; and every row is there.
+#[tokio::test]
+async fn a_bulk_load_commits_every_64_commands() {
+    use dbrig_driver::FieldWriter;
+    let mut c = connect_lean().await;
+    let t = unique("my_bulk_txn");
+    c.execute_text(&format!("CREATE TABLE {t} (i INT PRIMARY KEY)"))
+        .await
+        .unwrap();
+    let commits = async |c: &mut Connection| -> i64 {
+        let v = c
+            .query("SHOW SESSION STATUS LIKE 'Com_commit'", &[])
+            .await
+            .unwrap();
+        match &v[0][1] {
+            Value::Text(n) => n.parse().unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let before = commits(&mut c).await;
+    let chunks = (0..130).map(|i| {
+        let mut chunk = MariaDbBulkChunk::default();
+        chunk.row(1);
+        chunk.int4(i);
+        chunk
+    });
+    let loaded = c
+        .bulk_load_mariadb(MariaDbBulkRows {
+            table: t.clone(),
+            columns: vec!["i".into()],
+            chunks: Box::new(chunks),
+        })
+        .await
+        .unwrap();
+    assert_eq!(loaded, 130);
+    assert_eq!(commits(&mut c).await - before, 3);
+    let n = c
+        .query(&format!("SELECT COUNT(*), SUM(i) FROM {t}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(n, vec![vec![Value::Int(130), Value::Text("8385".into())]]);
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
 /// Timing only: `cargo test --release -p dbrig-driver -- --ignored --nocapture bulk_rate`.
 /// Rounds alternate the paths: LOAD DATA (full client) and the bulk command (lean client),
 /// into sysbench's table shape.
