@@ -77,7 +77,14 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
             dbrig_server::host::cpus_allowed(std::process::id()).unwrap_or_else(|| "?".into())
         )));
     }
+    // Whether perf counts cycles here (a `perf stat` run, ~0.1 s) is asked while the host
+    // facts sample busy processes (0.2 s), not after.
+    let perf_probe = (exec.plan.environment.evidence_on())
+        .then(|| std::thread::spawn(evidence::hardware_counters_note));
     let host = serde_json::to_value(dbrig_server::host::collect(None)).unwrap_or_default();
+    if let Some(probe) = perf_probe {
+        let _ = probe.join();
+    }
     // A single command warned when it read its URL; a plan's URLs (a file, `--define`,
     // `--set`) are said here, once per configuration.
     if !exec.plan.single {
@@ -678,7 +685,7 @@ impl<'a> Executor<'a> {
             seed: run_options.rand_seed,
             os_meter: environment::os_meter(sampling.clock()),
         };
-        let host_mhz = dbrig_server::host::collect(None).cpu_mhz;
+        let host_mhz = dbrig_server::host::cpu_mhz();
         let workload = cell.workload.clone().with_host(host_mhz);
         let mut power_env = PlanPowerEnv {
             servers: &mut self.servers,
