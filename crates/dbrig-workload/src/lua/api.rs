@@ -211,7 +211,7 @@ pub fn new_state(
 ) -> Result<Lua, String> {
     let lua = Lua::new();
     let e = |e: mlua::Error| super::one_line(&e);
-    install(&lua, script, ctx, tid, command, run).map_err(e)?;
+    install(&lua, script, ctx, tid, threads, command, run).map_err(e)?;
     let name = format!("@{}", script.path.display());
     lua.load(&script.source).set_name(name).exec().map_err(e)?;
     set_opts(&lua, script, threads, run).map_err(e)?;
@@ -223,6 +223,7 @@ fn install(
     script: &Script,
     ctx: &Arc<Ctx>,
     tid: u32,
+    threads: u32,
     command: &str,
     run: &RunOptions,
 ) -> mlua::Result<()> {
@@ -396,7 +397,15 @@ fn install(
             })?,
         )?;
     }
-    super::fast::install(lua, &raw, ctx)?;
+    // The FFI calls pay where each client runs many events on a thread of its own. With more
+    // clients than the runner gives a thread each, their cost per state (the ffi library, the
+    // casts, longer traces: ~35 KB, and each state's JIT compiling them) outweighs them: 1 024
+    // clients of oltp_point_select.lua over 10 s took 222 -> 259 MB peak RSS (the bench's
+    // target is 250 MB) and gained no CPU (two runs each on a machine busy with builds: 76-77
+    // against 82-84 µs of client CPU per query). Those states keep the mlua functions.
+    if threads <= crate::runner::OWN_THREAD_CLIENTS {
+        super::fast::install(lua, &raw, ctx)?;
+    }
     lua.load(PRELUDE)
         .set_name("=dbrig-sysbench-api")
         .call::<()>(raw.clone())?;

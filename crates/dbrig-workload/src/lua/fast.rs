@@ -8,7 +8,8 @@
 //! types and calls them with a pointer to the state's [`Ctx`] or to a statement's
 //! [`StmtCore`]. Whatever these functions cannot do (arguments of other types, a statement
 //! that does not complete within the call, an error to raise) goes to the mlua functions as
-//! before, so both ways give the same values, counts and errors.
+//! before, so both ways give the same values, counts and errors. Only states of runs with few
+//! enough clients for a thread each get these calls (`api::install` says why).
 //!
 //! This is the one module of the workspace with `unsafe` code: loading LuaJIT's `ffi` library
 //! and turning the pointers the Lua half passes back into references.
@@ -169,6 +170,11 @@ mod tests {
     use crate::options::RunOptions;
 
     fn state(seed: u64) -> mlua::Lua {
+        state_of(seed, 1)
+    }
+
+    /// A state of a run of `threads` clients.
+    fn state_of(seed: u64, threads: u32) -> mlua::Lua {
         let script = Script {
             path: PathBuf::from("test.lua"),
             source: String::new(),
@@ -183,7 +189,7 @@ mod tests {
             &run,
         );
         let ctx = Ctx::new(mock_target(), ConnectOptions::default(), None, rand);
-        api::new_state(&script, &ctx, 0, 1, "run", &run).expect("a state")
+        api::new_state(&script, &ctx, 0, threads, "run", &run).expect("a state")
     }
 
     /// 300 rounds (enough for LuaJIT to compile the loop, FFI calls and all) of every key
@@ -217,6 +223,18 @@ mod tests {
         );
         let mlua = draws(&lua, LuaValue::String(a), LuaValue::String(b));
         assert_eq!(ffi, mlua);
+        // A run with more clients than get a thread each has no FFI calls: the same draws.
+        let many = state_of(42, crate::runner::OWN_THREAD_CLIENTS + 1);
+        let no_ffi = draws(&many, LuaValue::Number(1.0), LuaValue::Number(1000.0));
+        assert_eq!(ffi, no_ffi);
+        // (There `sysbench.rand.uniform` is the mlua function: a C function, which
+        // string.dump refuses.)
+        let is_lua = |lua: &mlua::Lua| -> bool {
+            lua.load("return (pcall(string.dump, sysbench.rand.uniform))")
+                .eval()
+                .unwrap()
+        };
+        assert!(is_lua(&state(42)) && !is_lua(&many));
         // The uniform, default key and string draws as the code before the FFI made them: one
         // generator, strings char by char.
         let mut g = KeyGenerator::new(KeyDistribution::Uniform, 42);

@@ -23,14 +23,22 @@ end
 -- The hot calls through LuaJIT's FFI (lua/fast.rs): C function pointers the JIT compiles
 -- into the trace as plain calls, where an mlua function is a protected call that leaves the
 -- trace. Each falls back to the mlua function for what it does not take, so that values,
--- coercions and errors stay what they were.
-local ffi = raw.open_ffi()
+-- coercions and errors stay what they were. Only states of runs with few clients have them
+-- (api.rs install): the others keep the mlua functions.
+local ffi = raw.open_ffi and raw.open_ffi()
 raw.open_ffi = nil
 -- Scripts do not see the library (a later require("ffi") fails as before).
 package.loaded.ffi = nil
-local ctx = ffi.cast("void *", raw.ctx_ptr)
 
-do
+local rand_string = raw.rand_string
+local bind_num, bind_str, bind_null, execute
+-- Each statement's address for the FFI calls, where scripts cannot reach it: keyed (weakly)
+-- by the statement's userdata, which owns what the address points to, so an address is found
+-- only while it is valid. Empty without the FFI.
+local stmt_ptr = setmetatable({}, { __mode = "k" })
+
+if ffi then
+  local ctx = ffi.cast("void *", raw.ctx_ptr)
   local key = ffi.cast("double (*)(void *, int32_t, double, double)", raw.fn_rand_key)
   -- The order of api.rs RAND_KEYS.
   for i, name in ipairs({ "uniform", "default", "gaussian", "special", "pareto", "zipfian" }) do
@@ -44,11 +52,8 @@ do
       return slow(a, b)
     end
   end
-end
 
--- sysbench.rand.string and param:set_rand_str: the string made in a buffer of this state's.
-local rand_string
-do
+  -- sysbench.rand.string and param:set_rand_str: the string made in a buffer of this state's.
   local fill = ffi.cast("int32_t (*)(void *, const char *, size_t, uint8_t *)",
                         raw.fn_rand_string)
   local slow = raw.rand_string
@@ -65,16 +70,12 @@ do
     return slow(template)
   end
   sysbench.rand.string = rand_string
-end
 
-local bind_num = ffi.cast("void (*)(void *, int32_t, double)", raw.fn_bind_num)
-local bind_str = ffi.cast("void (*)(void *, int32_t, const char *, size_t)", raw.fn_bind_str)
-local bind_null = ffi.cast("void (*)(void *, int32_t)", raw.fn_bind_null)
-local execute = ffi.cast("double (*)(void *)", raw.fn_execute)
--- Each statement's address for those calls, where scripts cannot reach it: keyed (weakly) by
--- the statement's userdata, which owns what the address points to, so an address is found
--- only while it is valid.
-local stmt_ptr = setmetatable({}, { __mode = "k" })
+  bind_num = ffi.cast("void (*)(void *, int32_t, double)", raw.fn_bind_num)
+  bind_str = ffi.cast("void (*)(void *, int32_t, const char *, size_t)", raw.fn_bind_str)
+  bind_null = ffi.cast("void (*)(void *, int32_t)", raw.fn_bind_null)
+  execute = ffi.cast("double (*)(void *)", raw.fn_execute)
+end
 
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
@@ -207,6 +208,9 @@ function Stmt:execute()
       return rs
     end
     if r == -1 then return nil end
+    -- Not a statement the FFI runs (its connection does not answer within the call, or its
+    -- rows are kept): from now on the mlua method alone, without the binds before it.
+    if r == -3 then stmt_ptr[self._s] = nil end
   end
   local e
   if r == -2 then
@@ -247,7 +251,7 @@ function Con:prepare(sql)
   local s, e = self._c:prepare(sql)
   if e then raise(e, 2, self) end
   local rs = setmetatable({ nrows = 0, nfields = 0 }, Counted)
-  stmt_ptr[s] = ffi.cast("void *", s:ptr())
+  if ffi then stmt_ptr[s] = ffi.cast("void *", s:ptr()) end
   return setmetatable({ _s = s, connection = self, _ps = {}, _vals = {}, _n = 0, _rs = rs }, Stmt)
 end
 function Con:bulk_insert_init(sql) local _, e = settle(self._c:bulk_insert_init(sql)) if e then raise(e, 2, self) end return 0 end
