@@ -38,7 +38,7 @@ const MAX_RETRIES_PER_EVENT: u32 = 1000;
 /// Reconnect attempts after a lost connection, with doubling pauses from 100 ms.
 const RECONNECT_ATTEMPTS: u32 = 6;
 /// Up to this many clients, a MySQL run gives each client its own thread (see `run`).
-const OWN_THREAD_CLIENTS: u32 = 64;
+pub(crate) const OWN_THREAD_CLIENTS: u32 = 64;
 
 /// Clients per CPU from which PostgreSQL's clients share one worker per CPU (see `run`'s
 /// choice of workers).

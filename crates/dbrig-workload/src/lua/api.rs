@@ -86,19 +86,48 @@ impl Rand {
         &mut self.named.last_mut().expect("pushed").1
     }
 
+    /// `sysbench.rand.NAME(a, b)` for the NAME at `which` in [`RAND_KEYS`], as the Lua
+    /// number it returns. Both ways in use it (the mlua function and the FFI call of
+    /// `fast.rs`), so they draw the same numbers.
+    pub(super) fn key(&mut self, which: usize, a: f64, b: f64) -> f64 {
+        let (a, b) = (a as i64, b as i64);
+        let k = match which {
+            0 => self.default.uniform(a, b),
+            1 => self.default.key(a, b),
+            n => self
+                .named(RAND_KEYS.get(n).copied().unwrap_or("uniform"))
+                .key(a, b),
+        };
+        // What mlua did with the i64 it returned (LuaJIT's numbers are doubles).
+        k as f64
+    }
+
     /// sysbench's `rand.string`: `#` a digit, `@` a lowercase letter, anything else kept.
-    fn string(&mut self, template: &str) -> String {
+    pub(super) fn string(&mut self, template: &str) -> String {
+        let mut out = template.as_bytes().to_vec();
+        self.fill_string(&mut out);
+        // `#` and `@` are ASCII, never part of a multi-byte character: replacing them byte
+        // by byte keeps the text valid UTF-8.
+        String::from_utf8(out).expect("ASCII replaced by ASCII")
+    }
+
+    /// [`Rand::string`] in place: `buf` holds the template and gets the string.
+    pub(super) fn fill_string(&mut self, buf: &mut [u8]) {
         let rng = self.default.rng();
-        template
-            .chars()
-            .map(|c| match c {
-                '#' => char::from(b'0' + rng.random_range(0..10u8)),
-                '@' => char::from(b'a' + rng.random_range(0..26u8)),
-                c => c,
-            })
-            .collect()
+        for b in buf {
+            match *b {
+                b'#' => *b = b'0' + rng.random_range(0..10u8),
+                b'@' => *b = b'a' + rng.random_range(0..26u8),
+                _ => {}
+            }
+        }
     }
 }
+
+/// The key functions of `sysbench.rand`, by the index [`Rand::key`] takes.
+pub(super) const RAND_KEYS: [&str; 6] = [
+    "uniform", "default", "gaussian", "special", "pareto", "zipfian",
+];
 
 /// What a state's native functions share: where to connect, the runner's connection (taken
 /// by the first `drv:connect()`), the event's counters and timings, the random numbers, and
@@ -108,7 +137,7 @@ pub struct Ctx {
     connect: ConnectOptions,
     runner: Mutex<Option<Arc<Slot>>>,
     pub tally: Mutex<EventTally>,
-    rand: Mutex<Rand>,
+    pub(super) rand: Mutex<Rand>,
     pub last_error: Mutex<Option<DriverError>>,
     /// The statement the script waits for when its first poll found it waiting, with the
     /// query its error would name (see [`start`]).
@@ -182,7 +211,7 @@ pub fn new_state(
 ) -> Result<Lua, String> {
     let lua = Lua::new();
     let e = |e: mlua::Error| super::one_line(&e);
-    install(&lua, script, ctx, tid, command, run).map_err(e)?;
+    install(&lua, script, ctx, tid, threads, command, run).map_err(e)?;
     let name = format!("@{}", script.path.display());
     lua.load(&script.source).set_name(name).exec().map_err(e)?;
     set_opts(&lua, script, threads, run).map_err(e)?;
@@ -194,6 +223,7 @@ fn install(
     script: &Script,
     ctx: &Arc<Ctx>,
     tid: u32,
+    threads: u32,
     command: &str,
     run: &RunOptions,
 ) -> mlua::Result<()> {
@@ -367,6 +397,15 @@ fn install(
             })?,
         )?;
     }
+    // The FFI calls pay where each client runs many events on a thread of its own. With more
+    // clients than the runner gives a thread each, their cost per state (the ffi library, the
+    // casts, longer traces: ~35 KB, and each state's JIT compiling them) outweighs them: 1 024
+    // clients of oltp_point_select.lua over 10 s took 222 -> 259 MB peak RSS (the bench's
+    // target is 250 MB) and gained no CPU (two runs each on a machine busy with builds: 76-77
+    // against 82-84 µs of client CPU per query). Those states keep the mlua functions.
+    if threads <= crate::runner::OWN_THREAD_CLIENTS {
+        super::fast::install(lua, &raw, ctx)?;
+    }
     lua.load(PRELUDE)
         .set_name("=dbrig-sysbench-api")
         .call::<()>(raw.clone())?;
@@ -394,34 +433,12 @@ fn write_out(text: &str) {
 
 fn rand_table(lua: &Lua, ctx: &Arc<Ctx>) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    let c = Arc::clone(ctx);
-    t.set(
-        "uniform",
-        lua.create_function(move |_, (a, b): (f64, f64)| {
-            Ok(c.rand
-                .lock()
-                .expect("rand")
-                .default
-                .uniform(a as i64, b as i64))
-        })?,
-    )?;
-    let c = Arc::clone(ctx);
-    t.set(
-        "default",
-        lua.create_function(move |_, (a, b): (f64, f64)| {
-            Ok(c.rand.lock().expect("rand").default.key(a as i64, b as i64))
-        })?,
-    )?;
-    for name in ["gaussian", "special", "pareto", "zipfian"] {
+    for (which, name) in RAND_KEYS.iter().enumerate() {
         let c = Arc::clone(ctx);
         t.set(
-            name,
+            *name,
             lua.create_function(move |_, (a, b): (f64, f64)| {
-                Ok(c.rand
-                    .lock()
-                    .expect("rand")
-                    .named(name)
-                    .key(a as i64, b as i64))
+                Ok(c.rand.lock().expect("rand").key(which, a, b))
             })?,
         )?;
     }
@@ -863,7 +880,7 @@ impl UserData for Con {
             *this.slot.lock().expect("slot") = Some(c);
             match r {
                 Ok(stmt) => {
-                    let s = Stmt {
+                    let s = Stmt(Box::new(StmtCore {
                         ctx: Arc::clone(&this.ctx),
                         slot: Arc::clone(&this.slot),
                         stmt,
@@ -871,8 +888,9 @@ impl UserData for Con {
                             sql.split_whitespace().collect::<Vec<_>>().join(" "),
                         ),
                         keep_rows: this.keep_rows && returns_rows(&sql),
-                        binds: Mutex::new(Vec::new()),
-                    };
+                        bound: Mutex::new(Bound::default()),
+                        failed: Mutex::new(None),
+                    }));
                     Ok((LuaValue::UserData(lua.create_userdata(s)?), LuaValue::Nil))
                 }
                 Err(e) => Ok((
@@ -945,10 +963,39 @@ impl UserData for Con {
 
 /// How a bound parameter's Lua value becomes a bind value (`stmt:bind_create(type, len)`).
 #[derive(Debug, Clone, Copy)]
-struct Bind {
+pub(super) struct Bind {
     int: bool,
     /// CHAR / VARCHAR: the buffer length sysbench truncates to.
     max_len: Option<usize>,
+}
+
+/// A bound parameter's Lua value as both ways of executing a statement see it: the mlua
+/// method's arguments and the FFI binds of `fast.rs` meet here, so they make the same
+/// [`Value`].
+pub(super) enum Arg<'a> {
+    Nil,
+    /// A number mlua read as an integer (see [`Arg::number`]).
+    Integer(i64),
+    Number(f64),
+    Boolean(bool),
+    String(&'a [u8]),
+}
+
+impl Arg<'_> {
+    /// A Lua number as mlua reads one from LuaJIT (whose numbers are all doubles): an
+    /// integer when it converts to an i64 and back to the same bits (num-traits' range check:
+    /// [-2^63, 2^63)), so -0.0, NaN and fractions stay numbers.
+    pub(super) fn number(n: f64) -> Self {
+        // 2^63, exactly.
+        let lim = -(i64::MIN as f64);
+        if (-lim..lim).contains(&n) {
+            let i = n as i64;
+            if (i as f64).to_bits() == n.to_bits() {
+                return Arg::Integer(i);
+            }
+        }
+        Arg::Number(n)
+    }
 }
 
 impl Bind {
@@ -975,14 +1022,31 @@ impl Bind {
     }
 
     fn value(&self, v: &LuaValue) -> mlua::Result<Value> {
-        Ok(match v {
-            LuaValue::Nil => Value::Null,
-            LuaValue::Integer(i) => Value::Int(*i),
-            LuaValue::Number(n) if self.int => Value::Int(*n as i64),
-            LuaValue::Number(n) => Value::Float(*n),
-            LuaValue::Boolean(b) => Value::Int(i64::from(*b)),
-            LuaValue::String(s) => {
-                let mut s = s.to_string_lossy().to_string();
+        let arg = match v {
+            LuaValue::Nil => Arg::Nil,
+            LuaValue::Integer(i) => Arg::Integer(*i),
+            LuaValue::Number(n) => Arg::Number(*n),
+            LuaValue::Boolean(b) => Arg::Boolean(*b),
+            LuaValue::String(s) => return Ok(self.convert(Arg::String(&s.as_bytes()))),
+            other => {
+                return Err(mlua::Error::RuntimeError(format!(
+                    "cannot bind a {} value",
+                    other.type_name()
+                )));
+            }
+        };
+        Ok(self.convert(arg))
+    }
+
+    pub(super) fn convert(&self, arg: Arg<'_>) -> Value {
+        match arg {
+            Arg::Nil => Value::Null,
+            Arg::Integer(i) => Value::Int(i),
+            Arg::Number(n) if self.int => Value::Int(n as i64),
+            Arg::Number(n) => Value::Float(n),
+            Arg::Boolean(b) => Value::Int(i64::from(b)),
+            Arg::String(bytes) => {
+                let mut s = String::from_utf8_lossy(bytes).into_owned();
                 if let Some(max) = self.max_len
                     && s.len() > max
                 {
@@ -1001,20 +1065,18 @@ impl Bind {
                     Value::Text(s)
                 }
             }
-            other => {
-                return Err(mlua::Error::RuntimeError(format!(
-                    "cannot bind a {} value",
-                    other.type_name()
-                )));
-            }
-        })
+        }
     }
 }
 
 /// A prepared statement (`con:prepare(sql)`). Its parameters' values live in the Lua half
-/// (`param:set(v)` is a table store) and come with each `execute`.
-struct Stmt {
-    ctx: Arc<Ctx>,
+/// (`param:set(v)` is a table store) and come with each `execute`. Boxed: the FFI calls of
+/// `fast.rs` reach it by its address, which must not move with the userdata.
+struct Stmt(Box<StmtCore>);
+
+/// What a prepared statement's execution needs, for the mlua method and the FFI call alike.
+pub(super) struct StmtCore {
+    pub(super) ctx: Arc<Ctx>,
     slot: Arc<Slot>,
     stmt: Statement,
     /// The statement's text: its per-statement latency histogram.
@@ -1022,7 +1084,69 @@ struct Stmt {
     /// Read its rows for `fetch_row()` (a statement that returns rows, in a script that
     /// reads them); otherwise they are counted only.
     keep_rows: bool,
-    binds: Mutex<Vec<Bind>>,
+    pub(super) bound: Mutex<Bound>,
+    /// What an FFI execute could not hand over as a number: its error (or a panic's payload),
+    /// collected by the Lua half through the `failed` method.
+    pub(super) failed: Mutex<Option<Failure>>,
+}
+
+/// The bound parameters' types, and the values the FFI binds left for the next execute (one
+/// per parameter, reused from one execute to the next).
+#[derive(Default)]
+pub(super) struct Bound {
+    pub(super) binds: Vec<Bind>,
+    pub(super) values: Vec<Value>,
+}
+
+/// Why an FFI execute returned no result.
+pub(super) enum Failure {
+    Sql(DriverError),
+    Panic(Box<dyn std::any::Any + Send>),
+}
+
+/// What [`StmtCore::execute_here`] did.
+pub(super) enum Here {
+    /// The statement ran: its row count when it returned rows.
+    Ran(Option<u64>),
+    /// It failed (the error is in `failed`).
+    Failed,
+    /// Not a statement for this path: the mlua method runs it (a connection that does not
+    /// answer within the call, or rows kept for `fetch_row()`).
+    Elsewhere,
+}
+
+impl StmtCore {
+    /// Execute with the values the FFI binds left, when the connection answers within the
+    /// call and only a row count comes back: the prepared-statement hot path without mlua.
+    pub(super) fn execute_here(&self) -> Here {
+        let in_call = self
+            .slot
+            .lock()
+            .expect("slot")
+            .as_ref()
+            .is_some_and(|c| c.completes_in_call());
+        if self.keep_rows || !in_call {
+            return Here::Elsewhere;
+        }
+        let bound = self.bound.lock().expect("bound");
+        let done = run_in_call(prepared_run(
+            &self.ctx,
+            &self.slot,
+            self.stmt,
+            self.kind,
+            false,
+            &bound.values,
+        ));
+        match done {
+            Done::Counted(n) => Here::Ran(Some(n)),
+            Done::Nothing => Here::Ran(None),
+            Done::Failed(e) => {
+                *self.failed.lock().expect("failed") = Some(Failure::Sql(e));
+                Here::Failed
+            }
+            Done::Rows(_) => unreachable!("rows are kept only with keep_rows"),
+        }
+    }
 }
 
 impl UserData for Stmt {
@@ -1040,14 +1164,40 @@ impl UserData for Stmt {
                     .zip(lens.iter())
                     .map(|(t, l)| Bind::of(*t, (*l > 0.0).then_some(*l)))
                     .collect::<mlua::Result<Vec<_>>>()?;
-                *this.binds.lock().expect("binds") = binds;
+                let mut bound = this.0.bound.lock().expect("bound");
+                bound.values = vec![Value::Null; binds.len()];
+                bound.binds = binds;
                 Ok(())
             },
         );
+        // The address the Lua half hands to the FFI calls (see `fast.rs`).
+        m.add_method("ptr", |_, this, ()| {
+            Ok(mlua::LightUserData(
+                std::ptr::from_ref::<StmtCore>(&this.0)
+                    .cast_mut()
+                    .cast::<std::ffi::c_void>(),
+            ))
+        });
+        // An FFI execute failed: its error as the Lua half raises it (or its panic, resumed
+        // here, where mlua carries it on as it does any callback's).
+        m.add_method("failed", |lua, this, ()| {
+            match this.0.failed.lock().expect("failed").take() {
+                Some(Failure::Sql(e)) => Ok(LuaValue::Table(errdesc(
+                    lua,
+                    &this.0.ctx,
+                    e,
+                    "<prepared statement>",
+                )?)),
+                Some(Failure::Panic(p)) => std::panic::resume_unwind(p),
+                None => Ok(LuaValue::Nil),
+            }
+        });
         m.add_method("execute", |lua, this, args: mlua::Variadic<LuaValue>| {
+            let this = &*this.0;
             let values = {
-                let binds = this.binds.lock().expect("binds");
-                binds
+                let bound = this.bound.lock().expect("bound");
+                bound
+                    .binds
                     .iter()
                     .zip(args.iter())
                     .map(|(b, v)| b.value(v))
@@ -1065,14 +1215,14 @@ impl UserData for Stmt {
                 .is_some_and(|c| c.completes_in_call());
             if in_call {
                 let done = run_in_call(prepared_run(
-                    &this.ctx, &this.slot, stmt, kind, keep_rows, values,
+                    &this.ctx, &this.slot, stmt, kind, keep_rows, &values,
                 ));
                 return reply(lua, &this.ctx, done, "<prepared statement>");
             }
             let (ctx, slot) = (Arc::clone(&this.ctx), Arc::clone(&this.slot));
             let run: Running =
                 Box::pin(
-                    async move { prepared_run(&ctx, &slot, stmt, kind, keep_rows, values).await },
+                    async move { prepared_run(&ctx, &slot, stmt, kind, keep_rows, &values).await },
                 );
             start(lua, &this.ctx, "<prepared statement>", run)
         });
@@ -1087,7 +1237,7 @@ async fn prepared_run(
     stmt: Statement,
     kind: &'static str,
     keep_rows: bool,
-    values: Vec<Value>,
+    values: &[Value],
 ) -> Done {
     let mut c = match take(slot) {
         Ok(c) => c,
@@ -1095,7 +1245,7 @@ async fn prepared_run(
     };
     let began = Instant::now();
     let done = if keep_rows {
-        match c.execute_rows(stmt, &values).await {
+        match c.execute_rows(stmt, values).await {
             Ok(rows) => {
                 ctx.timed(StatementClass::Read, kind, began);
                 Done::Rows(Rows::from_driver(rows))
@@ -1103,7 +1253,7 @@ async fn prepared_run(
             Err(e) => Done::Failed(e),
         }
     } else {
-        match c.execute(stmt, &values).await {
+        match c.execute(stmt, values).await {
             Ok(o) => {
                 let class = o.class();
                 ctx.timed(class, kind, began);

@@ -1,9 +1,10 @@
 //! sysbench Lua scripts, unchanged, as a workload of the one runner (issue 17).
 //!
 //! Each client has its own LuaJIT state (mlua) holding the script and dbrig's sysbench 1.0 API
-//! (`api.rs`, with its Lua half in `prelude.lua`). An event is one call of the script's
-//! `event()` as a coroutine: a statement awaits dbrig's async driver and the coroutine yields,
-//! so thousands of clients share a few worker threads. The client's first `drv:connect()` is
+//! (`api.rs`, with its Lua half in `prelude.lua`; the calls events make most go through
+//! LuaJIT's FFI to `fast.rs`, which the JIT compiles into plain calls). An event is one call
+//! of the script's `event()` as a coroutine: a statement awaits dbrig's async driver and the
+//! coroutine yields, so thousands of clients share a few worker threads. The client's first `drv:connect()` is
 //! the runner's connection for that client (so the runner's reconnects and retries apply to
 //! it); statements are counted read / write / other as sysbench counts them and prepared
 //! statements are timed per statement text.
@@ -13,6 +14,7 @@
 //! name, as sysbench does; `init` / `done` run around the trial in a state of their own.
 
 mod api;
+mod fast;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -20,6 +20,63 @@ local function strict(t, path)
   })
 end
 
+-- The hot calls through LuaJIT's FFI (lua/fast.rs): C function pointers the JIT compiles
+-- into the trace as plain calls, where an mlua function is a protected call that leaves the
+-- trace. Each falls back to the mlua function for what it does not take, so that values,
+-- coercions and errors stay what they were. Only states of runs with few clients have them
+-- (api.rs install): the others keep the mlua functions.
+local ffi = raw.open_ffi and raw.open_ffi()
+raw.open_ffi = nil
+-- Scripts do not see the library (a later require("ffi") fails as before).
+package.loaded.ffi = nil
+
+local rand_string = raw.rand_string
+local bind_num, bind_str, bind_null, execute
+-- Each statement's address for the FFI calls, where scripts cannot reach it: keyed (weakly)
+-- by the statement's userdata, which owns what the address points to, so an address is found
+-- only while it is valid. Empty without the FFI.
+local stmt_ptr = setmetatable({}, { __mode = "k" })
+
+if ffi then
+  local ctx = ffi.cast("void *", raw.ctx_ptr)
+  local key = ffi.cast("double (*)(void *, int32_t, double, double)", raw.fn_rand_key)
+  -- The order of api.rs RAND_KEYS.
+  for i, name in ipairs({ "uniform", "default", "gaussian", "special", "pareto", "zipfian" }) do
+    local which, slow = i - 1, sysbench.rand[name]
+    sysbench.rand[name] = function(a, b)
+      if type(a) == "number" and type(b) == "number" then
+        local r = key(ctx, which, a, b)
+        -- NaN: it panicked in Rust; the mlua function makes it the panic it always was.
+        if r == r then return r end
+      end
+      return slow(a, b)
+    end
+  end
+
+  -- sysbench.rand.string and param:set_rand_str: the string made in a buffer of this state's.
+  local fill = ffi.cast("int32_t (*)(void *, const char *, size_t, uint8_t *)",
+                        raw.fn_rand_string)
+  local slow = raw.rand_string
+  local buf, cap = nil, 0
+  rand_string = function(template)
+    if type(template) == "string" then
+      local n = #template
+      if n > cap then
+        cap = math.max(n, 256)
+        buf = ffi.new("uint8_t[?]", cap)
+      end
+      if fill(ctx, template, n, buf) == 0 then return ffi.string(buf, n) end
+    end
+    return slow(template)
+  end
+  sysbench.rand.string = rand_string
+
+  bind_num = ffi.cast("void (*)(void *, int32_t, double)", raw.fn_bind_num)
+  bind_str = ffi.cast("void (*)(void *, int32_t, const char *, size_t)", raw.fn_bind_str)
+  bind_null = ffi.cast("void (*)(void *, int32_t)", raw.fn_bind_null)
+  execute = ffi.cast("double (*)(void *)", raw.fn_execute)
+end
+
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
 sysbench.error.sql = sysbench.sql.error
@@ -96,7 +153,7 @@ Counted.__tostring = function() return "<sql_result>" end
 local Param = {}
 Param.__index = Param
 function Param:set(v) self.value = v end
-function Param:set_rand_str(template) self.value = raw.rand_string(template) end
+function Param:set_rand_str(template) self.value = rand_string(template) end
 Param.__tostring = function() return "<sql_param>" end
 
 local Stmt = methods("sql_statement")
@@ -116,10 +173,54 @@ function Stmt:bind_param(...)
   self._ps, self._n = ps, n
   return 0
 end
+-- The bound values go to the statement through the FFI, and it runs there when its
+-- connection answers within the call (api.rs StmtCore::execute_here); otherwise, and for a
+-- value the FFI binds do not take, the mlua method runs it as before.
 function Stmt:execute()
-  local ps, vals, n = self._ps, self._vals, self._n
-  for i = 1, n do vals[i] = ps[i].value end
-  local r, e = settle(self._s:execute(unpack(vals, 1, n)))
+  local ps, n = self._ps, self._n
+  local p = stmt_ptr[self._s]
+  local r
+  if p ~= nil then
+    for i = 1, n do
+      local v = ps[i].value
+      local t = type(v)
+      if t == "number" then
+        bind_num(p, i - 1, v)
+      elseif t == "string" then
+        bind_str(p, i - 1, v, #v)
+      elseif t == "nil" then
+        bind_null(p, i - 1)
+      elseif t == "boolean" then
+        -- What the mlua method makes of a boolean: the integer 1 or 0.
+        bind_num(p, i - 1, v and 1 or 0)
+      else
+        p = nil
+        break
+      end
+    end
+  end
+  if p ~= nil then
+    -- A row count (>= 0), -1 no result, -2 failed, -3 not run here (fast.rs).
+    r = execute(p)
+    if r >= 0 then
+      local rs = self._rs
+      rs.nrows = r
+      return rs
+    end
+    if r == -1 then return nil end
+    -- Not a statement the FFI runs (its connection does not answer within the call, or its
+    -- rows are kept): from now on the mlua method alone, without the binds before it.
+    if r == -3 then stmt_ptr[self._s] = nil end
+  end
+  local e
+  if r == -2 then
+    e = self._s:failed()
+    r = nil
+  else
+    local vals = self._vals
+    for i = 1, n do vals[i] = ps[i].value end
+    r, e = settle(self._s:execute(unpack(vals, 1, n)))
+  end
   if e then raise(e, 2, self.connection, "<prepared statement>") end
   if r == nil then return nil end
   if type(r) == "number" then
@@ -150,6 +251,7 @@ function Con:prepare(sql)
   local s, e = self._c:prepare(sql)
   if e then raise(e, 2, self) end
   local rs = setmetatable({ nrows = 0, nfields = 0 }, Counted)
+  if ffi then stmt_ptr[s] = ffi.cast("void *", s:ptr()) end
   return setmetatable({ _s = s, connection = self, _ps = {}, _vals = {}, _n = 0, _rs = rs }, Stmt)
 end
 function Con:bulk_insert_init(sql) local _, e = settle(self._c:bulk_insert_init(sql)) if e then raise(e, 2, self) end return 0 end

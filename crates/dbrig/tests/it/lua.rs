@@ -313,6 +313,51 @@ fn script_errors_name_the_script_line_and_hook() {
     );
 }
 
+const BINDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/lua/binds.lua");
+
+/// A prepared statement's values, row counts and errors are the same through LuaJIT's FFI
+/// (one client, which owns its thread on MariaDB) as through the mlua method it replaces.
+#[test]
+fn prepared_statements_through_the_ffi_as_through_mlua() {
+    let db = crate::mysql::TestDb::new("luabinds");
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            BINDS,
+            "--target",
+            &db.url(),
+            "--threads",
+            "1",
+            "--events",
+            "1",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    ));
+    let t = text(&o);
+    assert!(t.contains("binds: 8 of 8 pairs the same"), "{t}");
+    assert!(t.contains("binds: row 1: 7|2.5|abcde"), "{t}");
+    // -7.9 into BIGINT, 1/3 into DOUBLE, a character across VARCHAR(5)'s cut left out.
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("binds: row 7: -7|0.333") && l.ends_with("|abcd")),
+        "{t}"
+    );
+    assert!(t.contains("binds: counted 6 and 6"), "{t}");
+    assert!(
+        t.contains("binds: duplicate: false ")
+            && t.contains("binds.lua:42: SQL error, errno = 1062"),
+        "{t}"
+    );
+    assert!(t.contains("binds: mlua duplicate errno 1062"), "{t}");
+    // 16 inserts; 2 prepared selects and 16 text ones; the failed inserts are not counted.
+    assert_eq!(counts(&json(&o)), (18, 16, 0, 1), "{t}");
+}
+
 const API_GAPS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/lua/api_gaps.lua");
 
 /// A run of `lua/api_gaps.lua` with two clients, 20 events, the text report.
