@@ -244,12 +244,13 @@ impl<'a> Executor<'a> {
             let (target, _) = self.bring_up(&self.plan.cells[i].clone(), false)?;
             self.flush_server_notes();
             let connect = self.plan.cells[i].run.connect_options();
+            let threads = self.plan.cells[i].run.threads;
             let conf = self.plan.configurations[self.plan.cells[i].configuration]
                 .name
                 .clone();
             self.plan.cells[i]
                 .workload
-                .preflight(&target, &connect)
+                .preflight(&target, &connect, threads)
                 .await
                 .map_err(|e| ExecError::from(e).context(format!("configuration {conf}")))?;
         }

@@ -746,21 +746,26 @@ impl WorkloadKind {
         match self {
             WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => true,
             WorkloadKind::Perfrun(o) => o.tpch,
-            WorkloadKind::Oltp(_)
-            | WorkloadKind::Micro(_)
-            | WorkloadKind::SqlBench(_)
-            | WorkloadKind::Load(_) => false,
+            // A load command refuses tables that exist, and a server that does not answer,
+            // before anything is recorded.
+            WorkloadKind::Load(_) => true,
+            WorkloadKind::Oltp(_) | WorkloadKind::Micro(_) | WorkloadKind::SqlBench(_) => false,
         }
     }
 
     /// Checks what a single command is refused for before anything is recorded, and fills in
     /// what only the target knows: the TPC-H data is there (at the stored power run's scale
-    /// factor), the controls name queries of the set, the throughput test's stream count.
+    /// factor), the controls name queries of the set, the throughput test's stream count; a
+    /// load's tables are not there yet. `threads`: the run's clients (bulk_insert's tables).
     pub async fn preflight(
         &mut self,
         target: &Target,
         connect: &ConnectOptions,
+        threads: u32,
     ) -> Result<(), WorkloadError> {
+        if let WorkloadKind::Load(l) = self {
+            return l.preflight(target, connect, threads).await;
+        }
         if let WorkloadKind::Perfrun(p) = self {
             if p.tpch {
                 let mut conn = Connection::connect(target, connect).await?;

@@ -127,6 +127,27 @@ impl LoadTest {
         }
     }
 
+    /// What a single command is refused for before anything is recorded: a server that does
+    /// not answer, and (without `replace`) tables that exist. `threads`: as for the trial.
+    pub async fn preflight(
+        &self,
+        target: &Target,
+        connect: &ConnectOptions,
+        threads: u32,
+    ) -> Result<(), WorkloadError> {
+        let mut conn = Connection::connect(target, connect).await?;
+        let refused = match (&self.of, self.replace) {
+            (_, true) | (LoadOf::PgbenchInit(_), _) => Ok(()),
+            (LoadOf::Oltp(Workload::Oltp(o)), false) => {
+                o.refuse_existing(&mut conn, target, threads).await
+            }
+            (LoadOf::Oltp(_), false) => Ok(()),
+            (LoadOf::Tpch(_), false) => tpch::refuse_existing(&mut conn, target).await,
+        };
+        conn.close().await;
+        refused
+    }
+
     /// Load the data once, timed. `threads`: the clients a bulk-insert workload makes tables
     /// for; `seed`: the OLTP data's.
     pub async fn trial(

@@ -65,6 +65,26 @@ impl Oltp {
         }
     }
 
+    /// Refuse to prepare onto tables that exist (sysbench's rule): they are dropped only by
+    /// `dbrig cleanup`, which proves them dbrig's first.
+    pub async fn refuse_existing(
+        &self,
+        conn: &mut Connection,
+        target: &Target,
+        threads: u32,
+    ) -> Result<(), WorkloadError> {
+        for t in &self.tables_created(threads) {
+            if conn.table_exists(t).await? {
+                return Err(WorkloadError::TableExists {
+                    table: t.clone(),
+                    target: target.to_string(),
+                    workload: self.kind.name().into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Create and load the tables. `threads` is the client count the run will use (bulk_insert
     /// creates one table per client); `seed` makes the data reproducible.
     pub async fn prepare(
@@ -96,15 +116,7 @@ impl Oltp {
             }
         }
         // Refuse before creating anything, so a half-prepared database is never left behind.
-        for t in &tables {
-            if conn.table_exists(t).await? {
-                return Err(WorkloadError::TableExists {
-                    table: t.clone(),
-                    target: target.to_string(),
-                    workload: self.kind.name().into(),
-                });
-            }
-        }
+        self.refuse_existing(&mut conn, target, threads).await?;
         registry::ensure(&mut conn).await?;
         let engine = o.mysql_storage_engine.sql_name();
         let create = if self.kind.is_bulk() {

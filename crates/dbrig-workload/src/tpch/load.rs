@@ -157,6 +157,19 @@ pub async fn check_loaded(conn: &mut Connection) -> Result<(), WorkloadError> {
     Ok(())
 }
 
+/// Refuse a load onto TPC-H tables that exist: they are dropped only by `dbrig tpch cleanup`.
+pub async fn refuse_existing(conn: &mut Connection, target: &Target) -> Result<(), WorkloadError> {
+    for t in Table::ALL {
+        if conn.table_exists(t.name()).await? {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "TPC-H table {} already exists on {target}: run `dbrig tpch cleanup` first, or use another database",
+                t.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Run the load test.
 pub async fn load(
     target: &Target,
@@ -169,14 +182,7 @@ pub async fn load(
     let mut conn = Connection::connect(target, connect).await?;
     let dialect = conn.dialect();
     let sql = schema_sql(dialect);
-    for t in Table::ALL {
-        if conn.table_exists(t.name()).await? {
-            return Err(WorkloadError::InvalidOptions(format!(
-                "TPC-H table {} already exists on {target}: run `dbrig tpch cleanup` first, or use another database",
-                t.name()
-            )));
-        }
-    }
+    refuse_existing(&mut conn, target).await?;
     let mut steps = Vec::new();
     let mut timed = |name: &str, started: Instant| {
         let seconds = started.elapsed().as_secs_f64();

@@ -34,7 +34,8 @@ pub use check::{
 pub use data::{Table, write_tbl};
 pub use explain::{CapturedPlan, PlanClusters};
 pub use load::{
-    KeysWhen, LoadOptions, LoadReport, TpchCleanupReport, check_loaded, cleanup, load, size_on_disk,
+    KeysWhen, LoadOptions, LoadReport, TpchCleanupReport, check_loaded, cleanup, load,
+    refuse_existing, size_on_disk,
 };
 pub use params::{ParamMode, QueryParams, substitute};
 pub use power::{

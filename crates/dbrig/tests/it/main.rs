@@ -252,6 +252,16 @@ pub fn missing_and_existing_tables(target: &str, out: &Path) {
         e.contains("sbtest1 already exists") && e.contains("dbrig cleanup"),
         "{e}"
     );
+    // Refused before anything was recorded: the one stored load is the prepare that ran.
+    let store = dbrig_store::Store::open(&out.join("results.db")).unwrap();
+    let loads: Vec<_> = store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == dbrig_store::RunKind::Load)
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(loads, [dbrig_store::RunStatus::Done]);
     ok(dbrig(
         out,
         &["cleanup", "oltp_read_only", "--target", target],
