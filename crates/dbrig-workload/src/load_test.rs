@@ -18,7 +18,7 @@ use dbrig_driver::{ConnectOptions, Connection, Target};
 use crate::error::WorkloadError;
 use crate::kind::TpchPowerOptions;
 use crate::progress::LoadProgress;
-use crate::{OltpKind, OltpOptions, ScriptOptions, Workload, tpch};
+use crate::{Oltp, OltpKind, OltpOptions, ScriptOptions, Workload, tpch};
 
 /// The name plans and stored cells use.
 pub const NAME: &str = "load";
@@ -26,8 +26,8 @@ pub const NAME: &str = "load";
 /// Whose data a load test loads.
 #[derive(Debug, Clone)]
 pub enum LoadOf {
-    /// An OLTP workload's tables (`Workload::Oltp` only).
-    Oltp(Workload),
+    /// An OLTP workload's tables.
+    Oltp(Oltp),
     /// The TPC-H tables (scale factor, keys, loaders and `force-load` apply).
     Tpch(Box<TpchPowerOptions>),
     /// pgbench's tables (pgbench -i): scale, fillfactor, foreign keys.
@@ -82,7 +82,7 @@ impl LoadTest {
             _ => {
                 let oltp: OltpOptions = serde_json::from_value(rest).map_err(bad)?;
                 match Workload::from_name(&of, oltp)? {
-                    w @ Workload::Oltp(_) => LoadOf::Oltp(w),
+                    Workload::Oltp(o) => LoadOf::Oltp(o),
                     _ => {
                         return Err(WorkloadError::InvalidOptions(format!(
                             "load: {of} has no data load of its own"
@@ -97,7 +97,10 @@ impl LoadTest {
     /// The options as stored with the cell: `of`, `replace` and the loaded workload's options.
     pub fn options_json(&self) -> serde_json::Value {
         let (of, options) = match &self.of {
-            LoadOf::Oltp(w) => (w.name(), w.options_json()),
+            LoadOf::Oltp(o) => (
+                o.kind.name(),
+                serde_json::to_value(&*o.options).unwrap_or_default(),
+            ),
             LoadOf::Tpch(o) => (OF_TPCH, serde_json::to_value(o).unwrap_or_default()),
             LoadOf::PgbenchInit(o) => (OF_PGBENCH, serde_json::to_value(o).unwrap_or_default()),
         };
@@ -112,8 +115,7 @@ impl LoadTest {
     /// plan's load and its OLTP or TPC-H cells share one database.
     pub fn data_identity(&self) -> serde_json::Value {
         match &self.of {
-            LoadOf::Oltp(Workload::Oltp(o)) => crate::kind::oltp_identity(&o.options),
-            LoadOf::Oltp(_) => serde_json::Value::Null,
+            LoadOf::Oltp(o) => crate::kind::oltp_identity(&o.options),
             LoadOf::Tpch(o) => crate::kind::tpch_identity(o),
             LoadOf::PgbenchInit(o) => crate::kind::pgbench_identity(o),
         }
@@ -138,10 +140,7 @@ impl LoadTest {
         let mut conn = Connection::connect(target, connect).await?;
         let refused = match (&self.of, self.replace) {
             (_, true) | (LoadOf::PgbenchInit(_), _) => Ok(()),
-            (LoadOf::Oltp(Workload::Oltp(o)), false) => {
-                o.refuse_existing(&mut conn, target, threads).await
-            }
-            (LoadOf::Oltp(_), false) => Ok(()),
+            (LoadOf::Oltp(o), false) => o.refuse_existing(&mut conn, target, threads).await,
             (LoadOf::Tpch(_), false) => tpch::refuse_existing(&mut conn, target).await,
         };
         conn.close().await;
@@ -163,7 +162,7 @@ impl LoadTest {
         conn.close().await;
         let started = Instant::now();
         let mut r = match &self.of {
-            LoadOf::Oltp(Workload::Oltp(o)) => {
+            LoadOf::Oltp(o) => {
                 if self.replace {
                     let c = o.cleanup(target, connect, threads).await?;
                     if !c.dropped.is_empty() {
@@ -184,12 +183,6 @@ impl LoadTest {
                     figures: p.figures,
                     ..LoadResult::default()
                 }
-            }
-            LoadOf::Oltp(w) => {
-                return Err(WorkloadError::InvalidOptions(format!(
-                    "load: {} has no data load of its own",
-                    w.name()
-                )));
             }
             LoadOf::Tpch(o) => {
                 let sf = tpch::ScaleFactor::new(o.sf).map_err(WorkloadError::InvalidOptions)?;

@@ -54,12 +54,12 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         if let Workload::Lua(l) = &workload {
             return lua_command(l, "prepare", &target, &args).await;
         }
-        if !matches!(workload, Workload::Oltp(_)) {
+        let Workload::Oltp(oltp) = workload else {
             return Err(anyhow!(
                 "pgbench scripts have no prepare step of their own: `dbrig prepare {PGBENCH_INIT} --scale N` makes pgbench's tables"
             ));
-        }
-        LoadOf::Oltp(workload)
+        };
+        LoadOf::Oltp(oltp)
     };
     let interrupted = match &of {
         LoadOf::PgbenchInit(_) => format!(
