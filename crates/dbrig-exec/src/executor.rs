@@ -248,9 +248,20 @@ impl<'a> Executor<'a> {
             let conf = self.plan.configurations[self.plan.cells[i].configuration]
                 .name
                 .clone();
+            // A load large enough to fill a disk is refused before anything is recorded.
+            let space = if self.plan.cells[i].workload.loads_large_data() {
+                probes::free_space(&target, &connect).await
+            } else {
+                None
+            };
             self.plan.cells[i]
                 .workload
-                .preflight(&target, &connect, threads)
+                .preflight(
+                    &target,
+                    &connect,
+                    threads,
+                    space.as_ref().map(|(dir, free)| (dir.as_path(), *free)),
+                )
                 .await
                 .map_err(|e| ExecError::from(e).context(format!("configuration {conf}")))?;
         }

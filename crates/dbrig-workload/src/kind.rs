@@ -756,15 +756,18 @@ impl WorkloadKind {
     /// Checks what a single command is refused for before anything is recorded, and fills in
     /// what only the target knows: the TPC-H data is there (at the stored power run's scale
     /// factor), the controls name queries of the set, the throughput test's stream count; a
-    /// load's tables are not there yet. `threads`: the run's clients (bulk_insert's tables).
+    /// load's tables are not there yet and fit in `space` (the free space dbrig can see, for
+    /// kinds that [`Self::loads_large_data`]). `threads`: the run's clients (bulk_insert's
+    /// tables).
     pub async fn preflight(
         &mut self,
         target: &Target,
         connect: &ConnectOptions,
         threads: u32,
+        space: Option<(&std::path::Path, u64)>,
     ) -> Result<(), WorkloadError> {
         if let WorkloadKind::Load(l) = self {
-            return l.preflight(target, connect, threads).await;
+            return l.preflight(target, connect, threads, space).await;
         }
         if let WorkloadKind::Perfrun(p) = self {
             if p.tpch {

@@ -129,14 +129,21 @@ impl LoadTest {
         }
     }
 
-    /// What a single command is refused for before anything is recorded: a server that does
-    /// not answer, and (without `replace`) tables that exist. `threads`: as for the trial.
+    /// What a single command is refused for before anything is recorded: TPC-H data larger
+    /// than `space` (checked before connecting: an SQLite target is not created), a server
+    /// that does not answer, and (without `replace`) tables that exist. `threads`: as for the
+    /// trial.
     pub async fn preflight(
         &self,
         target: &Target,
         connect: &ConnectOptions,
         threads: u32,
+        space: Option<(&std::path::Path, u64)>,
     ) -> Result<(), WorkloadError> {
+        if let Some(o) = self.tpch() {
+            let sf = tpch::ScaleFactor::new(o.sf).map_err(WorkloadError::InvalidOptions)?;
+            tpch::check_load_fits(sf, space, o.force_load)?;
+        }
         let mut conn = Connection::connect(target, connect).await?;
         let refused = match (&self.of, self.replace) {
             (_, true) | (LoadOf::PgbenchInit(_), _) => Ok(()),

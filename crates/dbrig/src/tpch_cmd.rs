@@ -375,16 +375,7 @@ fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
 
 async fn load(a: LoadArgs, argv: &[String]) -> Result<ExitCode> {
     let target = resolve_target(&a.connection, &a.store)?;
-    // Estimate before loading a byte (and before the run is recorded): a mistyped scale
-    // factor must not fill a disk.
-    if !a.dry_run {
-        let space = dbrig_exec::probes::free_space(&target, &ConnectOptions::default()).await;
-        tpch::check_load_fits(
-            a.sf,
-            space.as_ref().map(|(dir, free)| (dir.as_path(), *free)),
-            a.force,
-        )?;
-    }
+    // The executor's preflight refuses data the disk cannot hold before anything is recorded.
     let options = TpchPowerOptions {
         sf: a.sf.get(),
         queries: Vec::new(),
