@@ -42,37 +42,40 @@ pub(crate) async fn bulk_load_typed(
     rows: impl TypedRows,
 ) -> Option<Result<u64, dbrig_driver::DriverError>> {
     use dbrig_driver::{
-        FieldWriter, MariaDbBulkChunk, MariaDbBulkRows, PgBinaryChunk, PgBinaryRows,
-        TypedBulkFormat,
+        MariaDbBulkChunk, MariaDbBulkRows, PgBinaryChunk, PgBinaryRows, TypedBulkFormat,
     };
     let table = table.to_owned();
     Some(match c.typed_bulk_format()? {
         TypedBulkFormat::PgBinary => {
-            let chunks = prefetch(rows.chunks::<PgBinaryChunk>());
+            let chunks = counted(prefetch(rows.chunks::<PgBinaryChunk>()), counter);
             c.bulk_load_pg_binary(PgBinaryRows {
                 table,
                 columns,
-                chunks: Box::new(chunks.map(move |chunk| {
-                    counter.add_bytes(chunk.text_bytes());
-                    counter.add(chunk.rows());
-                    chunk.buf
-                })),
+                chunks: Box::new(chunks.map(|chunk| chunk.buf)),
                 frozen: false,
             })
             .await
         }
         TypedBulkFormat::MariaDbBulk => {
-            let chunks = prefetch(rows.chunks::<MariaDbBulkChunk>());
+            let chunks = counted(prefetch(rows.chunks::<MariaDbBulkChunk>()), counter);
             c.bulk_load_mariadb(MariaDbBulkRows {
                 table,
                 columns,
-                chunks: Box::new(chunks.inspect(move |chunk| {
-                    counter.add_bytes(chunk.text_bytes());
-                    counter.add(chunk.rows());
-                })),
+                chunks: Box::new(chunks),
             })
             .await
         }
+    })
+}
+
+/// Typed chunks counted into `counter` (rows, and bytes as bulk text) as the loader takes them.
+fn counted<W: dbrig_driver::FieldWriter>(
+    chunks: impl Iterator<Item = W> + Send + 'static,
+    counter: crate::progress::RowCounter,
+) -> impl Iterator<Item = W> + Send + 'static {
+    chunks.inspect(move |chunk| {
+        counter.add_bytes(chunk.text_bytes());
+        counter.add(chunk.rows());
     })
 }
 
