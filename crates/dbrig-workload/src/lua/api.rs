@@ -1116,16 +1116,19 @@ pub(super) enum Here {
 }
 
 impl StmtCore {
-    /// Execute with the values the FFI binds left, when the connection answers within the
-    /// call and only a row count comes back: the prepared-statement hot path without mlua.
-    pub(super) fn execute_here(&self) -> Here {
-        let in_call = self
-            .slot
+    /// Whether the statement's connection blocks its thread, so it answers within the call.
+    fn answers_in_call(&self) -> bool {
+        self.slot
             .lock()
             .expect("slot")
             .as_ref()
-            .is_some_and(|c| c.completes_in_call());
-        if self.keep_rows || !in_call {
+            .is_some_and(|c| c.completes_in_call())
+    }
+
+    /// Execute with the values the FFI binds left, when the connection answers within the
+    /// call and only a row count comes back: the prepared-statement hot path without mlua.
+    pub(super) fn execute_here(&self) -> Here {
+        if self.keep_rows || !self.answers_in_call() {
             return Here::Elsewhere;
         }
         let bound = self.bound.lock().expect("bound");
@@ -1207,13 +1210,7 @@ impl UserData for Stmt {
             // A connection that blocks its thread answers within the call: the statement
             // runs right here, with no boxed future (an allocation, a copy and two Arc
             // clones per statement) around it.
-            let in_call = this
-                .slot
-                .lock()
-                .expect("slot")
-                .as_ref()
-                .is_some_and(|c| c.completes_in_call());
-            if in_call {
+            if this.answers_in_call() {
                 let done = run_in_call(prepared_run(
                     &this.ctx, &this.slot, stmt, kind, keep_rows, &values,
                 ));
