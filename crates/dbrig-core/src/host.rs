@@ -70,7 +70,9 @@ pub struct HostFacts {
     pub io_scheduler: Option<String>,
     /// 1, 5 and 15 minute load averages.
     pub load_average: Option<[f64; 3]>,
-    /// Processes other than dbrig using more than `dbrig_server::host::BUSY_PROCESS_PCT` of a CPU, busiest first.
+    /// Processes using more than `dbrig_server::host::BUSY_PROCESS_PCT` of a CPU, busiest
+    /// first: in a run, over its first trial (at least 0.2 s), leaving out dbrig with its
+    /// children and the servers it measured; in `dbrig info`, over 0.2 s of its own.
     pub busy_processes: Vec<BusyProcess>,
 }
 

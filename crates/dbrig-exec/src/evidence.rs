@@ -95,7 +95,8 @@ pub struct Collector {
 
 impl Collector {
     /// Begin collecting for a trial on `target`, whose server process on this host is
-    /// `server_pid` (a managed server's) or else the one listening on its port.
+    /// `server_pid` (a managed server's, or else the one listening on its port: see
+    /// [`crate::probes::serving_process`]).
     pub async fn start(
         target: &Target,
         connect: &ConnectOptions,
@@ -119,13 +120,12 @@ impl Collector {
         let mut notes = Vec::new();
         let server_pid = match target {
             Target::Mysql { .. } | Target::Postgres { .. } => {
-                let pid = server_pid.or_else(|| crate::probes::local_process(target).map(|p| p.0));
-                if pid.is_none() {
+                if server_pid.is_none() {
                     notes.push(format!(
                         "server CPU: no process on this host serves {target} (a remote server, or one not ours to inspect): client CPU only"
                     ));
                 }
-                pid
+                server_pid
             }
             // SQLite runs inside dbrig (its CPU is the client's); the mock engine has none.
             Target::Sqlite { .. } | Target::Mock { .. } => None,

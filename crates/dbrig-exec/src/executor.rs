@@ -77,14 +77,15 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
             dbrig_server::host::cpus_allowed(std::process::id()).unwrap_or_else(|| "?".into())
         )));
     }
-    // Whether perf counts cycles here (a `perf stat` run, ~0.1 s) is asked while the host
-    // facts sample busy processes (0.2 s), not after.
-    let perf_probe = (exec.plan.environment.evidence_on())
-        .then(|| std::thread::spawn(evidence::hardware_counters_note));
-    let host = serde_json::to_value(dbrig_server::host::collect(None)).unwrap_or_default();
-    if let Some(probe) = perf_probe {
-        let _ = probe.join();
+    // Busy processes are watched over the first trial, not in a wait of their own before it
+    // (0.2 s of every single command): the run's host facts get them once it is over.
+    exec.busy_sample = Some(dbrig_server::host::BusySample::start());
+    // Whether perf counts cycles here (a `perf stat` run, ~0.1 s) is asked beside the
+    // preparations; the first trial's evidence waits for the answer only if it is not in yet.
+    if exec.plan.environment.evidence_on() {
+        std::thread::spawn(evidence::hardware_counters_note);
     }
+    let host = serde_json::to_value(dbrig_server::host::facts(None)).unwrap_or_default();
     // A single command warned when it read its URL; a plan's URLs (a file, `--define`,
     // `--set`) are said here, once per configuration.
     if !exec.plan.single {
@@ -113,6 +114,10 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         plan_text.as_deref(),
         exec.opts.resume,
     )?;
+    if resumed {
+        // The run's host facts are those of its first session.
+        exec.busy_sample = None;
+    }
     if exec.opts.resume && !resumed {
         exec.opts.observer.note(&format!(
             "--resume: no earlier run of plan '{}' in {}: starting a new run",
@@ -128,7 +133,9 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
             break;
         }
         exec.trial(run, &cells, i).await?;
+        exec.record_busy_processes(run, &host)?;
     }
+    exec.record_busy_processes(run, &host)?;
     exec.opts.observer.schedule_done();
     exec.after_unended_configurations().await;
     for line in exec.servers.stop_started() {
@@ -177,9 +184,26 @@ struct Executor<'a> {
     tally: Tally,
     /// The plan's passwords: kept out of hooks' environments and of everything stored.
     secrets: Secrets,
+    /// The busy-process sample of the run's host facts, until the first trial has ended.
+    busy_sample: Option<dbrig_server::host::BusySample>,
+    /// The server processes the trials drove on this host (not neighbours in that sample).
+    measured_servers: HashSet<u32>,
 }
 
 impl<'a> Executor<'a> {
+    /// Once the first trial is over (or the run ends without one): the run's host facts get
+    /// the processes busy meanwhile, other than dbrig's own and the servers it measured.
+    fn record_busy_processes(&mut self, run: RunId, host: &serde_json::Value) -> Result<()> {
+        let Some(sample) = self.busy_sample.take() else {
+            return Ok(());
+        };
+        let measured: Vec<u32> = self.measured_servers.iter().copied().collect();
+        let mut host = host.clone();
+        host["busy_processes"] = serde_json::to_value(sample.finish(&measured))
+            .unwrap_or_else(|_| serde_json::Value::Array(Vec::new()));
+        self.recorder.set_host(run, &host)
+    }
+
     fn new(plan: Plan, recorder: Recorder, opts: ExecOptions<'a>) -> Self {
         let servers = Servers::new(&opts.state_dir, &plan.servers, &plan.environment);
         let secrets = Secrets::of_plan(&plan);
@@ -212,6 +236,8 @@ impl<'a> Executor<'a> {
             data_database: HashMap::new(),
             tally: Tally::default(),
             secrets,
+            busy_sample: None,
+            measured_servers: HashSet::new(),
         }
     }
 
@@ -670,10 +696,14 @@ impl<'a> Executor<'a> {
             process_life(&mut self.servers),
         );
         let sampling = Sampling::start(self.plan.environment.os_stats_interval, server_pid);
+        // The server this trial drives: its CPU is evidence, and it is no neighbour in the
+        // run's busy-process sample.
+        let serving = probes::serving_process(target, server_pid);
+        self.measured_servers.extend(serving);
         let collector = evidence::Collector::start(
             target,
             connect,
-            server_pid,
+            serving,
             evidence::EvidenceOptions {
                 off: !self.plan.environment.evidence_on(),
                 wait_sample_ms: self.plan.environment.wait_sample_ms,

@@ -280,6 +280,13 @@ pub fn local_process(target: &Target) -> Option<(u32, PathBuf)> {
         .flatten()
 }
 
+/// The server process a trial on `target` drives on this host: `managed` (a server dbrig
+/// started) or else the one listening on the target's port; `None` for a remote server,
+/// SQLite (inside dbrig) and the mock engine.
+pub fn serving_process(target: &Target, managed: Option<u32>) -> Option<u32> {
+    managed.or_else(|| local_process(target).map(|p| p.0))
+}
+
 /// The binary of the process serving `target`'s port, when the target is on this host.
 pub fn local_binary(target: &Target) -> Option<PathBuf> {
     local_process(target).map(|(_, exe)| exe)

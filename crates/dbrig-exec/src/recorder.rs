@@ -201,6 +201,12 @@ impl Recorder {
         Ok((run, cells, resumed.is_some()))
     }
 
+    /// Replace the host facts stored with `run` (its busy processes are known only once its
+    /// first trial is over).
+    pub fn set_host(&mut self, run: RunId, host: &serde_json::Value) -> Result<()> {
+        Ok(self.store.set_run_host(run, host)?)
+    }
+
     /// Whether trial `trial` of the cell with `cell_key` is already finished in `run`.
     pub fn is_finished(&self, run: RunId, cell_key: &str, trial: u32) -> Result<bool> {
         Ok(self

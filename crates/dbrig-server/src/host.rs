@@ -6,7 +6,7 @@
 //! fails: a fact that cannot be read is `None` or empty, because a missing fact must not stop a
 //! benchmark (containers and non-Linux hosts hide many of them).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,8 +35,6 @@ pub const NOFILE_RECOMMENDED: u64 = 16384;
 /// for CPU on one host, so the run measures CPU saturation.
 pub const CLIENTS_PER_CPU_NOTE: u32 = 2;
 
-/// Collects the facts of this host. Takes about [`BUSY_SAMPLE_WINDOW`] (to find busy
-/// processes). `data_dir` need not exist yet: its nearest existing ancestor is used.
 /// The CPU's maximum frequency in MHz (cpufreq's, else what cpuinfo says): what cycles per
 /// row are computed with. Cheap, unlike [`collect`], which samples busy processes for 200 ms.
 pub fn cpu_mhz() -> Option<f64> {
@@ -57,10 +55,50 @@ fn cpufreq_max_mhz() -> Option<f64> {
         .map(|khz| khz as f64 / 1000.0)
 }
 
+/// Collects the facts of this host. Takes about [`BUSY_SAMPLE_WINDOW`] (to find busy
+/// processes). `data_dir` need not exist yet: its nearest existing ancestor is used.
 pub fn collect(data_dir: Option<&Path>) -> HostFacts {
-    let busy_before = process_cpu_table();
-    let window_start = Instant::now();
+    let sample = BusySample::start();
+    let mut facts = facts(data_dir);
+    facts.busy_processes = sample.finish(&[]);
+    facts
+}
 
+/// Busy processes watched over a window that the caller ends: [`collect`] watches
+/// [`BUSY_SAMPLE_WINDOW`] of nothing, a benchmark run watches its own first trial (so the
+/// sample costs it no wall time) and leaves out the processes it drives itself.
+pub struct BusySample {
+    before: HashMap<(u32, u64), ProcessCpu>,
+    start: Instant,
+}
+
+impl BusySample {
+    pub fn start() -> BusySample {
+        BusySample {
+            before: process_cpu_table(),
+            start: Instant::now(),
+        }
+    }
+
+    /// The processes busy since [`BusySample::start`], waiting out what is left of
+    /// [`BUSY_SAMPLE_WINDOW`] first (CPU time is counted in 10 ms ticks: a shorter window could
+    /// not tell 10 % of a CPU). Left out: dbrig and its descendants (managed servers, hooks,
+    /// collectors) and every process tree rooted at a pid of `measured` (the servers the
+    /// window's trials drove: a PostgreSQL postmaster's backends are its children).
+    pub fn finish(self, measured: &[u32]) -> Vec<BusyProcess> {
+        std::thread::sleep(BUSY_SAMPLE_WINDOW.saturating_sub(self.start.elapsed()));
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let after = process_cpu_table();
+        let mut roots = vec![std::process::id()];
+        roots.extend_from_slice(measured);
+        let left_out = process_trees(&after, &roots);
+        busy_processes(&self.before, &after, elapsed, &left_out)
+    }
+}
+
+/// The facts of this host without the busy-process sample (`busy_processes` empty): cheap.
+/// `data_dir` need not exist yet: its nearest existing ancestor is used.
+pub fn facts(data_dir: Option<&Path>) -> HostFacts {
     let mut cpuinfo = procfs::CpuInfo::current()
         .map(|c| CpuInfo::from(&c))
         .unwrap_or_default();
@@ -127,11 +165,6 @@ pub fn collect(data_dir: Option<&Path>) -> HostFacts {
         }
     }
 
-    // The rest of collection counts towards the window; sleep only what is left.
-    std::thread::sleep(BUSY_SAMPLE_WINDOW.saturating_sub(window_start.elapsed()));
-    let elapsed = window_start.elapsed().as_secs_f64();
-    let after = process_cpu_table();
-    facts.busy_processes = busy_processes(&busy_before, &after, elapsed, std::process::id());
     facts
 }
 
@@ -568,8 +601,16 @@ fn collect_disks(
     }
 }
 
-/// (pid, start ticks) → (name, CPU seconds) for every process readable in `/proc`.
-fn process_cpu_table() -> HashMap<(u32, u64), (String, f64)> {
+/// One process in a [`process_cpu_table`].
+#[derive(Debug, Clone, PartialEq)]
+struct ProcessCpu {
+    name: String,
+    cpu_s: f64,
+    ppid: u32,
+}
+
+/// (pid, start ticks) → name, CPU seconds and parent for every process readable in `/proc`.
+fn process_cpu_table() -> HashMap<(u32, u64), ProcessCpu> {
     let Ok(all) = procfs::process::all_processes() else {
         return HashMap::new();
     };
@@ -577,32 +618,55 @@ fn process_cpu_table() -> HashMap<(u32, u64), (String, f64)> {
     all.filter_map(|p| p.ok()?.stat().ok())
         .filter_map(|s| {
             let cpu_s = procstat::ticks_to_s(s.utime.saturating_add(s.stime), ticks_per_s);
-            Some(((u32::try_from(s.pid).ok()?, s.starttime), (s.comm, cpu_s)))
+            let p = ProcessCpu {
+                name: s.comm,
+                cpu_s,
+                ppid: u32::try_from(s.ppid).unwrap_or(0),
+            };
+            Some(((u32::try_from(s.pid).ok()?, s.starttime), p))
         })
         .collect()
 }
 
-/// Processes (other than `self_pid`) above [`BUSY_PROCESS_PCT`] between two tables taken
-/// `elapsed_s` apart, busiest first. Keys include the start time so a reused pid is not
+/// The pids of `roots` and of all their descendants in `table`.
+fn process_trees(table: &HashMap<(u32, u64), ProcessCpu>, roots: &[u32]) -> HashSet<u32> {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    for ((pid, _), p) in table {
+        children.entry(p.ppid).or_default().push(*pid);
+    }
+    let mut tree: HashSet<u32> = roots.iter().copied().collect();
+    let mut queue = roots.to_vec();
+    while let Some(parent) = queue.pop() {
+        for child in children.remove(&parent).unwrap_or_default() {
+            if tree.insert(child) {
+                queue.push(child);
+            }
+        }
+    }
+    tree
+}
+
+/// Processes (other than those in `left_out`) above [`BUSY_PROCESS_PCT`] between two tables
+/// taken `elapsed_s` apart, busiest first. Keys include the start time so a reused pid is not
 /// mistaken for the old process.
 fn busy_processes(
-    before: &HashMap<(u32, u64), (String, f64)>,
-    after: &HashMap<(u32, u64), (String, f64)>,
+    before: &HashMap<(u32, u64), ProcessCpu>,
+    after: &HashMap<(u32, u64), ProcessCpu>,
     elapsed_s: f64,
-    self_pid: u32,
+    left_out: &HashSet<u32>,
 ) -> Vec<BusyProcess> {
     if elapsed_s <= 0.0 {
         return Vec::new();
     }
     let mut busy: Vec<BusyProcess> = after
         .iter()
-        .filter(|((pid, _), _)| *pid != self_pid)
-        .filter_map(|(key, (name, cpu_s))| {
-            let (_, before_s) = before.get(key)?;
-            let pct = 100.0 * (cpu_s - before_s).max(0.0) / elapsed_s;
+        .filter(|((pid, _), _)| !left_out.contains(pid))
+        .filter_map(|(key, p)| {
+            let before_s = before.get(key)?.cpu_s;
+            let pct = 100.0 * (p.cpu_s - before_s).max(0.0) / elapsed_s;
             (pct > BUSY_PROCESS_PCT).then(|| BusyProcess {
                 pid: key.0,
-                name: name.clone(),
+                name: p.name.clone(),
                 cpu_pct: (pct * 10.0).round() / 10.0,
             })
         })
@@ -1027,9 +1091,16 @@ mod tests {
         assert_eq!(find_mount(&[], Path::new("/")), None);
     }
 
-    fn table(rows: &[(u32, u64, &str, f64)]) -> HashMap<(u32, u64), (String, f64)> {
+    fn table(rows: &[(u32, u64, &str, f64)]) -> HashMap<(u32, u64), ProcessCpu> {
         rows.iter()
-            .map(|(pid, start, name, cpu_s)| ((*pid, *start), (name.to_string(), *cpu_s)))
+            .map(|(pid, start, name, cpu_s)| {
+                let p = ProcessCpu {
+                    name: name.to_string(),
+                    cpu_s: *cpu_s,
+                    ppid: 1,
+                };
+                ((*pid, *start), p)
+            })
             .collect()
     }
 
@@ -1050,7 +1121,8 @@ mod tests {
         ]);
         // 0.5 s window: hog used 0.5 s = 100 %; idle 2 %; me is excluded; a reused pid and a
         // new process have no baseline.
-        let busy = busy_processes(&before, &after, 0.5, 3);
+        let me = HashSet::from([3]);
+        let busy = busy_processes(&before, &after, 0.5, &me);
         assert_eq!(
             busy,
             vec![BusyProcess {
@@ -1059,7 +1131,34 @@ mod tests {
                 cpu_pct: 100.0
             }]
         );
-        assert!(busy_processes(&before, &after, 0.0, 3).is_empty());
+        assert!(busy_processes(&before, &after, 0.0, &me).is_empty());
+    }
+
+    /// A measured server's backends (its children, grandchildren) are left out with it; its
+    /// parent and a sibling busy beside it are not.
+    #[test]
+    fn process_trees_follow_parents() {
+        let row = |pid: u32, ppid: u32| {
+            let p = ProcessCpu {
+                name: format!("p{pid}"),
+                cpu_s: 0.0,
+                ppid,
+            };
+            ((pid, 0), p)
+        };
+        let t: HashMap<_, _> = [
+            row(1, 0),
+            row(10, 1),
+            row(11, 10),
+            row(12, 10),
+            row(13, 12),
+            row(20, 1),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(process_trees(&t, &[10]), HashSet::from([10, 11, 12, 13]));
+        assert_eq!(process_trees(&t, &[12, 20]), HashSet::from([12, 13, 20]));
+        assert_eq!(process_trees(&t, &[99]), HashSet::from([99]));
     }
 
     fn clean_facts() -> HostFacts {

@@ -204,6 +204,18 @@ impl Store {
         Ok(id)
     }
 
+    /// Replace the host facts of run `id`.
+    pub fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()> {
+        self.refuse_secret("the host facts", json_contains_unredacted_password(host))?;
+        self.conn
+            .execute(
+                "UPDATE run SET host = ?1 WHERE id = ?2",
+                params![to_json(host), id],
+            )
+            .map_err(|e| sql_error(&self.path, e))?;
+        Ok(())
+    }
+
     /// Close a run as `done`, `failed` or `interrupted`, with the error text if any.
     ///
     /// A run that another dbrig marked `interrupted` (see [`Store::mark_interrupted_runs`])
@@ -1220,6 +1232,23 @@ mod tests {
             store.os_samples(TrialId(9999)),
             Err(StoreError::NoSuchTrial { .. })
         ));
+    }
+
+    /// A run's host facts are completed after its first trial; a password in them is refused
+    /// and leaves the stored facts as they were.
+    #[test]
+    fn host_facts_are_replaced_and_never_take_a_password() {
+        let (mut store, cell) = store_with_cell();
+        let run = store.cell(cell).unwrap().run_id;
+        let busy = json!({"cpu_model": "x", "busy_processes": [{"pid": 7, "name": "backup", "cpu_pct": 40.0}]});
+        store.set_run_host(run, &busy).unwrap();
+        assert_eq!(store.run(run).unwrap().host, busy);
+        let leaky = json!({"note": "mysql://root:Sekr3t@db.example/test"});
+        assert!(matches!(
+            store.set_run_host(run, &leaky),
+            Err(StoreError::UnredactedSecret { .. })
+        ));
+        assert_eq!(store.run(run).unwrap().host, busy);
     }
 
     #[test]

@@ -397,3 +397,44 @@ fn myisam_duplicate_keys_are_retried_and_said_or_explained() {
         "{fatal}"
     );
 }
+
+/// The run's busy processes are watched over its first trial (a single command waits no
+/// sample of its own): a neighbour spinning on a CPU is named; the server the trial loads, busy
+/// throughout, is not a neighbour and is left out.
+#[test]
+fn busy_processes_name_neighbours_not_the_measured_server() {
+    let db = TestDb::new("busy");
+    let out = tempfile::tempdir().unwrap();
+    let mut spinner = Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let url = db.url();
+    let args = ["prepare", "oltp_read_only", "--target", &url];
+    let o = dbrig(
+        out.path(),
+        &[&args[..], &["--tables", "2", "--table-size", "20000"]].concat(),
+    );
+    let _ = spinner.kill();
+    let _ = spinner.wait();
+    ok(o);
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let busy = store.run(run).unwrap().host["busy_processes"].clone();
+    let pids: Vec<u64> = busy
+        .as_array()
+        .unwrap_or_else(|| panic!("busy_processes stored: {busy}"))
+        .iter()
+        .map(|p| p["pid"].as_u64().unwrap())
+        .collect();
+    assert!(
+        pids.contains(&u64::from(spinner.id())),
+        "the spinning neighbour (pid {}) among {busy}",
+        spinner.id()
+    );
+    let server = dbrig_server::host::listening_process(3306).unwrap().0;
+    assert!(
+        !pids.contains(&u64::from(server)),
+        "the measured server (pid {server}) is no neighbour: {busy}"
+    );
+}
