@@ -65,6 +65,55 @@ async fn classifies_unnamed_statements() {
     classification(Protocol::Extended).await;
 }
 
+/// A prepared statement's result rows are counted whether the server's command tag counts them
+/// (`SELECT n`, `INSERT 0 n`: rows skipped unread) or not (`SHOW`: rows read and counted).
+#[tokio::test]
+async fn prepared_result_rows_are_counted_by_tag_or_by_reading() {
+    let mut c = connect().await;
+    let t = unique("pg_tag");
+    c.execute_text(&format!("CREATE TABLE {t} (id INT PRIMARY KEY)"))
+        .await
+        .unwrap();
+    let series = c
+        .prepare("SELECT g FROM generate_series(1, $1::int) g")
+        .await
+        .unwrap();
+    let values = c.prepare("VALUES (1), (2), ($1::int)").await.unwrap();
+    let show = c.prepare("SHOW server_version").await.unwrap();
+    let insert = c
+        .prepare(&format!(
+            "INSERT INTO {t} SELECT g FROM generate_series(1, $1::int) g RETURNING id"
+        ))
+        .await
+        .unwrap();
+    let cte = c
+        .prepare(&format!(
+            "WITH d AS (DELETE FROM {t} WHERE id <= $1 RETURNING id) SELECT id FROM d"
+        ))
+        .await
+        .unwrap();
+    for (stmt, param, expected) in [
+        (series, 1000, read(1000)),
+        (series, 0, read(0)),
+        (values, 3, read(3)),
+        (insert, 7, read(7)),
+        (cte, 5, read(5)),
+    ] {
+        assert_eq!(
+            c.execute(stmt, &[Value::Int(param)]).await.unwrap(),
+            expected
+        );
+    }
+    assert_eq!(c.execute(show, &[]).await.unwrap(), read(1));
+    let left = c
+        .query(&format!("SELECT count(*) FROM {t}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(left, vec![vec![Value::Int(2)]]);
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn works_on_a_current_thread_runtime() {
     classification(Protocol::Prepared).await;
