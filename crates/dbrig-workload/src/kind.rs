@@ -48,8 +48,9 @@ pub struct TpchPowerOptions {
     /// Run the refresh functions RF1/RF2 around the queries (they change the data).
     #[serde(default)]
     pub refresh: bool,
-    /// Primary keys created before or after the load.
-    #[serde(default = "keys_after")]
+    /// Primary keys created before or after the load (`auto`: the engine's fast path, see
+    /// [`KeysWhen::resolved`]).
+    #[serde(default = "keys_auto")]
     pub keys: KeysWhen,
     /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
     #[serde(default)]
@@ -93,8 +94,8 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-fn keys_after() -> KeysWhen {
-    KeysWhen::After
+fn keys_auto() -> KeysWhen {
+    KeysWhen::Auto
 }
 
 impl TpchPowerOptions {

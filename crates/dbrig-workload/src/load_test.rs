@@ -202,13 +202,7 @@ impl LoadTest {
                 let l = tpch::load(target, connect, &o.load_options(sf), progress).await?;
                 LoadResult {
                     of: OF_TPCH.to_owned(),
-                    data: format!(
-                        "TPC-H SF {sf}, keys {} the rows",
-                        match o.keys {
-                            tpch::KeysWhen::Before => "before",
-                            tpch::KeysWhen::After => "after",
-                        }
-                    ),
+                    data: format!("TPC-H SF {sf}, keys {} the rows", l.keys.as_str()),
                     steps: l.steps.iter().map(|s| step(&s.name, s.seconds)).collect(),
                     loaders: l.parallel,
                     figures: l.figures,

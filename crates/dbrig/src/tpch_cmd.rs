@@ -69,8 +69,9 @@ pub struct LoadArgs {
     /// Scale factor (0.01, 1, 10, …).
     #[arg(long, value_parser = parse_sf)]
     pub sf: ScaleFactor,
-    /// Create primary keys before or after the load.
-    #[arg(long, value_enum, default_value_t = KeysWhen::After)]
+    /// Create primary keys before or after the load; `auto`: before on MariaDB/MySQL (InnoDB
+    /// clusters rows by the key: adding it afterwards rebuilds the table), after elsewhere.
+    #[arg(long, value_enum, default_value_t = KeysWhen::Auto)]
     pub keys: KeysWhen,
     /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
     #[arg(long, default_value_t = 0)]
@@ -514,7 +515,7 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         query_dir: a.queries.clone(),
         seed: a.seed,
         refresh: !a.no_refresh,
-        keys: KeysWhen::After,
+        keys: KeysWhen::Auto,
         parallel: 0,
         streams: 0,
         timeout: None,
@@ -648,7 +649,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         query_dir: a.queries.clone(),
         seed: (!a.validation_params).then_some(a.seed),
         refresh: !a.no_refresh,
-        keys: KeysWhen::After,
+        keys: KeysWhen::Auto,
         parallel: 0,
         streams: a.streams,
         timeout: a.timeout,
