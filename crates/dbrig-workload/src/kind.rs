@@ -100,6 +100,7 @@ fn keys_auto() -> KeysWhen {
 
 impl TpchPowerOptions {
     fn validate(&self) -> Result<ScaleFactor, WorkloadError> {
+        self.refuse_refresh_beside_check()?;
         if let Some(dir) = &self.query_dir {
             QuerySet::from_dir(dir).map_err(WorkloadError::InvalidOptions)?;
         }
@@ -111,6 +112,18 @@ impl TpchPowerOptions {
                 .map_err(|e| WorkloadError::InvalidOptions(format!("tpch_power {e}")))?;
         }
         ScaleFactor::new(self.sf).map_err(WorkloadError::InvalidOptions)
+    }
+
+    /// `check-against` with the refresh functions on: the other target's answers are those of
+    /// the loaded data, but RF1 adds rows here before the queries, so every query over them
+    /// would read `wrong`.
+    fn refuse_refresh_beside_check(&self) -> Result<(), WorkloadError> {
+        match self.check_against.is_some() && self.refresh {
+            true => Err(WorkloadError::InvalidOptions(
+                "tpch_power: check-against compares answers on the same data, but the refresh functions change this target's before the queries: add --no-refresh (in a plan: refresh = false)".into(),
+            )),
+            false => Ok(()),
+        }
     }
 
     /// How the data is loaded: at `sf`, with the keys and loaders asked for.
@@ -782,6 +795,7 @@ impl WorkloadKind {
         let (WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o)) = self else {
             return Ok(());
         };
+        o.refuse_refresh_beside_check()?;
         let mut conn = Connection::connect(target, connect).await?;
         let checked = async {
             tpch::check_loaded(&mut conn).await?;
@@ -1128,5 +1142,17 @@ mod tests {
         };
         let e = bad.query_set(dbrig_driver::Dialect::Sqlite).unwrap_err();
         assert!(e.to_string().contains("query '23'"), "{e}");
+        // Answers checked against another target need this target's data unrefreshed.
+        let checked = TpchPowerOptions {
+            check_against: Some("sqlite:other.db".into()),
+            ..bad.clone()
+        };
+        assert!(checked.validate().is_ok());
+        let refreshed = TpchPowerOptions {
+            refresh: true,
+            ..checked
+        };
+        let e = refreshed.validate().unwrap_err();
+        assert!(e.to_string().contains("refresh = false"), "{e}");
     }
 }

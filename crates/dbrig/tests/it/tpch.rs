@@ -198,6 +198,22 @@ fn sf001_on_three_engines_load_check_power_cleanup() {
     );
     assert!(!query_lines.iter().any(|l| l.ends_with(" ok")), "{t}");
 
+    // With the refresh functions on (the command's default), RF1 would change this side's
+    // data before the queries: refused in one line, before anything runs.
+    let o = dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            &lite,
+            "--check-against",
+            &my.url(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(error_line(&o).contains("add --no-refresh"), "{}", text(&o));
+
     // Compared with another engine's answers (run there untimed), the status is `ok`.
     let v = json(&ok(dbrig(
         out.path(),
