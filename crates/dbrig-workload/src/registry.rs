@@ -160,6 +160,23 @@ pub async fn mark_ready(conn: &mut Connection, table: &str) -> Result<(), Worklo
     Ok(())
 }
 
+/// Record the marker `table` has now, its state unchanged: after DDL of dbrig's own on a table
+/// still loading (MariaDB's `CREATE_TIME` moves with every `CREATE INDEX` and `ALTER TABLE`),
+/// so that the tables of a prepare interrupted after it are still proven dbrig's by `cleanup`.
+pub async fn refresh_marker(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
+    if conn.dialect() != Dialect::Mysql || is_mock(conn) {
+        // PostgreSQL's OID and SQLite's token stay through an index build.
+        return Ok(());
+    }
+    let marker = current_marker(conn, table).await?.unwrap_or_default();
+    conn.query(
+        &sql_for(conn.dialect()).render("registry_marker", &[]),
+        &[Value::Text(marker), Value::Text(table.into())],
+    )
+    .await?;
+    Ok(())
+}
+
 /// The registry's entry for `table`, if it has one.
 pub async fn lookup(conn: &mut Connection, table: &str) -> Result<Option<Entry>, WorkloadError> {
     if is_mock(conn) {

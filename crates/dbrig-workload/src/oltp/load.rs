@@ -267,6 +267,9 @@ impl Oltp {
                         c.execute_text(&sql.render("analyze", &[("table", &table)]))
                             .await?;
                     }
+                    if create_secondary {
+                        registry::refresh_marker(&mut c, &table).await?;
+                    }
                 }
                 // Read after the load: a lean MySQL connection may have switched paths.
                 let path = c.mysql_bulk_path();

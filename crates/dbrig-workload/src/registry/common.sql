@@ -8,6 +8,9 @@ INSERT INTO dbrig_objects (name, kind, created_at, marker, state, data) VALUES (
 -- name: registry_ready
 UPDATE dbrig_objects SET marker = ?, state = 'ready' WHERE name = ?
 
+-- name: registry_marker
+UPDATE dbrig_objects SET marker = ? WHERE name = ?
+
 -- name: registry_remove
 DELETE FROM dbrig_objects WHERE name = ?
 

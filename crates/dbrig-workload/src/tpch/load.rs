@@ -195,6 +195,14 @@ pub async fn refuse_existing(conn: &mut Connection, target: &Target) -> Result<(
     Ok(())
 }
 
+/// The tables' markers as they are after a step's DDL (see [`registry::refresh_marker`]).
+async fn refresh_markers(conn: &mut Connection) -> Result<(), WorkloadError> {
+    for t in Table::ALL {
+        registry::refresh_marker(conn, t.name()).await?;
+    }
+    Ok(())
+}
+
 /// Run the load test.
 pub async fn load(
     target: &Target,
@@ -236,6 +244,7 @@ pub async fn load(
     if keys == KeysWhen::Before {
         let started = Instant::now();
         add_primary_keys(&mut conn, sql).await?;
+        refresh_markers(&mut conn).await?;
         timed("primary keys (before load)", started);
     }
 
@@ -367,6 +376,7 @@ pub async fn load(
             })
             .collect();
         side_by_side(target, connect, parallel, keys).await?;
+        refresh_markers(&mut conn).await?;
         timed("primary keys (after load)", started);
     }
     let started = Instant::now();
@@ -379,6 +389,7 @@ pub async fn load(
         .rev()
         .collect();
     side_by_side(target, connect, parallel, indexes).await?;
+    refresh_markers(&mut conn).await?;
     timed("indexes", started);
     let started = Instant::now();
     let analyze = Table::ALL

@@ -438,3 +438,49 @@ fn busy_processes_name_neighbours_not_the_measured_server() {
         "the measured server (pid {server}) is no neighbour: {busy}"
     );
 }
+
+/// MariaDB's creation marker includes the table's CREATE_TIME, which a `CREATE INDEX` a second
+/// later moves: a prepare's tables still loading are re-marked after dbrig's own index build,
+/// so `cleanup` of a prepare interrupted after it still proves them dbrig's.
+#[test]
+fn an_index_build_keeps_a_loading_table_provably_dbrigs() {
+    use dbrig_workload::registry;
+    let db = TestDb::new("marker");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let target = dbrig_driver::Target::parse(&db.url()).unwrap();
+        let mut c = dbrig_driver::Connection::connect(&target, &Default::default())
+            .await
+            .unwrap();
+        registry::ensure(&mut c).await.unwrap();
+        let token = registry::new_token();
+        let create = registry::marked_create(
+            c.dialect(),
+            "CREATE TABLE sbtest1 (id INT PRIMARY KEY, k INT NOT NULL)",
+            &token,
+        );
+        c.execute_text(&create).await.unwrap();
+        registry::record(&mut c, "sbtest1", "oltp_table", &token, "{}")
+            .await
+            .unwrap();
+        registry::verify(&mut c, "sbtest1", "oltp_table", &target)
+            .await
+            .unwrap();
+        // CREATE_TIME has whole seconds: the index comes in a later one.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        c.execute_text("CREATE INDEX k_1 ON sbtest1 (k)")
+            .await
+            .unwrap();
+        let stale = registry::verify(&mut c, "sbtest1", "oltp_table", &target).await;
+        assert!(stale.is_err(), "the index moved the marker");
+        registry::refresh_marker(&mut c, "sbtest1").await.unwrap();
+        let entry = registry::verify(&mut c, "sbtest1", "oltp_table", &target)
+            .await
+            .unwrap();
+        assert_eq!(entry.state, "loading", "re-marked, not made ready");
+        c.close().await;
+    });
+}
