@@ -160,21 +160,56 @@ pub async fn mark_ready(conn: &mut Connection, table: &str) -> Result<(), Worklo
     Ok(())
 }
 
-/// Record the marker `table` has now, its state unchanged: after DDL of dbrig's own on a table
-/// still loading (MariaDB's `CREATE_TIME` moves with every `CREATE INDEX` and `ALTER TABLE`),
-/// so that the tables of a prepare interrupted after it are still proven dbrig's by `cleanup`.
-pub async fn refresh_marker(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
+/// The creation time of a MariaDB marker recorded while dbrig's own DDL runs on the table.
+const DDL_RUNNING: &str = "dbrig DDL running";
+
+/// Before DDL of dbrig's own on a table still loading: MariaDB's `CREATE_TIME` moves with every
+/// `CREATE INDEX` and `ALTER TABLE`, and a DDL statement cut off by Ctrl-C goes on in the server
+/// after dbrig has gone. Until [`refresh_marker`], the recorded marker keeps the table's comment
+/// token and says the creation time is being changed: [`verify`] then proves a table still
+/// `loading` by its token alone.
+pub async fn ddl_begins(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
     if conn.dialect() != Dialect::Mysql || is_mock(conn) {
         // PostgreSQL's OID and SQLite's token stay through an index build.
         return Ok(());
     }
     let marker = current_marker(conn, table).await?.unwrap_or_default();
+    let token = marker.split_once('@').map_or(marker.as_str(), |(t, _)| t);
+    set_marker(conn, table, format!("{token}@{DDL_RUNNING}")).await
+}
+
+/// After DDL of dbrig's own on a table still loading (see [`ddl_begins`]): record the marker the
+/// table has now, its state unchanged.
+pub async fn refresh_marker(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
+    if conn.dialect() != Dialect::Mysql || is_mock(conn) {
+        return Ok(());
+    }
+    let marker = current_marker(conn, table).await?.unwrap_or_default();
+    set_marker(conn, table, marker).await
+}
+
+async fn set_marker(
+    conn: &mut Connection,
+    table: &str,
+    marker: String,
+) -> Result<(), WorkloadError> {
     conn.query(
         &sql_for(conn.dialect()).render("registry_marker", &[]),
         &[Value::Text(marker), Value::Text(table.into())],
     )
     .await?;
     Ok(())
+}
+
+/// Whether the table's marker `now` is the recorded one: the same, or, while dbrig's own DDL
+/// ran on a table still loading ([`ddl_begins`]), the same comment token.
+fn marker_holds(entry: &Entry, now: &str) -> bool {
+    match entry.marker.split_once('@') {
+        Some((token, DDL_RUNNING)) if entry.state == "loading" => {
+            now.split_once('@').is_some_and(|(t, _)| t == token)
+        }
+        _ => now == entry.marker,
+    }
 }
 
 /// The registry's entry for `table`, if it has one.
@@ -243,7 +278,7 @@ pub async fn verify(
         ));
     }
     match current_marker(conn, table).await? {
-        Some(now) if now == entry.marker => Ok(entry),
+        Some(now) if marker_holds(&entry, &now) => Ok(entry),
         Some(now) => Err(replaced(format!(
             "its creation marker is {} where dbrig recorded {}: it was dropped and made again since",
             describe_marker(conn.dialect(), &now),
@@ -373,6 +408,7 @@ async fn current_marker(
 fn describe_marker(dialect: Dialect, marker: &str) -> String {
     match dialect {
         Dialect::Mysql => match marker.split_once('@') {
+            Some((_, DDL_RUNNING)) => "its comment token, while dbrig's own DDL ran".into(),
             Some((_, time)) => format!("created {time}"),
             None => marker.into(),
         },

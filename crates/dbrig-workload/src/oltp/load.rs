@@ -255,6 +255,7 @@ impl Oltp {
                         *at = Some(at.map_or(Instant::now(), |t| t.max(Instant::now())));
                     }
                     if create_secondary {
+                        registry::ddl_begins(&mut c, &table).await?;
                         let index = &index_of[&table];
                         c.execute_text(
                             &sql.render("create_index", &[("table", &table), ("index", index)]),

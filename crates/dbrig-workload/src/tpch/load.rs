@@ -195,10 +195,14 @@ pub async fn refuse_existing(conn: &mut Connection, target: &Target) -> Result<(
     Ok(())
 }
 
-/// The tables' markers as they are after a step's DDL (see [`registry::refresh_marker`]).
-async fn refresh_markers(conn: &mut Connection) -> Result<(), WorkloadError> {
+/// Around a step's DDL on every table: the markers say dbrig's DDL runs
+/// ([`registry::ddl_begins`]), then what they are after it ([`registry::refresh_marker`]).
+async fn mark_ddl(conn: &mut Connection, running: bool) -> Result<(), WorkloadError> {
     for t in Table::ALL {
-        registry::refresh_marker(conn, t.name()).await?;
+        match running {
+            true => registry::ddl_begins(conn, t.name()).await?,
+            false => registry::refresh_marker(conn, t.name()).await?,
+        }
     }
     Ok(())
 }
@@ -243,8 +247,9 @@ pub async fn load(
     timed("create tables", started);
     if keys == KeysWhen::Before {
         let started = Instant::now();
+        mark_ddl(&mut conn, true).await?;
         add_primary_keys(&mut conn, sql).await?;
-        refresh_markers(&mut conn).await?;
+        mark_ddl(&mut conn, false).await?;
         timed("primary keys (before load)", started);
     }
 
@@ -375,8 +380,9 @@ pub async fn load(
                 )
             })
             .collect();
+        mark_ddl(&mut conn, true).await?;
         side_by_side(target, connect, parallel, keys).await?;
-        refresh_markers(&mut conn).await?;
+        mark_ddl(&mut conn, false).await?;
         timed("primary keys (after load)", started);
     }
     let started = Instant::now();
@@ -388,8 +394,9 @@ pub async fn load(
         .map(str::to_owned)
         .rev()
         .collect();
+    mark_ddl(&mut conn, true).await?;
     side_by_side(target, connect, parallel, indexes).await?;
-    refresh_markers(&mut conn).await?;
+    mark_ddl(&mut conn, false).await?;
     timed("indexes", started);
     let started = Instant::now();
     let analyze = Table::ALL

@@ -440,8 +440,10 @@ fn busy_processes_name_neighbours_not_the_measured_server() {
 }
 
 /// MariaDB's creation marker includes the table's CREATE_TIME, which a `CREATE INDEX` a second
-/// later moves: a prepare's tables still loading are re-marked after dbrig's own index build,
-/// so `cleanup` of a prepare interrupted after it still proves them dbrig's.
+/// later moves: while dbrig's own DDL runs on a table still loading, the table is proven by its
+/// comment token (a DDL cut off by Ctrl-C goes on in the server after dbrig has gone), and it
+/// is re-marked after, so `cleanup` of an interrupted prepare still proves the tables dbrig's.
+/// Without that step the moved time refuses it; another comment is refused throughout.
 #[test]
 fn an_index_build_keeps_a_loading_table_provably_dbrigs() {
     use dbrig_workload::registry;
@@ -481,6 +483,20 @@ fn an_index_build_keeps_a_loading_table_provably_dbrigs() {
             .await
             .unwrap();
         assert_eq!(entry.state, "loading", "re-marked, not made ready");
+        // The way a prepare does it: the DDL announced first; proven with no refresh after.
+        registry::ddl_begins(&mut c, "sbtest1").await.unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        c.execute_text("CREATE INDEX k_2 ON sbtest1 (id, k)")
+            .await
+            .unwrap();
+        registry::verify(&mut c, "sbtest1", "oltp_table", &target)
+            .await
+            .unwrap();
+        c.execute_text("ALTER TABLE sbtest1 COMMENT = 'dbrig:someone-elses'")
+            .await
+            .unwrap();
+        let other = registry::verify(&mut c, "sbtest1", "oltp_table", &target).await;
+        assert!(other.is_err(), "another token is not dbrig's table");
         c.close().await;
     });
 }
