@@ -6,7 +6,8 @@
 //! the table was made — MariaDB/MySQL: a random token in the table's comment plus its
 //! `CREATE_TIME`; PostgreSQL: the table's OID; SQLite: a random token in a comment inside its
 //! `CREATE TABLE` text — and nothing is dropped unless the table's marker is still the recorded
-//! one. Each entry also has a state: `loading` from creation, `ready` only once everything
+//! one (while dbrig's own DDL runs on a table still loading, MariaDB's is its comment token
+//! alone: see [`ddl_begins`]). Each entry also has a state: `loading` from creation, `ready` only once everything
 //! the table should hold is there (recorded last), so data an interrupted prepare left behind
 //! is never taken for prepared data; and the data options it was prepared with.
 

@@ -251,8 +251,9 @@ impl Oltp {
                         continue;
                     }
                     {
+                        let now = Instant::now();
                         let mut at = last_rows_at.lock().expect("last rows");
-                        *at = Some(at.map_or(Instant::now(), |t| t.max(Instant::now())));
+                        *at = Some(at.map_or(now, |t| t.max(now)));
                     }
                     if create_secondary {
                         registry::ddl_begins(&mut c, &table).await?;
