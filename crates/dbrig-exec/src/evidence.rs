@@ -96,7 +96,7 @@ pub struct Collector {
 impl Collector {
     /// Begin collecting for a trial on `target`, whose server process on this host is
     /// `server_pid` (a managed server's, or else the one listening on its port: see
-    /// [`crate::probes::serving_process`]).
+    /// [`crate::probes::local_process`]).
     pub async fn start(
         target: &Target,
         connect: &ConnectOptions,

@@ -660,7 +660,12 @@ impl<'a> Executor<'a> {
         // A server that does not answer within the connect timeout fails the trial here:
         // every further connection would wait as long again.
         let mut unreachable = None;
-        match probes::server_settings(target, connect).await {
+        // The server process behind the target on this host, looked up once: its binary is a
+        // setting, its CPU evidence (a managed server's pid first), and it is no neighbour in
+        // the run's busy-process sample.
+        let local = probes::local_process(target);
+        let binary = local.as_ref().map(|(_, exe)| exe.as_path());
+        match probes::server_settings_of(target, connect, binary).await {
             Ok(s) => env.server_settings = s,
             Err(e) => {
                 if e.kind == dbrig_driver::ErrorKind::Unreachable {
@@ -696,9 +701,7 @@ impl<'a> Executor<'a> {
             process_life(&mut self.servers),
         );
         let sampling = Sampling::start(self.plan.environment.os_stats_interval, server_pid);
-        // The server this trial drives: its CPU is evidence, and it is no neighbour in the
-        // run's busy-process sample.
-        let serving = probes::serving_process(target, server_pid);
+        let serving = server_pid.or(local.map(|(pid, _)| pid));
         self.measured_servers.extend(serving);
         let collector = evidence::Collector::start(
             target,

@@ -132,6 +132,22 @@ pub async fn server_settings(
     target: &Target,
     connect: &ConnectOptions,
 ) -> Result<Option<ServerSettings>, DriverError> {
+    let local = local_process(target);
+    server_settings_of(
+        target,
+        connect,
+        local.as_ref().map(|(_, exe)| exe.as_path()),
+    )
+    .await
+}
+
+/// [`server_settings`] with the binary of the local process serving the target already found
+/// (a trial looks that process up once: see [`local_process`]).
+pub async fn server_settings_of(
+    target: &Target,
+    connect: &ConnectOptions,
+    binary: Option<&Path>,
+) -> Result<Option<ServerSettings>, DriverError> {
     let (Some(variables_sql), Some(version_sql)) =
         (probe_sql(target, "variables"), probe_sql(target, "version"))
     else {
@@ -159,7 +175,7 @@ pub async fn server_settings(
     .join(" ");
     Ok(Some(ServerSettings {
         version,
-        binary: local_binary(target).map(|p| p.display().to_string()),
+        binary: binary.map(|p| p.display().to_string()),
         variable_count: variables.len(),
         variables,
     }))
@@ -271,20 +287,14 @@ pub fn server_warnings(settings: &ServerSettings, clients: Option<u32>) -> Vec<S
     out
 }
 
-/// The process serving `target`'s port and its binary, when the target is on this host.
+/// The process serving `target`'s port and its binary, when the target is on this host. It
+/// walks `/proc/net/tcp` (the kernel's whole socket hash, ~7 ms) and every process's fds.
 pub fn local_process(target: &Target) -> Option<(u32, PathBuf)> {
     let (host, port) = target.tcp_endpoint()?;
     let local = matches!(host, "localhost" | "127.0.0.1" | "::1");
     local
         .then(|| dbrig_server::host::listening_process(port))
         .flatten()
-}
-
-/// The server process a trial on `target` drives on this host: `managed` (a server dbrig
-/// started) or else the one listening on the target's port; `None` for a remote server,
-/// SQLite (inside dbrig) and the mock engine.
-pub fn serving_process(target: &Target, managed: Option<u32>) -> Option<u32> {
-    managed.or_else(|| local_process(target).map(|p| p.0))
 }
 
 /// The binary of the process serving `target`'s port, when the target is on this host.

@@ -8,7 +8,6 @@
 //! name dbrig once used — are refused with a clear error), and `run` refuses data an
 //! interrupted prepare left or prepared with other options.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use dbrig_core::Value;
@@ -174,7 +173,7 @@ impl Oltp {
                 let first = s * per + 1;
                 let last = ((s + 1) * per).min(o.table_size);
                 if first <= last {
-                    jobs.push((t.clone(), first, last, seed ^ ((ti as u64) << 32 | s)));
+                    jobs.push((ti, t.clone(), first, last, seed ^ ((ti as u64) << 32 | s)));
                 }
             }
         }
@@ -186,19 +185,12 @@ impl Oltp {
         // then ALTER per session would): no CPU waits for the slowest table before indexing
         // starts. An index build is mostly one server thread's work, so the tables' builds
         // run side by side the way their loads did.
-        let slices_left = std::sync::Arc::new(std::sync::Mutex::new(jobs.iter().fold(
-            HashMap::<String, usize>::new(),
-            |mut left, (t, ..)| {
-                *left.entry(t.clone()).or_default() += 1;
-                left
-            },
-        )));
-        let index_of: HashMap<String, String> = tables
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.clone(), format!("k_{}", i + 1)))
-            .collect();
-        let index_of = std::sync::Arc::new(index_of);
+        // Slices still to load, by table number.
+        let mut left = vec![0usize; tables.len()];
+        for (ti, ..) in &jobs {
+            left[*ti] += 1;
+        }
+        let slices_left = std::sync::Arc::new(std::sync::Mutex::new(left));
         let last_rows_at = std::sync::Arc::new(std::sync::Mutex::new(None::<Instant>));
         let started = Instant::now();
         let queue = std::sync::Arc::new(std::sync::Mutex::new(jobs));
@@ -207,7 +199,6 @@ impl Oltp {
             let queue = std::sync::Arc::clone(&queue);
             let meter = std::sync::Arc::clone(&meter);
             let slices_left = std::sync::Arc::clone(&slices_left);
-            let index_of = std::sync::Arc::clone(&index_of);
             let last_rows_at = std::sync::Arc::clone(&last_rows_at);
             let target = target.clone();
             let connect = loader_options(connect);
@@ -218,7 +209,7 @@ impl Oltp {
                 let mut rows = 0u64;
                 loop {
                     let job = queue.lock().expect("job queue").pop();
-                    let Some((table, first, last, job_seed)) = job else {
+                    let Some((ti, table, first, last, job_seed)) = job else {
                         break;
                     };
                     let counter = meter.counter(&table);
@@ -243,9 +234,8 @@ impl Oltp {
                     };
                     let table_loaded = {
                         let mut left = slices_left.lock().expect("slices left");
-                        let n = left.get_mut(&table).expect("every job's table is counted");
-                        *n -= 1;
-                        *n == 0
+                        left[ti] -= 1;
+                        left[ti] == 0
                     };
                     if !table_loaded {
                         continue;
@@ -257,9 +247,9 @@ impl Oltp {
                     }
                     if create_secondary {
                         registry::ddl_begins(&mut c, &table).await?;
-                        let index = &index_of[&table];
+                        let index = format!("k_{}", ti + 1);
                         c.execute_text(
-                            &sql.render("create_index", &[("table", &table), ("index", index)]),
+                            &sql.render("create_index", &[("table", &table), ("index", &index)]),
                         )
                         .await?;
                     }
