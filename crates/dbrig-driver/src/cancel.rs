@@ -33,6 +33,12 @@ pub(crate) enum Inner {
         connection_id: u32,
     },
     Postgres(tokio_postgres::CancelToken),
+    /// The lean client's session: where it is and its cancel key.
+    PostgresWire {
+        endpoint: crate::target::Endpoint,
+        pid: u32,
+        key: i32,
+    },
     Sqlite(Arc<rusqlite::InterruptHandle>),
     Mock(Arc<Notify>),
 }
@@ -44,7 +50,7 @@ impl std::fmt::Debug for CancelHandle {
             Inner::Mysql { connection_id, .. } => {
                 return write!(f, "CancelHandle(mysql {connection_id})");
             }
-            Inner::Postgres(_) => "postgres",
+            Inner::Postgres(_) | Inner::PostgresWire { .. } => "postgres",
             Inner::Sqlite(_) => "sqlite",
             Inner::Mock(_) => "mock",
         };
@@ -82,6 +88,20 @@ impl CancelHandle {
             }
             Inner::Postgres(token) => {
                 match tokio::time::timeout(GRACE, token.cancel_query(tokio_postgres::NoTls)).await {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(e)) => Err(cancel_failed(format_args!(
+                        "PostgreSQL cancel request: {}",
+                        one_line(&e.to_string())
+                    ))),
+                    Err(_) => Err(cancel_failed(format_args!(
+                        "PostgreSQL cancel request: no answer within {GRACE:?}"
+                    ))),
+                }
+            }
+            Inner::PostgresWire { endpoint, pid, key } => {
+                match tokio::time::timeout(GRACE, crate::pg_wire::cancel(endpoint, *pid, *key))
+                    .await
+                {
                     Ok(Ok(())) => Ok(()),
                     Ok(Err(e)) => Err(cancel_failed(format_args!(
                         "PostgreSQL cancel request: {}",

@@ -13,7 +13,7 @@ use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::literal::inline_params;
 use crate::sessions::SessionMark;
 use crate::target::{Dialect, Target};
-use crate::{mock, mysql, mysql_wire, postgres, sqlite};
+use crate::{mock, mysql, mysql_wire, pg_wire, postgres, sqlite};
 
 /// How to connect and how to treat errors.
 #[derive(Debug, Clone)]
@@ -25,14 +25,15 @@ pub struct ConnectOptions {
     /// as an unnamed parse/bind/execute in one round trip.
     pub protocol: Protocol,
     pub connect_timeout: Duration,
-    /// A benchmark client's connection: on MariaDB/MySQL use the lean wire client
-    /// (`mysql_wire`), which costs a fraction of mysql_async's CPU per statement but does no
-    /// `LOAD DATA` (its bulk loads use MariaDB's binary bulk command instead). Falls back to
-    /// mysql_async when the server needs what it lacks.
+    /// A benchmark client's or loader's connection: use the lean wire clients, which cost a
+    /// fraction of the full clients' CPU per statement. On MariaDB/MySQL `mysql_wire` (no
+    /// `LOAD DATA`: its bulk loads use MariaDB's binary bulk command), on PostgreSQL
+    /// `pg_wire`. Each falls back to its full client (mysql_async, tokio-postgres) when the
+    /// server needs what it lacks.
     pub lean: bool,
     /// Set only by a caller whose thread runs this one connection and nothing else (the
-    /// runner's one-client workers): the lean MySQL client then makes blocking socket calls
-    /// instead of going through tokio's reactor (see `wire_socket`). Other engines ignore it.
+    /// runner's one-client workers): the lean clients then make blocking socket calls
+    /// instead of going through tokio's reactor (see `wire_socket`). Other clients ignore it.
     /// Query timeouts (`query_with_timeout`) cannot interrupt such a connection.
     pub own_thread: Option<OwnThread>,
     /// Where every connection opened with these options (and each reconnect) adds its set-up
@@ -130,6 +131,7 @@ pub(crate) enum Backend {
     Mysql(Box<mysql::MysqlConnection>),
     MysqlWire(Box<mysql_wire::WireConnection>),
     Postgres(Box<postgres::PostgresConnection>),
+    PostgresWire(Box<pg_wire::PgWireConnection>),
     Sqlite(Box<sqlite::SqliteConnection>),
     Mock(Box<mock::MockConnection>),
 }
@@ -141,6 +143,7 @@ macro_rules! dispatch {
             Backend::Mysql($b) => $call,
             Backend::MysqlWire($b) => $call,
             Backend::Postgres($b) => $call,
+            Backend::PostgresWire($b) => $call,
             Backend::Sqlite($b) => $call,
             Backend::Mock($b) => $call,
         }
@@ -266,6 +269,7 @@ impl Connection {
         match &self.backend {
             Backend::MysqlWire(c) => Some(c.security()),
             Backend::Postgres(c) => Some(c.security()),
+            Backend::PostgresWire(c) => Some(c.security()),
             Backend::Mysql(_) | Backend::Sqlite(_) | Backend::Mock(_) => None,
         }
     }
@@ -304,6 +308,9 @@ impl Connection {
                 dispatch!(backend, b => b.execute(stmt.0, params).await)
             }
             (Protocol::Extended, Backend::Postgres(b)) => {
+                b.execute_unnamed(&self.statements[stmt.0], params).await
+            }
+            (Protocol::Extended, Backend::PostgresWire(b)) => {
                 b.execute_unnamed(&self.statements[stmt.0], params).await
             }
             (_, backend) => {
@@ -390,6 +397,7 @@ impl Connection {
     ) -> Result<Vec<(Outcome, Rows)>, DriverError> {
         let results = match &mut self.backend {
             Backend::Postgres(b) => b.query_results_text(sql).await,
+            Backend::PostgresWire(b) => b.query_results_text(sql).await,
             other => dispatch!(other, b => b.query_rows(sql, &[], true).await).map(|r| {
                 vec![(
                     Outcome {
@@ -414,6 +422,7 @@ impl Connection {
     ) -> Result<Outcome, DriverError> {
         let outcome = match &mut self.backend {
             Backend::Postgres(b) => b.execute_unnamed(sql, params).await,
+            Backend::PostgresWire(b) => b.execute_unnamed(sql, params).await,
             other => {
                 dispatch!(other, b => b.query_rows(sql, params, false).await).map(|r| Outcome {
                     result_set: true,
@@ -426,7 +435,10 @@ impl Connection {
 
     /// Whether [`Connection::pipeline`] pipelines on this engine (PostgreSQL only).
     pub fn can_pipeline(&self) -> bool {
-        matches!(self.backend, Backend::Postgres(_))
+        matches!(
+            self.backend,
+            Backend::Postgres(_) | Backend::PostgresWire(_)
+        )
     }
 
     /// Send every statement of `items` before reading any reply, then read them all
@@ -448,16 +460,19 @@ impl Connection {
                 other => other.clone(),
             })
             .collect();
-        let Backend::Postgres(b) = &mut self.backend else {
-            return Err(DriverError::fatal(
-                ErrorKind::Statement,
-                format!(
-                    "pipeline mode is supported on PostgreSQL only, not on {}",
-                    self.target.dialect().name()
-                ),
-            ));
+        let replies = match &mut self.backend {
+            Backend::Postgres(b) => b.pipeline(&items).await,
+            Backend::PostgresWire(b) => b.pipeline(&items).await,
+            _ => {
+                return Err(DriverError::fatal(
+                    ErrorKind::Statement,
+                    format!(
+                        "pipeline mode is supported on PostgreSQL only, not on {}",
+                        self.target.dialect().name()
+                    ),
+                ));
+            }
         };
-        let replies = b.pipeline(&items).await;
         let mut outcomes = Vec::with_capacity(replies.len());
         for (reply, item) in replies.into_iter().zip(&items) {
             match reply {
@@ -594,7 +609,7 @@ impl Connection {
     /// DATA` and the full client take bulk text, SQLite and the mock values).
     pub fn typed_bulk_format(&self) -> Option<TypedBulkFormat> {
         match &self.backend {
-            Backend::Postgres(_) => Some(TypedBulkFormat::PgBinary),
+            Backend::Postgres(_) | Backend::PostgresWire(_) => Some(TypedBulkFormat::PgBinary),
             Backend::MysqlWire(w) if w.bulk_operations() => Some(TypedBulkFormat::MariaDbBulk),
             _ => None,
         }
@@ -628,6 +643,7 @@ impl Connection {
     ) -> Result<u64, DriverError> {
         match &mut self.backend {
             Backend::Postgres(b) => b.bulk_load_binary(load).await,
+            Backend::PostgresWire(b) => b.bulk_load_binary(load).await,
             _ => Err(DriverError::fatal(
                 ErrorKind::Unsupported,
                 format!(
@@ -643,7 +659,11 @@ impl Connection {
     /// [`ConnectOptions::own_thread`]) never waits for a wake-up, so a caller may run it
     /// without a task or a boxed future around it.
     pub fn completes_in_call(&self) -> bool {
-        matches!(&self.backend, Backend::MysqlWire(w) if w.is_blocking())
+        match &self.backend {
+            Backend::MysqlWire(w) => w.is_blocking(),
+            Backend::PostgresWire(w) => w.is_blocking(),
+            _ => false,
+        }
     }
 
     /// Which bulk path a MariaDB/MySQL connection takes ("binary bulk" or "LOAD DATA"); `None`
@@ -699,6 +719,7 @@ fn session_id(backend: &Backend) -> Option<i64> {
         Backend::Mysql(b) => Some(i64::from(b.connection_id())),
         Backend::MysqlWire(b) => Some(i64::from(b.connection_id())),
         Backend::Postgres(b) => Some(i64::from(b.backend_pid())),
+        Backend::PostgresWire(b) => Some(i64::from(b.backend_pid())),
         Backend::Sqlite(_) | Backend::Mock(_) => None,
     }
 }
@@ -719,6 +740,17 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
         Target::Mysql { .. } => Backend::Mysql(Box::new(
             mysql::MysqlConnection::connect(target, options).await?,
         )),
+        Target::Postgres { .. } if options.lean => {
+            match pg_wire::PgWireConnection::connect(target, options).await {
+                Ok(c) => Backend::PostgresWire(Box::new(c)),
+                Err(mysql_wire::WireError::Driver(e)) => return Err(e),
+                // An authentication the lean client leaves out (GSS, SSPI, another SASL
+                // mechanism): tokio-postgres.
+                Err(mysql_wire::WireError::Unsupported) => Backend::Postgres(Box::new(
+                    postgres::PostgresConnection::connect(target, options).await?,
+                )),
+            }
+        }
         Target::Postgres { .. } => Backend::Postgres(Box::new(
             postgres::PostgresConnection::connect(target, options).await?,
         )),

@@ -21,6 +21,7 @@ mod mysql;
 mod mysql_auth;
 mod mysql_wire;
 mod pg_auth;
+mod pg_wire;
 mod postgres;
 mod sessions;
 mod sqlite;

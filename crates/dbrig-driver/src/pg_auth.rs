@@ -152,13 +152,16 @@ async fn ask<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-fn startup_message(user: &str, database: &str) -> Vec<u8> {
+/// The StartupMessage (protocol 3.0) a session opens with; also the lean client's.
+pub(crate) fn startup_message(user: &str, database: &str) -> Vec<u8> {
     let mut body = Vec::new();
     body.extend_from_slice(&196_608u32.to_be_bytes()); // protocol 3.0
     for (k, v) in [
         ("user", user),
         ("database", database),
         ("application_name", "dbrig"),
+        // As tokio-postgres: every text the client reads or sends is UTF-8.
+        ("client_encoding", "UTF8"),
     ] {
         body.extend_from_slice(k.as_bytes());
         body.push(0);
@@ -172,7 +175,7 @@ fn startup_message(user: &str, database: &str) -> Vec<u8> {
 }
 
 /// The method an Authentication request (its body: code, then the code's data) asks for.
-fn method_of(body: &[u8], tls: &TlsOptions, bound: bool) -> Option<String> {
+pub(crate) fn method_of(body: &[u8], tls: &TlsOptions, bound: bool) -> Option<String> {
     let code = u32::from_be_bytes(body.get(..4)?.try_into().ok()?);
     let method = match code {
         0 if tls.cert.is_some() && tls.enabled() => "cert or trust",

@@ -618,7 +618,7 @@ impl PostgresConnection {
 
 /// libpq's convention: a socket path is a directory holding `.s.PGSQL.<port>`; accept either
 /// the directory or the socket file itself.
-fn socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
+pub(crate) fn socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
     let port = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -632,7 +632,7 @@ fn socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
 
 /// Identifiers come from dbrig itself (validated, lower-case names), so quoting changes no
 /// meaning and only protects keywords.
-fn quote_ident(name: &str) -> String {
+pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
@@ -704,24 +704,34 @@ fn connect_error(
     )
 }
 
+/// A server's ErrorResponse as a `DriverError`, classified by its SQLSTATE only (both
+/// clients, this one and the lean `pg_wire`).
+pub(crate) fn server_error(
+    code: &str,
+    message: &str,
+    detail: Option<&str>,
+    policy: &ErrorPolicy,
+) -> DriverError {
+    let mut text = format!("PostgreSQL error {code}: {}", one_line(message));
+    if let Some(detail) = detail {
+        let _ = write!(text, " ({})", one_line(detail));
+    }
+    let (kind, class) = match code {
+        "42P01" => (ErrorKind::MissingTable, ErrorClass::Fatal),
+        "42P07" => (ErrorKind::TableExists, ErrorClass::Fatal),
+        "28P01" | "28000" => (ErrorKind::Auth, ErrorClass::Fatal),
+        "3D000" => (ErrorKind::UnknownDatabase, ErrorClass::Fatal),
+        // admin_shutdown, crash_shutdown, cannot_connect_now: the session is gone.
+        "57P01" | "57P02" | "57P03" => (ErrorKind::ConnectionLost, ErrorClass::Reconnect),
+        _ => (ErrorKind::Statement, policy.classify(code)),
+    };
+    DriverError::new(kind, class, Some(code.to_owned()), text)
+}
+
 /// Classify by SQLSTATE and error type only, never by message text.
 fn map_error(e: tokio_postgres::Error, policy: &ErrorPolicy) -> DriverError {
     if let Some(db) = e.as_db_error() {
-        let code = db.code().code();
-        let mut message = format!("PostgreSQL error {code}: {}", one_line(db.message()));
-        if let Some(detail) = db.detail() {
-            let _ = write!(message, " ({})", one_line(detail));
-        }
-        let (kind, class) = match code {
-            "42P01" => (ErrorKind::MissingTable, ErrorClass::Fatal),
-            "42P07" => (ErrorKind::TableExists, ErrorClass::Fatal),
-            "28P01" | "28000" => (ErrorKind::Auth, ErrorClass::Fatal),
-            "3D000" => (ErrorKind::UnknownDatabase, ErrorClass::Fatal),
-            // admin_shutdown, crash_shutdown, cannot_connect_now: the session is gone.
-            "57P01" | "57P02" | "57P03" => (ErrorKind::ConnectionLost, ErrorClass::Reconnect),
-            _ => (ErrorKind::Statement, policy.classify(code)),
-        };
-        return DriverError::new(kind, class, Some(code.to_owned()), message);
+        return server_error(db.code().code(), db.message(), db.detail(), policy);
     }
     if e.is_closed() || has_io_source(&e) {
         return DriverError::lost(None, format!("PostgreSQL connection lost: {}", chain(&e)));
@@ -781,7 +791,7 @@ fn first_word(sql: &str) -> &str {
 }
 
 /// Whether a statement returns a result set, by its first word.
-fn returns_rows(sql: &str) -> bool {
+pub(crate) fn returns_rows(sql: &str) -> bool {
     let word = first_word(sql);
     [
         "SELECT", "WITH", "SHOW", "VALUES", "TABLE", "EXPLAIN", "FETCH",
@@ -808,7 +818,7 @@ fn text_params(params: &[Value]) -> impl ExactSizeIterator<Item = (PgText<'_>, T
 
 /// A bind value sent in text format.
 #[derive(Debug)]
-struct PgText<'a>(&'a Value);
+pub(crate) struct PgText<'a>(pub(crate) &'a Value);
 
 impl ToSql for PgText<'_> {
     fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
@@ -849,7 +859,7 @@ impl std::fmt::Write for Writer<'_> {
 /// A bind value converted to whatever type the server inferred for its parameter, since
 /// tokio-postgres refuses e.g. an i64 for an int4 parameter.
 #[derive(Debug)]
-struct PgParam<'a>(&'a Value);
+pub(crate) struct PgParam<'a>(pub(crate) &'a Value);
 
 impl ToSql for PgParam<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
@@ -1119,7 +1129,7 @@ fn format_timestamp(us: i64, utc: bool) -> String {
 }
 
 /// A result cell converted to a `Value` by its column type; never fails, whatever the type.
-struct Cell(Value);
+pub(crate) struct Cell(pub(crate) Value);
 
 impl<'a> FromSql<'a> for Cell {
     fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
@@ -1158,7 +1168,7 @@ impl<'a> FromSql<'a> for Cell {
     }
 }
 
-fn hex(raw: &[u8]) -> String {
+pub(crate) fn hex(raw: &[u8]) -> String {
     let mut s = String::with_capacity(2 + raw.len() * 2);
     s.push_str("\\x");
     for b in raw {
