@@ -277,6 +277,7 @@ mod tests {
             m.len()
         );
         assert_eq!(&m[4..8], &196_608u32.to_be_bytes());
-        assert!(m.ends_with(b"dbrig\0\0"));
+        assert!(m.ends_with(b"client_encoding\0UTF8\0\0"));
+        assert!(m.windows(17).any(|w| w == b"application_name\0"));
     }
 }

@@ -1226,7 +1226,7 @@ mod tests {
         )
         .unwrap();
         let expected: &[u8] = &[
-            b'B', 0, 0, 0, 40, // length
+            b'B', 0, 0, 0, 39, // length (all but the tag)
             0, b's', b'0', 0, // portal, statement
             0, 3, 0, 1, 0, 0, 0, 1, // per-parameter formats
             0, 3, // three values

@@ -3,7 +3,16 @@
 //! its own uniquely named tables and drops them at the end.
 
 mod mysql;
-mod postgres;
+/// PostgreSQL through the full client (tokio-postgres) and through the lean one (`pg_wire`,
+/// benchmark clients' and loaders'): the same cases, each client held to them.
+mod postgres {
+    const LEAN: bool = false;
+    include!("postgres.rs");
+}
+mod postgres_lean {
+    const LEAN: bool = true;
+    include!("postgres.rs");
+}
 mod sqlite;
 mod timeout;
 

@@ -13,6 +13,7 @@ const URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 async fn connect_with(protocol: Protocol) -> Connection {
     let options = ConnectOptions {
         protocol,
+        lean: LEAN,
         ..Default::default()
     };
     Connection::connect(&Target::parse(URL).unwrap(), &options)
@@ -375,7 +376,10 @@ async fn classifies_errors() {
 
 #[tokio::test]
 async fn classifies_connect_errors() {
-    let o = ConnectOptions::default();
+    let o = ConnectOptions {
+        lean: LEAN,
+        ..Default::default()
+    };
     let connect = |url: &str| {
         let t = Target::parse(url).unwrap();
         let o = o.clone();

@@ -11,7 +11,16 @@ use dbrig_driver::{ConnectOptions, Connection, ErrorKind, Target};
 const HALF: Duration = Duration::from_millis(500);
 
 async fn connect(url: &str) -> Connection {
-    Connection::connect(&Target::parse(url).unwrap(), &ConnectOptions::default())
+    connect_lean(url, false).await
+}
+
+/// `lean`: the benchmark clients' lean client (on PostgreSQL its own cancel request).
+async fn connect_lean(url: &str, lean: bool) -> Connection {
+    let options = ConnectOptions {
+        lean,
+        ..Default::default()
+    };
+    Connection::connect(&Target::parse(url).unwrap(), &options)
         .await
         .unwrap()
 }
@@ -72,8 +81,17 @@ async fn mysql_timeout_kills_the_query_on_the_server() {
 
 #[tokio::test]
 async fn postgres_timeout_cancels_the_query_on_the_server() {
+    postgres_timeout_cancels(false).await;
+}
+
+#[tokio::test]
+async fn postgres_lean_timeout_cancels_the_query_on_the_server() {
+    postgres_timeout_cancels(true).await;
+}
+
+async fn postgres_timeout_cancels(lean: bool) {
     let url = "postgres://postgres@127.0.0.1:5432/test";
-    let mut c = connect(url).await;
+    let mut c = connect_lean(url, lean).await;
     let pid = single_int(
         &c.query("SELECT pg_backend_pid()::bigint", &[])
             .await
