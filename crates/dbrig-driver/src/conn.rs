@@ -445,13 +445,14 @@ impl Connection {
     /// (PostgreSQL's pipeline mode, pgbench's `\startpipeline` … `\endpipeline`): one
     /// outcome per statement, or the first statement's error. Other engines refuse.
     ///
-    /// tokio-postgres ends every statement with its own Sync, so the [`PipelineItem::Sync`]
-    /// points are already there and are dropped here.
+    /// The lean client sends a Sync where `items` has one and after the last statement, as
+    /// pgbench does (the statements between share an implicit transaction, and an error
+    /// skips the rest of them). tokio-postgres ends every statement with its own Sync (it
+    /// sends no other way), so there the [`PipelineItem::Sync`] points are dropped.
     pub async fn pipeline(&mut self, items: &[PipelineItem]) -> Result<Vec<Outcome>, DriverError> {
         let prepared = self.options.protocol == Protocol::Prepared;
         let items: Vec<PipelineItem> = items
             .iter()
-            .filter(|i| !matches!(i, PipelineItem::Sync))
             .map(|i| match i {
                 // Statements not prepared on the server (text mode): send their SQL.
                 PipelineItem::Prepared(stmt, params) if !prepared => {
@@ -461,7 +462,14 @@ impl Connection {
             })
             .collect();
         let replies = match &mut self.backend {
-            Backend::Postgres(b) => b.pipeline(&items).await,
+            Backend::Postgres(b) => {
+                let statements: Vec<PipelineItem> = items
+                    .iter()
+                    .filter(|i| !matches!(i, PipelineItem::Sync))
+                    .cloned()
+                    .collect();
+                b.pipeline(&statements).await
+            }
             Backend::PostgresWire(b) => b.pipeline(&items).await,
             _ => {
                 return Err(DriverError::fatal(
@@ -473,8 +481,9 @@ impl Connection {
                 ));
             }
         };
+        let statements = items.iter().filter(|i| !matches!(i, PipelineItem::Sync));
         let mut outcomes = Vec::with_capacity(replies.len());
-        for (reply, item) in replies.into_iter().zip(&items) {
+        for (reply, item) in replies.into_iter().zip(statements) {
             match reply {
                 Ok(o) => outcomes.push(o),
                 Err(e) => {

@@ -296,16 +296,21 @@ fn put_bind(
     Ok(())
 }
 
-/// Execute the unnamed portal to its end, then Sync.
-fn put_execute_sync(buf: &mut BytesMut) {
-    buf.put_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
-    buf.put_slice(&[b'S', 0, 0, 0, 4]);
-}
+/// Sync: the end of an implicit transaction; the server answers ReadyForQuery.
+const SYNC: &[u8] = &[b'S', 0, 0, 0, 4];
+
+/// Execute the unnamed portal to its end.
+const EXECUTE: &[u8] = &[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0];
 
 /// Parse `sql` as the unnamed statement (parameter types left to the server), bind `params`
 /// as text, describe the portal (its columns come before its rows) and execute it: libpq's
-/// `PQexecParams`, pgbench's `-M extended`.
-fn put_unnamed(buf: &mut BytesMut, sql: &str, params: &[Value]) -> Result<(), DriverError> {
+/// `PQexecParams`, pgbench's `-M extended`. Then Sync if `sync`.
+fn put_unnamed(
+    buf: &mut BytesMut,
+    sql: &str,
+    params: &[Value],
+    sync: bool,
+) -> Result<(), DriverError> {
     let at = begin(buf, b'P');
     buf.put_u8(0);
     put_cstr(buf, sql)?;
@@ -313,7 +318,10 @@ fn put_unnamed(buf: &mut BytesMut, sql: &str, params: &[Value]) -> Result<(), Dr
     end(buf, at);
     put_bind(buf, "", params, None, &[1])?;
     buf.put_slice(&[b'D', 0, 0, 0, 6, b'P', 0]);
-    put_execute_sync(buf);
+    buf.put_slice(EXECUTE);
+    if sync {
+        buf.put_slice(SYNC);
+    }
     Ok(())
 }
 
@@ -849,7 +857,7 @@ impl PgWireConnection {
         self.wbuf.put_u8(b'S');
         put_cstr(&mut self.wbuf, &name)?;
         end(&mut self.wbuf, at);
-        self.wbuf.put_slice(&[b'S', 0, 0, 0, 4]);
+        self.wbuf.put_slice(SYNC);
         self.flush().await?;
         let (mut params, mut columns, mut error) = (Vec::new(), Vec::new(), None);
         loop {
@@ -903,6 +911,13 @@ impl PgWireConnection {
 
     /// Append Bind and Execute of prepared statement `idx`, then Sync.
     fn put_prepared(&mut self, idx: usize, params: &[Value]) -> Result<(), DriverError> {
+        self.put_bound(idx, params)?;
+        self.wbuf.put_slice(SYNC);
+        Ok(())
+    }
+
+    /// Append Bind and Execute of prepared statement `idx` (nothing when it cannot be bound).
+    fn put_bound(&mut self, idx: usize, params: &[Value]) -> Result<(), DriverError> {
         let stmt = &self.statements[idx];
         let mark = self.wbuf.len();
         if let Err(e) = put_bind(
@@ -915,7 +930,7 @@ impl PgWireConnection {
             self.wbuf.truncate(mark);
             return Err(e);
         }
-        put_execute_sync(&mut self.wbuf);
+        self.wbuf.put_slice(EXECUTE);
         Ok(())
     }
 
@@ -953,7 +968,7 @@ impl PgWireConnection {
         sql: &str,
         params: &[Value],
     ) -> Result<Outcome, DriverError> {
-        if let Err(e) = put_unnamed(&mut self.wbuf, sql, params) {
+        if let Err(e) = put_unnamed(&mut self.wbuf, sql, params, true) {
             self.wbuf.clear();
             return Err(e);
         }
@@ -991,7 +1006,7 @@ impl PgWireConnection {
         let put = if text {
             put_query(&mut self.wbuf, sql)
         } else {
-            put_unnamed(&mut self.wbuf, sql, params)
+            put_unnamed(&mut self.wbuf, sql, params, true)
         };
         if let Err(e) = put {
             self.wbuf.clear();
@@ -1014,54 +1029,149 @@ impl PgWireConnection {
         self.read_results(None).await
     }
 
-    /// Send every statement before reading any reply (pgbench's `\startpipeline`), each with
-    /// its own Sync, as the tokio-postgres client does (see `Connection::pipeline`).
+    /// Send every statement before reading any reply (pgbench's `\startpipeline` …
+    /// `\endpipeline`), with a Sync where `items` has one and after the last statement, as
+    /// pgbench sends them: the statements between two Syncs share an implicit transaction,
+    /// and after an error the server skips the rest of them (each gets that error). One
+    /// reply per statement (Sync items have none).
     pub(crate) async fn pipeline(
         &mut self,
         items: &[PipelineItem],
     ) -> Vec<Result<Outcome, DriverError>> {
-        // Per item: what to read back, or the error that kept it from being sent.
-        let mut sent: Vec<Result<bool, DriverError>> = Vec::with_capacity(items.len());
+        // Per section (statements up to a Sync): per statement, whether it was sent and
+        // whether its result is a set, or the error that kept it from being sent.
+        let mut sections: Vec<Vec<Result<bool, DriverError>>> = vec![Vec::new()];
+        let mut open = false;
         for item in items {
             let mark = self.wbuf.len();
             let put = match item {
                 PipelineItem::Prepared(stmt, params) => self
-                    .put_prepared(stmt.0, params)
+                    .put_bound(stmt.0, params)
                     .map(|()| !self.statements[stmt.0].columns.is_empty()),
                 PipelineItem::Sql(sql, params) => {
-                    put_unnamed(&mut self.wbuf, sql, params).map(|()| false)
+                    put_unnamed(&mut self.wbuf, sql, params, false).map(|()| false)
                 }
                 PipelineItem::Sync => {
-                    sent.push(Err(client_error("a Sync is not a statement")));
+                    if open {
+                        self.wbuf.put_slice(SYNC);
+                        sections.push(Vec::new());
+                        open = false;
+                    }
                     continue;
                 }
             };
-            if put.is_err() {
-                self.wbuf.truncate(mark);
+            match &put {
+                Ok(_) => open = true,
+                Err(_) => self.wbuf.truncate(mark),
             }
-            sent.push(put);
+            sections.last_mut().expect("a section").push(put);
         }
+        if open {
+            self.wbuf.put_slice(SYNC);
+        }
+        let statements = sections.iter().map(Vec::len).sum();
         if let Err(e) = self.flush().await {
-            return sent.into_iter().map(|_| Err(e.clone())).collect();
+            return vec![Err(e); statements];
         }
-        let mut out = Vec::with_capacity(sent.len());
+        let mut out = Vec::with_capacity(statements);
         let mut broken: Option<DriverError> = None;
-        for s in sent {
-            out.push(match (s, &broken) {
-                (Err(e), _) => Err(e),
-                (Ok(_), Some(e)) => Err(e.clone()),
-                (Ok(result_set), None) => {
-                    let r = self.read_count(result_set).await;
-                    if let Err(e) = &r
-                        && e.kind == ErrorKind::ConnectionLost
-                    {
+        for section in sections {
+            let sent: Vec<bool> = section
+                .iter()
+                .filter_map(|s| s.as_ref().ok().copied())
+                .collect();
+            let mut replies = match (&broken, sent.is_empty()) {
+                (Some(e), _) => vec![Err(e.clone()); sent.len()],
+                (None, true) => Vec::new(),
+                (None, false) => match self.read_section(&sent).await {
+                    Ok(r) => r,
+                    Err(e) => {
                         broken = Some(e.clone());
+                        vec![Err(e); sent.len()]
                     }
-                    r
-                }
-            });
+                },
+            }
+            .into_iter();
+            for s in section {
+                out.push(match s {
+                    Err(e) => Err(e),
+                    Ok(_) => replies.next().expect("a reply per statement sent"),
+                });
+            }
         }
         out
+    }
+
+    /// The replies of one pipeline section through its ReadyForQuery: per statement (whether
+    /// its result is a set) its outcome; from the first error on, that error (the server
+    /// skipped them). `Err` only when the connection is lost.
+    async fn read_section(
+        &mut self,
+        result_sets: &[bool],
+    ) -> Result<Vec<Result<Outcome, DriverError>>, DriverError> {
+        let mut out: Vec<Result<Outcome, DriverError>> = Vec::with_capacity(result_sets.len());
+        let (mut rows, mut result_set) = (0u64, result_sets.first().copied().unwrap_or(false));
+        loop {
+            rows += self.skip_buffered_rows();
+            let (tag, len) = self.fill().await?;
+            let done = match tag {
+                b'D' => {
+                    rows += 1;
+                    None
+                }
+                b'T' => {
+                    result_set = true;
+                    None
+                }
+                b'C' if result_set => Some(Ok(Outcome {
+                    result_set: true,
+                    rows,
+                })),
+                b'C' => Some(Ok(Outcome {
+                    result_set: false,
+                    rows: tag_rows(&self.rbuf[5..5 + len]),
+                })),
+                b'I' => Some(Ok(Outcome {
+                    result_set: false,
+                    rows: 0,
+                })),
+                b'E' => {
+                    let (e, fatal) = error_response(&self.rbuf[5..5 + len], &self.policy);
+                    if fatal {
+                        return Err(e);
+                    }
+                    Some(Err(e))
+                }
+                b'Z' => {
+                    self.rbuf.advance(5 + len);
+                    break;
+                }
+                b'1' | b'2' | b'n' => None,
+                _ => {
+                    self.asynchronous(tag, len)?;
+                    None
+                }
+            };
+            self.rbuf.advance(5 + len);
+            if let Some(reply) = done {
+                let failed = reply.as_ref().err().cloned();
+                out.push(reply);
+                if let Some(e) = failed {
+                    // The server skips the section's other statements up to its Sync.
+                    while out.len() < result_sets.len() {
+                        out.push(Err(e.clone()));
+                    }
+                }
+                rows = 0;
+                result_set = result_sets.get(out.len()).copied().unwrap_or(false);
+            }
+        }
+        if out.len() < result_sets.len() {
+            return Err(protocol(
+                "a pipeline's Sync came before all its statements' replies",
+            ));
+        }
+        Ok(out)
     }
 
     pub(crate) async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {

@@ -3,7 +3,7 @@ use std::time::{Duration, Instant};
 use dbrig_core::{ErrorClass, Value};
 use dbrig_driver::{
     BulkLoad, BulkText, ConnectOptions, Connection, ErrorKind, PgBinaryChunk, PgBinaryRows,
-    Protocol, Target,
+    PipelineItem, Protocol, Target,
 };
 
 use crate::*;
@@ -328,6 +328,60 @@ async fn bulk_rate() {
         n as f64 / secs
     );
     c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+}
+
+/// A pipeline's replies, one per statement, and its Sync points: the lean client sends a Sync
+/// only where the items have one and at the end (pgbench's pipeline: the statements between
+/// share an implicit transaction, an error skips the rest); tokio-postgres syncs every
+/// statement (each commits alone, an error skips nothing).
+#[tokio::test]
+async fn pipelines_reply_per_statement_and_keep_their_sync_points() {
+    let mut c = connect().await;
+    let t = unique("pg_pipe");
+    c.execute_text(&format!("CREATE TABLE {t} (id INT PRIMARY KEY)"))
+        .await
+        .unwrap();
+    let ins = c
+        .prepare(&format!("INSERT INTO {t} VALUES ($1)"))
+        .await
+        .unwrap();
+    let count = format!("SELECT count(*) FROM {t}");
+    let insert = |id: i64| PipelineItem::Prepared(ins, vec![Value::Int(id)]);
+    let outcomes = c
+        .pipeline(&[
+            insert(1),
+            PipelineItem::Sql("SELECT g FROM generate_series(1, $1::int) g".into(), vec![Value::Int(5)]),
+            PipelineItem::Sync,
+            PipelineItem::Sql(format!("UPDATE {t} SET id = id + $1"), vec![Value::Int(10)]),
+            PipelineItem::Sync,
+        ])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, vec![changed(1), read(5), changed(1)]);
+    assert_eq!(c.query(&count, &[]).await.unwrap(), vec![vec![Value::Int(1)]]);
+    // A duplicate key in the middle of a section: the error comes back either way.
+    let e = c
+        .pipeline(&[insert(20), insert(11), insert(21)])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("23505"), "{e}");
+    let rows = c.query(&count, &[]).await.unwrap();
+    // Lean: one implicit transaction, rolled back, 21 skipped. Full: 20 and 21 committed.
+    let want = if LEAN { 1 } else { 3 };
+    assert_eq!(rows, vec![vec![Value::Int(want)]]);
+    // With a Sync after the first insert it is committed whatever follows.
+    let e = c
+        .pipeline(&[insert(30), PipelineItem::Sync, insert(11), insert(31)])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("23505"), "{e}");
+    let rows = c.query(&count, &[]).await.unwrap();
+    let want = if LEAN { 2 } else { 5 };
+    assert_eq!(rows, vec![vec![Value::Int(want)]]);
+    // The connection is in step afterwards.
+    assert_eq!(c.execute(ins, &[Value::Int(40)]).await.unwrap(), changed(1));
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
 }
 
 #[tokio::test]
