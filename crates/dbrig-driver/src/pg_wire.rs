@@ -844,7 +844,14 @@ impl PgWireConnection {
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {
-        let name = format!("s{}", self.statements.len());
+        // Unique in the process, not just the session: through a pooler in transaction mode
+        // (PgBouncer) clients share server sessions, and a name another client (or this
+        // process's tokio-postgres, whose names are `s0`, `s1`, …) used is refused there.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let name = format!(
+            "dbrig_{}",
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
         let at = begin(&mut self.wbuf, b'P');
         put_cstr(&mut self.wbuf, &name)?;
         if let Err(e) = put_cstr(&mut self.wbuf, sql) {

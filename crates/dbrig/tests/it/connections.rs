@@ -192,7 +192,7 @@ fn postgres_protocols_connections_and_pgbouncer() {
         (
             "extended",
             "execute <unnamed>: SELECT c FROM sbtest1 WHERE id=$1",
-            "execute s",
+            "execute dbrig_",
         ),
         (
             "prepared",
@@ -226,7 +226,11 @@ fn postgres_protocols_connections_and_pgbouncer() {
         if protocol == "prepared" {
             // Parsed once (named), executed 20 times.
             assert!(
-                point.iter().filter(|l| l.contains("execute s")).count() >= 20,
+                point
+                    .iter()
+                    .filter(|l| l.contains("execute dbrig_"))
+                    .count()
+                    >= 20,
                 "{point:#?}"
             );
         }
