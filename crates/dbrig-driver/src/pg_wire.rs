@@ -707,6 +707,19 @@ impl PgWireConnection {
         }
     }
 
+    /// A statement that is `COPY … FROM STDIN` outside a bulk load: CopyFail, so that the
+    /// server ends it with an error (and the connection stays in step) instead of waiting for
+    /// data. Called while the CopyInResponse is still at the buffer's front.
+    async fn refuse_copy_in(&mut self) -> Result<(), DriverError> {
+        let at = begin(&mut self.wbuf, b'f');
+        put_cstr(
+            &mut self.wbuf,
+            "dbrig sends COPY FROM STDIN data only in its own loads",
+        )?;
+        end(&mut self.wbuf, at);
+        self.flush().await
+    }
+
     /// Count and drop the whole DataRows at the buffer's front.
     fn skip_buffered_rows(&mut self) -> u64 {
         let mut rows = 0;
@@ -746,6 +759,9 @@ impl PgWireConnection {
                     break;
                 }
                 b'1' | b'2' | b'3' | b'n' | b'I' | b's' | b't' => {}
+                // COPY … TO STDOUT in a statement: its data skipped, its tag counts the rows.
+                b'H' | b'd' | b'c' => {}
+                b'G' => self.refuse_copy_in().await?,
                 _ => self.asynchronous(tag, len)?,
             }
             self.rbuf.advance(5 + len);
@@ -824,6 +840,9 @@ impl PgWireConnection {
                     break;
                 }
                 b'1' | b'2' | b'3' | b'n' | b'I' | b's' | b't' => {}
+                // COPY … TO STDOUT in a statement: its data skipped, its tag counts the rows.
+                b'H' | b'd' | b'c' => {}
+                b'G' => self.refuse_copy_in().await?,
                 _ => self.asynchronous(tag, len)?,
             }
             self.rbuf.advance(5 + len);

@@ -384,6 +384,38 @@ async fn pipelines_reply_per_statement_and_keep_their_sync_points() {
     c.close().await;
 }
 
+/// `COPY` as a statement (a script's, not a load): `TO STDOUT` runs with its data skipped and
+/// its rows counted by its tag; `FROM STDIN` is refused by the lean client with CopyFail, an
+/// error the server words, and the connection stays in step. (The lean client's own handling:
+/// tokio-postgres has no such path.)
+#[tokio::test]
+async fn copy_statements_outside_loads() {
+    if !LEAN {
+        return;
+    }
+    let mut c = connect().await;
+    let t = unique("pg_copy");
+    c.execute_text(&format!(
+        "CREATE TABLE {t} AS SELECT g AS id FROM generate_series(1, 1000) g"
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        c.execute_text(&format!("COPY {t} TO STDOUT")).await.unwrap(),
+        changed(1000)
+    );
+    let e = c
+        .execute_text(&format!("COPY {t} FROM STDIN"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("57014"), "{e}");
+    assert!(e.message.contains("only in its own loads"), "{e}");
+    let rows = c.query(&format!("SELECT count(*) FROM {t}"), &[]).await.unwrap();
+    assert_eq!(rows, vec![vec![Value::Int(1000)]]);
+    c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
+    c.close().await;
+}
+
 #[tokio::test]
 async fn classifies_errors() {
     let mut c = connect().await;
