@@ -75,42 +75,15 @@ impl CancelHandle {
                     let _ = conn.disconnect().await;
                     r
                 };
-                match tokio::time::timeout(GRACE, kill).await {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(cancel_failed(format_args!(
-                        "KILL QUERY {connection_id}: {}",
-                        one_line(&e.to_string())
-                    ))),
-                    Err(_) => Err(cancel_failed(format_args!(
-                        "KILL QUERY {connection_id}: no answer within {GRACE:?}"
-                    ))),
-                }
+                within_grace(&format!("KILL QUERY {connection_id}"), kill).await
             }
             Inner::Postgres(token) => {
-                match tokio::time::timeout(GRACE, token.cancel_query(tokio_postgres::NoTls)).await {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(cancel_failed(format_args!(
-                        "PostgreSQL cancel request: {}",
-                        one_line(&e.to_string())
-                    ))),
-                    Err(_) => Err(cancel_failed(format_args!(
-                        "PostgreSQL cancel request: no answer within {GRACE:?}"
-                    ))),
-                }
+                let request = token.cancel_query(tokio_postgres::NoTls);
+                within_grace("PostgreSQL cancel request", request).await
             }
             Inner::PostgresWire { endpoint, pid, key } => {
-                match tokio::time::timeout(GRACE, crate::pg_wire::cancel(endpoint, *pid, *key))
-                    .await
-                {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(cancel_failed(format_args!(
-                        "PostgreSQL cancel request: {}",
-                        one_line(&e.to_string())
-                    ))),
-                    Err(_) => Err(cancel_failed(format_args!(
-                        "PostgreSQL cancel request: no answer within {GRACE:?}"
-                    ))),
-                }
+                let request = crate::pg_wire::cancel(endpoint, *pid, *key);
+                within_grace("PostgreSQL cancel request", request).await
             }
             Inner::Sqlite(handle) => {
                 handle.interrupt();
@@ -121,6 +94,23 @@ impl CancelHandle {
                 Ok(())
             }
         }
+    }
+}
+
+/// A cancel request (`what`) that must be delivered within [`GRACE`].
+async fn within_grace<E: std::fmt::Display>(
+    what: &str,
+    request: impl Future<Output = Result<(), E>>,
+) -> Result<(), DriverError> {
+    match tokio::time::timeout(GRACE, request).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(cancel_failed(format_args!(
+            "{what}: {}",
+            one_line(&e.to_string())
+        ))),
+        Err(_) => Err(cancel_failed(format_args!(
+            "{what}: no answer within {GRACE:?}"
+        ))),
     }
 }
 

@@ -18,8 +18,6 @@
 //! for anything else (GSS, SSPI, another SASL mechanism) makes it step aside
 //! ([`WireError::Unsupported`]): the connection is opened with tokio-postgres instead.
 
-use std::fmt::Write as _;
-
 use bytes::{Buf, BufMut, BytesMut};
 use dbrig_core::{ErrorClass, Value};
 use postgres_protocol::authentication::sasl::{
@@ -27,12 +25,12 @@ use postgres_protocol::authentication::sasl::{
 };
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 
-use crate::bulk::{BulkLoad, BulkText, PG_BINARY_HEADER, PG_BINARY_TRAILER, PgBinaryRows};
+use crate::bulk::{BulkLoad, BulkText, PgBinaryRows};
 use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome, PipelineItem, Rows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::mysql_wire::WireError;
-use crate::postgres::{Cell, PgParam, PgText, hex, quote_ident, server_error, socket_dir_and_port};
+use crate::postgres::{Cell, CopyIn, PgParam, PgText, hex, server_error, socket_dir_and_port};
 use crate::target::{Endpoint, Target};
 use crate::tls::TlsMode;
 use crate::wire_socket::{TlsFailure, WireSocket};
@@ -47,6 +45,24 @@ struct Column {
     name: String,
     ty: Option<Type>,
     binary: bool,
+}
+
+/// A message of a reply, as [`PgWireConnection::next_reply`] hands it over.
+enum Msg {
+    /// DataRow.
+    Row,
+    /// RowDescription.
+    Description,
+    /// ParameterDescription.
+    Parameters,
+    /// CommandComplete (its tag counts the rows a statement changed or copied).
+    Complete,
+    /// EmptyQueryResponse.
+    EmptyQuery,
+    /// ErrorResponse (not FATAL).
+    Failed(DriverError),
+    /// ReadyForQuery: the reply's end.
+    Ready,
 }
 
 /// A named statement on the server.
@@ -735,6 +751,47 @@ impl PgWireConnection {
         rows
     }
 
+    /// The next message of a reply that its reader acts on, left at the buffer's front for it
+    /// to read and pass (`5 + len` bytes). Passed over here: asynchronous messages, the
+    /// protocol's acknowledgements (ParseComplete, BindComplete, CloseComplete, NoData,
+    /// PortalSuspended) and a `COPY … TO STDOUT`'s data; a `COPY … FROM STDIN` is refused with
+    /// CopyFail. An error is parsed; a FATAL one ends the session and comes back as `Err`.
+    async fn next_reply(&mut self) -> Result<(Msg, usize), DriverError> {
+        loop {
+            let (tag, len) = self.fill().await?;
+            let msg = match tag {
+                b'D' => Msg::Row,
+                b'T' => Msg::Description,
+                b't' => Msg::Parameters,
+                b'C' => Msg::Complete,
+                b'I' => Msg::EmptyQuery,
+                b'Z' => Msg::Ready,
+                b'E' => {
+                    let (e, fatal) = error_response(&self.rbuf[5..5 + len], &self.policy);
+                    if fatal {
+                        return Err(e);
+                    }
+                    Msg::Failed(e)
+                }
+                b'1' | b'2' | b'3' | b'n' | b's' | b'H' | b'd' | b'c' => {
+                    self.rbuf.advance(5 + len);
+                    continue;
+                }
+                b'G' => {
+                    self.refuse_copy_in().await?;
+                    self.rbuf.advance(5 + len);
+                    continue;
+                }
+                _ => {
+                    self.asynchronous(tag, len)?;
+                    self.rbuf.advance(5 + len);
+                    continue;
+                }
+            };
+            return Ok((msg, len));
+        }
+    }
+
     /// Read one reply through its ReadyForQuery, counting rows: a result set (`result_set`,
     /// or a RowDescription seen) of its rows, else the rows its tags count. The first error
     /// wins; a FATAL one ends the session at once.
@@ -742,27 +799,20 @@ impl PgWireConnection {
         let (mut rows, mut tagged, mut error) = (0u64, 0u64, None);
         loop {
             rows += self.skip_buffered_rows();
-            let (tag, len) = self.fill().await?;
-            match tag {
-                b'D' => rows += 1,
-                b'C' => tagged += tag_rows(&self.rbuf[5..5 + len]),
-                b'T' => result_set = true,
-                b'E' => {
-                    let (e, fatal) = error_response(&self.rbuf[5..5 + len], &self.policy);
-                    if fatal {
-                        return Err(e);
-                    }
+            let (msg, len) = self.next_reply().await?;
+            match msg {
+                Msg::Row => rows += 1,
+                // A `COPY … TO STDOUT` is counted here too: by its tag.
+                Msg::Complete => tagged += tag_rows(&self.rbuf[5..5 + len]),
+                Msg::Description => result_set = true,
+                Msg::Failed(e) => {
                     error.get_or_insert(e);
                 }
-                b'Z' => {
+                Msg::Ready => {
                     self.rbuf.advance(5 + len);
                     break;
                 }
-                b'1' | b'2' | b'3' | b'n' | b'I' | b's' | b't' => {}
-                // COPY … TO STDOUT in a statement: its data skipped, its tag counts the rows.
-                b'H' | b'd' | b'c' => {}
-                b'G' => self.refuse_copy_in().await?,
-                _ => self.asynchronous(tag, len)?,
+                Msg::Parameters | Msg::EmptyQuery => {}
             }
             self.rbuf.advance(5 + len);
         }
@@ -796,10 +846,10 @@ impl PgWireConnection {
         });
         let mut error = None;
         loop {
-            let (tag, len) = self.fill().await?;
+            let (msg, len) = self.next_reply().await?;
             let body = &self.rbuf[5..5 + len];
-            match tag {
-                b'T' => {
+            match msg {
+                Msg::Description => {
                     let columns = row_description(body)?;
                     let rows = Rows {
                         columns: columns.iter().map(|c| c.name.clone()).collect(),
@@ -807,12 +857,12 @@ impl PgWireConnection {
                     };
                     current = Some((columns, rows));
                 }
-                b'D' => {
+                Msg::Row => {
                     if let Some((columns, rows)) = current.as_mut() {
                         rows.rows.push(decode_row(body, columns)?);
                     }
                 }
-                b'C' => out.push(match current.take() {
+                Msg::Complete => out.push(match current.take() {
                     Some((_, r)) => (
                         Outcome {
                             result_set: true,
@@ -828,22 +878,14 @@ impl PgWireConnection {
                         Rows::default(),
                     ),
                 }),
-                b'E' => {
-                    let (e, fatal) = error_response(body, &self.policy);
-                    if fatal {
-                        return Err(e);
-                    }
+                Msg::Failed(e) => {
                     error.get_or_insert(e);
                 }
-                b'Z' => {
+                Msg::Ready => {
                     self.rbuf.advance(5 + len);
                     break;
                 }
-                b'1' | b'2' | b'3' | b'n' | b'I' | b's' | b't' => {}
-                // COPY … TO STDOUT in a statement: its data skipped, its tag counts the rows.
-                b'H' | b'd' | b'c' => {}
-                b'G' => self.refuse_copy_in().await?,
-                _ => self.asynchronous(tag, len)?,
+                Msg::Parameters | Msg::EmptyQuery => {}
             }
             self.rbuf.advance(5 + len);
         }
@@ -887,30 +929,27 @@ impl PgWireConnection {
         self.flush().await?;
         let (mut params, mut columns, mut error) = (Vec::new(), Vec::new(), None);
         loop {
-            let (tag, len) = self.fill().await?;
+            let (msg, len) = self.next_reply().await?;
             let body = &self.rbuf[5..5 + len];
-            match tag {
-                b't' => {
+            match msg {
+                Msg::Parameters => {
                     let mut f = Fields(body);
                     let n = f.i16()?.max(0);
                     for _ in 0..n {
                         params.push(Type::from_oid(f.i32()? as u32));
                     }
                 }
-                b'T' => columns = row_description(body)?,
-                b'E' => {
-                    let (e, fatal) = error_response(body, &self.policy);
-                    if fatal {
-                        return Err(e);
-                    }
+                Msg::Description => columns = row_description(body)?,
+                Msg::Failed(e) => {
                     error.get_or_insert(e);
                 }
-                b'Z' => {
+                Msg::Ready => {
                     self.rbuf.advance(5 + len);
                     break;
                 }
-                b'1' | b'n' => {}
-                _ => self.asynchronous(tag, len)?,
+                Msg::Row | Msg::Complete | Msg::EmptyQuery => {
+                    return Err(protocol("rows or a completion in reply to a Describe"));
+                }
             }
             self.rbuf.advance(5 + len);
         }
@@ -1139,44 +1178,34 @@ impl PgWireConnection {
         let (mut rows, mut result_set) = (0u64, result_sets.first().copied().unwrap_or(false));
         loop {
             rows += self.skip_buffered_rows();
-            let (tag, len) = self.fill().await?;
-            let done = match tag {
-                b'D' => {
+            let (msg, len) = self.next_reply().await?;
+            let done = match msg {
+                Msg::Row => {
                     rows += 1;
                     None
                 }
-                b'T' => {
+                Msg::Description => {
                     result_set = true;
                     None
                 }
-                b'C' if result_set => Some(Ok(Outcome {
+                Msg::Complete if result_set => Some(Ok(Outcome {
                     result_set: true,
                     rows,
                 })),
-                b'C' => Some(Ok(Outcome {
+                Msg::Complete => Some(Ok(Outcome {
                     result_set: false,
                     rows: tag_rows(&self.rbuf[5..5 + len]),
                 })),
-                b'I' => Some(Ok(Outcome {
+                Msg::EmptyQuery => Some(Ok(Outcome {
                     result_set: false,
                     rows: 0,
                 })),
-                b'E' => {
-                    let (e, fatal) = error_response(&self.rbuf[5..5 + len], &self.policy);
-                    if fatal {
-                        return Err(e);
-                    }
-                    Some(Err(e))
-                }
-                b'Z' => {
+                Msg::Failed(e) => Some(Err(e)),
+                Msg::Ready => {
                     self.rbuf.advance(5 + len);
                     break;
                 }
-                b'1' | b'2' | b'n' => None,
-                _ => {
-                    self.asynchronous(tag, len)?;
-                    None
-                }
+                Msg::Parameters => None,
             };
             self.rbuf.advance(5 + len);
             if let Some(reply) = done {
@@ -1204,61 +1233,27 @@ impl PgWireConnection {
         self.bulk_load_text(load.into_text()).await
     }
 
-    /// Bulk text through `COPY … FROM STDIN` (see `postgres::bulk_load_text` for why text).
+    /// Bulk text through `COPY … FROM STDIN` (see `postgres::CopyIn::text` for why text).
     pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
-        let BulkText {
-            table,
-            columns,
-            chunks,
-            frozen,
-        } = load;
-        let options = if frozen { " WITH (FREEZE)" } else { "" };
-        self.copy_in(&table, &columns, options, None, chunks, None)
-            .await
+        self.copy_in(CopyIn::text(load)).await
     }
 
     pub(crate) async fn bulk_load_binary(
         &mut self,
         load: PgBinaryRows,
     ) -> Result<u64, DriverError> {
-        let PgBinaryRows {
-            table,
-            columns,
-            chunks,
-            frozen,
-        } = load;
-        let options = if frozen {
-            " WITH (FORMAT binary, FREEZE)"
-        } else {
-            " WITH (FORMAT binary)"
-        };
-        self.copy_in(
-            &table,
-            &columns,
-            options,
-            Some(PG_BINARY_HEADER),
-            chunks,
-            Some(PG_BINARY_TRAILER),
-        )
-        .await
+        self.copy_in(CopyIn::binary(load)).await
     }
 
-    /// `COPY table (columns) FROM STDIN…`: the optional header, the chunks as CopyData, the
-    /// optional trailer, CopyDone; the rows the server says it copied.
-    async fn copy_in(
-        &mut self,
-        table: &str,
-        columns: &[String],
-        options: &str,
-        header: Option<&'static [u8]>,
-        chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>,
-        trailer: Option<&'static [u8]>,
-    ) -> Result<u64, DriverError> {
-        let mut sql = format!("COPY {} (", quote_ident(table));
-        for (i, c) in columns.iter().enumerate() {
-            let _ = write!(sql, "{}{}", if i > 0 { ", " } else { "" }, quote_ident(c));
-        }
-        let _ = write!(sql, ") FROM STDIN{options}");
+    /// The COPY statement, then its data as CopyData messages and CopyDone; the rows the
+    /// server says it copied.
+    async fn copy_in(&mut self, copy: CopyIn) -> Result<u64, DriverError> {
+        let CopyIn {
+            sql,
+            header,
+            chunks,
+            trailer,
+        } = copy;
         let copied = async {
             put_query(&mut self.wbuf, &sql)?;
             self.flush().await?;

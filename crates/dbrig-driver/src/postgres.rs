@@ -523,25 +523,7 @@ impl PostgresConnection {
     }
 
     pub(crate) async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
-        let BulkText {
-            table,
-            columns,
-            chunks,
-            frozen,
-        } = load;
-        // Text, not `FORMAT binary`, for bulk text. Measured side by side (the same 2 M rows
-        // copied by the server from a file, text and binary alternated, 3 rounds, load 3; see
-        // notes/20.md): binary costs the server 10-25 % less (TPC-H lineitem's shape 3.7-5.6 s
-        // text, 2.9-3.3 s binary; pgbench_accounts' 1.7-2.3 s text, 1.6-1.7 s binary). But
-        // these rows arrive as text (tpchgen writes text, `encode_bulk_row` too, and MySQL's
-        // LOAD DATA reads the same bytes): binary here means the client parsing every DECIMAL
-        // and DATE back to re-encode it, which moves work to the client rather than removing
-        // it, and whose net effect on a load is not measured yet (notes/20.md). A producer
-        // that writes binary directly and cheaply (pgbench_accounts' integers) sends
-        // `PgBinaryRows` (`bulk_load_binary`).
-        let options = if frozen { " WITH (FREEZE)" } else { "" };
-        self.copy_in(&table, &columns, options, None, chunks, None)
-            .await
+        self.copy_in(CopyIn::text(load)).await
     }
 
     /// `COPY … FROM STDIN (FORMAT binary)` of tuples already encoded (see [`PgBinaryRows`]).
@@ -549,48 +531,17 @@ impl PostgresConnection {
         &mut self,
         load: PgBinaryRows,
     ) -> Result<u64, DriverError> {
-        let PgBinaryRows {
-            table,
-            columns,
-            chunks,
-            frozen,
-        } = load;
-        let options = if frozen {
-            " WITH (FORMAT binary, FREEZE)"
-        } else {
-            " WITH (FORMAT binary)"
-        };
-        self.copy_in(
-            &table,
-            &columns,
-            options,
-            Some(PG_BINARY_HEADER),
-            chunks,
-            Some(PG_BINARY_TRAILER),
-        )
-        .await
+        self.copy_in(CopyIn::binary(load)).await
     }
 
-    /// The one `COPY table (columns) FROM STDIN…` both formats send: the optional header, the
-    /// chunks, the optional trailer; the rows the server says it copied.
-    async fn copy_in(
-        &mut self,
-        table: &str,
-        columns: &[String],
-        options: &str,
-        header: Option<&'static [u8]>,
-        chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>,
-        trailer: Option<&'static [u8]>,
-    ) -> Result<u64, DriverError> {
-        let sql = format!(
-            "COPY {} ({}) FROM STDIN{options}",
-            quote_ident(table),
-            columns
-                .iter()
-                .map(|c| quote_ident(c))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+    /// The rows the server says it copied.
+    async fn copy_in(&mut self, copy: CopyIn) -> Result<u64, DriverError> {
+        let CopyIn {
+            sql,
+            header,
+            chunks,
+            trailer,
+        } = copy;
         let copied = async {
             let sink = self.client.copy_in::<_, Bytes>(&sql).await?;
             let mut sink = Box::pin(sink);
@@ -616,6 +567,63 @@ impl PostgresConnection {
     }
 }
 
+/// One `COPY table (columns) FROM STDIN…` as both PostgreSQL clients send it: the statement,
+/// then an optional header, the chunks and an optional trailer as the data.
+pub(crate) struct CopyIn {
+    pub sql: String,
+    pub header: Option<&'static [u8]>,
+    pub chunks: Box<dyn Iterator<Item = Vec<u8>> + Send>,
+    pub trailer: Option<&'static [u8]>,
+}
+
+impl CopyIn {
+    /// Bulk text. Text, not `FORMAT binary`: measured side by side (the same 2 M rows copied
+    /// by the server from a file, text and binary alternated, 3 rounds, load 3; see
+    /// notes/20.md): binary costs the server 10-25 % less (TPC-H lineitem's shape 3.7-5.6 s
+    /// text, 2.9-3.3 s binary; pgbench_accounts' 1.7-2.3 s text, 1.6-1.7 s binary). But these
+    /// rows arrive as text (tpchgen writes text, `encode_bulk_row` too, and MySQL's LOAD DATA
+    /// reads the same bytes): binary here means the client parsing every DECIMAL and DATE back
+    /// to re-encode it, which moves work to the client rather than removing it, and whose net
+    /// effect on a load is not measured yet (notes/20.md). A producer that writes binary
+    /// directly and cheaply (pgbench_accounts' integers) sends `PgBinaryRows`.
+    pub(crate) fn text(load: BulkText) -> Self {
+        let options = if load.frozen { " WITH (FREEZE)" } else { "" };
+        Self {
+            sql: copy_statement(&load.table, &load.columns, options),
+            header: None,
+            chunks: load.chunks,
+            trailer: None,
+        }
+    }
+
+    /// Tuples already encoded in binary `COPY` form.
+    pub(crate) fn binary(load: PgBinaryRows) -> Self {
+        let options = if load.frozen {
+            " WITH (FORMAT binary, FREEZE)"
+        } else {
+            " WITH (FORMAT binary)"
+        };
+        Self {
+            sql: copy_statement(&load.table, &load.columns, options),
+            header: Some(PG_BINARY_HEADER),
+            chunks: load.chunks,
+            trailer: Some(PG_BINARY_TRAILER),
+        }
+    }
+}
+
+fn copy_statement(table: &str, columns: &[String], options: &str) -> String {
+    format!(
+        "COPY {} ({}) FROM STDIN{options}",
+        quote_ident(table),
+        columns
+            .iter()
+            .map(|c| quote_ident(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
 /// libpq's convention: a socket path is a directory holding `.s.PGSQL.<port>`; accept either
 /// the directory or the socket file itself.
 pub(crate) fn socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
@@ -632,7 +640,7 @@ pub(crate) fn socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
 
 /// Identifiers come from dbrig itself (validated, lower-case names), so quoting changes no
 /// meaning and only protects keywords.
-pub(crate) fn quote_ident(name: &str) -> String {
+fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
