@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::error::{DriverError, ErrorKind, one_line};
+use crate::target::Endpoint;
 
 /// How long a cancelled statement may take to give up before the connection is presumed stuck
 /// and replaced (a server that ignores the kill must not hang the benchmark).
@@ -35,7 +36,7 @@ pub(crate) enum Inner {
     Postgres(tokio_postgres::CancelToken),
     /// The lean client's session: where it is and its cancel key.
     PostgresWire {
-        endpoint: crate::target::Endpoint,
+        endpoint: Endpoint,
         pid: u32,
         key: i32,
     },
@@ -82,7 +83,7 @@ impl CancelHandle {
                 within_grace("PostgreSQL cancel request", request).await
             }
             Inner::PostgresWire { endpoint, pid, key } => {
-                let request = crate::pg_wire::cancel(endpoint, *pid, *key);
+                let request = pg_cancel_request(endpoint, *pid, *key);
                 within_grace("PostgreSQL cancel request", request).await
             }
             Inner::Sqlite(handle) => {
@@ -95,6 +96,34 @@ impl CancelHandle {
             }
         }
     }
+}
+
+/// Send a cancel request for session `pid` (its `key`) on a new socket to `endpoint`, in the
+/// clear as libpq before version 17 sends it (a cancel request carries no credentials and is
+/// answered by closing the socket).
+async fn pg_cancel_request(endpoint: &Endpoint, pid: u32, key: i32) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut request = Vec::with_capacity(16);
+    request.extend_from_slice(&16i32.to_be_bytes());
+    request.extend_from_slice(&80_877_102i32.to_be_bytes());
+    request.extend_from_slice(&pid.to_be_bytes());
+    request.extend_from_slice(&key.to_be_bytes());
+    let mut sink = [0u8; 1];
+    match endpoint {
+        Endpoint::Tcp { host, port } => {
+            let mut s = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
+            s.write_all(&request).await?;
+            // The server closes the socket once it has read the request.
+            let _ = s.read(&mut sink).await;
+        }
+        Endpoint::Socket(path) => {
+            let mut s =
+                tokio::net::UnixStream::connect(crate::target::pg_socket_file(path)).await?;
+            s.write_all(&request).await?;
+            let _ = s.read(&mut sink).await;
+        }
+    }
+    Ok(())
 }
 
 /// A cancel request (`what`) that must be delivered within [`GRACE`].

@@ -30,7 +30,7 @@ use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome, PipelineItem, Rows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::mysql_wire::WireError;
-use crate::postgres::{Cell, CopyIn, PgParam, PgText, hex, server_error, socket_dir_and_port};
+use crate::postgres::{Cell, CopyIn, PgParam, PgText, hex, server_error};
 use crate::target::{Endpoint, Target};
 use crate::tls::TlsMode;
 use crate::wire_socket::{TlsFailure, WireSocket};
@@ -415,10 +415,7 @@ impl PgWireConnection {
                     WireSocket::Tcp(s)
                 }),
             Endpoint::Socket(path) => {
-                // libpq's convention: a directory holding `.s.PGSQL.<port>`, or the file.
-                let (dir, port) = socket_dir_and_port(path);
-                let file = dir.join(format!(".s.PGSQL.{}", port.unwrap_or(5432)));
-                tokio::net::UnixStream::connect(file)
+                tokio::net::UnixStream::connect(crate::target::pg_socket_file(path))
                     .await
                     .map(WireSocket::Unix)
             }
@@ -1300,35 +1297,6 @@ impl PgWireConnection {
         let _ = self.flush().await;
         self.socket.shutdown().await;
     }
-}
-
-/// Send a cancel request for session `pid` (its `key`) on a new socket to `endpoint`, in the
-/// clear as libpq before version 17 sends it (a cancel request carries no credentials and is
-/// answered by closing the socket).
-pub(crate) async fn cancel(endpoint: &Endpoint, pid: u32, key: i32) -> std::io::Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut request = Vec::with_capacity(16);
-    request.extend_from_slice(&16i32.to_be_bytes());
-    request.extend_from_slice(&80_877_102i32.to_be_bytes());
-    request.extend_from_slice(&pid.to_be_bytes());
-    request.extend_from_slice(&key.to_be_bytes());
-    let mut sink = [0u8; 1];
-    match endpoint {
-        Endpoint::Tcp { host, port } => {
-            let mut s = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
-            s.write_all(&request).await?;
-            // The server closes the socket once it has read the request.
-            let _ = s.read(&mut sink).await;
-        }
-        Endpoint::Socket(path) => {
-            let (dir, port) = socket_dir_and_port(path);
-            let file = dir.join(format!(".s.PGSQL.{}", port.unwrap_or(5432)));
-            let mut s = tokio::net::UnixStream::connect(file).await?;
-            s.write_all(&request).await?;
-            let _ = s.read(&mut sink).await;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

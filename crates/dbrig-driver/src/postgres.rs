@@ -10,7 +10,6 @@
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use dbrig_core::{ErrorClass, Value};
@@ -74,7 +73,7 @@ impl PostgresConnection {
                 format!("{host}:{port}")
             }
             Endpoint::Socket(path) => {
-                let (dir, port) = socket_dir_and_port(path);
+                let (dir, port) = crate::target::pg_socket_dir_and_port(path);
                 config.host_path(dir);
                 if let Some(port) = port {
                     config.port(port);
@@ -622,20 +621,6 @@ fn copy_statement(table: &str, columns: &[String], options: &str) -> String {
             .collect::<Vec<_>>()
             .join(", "),
     )
-}
-
-/// libpq's convention: a socket path is a directory holding `.s.PGSQL.<port>`; accept either
-/// the directory or the socket file itself.
-pub(crate) fn socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
-    let port = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix(".s.PGSQL."))
-        .and_then(|p| p.parse::<u16>().ok());
-    match (port, path.parent()) {
-        (Some(port), Some(dir)) => (dir, Some(port)),
-        _ => (path, None),
-    }
 }
 
 /// Identifiers come from dbrig itself (validated, lower-case names), so quoting changes no
@@ -1262,18 +1247,6 @@ mod tests {
         assert_eq!(
             format_timestamp(parse_timestamp("1995-06-17").unwrap(), true),
             "1995-06-17 00:00:00+00"
-        );
-    }
-
-    #[test]
-    fn socket_paths() {
-        assert_eq!(
-            socket_dir_and_port(Path::new("/run/postgresql/.s.PGSQL.5433")),
-            (Path::new("/run/postgresql"), Some(5433))
-        );
-        assert_eq!(
-            socket_dir_and_port(Path::new("/run/postgresql")),
-            (Path::new("/run/postgresql"), None)
         );
     }
 }

@@ -584,9 +584,49 @@ fn hex(b: Option<&u8>) -> Option<u8> {
     (*b? as char).to_digit(16).map(|d| d as u8)
 }
 
+/// libpq's convention: a socket path is a directory holding `.s.PGSQL.<port>`; accept either
+/// the directory or the socket file itself.
+pub(crate) fn pg_socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
+    let port = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(".s.PGSQL."))
+        .and_then(|p| p.parse::<u16>().ok());
+    match (port, path.parent()) {
+        (Some(port), Some(dir)) => (dir, Some(port)),
+        _ => (path, None),
+    }
+}
+
+/// The socket file a PostgreSQL socket endpoint names (the default port's in a directory).
+pub(crate) fn pg_socket_file(path: &Path) -> PathBuf {
+    let (dir, port) = pg_socket_dir_and_port(path);
+    dir.join(format!(".s.PGSQL.{}", port.unwrap_or(5432)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn socket_paths() {
+        assert_eq!(
+            pg_socket_dir_and_port(Path::new("/run/postgresql/.s.PGSQL.5433")),
+            (Path::new("/run/postgresql"), Some(5433))
+        );
+        assert_eq!(
+            pg_socket_dir_and_port(Path::new("/run/postgresql")),
+            (Path::new("/run/postgresql"), None)
+        );
+        assert_eq!(
+            pg_socket_file(Path::new("/run/postgresql")),
+            Path::new("/run/postgresql/.s.PGSQL.5432")
+        );
+        assert_eq!(
+            pg_socket_file(Path::new("/run/postgresql/.s.PGSQL.5433")),
+            Path::new("/run/postgresql/.s.PGSQL.5433")
+        );
+    }
 
     /// libpq's order: the URL's parts, then PGHOST / PGPORT / PGUSER / PGDATABASE, then
     /// dbrig's defaults; PostgreSQL only; a PGHOST path is a socket directory.
