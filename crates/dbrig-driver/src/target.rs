@@ -377,9 +377,10 @@ impl Target {
     }
 
     /// Whether a connection opened with [`crate::ConnectOptions::own_thread`] makes blocking
-    /// socket calls (the lean MySQL client), so a caller gains by giving each its own thread.
+    /// socket calls (the lean MySQL and PostgreSQL clients), so a caller can gain by giving
+    /// each its own thread.
     pub fn blocks_on_own_thread(&self) -> bool {
-        matches!(self, Target::Mysql { .. })
+        matches!(self, Target::Mysql { .. } | Target::Postgres { .. })
     }
 
     /// How the server is reached (stored with every trial).

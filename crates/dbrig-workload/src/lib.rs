@@ -137,6 +137,15 @@ impl Workload {
         }
     }
 
+    /// Whether each client gains its own thread wherever its connection can block in the socket
+    /// ([`dbrig_driver::Target::blocks_on_own_thread`]), whatever the engine's rule for
+    /// sharing workers. A sysbench Lua script's statement runs to its end within the script's
+    /// call only on a blocking connection; on a shared worker every statement waits through a
+    /// coroutine yield and resume.
+    pub fn wants_own_thread(&self) -> bool {
+        matches!(self, Workload::Lua(_))
+    }
+
     /// Error codes this workload retries beyond `--retry-codes` on this dialect.
     pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
         match self {

@@ -330,10 +330,18 @@ pub async fn run(
     // once instead of one (pgbench select-only at 16 clients on 2 CPUs, alternated with 4
     // workers: 9.5-12.9 against 11.3-18.0 µs of client CPU per transaction, and more TPS;
     // then 1.35x pgbench's TPS for 0.6-0.7x its CPU per transaction). Not measured on the
-    // other engines, which keep their rules.
+    // other engines, which keep their rules. PostgreSQL's lean client blocks on a thread of
+    // its own too, but dbrig's own workloads keep the rule above (16 clients on 2 CPUs, a
+    // thread each against one worker per CPU, two alternated pairs: oltp_point_select +7 %
+    // QPS for +5 % CPU per query, oltp_read_only -5 % QPS for +20 %); a sysbench Lua script
+    // takes a thread per client (+38-50 % QPS and -40 % CPU per query for
+    // oltp_point_select.lua, +7 % and -17 % for oltp_read_write.lua: see
+    // `Workload::wants_own_thread`).
+    let own_threads =
+        spec.target.dialect() == dbrig_driver::Dialect::Mysql || workload.wants_own_thread();
     let workers = if o.workers > 0 {
         o.workers
-    } else if threads <= OWN_THREAD_CLIENTS && spec.target.blocks_on_own_thread() {
+    } else if threads <= OWN_THREAD_CLIENTS && spec.target.blocks_on_own_thread() && own_threads {
         threads
     } else if spec.target.dialect() == dbrig_driver::Dialect::Postgres
         && threads >= BUSY_WORKER_CLIENTS * cpus
