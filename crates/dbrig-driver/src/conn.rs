@@ -13,6 +13,7 @@ use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::literal::inline_params;
 use crate::sessions::SessionMark;
 use crate::target::{Dialect, Target};
+use crate::wire_socket::WireError;
 use crate::{mock, mysql, mysql_wire, pg_wire, postgres, sqlite};
 
 /// How to connect and how to treat errors.
@@ -738,10 +739,10 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
         Target::Mysql { .. } if options.lean => {
             match mysql_wire::WireConnection::connect(target, options).await {
                 Ok(c) => Backend::MysqlWire(Box::new(c)),
-                Err(mysql_wire::WireError::Driver(e)) => return Err(e),
+                Err(WireError::Driver(e)) => return Err(e),
                 // Whatever the lean client leaves out (an authentication plugin, TLS), the
                 // full client does.
-                Err(mysql_wire::WireError::Unsupported) => Backend::Mysql(Box::new(
+                Err(WireError::Unsupported) => Backend::Mysql(Box::new(
                     mysql::MysqlConnection::connect(target, options).await?,
                 )),
             }
@@ -752,10 +753,10 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
         Target::Postgres { .. } if options.lean => {
             match pg_wire::PgWireConnection::connect(target, options).await {
                 Ok(c) => Backend::PostgresWire(Box::new(c)),
-                Err(mysql_wire::WireError::Driver(e)) => return Err(e),
+                Err(WireError::Driver(e)) => return Err(e),
                 // An authentication the lean client leaves out (GSS, SSPI, another SASL
                 // mechanism): tokio-postgres.
-                Err(mysql_wire::WireError::Unsupported) => Backend::Postgres(Box::new(
+                Err(WireError::Unsupported) => Backend::Postgres(Box::new(
                     postgres::PostgresConnection::connect(target, options).await?,
                 )),
             }

@@ -15,10 +15,11 @@ use mysql_common::packets::{AuthPlugin, SslRequest};
 use mysql_common::proto::MySerialize;
 
 use crate::error::{DriverError, ErrorKind};
-use crate::mysql_wire::{WireConnection, WireError};
+use crate::mysql_wire::WireConnection;
 use crate::target::Endpoint;
 use crate::tls::{TlsMode, TlsOptions, server_name, session_of, tls_error};
 use crate::wire_socket::TlsFailure;
+use crate::wire_socket::WireError;
 
 /// What the target asks of TLS, ready for the handshake.
 pub(crate) struct WireTls {

@@ -40,7 +40,7 @@ use crate::error::{DriverError, ErrorPolicy};
 use crate::mysql::{from_mysql, opts_for, server_error};
 use crate::mysql_auth::{AuthPath, WireTls};
 use crate::target::{Endpoint, Target};
-use crate::wire_socket::WireSocket;
+use crate::wire_socket::{WireError, WireSocket};
 
 #[path = "mysql_bulk.rs"]
 mod bulk;
@@ -64,21 +64,6 @@ const TYPE_NULL: u8 = 0x06;
 pub(crate) const TYPE_LONGLONG: u8 = 0x08;
 pub(crate) const TYPE_DATE: u8 = 0x0A;
 pub(crate) const TYPE_VAR_STRING: u8 = 0xFD;
-
-/// Why the lean client could not do something.
-#[derive(Debug)]
-pub(crate) enum WireError {
-    /// The connection needs a feature this client leaves to mysql_async (an authentication
-    /// plugin, TLS): open the full client instead.
-    Unsupported,
-    Driver(DriverError),
-}
-
-impl From<DriverError> for WireError {
-    fn from(e: DriverError) -> Self {
-        WireError::Driver(e)
-    }
-}
 
 /// TCP or Unix socket, read and written as one byte stream.
 struct Prepared {

@@ -29,11 +29,10 @@ use crate::bulk::{BulkLoad, BulkText, PgBinaryRows};
 use crate::cancel::{CancelHandle, Inner};
 use crate::conn::{ConnectOptions, Outcome, PipelineItem, Rows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
-use crate::mysql_wire::WireError;
 use crate::postgres::{Cell, CopyIn, PgParam, PgText, hex, server_error};
 use crate::target::{Endpoint, Target};
 use crate::tls::TlsMode;
-use crate::wire_socket::{TlsFailure, WireSocket};
+use crate::wire_socket::{TlsFailure, WireError, WireSocket};
 
 /// Read-buffer growth step (as the MariaDB client's).
 const READ_CHUNK: usize = 64 * 1024;

@@ -52,6 +52,21 @@ impl BlockingStream for std::os::unix::net::UnixStream {
     }
 }
 
+/// Why a lean client (`mysql_wire`, `pg_wire`) could not open a connection.
+#[derive(Debug)]
+pub(crate) enum WireError {
+    /// The connection needs something this client leaves to the full one (an authentication
+    /// plugin or method): open the full client instead.
+    Unsupported,
+    Driver(crate::error::DriverError),
+}
+
+impl From<crate::error::DriverError> for WireError {
+    fn from(e: crate::error::DriverError) -> Self {
+        WireError::Driver(e)
+    }
+}
+
 pub(crate) enum WireSocket {
     Tcp(tokio::net::TcpStream),
     Unix(tokio::net::UnixStream),
