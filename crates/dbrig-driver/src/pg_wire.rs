@@ -18,6 +18,8 @@
 //! for anything else (GSS, SSPI, another SASL mechanism) makes it step aside
 //! ([`WireError::Unsupported`]): the connection is opened with tokio-postgres instead.
 
+use std::sync::Arc;
+
 use bytes::{Buf, BufMut, BytesMut};
 use dbrig_core::{ErrorClass, Value};
 use postgres_protocol::authentication::sasl::{
@@ -70,7 +72,8 @@ struct Prepared {
     /// Each parameter's type as the server inferred it; `None`: sent as text for the server
     /// to read (a type this client cannot encode).
     params: Vec<Option<Type>>,
-    columns: Vec<Column>,
+    /// Shared with each execute that decodes rows (no copy per execute).
+    columns: Arc<[Column]>,
     /// Result formats asked for in Bind: binary, text for a column of unknown type.
     result_formats: Vec<i16>,
 }
@@ -384,7 +387,7 @@ impl PgWireConnection {
         // thread then talks in blocking calls.
         if let Some(own) = &options.own_thread {
             conn.socket
-                .make_blocking(std::sync::Arc::clone(&own.abandon))
+                .make_blocking(Arc::clone(&own.abandon))
                 .map_err(|e| DriverError::unreachable(&place, format_args!("PostgreSQL: {e}")))?;
         }
         Ok(conn)
@@ -830,15 +833,15 @@ impl PgWireConnection {
     /// says.
     async fn read_results(
         &mut self,
-        columns: Option<&[Column]>,
+        columns: Option<Arc<[Column]>>,
     ) -> Result<Vec<(Outcome, Rows)>, DriverError> {
         let mut out = Vec::new();
-        let mut current: Option<(Vec<Column>, Rows)> = columns.map(|c| {
+        let mut current: Option<(Arc<[Column]>, Rows)> = columns.map(|c| {
             let rows = Rows {
                 columns: c.iter().map(|c| c.name.clone()).collect(),
                 rows: Vec::new(),
             };
-            (c.to_vec(), rows)
+            (c, rows)
         });
         let mut error = None;
         loop {
@@ -846,7 +849,7 @@ impl PgWireConnection {
             let body = &self.rbuf[5..5 + len];
             match msg {
                 Msg::Description => {
-                    let columns = row_description(body)?;
+                    let columns: Arc<[Column]> = row_description(body)?.into();
                     let rows = Rows {
                         columns: columns.iter().map(|c| c.name.clone()).collect(),
                         rows: Vec::new(),
@@ -964,7 +967,7 @@ impl PgWireConnection {
         self.statements.push(Prepared {
             name,
             params,
-            columns,
+            columns: columns.into(),
             result_formats,
         });
         Ok(())
@@ -1014,10 +1017,10 @@ impl PgWireConnection {
     ) -> Result<Rows, DriverError> {
         self.put_prepared(idx, params)?;
         self.flush().await?;
-        let columns = self.statements[idx].columns.clone();
-        let results = self.read_results(Some(&columns)).await?;
+        let columns = Arc::clone(&self.statements[idx].columns);
+        let results = self.read_results(Some(Arc::clone(&columns))).await?;
         Ok(results.into_iter().next().map(|(_, r)| r).unwrap_or(Rows {
-            columns: columns.into_iter().map(|c| c.name).collect(),
+            columns: columns.iter().map(|c| c.name.clone()).collect(),
             rows: Vec::new(),
         }))
     }
