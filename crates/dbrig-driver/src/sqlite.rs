@@ -275,10 +275,17 @@ fn thread_gone() -> DriverError {
     DriverError::lost(None, "the SQLite connection thread has stopped")
 }
 
+/// Writers wait this long for the single write lock, like server engines wait for row locks,
+/// instead of failing at once with SQLITE_BUSY under concurrency.
+const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+
 fn open(path: Option<&Path>) -> rusqlite::Result<rusqlite::Connection> {
     let conn = match path {
         Some(p) => {
             let conn = rusqlite::Connection::open(p)?;
+            // Before the first statement, so that turning WAL on waits for a writer of the
+            // file (another process's load) instead of failing at once.
+            conn.busy_timeout(BUSY_TIMEOUT)?;
             // WAL: readers never block the writer nor the writer the readers, which is what
             // concurrent benchmark clients need (rollback journals serialize everything).
             let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
@@ -293,12 +300,11 @@ fn open(path: Option<&Path>) -> rusqlite::Result<rusqlite::Connection> {
                 | OpenFlags::SQLITE_OPEN_URI
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             memory_keeper(flags)?;
-            rusqlite::Connection::open_with_flags(MEMORY_URI, flags)?
+            let conn = rusqlite::Connection::open_with_flags(MEMORY_URI, flags)?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn
         }
     };
-    // Writers wait (up to 5 s) for the single write lock like server engines wait for row
-    // locks, instead of failing at once with SQLITE_BUSY under concurrency.
-    conn.busy_timeout(Duration::from_millis(5000))?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(conn)
 }

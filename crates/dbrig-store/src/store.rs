@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use dbrig_core::results::OsSample;
 use dbrig_core::{IntervalSample, LatencyHistogram, LatencySummary, Measurements, QueryCounters};
@@ -108,6 +108,33 @@ impl Store {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(sql)?;
+        // Turning WAL on and a first migration each read the file, then want its write lock.
+        // When several dbrig processes open a new file at once, two can hold the read lock and
+        // want the write lock together; SQLite then answers BUSY at once instead of calling
+        // the busy handler (waiting could never end), so the wait is done here: both steps
+        // are idempotent and roll back on error, so they are simply tried again.
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            match Self::prepare_file(&mut conn, &path, wal) {
+                Err(StoreError::Busy { .. }) if Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                Err(e) => return Err(e),
+                Ok(()) => break,
+            }
+        }
+        Ok(Store {
+            conn,
+            path,
+            open_runs: BTreeSet::new(),
+        })
+    }
+
+    /// WAL mode and the current schema: what `setup` waits its turn for.
+    fn prepare_file(conn: &mut Connection, path: &Path, wal: bool) -> Result<()> {
+        let sql = |e| sql_error(path, e);
         if wal {
             // WAL lets reports read while a run writes. The first statement that touches the
             // file, so a non-SQLite file fails here (NotADatabase).
@@ -120,12 +147,7 @@ impl Store {
             conn.pragma_update(None, "synchronous", "FULL")
                 .map_err(sql)?;
         }
-        migrate::migrate(&mut conn, &path)?;
-        Ok(Store {
-            conn,
-            path,
-            open_runs: BTreeSet::new(),
-        })
+        migrate::migrate(conn, path)
     }
 
     /// The file this store writes (`:memory:` when in memory).

@@ -1,5 +1,6 @@
 use dbrig_store::{RunKind, RunStatus, SCHEMA_VERSION, Store, StoreError, parse_rfc3339};
 use serde_json::json;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::{at, begin, cell};
 
@@ -203,4 +204,72 @@ fn two_stores_share_a_file() {
     assert_eq!(a.runs().unwrap().len(), 2);
     assert_eq!(b.run(ra).unwrap().name, "a");
     assert_eq!(a.run(rb).unwrap().name, "b");
+}
+
+/// Several dbrig processes started at once (a test's parallel loads, a shell's `&`) all open
+/// the same new results file: each must wait its turn, none may fail with "locked". Turning on
+/// WAL reads the file and then wants its write lock; when two processes do that together,
+/// SQLite answers BUSY at once, without the busy handler (the deadlock it will not wait on).
+/// Separate processes, because connections of one process do not meet that way. This test
+/// runs its own binary as the openers (`opener_of_a_shared_file`, which does nothing unless
+/// asked through the environment).
+#[test]
+fn many_processes_opening_one_new_file_all_succeed() {
+    const OPENERS: usize = 8;
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        // All openers wait for one instant, so their first statements meet.
+        let start = SystemTime::now() + Duration::from_millis(150);
+        let start_ms = start.duration_since(UNIX_EPOCH).unwrap().as_millis();
+        let openers: Vec<_> = (0..OPENERS)
+            .map(|_| {
+                std::process::Command::new(std::env::current_exe().unwrap())
+                    .args([
+                        "--exact",
+                        "lifecycle::opener_of_a_shared_file",
+                        "--nocapture",
+                    ])
+                    .env(OPENER_PATH, &path)
+                    .env(OPENER_START_MS, start_ms.to_string())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for o in openers {
+            let out = o.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(store.runs().unwrap().len(), OPENERS, "round {round}");
+    }
+}
+
+const OPENER_PATH: &str = "DBRIG_STORE_TEST_OPENER_PATH";
+const OPENER_START_MS: &str = "DBRIG_STORE_TEST_OPENER_START_MS";
+
+/// One opener of `many_processes_opening_one_new_file_all_succeed`; on its own, nothing.
+#[test]
+fn opener_of_a_shared_file() {
+    let (Some(path), Some(start_ms)) = (
+        std::env::var_os(OPENER_PATH),
+        std::env::var(OPENER_START_MS).ok(),
+    ) else {
+        return;
+    };
+    let start = UNIX_EPOCH + Duration::from_millis(start_ms.parse().unwrap());
+    if let Ok(wait) = start.duration_since(SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+    let mut store = Store::open(std::path::Path::new(&path)).unwrap();
+    let run = begin(&mut store, RunKind::Oltp, "race");
+    store.finish_run(run, RunStatus::Done, None).unwrap();
 }
