@@ -13,6 +13,7 @@ use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::literal::inline_params;
 use crate::sessions::SessionMark;
 use crate::target::{Dialect, Target};
+use crate::tls::TlsMode;
 use crate::wire_socket::WireError;
 use crate::{mock, mysql, mysql_wire, pg_wire, postgres, sqlite};
 
@@ -267,12 +268,17 @@ impl Connection {
     /// told: SQLite and the mock, and the full MySQL client (mysql_async reports neither its
     /// TLS session nor its plugin; benchmark clients use the lean one, which does).
     pub fn security(&self) -> Option<dbrig_core::results::ConnectionSecurity> {
-        match &self.backend {
-            Backend::MysqlWire(c) => Some(c.security()),
-            Backend::Postgres(c) => Some(c.security()),
-            Backend::PostgresWire(c) => Some(c.security()),
-            Backend::Mysql(_) | Backend::Sqlite(_) | Backend::Mock(_) => None,
+        let mut security = match &self.backend {
+            Backend::MysqlWire(c) => c.security(),
+            Backend::Postgres(c) => c.security(),
+            Backend::PostgresWire(c) => c.security(),
+            Backend::Mysql(_) | Backend::Sqlite(_) | Backend::Mock(_) => return None,
+        };
+        // The mode asked for, also where `prefer` ended in the clear (see `open_postgres`).
+        if let Some(tls) = self.target.tls() {
+            security.tls_mode = tls.mode.name().to_owned();
         }
+        Some(security)
     }
 
     /// This connection's TLS handshake resumed an earlier session (see
@@ -750,25 +756,51 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
         Target::Mysql { .. } => Backend::Mysql(Box::new(
             mysql::MysqlConnection::connect(target, options).await?,
         )),
-        Target::Postgres { .. } if options.lean => {
-            match pg_wire::PgWireConnection::connect(target, options).await {
-                Ok(c) => Backend::PostgresWire(Box::new(c)),
-                Err(WireError::Driver(e)) => return Err(e),
-                // An authentication the lean client leaves out (GSS, SSPI, another SASL
-                // mechanism): tokio-postgres.
-                Err(WireError::Unsupported) => Backend::Postgres(Box::new(
-                    postgres::PostgresConnection::connect(target, options).await?,
-                )),
+        Target::Postgres {
+            tls,
+            endpoint: crate::target::Endpoint::Tcp { .. },
+            ..
+        } if tls.mode == TlsMode::Prefer => match open_postgres(target, options).await {
+            // libpq's `prefer`: a connection that fails once TLS is tried — a handshake
+            // rustls refuses, or the server's rules refusing the encrypted session
+            // (`hostnossl`) — is tried once more without TLS. Not when nothing answered.
+            Err(e) if e.kind != ErrorKind::Unreachable => {
+                let mut clear = target.clone();
+                if let Target::Postgres { tls, .. } = &mut clear {
+                    tls.mode = TlsMode::Disable;
+                }
+                open_postgres(&clear, options)
+                    .await
+                    .map_err(|again| e.tried_again_without_tls(again))?
             }
-        }
-        Target::Postgres { .. } => Backend::Postgres(Box::new(
-            postgres::PostgresConnection::connect(target, options).await?,
-        )),
+            opened => opened?,
+        },
+        Target::Postgres { .. } => open_postgres(target, options).await?,
         Target::Sqlite { .. } => Backend::Sqlite(Box::new(
             sqlite::SqliteConnection::connect(target, options).await?,
         )),
         Target::Mock { .. } => Backend::Mock(Box::new(
             mock::MockConnection::connect(target, options).await?,
         )),
+    })
+}
+
+/// A PostgreSQL connection as the target says: the lean client for benchmark clients and
+/// loaders, tokio-postgres for the rest and for what the lean client leaves out.
+async fn open_postgres(target: &Target, options: &ConnectOptions) -> Result<Backend, DriverError> {
+    Ok(if options.lean {
+        match pg_wire::PgWireConnection::connect(target, options).await {
+            Ok(c) => Backend::PostgresWire(Box::new(c)),
+            Err(WireError::Driver(e)) => return Err(e),
+            // An authentication the lean client leaves out (GSS, SSPI, another SASL
+            // mechanism): tokio-postgres.
+            Err(WireError::Unsupported) => Backend::Postgres(Box::new(
+                postgres::PostgresConnection::connect(target, options).await?,
+            )),
+        }
+    } else {
+        Backend::Postgres(Box::new(
+            postgres::PostgresConnection::connect(target, options).await?,
+        ))
     })
 }

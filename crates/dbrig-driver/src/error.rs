@@ -71,6 +71,19 @@ impl DriverError {
         self
     }
 
+    /// `sslmode=prefer`'s second attempt, without TLS, failed too: both answers in one line
+    /// (the first may be the one that matters: a wrong password over TLS, then no rule for
+    /// clear connections), classified as the first.
+    pub(crate) fn tried_again_without_tls(mut self, again: DriverError) -> Self {
+        if again.message != self.message {
+            self.message = format!(
+                "{}; tried again without TLS (sslmode=prefer): {}",
+                self.message, again.message
+            );
+        }
+        self
+    }
+
     /// What kind of transaction failure this is, by its code (pgbench's
     /// `--failures-detailed` kinds; MariaDB/MySQL's deadlock and snapshot-conflict codes are
     /// counted with PostgreSQL's).

@@ -145,11 +145,16 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Connect as a benchmark client does (the lean client on MariaDB).
+/// Connect as a benchmark client does (the lean clients).
 async fn connect(url: &str) -> Result<Connection, dbrig_driver::DriverError> {
+    connect_with(url, true).await
+}
+
+/// Connect with the lean client or the full one (mysql_async, tokio-postgres).
+async fn connect_with(url: &str, lean: bool) -> Result<Connection, dbrig_driver::DriverError> {
     let target = Target::parse(url).unwrap_or_else(|e| panic!("{e}"));
     let options = ConnectOptions {
-        lean: true,
+        lean,
         ..ConnectOptions::default()
     };
     Connection::connect(&target, &options).await
@@ -473,6 +478,10 @@ fn postgres_tls_modes_certificates_and_scram() {
          host all tls_md5 127.0.0.1/32 md5\n\
          host all tls_clear 127.0.0.1/32 password\n\
          host all tls_nobody 127.0.0.1/32 reject\n\
+         hostssl all tls_nossl 127.0.0.1/32 reject\n\
+         hostnossl all tls_nossl 127.0.0.1/32 trust\n\
+         hostssl all tls_sslonly 127.0.0.1/32 scram-sha-256\n\
+         hostnossl all tls_sslonly 127.0.0.1/32 reject\n\
          host all all 127.0.0.1/32 trust\n\
          host all all ::1/128 trust\n",
     )
@@ -521,6 +530,10 @@ fn postgres_tls_modes_certificates_and_scram() {
     psql("SET password_encryption = 'md5'; CREATE USER tls_md5 PASSWORD 'md5-pw'");
     psql("CREATE USER tls_cert");
     psql("CREATE USER tls_clear PASSWORD 'clear-pw'");
+    psql("CREATE USER tls_nossl");
+    psql(
+        "SET password_encryption = 'scram-sha-256'; CREATE USER tls_sslonly PASSWORD 'sslonly-pw'",
+    );
     let ca = certs.path("ca.pem");
     let other = certs.path("other-ca.pem");
     let url =
@@ -579,6 +592,50 @@ fn postgres_tls_modes_certificates_and_scram() {
                 .unwrap_or_else(|| panic!("{q} connected"));
             assert_eq!(e.kind, ErrorKind::Tls, "{q}: {e}");
         }
+        // libpq's `prefer`: the server's rules refuse the encrypted session (hostssl …
+        // reject), so it is tried once more in the clear, by both clients; `require` fails.
+        for lean in [true, false] {
+            let u = url("tls_nossl", "127.0.0.1", "sslmode=prefer");
+            let mut c = connect_with(&u, lean)
+                .await
+                .unwrap_or_else(|e| panic!("lean {lean}: {e}"));
+            let security = c.security().unwrap();
+            assert_eq!(security.tls, None, "lean {lean}");
+            assert_eq!(security.tls_mode, "prefer", "lean {lean}");
+            assert_eq!(first(&mut c, ssl_row).await, "", "lean {lean}");
+            assert_eq!(first(&mut c, "SELECT current_user").await, "tls_nossl");
+            c.close().await;
+        }
+        let e = connect(&url("tls_nossl", "127.0.0.1", "sslmode=require"))
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+        assert!(e.message.contains("pg_hba.conf"), "{e}");
+        // When the clear attempt fails too, both answers are told (the first is the one that
+        // matters here: a wrong password over TLS), and one answer given twice only once.
+        let e = connect(&format!(
+            "postgres://tls_sslonly:wrong@127.0.0.1:{port}/postgres?sslmode=prefer"
+        ))
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+        assert!(e.message.contains("password authentication failed"), "{e}");
+        assert!(e.message.contains("tried again without TLS"), "{e}");
+        assert!(e.message.contains("no encryption"), "{e}");
+        let e = connect(&format!(
+            "postgres://tls_scram:wrong@127.0.0.1:{port}/postgres?sslmode=prefer"
+        ))
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(e.kind, ErrorKind::Auth, "{e}");
+        assert_eq!(
+            e.message.matches("password authentication failed").count(),
+            1,
+            "{e}"
+        );
         // Certificate authentication (hostssl … cert): the certificate's CN is the user.
         let mut c = connect(&url(
             "tls_cert",
