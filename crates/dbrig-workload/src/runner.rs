@@ -324,10 +324,12 @@ pub async fn run(
     // per CPU on bigger machines): when client and server share the CPUs, the kernel shares
     // them per thread, and too few client threads against many busy server threads starve the
     // client (at 4 clients on 2 CPUs, 2 workers gave ~0.6x sysbench's QPS, 4 matched it).
-    // tokio-postgres gains nothing from a thread per client (its connection is a task of its
-    // own): measured 5-10 % fewer QPS at 16 clients. With at least BUSY_WORKER_CLIENTS
-    // clients per CPU on PostgreSQL, one worker per CPU: each wakes to several replies at
-    // once instead of one (pgbench select-only at 16 clients on 2 CPUs, alternated with 4
+    // On PostgreSQL a thread per client gained nothing with tokio-postgres (its connection is
+    // a task of its own: 5-10 % fewer QPS at 16 clients), nor with the lean client at 1 and 4
+    // clients, where the rule below gives a worker per client anyway (oltp_point_select, 8 s,
+    // three alternated pairs: QPS and CPU per query within ±4 %, the noise). With at least
+    // BUSY_WORKER_CLIENTS clients per CPU on PostgreSQL, one worker per CPU: each wakes to
+    // several replies at once instead of one (pgbench select-only at 16 clients on 2 CPUs, alternated with 4
     // workers: 9.5-12.9 against 11.3-18.0 µs of client CPU per transaction, and more TPS;
     // then 1.35x pgbench's TPS for 0.6-0.7x its CPU per transaction). Not measured on the
     // other engines, which keep their rules. PostgreSQL's lean client blocks on a thread of
