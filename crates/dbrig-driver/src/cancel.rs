@@ -4,7 +4,7 @@
 //! using the server's CPU and I/O and distort every measurement after it. So when the timer
 //! fires, the statement is stopped *on the server* by each engine's own mechanism — MariaDB/MySQL
 //! `KILL QUERY <connection id>` sent from a second connection, PostgreSQL's cancel request
-//! (the backend key of the session, sent on a new socket), SQLite `sqlite3_interrupt` — while
+//! (the backend key of the session, sent on a new socket, over TLS if the session is), SQLite `sqlite3_interrupt` — while
 //! the original connection keeps reading until the server answers the killed statement, so the
 //! protocol stays in step and the connection stays usable.
 
@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 
 use crate::error::{DriverError, ErrorKind, one_line};
 use crate::target::Endpoint;
+use crate::wire_socket::{TlsFailure, WireSocket};
 
 /// How long a cancelled statement may take to give up before the connection is presumed stuck
 /// and replaced (a server that ignores the kill must not hang the benchmark).
@@ -33,12 +34,15 @@ pub(crate) enum Inner {
         opts: mysql_async::Opts,
         connection_id: u32,
     },
-    Postgres(tokio_postgres::CancelToken),
-    /// The lean client's session: where it is and its cancel key.
+    /// tokio-postgres's token, with the TLS its connection used (the cancel request goes the
+    /// same way).
+    Postgres(tokio_postgres::CancelToken, Option<crate::tls::PgTls>),
+    /// The lean client's session: where it is, its cancel key, and the TLS it used.
     PostgresWire {
         endpoint: Endpoint,
         pid: u32,
         key: i32,
+        tls: Option<CancelTls>,
     },
     Sqlite(Arc<rusqlite::InterruptHandle>),
     Mock(Arc<Notify>),
@@ -51,7 +55,7 @@ impl std::fmt::Debug for CancelHandle {
             Inner::Mysql { connection_id, .. } => {
                 return write!(f, "CancelHandle(mysql {connection_id})");
             }
-            Inner::Postgres(_) | Inner::PostgresWire { .. } => "postgres",
+            Inner::Postgres(..) | Inner::PostgresWire { .. } => "postgres",
             Inner::Sqlite(_) => "sqlite",
             Inner::Mock(_) => "mock",
         };
@@ -78,12 +82,21 @@ impl CancelHandle {
                 };
                 within_grace(&format!("KILL QUERY {connection_id}"), kill).await
             }
-            Inner::Postgres(token) => {
+            Inner::Postgres(token, Some(tls)) => {
+                let request = token.cancel_query(tls.clone());
+                within_grace("PostgreSQL cancel request", request).await
+            }
+            Inner::Postgres(token, None) => {
                 let request = token.cancel_query(tokio_postgres::NoTls);
                 within_grace("PostgreSQL cancel request", request).await
             }
-            Inner::PostgresWire { endpoint, pid, key } => {
-                let request = pg_cancel_request(endpoint, *pid, *key);
+            Inner::PostgresWire {
+                endpoint,
+                pid,
+                key,
+                tls,
+            } => {
+                let request = pg_cancel_request(endpoint, *pid, *key, tls.as_ref());
                 within_grace("PostgreSQL cancel request", request).await
             }
             Inner::Sqlite(handle) => {
@@ -98,31 +111,57 @@ impl CancelHandle {
     }
 }
 
-/// Send a cancel request for session `pid` (its `key`) on a new socket to `endpoint`, in the
-/// clear as libpq before version 17 sends it (a cancel request carries no credentials and is
-/// answered by closing the socket).
-async fn pg_cancel_request(endpoint: &Endpoint, pid: u32, key: i32) -> std::io::Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// How the lean client's session was encrypted, for its cancel request.
+#[derive(Clone)]
+pub(crate) struct CancelTls {
+    pub config: Arc<rustls::ClientConfig>,
+    pub name: rustls::pki_types::ServerName<'static>,
+}
+
+/// Send a cancel request for session `pid` (its `key`) on a new socket to `endpoint`. Over
+/// TLS when the session was (as libpq 17 does): a server behind a TLS-only proxy or load
+/// balancer never sees a request sent in the clear. A cancel request carries no credentials
+/// and is answered by closing the socket.
+async fn pg_cancel_request(
+    endpoint: &Endpoint,
+    pid: u32,
+    key: i32,
+    tls: Option<&CancelTls>,
+) -> std::io::Result<()> {
     let mut request = Vec::with_capacity(16);
     request.extend_from_slice(&16i32.to_be_bytes());
     request.extend_from_slice(&80_877_102i32.to_be_bytes());
     request.extend_from_slice(&pid.to_be_bytes());
     request.extend_from_slice(&key.to_be_bytes());
-    let mut sink = [0u8; 1];
-    match endpoint {
+    let mut socket = match endpoint {
         Endpoint::Tcp { host, port } => {
-            let mut s = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
-            s.write_all(&request).await?;
-            // The server closes the socket once it has read the request.
-            let _ = s.read(&mut sink).await;
+            WireSocket::Tcp(tokio::net::TcpStream::connect((host.as_str(), *port)).await?)
         }
-        Endpoint::Socket(path) => {
-            let mut s =
-                tokio::net::UnixStream::connect(crate::target::pg_socket_file(path)).await?;
-            s.write_all(&request).await?;
-            let _ = s.read(&mut sink).await;
+        Endpoint::Socket(path) => WireSocket::Unix(
+            tokio::net::UnixStream::connect(crate::target::pg_socket_file(path)).await?,
+        ),
+    };
+    let mut answer = bytes::BytesMut::with_capacity(64);
+    if let (Some(tls), Endpoint::Tcp { .. }) = (tls, endpoint) {
+        socket.write_all(&crate::pg_wire::SSL_REQUEST).await?;
+        if socket.read_into(&mut answer).await? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
+        // 'N' (TLS turned off since the session began): the request goes in the clear.
+        if answer[0] == b'S' {
+            socket
+                .start_tls(Arc::clone(&tls.config), tls.name.clone())
+                .await
+                .map_err(|e| match e {
+                    TlsFailure::Tls(e) => std::io::Error::other(e),
+                    TlsFailure::Io(e) => e,
+                })?;
+        }
+        answer.clear();
     }
+    socket.write_all(&request).await?;
+    // The server closes the socket once it has read the request.
+    let _ = socket.read_into(&mut answer).await;
     Ok(())
 }
 

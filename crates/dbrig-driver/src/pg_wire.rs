@@ -87,10 +87,15 @@ pub(crate) struct PgWireConnection {
     version: String,
     backend_pid: u32,
     secret_key: i32,
-    /// Where cancel requests go (a new socket to the same address).
+    /// Where cancel requests go (a new socket to the same address), and how, if the session
+    /// is encrypted.
     endpoint: Endpoint,
+    cancel_tls: Option<crate::cancel::CancelTls>,
     security: dbrig_core::results::ConnectionSecurity,
 }
+
+/// SSLRequest: length 8, code 1234.5679; the server answers one byte, `S` or `N`.
+pub(crate) const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 4, 210, 22, 47];
 
 fn lost(detail: impl std::fmt::Display) -> DriverError {
     DriverError::lost(None, format!("PostgreSQL connection lost: {detail}"))
@@ -433,6 +438,7 @@ impl PgWireConnection {
             backend_pid: 0,
             secret_key: 0,
             endpoint: endpoint.clone(),
+            cancel_tls: None,
             security: dbrig_core::results::ConnectionSecurity {
                 tls_mode: tls.mode.name().to_owned(),
                 ..Default::default()
@@ -477,8 +483,7 @@ impl PgWireConnection {
     ) -> Result<(), DriverError> {
         let config = tls.client_config(host)?;
         let name = crate::tls::server_name(host)?;
-        // SSLRequest: length 8, code 1234.5679; the server answers one byte.
-        self.wbuf.put_slice(&[0, 0, 0, 8, 4, 210, 22, 47]);
+        self.wbuf.put_slice(&SSL_REQUEST);
         self.flush().await?;
         while self.rbuf.is_empty() {
             if self.socket.read_into(&mut self.rbuf).await.map_err(lost)? == 0 {
@@ -496,7 +501,7 @@ impl PgWireConnection {
             )));
         }
         self.socket
-            .start_tls(config, name)
+            .start_tls(Arc::clone(&config), name.clone())
             .await
             .map_err(|e| match e {
                 TlsFailure::Tls(e) => crate::tls::tls_error(format!(
@@ -511,6 +516,7 @@ impl PgWireConnection {
             .socket
             .tls()
             .map(|c| crate::tls::session_of(c, tls.verification()));
+        self.cancel_tls = Some(crate::cancel::CancelTls { config, name });
         Ok(())
     }
 
@@ -666,6 +672,7 @@ impl PgWireConnection {
             endpoint: self.endpoint.clone(),
             pid: self.backend_pid,
             key: self.secret_key,
+            tls: self.cancel_tls.clone(),
         })
     }
 

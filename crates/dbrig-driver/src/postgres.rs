@@ -45,6 +45,8 @@ pub(crate) struct PostgresConnection {
     /// Not the prepared protocol: queries use unnamed statements only (see the module doc).
     unnamed: bool,
     security: dbrig_core::results::ConnectionSecurity,
+    /// The TLS the connection was opened with: its cancel requests go the same way.
+    cancel_tls: Option<crate::tls::PgTls>,
 }
 
 impl PostgresConnection {
@@ -116,6 +118,7 @@ impl PostgresConnection {
             }
             _ => None,
         };
+        let cancel_tls = tls_connector.clone();
         let connected = tokio::time::timeout(options.connect_timeout, async {
             match tls_connector {
                 Some(t) => config
@@ -165,6 +168,7 @@ impl PostgresConnection {
             backend_pid,
             unnamed: options.protocol != dbrig_core::results::Protocol::Prepared,
             security,
+            cancel_tls,
         })
     }
 
@@ -181,7 +185,10 @@ impl PostgresConnection {
     }
 
     pub(crate) fn cancel_handle(&self) -> CancelHandle {
-        CancelHandle(Inner::Postgres(self.client.cancel_token()))
+        CancelHandle(Inner::Postgres(
+            self.client.cancel_token(),
+            self.cancel_tls.clone(),
+        ))
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {

@@ -89,8 +89,61 @@ async fn postgres_lean_timeout_cancels_the_query_on_the_server() {
     postgres_timeout_cancels(true).await;
 }
 
+/// Over TLS, through a door that lets in only TLS (as a TLS-only proxy or load balancer in
+/// front of a managed PostgreSQL does): the cancel request must go over TLS too, as libpq 17
+/// sends it; one sent in the clear is dropped at the door and the statement runs on.
+#[tokio::test]
+async fn postgres_timeout_cancels_over_tls_through_a_tls_only_door() {
+    let door = tls_only_door().await;
+    postgres_timeout_cancels_at(
+        false,
+        &format!("postgres://postgres@127.0.0.1:{door}/test?sslmode=require"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn postgres_lean_timeout_cancels_over_tls_through_a_tls_only_door() {
+    let door = tls_only_door().await;
+    postgres_timeout_cancels_at(
+        true,
+        &format!("postgres://postgres@127.0.0.1:{door}/test?sslmode=require"),
+    )
+    .await;
+}
+
+/// A port in front of the machine's PostgreSQL that forwards only connections that begin
+/// with the SSLRequest; any other first message (a startup or cancel request in the clear)
+/// is dropped with the socket.
+async fn tls_only_door() -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 4, 210, 22, 47];
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut first = [0u8; 8];
+                if client.read_exact(&mut first).await.is_err() || first != SSL_REQUEST {
+                    return;
+                }
+                let Ok(mut server) = tokio::net::TcpStream::connect("127.0.0.1:5432").await else {
+                    return;
+                };
+                if server.write_all(&first).await.is_ok() {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    port
+}
+
 async fn postgres_timeout_cancels(lean: bool) {
-    let url = "postgres://postgres@127.0.0.1:5432/test";
+    postgres_timeout_cancels_at(lean, "postgres://postgres@127.0.0.1:5432/test").await;
+}
+
+async fn postgres_timeout_cancels_at(lean: bool, url: &str) {
     let mut c = connect_lean(url, lean).await;
     let pid = single_int(
         &c.query("SELECT pg_backend_pid()::bigint", &[])
