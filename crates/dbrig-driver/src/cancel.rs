@@ -4,9 +4,9 @@
 //! using the server's CPU and I/O and distort every measurement after it. So when the timer
 //! fires, the statement is stopped *on the server* by each engine's own mechanism — MariaDB/MySQL
 //! `KILL QUERY <connection id>` sent from a second connection, PostgreSQL's cancel request
-//! (the backend key of the session, sent on a new socket, over TLS if the session is), SQLite `sqlite3_interrupt` — while
-//! the original connection keeps reading until the server answers the killed statement, so the
-//! protocol stays in step and the connection stays usable.
+//! (the backend key of the session, sent on a new socket, over TLS if the session is), SQLite
+//! `sqlite3_interrupt` — while the original connection keeps reading until the server answers
+//! the killed statement, so the protocol stays in step and the connection stays usable.
 
 use std::future::Future;
 use std::pin::pin;
