@@ -94,22 +94,18 @@ async fn postgres_lean_timeout_cancels_the_query_on_the_server() {
 /// sends it; one sent in the clear is dropped at the door and the statement runs on.
 #[tokio::test]
 async fn postgres_timeout_cancels_over_tls_through_a_tls_only_door() {
-    let door = tls_only_door().await;
-    postgres_timeout_cancels_at(
-        false,
-        &format!("postgres://postgres@127.0.0.1:{door}/test?sslmode=require"),
-    )
-    .await;
+    postgres_timeout_cancels_through_a_tls_only_door(false).await;
 }
 
 #[tokio::test]
 async fn postgres_lean_timeout_cancels_over_tls_through_a_tls_only_door() {
+    postgres_timeout_cancels_through_a_tls_only_door(true).await;
+}
+
+async fn postgres_timeout_cancels_through_a_tls_only_door(lean: bool) {
     let door = tls_only_door().await;
-    postgres_timeout_cancels_at(
-        true,
-        &format!("postgres://postgres@127.0.0.1:{door}/test?sslmode=require"),
-    )
-    .await;
+    let url = format!("postgres://postgres@127.0.0.1:{door}/test?sslmode=require");
+    postgres_timeout_cancels_at(lean, &url).await;
 }
 
 /// A port in front of the machine's PostgreSQL that forwards only connections that begin
