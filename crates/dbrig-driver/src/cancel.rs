@@ -133,14 +133,7 @@ async fn pg_cancel_request(
     request.extend_from_slice(&80_877_102i32.to_be_bytes());
     request.extend_from_slice(&pid.to_be_bytes());
     request.extend_from_slice(&key.to_be_bytes());
-    let mut socket = match endpoint {
-        Endpoint::Tcp { host, port } => {
-            WireSocket::Tcp(tokio::net::TcpStream::connect((host.as_str(), *port)).await?)
-        }
-        Endpoint::Socket(path) => WireSocket::Unix(
-            tokio::net::UnixStream::connect(crate::target::pg_socket_file(path)).await?,
-        ),
-    };
+    let mut socket = WireSocket::connect(endpoint, crate::target::pg_socket_file).await?;
     let mut answer = bytes::BytesMut::with_capacity(64);
     if let (Some(tls), Endpoint::Tcp { .. }) = (tls, endpoint) {
         socket.write_all(&crate::pg_wire::SSL_REQUEST).await?;

@@ -412,11 +412,11 @@ pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
     match endpoint {
         Endpoint::Tcp { host, port } => (
             builder.ip_or_hostname(host.as_str()).tcp_port(*port),
-            format!("{host}:{port}"),
+            endpoint.place(),
         ),
         Endpoint::Socket(path) => (
             builder.socket(Some(path.to_string_lossy())),
-            path.display().to_string(),
+            endpoint.place(),
         ),
     }
 }

@@ -39,7 +39,7 @@ use crate::conn::{ConnectOptions, Outcome, Rows};
 use crate::error::{DriverError, ErrorPolicy};
 use crate::mysql::{from_mysql, opts_for, server_error};
 use crate::mysql_auth::{AuthPath, WireTls};
-use crate::target::{Endpoint, Target};
+use crate::target::Target;
 use crate::wire_socket::{WireError, WireSocket};
 
 #[path = "mysql_bulk.rs"]
@@ -220,39 +220,22 @@ impl WireConnection {
             unreachable!("mysql wire client opened for a non-mysql target")
         };
         let tls = WireTls::for_endpoint(tls, endpoint)?;
-        let (place, socket): (String, Result<WireSocket, std::io::Error>) = match endpoint {
-            Endpoint::Tcp { host, port } => {
-                let place = format!("{host}:{port}");
-                let s = tokio::time::timeout(
-                    options.connect_timeout,
-                    tokio::net::TcpStream::connect((host.as_str(), *port)),
+        let place = endpoint.place();
+        let socket = match tokio::time::timeout(
+            options.connect_timeout,
+            WireSocket::connect(endpoint, std::path::Path::to_path_buf),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(DriverError::unreachable(
+                    &place,
+                    format_args!("no connection within {:?}", options.connect_timeout),
                 )
-                .await;
-                let s = match s {
-                    Err(_) => {
-                        return Err(DriverError::unreachable(
-                            &place,
-                            format_args!("no TCP connection within {:?}", options.connect_timeout),
-                        )
-                        .into());
-                    }
-                    Ok(s) => s.map(|s| {
-                        // Requests are single small packets: send each at once.
-                        let _ = s.set_nodelay(true);
-                        WireSocket::Tcp(s)
-                    }),
-                };
-                (place, s)
+                .into());
             }
-            Endpoint::Socket(path) => (
-                path.display().to_string(),
-                tokio::net::UnixStream::connect(path)
-                    .await
-                    .map(WireSocket::Unix),
-            ),
+            Ok(s) => s.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?,
         };
-        let socket =
-            socket.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?;
         let password = password.as_ref().map(|p| p.expose());
         let kill_opts = opts_for(target).0.into();
         let mut conn = Self::over(

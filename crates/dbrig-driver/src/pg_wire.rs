@@ -366,10 +366,7 @@ impl PgWireConnection {
         let Target::Postgres { endpoint, .. } = target else {
             unreachable!("postgres wire client opened for a non-postgres target")
         };
-        let place = match endpoint {
-            Endpoint::Tcp { host, port } => format!("{host}:{port}"),
-            Endpoint::Socket(path) => path.display().to_string(),
-        };
+        let place = endpoint.place();
         let mut conn = match tokio::time::timeout(
             options.connect_timeout,
             Self::open(target, options, &place),
@@ -413,21 +410,9 @@ impl PgWireConnection {
         else {
             unreachable!("postgres wire client opened for a non-postgres target")
         };
-        let socket = match endpoint {
-            Endpoint::Tcp { host, port } => tokio::net::TcpStream::connect((host.as_str(), *port))
-                .await
-                .map(|s| {
-                    // Requests are single small writes: send each at once.
-                    let _ = s.set_nodelay(true);
-                    WireSocket::Tcp(s)
-                }),
-            Endpoint::Socket(path) => {
-                tokio::net::UnixStream::connect(crate::target::pg_socket_file(path))
-                    .await
-                    .map(WireSocket::Unix)
-            }
-        }
-        .map_err(|e| DriverError::unreachable(place, format_args!("PostgreSQL: {e}")))?;
+        let socket = WireSocket::connect(endpoint, crate::target::pg_socket_file)
+            .await
+            .map_err(|e| DriverError::unreachable(place, format_args!("PostgreSQL: {e}")))?;
         let mut conn = Self {
             socket,
             rbuf: BytesMut::with_capacity(READ_CHUNK),

@@ -69,10 +69,10 @@ impl PostgresConnection {
         if let Some(p) = password {
             config.password(p.expose());
         }
-        let place = match endpoint {
+        let place = endpoint.place();
+        match endpoint {
             Endpoint::Tcp { host, port } => {
                 config.host(host).port(*port);
-                format!("{host}:{port}")
             }
             Endpoint::Socket(path) => {
                 let (dir, port) = crate::target::pg_socket_dir_and_port(path);
@@ -80,9 +80,8 @@ impl PostgresConnection {
                 if let Some(port) = port {
                     config.port(port);
                 }
-                path.display().to_string()
             }
-        };
+        }
         let host = match endpoint {
             Endpoint::Tcp { host, .. } => host.as_str(),
             Endpoint::Socket(_) => "localhost",

@@ -81,6 +81,16 @@ pub enum Endpoint {
     Socket(PathBuf),
 }
 
+impl Endpoint {
+    /// How error messages name it: `host:port`, or the socket's path.
+    pub(crate) fn place(&self) -> String {
+        match self {
+            Endpoint::Tcp { host, port } => format!("{host}:{port}"),
+            Endpoint::Socket(path) => path.display().to_string(),
+        }
+    }
+}
+
 /// What to connect to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Target {

@@ -19,12 +19,15 @@
 //! the cipher's.
 
 use std::io::{ErrorKind as IoKind, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::target::Endpoint;
 
 /// How often a blocked read or write looks at the abandon flag.
 pub(crate) const ABANDON_CHECK: Duration = Duration::from_millis(250);
@@ -102,6 +105,25 @@ fn abandoned() -> std::io::Error {
 }
 
 impl WireSocket {
+    /// A new socket to `endpoint`: TCP with Nagle's delay off (requests are single small
+    /// writes: send each at once), or the Unix socket file `socket_file` makes of the
+    /// endpoint's path (each engine names its socket file its own way).
+    pub(crate) async fn connect(
+        endpoint: &Endpoint,
+        socket_file: impl FnOnce(&Path) -> PathBuf,
+    ) -> std::io::Result<WireSocket> {
+        Ok(match endpoint {
+            Endpoint::Tcp { host, port } => {
+                let s = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
+                let _ = s.set_nodelay(true);
+                WireSocket::Tcp(s)
+            }
+            Endpoint::Socket(path) => {
+                WireSocket::Unix(tokio::net::UnixStream::connect(socket_file(path)).await?)
+            }
+        })
+    }
+
     /// Switch a TCP or Unix socket to blocking calls; other streams stay as they are.
     pub(crate) fn make_blocking(&mut self, abandon: Arc<AtomicBool>) -> std::io::Result<()> {
         if let WireSocket::Tls(t) = self {
