@@ -1162,6 +1162,15 @@ name = "oltp_point_select"
         // The file is known as a password file (hooks never get a variable naming it).
         let pw = plan.configurations[0].target.as_ref().unwrap().password();
         assert_eq!(pw.and_then(|p| p.file()), Some(file.as_path()));
+        // `--password-env VAR` the same way.
+        let by_env = CommandLinePassword {
+            env: Some("PATH".into()),
+            file: None,
+        };
+        let (plan, took) = load_with_password(&p, &[], &[], &by_env).unwrap();
+        assert_eq!(took, ["my", "pg"]);
+        let pw = plan.configurations[1].target.as_ref().unwrap().password();
+        assert_eq!(pw.map(|p| p.expose()), Some(own_env.as_str()));
         // Without the option nothing changes.
         assert_eq!(
             load_with_password(&p, &[], &[], &CommandLinePassword::default())

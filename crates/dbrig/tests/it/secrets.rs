@@ -286,24 +286,18 @@ after-trial-sql = "SELECT '${{PW_LOWER}}' AS lower_form, '${{PW_NON_ASCII}}' AS 
         "configuration.my-set-mixed.target={}",
         my(&format!(":{}", forms.mixed))
     );
-    let r = dbrig_env(
-        o,
-        &[
-            "run",
-            plan.to_str().unwrap(),
-            "--define",
-            &format!("PW_LOWER={}", forms.lower),
-            "--define",
-            &format!("PW_AT={}", forms.at_only),
-            "--define",
-            &format!("PW_NON_ASCII={}", forms.non_ascii),
-            "--set",
-            &set_target,
-            "--password-file",
-            pw_file.to_str().unwrap(),
-        ],
-        &env,
-    );
+    let defines = [
+        format!("PW_LOWER={}", forms.lower),
+        format!("PW_AT={}", forms.at_only),
+        format!("PW_NON_ASCII={}", forms.non_ascii),
+    ];
+    let mut plan_args = vec!["run", plan.to_str().unwrap()];
+    for d in &defines {
+        plan_args.extend(["--define", d]);
+    }
+    plan_args.extend(["--set", &set_target]);
+    plan_args.extend(["--password-file", pw_file.to_str().unwrap()]);
+    let r = dbrig_env(o, &plan_args, &env);
     keep(&r);
     assert!(r.status.success(), "{}", text(&r));
     assert!(
@@ -314,6 +308,10 @@ after-trial-sql = "SELECT '${{PW_LOWER}}' AS lower_form, '${{PW_NON_ASCII}}' AS 
         "{}",
         text(&r)
     );
+    // What a dry run prints.
+    let r = dbrig_env(o, &[&plan_args[..], &["--dry-run"]].concat(), &env);
+    keep(&r);
+    assert!(text(&r).contains("my-set-mixed"), "{}", text(&r));
     // Single commands: a URL with a form, `--password-env`, `--password-file`, DBRIG_TARGET.
     let single = |target: Option<String>, extra: &[&str]| {
         let mut args = vec![
@@ -385,22 +383,13 @@ after-trial-sql = "SELECT '${{PW_LOWER}}' AS lower_form, '${{PW_NON_ASCII}}' AS 
         keep(&r);
         error_line(&r);
     }
-    let r = dbrig_env(
-        o,
-        &[
-            "run",
-            plan.to_str().unwrap(),
-            "--define",
-            &format!("PW_LOWER={}", forms.lower),
-            "--define",
-            &format!("PW_AT={}", forms.at_only),
-            "--define",
-            &format!("PW_NON_ASCII={}", forms.non_ascii),
-            "--set",
-            &set_target.replace(":3306/", ":99999/"),
-        ],
-        &env,
-    );
+    // A plan whose `--set` target does not parse: the error quotes it redacted.
+    let bad_set = set_target.replace(":3306/", ":99999/");
+    let bad_plan: Vec<&str> = plan_args
+        .iter()
+        .map(|a| if *a == set_target { &bad_set } else { *a })
+        .collect();
+    let r = dbrig_env(o, &bad_plan, &env);
     keep(&r);
     assert!(
         error_line(&r).contains("configuration 'my-set-mixed'"),
