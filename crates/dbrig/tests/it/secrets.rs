@@ -504,4 +504,27 @@ fn a_plan_password_no_configuration_takes_is_refused() {
         "{e}"
     );
     assert!(!out.path().join("results.db").exists());
+    // perfrun's sides from a plan take their passwords from it: its own password options are
+    // refused with --plan, not ignored.
+    let r = dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--a",
+            "A",
+            "--b",
+            "A",
+            "--password-file-a",
+            pw.to_str().unwrap(),
+        ],
+    );
+    assert!(!r.status.success());
+    assert!(
+        text(&r).contains("'--plan <FILE>' cannot be used with '--password-file-a <PATH>'"),
+        "{}",
+        text(&r)
+    );
+    assert!(!out.path().join("results.db").exists());
 }
