@@ -8,6 +8,10 @@
 //! hold any of `@ : / ? # %` unescaped (people paste such passwords), while a user must escape
 //! `:` and an `@` after the host (in a socket path, say) must be written `%40`. An empty
 //! password (`root:@host`) is no password, everywhere.
+//!
+//! Each part is then percent-decoded ([`percent_decode`]): `p%40ss` is the password `p@ss`.
+//! A password thus has many written forms (raw, encoded in either case of hex, partly
+//! encoded); `dbrig_exec::secrets` masks all of them.
 
 /// A URL's text after `SCHEME://`, split at its credentials. All parts are still
 /// percent-encoded, exactly as written.
@@ -41,6 +45,15 @@ pub fn split_userinfo(after_scheme: &str) -> Userinfo<'_> {
             }
         }
     }
+}
+
+/// A URL part as it means: every `%HH` replaced by its byte (either case of hex digits), byte
+/// by byte so no multi-byte character is split; a `%` not followed by two hex digits stays as
+/// it is, and bytes that do not make UTF-8 become U+FFFD.
+pub fn percent_decode(part: &str) -> String {
+    percent_encoding::percent_decode_str(part)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// What a redacted password reads as.
@@ -112,6 +125,13 @@ mod tests {
                 rest: "h:5432/db",
             }
         );
+    }
+
+    #[test]
+    fn percent_decoding_takes_either_case_and_leaves_stray_percents() {
+        assert_eq!(percent_decode("p%40ss%3aw%2Frd%25%C3%A9"), "p@ss:w/rd%é");
+        assert_eq!(percent_decode("%zz%aé%4"), "%zz%aé%4");
+        assert_eq!(percent_decode("%%40"), "%@");
     }
 
     #[test]

@@ -208,11 +208,11 @@ impl Target {
         }
         let user = parts
             .user
-            .map(percent_decode)
+            .map(url::percent_decode)
             .filter(|u| !u.is_empty())
             .or_else(|| pg("PGUSER"))
             .unwrap_or_default();
-        let password = parts.password.map(|p| Secret::new(percent_decode(p)));
+        let password = parts.password.map(|p| Secret::new(url::percent_decode(p)));
         let (rest, query) = match parts.rest.split_once('?') {
             Some((r, q)) => (r, Some(q)),
             None => (parts.rest, None),
@@ -230,11 +230,11 @@ impl Target {
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
                 Some(("socket", path)) if !path.is_empty() => {
-                    socket = Some(PathBuf::from(percent_decode(path)))
+                    socket = Some(PathBuf::from(url::percent_decode(path)))
                 }
                 Some((key, value)) if !value.is_empty() => {
                     if !tls
-                        .take_param(key, &percent_decode(value))
+                        .take_param(key, &url::percent_decode(value))
                         .map_err(|r| err(&r))?
                     {
                         return Err(err(&format!(
@@ -282,7 +282,7 @@ impl Target {
         let database = if database.is_empty() {
             pg("PGDATABASE").unwrap_or_else(|| "test".to_owned())
         } else {
-            percent_decode(database)
+            url::percent_decode(database)
         };
         if !database
             .chars()
@@ -570,29 +570,6 @@ fn parse_port(p: &str) -> Result<u16, String> {
         .ok()
         .filter(|&n| n > 0)
         .ok_or_else(|| format!("port '{p}' is not a number from 1 to 65535"))
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        // Byte-wise: slicing the &str after a '%' could split a multi-byte character.
-        if bytes[i] == b'%'
-            && let (Some(hi), Some(lo)) = (hex(bytes.get(i + 1)), hex(bytes.get(i + 2)))
-        {
-            out.push(hi * 16 + lo);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(b: Option<&u8>) -> Option<u8> {
-    (*b? as char).to_digit(16).map(|d| d as u8)
 }
 
 /// libpq's convention: a socket path is a directory holding `.s.PGSQL.<port>`; accept either

@@ -101,7 +101,7 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
     // A password given any way (a `--define` feeding a URL, `--set`, a URL) is masked in
     // every stored form of the command line and plan text.
     let command_line = exec.secrets.scrub_all(&exec.opts.command_line);
-    exec.plan.resolved = exec.secrets.scrub_json(&exec.plan.resolved);
+    exec.secrets.scrub_plan(&mut exec.plan);
     let plan_text = exec
         .plan
         .text

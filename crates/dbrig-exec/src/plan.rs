@@ -629,8 +629,44 @@ fn options_from<T: for<'de> Deserialize<'de>>(
         .map_err(|e| anyhow!("{what}: {}", e.message()))
 }
 
+/// A password given on the command line to a whole plan: `dbrig run PLAN --password-env VAR`
+/// or `--password-file PATH`.
+#[derive(Debug, Clone, Default)]
+pub struct CommandLinePassword {
+    pub env: Option<String>,
+    pub file: Option<PathBuf>,
+}
+
+impl CommandLinePassword {
+    /// How the option was written, for messages: `--password-file PATH`.
+    pub fn option(&self) -> Option<String> {
+        match (&self.env, &self.file) {
+            (Some(var), _) => Some(format!("--password-env {var}")),
+            (None, Some(file)) => Some(format!("--password-file {}", file.display())),
+            (None, None) => None,
+        }
+    }
+}
+
 /// Read, substitute, override and resolve a plan file.
 pub fn load(path: &Path, defines: &[String], sets: &[String]) -> Result<Plan> {
+    Ok(load_with_password(path, defines, sets, &CommandLinePassword::default())?.0)
+}
+
+/// [`load`], with the command line's password: as a single command's `--password-file` is the
+/// password of its target, it is the password of every configuration whose target is a
+/// MariaDB/MySQL or PostgreSQL server with no password of its own (none in its URL, no
+/// `password-env` or `password-file` key) — those would otherwise fall back on the clients'
+/// defaults (`PGPASSWORD`, `~/.pgpass`, `MYSQL_PWD`, `~/.my.cnf`), which an explicit option
+/// beats there too. A configuration with its own password keeps it, and a managed server has
+/// its own. Gives the names of the configurations that took it; a password that none takes is
+/// refused rather than ignored.
+pub fn load_with_password(
+    path: &Path,
+    defines: &[String],
+    sets: &[String],
+    password: &CommandLinePassword,
+) -> Result<(Plan, Vec<String>)> {
     let raw = std::fs::read_to_string(path).map_err(|source| ExecError::Io {
         what: "cannot read plan",
         path: path.to_owned(),
@@ -643,12 +679,44 @@ pub fn load(path: &Path, defines: &[String], sets: &[String]) -> Result<Plan> {
     for s in sets {
         apply_set(&mut table, s)?;
     }
-    let file: PlanFile = toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            anyhow!("{} (after --set): {}", path.display(), e.message())
-        })?;
-    resolve(path, &text, file)
+    let mut file: PlanFile =
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                anyhow!("{} (after --set): {}", path.display(), e.message())
+            })?;
+    let mut took = Vec::new();
+    if let Some(option) = password.option() {
+        if password.env.is_some() && password.file.is_some() {
+            return Err(ExecError::Password(
+                "give either --password-env or --password-file, not both".into(),
+            ));
+        }
+        for c in &mut file.configuration {
+            let without_password = c.password_env.is_none()
+                && c.password_file.is_none()
+                && c.target
+                    .as_deref()
+                    // As resolution reads it: PGHOST and friends fill a PostgreSQL URL.
+                    .and_then(|url| Target::parse_with_env(url, &|n| std::env::var(n).ok()).ok())
+                    .is_some_and(|t| {
+                        matches!(t, Target::Mysql { .. } | Target::Postgres { .. })
+                            && !t.has_url_password()
+                    });
+            if without_password {
+                c.password_env.clone_from(&password.env);
+                c.password_file.clone_from(&password.file);
+                took.push(c.name.clone());
+            }
+        }
+        if took.is_empty() {
+            return Err(ExecError::Password(format!(
+                "{option}: no configuration of {} takes it: each has a password of its own (in its URL, password-env or password-file) or is not a MariaDB/MySQL or PostgreSQL target (a managed server has its own); name it in the plan (`password-file = \"…\"` in a [[configuration]]) or leave the option out",
+                path.display()
+            )));
+        }
+    }
+    Ok((resolve(path, &text, file)?, took))
 }
 
 /// Write a plan file (the DBT-3 launcher import's) only once it loads as a plan: written
@@ -1026,6 +1094,114 @@ name = "oltp_read_only"
         let p = dir.path().join("plan.toml");
         std::fs::write(&p, text).unwrap();
         (dir, p)
+    }
+
+    /// `run PLAN --password-file F`: the password of every server configuration without one of
+    /// its own, never of one that has one, SQLite or the mock; refused when none takes it.
+    #[test]
+    fn a_command_line_password_goes_to_configurations_without_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, p) = write(
+            r#"
+name = "pw"
+trials = 1
+clients = [1]
+[[configuration]]
+name = "my"
+target = "mysql://bench@127.0.0.1:3306/test"
+[[configuration]]
+name = "pg"
+target = "postgres://bench@127.0.0.1/test"
+[[configuration]]
+name = "own-url"
+target = "mysql://bench:own@127.0.0.1:3306/test"
+[[configuration]]
+name = "own-env"
+target = "postgres://bench@127.0.0.1/test"
+password-env = "PATH"
+[[configuration]]
+name = "lite"
+target = "sqlite::memory:"
+[[configuration]]
+name = "mock"
+target = "mock:"
+[[workload]]
+name = "oltp_point_select"
+"#,
+        );
+        let file = dir.path().join("pw");
+        std::fs::write(&file, "from-file\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // The configuration's own variable: one every environment has.
+        let own_env = std::env::var("PATH").unwrap();
+        let by_file = CommandLinePassword {
+            env: None,
+            file: Some(file.clone()),
+        };
+        let (plan, took) = load_with_password(&p, &[], &[], &by_file).unwrap();
+        assert_eq!(took, ["my", "pg"]);
+        let passwords: Vec<(&str, Option<&str>)> = plan
+            .configurations
+            .iter()
+            .map(|c| {
+                let pw = c.target.as_ref().and_then(|t| t.password());
+                (c.name.as_str(), pw.map(|p| p.expose()))
+            })
+            .collect();
+        assert_eq!(
+            passwords,
+            [
+                ("my", Some("from-file")),
+                ("pg", Some("from-file")),
+                ("own-url", Some("own")),
+                ("own-env", Some(own_env.as_str())),
+                ("lite", None),
+                ("mock", None),
+            ]
+        );
+        // The file is known as a password file (hooks never get a variable naming it).
+        let pw = plan.configurations[0].target.as_ref().unwrap().password();
+        assert_eq!(pw.and_then(|p| p.file()), Some(file.as_path()));
+        // `--password-env VAR` the same way.
+        let by_env = CommandLinePassword {
+            env: Some("PATH".into()),
+            file: None,
+        };
+        let (plan, took) = load_with_password(&p, &[], &[], &by_env).unwrap();
+        assert_eq!(took, ["my", "pg"]);
+        let pw = plan.configurations[1].target.as_ref().unwrap().password();
+        assert_eq!(pw.map(|p| p.expose()), Some(own_env.as_str()));
+        // Without the option nothing changes.
+        assert_eq!(
+            load_with_password(&p, &[], &[], &CommandLinePassword::default())
+                .unwrap()
+                .1,
+            Vec::<String>::new()
+        );
+        // A plan where no configuration takes it: refused in one line, not ignored.
+        let sets = [
+            "configuration.my.target=sqlite::memory:".to_owned(),
+            "configuration.pg.password-env=PATH".to_owned(),
+        ];
+        let e = load_with_password(&p, &[], &sets, &by_file)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "--password-file {}: no configuration of",
+                file.display()
+            )) && e.contains("password-file = ")
+                && !e.contains('\n'),
+            "{e}"
+        );
+        let both = CommandLinePassword {
+            env: Some("X".into()),
+            file: Some(file.clone()),
+        };
+        let e = load_with_password(&p, &[], &[], &both)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not both"), "{e}");
     }
 
     #[test]

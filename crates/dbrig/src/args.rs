@@ -71,10 +71,13 @@ pub struct ConnectionArgs {
     // The value is never shown in help: a URL may carry a password.
     #[arg(long, env = "DBRIG_TARGET", hide_env_values = true)]
     pub target: Option<String>,
-    /// Read the password from this environment variable.
+    /// Read the password from this environment variable (`run PLAN`: for every MariaDB/MySQL
+    /// or PostgreSQL configuration without a password of its own).
     #[arg(long, value_name = "VAR")]
     pub password_env: Option<String>,
-    /// Read the password from this file (must not be readable by group or others: chmod 600).
+    /// Read the password from this file (must not be readable by group or others: chmod 600;
+    /// `run PLAN`: for every MariaDB/MySQL or PostgreSQL configuration without a password of
+    /// its own).
     #[arg(long, value_name = "PATH")]
     pub password_file: Option<PathBuf>,
     /// TLS mode: disable (default), prefer, require, verify-ca, verify-full (also sysbench's

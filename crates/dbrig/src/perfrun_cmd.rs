@@ -57,8 +57,14 @@ pub struct CollectArgs {
     #[arg(long, conflicts_with = "queries")]
     pub tpch: bool,
     /// Take the sides from a plan: `--a` and `--b` then name two of its configurations
-    /// (external targets, or managed servers that perfrun starts and stops).
-    #[arg(long, value_name = "FILE")]
+    /// (external targets, or managed servers that perfrun starts and stops). Their passwords
+    /// come from the plan (`password-env`, `password-file`), so the `--password-*-a/b` options
+    /// are refused with it rather than ignored.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["password_env_a", "password_env_b", "password_file_a", "password_file_b"]
+    )]
     pub plan: Option<PathBuf>,
     /// A value for the plan's `${NAME}` placeholders (repeatable; as `dbrig run --define`).
     #[arg(long = "define", value_name = "NAME=VALUE", requires = "plan")]

@@ -334,7 +334,22 @@ fn print_header(workload: &str, target: &str, run: &RunOptions) -> Result<()> {
 }
 
 async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<ExitCode> {
-    let plan = dbrig_exec::plan::load(Path::new(file), &args.defines, &args.sets)?;
+    let password = dbrig_exec::plan::CommandLinePassword {
+        env: args.connection.password_env.clone(),
+        file: args.connection.password_file.clone(),
+    };
+    let (plan, took) = dbrig_exec::plan::load_with_password(
+        Path::new(file),
+        &args.defines,
+        &args.sets,
+        &password,
+    )?;
+    if let (Some(option), false) = (password.option(), took.is_empty()) {
+        eprintln!(
+            "dbrig: {option}: the password of configuration(s) {} (those without a password of their own)",
+            took.join(", ")
+        );
+    }
     if args.dry_run {
         console::print_dry_run(&plan)?;
         return Ok(ExitCode::SUCCESS);

@@ -21,6 +21,7 @@ mod plans;
 mod postgres;
 mod readme;
 mod safety;
+mod secrets;
 mod sqlbench;
 mod sqlite;
 mod tls;

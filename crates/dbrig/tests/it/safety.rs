@@ -532,7 +532,7 @@ impl Drop for PwUser {
 }
 
 /// Every file under `dir` holding `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+pub(crate) fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
     let mut hits = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
