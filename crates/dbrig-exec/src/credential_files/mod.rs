@@ -198,8 +198,8 @@ pub fn client_default_password(
                 };
                 warn(&format!(
                     "the password in option file {}, line {line} {whose}, and the target names \
-                     user '{user}': not sent to '{user}' (give '{user}''s password with \
-                     --password-env or --password-file)",
+                     user '{user}': not sent to '{user}' (give the password of '{user}' \
+                     with --password-env or --password-file)",
                     file.display()
                 ));
                 var("MYSQL_PWD").map(Secret::new)

@@ -197,7 +197,9 @@ impl Reader<'_> {
         let text = String::from_utf8_lossy(&bytes);
         match self.text(&text, path, depth) {
             Ok(()) => Ok(()),
-            Err(e) if depth == 0 => Err(e),
+            Err(e) if depth == 0 => Err(ExecError::OptionFile(format!(
+                "{e} (the mariadb client stops there too; --no-defaults reads no option file)"
+            ))),
             Err(e) => {
                 (self.warn)(&format!("{e}; the rest of that file is skipped"));
                 Ok(())
