@@ -59,7 +59,7 @@ pub fn resolve(spec: &TargetSpec, warn: &dyn Fn(&str)) -> Result<Target> {
         })?)),
         (None, Some(path)) => Some(read_password_file(path)?),
         (None, None) => {
-            credential_files::client_default_password(&target, file_password, &env, warn)
+            credential_files::client_default_password(&target, &spec.url, file_password, &env, warn)
         }
     };
     Ok(target.with_password(password))

@@ -145,6 +145,7 @@ fn judge_password(target: &Target, names: UrlNames, o: &ClientOptions) -> Option
 /// password either). A password withheld or asked for is said in a warning.
 pub fn client_default_password(
     target: &Target,
+    url: &str,
     file_password: OptionFilePassword,
     env: &dyn Fn(&str) -> Option<String>,
     warn: &dyn Fn(&str),
@@ -165,7 +166,14 @@ pub fn client_default_password(
                 return Some(Secret::new(p));
             }
             let file = pgpass::pgpass_path(env)?;
+            // libpq looks a connection that names no host up as `localhost` (it then uses
+            // its socket; dbrig goes to 127.0.0.1, the same server).
+            let names = Target::url_names(url);
+            let no_host = !names.host && !names.socket && var("PGHOST").is_none();
             let key = match endpoint {
+                Endpoint::Tcp { port, .. } if no_host => {
+                    PgpassKey::tcp("localhost", *port, database, user)
+                }
                 Endpoint::Tcp { host, port } => PgpassKey::tcp(host, *port, database, user),
                 Endpoint::Socket(path) => {
                     let (dir, port) = dbrig_driver::pg_socket_dir_and_port(path);
@@ -357,7 +365,7 @@ mod tests {
         let warned = std::cell::RefCell::new(Vec::new());
         let warn = |w: &str| warned.borrow_mut().push(w.to_owned());
         let pw = |f: OptionFilePassword| {
-            client_default_password(&t, f, &env, &warn).map(|s| s.expose().to_owned())
+            client_default_password(&t, "", f, &env, &warn).map(|s| s.expose().to_owned())
         };
         // The files' password for this user beats MYSQL_PWD, as in the client.
         let secret = Secret::from_file("filepw", Path::new("/h/.my.cnf"));
@@ -394,7 +402,7 @@ mod tests {
         // A URL password: nothing else is looked up.
         let t = Target::parse("mysql://bob:x@127.0.0.1/test").unwrap();
         assert_eq!(
-            client_default_password(&t, OptionFilePassword::Absent, &env, &warn),
+            client_default_password(&t, "", OptionFilePassword::Absent, &env, &warn),
             None
         );
     }
@@ -425,12 +433,17 @@ mod tests {
         };
         let pw = |url: &str, e: &dyn Fn(&str) -> Option<String>| {
             let t = Target::parse(url).unwrap();
-            client_default_password(&t, OptionFilePassword::Absent, e, &|_| {})
+            client_default_password(&t, url, OptionFilePassword::Absent, e, &|_| {})
                 .map(|s| s.expose().to_owned())
         };
         assert_eq!(
             pw("postgres://127.0.0.1/db", &env("")).as_deref(),
             Some("tcp")
+        );
+        // No host named: libpq's `localhost` (dbrig connects to 127.0.0.1, the same server).
+        assert_eq!(
+            pw("postgres:///db", &env("")).as_deref(),
+            Some("default-socket")
         );
         assert_eq!(
             pw("postgres://127.0.0.1/db", &env("pgpw")).as_deref(),
