@@ -44,5 +44,7 @@ pub use mock::served as mock_statements_served;
 pub use pg_auth::postgres_auth_method;
 pub use sessions::own_sessions;
 pub use sqlite::SQLITE_LOAD_PRAGMAS;
-pub use target::{Dialect, Endpoint, Secret, Target, TargetError};
+pub use target::{
+    Dialect, Endpoint, Secret, Target, TargetError, UrlNames, pg_socket_dir_and_port,
+};
 pub use tls::{TlsMode, TlsOptions, TlsVersion};

@@ -91,6 +91,15 @@ impl Endpoint {
     }
 }
 
+/// Which parts a server URL names itself ([`Target::url_names`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UrlNames {
+    pub user: bool,
+    pub host: bool,
+    pub port: bool,
+    pub socket: bool,
+}
+
 /// What to connect to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Target {
@@ -312,6 +321,28 @@ impl Target {
                 tls,
             },
         })
+    }
+
+    /// What a server URL names itself, before any default fills it in: an engine client's
+    /// option files may give only what the URL leaves out, as the client's own command-line
+    /// options win over its option files. Nothing for a URL that does not parse.
+    pub fn url_names(url: &str) -> UrlNames {
+        let Some((_, after)) = url.split_once("://") else {
+            return UrlNames::default();
+        };
+        let parts = url::split_userinfo(after);
+        let rest = parts.rest.split_once('?');
+        let (rest, query) = rest.map_or((parts.rest, ""), |(r, q)| (r, q));
+        let hostport = rest.split_once('/').map_or(rest, |(h, _)| h);
+        let (host, port) = split_host_port(hostport).unwrap_or_default();
+        UrlNames {
+            user: parts.user.is_some_and(|u| !u.is_empty()),
+            host: !host.is_empty(),
+            port: port.is_some(),
+            socket: query
+                .split('&')
+                .any(|p| p.strip_prefix("socket=").is_some_and(|v| !v.is_empty())),
+        }
     }
 
     /// The database (MariaDB/MySQL, PostgreSQL) or file (SQLite) a target names, as a name
@@ -574,7 +605,7 @@ fn parse_port(p: &str) -> Result<u16, String> {
 
 /// libpq's convention: a socket path is a directory holding `.s.PGSQL.<port>`; accept either
 /// the directory or the socket file itself.
-pub(crate) fn pg_socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
+pub fn pg_socket_dir_and_port(path: &Path) -> (&Path, Option<u16>) {
     let port = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -671,6 +702,27 @@ mod tests {
         ));
         let e = show("postgres://h", &vars(&[("PGPORT", "x")])).unwrap_err();
         assert!(e.to_string().contains("PGPORT: port 'x'"), "{e}");
+    }
+
+    #[test]
+    fn url_names_what_the_url_itself_gives() {
+        let n = |url: &str| {
+            let n = Target::url_names(url);
+            (n.user, n.host, n.port, n.socket)
+        };
+        assert_eq!(n("mysql://127.0.0.1/test"), (false, true, false, false));
+        assert_eq!(n("mysql://u:p@ss@h:3307/test"), (true, true, true, false));
+        assert_eq!(n("mysql://:pw@/test"), (false, false, false, false));
+        assert_eq!(
+            n("mysql:///test?socket=/run/m.sock"),
+            (false, false, false, true)
+        );
+        assert_eq!(n("mysql://u@[::1]:3306"), (true, true, true, false));
+        assert_eq!(
+            n("mysql://:3307/x?sslmode=require"),
+            (false, false, true, false)
+        );
+        assert_eq!(n("sqlite:x.db"), (false, false, false, false));
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub enum ExecError {
     /// A password that cannot be read (`--password-env`, `--password-file`).
     #[error("{0}")]
     Password(String),
+    /// A MariaDB/MySQL option file its client would refuse too (named with its line).
+    #[error("{0}")]
+    OptionFile(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

@@ -12,6 +12,7 @@
 //! the server environment; never on reports (reports read the store). One `thiserror` enum
 //! ([`ExecError`]); no `anyhow`.
 
+pub mod credential_files;
 pub mod environment;
 pub mod error;
 pub mod evidence;

@@ -823,6 +823,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                     url: url.clone(),
                     password_env: c.password_env.clone(),
                     password_file: c.password_file.clone(),
+                    option_files: Default::default(),
                 };
                 Some(
                     resolve_target(&spec, &|_| {})

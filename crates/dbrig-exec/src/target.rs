@@ -2,16 +2,19 @@
 //!
 //! Passwords come from an environment variable (`password-env`), a file that only its owner
 //! can read (`password-file`), or the URL itself (accepted with a warning); without any of
-//! them, from where the servers' own clients look: `PGPASSWORD` and `~/.pgpass` (or
-//! `PGPASSFILE`) for PostgreSQL, `MYSQL_PWD` and `~/.my.cnf`'s `[client]` for MariaDB/MySQL. They are never
+//! them, from where the servers' own clients look (`crate::credential_files`): `PGPASSWORD`
+//! and `~/.pgpass` (or `PGPASSFILE`) for PostgreSQL; for MariaDB/MySQL the option files
+//! (`~/.my.cnf`, …: also the user, host, port and socket the URL leaves out), then
+//! `MYSQL_PWD`. They are never
 //! accepted as a plain option, never printed and never stored: `Target`'s `Display` is the
 //! redacted form, and that is the only form written anywhere.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use dbrig_driver::{Endpoint, Secret, Target};
+use dbrig_driver::{Secret, Target};
 
+use crate::credential_files::{self, my_cnf::OptionFileChoice};
 use crate::error::{ExecError, Result};
 
 /// A target as given: its URL and where its password is.
@@ -20,13 +23,23 @@ pub struct TargetSpec {
     pub url: String,
     pub password_env: Option<String>,
     pub password_file: Option<PathBuf>,
+    /// Which MariaDB/MySQL option files fill what the URL leaves out.
+    pub option_files: OptionFileChoice,
 }
 
 /// The URL parsed, with its password read. `warn` is told once when the URL itself carries a
 /// password (visible in process listings and shell history).
 pub fn resolve(spec: &TargetSpec, warn: &dyn Fn(&str)) -> Result<Target> {
     // What a PostgreSQL URL leaves out comes from libpq's variables, as psql takes it.
-    let target = Target::parse_with_env(&spec.url, &|name| std::env::var(name).ok())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let target = Target::parse_with_env(&spec.url, &env)?;
+    let (target, file_password) = credential_files::fill_from_option_files(
+        target,
+        &spec.url,
+        &spec.option_files,
+        &env,
+        warn,
+    )?;
     if target.has_url_password() {
         warn(
             "the password in the target URL is visible in process listings and shell history; \
@@ -45,115 +58,11 @@ pub fn resolve(spec: &TargetSpec, warn: &dyn Fn(&str)) -> Result<Target> {
             ))
         })?)),
         (None, Some(path)) => Some(read_password_file(path)?),
-        (None, None) => client_default_password(&target),
+        (None, None) => {
+            credential_files::client_default_password(&target, &spec.url, file_password, &env, warn)
+        }
     };
     Ok(target.with_password(password))
-}
-
-/// The password the server's own command-line client would use for `target`, when the URL
-/// has none: PostgreSQL `PGPASSWORD`, then the first matching line of `PGPASSFILE` or
-/// `~/.pgpass` (only when private, as libpq requires); MariaDB/MySQL `MYSQL_PWD`, then the
-/// `[client]` section of `~/.my.cnf`.
-fn client_default_password(target: &Target) -> Option<Secret> {
-    if target.has_url_password() {
-        return None;
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    match target {
-        Target::Postgres {
-            user,
-            endpoint,
-            database,
-            ..
-        } => {
-            if let Ok(p) = std::env::var("PGPASSWORD") {
-                return Some(Secret::new(p));
-            }
-            let file = std::env::var_os("PGPASSFILE")
-                .map(PathBuf::from)
-                .or_else(|| home.map(|h| h.join(".pgpass")))?;
-            let meta = std::fs::metadata(&file).ok()?;
-            if meta.permissions().mode() & 0o077 != 0 {
-                return None;
-            }
-            let (host, port) = match endpoint {
-                Endpoint::Tcp { host, port } => (host.clone(), port.to_string()),
-                Endpoint::Socket(_) => ("localhost".to_owned(), "5432".to_owned()),
-            };
-            let text = std::fs::read_to_string(&file).ok()?;
-            pgpass_lookup(&text, &host, &port, database, user).map(Secret::new)
-        }
-        Target::Mysql { .. } => {
-            if let Ok(p) = std::env::var("MYSQL_PWD") {
-                return Some(Secret::new(p));
-            }
-            let text = std::fs::read_to_string(home?.join(".my.cnf")).ok()?;
-            my_cnf_client_password(&text).map(Secret::new)
-        }
-        Target::Sqlite { .. } | Target::Mock { .. } => None,
-    }
-}
-
-/// The password of the first `host:port:database:user:password` line of a `.pgpass` that
-/// matches (`*` matches anything; `\:` and `\\` are escapes), as libpq reads it.
-fn pgpass_lookup(text: &str, host: &str, port: &str, database: &str, user: &str) -> Option<String> {
-    for line in text.lines() {
-        if line.trim_start().starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let mut fields = Vec::new();
-        let mut cur = String::new();
-        let mut chars = line.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => cur.extend(chars.next()),
-                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut cur)),
-                c => cur.push(c),
-            }
-        }
-        fields.push(cur);
-        if fields.len() != 5 {
-            continue;
-        }
-        let matches = |f: &str, v: &str| f == "*" || f == v;
-        if matches(&fields[0], host)
-            && matches(&fields[1], port)
-            && matches(&fields[2], database)
-            && matches(&fields[3], user)
-        {
-            return Some(fields.swap_remove(4));
-        }
-    }
-    None
-}
-
-/// `password` of the `[client]` section of a `my.cnf` (quotes removed), as the MariaDB and
-/// MySQL clients read it.
-fn my_cnf_client_password(text: &str) -> Option<String> {
-    let mut in_client = false;
-    let mut found = None;
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_client = line == "[client]";
-            continue;
-        }
-        if !in_client || line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        if let Some((k, v)) = line.split_once('=')
-            && k.trim() == "password"
-        {
-            let v = v.trim();
-            let unquoted = v
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(v);
-            // The last one wins, as in the clients.
-            found = Some(unquoted.to_owned());
-        }
-    }
-    found
 }
 
 fn read_password_file(path: &Path) -> Result<Secret> {
@@ -293,29 +202,5 @@ mod tests {
         assert!(e.contains("chmod 600"), "{e}");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(read_password_file(&p).unwrap().expose(), "secret");
-    }
-
-    #[test]
-    fn pgpass_lines_match_like_libpq() {
-        let text = "# comment\n\
-                    db1:5432:*:alice:one\n\
-                    127.0.0.1:5432:test:postgres:two\\:colon\n\
-                    *:*:*:postgres:three\n";
-        assert_eq!(
-            pgpass_lookup(text, "127.0.0.1", "5432", "test", "postgres").as_deref(),
-            Some("two:colon")
-        );
-        assert_eq!(
-            pgpass_lookup(text, "127.0.0.1", "5433", "test", "postgres").as_deref(),
-            Some("three")
-        );
-        assert_eq!(pgpass_lookup(text, "db1", "5432", "x", "bob"), None);
-    }
-
-    #[test]
-    fn my_cnf_client_section_gives_the_password() {
-        let text = "[mysqld]\npassword=server\n[client]\nuser=root\npassword = \"se cret\"\n[mysql]\npassword=other\n";
-        assert_eq!(my_cnf_client_password(text).as_deref(), Some("se cret"));
-        assert_eq!(my_cnf_client_password("[mysqld]\npassword=x\n"), None);
     }
 }

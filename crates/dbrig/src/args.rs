@@ -80,6 +80,18 @@ pub struct ConnectionArgs {
     /// its own).
     #[arg(long, value_name = "PATH")]
     pub password_file: Option<PathBuf>,
+    /// MariaDB/MySQL: read no option files (my.cnf), as the mariadb client's --no-defaults.
+    /// Without it, what the URL leaves out (user, host, port, socket, password) comes from
+    /// /etc/my.cnf, /etc/mysql/my.cnf, $MARIADB_HOME/my.cnf, ~/.my.cnf as the client reads them.
+    #[arg(long, conflicts_with_all = ["defaults_file", "defaults_extra_file"])]
+    pub no_defaults: bool,
+    /// MariaDB/MySQL: read this option file alone (the mariadb client's --defaults-file).
+    #[arg(long, value_name = "PATH")]
+    pub defaults_file: Option<PathBuf>,
+    /// MariaDB/MySQL: read this option file too, before ~/.my.cnf
+    /// (the mariadb client's --defaults-extra-file).
+    #[arg(long, value_name = "PATH")]
+    pub defaults_extra_file: Option<PathBuf>,
     /// TLS mode: disable (default), prefer, require, verify-ca, verify-full (also sysbench's
     /// on/off and MySQL's REQUIRED, VERIFY_CA, VERIFY_IDENTITY); the URL's `sslmode=`.
     #[arg(

@@ -19,13 +19,18 @@ pub fn target_spec(c: &ConnectionArgs, store: &StoreArgs) -> Result<TargetSpec> 
     let url = match (&c.target, c.db_driver.as_deref()) {
         (Some(url), _) => url.clone(),
         (None, Some("mysql")) => {
-            let user = c.mysql_user.as_deref().unwrap_or("root");
+            // Without --mysql-user the URL names none: the option files' user, else root.
+            let user = c
+                .mysql_user
+                .as_deref()
+                .map(|u| format!("{u}@"))
+                .unwrap_or_default();
             let host = c.mysql_host.as_deref().unwrap_or("127.0.0.1");
             let port = c.mysql_port.unwrap_or(3306);
             let db = c.mysql_db.as_deref().unwrap_or("test");
             match &c.mysql_socket {
-                Some(s) => format!("mysql://{user}@localhost/{db}?socket={s}"),
-                None => format!("mysql://{user}@{host}:{port}/{db}"),
+                Some(s) => format!("mysql://{user}localhost/{db}?socket={s}"),
+                None => format!("mysql://{user}{host}:{port}/{db}"),
             }
         }
         // What is not given is left out of the URL: libpq's PGHOST, PGPORT, PGUSER and
@@ -55,6 +60,11 @@ pub fn target_spec(c: &ConnectionArgs, store: &StoreArgs) -> Result<TargetSpec> 
         url,
         password_env: c.password_env.clone(),
         password_file: c.password_file.clone(),
+        option_files: dbrig_exec::credential_files::my_cnf::OptionFileChoice {
+            no_defaults: c.no_defaults,
+            defaults_file: c.defaults_file.clone(),
+            defaults_extra_file: c.defaults_extra_file.clone(),
+        },
     })
 }
 

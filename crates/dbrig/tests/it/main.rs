@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod connections;
+mod credential_files;
 mod explain;
 mod fidelity;
 mod install;
