@@ -11,6 +11,7 @@
 pub mod answers;
 pub mod calendar;
 pub mod counters;
+pub mod fit;
 pub mod error;
 pub mod histogram;
 pub mod host;
