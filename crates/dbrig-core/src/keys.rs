@@ -212,7 +212,10 @@ mod tests {
         let mut g = KeyGenerator::new(dist, 2024);
         let draws = (0..DRAWS).map(|_| {
             let k = g.key(low, low + span as i64 - 1);
-            assert!(k >= low && k < low + span as i64, "{k} out of range for {dist:?}");
+            assert!(
+                k >= low && k < low + span as i64,
+                "{k} out of range for {dist:?}"
+            );
             (k - low) as u64
         });
         let observed = crate::fit::bucket_counts(edges, draws);
@@ -254,7 +257,13 @@ mod tests {
     #[test]
     fn uniform_fits_its_distribution() {
         let span = 1000;
-        let p = fit(KeyDistribution::Uniform, 1, span, &every_key(span), &vec![1.0 / 1000.0; 1000]);
+        let p = fit(
+            KeyDistribution::Uniform,
+            1,
+            span,
+            &every_key(span),
+            &vec![1.0 / 1000.0; 1000],
+        );
         assert!(p > 1e-3, "p = {p}");
     }
 
@@ -263,7 +272,13 @@ mod tests {
         for iter in [12, 3] {
             let span = 100;
             let pmf = mean_of_uniforms_pmf(span, iter);
-            let p = fit(KeyDistribution::Gaussian { iter }, 1, span, &every_key(span), &pmf);
+            let p = fit(
+                KeyDistribution::Gaussian { iter },
+                1,
+                span,
+                &every_key(span),
+                &pmf,
+            );
             assert!(p > 1e-3, "iter {iter}: p = {p}");
         }
     }
@@ -283,7 +298,13 @@ mod tests {
             edges.extend(start..start + hot);
             edges.extend((start + hot..span).step_by(100));
             edges.push(span);
-            let p = fit(KeyDistribution::Special { iter, pct, res }, 1, span, &edges, &pmf);
+            let p = fit(
+                KeyDistribution::Special { iter, pct, res },
+                1,
+                span,
+                &edges,
+                &pmf,
+            );
             assert!(p > 1e-3, "pct {pct} res {res}: p = {p}");
         }
     }
@@ -311,7 +332,13 @@ mod tests {
             let weights: Vec<f64> = (1..=span).map(|k| (k as f64).powf(-exp)).collect();
             let total: f64 = weights.iter().sum();
             let pmf: Vec<f64> = weights.iter().map(|w| w / total).collect();
-            let p = fit(KeyDistribution::Zipfian { exp }, 1, span, &every_key(span), &pmf);
+            let p = fit(
+                KeyDistribution::Zipfian { exp },
+                1,
+                span,
+                &every_key(span),
+                &pmf,
+            );
             assert!(p > 1e-3, "exp {exp}: p = {p}");
         }
     }

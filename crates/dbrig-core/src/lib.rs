@@ -11,8 +11,8 @@
 pub mod answers;
 pub mod calendar;
 pub mod counters;
-pub mod fit;
 pub mod error;
+pub mod fit;
 pub mod histogram;
 pub mod host;
 pub mod keys;

@@ -1284,7 +1284,11 @@ mod tests {
         };
         let out = run_on_mock("oltp_point_select", "mock:?latency_us=2000", o);
         let m = &out.measurements;
-        assert!((m.duration_s - 1.0).abs() < 0.15, "measured {} s", m.duration_s);
+        assert!(
+            (m.duration_s - 1.0).abs() < 0.15,
+            "measured {} s",
+            m.duration_s
+        );
         let busy = m.tps() * m.latency_summary().avg / 1000.0;
         assert!(
             (0.85..=1.05).contains(&busy),
@@ -1326,7 +1330,10 @@ mod tests {
     /// 400/s over 2 s start about 800 events (Poisson: σ ≈ 28), not 4 × 800.
     #[test]
     fn the_arrival_rate_is_split_between_workers() {
-        for schedule in [crate::options::RateSchedule::Poisson, crate::options::RateSchedule::Fixed] {
+        for schedule in [
+            crate::options::RateSchedule::Poisson,
+            crate::options::RateSchedule::Fixed,
+        ] {
             let o = RunOptions {
                 threads: 8,
                 workers: 4,
@@ -1339,9 +1346,16 @@ mod tests {
             let m = &out.measurements;
             assert_eq!(out.workers, 4);
             let events = m.transactions as f64;
-            assert!((680.0..=920.0).contains(&events), "{schedule:?}: {events} events at 400/s for {} s", m.duration_s);
+            assert!(
+                (680.0..=920.0).contains(&events),
+                "{schedule:?}: {events} events at 400/s for {} s",
+                m.duration_s
+            );
             let achieved = m.rate.as_ref().unwrap().achieved_rate;
-            assert!((340.0..=460.0).contains(&achieved), "{schedule:?}: achieved {achieved}/s");
+            assert!(
+                (340.0..=460.0).contains(&achieved),
+                "{schedule:?}: achieved {achieved}/s"
+            );
         }
     }
 

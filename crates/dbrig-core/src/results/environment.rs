@@ -602,7 +602,9 @@ mod durability_tests {
                 }
                 vars
             };
-            let d = settings(&with_binlog(durable.clone())).durability().unwrap();
+            let d = settings(&with_binlog(durable.clone()))
+                .durability()
+                .unwrap();
             assert!(!d.is_relaxed(), "{d:?}");
             assert_eq!(d.settings.len(), engine.len(), "{d:?}");
             for (name, _, off) in engine {
@@ -615,8 +617,14 @@ mod durability_tests {
             }
         }
         // MariaDB 11's `fast` doublewrite is durable, and so is a `local` synchronous commit.
-        for (k, v) in [("innodb_doublewrite", "fast"), ("synchronous_commit", "local")] {
-            assert!(!settings(&[(k, v)]).durability().unwrap().is_relaxed(), "{k}={v}");
+        for (k, v) in [
+            ("innodb_doublewrite", "fast"),
+            ("synchronous_commit", "local"),
+        ] {
+            assert!(
+                !settings(&[(k, v)]).durability().unwrap().is_relaxed(),
+                "{k}={v}"
+            );
         }
     }
 

@@ -976,7 +976,10 @@ mod tests {
                     .unwrap();
                 let oltp = Oltp::new(kind, options);
                 let keys = KeyGenerator::new(dist, 7);
-                let mut client = oltp.new_client(&mut conn, index, threads, keys).await.unwrap();
+                let mut client = oltp
+                    .new_client(&mut conn, index, threads, keys)
+                    .await
+                    .unwrap();
                 let mut q = EventTally::default();
                 for _ in 0..events {
                     client.event(&mut conn, &mut q).await.unwrap();
@@ -986,7 +989,8 @@ mod tests {
     }
 
     fn int(v: &Value) -> i64 {
-        v.as_i64().unwrap_or_else(|| panic!("not an integer: {v:?}"))
+        v.as_i64()
+            .unwrap_or_else(|| panic!("not an integer: {v:?}"))
     }
 
     /// What each statement binds, not only its text: ranges exactly `--range-size` rows wide
@@ -1032,14 +1036,26 @@ mod tests {
                         "simple"
                     }
                 } else if sql.starts_with("SELECT c FROM") {
-                    assert!((1..=500).contains(&int(&st.params[0])), "{sql} {:?}", st.params);
+                    assert!(
+                        (1..=500).contains(&int(&st.params[0])),
+                        "{sql} {:?}",
+                        st.params
+                    );
                     "point"
                 } else if sql.starts_with("UPDATE") {
                     let id = int(st.params.last().unwrap());
                     assert!((1..=500).contains(&id), "{sql} {:?}", st.params);
-                    if sql.contains("k=k+1") { "index_update" } else { "non_index_update" }
+                    if sql.contains("k=k+1") {
+                        "index_update"
+                    } else {
+                        "non_index_update"
+                    }
                 } else if sql.starts_with("DELETE") {
-                    assert!((1..=500).contains(&int(&st.params[0])), "{sql} {:?}", st.params);
+                    assert!(
+                        (1..=500).contains(&int(&st.params[0])),
+                        "{sql} {:?}",
+                        st.params
+                    );
                     "delete"
                 } else if sql.starts_with("INSERT") {
                     "insert"
@@ -1060,7 +1076,11 @@ mod tests {
                 ("insert", 2),
             ];
             for (kind, per_event) in want {
-                assert_eq!(per_kind.get(kind), Some(&(per_event * events)), "{kind}: {per_kind:?}");
+                assert_eq!(
+                    per_kind.get(kind),
+                    Some(&(per_event * events)),
+                    "{kind}: {per_kind:?}"
+                );
             }
         }
     }
@@ -1093,7 +1113,11 @@ mod tests {
         }
         for st in sent(OltpKind::RandomPoints, o.clone(), 1, 3, 100, uniform) {
             assert_eq!(st.params.len(), 6, "{}", st.sql);
-            assert!(st.params.iter().all(|k| (lo..=hi).contains(&int(k))), "{:?}", st.params);
+            assert!(
+                st.params.iter().all(|k| (lo..=hi).contains(&int(k))),
+                "{:?}",
+                st.params
+            );
         }
         for st in sent(OltpKind::SelectRange, o.clone(), 0, 1, 100, uniform) {
             let (start, end) = (int(&st.params[0]), int(&st.params[1]));

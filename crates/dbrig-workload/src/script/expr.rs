@@ -1025,7 +1025,9 @@ mod tests {
                 panic!("{text} gave a non-integer");
             };
             let i = usize::try_from(v - min).expect("at least min");
-            *observed.get_mut(i).unwrap_or_else(|| panic!("{text} gave {v}")) += 1;
+            *observed
+                .get_mut(i)
+                .unwrap_or_else(|| panic!("{text} gave {v}")) += 1;
         }
         let r = dbrig_core::fit::chi_square(&observed, pmf);
         println!("{text}: {r:?}");
@@ -1055,9 +1057,7 @@ mod tests {
     fn random_exponential_follows_the_truncated_exponential() {
         for param in [3.0, 0.5] {
             // P(x < t) = (1 − e^(−param·t)) / (1 − e^(−param)) on [0, 1).
-            let pmf = pmf_of_scaled(100, |t| {
-                (1.0 - (-param * t).exp()) / (1.0 - (-param).exp())
-            });
+            let pmf = pmf_of_scaled(100, |t| (1.0 - (-param * t).exp()) / (1.0 - (-param).exp()));
             let p = fit_of(&format!("random_exponential(1, 100, {param:?})"), 1, &pmf);
             assert!(p > 1e-3, "parameter {param}: p = {p}");
         }
