@@ -216,7 +216,7 @@ async fn bulk_load_counts_rows_that_fill_no_whole_batch() {
 
 /// Timing only: `cargo test -p dbrig-driver -- --ignored --nocapture bulk_rate`.
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn bulk_rate() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = open(&file_target(&dir), true).await;
@@ -309,7 +309,7 @@ async fn reconnect_keeps_statement_handles() {
 }
 
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn point_select_rate() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = open(&file_target(&dir), true).await;
