@@ -955,7 +955,8 @@ mod tests {
     }
 
     /// `events` events of `kind` with `options` by client `index` of `threads`, against a mock
-    /// server that keeps what was bound: each executed statement's text and values.
+    /// server that keeps what was bound: each executed statement's text and values. The mock
+    /// URL is named by kind, client and distribution: calls must differ in one of them.
     fn sent(
         kind: OltpKind,
         options: OltpOptions,
@@ -1083,6 +1084,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `--skip-trx` sends no BEGIN/COMMIT; `--range-selects off` no range statement; without
+    /// them an event is wrapped in exactly one BEGIN and one COMMIT.
+    #[test]
+    fn skip_trx_and_range_selects_change_what_an_event_sends() {
+        let uniform = dbrig_core::KeyDistribution::Uniform;
+        let count = |sent: &[dbrig_driver::MockSentStatement], what: &str| {
+            sent.iter().filter(|s| s.sql.starts_with(what)).count()
+        };
+        let plain = sent(
+            OltpKind::ReadOnly,
+            OltpOptions::default(),
+            0,
+            1,
+            10,
+            uniform,
+        );
+        assert_eq!((count(&plain, "BEGIN"), count(&plain, "COMMIT")), (10, 10));
+        assert_eq!(
+            plain.iter().filter(|s| s.sql.contains("BETWEEN")).count(),
+            40
+        );
+        let o = OltpOptions {
+            skip_trx: true,
+            range_selects: false,
+            ..OltpOptions::default()
+        };
+        let bare = sent(OltpKind::ReadOnly, o, 1, 2, 10, uniform);
+        assert_eq!((count(&bare, "BEGIN"), count(&bare, "COMMIT")), (0, 0));
+        assert!(bare.iter().all(|s| !s.sql.contains("BETWEEN")));
+        assert_eq!(bare.len(), 100, "10 point selects an event");
     }
 
     /// select_random_ranges binds `--number-of-ranges` pairs `start, start + --delta` inside
