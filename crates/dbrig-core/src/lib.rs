@@ -12,6 +12,7 @@ pub mod answers;
 pub mod calendar;
 pub mod counters;
 pub mod error;
+pub mod fit;
 pub mod histogram;
 pub mod host;
 pub mod keys;

@@ -115,4 +115,18 @@ mod tests {
         assert_eq!(a.take_ns(), 60_000_000);
         assert_eq!(ArrivalSchedule::Closed.split(3), ArrivalSchedule::Closed);
     }
+
+    /// Each of N workers owns 1/N of a Poisson rate: together they arrive at the whole rate.
+    #[test]
+    fn poisson_split_keeps_the_total_rate() {
+        let s = ArrivalSchedule::Poisson { rate: 400.0 }.split(4);
+        assert_eq!(s, ArrivalSchedule::Poisson { rate: 100.0 });
+        let mut a = Arrivals::new(s, 3, 0.0);
+        let mut last = 0;
+        for _ in 0..20_000 {
+            last = a.take_ns();
+        }
+        let rate = 20_000.0 / (last as f64 / 1e9);
+        assert!((rate - 100.0).abs() < 3.0, "achieved {rate}");
+    }
 }

@@ -41,6 +41,7 @@ pub use conn::{
 pub use dbrig_core::results::{AddressFamily, Protocol};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};
 pub use mock::served as mock_statements_served;
+pub use mock::{SentStatement as MockSentStatement, statements_sent as mock_statements_sent};
 pub use pg_auth::postgres_auth_method;
 pub use sessions::own_sessions;
 pub use sqlite::SQLITE_LOAD_PRAGMAS;

@@ -4,6 +4,10 @@
 //! Options, from the target URL's query string (`mock:?latency_us=50&fail_every=10`):
 //! - `latency_us=N`: each statement takes N µs (an async sleep; 0 by default), cut short with
 //!   error 1317 (interrupted) by the connection's `CancelHandle`;
+//! - `slow_every=N`, `slow_us=M`: every Nth execution takes M µs instead, so latency has a
+//!   known shape (percentiles below and above the slow share differ);
+//! - `log=1`: every execution's statement and bound values are kept, process-wide per URL,
+//!   for [`statements_sent`] (tests that check what was bound, not only the text);
 //! - `fail_every=N`, `fail_code=C`: every Nth execution fails with code C (default 1213,
 //!   a deadlock, so retryable by default);
 //! - `lose_every=N`: every Nth execution loses the connection (reconnect class);
@@ -36,6 +40,9 @@ use crate::target::Target;
 #[derive(Debug, Clone, Default)]
 struct MockOptions {
     latency: Duration,
+    slow_every: u64,
+    slow: Duration,
+    log: bool,
     fail_every: u64,
     fail_code: String,
     lose_every: u64,
@@ -65,6 +72,9 @@ impl MockOptions {
             };
             match k {
                 "latency_us" => o.latency = Duration::from_micros(num()?),
+                "slow_every" => o.slow_every = num()?,
+                "slow_us" => o.slow = Duration::from_micros(num()?),
+                "log" => o.log = v != "0",
                 "fail_every" => o.fail_every = num()?,
                 "fail_code" => o.fail_code = v.to_owned(),
                 "lose_every" => o.lose_every = num()?,
@@ -117,6 +127,45 @@ fn count_served(key: &str) {
         match s.iter_mut().find(|(k, _)| k == key) {
             Some((_, n)) => *n += 1,
             None => s.push((key.to_owned(), 1)),
+        }
+    }
+}
+
+/// Statements executed per mock URL with `log=1`, process-wide (see [`statements_sent`]).
+static SENT: std::sync::Mutex<Vec<(String, Vec<SentStatement>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// One execution the mock engine answered: the statement's text and the values bound to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentStatement {
+    pub sql: String,
+    pub params: Vec<Value>,
+}
+
+/// Every statement a mock URL opened with `log=1` has answered in this process, in the order
+/// they were answered (over all its connections). Give each test a URL of its own.
+pub fn statements_sent(target: &Target) -> Vec<SentStatement> {
+    let Target::Mock { options } = target else {
+        return Vec::new();
+    };
+    SENT.lock()
+        .map(|s| {
+            s.iter()
+                .find(|(k, _)| k == options)
+                .map_or_else(Vec::new, |(_, v)| v.clone())
+        })
+        .unwrap_or_default()
+}
+
+fn log_sent(key: &str, sql: &str, params: &[Value]) {
+    if let Ok(mut s) = SENT.lock() {
+        let sent = SentStatement {
+            sql: sql.to_owned(),
+            params: params.to_vec(),
+        };
+        match s.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => v.push(sent),
+            None => s.push((key.to_owned(), vec![sent])),
         }
     }
 }
@@ -176,20 +225,20 @@ impl MockConnection {
     pub(crate) async fn execute(
         &mut self,
         idx: usize,
-        _params: &[Value],
+        params: &[Value],
     ) -> Result<Outcome, DriverError> {
         let sql = self.statements[idx].clone();
-        self.run(&sql).await
+        self.run(&sql, params).await
     }
 
     /// A statement's rows: one row per row the mock counts, each the value 1.
     pub(crate) async fn execute_rows(
         &mut self,
         idx: usize,
-        _params: &[Value],
+        params: &[Value],
     ) -> Result<Rows, DriverError> {
         let sql = self.statements[idx].clone();
-        let o = self.run(&sql).await?;
+        let o = self.run(&sql, params).await?;
         Ok(Rows {
             columns: vec!["?column?".to_owned()],
             rows: (0..o.rows).map(|_| vec![Value::Int(1)]).collect(),
@@ -197,25 +246,25 @@ impl MockConnection {
     }
 
     pub(crate) async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
-        self.run(sql).await
+        self.run(sql, &[]).await
     }
 
     pub(crate) async fn query(
         &mut self,
         sql: &str,
-        _params: &[Value],
+        params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
-        self.run(sql).await?;
+        self.run(sql, params).await?;
         Ok(vec![vec![Value::Int(1)]])
     }
 
     pub(crate) async fn query_rows(
         &mut self,
         sql: &str,
-        _params: &[Value],
+        params: &[Value],
         _text: bool,
     ) -> Result<Rows, DriverError> {
-        self.run(sql).await?;
+        self.run(sql, params).await?;
         Ok(Rows {
             columns: vec!["?column?".to_owned()],
             rows: vec![vec![Value::Int(1)]],
@@ -232,12 +281,17 @@ impl MockConnection {
 
     pub(crate) async fn close(self) {}
 
-    async fn run(&mut self, sql: &str) -> Result<Outcome, DriverError> {
+    async fn run(&mut self, sql: &str, params: &[Value]) -> Result<Outcome, DriverError> {
         self.executions += 1;
         let n = self.executions;
-        if !self.options.latency.is_zero() {
+        let latency = if self.options.slow_every > 0 && n.is_multiple_of(self.options.slow_every) {
+            self.options.slow
+        } else {
+            self.options.latency
+        };
+        if !latency.is_zero() {
             tokio::select! {
-                () = tokio::time::sleep(self.options.latency) => {}
+                () = tokio::time::sleep(latency) => {}
                 () = self.cancel.notified() => {
                     // MySQL's "Query execution was interrupted".
                     return Err(DriverError::new(
@@ -291,6 +345,9 @@ impl MockConnection {
             ));
         }
         count_served(&self.key);
+        if o.log {
+            log_sent(&self.key, sql, params);
+        }
         let verb = sql
             .split_whitespace()
             .next()

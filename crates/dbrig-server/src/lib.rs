@@ -23,6 +23,7 @@
 pub mod host;
 pub mod managed;
 pub mod procstat;
+pub mod testing;
 
 pub use host::{
     BusyProcess, HostFacts, KernelInfo, Warning, WarningKind, WarningLevel, doctor_warnings,

@@ -782,7 +782,9 @@ mod tests {
                     "stat {cpu} s, schedstat {run} s"
                 );
             }
-            None => eprintln!("NOT CHECKED: no schedstat here, CPU ticks not cross-checked"),
+            None => crate::testing::not_checked(
+                "CPU ticks cross-checked with /proc/PID/schedstat (no schedstat here)",
+            ),
         }
         assert!(usage.rss_bytes > 0 && usage.peak_rss_bytes >= usage.rss_bytes);
 

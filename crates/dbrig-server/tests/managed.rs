@@ -405,7 +405,7 @@ fn bad_inputs() {
         let err = ManagedServer::open(d, state.path()).unwrap_err();
         assert!(err.to_string().contains("root"), "{err}");
     } else {
-        eprintln!("NOT CHECKED (needs root): a managed server refuses to run as root");
+        dbrig_server::testing::not_checked("a managed server refuses to run as root (needs root)");
     }
     let mut d = def("nouser", Engine::Mariadb);
     d.run_as = Some("no-such-user-dbrig".into());
@@ -415,7 +415,7 @@ fn bad_inputs() {
             Err(ManagedError::UnknownUser { .. })
         ));
     } else {
-        eprintln!("NOT CHECKED (needs root): an unknown run-as user is refused");
+        dbrig_server::testing::not_checked("an unknown run-as user is refused (needs root)");
     }
 
     // A server that crashes on start (a build that segfaults): the start fails with how it

@@ -1022,6 +1022,37 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// An OLTP trial's unit of work is the transaction (what CPU and counters are divided
+    /// by), not the query: here 20 queries a transaction.
+    #[test]
+    fn oltp_work_is_counted_in_transactions() {
+        let m = Measurements {
+            threads: 1,
+            key_distribution: dbrig_core::KeyDistribution::Uniform,
+            duration_s: 1.0,
+            transactions: 50,
+            queries: dbrig_core::QueryCounters {
+                read: 700,
+                write: 200,
+                other: 100,
+            },
+            ignored_errors: 0,
+            reconnects: 0,
+            fatal_errors: Vec::new(),
+            latency: dbrig_core::LatencyHistogram::new(),
+            intervals: Vec::new(),
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        };
+        let o = TrialOutput {
+            result: TrialResult::Oltp(Default::default()),
+            measurements: Some(m),
+            server_version: String::new(),
+        };
+        assert_eq!(o.work_units(), (50, "transaction"));
+    }
+
     /// A sql-bench trial whose tests all did not finish says 0.000 s, not -0.000 s.
     #[test]
     fn an_unfinished_sql_bench_summary_has_no_negative_zero() {

@@ -323,6 +323,62 @@ impl RunOptions {
 mod tests {
     use super::*;
 
+    /// Every key-distribution option reaches the distribution the run draws from, each away
+    /// from its default (a parameter read from another's option, or dropped, shows here).
+    #[test]
+    fn key_distribution_options_reach_the_distribution() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            o: RunOptions,
+        }
+        let dist = |args: &[&str]| {
+            Wrap::parse_from(std::iter::once("dbrig").chain(args.iter().copied()))
+                .o
+                .key_distribution()
+        };
+        assert_eq!(dist(&[]), KeyDistribution::Uniform);
+        assert_eq!(
+            dist(&["--rand-type", "gaussian", "--rand-spec-iter", "3"]),
+            KeyDistribution::Gaussian { iter: 3 }
+        );
+        assert_eq!(
+            dist(&[
+                "--rand-type",
+                "special",
+                "--rand-spec-iter",
+                "5",
+                "--rand-spec-pct",
+                "4",
+                "--rand-spec-res",
+                "60",
+            ]),
+            KeyDistribution::Special {
+                iter: 5,
+                pct: 4.0,
+                res: 60.0
+            }
+        );
+        assert_eq!(
+            dist(&["--rand-type", "pareto", "--rand-pareto-h", "0.35"]),
+            KeyDistribution::Pareto { h: 0.35 }
+        );
+        assert_eq!(
+            dist(&["--rand-type", "zipfian", "--rand-zipfian-exp", "1.2"]),
+            KeyDistribution::Zipfian { exp: 1.2 }
+        );
+        // sysbench's defaults, where the option is not given.
+        assert_eq!(
+            dist(&["--rand-type", "special"]),
+            KeyDistribution::Special {
+                iter: 12,
+                pct: 1.0,
+                res: 75.0
+            }
+        );
+    }
+
     /// `--ps-mode` is another spelling of `--protocol`; without either the workload decides;
     /// the two saying different things is refused.
     #[test]

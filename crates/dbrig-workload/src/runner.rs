@@ -1246,6 +1246,119 @@ async fn reconnect(conn: &mut Connection, stop: &Stopper) -> Result<(), DriverEr
 mod tests {
     use super::*;
 
+    struct Quiet;
+    impl TrialProgress for Quiet {
+        fn note(&self, _line: &str) {}
+    }
+
+    /// One run of `workload` against a mock URL with `options`.
+    fn run_on_mock(workload: &str, url: &str, options: RunOptions) -> RunOutcome {
+        let workload = crate::Workload::from_name(workload, Default::default()).unwrap();
+        let spec = RunSpec {
+            target: Target::parse(url).unwrap(),
+            connect: ConnectOptions::default(),
+            options,
+            seed: 11,
+            os_meter: None,
+        };
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(run(&workload, &spec, Stopper::new(), &Quiet))
+            .unwrap()
+    }
+
+    /// Rates are events over the measured interval alone (`--time` after the `--warmup`). One
+    /// closed-loop client is busy all the time, so by Little's law its transactions per second
+    /// times its mean latency is 1 whatever the machine's speed: dividing by a duration that
+    /// includes the warm-up (half the run here) makes it 0.5.
+    #[test]
+    fn rates_are_over_the_measured_interval_after_the_warm_up() {
+        let o = RunOptions {
+            threads: 1,
+            warmup: 1.0,
+            time: 1.0,
+            ..RunOptions::default()
+        };
+        let out = run_on_mock("oltp_point_select", "mock:?latency_us=2000", o);
+        let m = &out.measurements;
+        assert!(
+            (m.duration_s - 1.0).abs() < 0.15,
+            "measured {} s",
+            m.duration_s
+        );
+        let busy = m.tps() * m.latency_summary().avg / 1000.0;
+        assert!(
+            (0.85..=1.05).contains(&busy),
+            "tps {} × mean latency {} ms = {busy}",
+            m.tps(),
+            m.latency_summary().avg
+        );
+    }
+
+    /// Interval lines give latency at the run's `--percentile`: a quarter of the statements
+    /// take 8 ms and the rest 0.5 ms, so the 50th percentile of each interval is near 0.5 ms
+    /// and the 95th near 8 ms.
+    #[test]
+    fn interval_latency_is_at_the_runs_percentile() {
+        for (percentile, low, high) in [(50.0, 0.0, 3.0), (95.0, 6.0, 40.0)] {
+            let o = RunOptions {
+                threads: 1,
+                time: 1.7,
+                report_interval: 0.5,
+                percentile,
+                ..RunOptions::default()
+            };
+            let url = "mock:?latency_us=500&slow_every=4&slow_us=8000";
+            let out = run_on_mock("oltp_point_select", url, o);
+            let m = &out.measurements;
+            assert_eq!(m.percentile, percentile);
+            assert!(m.intervals.len() >= 2, "{:?}", m.intervals);
+            for i in &m.intervals {
+                assert!(
+                    (low..=high).contains(&i.latency_pct_ms),
+                    "{percentile}th percentile {} ms, wanted {low}..{high}",
+                    i.latency_pct_ms
+                );
+            }
+        }
+    }
+
+    /// An open-loop `--rate` is the whole run's, however many workers share it: 4 workers at
+    /// 400/s over 2 s start about 800 events (Poisson: σ ≈ 28), not 4 × 800.
+    #[test]
+    fn the_arrival_rate_is_split_between_workers() {
+        for schedule in [
+            crate::options::RateSchedule::Poisson,
+            crate::options::RateSchedule::Fixed,
+        ] {
+            let o = RunOptions {
+                threads: 8,
+                workers: 4,
+                time: 2.0,
+                rate: 400.0,
+                rate_schedule: schedule,
+                ..RunOptions::default()
+            };
+            let out = run_on_mock("oltp_point_select", "mock:?latency_us=100", o);
+            let m = &out.measurements;
+            assert_eq!(out.workers, 4);
+            let events = m.transactions as f64;
+            assert!(
+                (680.0..=920.0).contains(&events),
+                "{schedule:?}: {events} events at 400/s for {} s",
+                m.duration_s
+            );
+            let achieved = m.rate.as_ref().unwrap().achieved_rate;
+            assert!(
+                (340.0..=460.0).contains(&achieved),
+                "{schedule:?}: achieved {achieved}/s"
+            );
+        }
+    }
+
     /// Fixed arrivals every ms from the start, looked at 10 ms in: the 11 due events (at 0 …
     /// 10 ms) are censored at their waits so far, 10 ms down to 0.
     #[test]

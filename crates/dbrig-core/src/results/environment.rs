@@ -580,6 +580,54 @@ mod durability_tests {
         );
     }
 
+    /// Each deciding setting relaxed alone, the others durable: exactly that one is named, with
+    /// its own value (a setting read from another's name, or one that no longer counts, shows).
+    #[test]
+    fn each_durability_setting_is_judged_alone() {
+        let mariadb = [
+            ("innodb_flush_log_at_trx_commit", "1", "2"),
+            ("innodb_doublewrite", "ON", "OFF"),
+            ("sync_binlog", "1", "0"),
+        ];
+        let postgres = [
+            ("fsync", "on", "off"),
+            ("synchronous_commit", "on", "off"),
+            ("full_page_writes", "on", "off"),
+        ];
+        for engine in [&mariadb[..], &postgres[..]] {
+            let durable: Vec<(&str, &str)> = engine.iter().map(|(k, on, _)| (*k, *on)).collect();
+            let with_binlog = |mut vars: Vec<(&'static str, &'static str)>| {
+                if engine == mariadb {
+                    vars.push(("log_bin", "ON"));
+                }
+                vars
+            };
+            let d = settings(&with_binlog(durable.clone()))
+                .durability()
+                .unwrap();
+            assert!(!d.is_relaxed(), "{d:?}");
+            assert_eq!(d.settings.len(), engine.len(), "{d:?}");
+            for (name, _, off) in engine {
+                let vars: Vec<(&str, &str)> = durable
+                    .iter()
+                    .map(|&(k, v)| if k == *name { (k, *off) } else { (k, v) })
+                    .collect();
+                let d = settings(&with_binlog(vars)).durability().unwrap();
+                assert_eq!(d.relaxed, [format!("{name}={off}")], "{name} alone");
+            }
+        }
+        // MariaDB 11's `fast` doublewrite is durable, and so is a `local` synchronous commit.
+        for (k, v) in [
+            ("innodb_doublewrite", "fast"),
+            ("synchronous_commit", "local"),
+        ] {
+            assert!(
+                !settings(&[(k, v)]).durability().unwrap().is_relaxed(),
+                "{k}={v}"
+            );
+        }
+    }
+
     #[test]
     fn postgres_durability_is_fsync_synchronous_commit_and_full_page_writes() {
         let d = settings(&[

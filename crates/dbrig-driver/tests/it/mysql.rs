@@ -285,7 +285,7 @@ async fn a_bulk_load_commits_every_64_commands() {
 /// Rounds alternate the paths: LOAD DATA (full client) and the bulk command (lean client),
 /// into sysbench's table shape.
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn bulk_rate() {
     let mut c = connect().await;
     let t = unique("my_rate");
@@ -433,7 +433,7 @@ async fn reconnects_after_kill() {
 }
 
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn point_select_rate() {
     let mut c = connect().await;
     let t = unique("my_pt");

@@ -308,7 +308,7 @@ async fn binary_copy_chunks_load_what_their_text_loads() {
 
 /// Timing only: `cargo test -p dbrig-driver -- --ignored --nocapture bulk_rate`.
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn bulk_rate() {
     let mut c = connect().await;
     let t = unique("pg_rate");
@@ -530,7 +530,7 @@ async fn reconnects_after_terminate() {
 }
 
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn point_select_rate() {
     let mut c = connect().await;
     let t = unique("pg_pt");

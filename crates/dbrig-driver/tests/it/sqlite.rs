@@ -187,9 +187,36 @@ async fn bulk_loads_rows_and_escapes() {
     c.close().await;
 }
 
+/// The rows a load says it loaded are the rows in the table, also when the last batch is
+/// short or the whole load is shorter than one batch (SQLite's loads go 500 rows a statement).
+#[tokio::test]
+async fn bulk_load_counts_rows_that_fill_no_whole_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = open(&file_target(&dir), true).await;
+    for rows in [1i64, 499, 501, 1_234] {
+        let t = unique(&format!("lite_bulk_{rows}"));
+        create_table(&mut c, &t).await;
+        let n = c
+            .bulk_load(BulkLoad {
+                table: t.clone(),
+                columns: vec!["id".into(), "k".into(), "c".into()],
+                rows: bulk_rows(rows),
+            })
+            .await
+            .unwrap();
+        let count = c
+            .query(&format!("SELECT COUNT(*) FROM {t}"), &[])
+            .await
+            .unwrap();
+        assert_eq!(count, vec![vec![Value::Int(rows)]]);
+        assert_eq!(n, rows as u64, "rows said loaded");
+    }
+    c.close().await;
+}
+
 /// Timing only: `cargo test -p dbrig-driver -- --ignored --nocapture bulk_rate`.
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn bulk_rate() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = open(&file_target(&dir), true).await;
@@ -282,7 +309,7 @@ async fn reconnect_keeps_statement_handles() {
 }
 
 #[tokio::test]
-#[ignore]
+#[ignore = "timing only, by hand (--ignored --nocapture)"]
 async fn point_select_rate() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = open(&file_target(&dir), true).await;

@@ -954,6 +954,216 @@ mod tests {
         }
     }
 
+    /// `events` events of `kind` with `options` by client `index` of `threads`, against a mock
+    /// server that keeps what was bound: each executed statement's text and values. The mock
+    /// URL is named by kind, client and distribution: calls must differ in one of them.
+    fn sent(
+        kind: OltpKind,
+        options: OltpOptions,
+        index: u32,
+        threads: u32,
+        events: u32,
+        dist: dbrig_core::KeyDistribution,
+    ) -> Vec<dbrig_driver::MockSentStatement> {
+        let url = format!("mock:?log=1&version=binds-{}-{index}-{dist:?}", kind.name());
+        let target = dbrig_driver::Target::parse(&url).unwrap();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let mut conn = Connection::connect(&target, &Default::default())
+                    .await
+                    .unwrap();
+                let oltp = Oltp::new(kind, options);
+                let keys = KeyGenerator::new(dist, 7);
+                let mut client = oltp
+                    .new_client(&mut conn, index, threads, keys)
+                    .await
+                    .unwrap();
+                let mut q = EventTally::default();
+                for _ in 0..events {
+                    client.event(&mut conn, &mut q).await.unwrap();
+                }
+            });
+        dbrig_driver::mock_statements_sent(&target)
+    }
+
+    fn int(v: &Value) -> i64 {
+        v.as_i64()
+            .unwrap_or_else(|| panic!("not an integer: {v:?}"))
+    }
+
+    /// What each statement binds, not only its text: ranges exactly `--range-size` rows wide
+    /// starting at a key of the table, point keys within the table, each statement as many
+    /// times per event as its option says — with every option away from its default, where a
+    /// bug that the defaults hide shows.
+    #[test]
+    fn statements_bind_the_keys_and_ranges_their_options_say() {
+        let o = OltpOptions {
+            tables: 2,
+            table_size: 500,
+            range_size: 7,
+            point_selects: 3,
+            simple_ranges: 2,
+            sum_ranges: 3,
+            order_ranges: 4,
+            distinct_ranges: 5,
+            index_updates: 2,
+            non_index_updates: 3,
+            delete_inserts: 2,
+            ..OltpOptions::default()
+        };
+        let events = 200;
+        for dist in [
+            dbrig_core::KeyDistribution::Uniform,
+            dbrig_core::KeyDistribution::Pareto { h: 0.2 },
+        ] {
+            let sent = sent(OltpKind::ReadWrite, o.clone(), 0, 1, events, dist);
+            let mut per_kind = std::collections::BTreeMap::<&str, u32>::new();
+            for st in &sent {
+                let sql = st.sql.as_str();
+                let kind = if sql.contains("BETWEEN") {
+                    let (start, end) = (int(&st.params[0]), int(&st.params[1]));
+                    assert_eq!(end - start + 1, 7, "{sql} {:?}", st.params);
+                    assert!((1..=500).contains(&start), "{sql} starts at {start}");
+                    if sql.starts_with("SELECT SUM") {
+                        "sum"
+                    } else if sql.starts_with("SELECT DISTINCT") {
+                        "distinct"
+                    } else if sql.contains("ORDER BY") {
+                        "order"
+                    } else {
+                        "simple"
+                    }
+                } else if sql.starts_with("SELECT c FROM") {
+                    assert!(
+                        (1..=500).contains(&int(&st.params[0])),
+                        "{sql} {:?}",
+                        st.params
+                    );
+                    "point"
+                } else if sql.starts_with("UPDATE") {
+                    let id = int(st.params.last().unwrap());
+                    assert!((1..=500).contains(&id), "{sql} {:?}", st.params);
+                    if sql.contains("k=k+1") {
+                        "index_update"
+                    } else {
+                        "non_index_update"
+                    }
+                } else if sql.starts_with("DELETE") {
+                    assert!(
+                        (1..=500).contains(&int(&st.params[0])),
+                        "{sql} {:?}",
+                        st.params
+                    );
+                    "delete"
+                } else if sql.starts_with("INSERT") {
+                    "insert"
+                } else {
+                    sql
+                };
+                *per_kind.entry(kind).or_default() += 1;
+            }
+            let want = [
+                ("point", 3),
+                ("simple", 2),
+                ("sum", 3),
+                ("order", 4),
+                ("distinct", 5),
+                ("index_update", 2),
+                ("non_index_update", 3),
+                ("delete", 2),
+                ("insert", 2),
+            ];
+            for (kind, per_event) in want {
+                assert_eq!(
+                    per_kind.get(kind),
+                    Some(&(per_event * events)),
+                    "{kind}: {per_kind:?}"
+                );
+            }
+        }
+    }
+
+    /// `--skip-trx` sends no BEGIN/COMMIT; `--range-selects off` no range statement; without
+    /// them an event is wrapped in exactly one BEGIN and one COMMIT.
+    #[test]
+    fn skip_trx_and_range_selects_change_what_an_event_sends() {
+        let uniform = dbrig_core::KeyDistribution::Uniform;
+        let count = |sent: &[dbrig_driver::MockSentStatement], what: &str| {
+            sent.iter().filter(|s| s.sql.starts_with(what)).count()
+        };
+        let plain = sent(
+            OltpKind::ReadOnly,
+            OltpOptions::default(),
+            0,
+            1,
+            10,
+            uniform,
+        );
+        assert_eq!((count(&plain, "BEGIN"), count(&plain, "COMMIT")), (10, 10));
+        assert_eq!(
+            plain.iter().filter(|s| s.sql.contains("BETWEEN")).count(),
+            40
+        );
+        let o = OltpOptions {
+            skip_trx: true,
+            range_selects: false,
+            ..OltpOptions::default()
+        };
+        let bare = sent(OltpKind::ReadOnly, o, 1, 2, 10, uniform);
+        assert_eq!((count(&bare, "BEGIN"), count(&bare, "COMMIT")), (0, 0));
+        assert!(bare.iter().all(|s| !s.sql.contains("BETWEEN")));
+        assert_eq!(bare.len(), 100, "10 point selects an event");
+    }
+
+    /// select_random_ranges binds `--number-of-ranges` pairs `start, start + --delta` inside
+    /// the client's slice; select_random_points `--random-points` keys inside it;
+    /// select_range (`--range-size` rows) and select_batch (`--batch-size` rows) within the
+    /// table.
+    #[test]
+    fn random_and_batch_selects_bind_inside_their_ranges() {
+        let o = OltpOptions {
+            table_size: 1_000,
+            number_of_ranges: 4,
+            delta: 9,
+            random_points: 6,
+            range_size: 13,
+            batch_size: 50,
+            ..OltpOptions::default()
+        };
+        let uniform = dbrig_core::KeyDistribution::Uniform;
+        // Client 1 of 3: the slice [333, 666].
+        let (lo, hi) = sysbench_slice(1_000, 3, 1);
+        for st in sent(OltpKind::RandomRanges, o.clone(), 1, 3, 100, uniform) {
+            assert_eq!(st.params.len(), 8, "{}", st.sql);
+            for pair in st.params.chunks(2) {
+                let (start, end) = (int(&pair[0]), int(&pair[1]));
+                assert_eq!(end - start, 9, "{pair:?}");
+                assert!((lo..=hi).contains(&start), "{start} outside [{lo}, {hi}]");
+            }
+        }
+        for st in sent(OltpKind::RandomPoints, o.clone(), 1, 3, 100, uniform) {
+            assert_eq!(st.params.len(), 6, "{}", st.sql);
+            assert!(
+                st.params.iter().all(|k| (lo..=hi).contains(&int(k))),
+                "{:?}",
+                st.params
+            );
+        }
+        for st in sent(OltpKind::SelectRange, o.clone(), 0, 1, 100, uniform) {
+            let (start, end) = (int(&st.params[0]), int(&st.params[1]));
+            assert_eq!(end - start + 1, 13, "{:?}", st.params);
+            assert!((1..=1_000).contains(&start), "{start}");
+        }
+        for st in sent(OltpKind::SelectBatch, o, 0, 1, 100, uniform) {
+            let (start, end) = (int(&st.params[0]), int(&st.params[1]));
+            assert_eq!(end - start + 1, 50, "{:?}", st.params);
+            assert!(start >= 1 && end <= 1_000, "{start}..{end}");
+        }
+    }
+
     #[test]
     fn every_dialect_has_every_statement() {
         for d in [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite] {

@@ -899,7 +899,7 @@ mod profile {
     use crate::{RunOptions, Workload};
 
     #[test]
-    #[ignore]
+    #[ignore = "a profile by hand: needs DBRIG_PROFILE_URL"]
     fn script_runner_client_cost() {
         let url = std::env::var("DBRIG_PROFILE_URL").expect("DBRIG_PROFILE_URL");
         let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_owned());

@@ -528,8 +528,8 @@ fn profiled_run(out: &Path, server: &Server, path: Option<&Path>) -> (serde_json
 /// flame graph and the differential one. Where perf may not watch the server, its one line.
 fn profile_recorded_and_drawn(out: &Path, server: &Server, comm: &str) {
     if !perf_installed() {
-        eprintln!(
-            "SKIPPED profile_recorded_and_drawn: `perf` is not installed (Debian: apt-get install linux-perf; scripts/test installs it)"
+        dbrig_server::testing::not_checked(
+            "profile_recorded_and_drawn: `perf` is not installed (Debian: apt-get install linux-perf; scripts/test installs it)",
         );
         return;
     }
@@ -554,9 +554,9 @@ fn profile_recorded_and_drawn(out: &Path, server: &Server, comm: &str) {
                 && said.contains("perf_event_paranoid"),
             "{said}"
         );
-        eprintln!(
-            "SKIPPED the rest of profile_recorded_and_drawn: perf may not watch the server here:\n{said}"
-        );
+        dbrig_server::testing::not_checked(&format!(
+            "the rest of profile_recorded_and_drawn: perf may not watch the server here: {said}"
+        ));
         return;
     };
     assert_eq!(profile["event"], "cpu-clock", "{profile}");

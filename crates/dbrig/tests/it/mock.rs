@@ -618,6 +618,41 @@ fn threads_fairness_from_each_clients_events() {
     );
 }
 
+/// CPU per unit of work is per transaction, however many queries a transaction holds:
+/// oltp_read_write sends 20 statements an event, so CPU divided by queries would be 20 times
+/// smaller.
+#[test]
+fn cpu_is_divided_by_transactions_not_queries() {
+    let out = tempfile::tempdir().unwrap();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "oltp_read_write",
+            "--target",
+            "mock:?latency_us=200",
+            "--events",
+            "300",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    )));
+    assert_eq!(v["transactions"], 300, "{v}");
+    assert_eq!(v["queries"]["total"], 6000, "{v}");
+    let cpu = &v["cpu"];
+    assert_eq!(cpu["unit"], "transaction", "{cpu}");
+    let client_s = cpu["client_cpu_s"].as_f64().unwrap();
+    assert!(client_s > 0.0, "{cpu}");
+    let per_unit = cpu["client_us_per_unit"].as_f64().unwrap();
+    let expected = client_s * 1e6 / 300.0;
+    assert!(
+        (per_unit - expected).abs() <= expected * 0.01,
+        "{per_unit} µs/txn, expected {expected}: {cpu}"
+    );
+}
+
 /// Evidence switched off (`--no-evidence`, a plan's `evidence = false`): the trial stores no
 /// CPU, counters or waits, and the reports say it was not collected.
 #[test]

@@ -97,7 +97,9 @@ fn every_readme_example_runs() {
         let args = match adapt(cmd, &my.url(), &pg.url()) {
             Ok(a) => a,
             Err(why) => {
-                eprintln!("not run ({why}): {cmd}");
+                dbrig_server::testing::not_checked(&format!(
+                    "README example not run ({why}): {cmd}"
+                ));
                 continue;
             }
         };
