@@ -124,6 +124,9 @@ pub(crate) enum Endpoint {
     Secure(tokio_rustls::client::TlsStream<tokio::net::TcpStream>),
     #[cfg(unix)]
     Socket(Socket),
+    /// dbrig patch: TLS over a Unix socket.
+    #[cfg(all(unix, feature = "rustls-tls"))]
+    SecureSocket(tokio_rustls::client::TlsStream<Socket>),
 }
 
 /// This future will check that TcpStream is live.
@@ -155,6 +158,10 @@ impl Future for CheckTcpStream<'_> {
 impl Endpoint {
     #[cfg(unix)]
     fn is_socket(&self) -> bool {
+        #[cfg(feature = "rustls-tls")]
+        if matches!(self, Self::SecureSocket(_)) {
+            return true;
+        }
         matches!(self, Self::Socket(_))
     }
 
@@ -182,12 +189,21 @@ impl Endpoint {
                 let _ = socket.write(&[]).await?;
                 Ok(())
             }
+            #[cfg(all(unix, feature = "rustls-tls"))]
+            Endpoint::SecureSocket(tls_stream) => {
+                let _ = tls_stream.get_mut().0.write(&[]).await?;
+                Ok(())
+            }
             Endpoint::Plain(None) => unreachable!(),
         }
     }
 
     #[cfg(any(feature = "native-tls-tls", feature = "rustls-tls"))]
     pub fn is_secure(&self) -> bool {
+        #[cfg(all(unix, feature = "rustls-tls"))]
+        if matches!(self, Endpoint::SecureSocket(_)) {
+            return true;
+        }
         matches!(self, Endpoint::Secure(_))
     }
 
@@ -206,6 +222,8 @@ impl Endpoint {
             }
             #[cfg(unix)]
             Endpoint::Socket(_) => (/* inapplicable */),
+            #[cfg(all(unix, feature = "rustls-tls"))]
+            Endpoint::SecureSocket(_) => (/* inapplicable */),
         }
         Ok(())
     }
@@ -252,6 +270,8 @@ impl AsyncRead for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_read(cx, buf),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_read(cx, buf),
+            #[cfg(all(unix, feature = "rustls-tls"))]
+            Self::SecureSocket(stream) => Pin::new(stream).poll_read(cx, buf),
         })
     }
 }
@@ -273,6 +293,8 @@ impl AsyncWrite for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_write(cx, buf),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_write(cx, buf),
+            #[cfg(all(unix, feature = "rustls-tls"))]
+            Self::SecureSocket(stream) => Pin::new(stream).poll_write(cx, buf),
         })
     }
 
@@ -291,6 +313,8 @@ impl AsyncWrite for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_flush(cx),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_flush(cx),
+            #[cfg(all(unix, feature = "rustls-tls"))]
+            Self::SecureSocket(stream) => Pin::new(stream).poll_flush(cx),
         })
     }
 
@@ -309,6 +333,8 @@ impl AsyncWrite for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_shutdown(cx),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_shutdown(cx),
+            #[cfg(all(unix, feature = "rustls-tls"))]
+            Self::SecureSocket(stream) => Pin::new(stream).poll_shutdown(cx),
         })
     }
 }

@@ -221,9 +221,58 @@ pub struct SslOpts {
     skip_domain_validation: bool,
     accept_invalid_certs: bool,
     tls_hostname_override: Option<Cow<'static, str>>,
+    // dbrig patch: a rustls configuration the caller built (its own verifier, versions and
+    // session cache); when set, the options above that build one are not used.
+    #[cfg(feature = "rustls-tls")]
+    rustls_client_config: Option<RustlsClientConfig>,
+}
+
+/// dbrig patch: a caller's rustls client configuration, compared and hashed by identity (a
+/// `ClientConfig` has neither `Eq` nor `Hash`).
+#[cfg(feature = "rustls-tls")]
+#[derive(Clone)]
+pub struct RustlsClientConfig(pub Arc<rustls::ClientConfig>);
+
+#[cfg(feature = "rustls-tls")]
+impl fmt::Debug for RustlsClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RustlsClientConfig(..)")
+    }
+}
+
+#[cfg(feature = "rustls-tls")]
+impl PartialEq for RustlsClientConfig {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(feature = "rustls-tls")]
+impl Eq for RustlsClientConfig {}
+
+#[cfg(feature = "rustls-tls")]
+impl std::hash::Hash for RustlsClientConfig {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.0).hash(state)
+    }
 }
 
 impl SslOpts {
+    /// dbrig patch: connect with this rustls configuration (its certificate verifier, protocol
+    /// versions, client certificate and session cache) instead of one built from the other
+    /// options, which are then ignored.
+    #[cfg(feature = "rustls-tls")]
+    pub fn with_rustls_client_config(mut self, config: Option<Arc<rustls::ClientConfig>>) -> Self {
+        self.rustls_client_config = config.map(RustlsClientConfig);
+        self
+    }
+
+    /// dbrig patch: the configuration given by [`SslOpts::with_rustls_client_config`].
+    #[cfg(feature = "rustls-tls")]
+    pub fn rustls_client_config(&self) -> Option<&Arc<rustls::ClientConfig>> {
+        self.rustls_client_config.as_ref().map(|c| &c.0)
+    }
+
     #[cfg(any(feature = "native-tls-tls", feature = "rustls-tls"))]
     pub fn with_client_identity(mut self, identity: Option<ClientIdentity>) -> Self {
         self.client_identity = identity;
