@@ -489,10 +489,7 @@ impl PgWireConnection {
             .start_tls(Arc::clone(&config), name.clone())
             .await
             .map_err(|e| match e {
-                TlsFailure::Tls(e) => crate::tls::tls_error(format!(
-                    "TLS handshake with PostgreSQL at {place} failed (sslmode={}): {e}",
-                    tls.mode
-                )),
+                TlsFailure::Tls(e) => tls.handshake_error("PostgreSQL", place, &e),
                 TlsFailure::Io(e) => {
                     lost(format_args!("during the TLS handshake with {place}: {e}"))
                 }

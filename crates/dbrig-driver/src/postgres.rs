@@ -82,10 +82,7 @@ impl PostgresConnection {
                 }
             }
         }
-        let host = match endpoint {
-            Endpoint::Tcp { host, .. } => host.as_str(),
-            Endpoint::Socket(_) => "localhost",
-        };
+        let host = crate::tls::checked_host(endpoint);
         let mut security = dbrig_core::results::ConnectionSecurity {
             tls_mode: tls.mode.name().to_owned(),
             ..Default::default()
@@ -141,7 +138,7 @@ impl PostgresConnection {
                     ),
                 ));
             }
-            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy, tls.mode)),
+            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy, tls)),
             // The connection future (spawned above) does the socket I/O for the client; its
             // end (error or not) shows up as a closed-connection error on the next call.
             Ok(Ok(pair)) => pair,
@@ -658,38 +655,36 @@ fn has_io_source(e: &tokio_postgres::Error) -> bool {
 }
 
 /// Whether the error comes from rustls (a certificate refused, no common protocol).
-fn has_tls_source(e: &tokio_postgres::Error) -> bool {
+/// The rustls error under a failed connect (a TLS handshake), by type.
+fn tls_source(e: &tokio_postgres::Error) -> Option<&rustls::Error> {
     let mut source = e.source();
     while let Some(c) = source {
-        if c.is::<rustls::Error>() {
-            return true;
+        if let Some(tls) = c.downcast_ref::<rustls::Error>() {
+            return Some(tls);
         }
-        if let Some(io) = c.downcast_ref::<std::io::Error>()
-            && io
-                .get_ref()
-                .is_some_and(|inner| inner.is::<rustls::Error>())
+        if let Some(tls) = c
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
         {
-            return true;
+            return Some(tls);
         }
         source = c.source();
     }
-    false
+    None
 }
 
 fn connect_error(
     e: tokio_postgres::Error,
     place: &str,
     policy: &ErrorPolicy,
-    mode: crate::tls::TlsMode,
+    tls: &crate::tls::TlsOptions,
 ) -> DriverError {
     if e.as_db_error().is_some() {
         return map_error(e, policy);
     }
-    if has_tls_source(&e) {
-        return crate::tls::tls_error(format!(
-            "TLS handshake with PostgreSQL at {place} failed (sslmode={mode}): {}",
-            chain(&e)
-        ));
+    if let Some(failure) = tls_source(&e) {
+        return tls.handshake_error("PostgreSQL", place, failure);
     }
     if has_io_source(&e) {
         return DriverError::unreachable(place, format_args!("PostgreSQL: {}", chain(&e)));
