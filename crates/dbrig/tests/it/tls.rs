@@ -614,6 +614,52 @@ fn mariadb_tls_verify_ca_socket_and_failures_on_both_clients() {
     assert!(!e.contains("nothing answered"), "{e}");
 }
 
+/// A PostgreSQL that offers TLS 1.2 at most: `sslminversion=TLSv1.3` is refused by both
+/// clients (the lean one and tokio-postgres) in the handshake, in one line that names the
+/// option; without it both connect at 1.2.
+#[test]
+fn postgres_tls12_server_and_sslminversion() {
+    let out = tempfile::tempdir().unwrap();
+    let certs = make_certs(out.path());
+    let server = Server::start(
+        out.path(),
+        "tls12pg",
+        "postgres",
+        &[
+            "ssl=on".to_owned(),
+            format!("ssl_cert_file={}", certs.path("server.pem")),
+            format!("ssl_key_file={}", certs.path("pg-server.key")),
+            "ssl_max_protocol_version=TLSv1.2".to_owned(),
+        ],
+    );
+    let url = |q: &str| {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=require{q}",
+            server.port
+        )
+    };
+    let ssl_row = "SELECT coalesce((SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl), '')";
+    rt().block_on(async {
+        for lean in [true, false] {
+            let mut c = connect_with(&url(""), lean)
+                .await
+                .unwrap_or_else(|e| panic!("lean {lean}: {e}"));
+            assert_eq!(first(&mut c, ssl_row).await, "TLSv1.2", "lean {lean}");
+            c.close().await;
+            let e = connect_with(&url("&sslminversion=TLSv1.3"), lean)
+                .await
+                .err()
+                .unwrap_or_else(|| panic!("lean {lean}: connected below sslminversion"));
+            assert_eq!(e.kind, ErrorKind::Tls, "lean {lean}: {e}");
+            assert!(
+                e.message.contains("sslminversion=TLSv1.3"),
+                "lean {lean}: {e}"
+            );
+            assert!(!e.message.contains('\n'), "{e}");
+        }
+    });
+}
+
 #[test]
 fn postgres_tls_modes_certificates_and_scram() {
     let out = tempfile::tempdir().unwrap();
