@@ -95,6 +95,18 @@ impl DriverError {
         }
     }
 
+    /// Whether the statement failed because the tables are not the ones it was written for: a
+    /// table, column, type or function it names is missing, or a value's type does not fit.
+    /// By code only (`SCHEMA_MISMATCH_CODES`); every other failure of a statement — a
+    /// name taken in a pooled session, a privilege, a syntax error — is not.
+    pub fn is_schema_mismatch(&self) -> bool {
+        self.kind == ErrorKind::MissingTable
+            || self
+                .code
+                .as_deref()
+                .is_some_and(|c| SCHEMA_MISMATCH_CODES.contains(&c))
+    }
+
     /// Whether this is a statement stopped by its timeout (not a failure of the statement).
     pub fn is_timeout(&self) -> bool {
         self.kind == ErrorKind::Timeout
@@ -122,6 +134,17 @@ impl DriverError {
         )
     }
 }
+
+/// The codes of [`DriverError::is_schema_mismatch`] (the engines' codes do not overlap):
+/// PostgreSQL's SQLSTATEs for an undefined column or function, a datatype mismatch, a value
+/// that cannot be coerced, the wrong kind of object, an ambiguous column or function;
+/// MariaDB/MySQL's unknown column or table, an ambiguous column, a view over a missing table;
+/// SQLite's generic SQLITE_ERROR, the only code it gives a missing table or column (a syntax
+/// error shares it, which dbrig's own statements never have).
+const SCHEMA_MISMATCH_CODES: [&str; 12] = [
+    "42703", "42883", "42804", "42846", "42809", "42702", "42725", "1054", "1109", "1052", "1356",
+    "1",
+];
 
 /// Messages are kept to one line so that logs and reports stay one record per error.
 pub(crate) fn one_line(s: &str) -> String {
@@ -180,6 +203,32 @@ impl ErrorPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_mismatch_is_told_by_code() {
+        let e =
+            |kind, code: &str| DriverError::new(kind, ErrorClass::Fatal, Some(code.into()), "x");
+        for (code, schema) in [
+            ("42703", true),  // undefined column
+            ("42883", true),  // undefined function (a type the tables lack)
+            ("1054", true),   // unknown column
+            ("42P05", false), // duplicate prepared statement (a pooled session)
+            ("26000", false), // prepared statement does not exist (a pooler)
+            ("42501", false), // insufficient privilege
+            ("42601", false), // syntax error
+            ("1064", false),
+            ("1142", false), // command denied
+            ("1", true),     // SQLite's generic error: no such table or column
+            ("2067", false), // SQLite: a unique constraint
+        ] {
+            assert_eq!(
+                e(ErrorKind::Statement, code).is_schema_mismatch(),
+                schema,
+                "{code}"
+            );
+        }
+        assert!(e(ErrorKind::MissingTable, "42P01").is_schema_mismatch());
+    }
 
     #[test]
     fn all_makes_every_code_retryable() {

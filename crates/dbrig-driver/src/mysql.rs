@@ -1,4 +1,6 @@
-//! The MariaDB/MySQL backend (mysql_async, no TLS).
+//! The MariaDB/MySQL backend (mysql_async). Its TLS is dbrig's: mysql_async (patched,
+//! `vendor/mysql_async`) is handed the rustls configuration of `tls.rs` that the lean client
+//! uses, so both clients verify, limit versions and report failures alike.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,11 +54,7 @@ impl MysqlConnection {
         target: &Target,
         options: &ConnectOptions,
     ) -> Result<Self, DriverError> {
-        let (builder, place) = opts_for(target);
-        if let Some(tls) = target.tls() {
-            // mysql_async reads the key itself: the same refusal as the lean client's first.
-            tls.check_key()?;
-        }
+        let (builder, place) = opts_for(target)?;
         let prefer = target
             .tls()
             .is_some_and(|t| t.mode == crate::tls::TlsMode::Prefer);
@@ -77,7 +75,7 @@ impl MysqlConnection {
                     format_args!("no MySQL handshake within {:?}", options.connect_timeout),
                 ));
             }
-            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy)),
+            Ok(Err(e)) => return Err(connect_error(e, target, &place, &options.policy)),
             Ok(Ok(c)) => c,
         };
         let version = conn
@@ -85,12 +83,6 @@ impl MysqlConnection {
             .await
             .map_err(|e| map_error(e, &options.policy))?
             .unwrap_or_default();
-        if let Some(tls) = target.tls()
-            && tls.enabled()
-            && let Some(min) = tls.min_version
-        {
-            check_min_version(&mut conn, min, &options.policy).await?;
-        }
         Ok(Self {
             conn,
             statements: Vec::new(),
@@ -385,8 +377,8 @@ fn next_chunk(source: &Mutex<Source>) -> Option<std::io::Result<Bytes>> {
 }
 
 /// mysql_async's options for a MySQL target, and the place it names (host:port or socket) for
-/// messages.
-pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
+/// messages. With TLS on, the certificate files are read here (a missing one is named).
+pub(crate) fn opts_for(target: &Target) -> Result<(OptsBuilder, String), DriverError> {
     let Target::Mysql {
         user,
         password,
@@ -408,8 +400,8 @@ pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
         // The connection-level cache closes evicted statements on the server, which would
         // invalidate handles we keep; we hold every statement ourselves instead.
         .stmt_cache_size(0)
-        .ssl_opts(ssl_opts(tls));
-    match endpoint {
+        .ssl_opts(ssl_opts(tls, endpoint)?);
+    Ok(match endpoint {
         Endpoint::Tcp { host, port } => (
             builder.ip_or_hostname(host.as_str()).tcp_port(*port),
             endpoint.place(),
@@ -418,58 +410,27 @@ pub(crate) fn opts_for(target: &Target) -> (OptsBuilder, String) {
             builder.socket(Some(path.to_string_lossy())),
             endpoint.place(),
         ),
-    }
-}
-
-/// `sslminversion` on a mysql_async connection. mysql_async builds its own rustls
-/// configuration and takes no protocol versions, so the handshake cannot be held to the
-/// minimum; the version the server says this session negotiated (`Ssl_version`) is checked
-/// right after connecting instead, and a lower one refused in one line before the connection
-/// is used for anything. (The lean client, the benchmark clients', refuses in the handshake.)
-async fn check_min_version(
-    conn: &mut Conn,
-    min: crate::tls::TlsVersion,
-    policy: &ErrorPolicy,
-) -> Result<(), DriverError> {
-    let got = conn
-        .query_first::<(String, String), _>("SHOW SESSION STATUS LIKE 'Ssl_version'")
-        .await
-        .map_err(|e| map_error(e, policy))?
-        .map(|(_, v)| v)
-        .unwrap_or_default();
-    // Empty: not encrypted (`prefer` against a server without TLS), which the mode allows.
-    if got.is_empty() || crate::tls::TlsVersion::parse(&got).is_some_and(|v| v >= min) {
-        return Ok(());
-    }
-    Err(crate::tls::tls_error(format!(
-        "sslminversion={}: the full MySQL client (mysql_async, used for prepare, loads and server probes) negotiated {got}, below the minimum, and cannot be held to one in its handshake; refused. Let the server offer {} or lower sslminversion",
-        min.name(),
-        min.name()
-    )))
-}
-
-/// mysql_async's TLS options for the target's (its rustls connector; no minimum version:
-/// [`check_min_version`] refuses a lower one after the handshake).
-fn ssl_opts(tls: &crate::tls::TlsOptions) -> Option<mysql_async::SslOpts> {
-    use mysql_async::{ClientIdentity, SslOpts};
-    if !tls.enabled() {
-        return None;
-    }
-    let path = |p: &std::path::PathBuf| p.clone().into();
-    let mut o = SslOpts::default();
-    if let Some(ca) = &tls.root_cert {
-        o = o
-            .with_root_certs(vec![path(ca)])
-            .with_disable_built_in_roots(true);
-    }
-    if let (Some(cert), Some(key)) = (&tls.cert, &tls.key) {
-        o = o.with_client_identity(Some(ClientIdentity::new(path(cert), path(key))));
-    }
-    Some(match tls.verification() {
-        dbrig_core::results::TlsVerification::Full => o,
-        dbrig_core::results::TlsVerification::Ca => o.with_danger_skip_domain_validation(true),
-        dbrig_core::results::TlsVerification::None => o.with_danger_accept_invalid_certs(true),
     })
+}
+
+/// mysql_async's TLS: the rustls configuration the lean client uses for the same options and
+/// host (`tls.rs`: its verifiers, minimum version, client certificate and session cache), and
+/// the name it checks — the URL's host, or `localhost` for a socket, as the lean client.
+fn ssl_opts(
+    tls: &crate::tls::TlsOptions,
+    endpoint: &Endpoint,
+) -> Result<Option<mysql_async::SslOpts>, DriverError> {
+    if !tls.enabled() {
+        return Ok(None);
+    }
+    let host = crate::tls::checked_host(endpoint);
+    // mysql_async would read the key itself: the same refusal as the lean client's first.
+    tls.check_key()?;
+    Ok(Some(
+        mysql_async::SslOpts::default()
+            .with_rustls_client_config(Some(tls.client_config(host)?))
+            .with_danger_tls_hostname_override(Some(host.to_owned())),
+    ))
 }
 
 /// Identifiers come from dbrig itself (validated names), so quoting is only for keywords.
@@ -600,8 +561,23 @@ fn from_text(bytes: Vec<u8>, column: &Column) -> Value {
     }
 }
 
-fn connect_error(e: mysql_async::Error, place: &str, policy: &ErrorPolicy) -> DriverError {
-    use mysql_async::{DriverError as D, Error as E};
+fn connect_error(
+    e: mysql_async::Error,
+    target: &Target,
+    place: &str,
+    policy: &ErrorPolicy,
+) -> DriverError {
+    use mysql_async::{DriverError as D, Error as E, IoError};
+    // A TLS handshake that failed: tokio-rustls hands rustls's error up inside an io::Error,
+    // told apart by its type (the server answered: not "nothing answered").
+    if let E::Io(IoError::Io(io)) = &e
+        && let Some(tls) = target.tls()
+        && let Some(failure) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        return tls.handshake_error("MySQL", place, failure);
+    }
     match e {
         E::Io(io) => {
             DriverError::unreachable(place, format_args!("MySQL: {}", one_line(&io.to_string())))

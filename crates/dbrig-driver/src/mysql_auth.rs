@@ -17,7 +17,7 @@ use mysql_common::proto::MySerialize;
 use crate::error::{DriverError, ErrorKind};
 use crate::mysql_wire::WireConnection;
 use crate::target::Endpoint;
-use crate::tls::{TlsMode, TlsOptions, server_name, session_of, tls_error};
+use crate::tls::{TlsMode, TlsOptions, checked_host, server_name, session_of, tls_error};
 use crate::wire_socket::TlsFailure;
 use crate::wire_socket::WireError;
 
@@ -25,8 +25,7 @@ use crate::wire_socket::WireError;
 pub(crate) struct WireTls {
     config: std::sync::Arc<rustls::ClientConfig>,
     name: rustls::pki_types::ServerName<'static>,
-    mode: TlsMode,
-    verification: TlsVerification,
+    options: TlsOptions,
 }
 
 impl WireTls {
@@ -38,15 +37,11 @@ impl WireTls {
         if !options.enabled() {
             return Ok(None);
         }
-        let host = match endpoint {
-            Endpoint::Tcp { host, .. } => host.as_str(),
-            Endpoint::Socket(_) => "localhost",
-        };
+        let host = checked_host(endpoint);
         Ok(Some(WireTls {
             config: options.client_config(host)?,
             name: server_name(host)?,
-            mode: options.mode,
-            verification: options.verification(),
+            options: options.clone(),
         }))
     }
 }
@@ -85,8 +80,16 @@ pub(crate) fn security(
     auth: &AuthPath,
 ) -> ConnectionSecurity {
     ConnectionSecurity {
-        tls_mode: tls.map_or(TlsMode::Disable, |t| t.mode).name().to_owned(),
-        tls: session.map(|s| session_of(s, tls.map_or(TlsVerification::None, |t| t.verification))),
+        tls_mode: tls
+            .map_or(TlsMode::Disable, |t| t.options.mode)
+            .name()
+            .to_owned(),
+        tls: session.map(|s| {
+            session_of(
+                s,
+                tls.map_or(TlsVerification::None, |t| t.options.verification()),
+            )
+        }),
         auth: auth.describe(),
     }
 }
@@ -115,13 +118,13 @@ pub(crate) async fn start_tls(
     place: &str,
 ) -> Result<bool, WireError> {
     if !offered {
-        if tls.mode == TlsMode::Prefer {
+        if tls.options.mode == TlsMode::Prefer {
             return Ok(false);
         }
         return Err(tls_error(format!(
             "the server at {place} does not offer TLS (sslmode={}); configure TLS on it \
              (ssl_cert/ssl_key) or connect with sslmode=disable",
-            tls.mode
+            tls.options.mode
         ))
         .into());
     }
@@ -144,10 +147,7 @@ pub(crate) async fn start_tls(
         .start_tls(tls.config.clone(), tls.name.clone())
         .await
         .map_err(|e| match e {
-            TlsFailure::Tls(e) => tls_error(format!(
-                "TLS handshake with {place} failed (sslmode={}): {e}",
-                tls.mode
-            )),
+            TlsFailure::Tls(e) => tls.options.handshake_error("MySQL", place, &e),
             TlsFailure::Io(e) => DriverError::lost(
                 None,
                 format!("MySQL connection lost during the TLS handshake with {place}: {e}"),

@@ -237,7 +237,7 @@ impl WireConnection {
             Ok(s) => s.map_err(|e| DriverError::unreachable(&place, format_args!("MySQL: {e}")))?,
         };
         let password = password.as_ref().map(|p| p.expose());
-        let kill_opts = opts_for(target).0.into();
+        let kill_opts = opts_for(target)?.0.into();
         let mut conn = Self::over(
             socket, user, password, database, &place, options, kill_opts, tls,
         )

@@ -489,10 +489,7 @@ impl PgWireConnection {
             .start_tls(Arc::clone(&config), name.clone())
             .await
             .map_err(|e| match e {
-                TlsFailure::Tls(e) => crate::tls::tls_error(format!(
-                    "TLS handshake with PostgreSQL at {place} failed (sslmode={}): {e}",
-                    tls.mode
-                )),
+                TlsFailure::Tls(e) => tls.handshake_error("PostgreSQL", place, &e),
                 TlsFailure::Io(e) => {
                     lost(format_args!("during the TLS handshake with {place}: {e}"))
                 }
@@ -896,12 +893,19 @@ impl PgWireConnection {
     }
 
     pub(crate) async fn prepare(&mut self, sql: &str) -> Result<(), DriverError> {
-        // Unique in the process, not just the session: through a pooler in transaction mode
-        // (PgBouncer) clients share server sessions, and a name another client (or this
-        // process's tokio-postgres, whose names are `s0`, `s1`, …) used is refused there.
+        // Unique across processes, not just in this one: through a pooler in transaction mode
+        // (PgBouncer) clients of any process share server sessions, which keep the statements
+        // of earlier clients; a name used there is refused ("already exists", 42P05). So a
+        // random tag of this process, then a counter.
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        static PROCESS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        let process = *PROCESS.get_or_init(|| {
+            use std::hash::BuildHasher;
+            // RandomState's keys come from the OS's random source, per process.
+            std::collections::hash_map::RandomState::new().hash_one(std::process::id()) as u32
+        });
         let name = format!(
-            "dbrig_{}",
+            "dbrig_{process:08x}_{}",
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
         let at = begin(&mut self.wbuf, b'P');

@@ -1,12 +1,17 @@
 //! The PostgreSQL backend (tokio-postgres; TLS through rustls, `tls.rs`, with SCRAM channel
 //! binding when the connection is encrypted; md5 and scram-sha-256 are tokio-postgres's).
 //!
-//! Outside the prepared protocol nothing here names a statement: the extended protocol and
-//! every metadata query send an unnamed parse/bind/describe/execute/sync in one round trip
+//! Only a statement the caller prepares (`Connection::prepare`, in the prepared protocol) is
+//! named here. The extended protocol and every query — metadata, the registry's, probes, in
+//! any protocol — send an unnamed parse/bind/describe/execute/sync in one round trip
 //! (tokio-postgres' `query_typed`), with the values as text for the server to read in the
-//! types it infers (what libpq's `PQexecParams` sends for pgbench's `-M extended`). So a
-//! `simple` or `extended` client works through a pooler in transaction mode (PgBouncer),
-//! which cannot keep a named statement across transactions.
+//! types it infers (what libpq's `PQexecParams` sends for pgbench's `-M extended`). A pooler in
+//! transaction mode (PgBouncer) cannot keep a named statement across transactions and hands
+//! one server session to many clients, so a statement tokio-postgres named (`s0`, `s1`, …: the
+//! same names in every process) failed there — "does not exist" when the next transaction went
+//! to another server session, "already exists" when another process had used the name — and
+//! could even bind another process's statement of the same name. The statements that are
+//! named are closed before the connection ends, so none is left in a pooled session.
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
@@ -42,8 +47,6 @@ pub(crate) struct PostgresConnection {
     version: String,
     /// The server process serving this session (`pg_backend_pid()`).
     backend_pid: u32,
-    /// Not the prepared protocol: queries use unnamed statements only (see the module doc).
-    unnamed: bool,
     security: dbrig_core::results::ConnectionSecurity,
     /// The TLS the connection was opened with: its cancel requests go the same way.
     cancel_tls: Option<crate::tls::PgTls>,
@@ -82,10 +85,7 @@ impl PostgresConnection {
                 }
             }
         }
-        let host = match endpoint {
-            Endpoint::Tcp { host, .. } => host.as_str(),
-            Endpoint::Socket(_) => "localhost",
-        };
+        let host = crate::tls::checked_host(endpoint);
         let mut security = dbrig_core::results::ConnectionSecurity {
             tls_mode: tls.mode.name().to_owned(),
             ..Default::default()
@@ -141,7 +141,7 @@ impl PostgresConnection {
                     ),
                 ));
             }
-            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy, tls.mode)),
+            Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy, tls)),
             // The connection future (spawned above) does the socket I/O for the client; its
             // end (error or not) shows up as a closed-connection error on the next call.
             Ok(Ok(pair)) => pair,
@@ -165,7 +165,6 @@ impl PostgresConnection {
             policy: options.policy.clone(),
             version,
             backend_pid,
-            unnamed: options.protocol != dbrig_core::results::Protocol::Prepared,
             security,
             cancel_tls,
         })
@@ -344,32 +343,11 @@ impl PostgresConnection {
         sql: &str,
         params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
-        if self.unnamed {
-            let mut out = Rows::default();
-            return self
-                .rows_unnamed(sql, params, &mut out)
-                .await
-                .map(|()| out.rows)
-                .map_err(|e| map_error(e, &self.policy));
-        }
-        let rows = async {
-            let stmt = self.client.prepare(sql).await?;
-            let stream = self
-                .client
-                .query_raw(&stmt, params.iter().map(PgParam))
-                .await?;
-            let mut stream = std::pin::pin!(stream);
-            let mut out = Vec::new();
-            while let Some(row) = stream.try_next().await? {
-                let mut values = Vec::with_capacity(row.len());
-                for i in 0..row.len() {
-                    values.push(row.try_get::<_, Cell>(i)?.0);
-                }
-                out.push(values);
-            }
-            Ok::<_, tokio_postgres::Error>(out)
-        };
-        rows.await.map_err(|e| map_error(e, &self.policy))
+        let mut out = Rows::default();
+        self.rows_unnamed(sql, params, &mut out)
+            .await
+            .map(|()| out.rows)
+            .map_err(|e| map_error(e, &self.policy))
     }
 
     pub(crate) async fn query_rows(
@@ -405,24 +383,7 @@ impl PostgresConnection {
                 }
                 return Ok(out);
             }
-            if self.unnamed {
-                self.rows_unnamed(sql, params, &mut out).await?;
-                return Ok(out);
-            }
-            let stmt = self.client.prepare(sql).await?;
-            out.columns = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
-            let stream = self
-                .client
-                .query_raw(&stmt, params.iter().map(PgParam))
-                .await?;
-            let mut stream = std::pin::pin!(stream);
-            while let Some(row) = stream.try_next().await? {
-                let mut values = Vec::with_capacity(row.len());
-                for i in 0..row.len() {
-                    values.push(row.try_get::<_, Cell>(i)?.0);
-                }
-                out.rows.push(values);
-            }
+            self.rows_unnamed(sql, params, &mut out).await?;
             Ok::<_, tokio_postgres::Error>(out)
         };
         rows.await.map_err(|e| map_error(e, &self.policy))
@@ -566,7 +527,20 @@ impl PostgresConnection {
             .map_err(|e| map_error(e, &self.policy).with_statement(&sql))
     }
 
-    pub(crate) async fn close(self) {
+    pub(crate) async fn close(mut self) {
+        // The named statements are closed first, while the client lives (a dropped
+        // `Statement` sends its Close through it; after the client it sends nothing): through a
+        // pooler the server session outlives this connection, and another process whose
+        // tokio-postgres picks the same names must not find them there. One round trip after
+        // the Closes makes sure the server has them; a dead server gets two seconds.
+        if !self.statements.is_empty() {
+            self.statements.clear();
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_secs(2),
+                self.client.simple_query(""),
+            )
+            .await;
+        }
         // Dropping the client ends the spawned connection task, which sends Terminate.
         drop(self.client);
     }
@@ -658,38 +632,36 @@ fn has_io_source(e: &tokio_postgres::Error) -> bool {
 }
 
 /// Whether the error comes from rustls (a certificate refused, no common protocol).
-fn has_tls_source(e: &tokio_postgres::Error) -> bool {
+/// The rustls error under a failed connect (a TLS handshake), by type.
+fn tls_source(e: &tokio_postgres::Error) -> Option<&rustls::Error> {
     let mut source = e.source();
     while let Some(c) = source {
-        if c.is::<rustls::Error>() {
-            return true;
+        if let Some(tls) = c.downcast_ref::<rustls::Error>() {
+            return Some(tls);
         }
-        if let Some(io) = c.downcast_ref::<std::io::Error>()
-            && io
-                .get_ref()
-                .is_some_and(|inner| inner.is::<rustls::Error>())
+        if let Some(tls) = c
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
         {
-            return true;
+            return Some(tls);
         }
         source = c.source();
     }
-    false
+    None
 }
 
 fn connect_error(
     e: tokio_postgres::Error,
     place: &str,
     policy: &ErrorPolicy,
-    mode: crate::tls::TlsMode,
+    tls: &crate::tls::TlsOptions,
 ) -> DriverError {
     if e.as_db_error().is_some() {
         return map_error(e, policy);
     }
-    if has_tls_source(&e) {
-        return crate::tls::tls_error(format!(
-            "TLS handshake with PostgreSQL at {place} failed (sslmode={mode}): {}",
-            chain(&e)
-        ));
+    if let Some(failure) = tls_source(&e) {
+        return tls.handshake_error("PostgreSQL", place, failure);
     }
     if has_io_source(&e) {
         return DriverError::unreachable(place, format_args!("PostgreSQL: {}", chain(&e)));

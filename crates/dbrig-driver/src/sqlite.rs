@@ -507,6 +507,23 @@ fn open_error(e: rusqlite::Error, place: &str, policy: &ErrorPolicy) -> DriverEr
 /// about both, so the default list's BUSY (5) and LOCKED (6) also cover their extended
 /// forms (e.g. 517 BUSY_SNAPSHOT, 262 LOCKED_SHAREDCACHE).
 fn map_error(e: rusqlite::Error, policy: &ErrorPolicy) -> DriverError {
+    // A statement that does not prepare (a missing table or column, a syntax error) comes
+    // with where in its text it failed; its code is kept as any other's.
+    if let rusqlite::Error::SqlInputError {
+        error, msg, offset, ..
+    } = &e
+    {
+        let code = error.extended_code.to_string();
+        return DriverError::new(
+            ErrorKind::Statement,
+            policy.classify(&code),
+            Some(code.clone()),
+            format!(
+                "SQLite error {code}: {} (at offset {offset})",
+                one_line(msg)
+            ),
+        );
+    }
     match &e {
         rusqlite::Error::SqliteFailure(f, message) => {
             let extended = f.extended_code;

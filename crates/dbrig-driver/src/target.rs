@@ -270,6 +270,26 @@ impl Target {
             None => None,
         };
         let endpoint = match socket {
+            // libpq: a socket directory holds one socket per port (`.s.PGSQL.PORT`), and the
+            // URL's port (else PGPORT) picks it; a socket file names its own port.
+            Some(path) if dialect == Dialect::Postgres => {
+                let url_port = split_host_port(hostport).map_err(|r| err(&r))?.1;
+                match (pg_socket_dir_and_port(&path).1, url_port) {
+                    (Some(named), Some(port)) if port != named => {
+                        return Err(err(&format!(
+                            "socket={} is the socket of port {named}, but the URL names port \
+                             {port}; give the socket's directory to pick the port, or leave the \
+                             port out",
+                            path.display()
+                        )));
+                    }
+                    (Some(_), _) => Endpoint::Socket(path),
+                    (None, _) => match url_port.or(env_port) {
+                        Some(port) => Endpoint::Socket(path.join(format!(".s.PGSQL.{port}"))),
+                        None => Endpoint::Socket(path),
+                    },
+                }
+            }
             Some(path) => Endpoint::Socket(path),
             None => {
                 let (host, port) = split_host_port(hostport).map_err(|r| err(&r))?;
@@ -645,6 +665,69 @@ mod tests {
             pg_socket_file(Path::new("/run/postgresql/.s.PGSQL.5433")),
             Path::new("/run/postgresql/.s.PGSQL.5433")
         );
+    }
+
+    /// libpq: with `socket=DIR` the URL's port (else PGPORT) picks `DIR/.s.PGSQL.PORT`; a
+    /// socket file names its own port, and another port in the URL is refused. MariaDB's
+    /// socket is one file whatever the port (as the `mariadb` client).
+    #[test]
+    fn a_postgres_socket_directory_takes_the_port() {
+        let endpoint = |url: &str, env: &[(&str, &str)]| {
+            let env: Vec<(String, String)> = env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            match Target::parse_with_env(url, &|k| {
+                env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+            }) {
+                Ok(Target::Postgres { endpoint, .. } | Target::Mysql { endpoint, .. }) => {
+                    Ok(endpoint)
+                }
+                Ok(other) => panic!("{other}"),
+                Err(e) => Err(e.reason),
+            }
+        };
+        let sock = |p: &str| Ok(Endpoint::Socket(PathBuf::from(p)));
+        assert_eq!(
+            endpoint("postgres://u@localhost:5433/db?socket=/run/pg", &[]),
+            sock("/run/pg/.s.PGSQL.5433")
+        );
+        assert_eq!(
+            endpoint(
+                "postgres://u@localhost/db?socket=/run/pg",
+                &[("PGPORT", "6000")]
+            ),
+            sock("/run/pg/.s.PGSQL.6000")
+        );
+        assert_eq!(
+            endpoint("postgres://u@localhost/db?socket=/run/pg", &[]),
+            sock("/run/pg")
+        );
+        assert_eq!(
+            endpoint(
+                "postgres://u@localhost:5433/db?socket=/run/pg/.s.PGSQL.5433",
+                &[]
+            ),
+            sock("/run/pg/.s.PGSQL.5433")
+        );
+        let e = endpoint(
+            "postgres://u@localhost:5434/db?socket=/run/pg/.s.PGSQL.5433",
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("port 5433") && e.contains("port 5434"), "{e}");
+        assert!(
+            endpoint("postgres://u@localhost:x/db?socket=/run/pg", &[])
+                .unwrap_err()
+                .contains("port 'x'")
+        );
+        assert_eq!(
+            endpoint("mysql://u@localhost:3307/db?socket=/run/my.sock", &[]),
+            sock("/run/my.sock")
+        );
+        // Printed and parsed back to the same socket.
+        let t = Target::parse("postgres://u@localhost:5433/db?socket=/run/pg").unwrap();
+        assert_eq!(Target::parse(&t.to_string()).unwrap(), t);
     }
 
     /// libpq's order: the URL's parts, then PGHOST / PGPORT / PGUSER / PGDATABASE, then

@@ -2,9 +2,9 @@
 //!
 //! One set of options ([`TlsOptions`], from the target URL: `sslmode`, `sslrootcert`,
 //! `sslcert`, `sslkey`, `sslminversion`) becomes one rustls client configuration here, used by
-//! all three clients: the lean MySQL client (its own TLS layer over its socket, in
-//! `wire_socket.rs`, so a TLS run keeps the lean client), mysql_async (admin and bulk
-//! connections; its own rustls connector from the same options) and tokio-postgres (the
+//! all four clients: the lean MySQL and PostgreSQL clients (their own TLS layer over their
+//! socket, in `wire_socket.rs`, so a TLS run keeps the lean client), mysql_async (admin and bulk
+//! connections; patched to take this configuration, `vendor/mysql_async`) and tokio-postgres (the
 //! [`MakeTlsConnect`] below, which also reports the negotiated session and the server
 //! certificate's hash for `scram-sha-256-plus` channel binding).
 //!
@@ -152,10 +152,13 @@ impl TlsOptions {
                 }
             }
             "sslminversion" | "ssl-min-protocol-version" | "tls-version" => {
-                self.min_version =
-                    Some(TlsVersion::parse(value).ok_or_else(|| {
-                        format!("TLS version '{value}' is not TLSv1.2 or TLSv1.3")
-                    })?)
+                // Named as the URL spelled it: `sslminversion`, `ssl_min_protocol_version`, …
+                self.min_version = Some(TlsVersion::parse(value).ok_or_else(|| {
+                    format!(
+                        "{key} '{value}' is not TLSv1.2 or TLSv1.3 (the TLS versions dbrig \
+                         speaks; 1.0 and 1.1 are not)"
+                    )
+                })?)
             }
             _ => return Ok(false),
         }
@@ -299,8 +302,78 @@ impl TlsOptions {
     }
 }
 
+impl TlsOptions {
+    /// A TLS handshake with `engine` at `place` that rustls failed, as one line that says what
+    /// failed — the server's certificate (and what it was checked against), the protocol version
+    /// (naming `sslminversion` when one is set), the server's refusal of the client's
+    /// certificate, or the handshake itself — decided by the error's variant. Every client's
+    /// handshake failure comes here.
+    pub(crate) fn handshake_error(
+        &self,
+        engine: &str,
+        place: &str,
+        e: &rustls::Error,
+    ) -> DriverError {
+        use rustls::{AlertDescription as Alert, Error as E};
+        let mode = self.mode;
+        let message = match e {
+            E::InvalidCertificate(_) => {
+                let against = match &self.root_cert {
+                    Some(ca) => format!("sslrootcert={}", ca.display()),
+                    None => "the Mozilla roots: no sslrootcert given".to_owned(),
+                };
+                let checked = match self.verification() {
+                    TlsVerification::Full => "its chain and host name",
+                    _ => "its chain",
+                };
+                format!(
+                    "the certificate of {engine} at {place} failed verification (sslmode={mode} \
+                     checks {checked}, against {against}): {e}"
+                )
+            }
+            E::AlertReceived(Alert::ProtocolVersion) | E::PeerIncompatible(_)
+                if self.min_version.is_some() =>
+            {
+                let min = self.min_version.map_or("", |v| v.name());
+                format!(
+                    "TLS handshake with {engine} at {place} failed: the server offers no TLS \
+                     version at or above sslminversion={min} ({e})"
+                )
+            }
+            E::AlertReceived(
+                Alert::BadCertificate
+                | Alert::UnsupportedCertificate
+                | Alert::CertificateRevoked
+                | Alert::CertificateExpired
+                | Alert::CertificateUnknown
+                | Alert::UnknownCA
+                | Alert::CertificateRequired,
+            ) => {
+                let which = match &self.cert {
+                    Some(cert) => format!("the client certificate sslcert={}", cert.display()),
+                    None => "the connection without a client certificate (no sslcert)".to_owned(),
+                };
+                format!(
+                    "TLS handshake with {engine} at {place} failed: the server refused {which} ({e})"
+                )
+            }
+            _ => format!("TLS handshake with {engine} at {place} failed (sslmode={mode}): {e}"),
+        };
+        tls_error(message)
+    }
+}
+
 pub(crate) fn tls_error(message: String) -> DriverError {
     DriverError::fatal(ErrorKind::Tls, message)
+}
+
+/// The host name a TLS connection to `endpoint` checks (`verify-full`) and sends as SNI: the
+/// URL's host, or `localhost` for a Unix socket (as the `mariadb` client and libpq do).
+pub(crate) fn checked_host(endpoint: &crate::target::Endpoint) -> &str {
+    match endpoint {
+        crate::target::Endpoint::Tcp { host, .. } => host,
+        crate::target::Endpoint::Socket(_) => "localhost",
+    }
 }
 
 /// The name rustls checks and sends for `host` (an address stays an address).
@@ -309,10 +382,19 @@ pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>, DriverError
         .map_err(|e| tls_error(format!("'{host}' is not a host name TLS can check: {e}")))
 }
 
+/// The certificates of `file`, given as URL parameter `what`; a file that cannot be read or
+/// holds no certificate is named with the parameter that gave it.
 fn read_certs(file: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, DriverError> {
-    let certs: Vec<_> = CertificateDer::pem_file_iter(file)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| tls_error(format!("{what} {}: {e}", file.display())))?;
+    let pem = std::fs::read(file)
+        .map_err(|e| tls_error(format!("{what} {}: cannot read it: {e}", file.display())))?;
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            tls_error(format!(
+                "{what} {}: not PEM certificates: {e}",
+                file.display()
+            ))
+        })?;
     if certs.is_empty() {
         return Err(tls_error(format!(
             "{what} {}: no PEM certificate in it",
@@ -326,8 +408,14 @@ fn read_certs(file: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, D
 /// `--password-file` and of libpq's `sslkey`.
 fn read_key(file: &Path) -> Result<PrivateKeyDer<'static>, DriverError> {
     key_mode_ok(file)?;
-    PrivateKeyDer::from_pem_file(file)
-        .map_err(|e| tls_error(format!("sslkey {}: {e}", file.display())))
+    let pem = std::fs::read(file)
+        .map_err(|e| tls_error(format!("sslkey {}: cannot read it: {e}", file.display())))?;
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+        tls_error(format!(
+            "sslkey {}: not a PEM private key: {e}",
+            file.display()
+        ))
+    })
 }
 
 fn key_mode_ok(file: &Path) -> Result<(), DriverError> {
@@ -652,6 +740,11 @@ mod tests {
         );
         let e = Target::parse("postgres://u@h/db?sslmode=maybe").unwrap_err();
         assert!(e.to_string().contains("not one of"), "{e}");
+        // A bad minimum version names the option, as the URL spelled it.
+        for key in ["sslminversion", "ssl_min_protocol_version"] {
+            let e = Target::parse(&format!("postgres://u@h/db?{key}=TLSv1.1")).unwrap_err();
+            assert!(e.reason.starts_with(&format!("{key} 'TLSv1.1'")), "{e}");
+        }
         // libpq's variable, as psql takes it.
         let t = Target::parse_with_env("postgres://h/db", &|n| {
             (n == "PGSSLMODE").then(|| "require".to_owned())

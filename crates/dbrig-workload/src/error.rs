@@ -75,6 +75,15 @@ pub enum WorkloadError {
         target: String,
         first: Box<DriverError>,
     },
+    /// The server refused to prepare the workload's statements for another reason than the
+    /// tables (see `DriverError::is_schema_mismatch`); `hint` is empty or "; what to do".
+    #[error("the {workload} statements do not prepare on {target}: {first}{hint}")]
+    StatementsRefused {
+        workload: String,
+        target: String,
+        first: Box<DriverError>,
+        hint: String,
+    },
     #[error("internal error: {0}")]
     Internal(String),
 }

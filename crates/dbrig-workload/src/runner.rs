@@ -426,7 +426,7 @@ pub async fn run(
                         let _ = ready.send(Err(NotReady {
                             failed: indices.len() as u32,
                             untried: 0,
-                            schema: false,
+                            preparing: false,
                             first: err,
                         }));
                         return;
@@ -450,11 +450,11 @@ pub async fn run(
     drop(ready_tx);
 
     // Every client that did not connect is counted: failed, or not tried after its worker's
-    // first failure. A failure after connecting (preparing the workload's statements) is a
-    // schema mismatch, said as such.
+    // first failure. A failure after connecting is the workload's statements refused: by the
+    // tables (a schema mismatch, said as such, told by the error's code) or otherwise.
     let mut failed = 0;
     let mut untried = 0;
-    let mut schema = None;
+    let mut refused = None;
     let mut first_error = None;
     for _ in 0..workers {
         match ready_rx.recv().await {
@@ -462,8 +462,8 @@ pub async fn run(
             Some(Err(n)) => {
                 failed += n.failed;
                 untried += n.untried;
-                if n.schema {
-                    schema.get_or_insert(n.first);
+                if n.preparing {
+                    refused.get_or_insert(n.first);
                 } else {
                     first_error.get_or_insert(n.first);
                 }
@@ -477,16 +477,26 @@ pub async fn run(
             }
         }
     }
-    if first_error.is_some() || schema.is_some() {
+    if first_error.is_some() || refused.is_some() {
         for go in go_senders {
             let _ = go.send(None);
         }
         join_threads(thread_handles).await;
         let target = spec.target.to_string();
-        return Err(match (first_error, schema) {
-            (None, Some(first)) => WorkloadError::StatementsDoNotPrepare {
+        return Err(match (first_error, refused) {
+            (None, Some(first)) if first.is_schema_mismatch() => {
+                WorkloadError::StatementsDoNotPrepare {
+                    workload: workload.name().into(),
+                    target,
+                    first: Box::new(first),
+                }
+            }
+            (None, Some(first)) => WorkloadError::StatementsRefused {
                 workload: workload.name().into(),
                 target,
+                hint: pooler_hint(&first)
+                    .map(|h| format!("; {h}"))
+                    .unwrap_or_default(),
                 first: Box::new(first),
             },
             (first, _) => WorkloadError::ConnectFailed {
@@ -750,10 +760,11 @@ pub async fn run(
     })
 }
 
-/// PostgreSQL's "prepared statement does not exist" (SQLSTATE 26000) in a run: what a pooler in
-/// transaction mode does to named statements.
+/// PostgreSQL's "prepared statement does not exist" (SQLSTATE 26000) or "already exists"
+/// (42P05) in a run: what a pooler in transaction mode does to named statements (it hands each
+/// transaction any server session, and one session to clients of every process).
 fn pooler_hint(e: &DriverError) -> Option<String> {
-    (e.code.as_deref() == Some("26000")).then(|| {
+    matches!(e.code.as_deref(), Some("26000" | "42P05")).then(|| {
         "a pooler in transaction mode (PgBouncer) does not keep a connection's prepared statements: use --protocol simple or extended".to_owned()
     })
 }
@@ -898,12 +909,12 @@ fn collect_interval(
 }
 
 /// Why a worker's clients are not ready: how many failed, how many were not tried after
-/// that, whether the failure came after connecting (preparing statements: the schema), and
-/// the first error.
+/// that, whether the failure came after connecting (the server refused a statement while the
+/// client prepared the workload's), and the first error.
 struct NotReady {
     failed: u32,
     untried: u32,
-    schema: bool,
+    preparing: bool,
     first: DriverError,
 }
 
@@ -953,8 +964,12 @@ async fn worker_main(
                 let client = workload
                     .new_client(&mut conn, i, threads, keys, spec.seed)
                     .await
-                    // A statement the server refuses (not a lost connection): the schema.
-                    .map_err(|e| (e.kind == ErrorKind::Statement, e))?;
+                    // A statement the server refused (not a lost connection).
+                    .map_err(|e| {
+                        let refused =
+                            matches!(e.kind, ErrorKind::Statement | ErrorKind::MissingTable);
+                        (refused, e)
+                    })?;
                 Ok::<_, (bool, DriverError)>((i, conn, client))
             }
         }))
@@ -962,11 +977,11 @@ async fn worker_main(
         for r in opened {
             match r {
                 Ok(c) => clients.push(c),
-                Err((schema, e)) => {
+                Err((preparing, e)) => {
                     let f = failure.get_or_insert(NotReady {
                         failed: 0,
                         untried: 0,
-                        schema,
+                        preparing,
                         first: e,
                     });
                     f.failed += 1;

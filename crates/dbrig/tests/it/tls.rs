@@ -1,7 +1,8 @@
 //! TLS and authentication against a MariaDB and a PostgreSQL of the test's own, with
 //! certificates the test makes (rcgen): a CA, a server certificate for 127.0.0.1 and the name
-//! `dbrig-tls-server` (so `localhost` is a wrong host name), a client certificate, and a second
-//! CA that signed nothing the servers use. Each mode is checked from the client's side and the
+//! `dbrig-tls-server` (so `localhost` is a wrong host name), a server certificate of the same CA
+//! for `elsewhere.example` only (a name no connection here uses), a client certificate, and a
+//! second CA that signed nothing the servers use. Each mode is checked from the client's side and the
 //! server's (`Ssl_version` of the session, `pg_stat_ssl`).
 
 use std::os::unix::fs::PermissionsExt;
@@ -23,7 +24,8 @@ impl Certs {
     }
 }
 
-/// Writes ca.pem, other-ca.pem, server.pem/server.key, client.pem/client.key (CN `tls_cert`).
+/// Writes ca.pem, other-ca.pem, server.pem/server.key, elsewhere.pem/elsewhere.key,
+/// client.pem/client.key (CN `tls_cert`).
 /// Server files are readable by the server's user (mode 0644 for MariaDB; PostgreSQL wants
 /// its own key 0600 and owned by it: `pg-server.key`).
 fn make_certs(dir: &Path) -> Certs {
@@ -67,6 +69,9 @@ fn make_certs(dir: &Path) -> Certs {
     write("server.pem", &cert, 0o644);
     write("server.key", &key, 0o644);
     write("pg-server.key", &key, 0o600);
+    let (cert, key) = leaf("elsewhere", vec!["elsewhere.example".into()], false);
+    write("elsewhere.pem", &cert, 0o644);
+    write("elsewhere.key", &key, 0o644);
     let pg_user = Command::new("id")
         .args(["-u", "postgres"])
         .output()
@@ -99,6 +104,8 @@ struct Server {
     out: PathBuf,
     name: String,
     port: String,
+    /// The server's Unix socket, when its start line names one.
+    socket: Option<String>,
 }
 
 impl Server {
@@ -128,6 +135,9 @@ impl Server {
             out: out.to_owned(),
             name: name.to_owned(),
             port,
+            socket: text(&o)
+                .lines()
+                .find_map(|l| l.split_once(", socket ").map(|(_, p)| p.trim().to_owned())),
         }
     }
 }
@@ -403,9 +413,9 @@ fn mariadb_tls_modes_client_certificates_and_ed25519() {
     );
 }
 
-/// A server that offers TLS 1.2 only: `sslminversion=TLSv1.3` is refused by the lean client in
-/// its handshake and by the full client (mysql_async, which takes no minimum) right after it,
-/// each in one line; without the minimum both connect at 1.2.
+/// A server that offers TLS 1.2 only: `sslminversion=TLSv1.3` is refused by both clients in
+/// their handshake (mysql_async takes dbrig's rustls configuration), each in one line that
+/// names the option; without the minimum both connect at 1.2.
 #[test]
 fn mariadb_tls12_server_and_sslminversion() {
     let out = tempfile::tempdir().unwrap();
@@ -441,10 +451,12 @@ fn mariadb_tls12_server_and_sslminversion() {
                 .unwrap_or_else(|| panic!("lean {lean}: connected below sslminversion"));
             assert_eq!(e.kind, ErrorKind::Tls, "lean {lean}: {e}");
             assert!(!e.to_string().contains('\n'), "{e}");
-            if !lean {
-                assert!(e.message.contains("sslminversion=TLSv1.3"), "{e}");
-                assert!(e.message.contains("negotiated TLSv1.2"), "{e}");
-            }
+            // The option that decided it, by both clients, in the handshake.
+            assert!(
+                e.message.contains("sslminversion=TLSv1.3"),
+                "lean {lean}: {e}"
+            );
+            assert!(!e.message.contains("nothing answered"), "lean {lean}: {e}");
         }
     });
     // Through the binary: prepare (the full client) refuses in one line.
@@ -463,6 +475,189 @@ fn mariadb_tls12_server_and_sslminversion() {
     );
     assert!(!o.status.success());
     assert!(text(&o).contains("TLS"), "{}", text(&o));
+}
+
+/// A MariaDB whose certificate names neither `127.0.0.1` nor `localhost` (only
+/// `elsewhere.example`), through both clients — the lean one and the full one (mysql_async:
+/// prepare, probes, loads) — over TCP and over the server's Unix socket:
+/// - `verify-ca` checks the chain and not the name, so it connects; `verify-full` refuses;
+/// - every mode works over the socket (the `mariadb` client encrypts a socket too), and the
+///   server's own `Ssl_version` says the session is encrypted;
+/// - a failure says what failed (verification, against which CA; a certificate file that
+///   cannot be read, by its parameter) and never "nothing answered": the server did.
+///
+/// Then the same through the binary: `prepare` (the full client) and `run` with `verify-ca`
+/// over TCP, and over the socket.
+#[test]
+fn mariadb_tls_verify_ca_socket_and_failures_on_both_clients() {
+    let out = tempfile::tempdir().unwrap();
+    let certs = make_certs(out.path());
+    let server = Server::start(
+        out.path(),
+        "tlselsewhere",
+        "mariadb",
+        &[
+            format!("ssl_ca={}", certs.path("ca.pem")),
+            format!("ssl_cert={}", certs.path("elsewhere.pem")),
+            format!("ssl_key={}", certs.path("elsewhere.key")),
+        ],
+    );
+    let port = &server.port;
+    let socket = server.socket.clone().expect("the managed server's socket");
+    let ca = certs.path("ca.pem");
+    let other = certs.path("other-ca.pem");
+    let tcp = |q: &str| format!("mysql://root@127.0.0.1:{port}/test?{q}");
+    let sock = |q: &str| format!("mysql://root@localhost/test?socket={socket}&{q}");
+    let version = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_version'";
+    rt().block_on(async {
+        for lean in [true, false] {
+            let client = if lean { "lean" } else { "full" };
+            // Connects, encrypted as the server sees it.
+            for url in [
+                tcp(&format!("sslmode=verify-ca&sslrootcert={ca}")),
+                sock("sslmode=prefer"),
+                sock("sslmode=require"),
+                sock(&format!("sslmode=verify-ca&sslrootcert={ca}")),
+            ] {
+                let mut c = connect_with(&url, lean)
+                    .await
+                    .unwrap_or_else(|e| panic!("{client} {url}: {e}"));
+                let v = first(&mut c, version).await;
+                assert!(v.starts_with("TLSv1."), "{client} {url}: Ssl_version {v:?}");
+                if lean {
+                    assert_eq!(c.security().unwrap().tls.unwrap().version, v, "{url}");
+                }
+                c.close().await;
+            }
+            // Refused, saying what failed.
+            for (url, says) in [
+                (
+                    tcp(&format!("sslmode=verify-full&sslrootcert={ca}")),
+                    vec!["failed verification", "host name", "127.0.0.1"],
+                ),
+                (
+                    sock(&format!("sslmode=verify-full&sslrootcert={ca}")),
+                    vec!["failed verification", "localhost"],
+                ),
+                (
+                    tcp(&format!("sslmode=verify-ca&sslrootcert={other}")),
+                    vec!["failed verification", &format!("sslrootcert={other}")],
+                ),
+                (
+                    tcp(&format!(
+                        "sslmode=verify-ca&sslrootcert={}",
+                        certs.path("none.pem")
+                    )),
+                    vec!["sslrootcert", &certs.path("none.pem"), "cannot read it"],
+                ),
+                (
+                    tcp(&format!(
+                        "sslmode=require&sslcert={}&sslkey={}",
+                        certs.path("none.pem"),
+                        certs.path("client.key")
+                    )),
+                    vec!["sslcert", &certs.path("none.pem"), "cannot read it"],
+                ),
+            ] {
+                let e = connect_with(&url, lean)
+                    .await
+                    .err()
+                    .unwrap_or_else(|| panic!("{client} {url}: connected"));
+                assert_eq!(e.kind, ErrorKind::Tls, "{client} {url}: {e}");
+                for s in says {
+                    assert!(e.message.contains(s), "{client} {url}: {s:?} not in: {e}");
+                }
+                assert!(!e.message.contains("nothing answered"), "{client}: {e}");
+                assert!(!e.message.contains('\n'), "{e}");
+            }
+        }
+    });
+    // The user's view: prepare (the full client) and a run (both clients) with verify-ca.
+    for target in [
+        tcp(&format!("sslmode=verify-ca&sslrootcert={ca}")),
+        sock(&format!("sslmode=verify-ca&sslrootcert={ca}")),
+    ] {
+        let args = ["--target", &target, "--table-size", "20", "--tables", "1"];
+        ok(dbrig(
+            out.path(),
+            &[&["prepare", "oltp_point_select"][..], &args].concat(),
+        ));
+        let v = json(&ok(dbrig(
+            out.path(),
+            &[
+                &["run", "oltp_point_select", "--events", "10", "--time", "0"][..],
+                &args,
+                &["--format", "json"],
+            ]
+            .concat(),
+        )));
+        assert_eq!(v["queries"]["read"], 10, "{target}: {v}");
+        assert_eq!(
+            v["connection"]["tls"]["verification"], "ca",
+            "{target}: {v}"
+        );
+        ok(dbrig(
+            out.path(),
+            &[&["cleanup", "oltp_point_select"][..], &args].concat(),
+        ));
+    }
+    let e = crate::error_line(&dbrig(
+        out.path(),
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &tcp(&format!("sslmode=verify-full&sslrootcert={ca}")),
+        ],
+    ));
+    assert!(e.contains("failed verification"), "{e}");
+    assert!(!e.contains("nothing answered"), "{e}");
+}
+
+/// A PostgreSQL that offers TLS 1.2 at most: `sslminversion=TLSv1.3` is refused by both
+/// clients (the lean one and tokio-postgres) in the handshake, in one line that names the
+/// option; without it both connect at 1.2.
+#[test]
+fn postgres_tls12_server_and_sslminversion() {
+    let out = tempfile::tempdir().unwrap();
+    let certs = make_certs(out.path());
+    let server = Server::start(
+        out.path(),
+        "tls12pg",
+        "postgres",
+        &[
+            "ssl=on".to_owned(),
+            format!("ssl_cert_file={}", certs.path("server.pem")),
+            format!("ssl_key_file={}", certs.path("pg-server.key")),
+            "ssl_max_protocol_version=TLSv1.2".to_owned(),
+        ],
+    );
+    let url = |q: &str| {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=require{q}",
+            server.port
+        )
+    };
+    let ssl_row = "SELECT coalesce((SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl), '')";
+    rt().block_on(async {
+        for lean in [true, false] {
+            let mut c = connect_with(&url(""), lean)
+                .await
+                .unwrap_or_else(|e| panic!("lean {lean}: {e}"));
+            assert_eq!(first(&mut c, ssl_row).await, "TLSv1.2", "lean {lean}");
+            c.close().await;
+            let e = connect_with(&url("&sslminversion=TLSv1.3"), lean)
+                .await
+                .err()
+                .unwrap_or_else(|| panic!("lean {lean}: connected below sslminversion"));
+            assert_eq!(e.kind, ErrorKind::Tls, "lean {lean}: {e}");
+            assert!(
+                e.message.contains("sslminversion=TLSv1.3"),
+                "lean {lean}: {e}"
+            );
+            assert!(!e.message.contains('\n'), "{e}");
+        }
+    });
 }
 
 #[test]
