@@ -35,6 +35,14 @@ pub enum WorkloadError {
         why: String,
     },
     #[error(
+        "table {table} on {target} may not be the table dbrig created: {why}; dbrig drops only a table it can prove its own, so it leaves this one alone: if it is dbrig's, drop it yourself (DROP TABLE {table})"
+    )]
+    Unproven {
+        table: String,
+        target: String,
+        why: String,
+    },
+    #[error(
         "table {table} on {target} is half-prepared (a prepare was interrupted before it finished): run `dbrig cleanup {workload}`, then `dbrig prepare {workload}` again"
     )]
     HalfPrepared {

@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod connections;
+mod copies;
 mod explain;
 mod fidelity;
 mod install;
