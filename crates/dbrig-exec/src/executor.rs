@@ -495,8 +495,9 @@ impl<'a> Executor<'a> {
             r = preparing => r?,
             () = self.opts.interrupt.stopped() => {
                 return Err(crate::error::plan(format!(
-                    "interrupted while preparing {} on {target}: its tables are left half-prepared (never measured); `--resume` or `run --prepare` makes them again, `dbrig cleanup` drops them",
-                    cell.workload.name()
+                    "interrupted while preparing {} on {target}: its tables are left half-prepared (never measured); `--resume` or `run --prepare` makes them again, `{}` drops them",
+                    cell.workload.name(),
+                    cell.workload.cleanup_command()
                 )));
             }
         };

@@ -109,6 +109,40 @@ async fn registry_columns(conn: &mut Connection) -> Result<Vec<String>, Workload
         .collect())
 }
 
+/// Create `table` with `create_sql` (marked with a new token, [`marked_create`]) and record it
+/// ([`record`]) as one step: where DDL is transactional (PostgreSQL, SQLite) in one
+/// transaction, so a prepare stopped between the two leaves neither — a table without its entry
+/// is nobody's to drop. MariaDB commits DDL at once: there the table comes first, its entry a
+/// moment after.
+pub async fn create(
+    conn: &mut Connection,
+    table: &str,
+    kind: &str,
+    create_sql: &str,
+    data: &str,
+) -> Result<(), WorkloadError> {
+    let token = new_token();
+    let sql = sql_for(conn.dialect());
+    let transactional = conn.dialect() != Dialect::Mysql && !is_mock(conn);
+    if transactional {
+        conn.execute_text(&sql.render("begin", &[])).await?;
+    }
+    let made = async {
+        conn.execute_text(&marked_create(conn.dialect(), create_sql, &token))
+            .await?;
+        record(conn, table, kind, &token, data).await
+    }
+    .await;
+    if transactional {
+        let end = if made.is_ok() { "commit" } else { "rollback" };
+        let ended = conn.execute_text(&sql.render(end, &[])).await;
+        made?;
+        ended?;
+        return Ok(());
+    }
+    made
+}
+
 /// Record a table just created with `token` (see [`marked_create`]) as `loading`, with the
 /// data options it is prepared with. On MariaDB/MySQL the token goes into the table's comment
 /// now ([`stamp`]).

@@ -126,14 +126,14 @@ impl Oltp {
         };
         let data = self.data_text();
         for t in &tables {
-            let token = registry::new_token();
-            conn.execute_text(&registry::marked_create(
-                dialect,
+            registry::create(
+                &mut conn,
+                t,
+                REGISTRY_KIND,
                 &sql.render(create, &[("table", t), ("engine", engine)]),
-                &token,
-            ))
+                &data,
+            )
             .await?;
-            registry::record(&mut conn, t, REGISTRY_KIND, &token, &data).await?;
             progress.say(&format!("created table {t}"));
         }
         if self.kind.is_bulk() {

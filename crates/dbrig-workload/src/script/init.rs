@@ -199,11 +199,8 @@ pub async fn init(
     progress.say("creating tables");
     for t in TABLES {
         let name = format!("create_{}", t.trim_start_matches("pgbench_"));
-        let token = registry::new_token();
         let sql = sql_for(dialect).render(&name, &vars);
-        conn.execute_text(&registry::marked_create(dialect, &sql, &token))
-            .await?;
-        registry::record(&mut conn, t, KIND, &token, &data).await?;
+        registry::create(&mut conn, t, KIND, &sql, &data).await?;
     }
     let s = i64::from(scale);
     progress.say(&format!("generating data (client-side), scale {scale}"));

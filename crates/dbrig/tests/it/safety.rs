@@ -1109,3 +1109,138 @@ before-trial = "cat {o}/servers/m1/secret; env"
     holding.retain(|p| !p.ends_with("/servers/m1/secret"));
     assert_eq!(holding, Vec::<String>::new());
 }
+
+/// A plan stopped by Ctrl-C in the middle of its prepare step, then `--resume`d: dbrig's own
+/// half-loaded tables (proven by their markers) are made again and the trials measure complete
+/// data. `state` reads the registry state of the table the load fills last.
+fn resume_remakes_half_loaded_tables(
+    out: &Path,
+    plan_text: &str,
+    state: impl Fn() -> String,
+) -> std::process::Output {
+    let plan = out.join("plan.toml");
+    std::fs::write(&plan, plan_text).unwrap();
+    let child = start_until_loading(out, &["run", plan.to_str().unwrap()], state);
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        text(&o).contains("`--resume` or `run --prepare` makes them again"),
+        "{}",
+        text(&o)
+    );
+    ok(dbrig(out, &["run", plan.to_str().unwrap(), "--resume"]))
+}
+
+/// TPC-H in a plan on MariaDB: Ctrl-C mid-load, then `--resume` loads again (it said
+/// "half-loaded: run `dbrig tpch cleanup`" and failed).
+#[test]
+fn resume_remakes_an_interrupted_tpch_load_mariadb() {
+    let db = MyDb::new("resume_tpch");
+    let out = tempfile::tempdir().unwrap();
+    let d = db.0.clone();
+    let o = resume_remakes_half_loaded_tables(
+        out.path(),
+        &format!(
+            "name = \"tpch-resume\"\ntrials = 1\nclients = [1]\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{}\"\n\
+             [[workload]]\nname = \"tpch-power\"\n[workload.options]\nsf = 0.1\nqueries = [\"6\"]\n",
+            db.url()
+        ),
+        || {
+            let has = mysql(&format!(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{d}' AND table_name = 'dbrig_objects'"
+            ));
+            if has.trim() != "1" {
+                return String::new();
+            }
+            mysql(&format!(
+                "SELECT state FROM {d}.dbrig_objects WHERE name = 'lineitem'"
+            ))
+            .trim()
+            .to_owned()
+        },
+    );
+    assert!(
+        text(&o).contains("left half-loaded by an interrupted load: dropping them"),
+        "{}",
+        text(&o)
+    );
+    // Complete: TPC-H's counts at SF 0.1, every table ready.
+    for (table, rows) in [
+        ("orders", "150000"),
+        ("customer", "15000"),
+        ("part", "20000"),
+    ] {
+        assert_eq!(
+            mysql(&format!("SELECT COUNT(*) FROM {d}.{table}")).trim(),
+            rows,
+            "{table}"
+        );
+    }
+    assert_eq!(
+        mysql(&format!(
+            "SELECT COUNT(*) FROM {d}.dbrig_objects WHERE state = 'ready'"
+        ))
+        .trim(),
+        "8"
+    );
+}
+
+/// pgbench's tables in a plan on PostgreSQL: an interrupted pgbench-init left them half-made
+/// (measured as they were, empty); `--resume` makes them again.
+#[test]
+fn resume_remakes_an_interrupted_pgbench_init_postgres() {
+    let db = PgDb::new("resume_pgbench");
+    let out = tempfile::tempdir().unwrap();
+    let o = resume_remakes_half_loaded_tables(
+        out.path(),
+        &format!(
+            "name = \"pgbench-resume\"\ntrials = 1\nclients = [1]\nduration = 0\nwarmup = 0\n\
+             [run]\nevents = 50\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{}\"\n\
+             [[workload]]\nname = \"script\"\n[workload.options]\nbuiltins = [\"select-only\"]\nscale = 20\n",
+            db.url()
+        ),
+        || {
+            let o = Command::new("psql")
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "postgres",
+                    "-d",
+                    &db.0,
+                    "-At",
+                    "-c",
+                    "SELECT state FROM dbrig_objects WHERE name = 'pgbench_accounts'",
+                ])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&o.stdout).trim().to_owned()
+        },
+    );
+    assert!(
+        text(&o).contains("were left half-made by an interrupted pgbench-init"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        psql_in(&db.0, "SELECT COUNT(*) FROM pgbench_accounts"),
+        "2000000"
+    );
+    assert_eq!(
+        psql_in(
+            &db.0,
+            "SELECT COUNT(*) FROM dbrig_objects WHERE state = 'ready'"
+        ),
+        "4"
+    );
+}
