@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use dbrig_core::IntervalSample;
 use dbrig_core::results::{ConnectionFacts, HookOutput, PowerReport, ServerLife, TrialEnvironment};
 use dbrig_driver::{ConnectOptions, Target};
-use dbrig_store::{CellId, RunId, RunStatus, Store};
+use dbrig_store::{CellId, RunId, RunStatus, Store, TrialStatus};
 use dbrig_workload::runner::{RunSpec, Stopper};
 use dbrig_workload::{TrialProgress, tpch};
 
@@ -169,6 +169,9 @@ struct Executor<'a> {
     max_clients: HashMap<(usize, usize), u32>,
     configurations_begun: HashSet<usize>,
     configurations_ended: HashSet<usize>,
+    /// Configuration × workload pairs whose prepare failed for a cause that lasts: the cause.
+    /// Their other trials are recorded failed without trying again.
+    prepare_failed: HashMap<(usize, usize), String>,
     /// Each configuration's last trial in the schedule: its after-configuration hooks follow.
     last_of_configuration: HashMap<usize, usize>,
     /// Why the page cache cannot be dropped (said once).
@@ -229,6 +232,7 @@ impl<'a> Executor<'a> {
             max_clients,
             configurations_begun: HashSet::new(),
             configurations_ended: HashSet::new(),
+            prepare_failed: HashMap::new(),
             last_of_configuration,
             cache_drop_refused: None,
             evidence_notes_said: HashSet::new(),
@@ -319,6 +323,27 @@ impl<'a> Executor<'a> {
             self.opts.observer.trial_skipped(&tref);
             return Ok(());
         }
+        let key = (cell.configuration, cell.workload_index);
+        if let Some(cause) = self.prepare_failed.get(&key) {
+            // Preparing again the same way would fail the same way (said once, when it did).
+            let reason = format!("not run: {cause}");
+            let now = SystemTime::now();
+            self.tally.count(TrialStatus::Failed, Some(&reason));
+            let record = TrialRecord {
+                trial,
+                status: TrialStatus::Failed,
+                reason: Some(reason),
+                started: now,
+                finished: now,
+                output: None,
+                environment: TrialEnvironment::default(),
+            };
+            self.recorder.record(cells[ci], &record)?;
+            self.opts
+                .observer
+                .trial_not_run(&tref, self.recorder.store(), run);
+            return Ok(());
+        }
         self.opts.observer.trial_started(&tref);
         let started = SystemTime::now();
         let mut run_options = cell.run.clone();
@@ -331,7 +356,6 @@ impl<'a> Executor<'a> {
             ..TrialEnvironment::default()
         };
 
-        let key = (cell.configuration, cell.workload_index);
         let restart = cell.lifecycle == Lifecycle::Restart;
         let mut up = self.bring_up(&cell, restart);
         self.flush_server_notes();
@@ -372,6 +396,12 @@ impl<'a> Executor<'a> {
                 )
                 .await;
             self.flush_server_notes();
+            if let Err(e) = &up
+                && e.lasts()
+                && !self.opts.interrupt.is_stopped()
+            {
+                self.stop_preparing(key, i, &conf_name, cell.workload_name(), e);
+            }
         }
         env.page_cache = self.drop_caches();
         let mut server_restarted = false;
@@ -411,6 +441,33 @@ impl<'a> Executor<'a> {
             .observer
             .trial_recorded(&tref, self.recorder.store(), run, &summary);
         Ok(())
+    }
+
+    /// A prepare failed for a cause that lasts: the pair's other trials (after schedule
+    /// position `at`) are recorded failed without trying again, said once.
+    fn stop_preparing(
+        &mut self,
+        key: (usize, usize),
+        at: usize,
+        configuration: &str,
+        workload: &str,
+        e: &ExecError,
+    ) {
+        let cause = format!("preparing {workload} failed: {}", e.one_line());
+        let cause = self.secrets.scrub(&cause);
+        let left = self.plan.schedule[at + 1..]
+            .iter()
+            .filter(|&&(ci, _)| {
+                let c = &self.plan.cells[ci];
+                (c.configuration, c.workload_index) == key
+            })
+            .count();
+        if left > 0 {
+            self.opts.observer.note(&format!(
+                "configuration {configuration}: {cause}; that will not change by itself, so its {left} other {workload} trial(s) are not run (recorded failed): fix it, then `--resume`"
+            ));
+        }
+        self.prepare_failed.insert(key, cause);
     }
 
     /// Step 1: the cell's target — external, or the managed server up with the

@@ -86,3 +86,16 @@ pub enum WorkloadError {
     #[error("internal error: {0}")]
     Internal(String),
 }
+
+impl WorkloadError {
+    /// Whether the cause stays until someone changes something (the options, the tables on the
+    /// target, the server's setup): preparing again the same way fails the same way. Only a
+    /// database error that may pass by itself ([`DriverError::lasts`]) does not.
+    pub fn lasts(&self) -> bool {
+        match self {
+            WorkloadError::Driver(e) => e.lasts(),
+            WorkloadError::ConnectFailed { first, .. } => first.lasts(),
+            _ => true,
+        }
+    }
+}

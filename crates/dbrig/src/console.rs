@@ -637,6 +637,10 @@ impl Observer for ConsoleObserver {
         self.write_page(store, run);
     }
 
+    fn trial_not_run(&self, _trial: &TrialRef<'_>, store: &Store, run: RunId) {
+        self.write_page(store, run);
+    }
+
     fn schedule_done(&self) {
         if let Some(c) = &self.clock {
             c.done.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -1244,3 +1244,80 @@ fn resume_remakes_an_interrupted_pgbench_init_postgres() {
         "4"
     );
 }
+
+/// A prepare that fails for a cause that will not change by itself (a user's own `sbtest1`
+/// where the plan needs dbrig's two tables) stops that configuration once, saying the cause;
+/// its other trials are recorded failed without preparing again, the other configuration runs.
+#[test]
+fn a_lasting_prepare_failure_stops_its_configuration_once_mariadb() {
+    let a = MyDb::new("prep_fail_a");
+    let b = MyDb::new("prep_fail_b");
+    mysql(&format!(
+        "CREATE TABLE {}.sbtest1 (id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60)); INSERT INTO {}.sbtest1 VALUES (1, 1, 'mine', 'mine')",
+        a.0, a.0
+    ));
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"prep-fail\"\ntrials = 4\nclients = [1, 2]\nduration = 0.2\nwarmup = 0\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{}\"\n\
+             [[configuration]]\nname = \"B\"\ntarget = \"{}\"\n\
+             [[workload]]\nname = \"oltp_point_select\"\n[workload.options]\ntables = 2\ntable-size = 100\n",
+            a.url(),
+            b.url()
+        ),
+    )
+    .unwrap();
+    let o = dbrig(out.path(), &["run", plan.to_str().unwrap()]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert_eq!(
+        all.matches("preparing oltp_point_select first").count(),
+        2,
+        "A once, B once: {all}"
+    );
+    assert_eq!(all.matches("sbtest1 already exists").count(), 3, "{all}");
+    assert!(
+        all.contains(
+            "configuration A: preparing oltp_point_select failed: table sbtest1 already exists"
+        ) && all.contains("its 7 other oltp_point_select trial(s) are not run"),
+        "{all}"
+    );
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let mut statuses = std::collections::BTreeMap::new();
+    for cell in store.cells(run).unwrap() {
+        for t in store.trials(cell.id).unwrap() {
+            *statuses
+                .entry((cell.configuration.clone(), t.status.as_str().to_owned()))
+                .or_insert(0) += 1;
+            if cell.configuration == "A" {
+                assert!(
+                    t.reason
+                        .as_deref()
+                        .unwrap_or_default()
+                        .contains("sbtest1 already exists"),
+                    "{:?}",
+                    t.reason
+                );
+            }
+        }
+    }
+    assert_eq!(
+        statuses.get(&("A".into(), "failed".into())),
+        Some(&8),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.get(&("B".into(), "done".into())),
+        Some(&8),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        mysql(&format!("SELECT COUNT(*) FROM {}.sbtest1", a.0)).trim(),
+        "1",
+        "the user's table is untouched"
+    );
+}
