@@ -56,6 +56,9 @@ pub struct Outcome {
     pub resumed: bool,
     /// The results database, for the reports the caller prints.
     pub store: Store,
+    /// The results database was removed or replaced during the run: where its results went
+    /// (the store above is that file), or that they could not be saved. A failure to report.
+    pub results_moved: Option<String>,
 }
 
 /// Execute `plan`, recording into `store`. An `Err` means nothing could run (the plan is
@@ -147,14 +150,67 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         error = Some(crate::recorder::INTERRUPTED.to_owned());
     }
     exec.recorder.finish(run, status, error.as_deref())?;
+    let (store, results_moved) = keep_results(exec.recorder.into_store(), run)?;
     Ok(Outcome {
         run,
         status,
         error,
         tally: exec.tally,
         resumed,
-        store: exec.recorder.into_store(),
+        store,
+        results_moved,
     })
+}
+
+/// The results of a run whose results database was removed or replaced while it ran (written
+/// on into the file dbrig had open, which nothing else reaches): saved as a new file — at the
+/// path again when nothing is there, else beside it — and the store reopened there. Returns
+/// the store and, when this happened, the line that says where the results went (or that they
+/// could not be saved).
+fn keep_results(store: Store, run: RunId) -> Result<(Store, Option<String>)> {
+    let Err(moved) = store.check_in_place() else {
+        return Ok((store, None));
+    };
+    let path = store.path().to_owned();
+    let to = match &moved {
+        dbrig_store::StoreError::FileRemoved { .. } => path.clone(),
+        _ => {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "results".into());
+            path.with_file_name(format!("{stem}-run-{}.db", run.0))
+        }
+    };
+    if to != path && to.exists() {
+        return Ok((
+            store,
+            Some(format!(
+                "{moved}; run {}'s results were not saved: {} is in the way",
+                run.0,
+                to.display()
+            )),
+        ));
+    }
+    if let Err(e) = store.save_copy(&to) {
+        return Ok((
+            store,
+            Some(format!(
+                "{moved}; saving run {}'s results to {} failed ({e}): they are lost",
+                run.0,
+                to.display()
+            )),
+        ));
+    }
+    let line = format!(
+        "{moved}; run {}'s results (and the file's earlier runs) were saved to {}",
+        run.0,
+        to.display()
+    );
+    // The old file's connection closes first: it removes its write-ahead log by name, which
+    // the saved file must not find beside it.
+    drop(store);
+    Ok((Store::open(&to)?, Some(line)))
 }
 
 /// The state of one execution.
@@ -172,6 +228,8 @@ struct Executor<'a> {
     /// Configuration × workload pairs whose prepare failed for a cause that lasts: the cause.
     /// Their other trials are recorded failed without trying again.
     prepare_failed: HashMap<(usize, usize), String>,
+    /// The results database was found removed or replaced (said once).
+    results_moved_said: bool,
     /// Each configuration's last trial in the schedule: its after-configuration hooks follow.
     last_of_configuration: HashMap<usize, usize>,
     /// Why the page cache cannot be dropped (said once).
@@ -233,6 +291,7 @@ impl<'a> Executor<'a> {
             configurations_begun: HashSet::new(),
             configurations_ended: HashSet::new(),
             prepare_failed: HashMap::new(),
+            results_moved_said: false,
             last_of_configuration,
             cache_drop_refused: None,
             evidence_notes_said: HashSet::new(),
@@ -437,10 +496,25 @@ impl<'a> Executor<'a> {
             environment: env,
         };
         self.recorder.record(cells[ci], &record)?;
+        self.warn_if_results_moved();
         self.opts
             .observer
             .trial_recorded(&tref, self.recorder.store(), run, &summary);
         Ok(())
+    }
+
+    /// Said once, as soon as a trial is recorded after it: the results database is no longer
+    /// at its path. The run goes on into the file dbrig has open and saves it when it ends.
+    fn warn_if_results_moved(&mut self) {
+        if self.results_moved_said {
+            return;
+        }
+        if let Err(e) = self.recorder.store().check_in_place() {
+            self.results_moved_said = true;
+            self.opts.observer.note(&format!(
+                "warning: {e}; the run goes on, and its results are saved to a file when it ends"
+            ));
+        }
     }
 
     /// A prepare failed for a cause that lasts: the pair's other trials (after schedule

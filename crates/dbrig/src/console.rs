@@ -137,6 +137,10 @@ pub async fn measure(
 
 /// The exit code of a finished run: 0 done, 130 interrupted, 1 failed (said on stderr).
 pub fn exit_code(outcome: &Outcome) -> ExitCode {
+    if let Some(moved) = &outcome.results_moved {
+        eprintln!("dbrig: error: {moved}");
+        return ExitCode::FAILURE;
+    }
     match outcome.status {
         RunStatus::Done => ExitCode::SUCCESS,
         RunStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),

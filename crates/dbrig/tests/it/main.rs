@@ -15,6 +15,7 @@ mod micro;
 mod mock;
 mod mysql;
 mod one_path;
+mod outputs;
 mod perfrun;
 mod pgbench;
 mod pgss;
