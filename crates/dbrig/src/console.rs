@@ -79,6 +79,31 @@ fn refuse_directory(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Make sure `dir` exists (made when `create`) and takes new files, before anything is
+/// measured: `what` (the HTML page, a chart) is written there while or after the run, and a
+/// run measured for hours must not end on "cannot write".
+pub fn check_writable_folder(dir: &Path, what: &str, option: &str, create: bool) -> Result<()> {
+    let refused = |e: &dyn std::fmt::Display| {
+        anyhow::anyhow!(
+            "cannot write {what} in {} ({e}): choose another {option}; checked before anything was measured",
+            dir.display()
+        )
+    };
+    if create {
+        std::fs::create_dir_all(dir).map_err(|e| refused(&e))?;
+    } else if !dir.is_dir() {
+        return Err(refused(&"no such folder"));
+    }
+    let probe = dir.join(format!(".dbrig-write-check-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| refused(&e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Open (or create) the results database the store arguments name.
 pub fn open_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();

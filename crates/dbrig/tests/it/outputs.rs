@@ -104,3 +104,95 @@ fn a_results_database_replaced_during_a_plan_is_saved_beside_it() {
         "the file now at the path is left alone"
     );
 }
+
+fn mock_plan(dir: &Path) -> std::path::PathBuf {
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "name = \"places\"\ntrials = 2\nduration = 0.2\nclients = [1]\n\
+         [[configuration]]\nname = \"A\"\ntarget = \"mock:\"\n\
+         [[workload]]\nname = \"oltp_point_select\"\n",
+    )
+    .unwrap();
+    plan
+}
+
+/// A plan run with `--results` (or `DBRIG_RESULTS`) from a folder without `dbrig-out/`: the
+/// HTML page's folder is made before the first trial and the page written (it measured every
+/// trial, then failed on the page).
+#[test]
+fn a_plan_with_results_elsewhere_writes_its_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = mock_plan(dir.path());
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let results = dir.path().join("results.db");
+    for (env, args) in [
+        (None, vec!["--results", results.to_str().unwrap()]),
+        (Some(results.to_str().unwrap()), vec![]),
+    ] {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"));
+        c.current_dir(&work)
+            .args(["run", plan.to_str().unwrap()])
+            .args(&args)
+            .env_remove("DBRIG_RESULTS");
+        if let Some(e) = env {
+            c.env("DBRIG_RESULTS", e);
+        }
+        let r = c.output().unwrap();
+        assert!(r.status.success(), "{}", text(&r));
+        assert!(
+            !text(&r).contains("could not update the HTML report"),
+            "{}",
+            text(&r)
+        );
+    }
+    assert!(work.join("dbrig-out/run-1.html").is_file());
+    assert!(work.join("dbrig-out/run-2.html").is_file());
+}
+
+/// An output place that cannot be written is refused before the first trial: nothing is
+/// measured, the line names the place and the option.
+#[test]
+fn an_unwritable_output_place_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = mock_plan(dir.path());
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = file.join("out");
+    let results = dir.path().join("results.db");
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["run", plan.to_str().unwrap(), "--results"])
+        .arg(&results)
+        .arg(format!("--out={}", out.display()))
+        .output()
+        .unwrap();
+    let e = error_line(&r);
+    assert!(
+        e.contains(&format!(
+            "cannot write the plan's HTML page in {}",
+            out.display()
+        )) && e.contains("--out")
+            && e.contains("before anything was measured"),
+        "{e}"
+    );
+    assert!(!text(&r).contains("trial 1:"), "no trial ran: {}", text(&r));
+    assert!(!results.exists() || runs_in(&results).is_empty());
+    // tpch power --chart into a folder that is not there: refused before the power test.
+    let r = dbrig(
+        dir.path(),
+        &[
+            "tpch",
+            "power",
+            "--target",
+            "mock:",
+            "--chart",
+            dir.path().join("no/such/chart.svg").to_str().unwrap(),
+        ],
+    );
+    let e = error_line(&r);
+    assert!(
+        e.contains("cannot write the --chart file in") && e.contains("no such folder"),
+        "{e}"
+    );
+}
