@@ -83,6 +83,9 @@ pub enum WorkloadError {
         target: String,
         first: Box<DriverError>,
     },
+    /// A suite dbrig runs as other processes (sql-bench's Perl) cannot start at all.
+    #[error("sql-bench cannot start: {0}")]
+    SuiteCannotStart(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
