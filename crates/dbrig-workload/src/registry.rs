@@ -109,11 +109,7 @@ async fn registry_columns(conn: &mut Connection) -> Result<Vec<String>, Workload
         .collect())
 }
 
-/// Create `table` with `create_sql` (marked with a new token, [`marked_create`]) and record it
-/// ([`record`]) as one step: where DDL is transactional (PostgreSQL, SQLite) in one
-/// transaction, so a prepare stopped between the two leaves neither — a table without its entry
-/// is nobody's to drop. MariaDB commits DDL at once: there the table comes first, its entry a
-/// moment after.
+/// Create `table` with `create_sql` and record it: [`create_all`] for one table.
 pub async fn create(
     conn: &mut Connection,
     table: &str,
@@ -121,31 +117,61 @@ pub async fn create(
     create_sql: &str,
     data: &str,
 ) -> Result<(), WorkloadError> {
-    let token = new_token();
+    create_all(conn, kind, &[(table, create_sql.to_owned())], data).await
+}
+
+/// Create each `(table, create_sql)` (marked with a new token, [`marked_create`]) and record it
+/// ([`record`]) as `loading` with `data`. Where DDL is transactional (PostgreSQL, SQLite) a
+/// table and its entry are made in one transaction, so a prepare stopped between the two leaves
+/// neither — a table without its entry is nobody's to drop. MariaDB commits DDL at once: there
+/// the tables come first and are marked together (tables without InnoDB ids are sealed under
+/// one lock and one wait for the clock, [`Identity::Sealed`]), their entries a moment after.
+pub async fn create_all(
+    conn: &mut Connection,
+    kind: &str,
+    tables: &[(&str, String)],
+    data: &str,
+) -> Result<(), WorkloadError> {
     let sql = sql_for(conn.dialect());
-    let transactional = conn.dialect() != Dialect::Mysql && !is_mock(conn);
-    if transactional {
-        conn.execute_text(&sql.render("begin", &[])).await?;
-    }
-    let made = async {
-        conn.execute_text(&marked_create(conn.dialect(), create_sql, &token))
-            .await?;
-        record(conn, table, kind, &token, data).await
-    }
-    .await;
-    if transactional {
-        let end = if made.is_ok() { "commit" } else { "rollback" };
-        let ended = conn.execute_text(&sql.render(end, &[])).await;
-        made?;
-        ended?;
+    if conn.dialect() == Dialect::Mysql && !is_mock(conn) {
+        let mut tokens = Vec::new();
+        for (table, create_sql) in tables {
+            conn.execute_text(create_sql).await?;
+            tokens.push((*table, new_token()));
+        }
+        let markers = stamp_all(conn, &tokens).await?;
+        for ((table, _), marker) in tables.iter().zip(markers) {
+            add_entry(conn, table, kind, &marker, data).await?;
+        }
         return Ok(());
     }
-    made
+    let transactional = !is_mock(conn);
+    for (table, create_sql) in tables {
+        let token = new_token();
+        if transactional {
+            conn.execute_text(&sql.render("begin", &[])).await?;
+        }
+        let made = async {
+            conn.execute_text(&marked_create(conn.dialect(), create_sql, &token))
+                .await?;
+            record(conn, table, kind, &token, data).await
+        }
+        .await;
+        if transactional {
+            let end = if made.is_ok() { "commit" } else { "rollback" };
+            let ended = conn.execute_text(&sql.render(end, &[])).await;
+            made?;
+            ended?;
+        } else {
+            made?;
+        }
+    }
+    Ok(())
 }
 
 /// Record a table just created with `token` (see [`marked_create`]) as `loading`, with the
 /// data options it is prepared with. On MariaDB/MySQL the token goes into the table's comment
-/// now ([`stamp`]).
+/// now ([`stamp_all`]).
 pub async fn record(
     conn: &mut Connection,
     table: &str,
@@ -153,8 +179,21 @@ pub async fn record(
     token: &str,
     data: &str,
 ) -> Result<(), WorkloadError> {
+    let marker = stamp_all(conn, &[(table, token.to_owned())])
+        .await?
+        .pop()
+        .unwrap_or_default();
+    add_entry(conn, table, kind, &marker, data).await
+}
+
+async fn add_entry(
+    conn: &mut Connection,
+    table: &str,
+    kind: &str,
+    marker: &Marker,
+    data: &str,
+) -> Result<(), WorkloadError> {
     let sql = sql_for(conn.dialect());
-    let marker = stamp(conn, table, token).await?;
     // An entry left by a table of this name dropped by hand is stale: this table replaces it.
     conn.query(
         &sql.render("registry_remove", &[]),
@@ -175,15 +214,68 @@ pub async fn record(
     Ok(())
 }
 
-/// Record that `table` holds everything it should: the last step of its preparation. The
-/// marker is taken again where dbrig's own work moved it ([`refresh_marker`]).
+/// Record that `table` holds everything it should: [`mark_all_ready`] for one table.
 pub async fn mark_ready(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
-    let marker = renewed_marker(conn, table).await?;
-    conn.query(
-        &sql_for(conn.dialect()).render("registry_ready", &[]),
-        &[Value::Text(marker), Value::Text(table.into())],
-    )
-    .await?;
+    mark_all_ready(conn, &[table]).await
+}
+
+/// Record that each of `tables` holds everything it should: the last step of a preparation.
+/// Markers are taken again where dbrig's own work moved them (an InnoDB table's creation time;
+/// a table without ids is sealed again, all of them under one lock and one wait); each table
+/// must still carry the token dbrig gave it.
+pub async fn mark_all_ready(
+    conn: &mut Connection,
+    tables: &[impl AsRef<str>],
+) -> Result<(), WorkloadError> {
+    let dialect = conn.dialect();
+    let mut markers: Vec<Option<String>> = Vec::new();
+    let mut reseal = Vec::new();
+    for t in tables {
+        let table = t.as_ref();
+        let recorded = lookup(conn, table)
+            .await?
+            .map(|e| Marker::parse(dialect, &e.marker))
+            .unwrap_or_default();
+        let now = current_marker(conn, table).await?.unwrap_or_default();
+        if dialect != Dialect::Mysql || is_mock(conn) {
+            markers.push(Some(now.to_text()));
+            continue;
+        }
+        if now.token != recorded.token {
+            return Err(WorkloadError::NotTheTableDbrigMade {
+                table: table.into(),
+                target: conn.target().to_string(),
+                why: "it no longer carries the token dbrig gave it while dbrig was preparing it"
+                    .into(),
+            });
+        }
+        markers.push(match (&recorded.identity, &now.identity) {
+            (Identity::Sealed, _) if now.created == recorded.created => Some(
+                Marker {
+                    ddl_running: false,
+                    ..recorded
+                }
+                .to_text(),
+            ),
+            (_, Identity::InnodbId(_)) => Some(now.to_text()),
+            _ => {
+                reseal.push((table, new_token()));
+                None
+            }
+        });
+    }
+    let mut sealed = stamp_all(conn, &reseal).await?.into_iter();
+    for (t, marker) in tables.iter().zip(markers) {
+        let marker = match marker {
+            Some(m) => m,
+            None => sealed.next().unwrap_or_default().to_text(),
+        };
+        conn.query(
+            &sql_for(dialect).render("registry_ready", &[]),
+            &[Value::Text(marker), Value::Text(t.as_ref().into())],
+        )
+        .await?;
+    }
     Ok(())
 }
 
@@ -206,46 +298,23 @@ pub async fn ddl_begins(conn: &mut Connection, table: &str) -> Result<(), Worklo
     set_marker(conn, table, marker.to_text()).await
 }
 
-/// After DDL of dbrig's own on a table still loading (see [`ddl_begins`]): record the marker the
-/// table has now, its state unchanged.
+/// After DDL of dbrig's own on a table still loading (see [`ddl_begins`]): record the marker an
+/// InnoDB table has now (its token, id and new creation time), its state unchanged. A table
+/// without ids keeps saying dbrig's DDL ran until [`mark_all_ready`] seals it again: sealing
+/// waits for the clock's next second, which would be timed as part of the load's steps.
 pub async fn refresh_marker(conn: &mut Connection, table: &str) -> Result<(), WorkloadError> {
     if conn.dialect() != Dialect::Mysql || is_mock(conn) {
         return Ok(());
     }
-    let marker = renewed_marker(conn, table).await?;
-    set_marker(conn, table, marker).await
-}
-
-/// The marker of a table dbrig is working on, taken again where dbrig's own DDL moved it: an
-/// InnoDB table's creation time (and, after a rebuild, its id) as the catalog shows them; a
-/// table of another engine sealed again with a new token. The table must still carry the
-/// recorded token.
-async fn renewed_marker(conn: &mut Connection, table: &str) -> Result<String, WorkloadError> {
-    let dialect = conn.dialect();
     let recorded = lookup(conn, table)
         .await?
-        .map(|e| Marker::parse(dialect, &e.marker))
+        .map(|e| Marker::parse(Dialect::Mysql, &e.marker))
         .unwrap_or_default();
     let now = current_marker(conn, table).await?.unwrap_or_default();
-    if dialect != Dialect::Mysql || is_mock(conn) {
-        return Ok(now.to_text());
+    if now.token != recorded.token || !matches!(now.identity, Identity::InnodbId(_)) {
+        return Ok(());
     }
-    if now.token != recorded.token {
-        return Err(WorkloadError::NotTheTableDbrigMade {
-            table: table.into(),
-            target: conn.target().to_string(),
-            why: "it no longer carries the token dbrig gave it while dbrig was preparing it".into(),
-        });
-    }
-    Ok(match (&recorded.identity, &now.identity) {
-        (Identity::Sealed, _) if now.created == recorded.created => Marker {
-            ddl_running: false,
-            ..recorded
-        }
-        .to_text(),
-        (_, Identity::InnodbId(_)) => now.to_text(),
-        _ => stamp(conn, table, &new_token()).await?.to_text(),
-    })
+    set_marker(conn, table, now.to_text()).await
 }
 
 async fn set_marker(
@@ -775,59 +844,98 @@ fn innodb_file_name(name: &str) -> Option<String> {
     Some(out)
 }
 
-/// Give a MariaDB/MySQL table the token `token` in its comment and return its marker: with its
-/// InnoDB table id where one can be read, else sealed ([`Identity::Sealed`]). Elsewhere the
-/// token is already in place ([`marked_create`]) or not needed: the marker as it is now.
-async fn stamp(conn: &mut Connection, table: &str, token: &str) -> Result<Marker, WorkloadError> {
+/// Give each MariaDB/MySQL table its token (`dbrig:TOKEN` in its comment) and return their
+/// markers, in order: with the InnoDB table id where one can be read, else sealed
+/// ([`Identity::Sealed`]) — all such tables under one `LOCK TABLES … WRITE` and one wait for
+/// the clock. Elsewhere the token is already in place ([`marked_create`]) or not needed: the
+/// markers as they are now.
+async fn stamp_all(
+    conn: &mut Connection,
+    tables: &[(&str, String)],
+) -> Result<Vec<Marker>, WorkloadError> {
+    let mut markers = Vec::new();
     if conn.dialect() != Dialect::Mysql || is_mock(conn) {
-        return Ok(current_marker(conn, table).await?.unwrap_or_default());
+        for (table, _) in tables {
+            markers.push(current_marker(conn, table).await?.unwrap_or_default());
+        }
+        return Ok(markers);
     }
     let sql = sql_for(Dialect::Mysql);
-    let set_comment = sql.render(
-        "set_marker",
-        &[("table", table), ("comment", &format!("dbrig:{token}"))],
-    );
-    let before = current_marker(conn, table).await?.unwrap_or_default();
-    if matches!(before.identity, Identity::InnodbId(_)) {
-        conn.execute_text(&set_comment).await?;
-        return Ok(current_marker(conn, table).await?.unwrap_or_default());
+    let comment = |table: &str, token: &str| {
+        sql.render(
+            "set_marker",
+            &[("table", table), ("comment", &format!("dbrig:{token}"))],
+        )
+    };
+    let mut unsealed = Vec::new();
+    for (i, (table, token)) in tables.iter().enumerate() {
+        let before = current_marker(conn, table).await?.unwrap_or_default();
+        if matches!(before.identity, Identity::InnodbId(_)) {
+            conn.execute_text(&comment(table, token)).await?;
+            markers.push(current_marker(conn, table).await?.unwrap_or_default());
+        } else {
+            unsealed.push(i);
+            markers.push(Marker::default());
+        }
+    }
+    if unsealed.is_empty() {
+        return Ok(markers);
     }
     // No id: seal. A copy reads the table, which the write lock blocks.
+    let locks = unsealed
+        .iter()
+        .map(|&i| format!("{} WRITE", tables[i].0))
+        .collect::<Vec<_>>()
+        .join(", ");
     match conn
-        .execute_text(&sql.render("lock_table", &[("table", table)]))
+        .execute_text(&sql.render("lock_tables", &[("tables", &locks)]))
         .await
     {
         Ok(_) => {}
         // ER_DBACCESS_DENIED_ERROR / ER_TABLEACCESS_DENIED_ERROR: no LOCK TABLES privilege;
-        // the marker then proves nothing, and cleanup will say so.
+        // the markers then prove nothing, and cleanup will say so.
         Err(e) if matches!(e.code.as_deref(), Some("1044" | "1142")) => {
-            conn.execute_text(&set_comment).await?;
-            let mut m = current_marker(conn, table).await?.unwrap_or_default();
-            m.identity = Identity::None;
-            return Ok(m);
+            for &i in &unsealed {
+                let (table, token) = &tables[i];
+                conn.execute_text(&comment(table, token)).await?;
+                let mut m = current_marker(conn, table).await?.unwrap_or_default();
+                m.identity = Identity::None;
+                markers[i] = m;
+            }
+            return Ok(markers);
         }
         Err(e) => return Err(e.into()),
     }
     let sealed = async {
-        // Nobody knows the new token before the creation second is over; once it is, a table
-        // made later has a later creation time.
-        let mut sealed = creation_second_over(conn, table).await?;
-        conn.execute_text(&set_comment).await?;
-        // The comment may have moved the creation time (InnoDB rewrites its definition): a
-        // copy waits for the lock until that second is over too.
-        sealed &= creation_second_over(conn, table).await?;
-        let mut m = current_marker(conn, table).await?.unwrap_or_default();
-        m.identity = match sealed {
-            true => Identity::Sealed,
-            false => Identity::None,
-        };
-        Ok::<_, WorkloadError>(m)
+        // Nobody knows a new token before its table's creation second is over; once it is, a
+        // table made later has a later creation time.
+        let mut sealed = vec![true; tables.len()];
+        for &i in &unsealed {
+            sealed[i] = creation_second_over(conn, tables[i].0).await?;
+        }
+        for &i in &unsealed {
+            let (table, token) = &tables[i];
+            conn.execute_text(&comment(table, token)).await?;
+        }
+        // The comment may have moved a creation time (InnoDB rewrites its definition): a copy
+        // waits for the lock until that second is over too.
+        for &i in &unsealed {
+            let (table, _) = &tables[i];
+            sealed[i] &= creation_second_over(conn, table).await?;
+            let mut m = current_marker(conn, table).await?.unwrap_or_default();
+            m.identity = match sealed[i] {
+                true => Identity::Sealed,
+                false => Identity::None,
+            };
+            markers[i] = m;
+        }
+        Ok::<_, WorkloadError>(())
     }
     .await;
     let unlocked = conn.execute_text(&sql.render("unlock_tables", &[])).await;
-    let m = sealed?;
+    sealed?;
     unlocked?;
-    Ok(m)
+    Ok(markers)
 }
 
 /// Wait (under the table's write lock) until the server's clock has left the second the table

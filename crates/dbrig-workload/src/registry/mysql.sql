@@ -28,8 +28,8 @@ SELECT table_id FROM information_schema.innodb_tables WHERE name = ?
 -- shows no creation time).
 SELECT UNIX_TIMESTAMP() > UNIX_TIMESTAMP(create_time) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?
 
--- name: lock_table
-LOCK TABLES {table} WRITE
+-- name: lock_tables
+LOCK TABLES {tables}
 
 -- name: unlock_tables
 UNLOCK TABLES

@@ -244,16 +244,11 @@ pub async fn load(
     // add a primary key, and a rebuild cut off by Ctrl-C gives the table a new id, which
     // nothing then tells from a copy's (`registry::verify` refuses it).
     let keyed = keys == KeysWhen::Before && dialect == Dialect::Mysql;
-    for t in Table::ALL {
-        registry::create(
-            &mut conn,
-            t.name(),
-            REGISTRY_KIND,
-            &create_sql(sql, t, keyed),
-            &data,
-        )
-        .await?;
-    }
+    let creates: Vec<(&str, String)> = Table::ALL
+        .iter()
+        .map(|&t| (t.name(), create_sql(sql, t, keyed)))
+        .collect();
+    registry::create_all(&mut conn, REGISTRY_KIND, &creates, &data).await?;
     timed("create tables", started);
     if keys == KeysWhen::Before && !keyed {
         let started = Instant::now();
@@ -417,9 +412,7 @@ pub async fn load(
     side_by_side(target, connect, parallel, analyze).await?;
     timed("analyze", started);
     // Last: only now is every row, key and index there.
-    for t in Table::ALL {
-        registry::mark_ready(&mut conn, t.name()).await?;
-    }
+    registry::mark_all_ready(&mut conn, &Table::ALL.map(Table::name)).await?;
 
     let size_bytes = size_on_disk(&mut conn).await?;
     progress.say(&format!(
