@@ -107,6 +107,16 @@ impl DriverError {
                 .is_some_and(|c| SCHEMA_MISMATCH_CODES.contains(&c))
     }
 
+    /// Whether the cause stays until someone changes something (a password, a table, the
+    /// statement): trying again the same way fails the same way. A server that does not
+    /// answer, a lost connection, a timeout or a retryable error may pass by themselves.
+    pub fn lasts(&self) -> bool {
+        match self.kind {
+            ErrorKind::Unreachable | ErrorKind::ConnectionLost | ErrorKind::Timeout => false,
+            _ => self.class == ErrorClass::Fatal,
+        }
+    }
+
     /// Whether this is a statement stopped by its timeout (not a failure of the statement).
     pub fn is_timeout(&self) -> bool {
         self.kind == ErrorKind::Timeout
@@ -228,6 +238,18 @@ mod tests {
             );
         }
         assert!(e(ErrorKind::MissingTable, "42P01").is_schema_mismatch());
+    }
+
+    #[test]
+    fn lasting_causes_by_kind_and_class() {
+        let statement = |class| DriverError::new(ErrorKind::Statement, class, None, "x");
+        assert!(statement(ErrorClass::Fatal).lasts());
+        assert!(!statement(ErrorClass::Retryable).lasts());
+        assert!(DriverError::fatal(ErrorKind::Auth, "denied").lasts());
+        assert!(DriverError::fatal(ErrorKind::TableExists, "there").lasts());
+        assert!(!DriverError::fatal(ErrorKind::Unreachable, "down").lasts());
+        assert!(!DriverError::lost(None, "gone").lasts());
+        assert!(!DriverError::fatal(ErrorKind::Timeout, "slow").lasts());
     }
 
     #[test]

@@ -55,6 +55,23 @@ impl ExecError {
         }
     }
 
+    /// Whether the cause stays until someone changes something: doing it again the same way
+    /// fails the same way (typed: a database error that may pass by itself does not last).
+    pub fn lasts(&self) -> bool {
+        match self {
+            ExecError::Workload(e) => e.lasts(),
+            ExecError::Driver(e) => e.lasts(),
+            ExecError::Store(_) => false,
+            ExecError::Context { source, .. } => source.lasts(),
+            ExecError::Plan(_)
+            | ExecError::Password(_)
+            | ExecError::OptionFile(_)
+            | ExecError::Target(_)
+            | ExecError::Managed(_)
+            | ExecError::Io { .. } => true,
+        }
+    }
+
     /// The error and its causes on one line, most general first (how trials store reasons).
     pub fn one_line(&self) -> String {
         let mut parts = vec![self.to_string()];

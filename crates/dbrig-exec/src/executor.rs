@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use dbrig_core::IntervalSample;
 use dbrig_core::results::{ConnectionFacts, HookOutput, PowerReport, ServerLife, TrialEnvironment};
 use dbrig_driver::{ConnectOptions, Target};
-use dbrig_store::{CellId, RunId, RunStatus, Store};
+use dbrig_store::{CellId, RunId, RunStatus, Store, TrialStatus};
 use dbrig_workload::runner::{RunSpec, Stopper};
 use dbrig_workload::{TrialProgress, tpch};
 
@@ -56,6 +56,9 @@ pub struct Outcome {
     pub resumed: bool,
     /// The results database, for the reports the caller prints.
     pub store: Store,
+    /// The results database was removed or replaced during the run: where its results went
+    /// (the store above is that file), or that they could not be saved. A failure to report.
+    pub results_moved: Option<String>,
 }
 
 /// Execute `plan`, recording into `store`. An `Err` means nothing could run (the plan is
@@ -147,14 +150,67 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         error = Some(crate::recorder::INTERRUPTED.to_owned());
     }
     exec.recorder.finish(run, status, error.as_deref())?;
+    let (store, results_moved) = keep_results(exec.recorder.into_store(), run)?;
     Ok(Outcome {
         run,
         status,
         error,
         tally: exec.tally,
         resumed,
-        store: exec.recorder.into_store(),
+        store,
+        results_moved,
     })
+}
+
+/// The results of a run whose results database was removed or replaced while it ran (written
+/// on into the file dbrig had open, which nothing else reaches): saved as a new file — at the
+/// path again when nothing is there, else beside it — and the store reopened there. Returns
+/// the store and, when this happened, the line that says where the results went (or that they
+/// could not be saved).
+fn keep_results(store: Store, run: RunId) -> Result<(Store, Option<String>)> {
+    let Err(moved) = store.check_in_place() else {
+        return Ok((store, None));
+    };
+    let path = store.path().to_owned();
+    let to = match &moved {
+        dbrig_store::StoreError::FileRemoved { .. } => path.clone(),
+        _ => {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "results".into());
+            path.with_file_name(format!("{stem}-run-{}.db", run.0))
+        }
+    };
+    if to != path && to.exists() {
+        return Ok((
+            store,
+            Some(format!(
+                "{moved}; run {}'s results were not saved: {} is in the way",
+                run.0,
+                to.display()
+            )),
+        ));
+    }
+    if let Err(e) = store.save_copy(&to) {
+        return Ok((
+            store,
+            Some(format!(
+                "{moved}; saving run {}'s results to {} failed ({e}): they are lost",
+                run.0,
+                to.display()
+            )),
+        ));
+    }
+    let line = format!(
+        "{moved}; run {}'s results (and the file's earlier runs) were saved to {}",
+        run.0,
+        to.display()
+    );
+    // The old file's connection closes first: it removes its write-ahead log by name, which
+    // the saved file must not find beside it.
+    drop(store);
+    Ok((Store::open(&to)?, Some(line)))
 }
 
 /// The state of one execution.
@@ -169,6 +225,11 @@ struct Executor<'a> {
     max_clients: HashMap<(usize, usize), u32>,
     configurations_begun: HashSet<usize>,
     configurations_ended: HashSet<usize>,
+    /// Configuration × workload pairs whose prepare failed for a cause that lasts: the cause.
+    /// Their other trials are recorded failed without trying again.
+    prepare_failed: HashMap<(usize, usize), String>,
+    /// The results database was found removed or replaced (said once).
+    results_moved_said: bool,
     /// Each configuration's last trial in the schedule: its after-configuration hooks follow.
     last_of_configuration: HashMap<usize, usize>,
     /// Why the page cache cannot be dropped (said once).
@@ -229,6 +290,8 @@ impl<'a> Executor<'a> {
             max_clients,
             configurations_begun: HashSet::new(),
             configurations_ended: HashSet::new(),
+            prepare_failed: HashMap::new(),
+            results_moved_said: false,
             last_of_configuration,
             cache_drop_refused: None,
             evidence_notes_said: HashSet::new(),
@@ -319,6 +382,27 @@ impl<'a> Executor<'a> {
             self.opts.observer.trial_skipped(&tref);
             return Ok(());
         }
+        let key = (cell.configuration, cell.workload_index);
+        if let Some(cause) = self.prepare_failed.get(&key) {
+            // Preparing again the same way would fail the same way (said once, when it did).
+            let reason = format!("not run: {cause}");
+            let now = SystemTime::now();
+            self.tally.count(TrialStatus::Failed, Some(&reason));
+            let record = TrialRecord {
+                trial,
+                status: TrialStatus::Failed,
+                reason: Some(reason),
+                started: now,
+                finished: now,
+                output: None,
+                environment: TrialEnvironment::default(),
+            };
+            self.recorder.record(cells[ci], &record)?;
+            self.opts
+                .observer
+                .trial_not_run(&tref, self.recorder.store(), run);
+            return Ok(());
+        }
         self.opts.observer.trial_started(&tref);
         let started = SystemTime::now();
         let mut run_options = cell.run.clone();
@@ -331,7 +415,6 @@ impl<'a> Executor<'a> {
             ..TrialEnvironment::default()
         };
 
-        let key = (cell.configuration, cell.workload_index);
         let restart = cell.lifecycle == Lifecycle::Restart;
         let mut up = self.bring_up(&cell, restart);
         self.flush_server_notes();
@@ -372,6 +455,12 @@ impl<'a> Executor<'a> {
                 )
                 .await;
             self.flush_server_notes();
+            if let Err(e) = &up
+                && e.lasts()
+                && !self.opts.interrupt.is_stopped()
+            {
+                self.stop_preparing(key, i, &conf_name, cell.workload_name(), e);
+            }
         }
         env.page_cache = self.drop_caches();
         let mut server_restarted = false;
@@ -407,10 +496,52 @@ impl<'a> Executor<'a> {
             environment: env,
         };
         self.recorder.record(cells[ci], &record)?;
+        self.warn_if_results_moved();
         self.opts
             .observer
             .trial_recorded(&tref, self.recorder.store(), run, &summary);
         Ok(())
+    }
+
+    /// Said once, as soon as a trial is recorded after it: the results database is no longer
+    /// at its path. The run goes on into the file dbrig has open and saves it when it ends.
+    fn warn_if_results_moved(&mut self) {
+        if self.results_moved_said {
+            return;
+        }
+        if let Err(e) = self.recorder.store().check_in_place() {
+            self.results_moved_said = true;
+            self.opts.observer.note(&format!(
+                "warning: {e}; the run goes on, and its results are saved to a file when it ends"
+            ));
+        }
+    }
+
+    /// A prepare failed for a cause that lasts: the pair's other trials (after schedule
+    /// position `at`) are recorded failed without trying again, said once.
+    fn stop_preparing(
+        &mut self,
+        key: (usize, usize),
+        at: usize,
+        configuration: &str,
+        workload: &str,
+        e: &ExecError,
+    ) {
+        let cause = format!("preparing {workload} failed: {}", e.one_line());
+        let cause = self.secrets.scrub(&cause);
+        let left = self.plan.schedule[at + 1..]
+            .iter()
+            .filter(|&&(ci, _)| {
+                let c = &self.plan.cells[ci];
+                (c.configuration, c.workload_index) == key
+            })
+            .count();
+        if left > 0 {
+            self.opts.observer.note(&format!(
+                "configuration {configuration}: {cause}; that will not change by itself, so its {left} other {workload} trial(s) are not run (recorded failed): fix it, then `--resume`"
+            ));
+        }
+        self.prepare_failed.insert(key, cause);
     }
 
     /// Step 1: the cell's target — external, or the managed server up with the
@@ -495,8 +626,9 @@ impl<'a> Executor<'a> {
             r = preparing => r?,
             () = self.opts.interrupt.stopped() => {
                 return Err(crate::error::plan(format!(
-                    "interrupted while preparing {} on {target}: its tables are left half-prepared (never measured); `--resume` or `run --prepare` makes them again, `dbrig cleanup` drops them",
-                    cell.workload.name()
+                    "interrupted while preparing {} on {target}: its tables are left half-prepared (never measured); `--resume` or `run --prepare` makes them again, `{}` drops them",
+                    cell.workload.name(),
+                    cell.workload.cleanup_command()
                 )));
             }
         };

@@ -46,6 +46,9 @@ pub trait Observer: Sync {
     fn power_query(&self, _trial: &TrialRef<'_>, _report: &PowerReport) {}
     /// The trial was recorded with this status and one-line summary.
     fn trial_recorded(&self, _trial: &TrialRef<'_>, _store: &Store, _run: RunId, _summary: &str) {}
+    /// A trial recorded failed without running: its configuration's prepare failed for a
+    /// cause that lasts (said once as a note).
+    fn trial_not_run(&self, _trial: &TrialRef<'_>, _store: &Store, _run: RunId) {}
     /// A trial already finished in the run being resumed.
     fn trial_skipped(&self, _trial: &TrialRef<'_>) {}
     /// The schedule is over (finished, or stopped by a signal).

@@ -85,6 +85,16 @@ pub enum StoreError {
     },
 
     #[error(
+        "results database {path} was removed while dbrig had it open: what was written since went to the removed file"
+    )]
+    FileRemoved { path: PathBuf },
+
+    #[error(
+        "results database {path} was replaced by another file while dbrig had it open: what was written since went to the file that was there before"
+    )]
+    FileReplaced { path: PathBuf },
+
+    #[error(
         "run {id} is still being written by dbrig process {pid}: wait for it to end (or stop it) before resuming"
     )]
     RunBeingWritten { id: RunId, pid: u32 },

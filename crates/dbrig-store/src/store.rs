@@ -37,12 +37,22 @@ pub struct Store {
     path: PathBuf,
     /// Runs begun by this `Store` and not finished yet: `mark_interrupted_runs` spares them.
     open_runs: BTreeSet<RunId>,
+    /// The device and inode of the file opened (`None` in memory): a file removed or replaced
+    /// while open is told by them ([`Store::check_in_place`]).
+    file_id: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("path", &self.path).finish()
     }
+}
+
+/// A file's device and inode.
+fn file_id(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)?;
+    Ok((m.dev(), m.ino()))
 }
 
 /// Map a SQLite error to the store's error for `path`.
@@ -125,10 +135,13 @@ impl Store {
                 Ok(()) => break,
             }
         }
+        // Read right after opening; a file that cannot be read here is not watched.
+        let file_id = if wal { file_id(&path).ok() } else { None };
         Ok(Store {
             conn,
             path,
             open_runs: BTreeSet::new(),
+            file_id,
         })
     }
 
@@ -153,6 +166,35 @@ impl Store {
     /// The file this store writes (`:memory:` when in memory).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the file this store writes is still the one at its path: `FileRemoved` when
+    /// nothing is there any more, `FileReplaced` when another file is (the writes go on into
+    /// the file opened, which only this process still reaches).
+    pub fn check_in_place(&self) -> Result<()> {
+        let Some(opened) = self.file_id else {
+            return Ok(());
+        };
+        match file_id(&self.path) {
+            Ok(now) if now == opened => Ok(()),
+            Ok(_) => Err(StoreError::FileReplaced {
+                path: self.path.clone(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::FileRemoved {
+                path: self.path.clone(),
+            }),
+            // Unreadable for another reason (permissions changed): nothing is known to be lost.
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Write a copy of the whole database, as this store sees it, to a new file `to`
+    /// (SQLite's `VACUUM INTO`): how the results of a file removed while open are kept.
+    pub fn save_copy(&self, to: &Path) -> Result<()> {
+        self.conn
+            .execute("VACUUM INTO ?1", params![to.to_string_lossy()])
+            .map_err(|e| sql_error(to, e))?;
+        Ok(())
     }
 
     /// The schema version of the open file (always [`crate::SCHEMA_VERSION`] after `open`).

@@ -35,6 +35,14 @@ pub enum WorkloadError {
         why: String,
     },
     #[error(
+        "table {table} on {target} may not be the table dbrig created: {why}; dbrig drops only a table it can prove its own, so it leaves this one alone: if it is dbrig's, drop it yourself (DROP TABLE {table})"
+    )]
+    Unproven {
+        table: String,
+        target: String,
+        why: String,
+    },
+    #[error(
         "table {table} on {target} is half-prepared (a prepare was interrupted before it finished): run `dbrig cleanup {workload}`, then `dbrig prepare {workload}` again"
     )]
     HalfPrepared {
@@ -84,6 +92,22 @@ pub enum WorkloadError {
         first: Box<DriverError>,
         hint: String,
     },
+    /// A suite dbrig runs as other processes (sql-bench's Perl) cannot start at all.
+    #[error("sql-bench cannot start: {0}")]
+    SuiteCannotStart(String),
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl WorkloadError {
+    /// Whether the cause stays until someone changes something (the options, the tables on the
+    /// target, the server's setup): preparing again the same way fails the same way. Only a
+    /// database error that may pass by itself ([`DriverError::lasts`]) does not.
+    pub fn lasts(&self) -> bool {
+        match self {
+            WorkloadError::Driver(e) => e.lasts(),
+            WorkloadError::ConnectFailed { first, .. } => first.lasts(),
+            _ => true,
+        }
+    }
 }

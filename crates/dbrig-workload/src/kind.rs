@@ -584,6 +584,19 @@ impl WorkloadKind {
         self
     }
 
+    /// The command that drops what this kind's prepare step makes (proven dbrig's by the
+    /// registry's markers).
+    pub fn cleanup_command(&self) -> String {
+        match self {
+            WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => {
+                "dbrig tpch cleanup".into()
+            }
+            WorkloadKind::Oltp(Workload::Script(_)) => "dbrig cleanup pgbench-init".into(),
+            WorkloadKind::Oltp(Workload::Lua(w)) => format!("dbrig cleanup {}", w.name()),
+            _ => format!("dbrig cleanup {}", self.name()),
+        }
+    }
+
     /// Whether preparing this kind may load data large enough to check the disk for first
     /// (TPC-H: its scale factor's estimate).
     pub fn loads_large_data(&self) -> bool {
@@ -656,15 +669,29 @@ impl WorkloadKind {
                 }
                 let mut conn = Connection::connect(target, connect).await?;
                 let mut missing = false;
+                let mut half = false;
                 for t in crate::script::init::TABLES {
-                    missing |= !conn.table_exists(t).await?;
+                    if conn.table_exists(t).await? {
+                        half |= crate::registry::lookup(&mut conn, t)
+                            .await?
+                            .is_some_and(|e| e.state == "loading");
+                    } else {
+                        missing = true;
+                    }
                 }
                 conn.close().await;
-                if !missing {
+                if !missing && !half {
                     return Ok(None);
                 }
+                // pgbench-init drops dbrig's own tables first (each proven by its marker): an
+                // interrupted init's are never measured, made again.
                 progress.say(&format!(
-                    "pgbench's tables missing on {target}: running pgbench-init first"
+                    "pgbench's tables {} on {target}: running pgbench-init first",
+                    if half {
+                        "were left half-made by an interrupted pgbench-init"
+                    } else {
+                        "missing"
+                    }
                 ));
                 let r = crate::script::init::init(target, connect, &w.options, progress).await?;
                 Ok(Some(Prepared {
@@ -690,8 +717,25 @@ impl WorkloadKind {
                 let sf = o.validate()?;
                 let mut conn = Connection::connect(target, connect).await?;
                 let mut present = 0;
+                let mut half = false;
                 for t in tpch::Table::ALL {
-                    present += usize::from(conn.table_exists(t.name()).await?);
+                    if conn.table_exists(t.name()).await? {
+                        present += 1;
+                        half |= crate::registry::lookup(&mut conn, t.name())
+                            .await?
+                            .is_some_and(|e| e.state == "loading");
+                    }
+                }
+                if half {
+                    // dbrig's own tables (cleanup proves each by its marker), left by an
+                    // interrupted load: never measured, loaded again.
+                    conn.close().await;
+                    progress.say(&format!(
+                        "TPC-H tables on {target} were left half-loaded by an interrupted load: dropping them and loading SF {sf} again"
+                    ));
+                    tpch::cleanup(target, connect).await?;
+                    conn = Connection::connect(target, connect).await?;
+                    present = 0;
                 }
                 let loaded = if present == tpch::Table::ALL.len() {
                     if let Err(e) = tpch::check_loaded(&mut conn).await {

@@ -79,6 +79,31 @@ fn refuse_directory(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Make sure `dir` exists (made when `create`) and takes new files, before anything is
+/// measured: `what` (the HTML page, a chart) is written there while or after the run, and a
+/// run measured for hours must not end on "cannot write".
+pub fn check_writable_folder(dir: &Path, what: &str, option: &str, create: bool) -> Result<()> {
+    let refused = |e: &dyn std::fmt::Display| {
+        anyhow::anyhow!(
+            "cannot write {what} in {} ({e}): choose another {option}; checked before anything was measured",
+            dir.display()
+        )
+    };
+    if create {
+        std::fs::create_dir_all(dir).map_err(|e| refused(&e))?;
+    } else if !dir.is_dir() {
+        return Err(refused(&"no such folder"));
+    }
+    let probe = dir.join(format!(".dbrig-write-check-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| refused(&e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Open (or create) the results database the store arguments name.
 pub fn open_store(store: &StoreArgs) -> Result<Store> {
     let path = store.results_path();
@@ -137,6 +162,10 @@ pub async fn measure(
 
 /// The exit code of a finished run: 0 done, 130 interrupted, 1 failed (said on stderr).
 pub fn exit_code(outcome: &Outcome) -> ExitCode {
+    if let Some(moved) = &outcome.results_moved {
+        eprintln!("dbrig: error: {moved}");
+        return ExitCode::FAILURE;
+    }
     match outcome.status {
         RunStatus::Done => ExitCode::SUCCESS,
         RunStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
@@ -634,6 +663,10 @@ impl Observer for ConsoleObserver {
                 trial.describe()
             ),
         }
+        self.write_page(store, run);
+    }
+
+    fn trial_not_run(&self, _trial: &TrialRef<'_>, store: &Store, run: RunId) {
         self.write_page(store, run);
     }
 

@@ -355,6 +355,8 @@ async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<Ex
         return Ok(ExitCode::SUCCESS);
     }
     let baseline = plan.baseline.clone();
+    // The plan's HTML page goes to OUT, wherever the results database is (`--results`).
+    console::check_writable_folder(&args.store.out, "the plan's HTML page", "--out", true)?;
     let observer = ConsoleObserver::plan(&plan, &args.store.out);
     let outcome = console::measure(plan, &args.store, argv, args.resume, &observer).await?;
     crate::report_cmd::print_plan(&outcome.store, outcome.run, &baseline, &args.store.out)?;

@@ -1,6 +1,6 @@
 //! `dbrig tpch gen|load|power|check|cleanup`: DBT-3 / TPC-H.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
@@ -535,6 +535,13 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
     if a.dry_run {
         console::print_dry_run(&plan)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(chart) = &a.launcher.chart {
+        let folder = chart
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        console::check_writable_folder(folder, "the --chart file", "--chart FILE.svg", false)?;
     }
     let observer = ConsoleObserver::single().with_power_chart(a.launcher.chart.clone());
     let outcome = console::measure(plan, &a.store, argv, false, &observer).await?;

@@ -34,7 +34,9 @@ pub use life::{LifeMark, server_restarted};
 pub use load::{LoadFigures, LoadResult, LoadStep, TableLoad};
 pub use micro::{MicroItem, MicroResult};
 pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};
-pub use sqlbench::{SqlBenchOperation, SqlBenchResult, SqlBenchStatus, SqlBenchTest, SqlBenchTime};
+pub use sqlbench::{
+    SqlBenchOperation, SqlBenchResult, SqlBenchStatus, SqlBenchTest, SqlBenchTime, perl_error_line,
+};
 pub use tpch::{PowerReport, QueryOutcome, QueryStatus, ThroughputReport};
 
 /// The kinds of workload dbrig measures: a closed set, matched wherever a kind decides how a

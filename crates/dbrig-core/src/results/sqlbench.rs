@@ -141,18 +141,51 @@ impl SqlBenchResult {
             .filter(|t| !matches!(t.status, SqlBenchStatus::Ok | SqlBenchStatus::Skipped))
     }
 
-    /// Why the trial failed although it measured: a test lost its server.
+    /// Why the trial failed although tests ran: a test lost its server, or every test failed
+    /// (the suite could not run: a Perl driver missing, a login refused).
     pub fn failure(&self) -> Option<String> {
-        self.tests
+        if let Some(t) = self
+            .tests
             .iter()
             .find(|t| t.status == SqlBenchStatus::LostServer)
-            .map(|t| {
-                format!(
-                    "sql-bench test-{} lost its server: {}",
-                    t.name,
-                    t.error.as_deref().unwrap_or("connection lost")
-                )
-            })
+        {
+            return Some(format!(
+                "sql-bench test-{} lost its server: {}",
+                t.name,
+                t.error.as_deref().unwrap_or("connection lost")
+            ));
+        }
+        let first = self.tests.first()?;
+        if self
+            .tests
+            .iter()
+            .all(|t| t.status == SqlBenchStatus::Failed)
+        {
+            return Some(format!(
+                "sql-bench could not run: {} failed, first test-{}: {}",
+                match self.tests.len() {
+                    1 => "its one test".to_owned(),
+                    n => format!("all {n} tests"),
+                },
+                first.name,
+                perl_error_line(first.error.as_deref().unwrap_or("no output"))
+            ));
+        }
+        None
+    }
+}
+
+/// A Perl error's first line as one line for people: `Can't locate DBI.pm in @INC (you may
+/// need to install the DBI module)` without the long `(@INC contains: …)` list after it.
+pub fn perl_error_line(text: &str) -> String {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    match first.find(" (@INC contains:") {
+        Some(i) => first[..i].to_owned(),
+        None => first.to_owned(),
     }
 }
 
@@ -210,5 +243,42 @@ mod tests {
         );
         assert_eq!(t[1].2.cpu_s, 1.5);
         assert!(r.failure().is_none() && r.unfinished().next().is_none());
+    }
+
+    #[test]
+    fn a_suite_whose_every_test_failed_fails_its_trial() {
+        let test = |name: &str, status| {
+            SqlBenchTest {
+            name: name.into(),
+            status,
+            error: Some("Can't locate DBD/MariaDB.pm in @INC (you may need to install the DBD::MariaDB module) (@INC contains: /a /b) at x line 1.\nBEGIN failed".into()),
+            exit_code: Some(2),
+            operations: vec![],
+            total: None,
+            elapsed_s: 0.1,
+            output: String::new(),
+        }
+        };
+        let mut r = SqlBenchResult {
+            server: "mysql".into(),
+            server_version: String::new(),
+            options: vec![],
+            hires: true,
+            tests: vec![
+                test("connect", SqlBenchStatus::Failed),
+                test("insert", SqlBenchStatus::Failed),
+            ],
+        };
+        assert_eq!(
+            r.failure().as_deref(),
+            Some(
+                "sql-bench could not run: all 2 tests failed, first test-connect: Can't locate DBD/MariaDB.pm in @INC (you may need to install the DBD::MariaDB module)"
+            )
+        );
+        // One test that ran: the others' failures are the suite's results, not a failed trial.
+        r.tests[1].status = SqlBenchStatus::Ok;
+        assert!(r.failure().is_none());
+        r.tests.clear();
+        assert!(r.failure().is_none());
     }
 }

@@ -125,21 +125,19 @@ impl Oltp {
             "create_table"
         };
         let data = self.data_text();
+        let creates: Vec<(&str, String)> = tables
+            .iter()
+            .map(|t| {
+                let create_sql = sql.render(create, &[("table", t), ("engine", engine)]);
+                (t.as_str(), create_sql)
+            })
+            .collect();
+        registry::create_all(&mut conn, REGISTRY_KIND, &creates, &data).await?;
         for t in &tables {
-            let token = registry::new_token();
-            conn.execute_text(&registry::marked_create(
-                dialect,
-                &sql.render(create, &[("table", t), ("engine", engine)]),
-                &token,
-            ))
-            .await?;
-            registry::record(&mut conn, t, REGISTRY_KIND, &token, &data).await?;
             progress.say(&format!("created table {t}"));
         }
         if self.kind.is_bulk() {
-            for t in &tables {
-                registry::mark_ready(&mut conn, t).await?;
-            }
+            registry::mark_all_ready(&mut conn, &tables).await?;
             conn.close().await;
             return Ok(PrepareReport {
                 tables,
@@ -294,9 +292,7 @@ impl Oltp {
             progress.say(&format!("  {line}"));
         }
         // Last: only now is every row and index there.
-        for t in &tables {
-            registry::mark_ready(&mut conn, t).await?;
-        }
+        registry::mark_all_ready(&mut conn, &tables).await?;
         if o.create_secondary {
             progress.say(&format!(
                 "created secondary indexes in {index_s:.2} s after the last row (each table's as soon as its rows were in)"

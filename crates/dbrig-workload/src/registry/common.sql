@@ -41,3 +41,12 @@ CREATE TABLE IF NOT EXISTS dbrig_objects (
   state VARCHAR(1000) NOT NULL DEFAULT '',
   data VARCHAR(1000) NOT NULL DEFAULT ''
 )
+
+-- name: begin
+BEGIN
+
+-- name: commit
+COMMIT
+
+-- name: rollback
+ROLLBACK

@@ -197,14 +197,14 @@ pub async fn init(
     let vars = [("aid_type", aid_type), ("fillfactor", fillfactor.as_str())];
     let data = serde_json::json!({ "scale": scale }).to_string();
     progress.say("creating tables");
-    for t in TABLES {
-        let name = format!("create_{}", t.trim_start_matches("pgbench_"));
-        let token = registry::new_token();
-        let sql = sql_for(dialect).render(&name, &vars);
-        conn.execute_text(&registry::marked_create(dialect, &sql, &token))
-            .await?;
-        registry::record(&mut conn, t, KIND, &token, &data).await?;
-    }
+    let creates: Vec<(&str, String)> = TABLES
+        .iter()
+        .map(|t| {
+            let name = format!("create_{}", t.trim_start_matches("pgbench_"));
+            (*t, sql_for(dialect).render(&name, &vars))
+        })
+        .collect();
+    registry::create_all(&mut conn, KIND, &creates, &data).await?;
     let s = i64::from(scale);
     progress.say(&format!("generating data (client-side), scale {scale}"));
     // PostgreSQL: pgbench -i's transaction, the rows copied frozen (see `load_begin`).
@@ -290,9 +290,7 @@ pub async fn init(
         progress.say("creating foreign keys");
         run_section(&mut conn, "foreign_keys", &[]).await?;
     }
-    for t in TABLES {
-        registry::mark_ready(&mut conn, t).await?;
-    }
+    registry::mark_all_ready(&mut conn, &TABLES).await?;
     conn.close().await;
     Ok(InitReport {
         scale,

@@ -401,6 +401,29 @@ fn run_test(
     Ok(t)
 }
 
+/// Whether Perl runs and loads DBI, which every sql-bench test needs: a suite that cannot start
+/// is a failed trial with its cause, not a run of tests each failing alike. Decided by perl's
+/// exit status; its first line says why.
+fn perl_loads_dbi() -> Result<(), WorkloadError> {
+    let o = Command::new("perl")
+        .args(["-e", "require DBI"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            WorkloadError::SuiteCannotStart(format!(
+                "perl does not run ({e}): install Perl and its DBI (Debian: perl, libdbi-perl)"
+            ))
+        })?;
+    if o.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&o.stderr);
+    Err(WorkloadError::SuiteCannotStart(format!(
+        "Perl cannot load DBI ({}): install it (Debian: libdbi-perl, with libdbd-mariadb-perl or libdbd-pg-perl)",
+        dbrig_core::results::perl_error_line(&said)
+    )))
+}
+
 /// `Testing server 'VERSION' at DATE`.
 fn server_version(output: &str) -> Option<String> {
     output.lines().find_map(|l| {
@@ -577,6 +600,9 @@ pub async fn trial(
 ) -> Result<SqlBenchResult, WorkloadError> {
     // Checked before any database is made for it.
     options.resolve()?;
+    tokio::task::spawn_blocking(perl_loads_dbi)
+        .await
+        .map_err(|e| WorkloadError::Internal(format!("sql-bench: {e}")))??;
     let (target, created) = home::enter(target, connect).await?;
     if created {
         note(&format!(

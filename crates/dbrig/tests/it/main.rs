@@ -6,6 +6,7 @@
 mod bad_input;
 mod connections;
 mod credential_files;
+mod copies;
 mod explain;
 mod fidelity;
 mod install;
@@ -15,6 +16,7 @@ mod micro;
 mod mock;
 mod mysql;
 mod one_path;
+mod outputs;
 mod perfrun;
 mod pgbench;
 mod pgss;

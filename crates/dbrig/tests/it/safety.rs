@@ -1109,3 +1109,215 @@ before-trial = "cat {o}/servers/m1/secret; env"
     holding.retain(|p| !p.ends_with("/servers/m1/secret"));
     assert_eq!(holding, Vec::<String>::new());
 }
+
+/// A plan stopped by Ctrl-C in the middle of its prepare step, then `--resume`d: dbrig's own
+/// half-loaded tables (proven by their markers) are made again and the trials measure complete
+/// data. `state` reads the registry state of the table the load fills last.
+fn resume_remakes_half_loaded_tables(
+    out: &Path,
+    plan_text: &str,
+    state: impl Fn() -> String,
+) -> std::process::Output {
+    let plan = out.join("plan.toml");
+    std::fs::write(&plan, plan_text).unwrap();
+    let child = start_until_loading(out, &["run", plan.to_str().unwrap()], state);
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        text(&o).contains("`--resume` or `run --prepare` makes them again"),
+        "{}",
+        text(&o)
+    );
+    ok(dbrig(out, &["run", plan.to_str().unwrap(), "--resume"]))
+}
+
+/// TPC-H in a plan on MariaDB: Ctrl-C mid-load, then `--resume` loads again (it said
+/// "half-loaded: run `dbrig tpch cleanup`" and failed).
+#[test]
+fn resume_remakes_an_interrupted_tpch_load_mariadb() {
+    let db = MyDb::new("resume_tpch");
+    let out = tempfile::tempdir().unwrap();
+    let d = db.0.clone();
+    let o = resume_remakes_half_loaded_tables(
+        out.path(),
+        &format!(
+            "name = \"tpch-resume\"\ntrials = 1\nclients = [1]\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{}\"\n\
+             [[workload]]\nname = \"tpch-power\"\n[workload.options]\nsf = 0.1\nqueries = [\"6\"]\n",
+            db.url()
+        ),
+        || {
+            let has = mysql(&format!(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{d}' AND table_name = 'dbrig_objects'"
+            ));
+            if has.trim() != "1" {
+                return String::new();
+            }
+            mysql(&format!(
+                "SELECT state FROM {d}.dbrig_objects WHERE name = 'lineitem'"
+            ))
+            .trim()
+            .to_owned()
+        },
+    );
+    assert!(
+        text(&o).contains("left half-loaded by an interrupted load: dropping them"),
+        "{}",
+        text(&o)
+    );
+    // Complete: TPC-H's counts at SF 0.1, every table ready.
+    for (table, rows) in [
+        ("orders", "150000"),
+        ("customer", "15000"),
+        ("part", "20000"),
+    ] {
+        assert_eq!(
+            mysql(&format!("SELECT COUNT(*) FROM {d}.{table}")).trim(),
+            rows,
+            "{table}"
+        );
+    }
+    assert_eq!(
+        mysql(&format!(
+            "SELECT COUNT(*) FROM {d}.dbrig_objects WHERE state = 'ready'"
+        ))
+        .trim(),
+        "8"
+    );
+}
+
+/// pgbench's tables in a plan on PostgreSQL: an interrupted pgbench-init left them half-made
+/// (measured as they were, empty); `--resume` makes them again.
+#[test]
+fn resume_remakes_an_interrupted_pgbench_init_postgres() {
+    let db = PgDb::new("resume_pgbench");
+    let out = tempfile::tempdir().unwrap();
+    let o = resume_remakes_half_loaded_tables(
+        out.path(),
+        &format!(
+            "name = \"pgbench-resume\"\ntrials = 1\nclients = [1]\nduration = 0\nwarmup = 0\n\
+             [run]\nevents = 50\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{}\"\n\
+             [[workload]]\nname = \"script\"\n[workload.options]\nbuiltins = [\"select-only\"]\nscale = 20\n",
+            db.url()
+        ),
+        || {
+            let o = Command::new("psql")
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "postgres",
+                    "-d",
+                    &db.0,
+                    "-At",
+                    "-c",
+                    "SELECT state FROM dbrig_objects WHERE name = 'pgbench_accounts'",
+                ])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&o.stdout).trim().to_owned()
+        },
+    );
+    assert!(
+        text(&o).contains("were left half-made by an interrupted pgbench-init"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        psql_in(&db.0, "SELECT COUNT(*) FROM pgbench_accounts"),
+        "2000000"
+    );
+    assert_eq!(
+        psql_in(
+            &db.0,
+            "SELECT COUNT(*) FROM dbrig_objects WHERE state = 'ready'"
+        ),
+        "4"
+    );
+}
+
+/// A prepare that fails for a cause that will not change by itself (a user's own `sbtest1`
+/// where the plan needs dbrig's two tables) stops that configuration once, saying the cause;
+/// its other trials are recorded failed without preparing again, the other configuration runs.
+#[test]
+fn a_lasting_prepare_failure_stops_its_configuration_once_mariadb() {
+    let a = MyDb::new("prep_fail_a");
+    let b = MyDb::new("prep_fail_b");
+    mysql(&format!(
+        "CREATE TABLE {}.sbtest1 (id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60)); INSERT INTO {}.sbtest1 VALUES (1, 1, 'mine', 'mine')",
+        a.0, a.0
+    ));
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"prep-fail\"\ntrials = 4\nclients = [1, 2]\nduration = 0.2\nwarmup = 0\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{}\"\n\
+             [[configuration]]\nname = \"B\"\ntarget = \"{}\"\n\
+             [[workload]]\nname = \"oltp_point_select\"\n[workload.options]\ntables = 2\ntable-size = 100\n",
+            a.url(),
+            b.url()
+        ),
+    )
+    .unwrap();
+    let o = dbrig(out.path(), &["run", plan.to_str().unwrap()]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert_eq!(
+        all.matches("preparing oltp_point_select first").count(),
+        2,
+        "A once, B once: {all}"
+    );
+    assert_eq!(all.matches("sbtest1 already exists").count(), 3, "{all}");
+    assert!(
+        all.contains(
+            "configuration A: preparing oltp_point_select failed: table sbtest1 already exists"
+        ) && all.contains("its 7 other oltp_point_select trial(s) are not run"),
+        "{all}"
+    );
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    let mut statuses = std::collections::BTreeMap::new();
+    for cell in store.cells(run).unwrap() {
+        for t in store.trials(cell.id).unwrap() {
+            *statuses
+                .entry((cell.configuration.clone(), t.status.as_str().to_owned()))
+                .or_insert(0) += 1;
+            if cell.configuration == "A" {
+                assert!(
+                    t.reason
+                        .as_deref()
+                        .unwrap_or_default()
+                        .contains("sbtest1 already exists"),
+                    "{:?}",
+                    t.reason
+                );
+            }
+        }
+    }
+    assert_eq!(
+        statuses.get(&("A".into(), "failed".into())),
+        Some(&8),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.get(&("B".into(), "done".into())),
+        Some(&8),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        mysql(&format!("SELECT COUNT(*) FROM {}.sbtest1", a.0)).trim(),
+        "1",
+        "the user's table is untouched"
+    );
+}

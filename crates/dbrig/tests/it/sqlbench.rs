@@ -559,3 +559,92 @@ timeout = 120
         "0"
     );
 }
+
+/// A Perl library folder holding `MODULE.pm` files that fail to load the way a missing module
+/// does (Perl's own message), put first on @INC through PERL5LIB.
+fn perl_without(dir: &Path, modules: &[&str]) -> String {
+    for m in modules {
+        let file = dir.join(format!("{}.pm", m.replace("::", "/")));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let path = format!("{}.pm", m.replace("::", "/"));
+        std::fs::write(
+            &file,
+            format!(
+                "die \"Can't locate {path} in \\@INC (you may need to install the {m} module) (\\@INC contains: /nowhere).\\n\";\n"
+            ),
+        )
+        .unwrap();
+    }
+    dir.display().to_string()
+}
+
+/// sql-bench that cannot start — Perl's DBI missing, or the server's DBD driver so that every
+/// test fails — is a failed trial: exit 1, the cause in one line (it exited 0 and the run
+/// read `done`, the cause only in the JSON).
+#[test]
+fn a_suite_that_cannot_start_fails_its_trial_mariadb() {
+    let suite = suite();
+    let my = crate::mysql::TestDb::new("sqlbench_nodbi");
+    let _dbs = SuiteDbs {
+        mysql: vec![format!("{}_sqlbench", my.0)],
+        pg: Vec::new(),
+    };
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"nodbi\"\ntrials = 1\nclients = [1]\n\
+             [[configuration]]\nname = \"A\"\ntarget = \"{}\"\n\
+             [[workload]]\nname = \"sql-bench\"\n[workload.options]\nsuite = \"{}\"\ntests = [\"connect\"]\nsmall-test = true\n",
+            my.url(),
+            suite.display()
+        ),
+    )
+    .unwrap();
+    let run = |hidden: &[&str]| {
+        let lib = tempfile::tempdir().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_dbrig"))
+            .args(["run", plan.to_str().unwrap()])
+            .arg(format!("--out={}", out.path().display()))
+            .env("PERL5LIB", perl_without(lib.path(), hidden))
+            .output()
+            .unwrap();
+        (o.status.code(), crate::error_line(&o))
+    };
+    let (code, e) = run(&["DBI"]);
+    assert_eq!(code, Some(1), "{e}");
+    assert!(
+        e.contains(
+            "sql-bench cannot start: Perl cannot load DBI (Can't locate DBI.pm in @INC (you may need to install the DBI module)): install it (Debian: libdbi-perl"
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        mysql_databases(&format!("{}_sqlbench", my.0)).trim(),
+        "",
+        "nothing was made for a suite that cannot start"
+    );
+    let (code, e) = run(&["DBD::MariaDB"]);
+    assert_eq!(code, Some(1), "{e}");
+    assert!(
+        e.contains("sql-bench could not run: its one test failed, first test-connect:")
+            && e.contains("Can't locate DBD/MariaDB.pm in @INC")
+            && !e.contains("/nowhere"),
+        "{e}"
+    );
+    let db = out.path().join("results.db");
+    let store = Store::open(&db).unwrap();
+    let statuses: Vec<String> = store
+        .runs()
+        .unwrap()
+        .iter()
+        .map(|r| r.status.as_str().to_owned())
+        .collect();
+    assert_eq!(statuses, ["failed", "failed"]);
+    drop(store);
+    ok(dbrig(
+        out.path(),
+        &["cleanup", "sql-bench", "--target", &my.url()],
+    ));
+}

@@ -1,13 +1,14 @@
 -- TPC-H / DBT-3 schema and housekeeping shared by every dialect. Sections start with
 -- "-- name: NAME". {decimal}, {date} and {suffix} come from the dialect file's type_* sections;
 -- {table}, {columns} and {index} are identifiers dbrig builds (validated); values are bind
--- parameters written as ?.
+-- parameters written as ?. {key} is empty, or the primary key declared with the table (MariaDB's
+-- keys before the load: InnoDB would rebuild the table to add it, giving it a new table id).
 
 -- name: create_region
 CREATE TABLE region (
   r_regionkey INTEGER NOT NULL,
   r_name CHAR(25) NOT NULL,
-  r_comment VARCHAR(152) NOT NULL
+  r_comment VARCHAR(152) NOT NULL{key}
 ){suffix}
 
 -- name: create_nation
@@ -15,7 +16,7 @@ CREATE TABLE nation (
   n_nationkey INTEGER NOT NULL,
   n_name CHAR(25) NOT NULL,
   n_regionkey INTEGER NOT NULL,
-  n_comment VARCHAR(152) NOT NULL
+  n_comment VARCHAR(152) NOT NULL{key}
 ){suffix}
 
 -- name: create_part
@@ -28,7 +29,7 @@ CREATE TABLE part (
   p_size INTEGER NOT NULL,
   p_container CHAR(10) NOT NULL,
   p_retailprice {decimal} NOT NULL,
-  p_comment VARCHAR(23) NOT NULL
+  p_comment VARCHAR(23) NOT NULL{key}
 ){suffix}
 
 -- name: create_supplier
@@ -39,7 +40,7 @@ CREATE TABLE supplier (
   s_nationkey INTEGER NOT NULL,
   s_phone CHAR(15) NOT NULL,
   s_acctbal {decimal} NOT NULL,
-  s_comment VARCHAR(101) NOT NULL
+  s_comment VARCHAR(101) NOT NULL{key}
 ){suffix}
 
 -- name: create_partsupp
@@ -48,7 +49,7 @@ CREATE TABLE partsupp (
   ps_suppkey INTEGER NOT NULL,
   ps_availqty INTEGER NOT NULL,
   ps_supplycost {decimal} NOT NULL,
-  ps_comment VARCHAR(199) NOT NULL
+  ps_comment VARCHAR(199) NOT NULL{key}
 ){suffix}
 
 -- name: create_customer
@@ -60,7 +61,7 @@ CREATE TABLE customer (
   c_phone CHAR(15) NOT NULL,
   c_acctbal {decimal} NOT NULL,
   c_mktsegment CHAR(10) NOT NULL,
-  c_comment VARCHAR(117) NOT NULL
+  c_comment VARCHAR(117) NOT NULL{key}
 ){suffix}
 
 -- name: create_orders
@@ -73,7 +74,7 @@ CREATE TABLE orders (
   o_orderpriority CHAR(15) NOT NULL,
   o_clerk CHAR(15) NOT NULL,
   o_shippriority INTEGER NOT NULL,
-  o_comment VARCHAR(79) NOT NULL
+  o_comment VARCHAR(79) NOT NULL{key}
 ){suffix}
 
 -- name: create_lineitem
@@ -93,7 +94,7 @@ CREATE TABLE lineitem (
   l_receiptdate {date} NOT NULL,
   l_shipinstruct CHAR(25) NOT NULL,
   l_shipmode CHAR(10) NOT NULL,
-  l_comment VARCHAR(44) NOT NULL
+  l_comment VARCHAR(44) NOT NULL{key}
 ){suffix}
 
 -- name: primary_key
