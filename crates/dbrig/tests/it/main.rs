@@ -5,8 +5,8 @@
 
 mod bad_input;
 mod connections;
-mod credential_files;
 mod copies;
+mod credential_files;
 mod explain;
 mod fidelity;
 mod install;
