@@ -15,6 +15,7 @@ pub mod error;
 pub mod histogram;
 pub mod host;
 pub mod keys;
+pub mod limits;
 pub mod measure;
 pub mod results;
 pub mod schedule;

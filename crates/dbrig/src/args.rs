@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use dbrig_core::limits;
 use dbrig_workload::{OltpOptions, RunOptions, ScriptOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -103,7 +104,7 @@ pub struct ConnectionArgs {
     pub db_driver: Option<String>,
     #[arg(long, hide = true)]
     pub mysql_host: Option<String>,
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = limits::parse::<limits::Port>)]
     pub mysql_port: Option<u16>,
     #[arg(long, hide = true)]
     pub mysql_user: Option<String>,
@@ -113,7 +114,7 @@ pub struct ConnectionArgs {
     pub mysql_socket: Option<String>,
     #[arg(long, hide = true)]
     pub pgsql_host: Option<String>,
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = limits::parse::<limits::Port>)]
     pub pgsql_port: Option<u16>,
     #[arg(long, hide = true)]
     pub pgsql_user: Option<String>,
@@ -133,12 +134,12 @@ pub struct ConnectionArgs {
 pub struct EnvironmentArgs {
     /// Sample OS statistics (CPU, memory, disk, the server's CPU and RSS) every N seconds
     /// during the trial and store them with it (0 = off).
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0, value_parser = limits::parse::<limits::IntervalSeconds>)]
     pub os_stats_interval: f64,
     /// Sample the wait events of the benchmark's sessions every N milliseconds and store the
     /// counts per event with the trial (0 = off; PostgreSQL pg_stat_activity, MariaDB/MySQL
     /// performance_schema when the server runs with it; a plan's `wait-sample-ms`).
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = limits::parse::<limits::WaitSampleMs>)]
     pub wait_sample_ms: u64,
     /// Profile the server with `perf record` (cpu-clock at 99 Hz, the server's process tree
     /// only) over the measured interval, store the folded stacks with the trial and draw flame
@@ -171,7 +172,7 @@ pub struct EnvironmentArgs {
     #[arg(long, value_name = "SQL")]
     pub after_trial_sql: Option<String>,
     /// Seconds a hook may take.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = limits::parse::<limits::TimeoutSeconds>)]
     pub hook_timeout: f64,
 }
 
@@ -180,7 +181,7 @@ impl EnvironmentArgs {
     pub fn environment(&self) -> dbrig_exec::environment::EnvironmentFile {
         use dbrig_exec::environment::{EnvironmentFile, Hooks};
         EnvironmentFile {
-            os_stats_interval: self.os_stats_interval.max(0.0),
+            os_stats_interval: self.os_stats_interval,
             wait_sample_ms: self.wait_sample_ms,
             profile: self.profile,
             evidence: self.no_evidence.then_some(false),
@@ -248,7 +249,7 @@ pub struct WorkloadArgs {
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
     /// Client count you plan to run (checked against the open-files limit and CPUs).
-    #[arg(long)]
+    #[arg(long, value_parser = limits::parse::<limits::Clients>)]
     pub clients: Option<u32>,
     /// Data directory whose disk's I/O scheduler to check.
     #[arg(long)]

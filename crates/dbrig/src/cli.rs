@@ -39,6 +39,23 @@ pub fn parse(argv: &[String]) -> Result<Cli, clap::Error> {
     Cli::from_arg_matches_mut(&mut matches)
 }
 
+/// A value its option refused (out of range, not a number) as one line: `invalid value
+/// '1e23' for '--time <TIME>': 1e23 is out of range: give …`. `None` for other errors.
+pub fn value_error_line(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let text = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let arg = text(ContextKind::InvalidArg)?;
+    let value = text(ContextKind::InvalidValue)?;
+    let why = std::error::Error::source(e)?.to_string();
+    Some(format!("invalid value '{value}' for '{arg}': {why}"))
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create and load a workload's tables.

@@ -22,8 +22,14 @@ fn main() -> ExitCode {
     let cli = match cli::parse(&argv) {
         Ok(c) => c,
         Err(e) => {
-            // clap prints help/version to stdout and usage errors (naming the option) to stderr.
-            let _ = e.print();
+            // A value out of its range is one line naming the option, the value and the range
+            // (`dbrig_core::limits`); clap prints help/version to stdout and other usage
+            // errors (naming the option) to stderr.
+            if let Some(line) = cli::value_error_line(&e) {
+                eprintln!("dbrig: error: {line}");
+            } else {
+                let _ = e.print();
+            }
             return if e.use_stderr() {
                 ExitCode::from(2)
             } else {
