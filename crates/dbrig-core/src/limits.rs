@@ -210,7 +210,7 @@ macro_rules! whole {
         }
     )*};
 }
-whole!(u16, u32, u64);
+whole!(u16, u32, u64, i64);
 
 /// A kind of value with its range: a marker type for `value_parser` and `deserialize_with`.
 pub trait Bounded {
@@ -439,6 +439,8 @@ ranges! {
     HeapBytes: u64 = Limit::new(16_384.0, 1e15, "bytes");
     /// Trials of each cell (a plan's `trials`).
     Trials: u32 = Limit::new(1.0, 10_000.0, "trials");
+    /// A run's id in the results database (`--power-run`, `tpch report RUN`).
+    RunId: i64 = Limit::new(1.0, 9_223_372_036_854_775_807.0, "");
     /// A TCP port (0 is no port).
     Port: u16 = Limit::new(1.0, 65_535.0, "");
 }

@@ -931,8 +931,9 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         && dbrig_core::stats::noise_band_from_percent(band).is_none()
     {
         bail!(
-            "{}: [report] noise-band = {band}: a noise band is a percentage, finite and not negative (2.0 for ±2 %)",
-            at(&[K("report"), K("noise-band")])
+            "{}: [report] noise-band = {band}: give a percentage from 0 to {} (2.0 for ±2 %)",
+            at(&[K("report"), K("noise-band")]),
+            dbrig_core::stats::MAX_NOISE_BAND_PERCENT
         );
     }
     let baseline = file
@@ -1031,11 +1032,24 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                     at(&[K("workload"), I(i), K("name")]),
                     w.name
                 ),
-                e => anyhow!(
-                    "{}: workload '{}' options: {e}",
-                    at(&[K("workload"), I(i), K("options")]),
-                    w.name
-                ),
+                e => {
+                    // The option at fault, where one alone fails (and none at all does not).
+                    let alone = |t: toml::Table| {
+                        WorkloadKind::from_json(&w.name, &workload_options_json(Some(&t))).is_err()
+                    };
+                    let key = w.options.as_ref().filter(|_| !alone(toml::Table::new())).and_then(
+                        |o| {
+                            o.iter()
+                                .find(|(k, v)| {
+                                    alone(toml::Table::from_iter([((*k).clone(), (*v).clone())]))
+                                })
+                                .map(|(k, _)| k.as_str())
+                        },
+                    );
+                    let mut p = vec![K("workload"), I(i), K("options")];
+                    p.extend(key.map(K));
+                    anyhow!("{}: workload '{}' options: {e}", at(&p), w.name)
+                }
             })?;
         if let Some(label) = &w.label
             && (label.trim().is_empty() || label.chars().any(char::is_control))
@@ -1253,7 +1267,7 @@ name = "oltp_read_only"
             let e = load(&p, &defines, &[]).unwrap_err().one_line();
             assert!(
                 e.contains("plan.toml:19: [report] noise-band = ")
-                    && e.contains("a noise band is a percentage, finite and not negative")
+                    && e.contains("give a percentage from 0 to 1000")
                     && !e.contains('\n'),
                 "{bad}: {e}"
             );
@@ -1392,6 +1406,155 @@ name = "oltp_point_select"
             .unwrap_err()
             .to_string();
         assert!(e.contains("baseline 'C'"), "{e}");
+    }
+
+    /// An error whose span starts a line (an unknown key) names that line, not the one
+    /// before; a value out of its range names its key's line, wherever the key is: the plan's
+    /// top level, `[run]`, a configuration's or a workload's run table, a workload's options.
+    #[test]
+    fn errors_name_the_line_of_their_key() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let err = |text: &str| load(&write(text).1, &defines, &[]).unwrap_err().to_string();
+        let e = err(&PLAN.replace("duration = 1", "durration = 1"));
+        assert!(
+            e.contains("plan.toml:4: ") && e.contains("durration"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("trials = 2", "trials = 0"));
+        assert!(
+            e.contains("plan.toml:3: ") && e.contains("give 1 to 10000 trials"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("duration = 1", "duration = 1e23"));
+        assert!(
+            e.contains("plan.toml:4: ") && e.contains("1e23 is out of range"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("clients = [1, 4]", "clients = [1, -4]"));
+        assert!(
+            e.contains("plan.toml:5: ") && e.contains("-4 is out of range"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{PLAN}[run]\nrand-type = \"uniform\"\nreport-interval = -1\n"
+        ));
+        assert!(
+            e.contains("plan.toml:20: run options: -1 is out of range: give 0 (off) or 0.01"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace(
+            "target = \"mock:\"",
+            "target = \"mock:\"\nrun = { warmup = 1e300 }",
+        ));
+        assert!(e.contains("plan.toml:9: run options: 1e300 is out"), "{e}");
+        let e = err(&format!("{PLAN}[workload.run]\nconnect-timeout = 0\n"));
+        assert!(
+            e.contains("plan.toml:19: run options: 0 is out of range"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("table-size = 100", "tables = 2\nrange-size = 0"));
+        assert!(
+            e.contains("plan.toml:16: workload 'oltp_point_select' options")
+                && e.contains("give 1 to 2147483647 rows"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{PLAN}[environment]\nos-stats-interval = 1e300\nwait-sample-ms = 10\n"
+        ));
+        assert!(
+            e.contains("plan.toml:19: ") && e.contains("1e300 is out of range"),
+            "{e}"
+        );
+        let e = err(&format!("{PLAN}[environment.hooks]\ntimeout = 0\n"));
+        assert!(
+            e.contains("plan.toml:19: ") && e.contains("0 is out of range"),
+            "{e}"
+        );
+    }
+
+    /// Paths in a plan are relative to the plan file's folder, wherever dbrig runs from; a
+    /// missing one is named, absolute, at its key's line.
+    #[test]
+    fn paths_are_relative_to_the_plan_file() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let text = format!(
+            "{PLAN}[[workload]]\nname = \"script\"\n[workload.options]\nscripts = [\"s.sql@2\"]\n"
+        );
+        let (dir, p) = write(&text);
+        std::fs::write(dir.path().join("s.sql"), "SELECT 1;\n").unwrap();
+        // The tests run in the crate's folder, not the plan's.
+        assert!(!Path::new("s.sql").exists());
+        let plan = load(&p, &defines, &[]).unwrap();
+        let script = plan
+            .cells
+            .iter()
+            .find(|c| c.workload.name() == "script")
+            .unwrap();
+        let want = format!("{}@2", dir.path().join("s.sql").display());
+        assert_eq!(script.spec["workload_options"]["scripts"][0], want.as_str());
+        std::fs::remove_file(dir.path().join("s.sql")).unwrap();
+        let e = load(&p, &defines, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("plan.toml:21: scripts = \"s.sql@2\"")
+                && e.contains(&format!(
+                    "{} does not exist",
+                    dir.path().join("s.sql").display()
+                )),
+            "{e}"
+        );
+    }
+
+    /// `script = "X.lua"` (or a name ending in .lua) is a sysbench script, a file: beside the
+    /// plan, else sysbench's bundled one — never dbrig's own workload of that name; a `script`
+    /// without .lua is refused rather than guessed.
+    #[test]
+    fn a_lua_name_is_a_file_and_an_ambiguous_script_is_refused() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let lua = |w: &str| format!("{PLAN}[[workload]]\n{w}\n");
+        let (dir, p) = write(&lua("name = \"mine.lua\""));
+        std::fs::write(dir.path().join("mine.lua"), "function event() end\n").unwrap();
+        let plan = load(&p, &defines, &[]).unwrap();
+        assert!(
+            plan.cells.iter().any(|c| matches!(
+                &c.workload,
+                WorkloadKind::Oltp(dbrig_workload::Workload::Lua(_))
+            )),
+            "{:?}",
+            plan.cells
+                .iter()
+                .map(|c| c.workload.name())
+                .collect::<Vec<_>>()
+        );
+        // sysbench's script of the same name as dbrig's own workload: sysbench's (where it is
+        // installed), else refused; never dbrig's oltp_read_write.
+        match load(
+            &write(&lua("script = \"oltp_read_write.lua\"")).1,
+            &defines,
+            &[],
+        ) {
+            Ok(plan) => assert!(plan.cells.iter().all(|c| c.workload_index < 2
+                || matches!(
+                    &c.workload,
+                    WorkloadKind::Oltp(dbrig_workload::Workload::Lua(_))
+                ))),
+            Err(e) => assert!(
+                e.to_string().contains("plan.toml:19: ")
+                    && e.to_string()
+                        .contains("dbrig's own oltp_read_write is name = \"oltp_read_write\""),
+                "{e}"
+            ),
+        }
+        let e = load(
+            &write(&lua("script = \"oltp_read_write\"")).1,
+            &defines,
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("plan.toml:19: ") && e.contains("is not a Lua script (FILE.lua)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -300,6 +300,71 @@ mod tests {
         assert!(man.contains("A database benchmark rig"));
     }
 
+    /// Every option of every command that takes a number refuses a negative, NaN, infinite,
+    /// huge or non-numeric value with one line that gives the accepted range: walked from the
+    /// definitions, so a numeric option added without its range (`dbrig_core::limits`) fails
+    /// here.
+    #[test]
+    fn every_numeric_option_refuses_bad_values_with_its_range() {
+        use clap::error::ErrorKind;
+        use std::any::TypeId;
+        let numeric = [
+            TypeId::of::<u16>(),
+            TypeId::of::<u32>(),
+            TypeId::of::<u64>(),
+            TypeId::of::<i64>(),
+            TypeId::of::<f64>(),
+            TypeId::of::<usize>(),
+            TypeId::of::<dbrig_workload::tpch::ScaleFactor>(),
+        ];
+        fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+            for a in cmd.get_arguments() {
+                if let Some(long) = a.get_long() {
+                    out.push((path.clone(), long.to_owned()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                let mut p = path.clone();
+                p.push(sub.get_name().to_owned());
+                walk(sub, p, out);
+            }
+        }
+        let root = Cli::command();
+        let mut all = Vec::new();
+        walk(&root, Vec::new(), &mut all);
+        let mut checked = 0;
+        for (path, long) in all {
+            let mut cmd = &root;
+            for p in &path {
+                cmd = cmd.find_subcommand(p).unwrap();
+            }
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_long() == Some(long.as_str()))
+                .unwrap();
+            let id = arg.get_value_parser().type_id();
+            if !numeric.iter().any(|n| id == *n) {
+                continue;
+            }
+            for bad in ["-1", "NaN", "inf", "1e300", "abc"] {
+                let argv: Vec<String> = std::iter::once("dbrig".to_owned())
+                    .chain(path.iter().cloned())
+                    .chain([format!("--{long}={bad}")])
+                    .collect();
+                let e = parse(&argv).expect_err(&format!("{argv:?} was accepted"));
+                assert_eq!(e.kind(), ErrorKind::ValueValidation, "{argv:?}: {e}");
+                let line = value_error_line(&e).expect("one line");
+                assert!(
+                    line.contains(&format!("--{long}")) && line.contains("give "),
+                    "{argv:?}: {line}"
+                );
+            }
+            checked += 1;
+        }
+        // run's and prepare's options, micro's, tpch's, perfrun's, doctor's …
+        assert!(checked > 100, "only {checked} numeric options found");
+    }
+
     #[test]
     fn cli_definition_is_consistent() {
         use clap::CommandFactory;

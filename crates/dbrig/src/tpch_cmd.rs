@@ -267,7 +267,7 @@ pub struct ThroughputArgs {
     pub timeout: Option<f64>,
     /// A stored power test run (its id in the results database) on the same data: QphH@Size
     /// is computed from its Power@Size and this run's Throughput@Size.
-    #[arg(long, value_name = "RUN")]
+    #[arg(long, value_name = "RUN", value_parser = limits::parse::<limits::RunId>)]
     pub power_run: Option<i64>,
     #[command(flatten)]
     pub managed: ManagedServerArgs,
@@ -304,7 +304,7 @@ pub struct CheckArgs {
 pub struct TpchReportArgs {
     /// Run ids (plan runs or `dbrig tpch power` runs; several are shown side by side).
     /// Default: the latest run.
-    #[arg(value_name = "RUN")]
+    #[arg(value_name = "RUN", value_parser = limits::parse::<limits::RunId>)]
     pub runs: Vec<i64>,
     /// The configuration the ratios are relative to (default: the plan's baseline, else the
     /// first configuration).

@@ -60,12 +60,12 @@ impl ScaleFactor {
     pub fn new(sf: f64) -> Result<Self, String> {
         if !sf.is_finite() || sf <= 0.0 {
             return Err(format!(
-                "invalid scale factor {sf}: it must be a positive number such as 0.01, 1 or 10"
+                "invalid scale factor {sf}: give a positive number up to 100000, such as 0.01, 1 or 10"
             ));
         }
         if sf > 100_000.0 {
             return Err(format!(
-                "scale factor {sf} is beyond TPC-H's largest (100000)"
+                "scale factor {sf} is beyond TPC-H's largest: give at most 100000"
             ));
         }
         Ok(Self(sf))
@@ -137,12 +137,12 @@ impl FromStr for ScaleFactor {
             && t.chars().any(|c| c.is_ascii_digit());
         if !well_formed {
             return Err(format!(
-                "invalid scale factor '{s}': write a positive decimal number such as 0.01, 1 or 10"
+                "invalid scale factor '{s}': give a positive decimal number up to 100000, such as 0.01, 1 or 10"
             ));
         }
         let v: f64 = t
             .parse()
-            .map_err(|_| format!("invalid scale factor '{s}': not a number"))?;
+            .map_err(|_| format!("invalid scale factor '{s}': give a decimal number"))?;
         Self::new(v)
     }
 }
