@@ -608,7 +608,8 @@ impl WorkloadKind {
     pub fn loads_large_data(&self) -> bool {
         match self {
             WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => true,
-            WorkloadKind::Load(l) => l.tpch().is_some(),
+            WorkloadKind::Load(l) => !matches!(l.of, crate::LoadOf::Oltp(_)),
+            WorkloadKind::Oltp(Workload::Script(w)) => w.uses_builtins(),
             _ => false,
         }
     }
@@ -682,6 +683,7 @@ impl WorkloadKind {
                 if !missing {
                     return Ok(None);
                 }
+                crate::script::init::check_fits(&w.options, space)?;
                 progress.say(&format!(
                     "pgbench's tables missing on {target}: running pgbench-init first"
                 ));
@@ -700,9 +702,7 @@ impl WorkloadKind {
             | WorkloadKind::Oltp(Workload::Connect) => Ok(None),
             // The trial is the load; a TPC-H one is checked against the free space first.
             WorkloadKind::Load(l) => {
-                if let Some(o) = l.tpch() {
-                    tpch::check_load_fits(o.validate()?, space, o.force_load)?;
-                }
+                l.check_fits(space)?;
                 Ok(None)
             }
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {

@@ -47,6 +47,12 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     let target = resolve_target(&args.connection, &args.store)?;
     let of = if args.workload.as_deref() == Some(PGBENCH_INIT) {
         let mut script = args.script.clone();
+        // Without --scale, pgbench -i's default, 1; a --scale 0 given is a mistake, not 1.
+        if script.scale == 0 && given(argv, "--scale") {
+            return Err(anyhow!(
+                "invalid value '0' for '--scale': pgbench-init makes 100 000 accounts per scale unit: give 1 to 1000000 (without --scale: 1)"
+            ));
+        }
         script.scale = script.scale.max(1);
         LoadOf::PgbenchInit(script)
     } else {
@@ -87,6 +93,12 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         },
     )
     .await
+}
+
+/// Whether the (normalized) command line gives `option` (`--scale 0`, `--scale=0`).
+fn given(argv: &[String], option: &str) -> bool {
+    argv.iter()
+        .any(|a| a == option || a.strip_prefix(option).is_some_and(|r| r.starts_with('=')))
 }
 
 /// What a load command shares besides the load: where it stores, how it prints.

@@ -73,6 +73,11 @@ pub struct ScriptOptions {
     /// pgbench-init: add pgbench's foreign keys (pgbench -i --foreign-keys).
     #[arg(long)]
     pub foreign_keys: bool,
+    /// pgbench-init: load even when the estimated size (about 25 MB per scale unit) exceeds
+    /// the free space dbrig can see (or 1 TB where it cannot see it).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub force_load: bool,
     /// Run the scripts' `\shell` / `\setshell` commands (through /bin/sh, as pgbench; with
     /// only PATH, HOME, LANG, LC_ALL, TZ and USER in their environment, no dbrig secrets).
     /// Refused without it.
