@@ -63,6 +63,7 @@ pub struct Outcome {
 /// not errors.
 pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<Outcome> {
     let mut exec = Executor::new(plan, Recorder::new(store), opts);
+    exec.make_room_for_files()?;
     exec.create_sqlite_folders()?;
     if exec.plan.single {
         exec.preflight().await?;
@@ -256,6 +257,13 @@ impl<'a> Executor<'a> {
                     .context(format!("configuration '{}'", c.name))
                 })?;
             }
+        }
+        Ok(())
+    }
+
+    fn make_room_for_files(&mut self) -> Result<()> {
+        if let Some(note) = room_for_files(&self.plan)? {
+            self.opts.observer.note(&note);
         }
         Ok(())
     }
@@ -1029,4 +1037,50 @@ mod tests {
         // No query parameters: the configuration's own, either way.
         assert_eq!(restart_params(&conf, &[], true).unwrap(), conf);
     }
+}
+
+/// Room for the open files the plan's largest cell needs, made before anything runs: the soft
+/// `RLIMIT_NOFILE` raised up to the hard one when it is lower (the note to say, once), a
+/// refusal naming both limits when even the hard one is (the clients would fail one by one
+/// with "unable to open database file" or "Too many open files"). The executor makes it; a
+/// command that prints before executing may make it first (a second call finds the room).
+pub fn room_for_files(plan: &Plan) -> Result<Option<String>> {
+    let Some((needed, clients)) = plan
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                files_needed(&plan.configurations[c.configuration], &c.run),
+                c.run.threads,
+            )
+        })
+        .max()
+    else {
+        return Ok(None);
+    };
+    match dbrig_server::host::ensure_open_files(needed) {
+        Ok(None) => Ok(None),
+        Ok(Some(was)) => Ok(Some(format!(
+            "raised this process's open-files limit from {was} to {needed} for {clients} clients (RLIMIT_NOFILE)"
+        ))),
+        Err(short) => Err(ExecError::OpenFiles {
+            clients,
+            needed: short.needed,
+            soft: short.soft,
+            hard: short.hard,
+        }),
+    }
+}
+
+/// Open files a cell needs at most: each client's and idle connection's (an SQLite one three:
+/// the database, its WAL and its shared memory), two per worker thread's runtime, and dbrig's
+/// own ([`dbrig_server::host::NOFILE_MARGIN`]: the store, logs, a server's pipes).
+fn files_needed(conf: &crate::plan::Configuration, run: &dbrig_workload::RunOptions) -> u64 {
+    let per_connection = match &conf.target {
+        Some(Target::Sqlite { .. }) => 3,
+        _ => 1,
+    };
+    let connections = u64::from(run.threads) + u64::from(run.idle_clients);
+    let workers = u64::from(run.threads.min(run.workers.max(64)));
+    connections * per_connection + workers * 2 + dbrig_server::host::NOFILE_MARGIN
 }

@@ -315,6 +315,10 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if args.format == Format::Json {
         dbrig_workload::lua::script_output_to_stderr();
     }
+    // Refused before the header, when the clients cannot have their files.
+    if let Some(note) = dbrig_exec::executor::room_for_files(&plan)? {
+        eprintln!("dbrig: {note}");
+    }
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }

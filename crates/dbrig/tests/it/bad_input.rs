@@ -420,3 +420,41 @@ fn out_of_range_numbers_in_a_plan_name_their_line() {
         );
     }
 }
+
+/// Issue 30, item 13: more clients than the open-files limit allows. Below the hard limit the
+/// soft one is raised for the run (said once); above it the run is refused before anything
+/// starts, naming both limits and `ulimit -n` — not "unable to open database file" from the
+/// 1 021st client.
+#[test]
+fn more_clients_than_open_files_is_said_before_anything_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_dbrig");
+    let shell = |limits: &str, threads: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit {limits} && exec \"$0\" run oltp_point_select --prepare --table-size 100 --threads {threads} --time 0.5 --out \"$1\""
+            ))
+            .arg(bin)
+            .arg(out.path())
+            .output()
+            .unwrap()
+    };
+    // The hard limit itself is too low: refused, with both limits.
+    let o = shell("-n 200", "1000");
+    refused_in_one_line(out.path(), &o, "1000 clients need about");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("RLIMIT_NOFILE soft 200, hard 200") && e.contains("`ulimit -n "),
+        "{e}"
+    );
+    // Only the soft one: raised, and the run goes on (SQLite: three files a client).
+    let o = shell("-Sn 200", "100");
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("raised this process's open-files limit from 200 to")
+            && t.contains("100 clients"),
+        "{t}"
+    );
+}
