@@ -18,7 +18,7 @@ use std::time::SystemTime;
 
 use dbrig_core::IntervalSample;
 use dbrig_core::results::{ConnectionFacts, HookOutput, PowerReport, ServerLife, TrialEnvironment};
-use dbrig_driver::{ConnectOptions, Target};
+use dbrig_driver::{ConnectOptions, Connection, Target};
 use dbrig_store::{CellId, RunId, RunStatus, Store};
 use dbrig_workload::runner::{RunSpec, Stopper};
 use dbrig_workload::{TrialProgress, tpch};
@@ -273,6 +273,22 @@ impl<'a> Executor<'a> {
     async fn preflight(&mut self) -> Result<()> {
         for i in 0..self.plan.cells.len() {
             if !self.plan.cells[i].workload.has_preflight() {
+                // A single command whose target refuses the login (or does not answer) has
+                // nothing to measure: said before a run is stored, not stored as a failed
+                // run. (A plan's other configurations may run, so a plan records such a
+                // configuration's trials as failed instead.)
+                let cell = &self.plan.cells[i];
+                let conf = &self.plan.configurations[cell.configuration];
+                if let Some(target) = conf.target.clone() {
+                    let mut connect = cell.run.connect_options();
+                    connect.protocol = cell.workload.default_protocol();
+                    let name = conf.name.clone();
+                    Connection::connect(&target, &connect)
+                        .await
+                        .map_err(|e| ExecError::from(e).context(format!("configuration {name}")))?
+                        .close()
+                        .await;
+                }
                 continue;
             }
             let (target, _) = self.bring_up(&self.plan.cells[i].clone(), false)?;

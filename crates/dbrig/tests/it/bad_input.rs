@@ -458,3 +458,36 @@ fn more_clients_than_open_files_is_said_before_anything_runs() {
         "{t}"
     );
 }
+
+/// Issue 30, item 27: a single command whose target refuses the connection (a failed login,
+/// nothing listening) measured nothing: one line, and no run stored — not a `failed` run in
+/// `dbrig runs`. (A plan records such a configuration's trials as failed: its other
+/// configurations still run.)
+#[test]
+fn a_connection_refused_stores_no_run() {
+    for args in [
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            "mock:?refuse=1",
+            "--time",
+            "1",
+        ][..],
+        &[
+            "micro",
+            "scan_filter",
+            "--target",
+            "mock:?refuse=1",
+            "--rows",
+            "10",
+        ][..],
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let o = dbrig(out.path(), args);
+        let e = error_line(&o);
+        assert!(e.contains("connection refused"), "{e}");
+        let runs = crate::json(&ok(dbrig(out.path(), &["runs", "--format", "json"])));
+        assert_eq!(runs, serde_json::json!([]), "{args:?}: a run was stored");
+    }
+}
