@@ -67,14 +67,25 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         };
         LoadOf::Oltp(oltp)
     };
+    // The advice names the target (and what makes the tables), so it can be run as it is.
+    let on = format!("--target {}", shell_word(&target.to_string()));
     let interrupted = match &of {
-        LoadOf::PgbenchInit(_) => format!(
-            "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT}` again"
+        LoadOf::PgbenchInit(o) => format!(
+            "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT} --scale {} {on}` again",
+            o.scale
         ),
-        _ => format!(
-            "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}` then `dbrig prepare {w}` again (`dbrig run {w} --prepare` does both)",
-            w = args.workload.as_deref().unwrap_or_default()
-        ),
+        _ => {
+            let tables = match &of {
+                LoadOf::Oltp(o) if o.options.tables != 1 => {
+                    format!(" --tables {}", o.options.tables)
+                }
+                _ => String::new(),
+            };
+            format!(
+                "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}{tables} {on}` then `dbrig prepare {w} … {on}` again (`dbrig run {w} --prepare` does both)",
+                w = args.workload.as_deref().unwrap_or_default()
+            )
+        }
     };
     let mut run = args.run.clone();
     // Decided now, so the stored trial says which data was made.
@@ -93,6 +104,16 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         },
     )
     .await
+}
+
+/// A word as a shell takes it: as it is when it has nothing the shell reads, else quoted.
+pub fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
 }
 
 /// Whether the (normalized) command line gives `option` (`--scale 0`, `--scale=0`).

@@ -448,7 +448,12 @@ async fn load(a: LoadArgs, argv: &[String]) -> Result<ExitCode> {
             dry_run: a.dry_run,
             argv,
             interrupted: format!(
-                "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
+                "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup {on}` then `dbrig tpch load --sf {} {on}` again",
+                a.sf,
+                on = format_args!(
+                    "--target {}",
+                    crate::run_cmd::shell_word(&target.to_string())
+                )
             ),
         },
     )
