@@ -200,16 +200,16 @@ impl EnvironmentArgs {
     }
 }
 
+/// `run`, `prepare`, `cleanup`, `prewarm`: the workload (or plan) and everything about it,
+/// under headings in `-h` (the run's own first, then plan, run, connection, workload and
+/// environment options). Fields after a flattened section would take its heading: each
+/// section is flattened last, with its own.
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
     /// Workload name (see `dbrig list`; sysbench names and the seeds' old names work), or a
     /// plan file (PLAN.toml) for `run`; `pgbench-init` for prepare/cleanup of pgbench's
     /// tables. Omitted (or `script`) with --script/--builtin: pgbench scripts.
     pub workload: Option<String>,
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    #[command(flatten)]
-    pub store: StoreArgs,
     /// Output format of the final report.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -221,29 +221,43 @@ pub struct WorkloadArgs {
     #[arg(long, num_args = 0..=1, default_value = "off", default_missing_value = "on",
           value_parser = clap::builder::BoolishValueParser::new())]
     pub histogram: bool,
-    /// Plan: fill a ${NAME} placeholder (repeatable; the environment is the fallback).
-    #[arg(long = "define", value_name = "NAME=VALUE")]
-    pub defines: Vec<String>,
-    /// Plan: override any setting, e.g. --set trials=5 or --set workload.oltp_read_only.options.tables=4.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
     /// Print the resolved plan (one cell for a single workload) and the order of trials;
     /// connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Plan: continue the last run of this plan in the results database, skipping finished trials.
-    #[arg(long)]
-    pub resume: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Plan options (dbrig run PLAN.toml)")]
+    pub plan: PlanArgs,
+    #[command(flatten, next_help_heading = "Run options")]
     pub run: RunOptions,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
+    pub connection: ConnectionArgs,
+    #[command(flatten, next_help_heading = "Output options")]
+    pub store: StoreArgs,
+    #[command(flatten, next_help_heading = "OLTP options")]
     pub oltp: OltpOptions,
     #[command(flatten, next_help_heading = "pgbench script options")]
     pub script: ScriptOptions,
     #[command(flatten, next_help_heading = "sysbench Lua script options")]
     pub lua: dbrig_workload::LuaOptions,
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
     pub environment: EnvironmentArgs,
+}
+
+/// What only a plan file takes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanArgs {
+    /// Fill a ${NAME} placeholder (repeatable; the environment is the fallback).
+    #[arg(long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// Override any setting, e.g. --set trials=5 or --set workload.oltp_read_only.options.tables=4.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Continue the last run of this plan in the results database, skipping finished trials.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -258,6 +272,6 @@ pub struct DoctorArgs {
     pub format: Format,
     /// A server to report on too (`--target URL`): version, binary path (servers on this
     /// host), its key settings, and every variable / setting with `--format json`.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
 }

@@ -86,9 +86,12 @@ pub struct CollectArgs {
     /// Print the plan (one cell per side); connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
     pub environment: EnvironmentArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
 }
 

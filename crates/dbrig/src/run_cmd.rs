@@ -371,14 +371,14 @@ fn print_header(workload: &str, target: &str, run: &RunOptions) -> Result<()> {
 }
 
 async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<ExitCode> {
-    let plan = dbrig_exec::plan::load(Path::new(file), &args.defines, &args.sets)?;
+    let plan = dbrig_exec::plan::load(Path::new(file), &args.plan.defines, &args.plan.sets)?;
     if args.dry_run {
         console::print_dry_run(&plan)?;
         return Ok(ExitCode::SUCCESS);
     }
     let baseline = plan.baseline.clone();
     let observer = ConsoleObserver::plan(&plan, &args.store.out);
-    let outcome = console::measure(plan, &args.store, argv, args.resume, &observer).await?;
+    let outcome = console::measure(plan, &args.store, argv, args.plan.resume, &observer).await?;
     crate::report_cmd::print_plan(&outcome.store, outcome.run, &baseline, &args.store.out)?;
     let t = &outcome.tally;
     eprintln!(

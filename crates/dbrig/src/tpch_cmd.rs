@@ -86,11 +86,14 @@ pub struct LoadArgs {
     /// Print the one-cell plan; connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
     pub environment: EnvironmentArgs,
 }
 
@@ -115,19 +118,22 @@ pub struct PowerArgs {
     /// `wrong`) instead of `unchecked` off SF 1's reference answers.
     #[arg(long, value_name = "URL")]
     pub check_against: Option<String>,
-    #[command(flatten)]
-    pub launcher: LauncherArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Print the one-cell plan; connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
-    pub environment: EnvironmentArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "DBT-3 launcher controls")]
+    pub launcher: LauncherArgs,
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
+    pub environment: EnvironmentArgs,
 }
 
 /// The DBT-3 launcher's per-query controls of the power test.
@@ -186,11 +192,11 @@ pub struct LauncherArgs {
     /// command line override the file's.
     #[arg(long, value_name = "FILE.toml")]
     pub controls: Option<PathBuf>,
-    #[command(flatten)]
-    pub managed: ManagedServerArgs,
     /// Redraw this SVG bar chart after every query (the launcher's live graphic).
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Managed server")]
+    pub managed: ManagedServerArgs,
 }
 
 /// The managed server a TPC-H test runs on instead of --target (`tpch power` and `tpch
@@ -269,19 +275,22 @@ pub struct ThroughputArgs {
     /// is computed from its Power@Size and this run's Throughput@Size.
     #[arg(long, value_name = "RUN", value_parser = limits::parse::<limits::RunId>)]
     pub power_run: Option<i64>,
-    #[command(flatten)]
-    pub managed: ManagedServerArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Print the one-cell plan; connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
-    pub environment: EnvironmentArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Managed server")]
+    pub managed: ManagedServerArgs,
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
+    pub environment: EnvironmentArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -294,9 +303,9 @@ pub struct CheckArgs {
     pub sf1_answers: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
 }
 
@@ -356,9 +365,9 @@ pub struct ImportLauncherArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CleanupArgs {
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
 }
 
