@@ -1026,35 +1026,6 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_params_replace_the_configurations_unless_merged() {
-        let conf =
-            dbrig_server::Params::parse(&["join_cache_level=2", "tmp_table_size=1M"]).unwrap();
-        let q = ["join_cache_level=6".to_owned()];
-        let pairs = |p: dbrig_server::Params| p.0;
-        assert_eq!(
-            pairs(restart_params(&conf, &q, true).unwrap()),
-            [("join_cache_level".to_owned(), "6".to_owned())]
-        );
-        let merged = pairs(restart_params(&conf, &q, false).unwrap());
-        assert!(
-            merged.contains(&("join_cache_level".to_owned(), "6".to_owned())),
-            "{merged:?}"
-        );
-        assert!(
-            merged.contains(&("tmp_table_size".to_owned(), "1M".to_owned())),
-            "{merged:?}"
-        );
-        assert_eq!(merged.len(), 2);
-        // No query parameters: the configuration's own, either way.
-        assert_eq!(restart_params(&conf, &[], true).unwrap(), conf);
-    }
-}
-
 /// Room for the open files the plan's largest cell needs, made before anything runs: the soft
 /// `RLIMIT_NOFILE` raised up to the hard one when it is lower (the note to say, once), a
 /// refusal naming both limits when even the hard one is (the clients would fail one by one
@@ -1099,4 +1070,33 @@ fn files_needed(conf: &crate::plan::Configuration, run: &dbrig_workload::RunOpti
     let connections = u64::from(run.threads) + u64::from(run.idle_clients);
     let workers = u64::from(run.threads.min(run.workers.max(64)));
     connections * per_connection + workers * 2 + dbrig_server::host::NOFILE_MARGIN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_params_replace_the_configurations_unless_merged() {
+        let conf =
+            dbrig_server::Params::parse(&["join_cache_level=2", "tmp_table_size=1M"]).unwrap();
+        let q = ["join_cache_level=6".to_owned()];
+        let pairs = |p: dbrig_server::Params| p.0;
+        assert_eq!(
+            pairs(restart_params(&conf, &q, true).unwrap()),
+            [("join_cache_level".to_owned(), "6".to_owned())]
+        );
+        let merged = pairs(restart_params(&conf, &q, false).unwrap());
+        assert!(
+            merged.contains(&("join_cache_level".to_owned(), "6".to_owned())),
+            "{merged:?}"
+        );
+        assert!(
+            merged.contains(&("tmp_table_size".to_owned(), "1M".to_owned())),
+            "{merged:?}"
+        );
+        assert_eq!(merged.len(), 2);
+        // No query parameters: the configuration's own, either way.
+        assert_eq!(restart_params(&conf, &[], true).unwrap(), conf);
+    }
 }

@@ -123,20 +123,6 @@ pub(crate) fn prefetch_rows<T: Send + 'static>(
     Box::new(prefetch(batches).flatten())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefetched_items_arrive_in_order_and_complete() {
-        let got: Vec<u32> = prefetch_rows(0..10_000u32).collect();
-        assert_eq!(got, (0..10_000).collect::<Vec<_>>());
-        assert_eq!(prefetch(std::iter::empty::<u8>()).count(), 0);
-        // A consumer that stops early lets the generator stop too.
-        assert_eq!(prefetch(0..u64::MAX).take(3).collect::<Vec<_>>(), [0, 1, 2]);
-    }
-}
-
 /// The largest load started without forcing it where the target's free space cannot be known
 /// (a remote server): 1 TB.
 pub const UNCHECKED_LOAD_BOUND: u64 = 1_000_000_000_000;
@@ -170,5 +156,19 @@ pub fn check_fits(
             )))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefetched_items_arrive_in_order_and_complete() {
+        let got: Vec<u32> = prefetch_rows(0..10_000u32).collect();
+        assert_eq!(got, (0..10_000).collect::<Vec<_>>());
+        assert_eq!(prefetch(std::iter::empty::<u8>()).count(), 0);
+        // A consumer that stops early lets the generator stop too.
+        assert_eq!(prefetch(0..u64::MAX).take(3).collect::<Vec<_>>(), [0, 1, 2]);
     }
 }
