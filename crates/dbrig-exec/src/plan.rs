@@ -639,7 +639,7 @@ fn run_options<'p>(
                     if let Err(e) = toml::Value::Table(one).try_into::<RunOptions>() {
                         let mut p = at.clone();
                         p.push(Seg::Key(k.as_str()));
-                        return Err((p, e.message().to_owned()));
+                        return Err((p, format!("{k}: {}", e.message())));
                     }
                 }
             }
@@ -1048,7 +1048,8 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                     );
                     let mut p = vec![K("workload"), I(i), K("options")];
                     p.extend(key.map(K));
-                    anyhow!("{}: workload '{}' options: {e}", at(&p), w.name)
+                    let named = key.map_or(String::new(), |k| format!("{k}: "));
+                    anyhow!("{}: workload '{}' options: {named}{e}", at(&p), w.name)
                 }
             })?;
         if let Some(label) = &w.label
@@ -1439,22 +1440,27 @@ name = "oltp_point_select"
             "{PLAN}[run]\nrand-type = \"uniform\"\nreport-interval = -1\n"
         ));
         assert!(
-            e.contains("plan.toml:20: run options: -1 is out of range: give 0 (off) or 0.01"),
+            e.contains(
+                "plan.toml:20: run options: report-interval: -1 is out of range: give 0 (off) or 0.01"
+            ),
             "{e}"
         );
         let e = err(&PLAN.replace(
             "target = \"mock:\"",
             "target = \"mock:\"\nrun = { warmup = 1e300 }",
         ));
-        assert!(e.contains("plan.toml:9: run options: 1e300 is out"), "{e}");
+        assert!(
+            e.contains("plan.toml:9: run options: warmup: 1e300 is out"),
+            "{e}"
+        );
         let e = err(&format!("{PLAN}[workload.run]\nconnect-timeout = 0\n"));
         assert!(
-            e.contains("plan.toml:19: run options: 0 is out of range"),
+            e.contains("plan.toml:19: run options: connect-timeout: 0 is out of range"),
             "{e}"
         );
         let e = err(&PLAN.replace("table-size = 100", "tables = 2\nrange-size = 0"));
         assert!(
-            e.contains("plan.toml:16: workload 'oltp_point_select' options")
+            e.contains("plan.toml:16: workload 'oltp_point_select' options: range-size: ")
                 && e.contains("give 1 to 2147483647 rows"),
             "{e}"
         );

@@ -1117,7 +1117,11 @@ mod tests {
             "{e}"
         );
         let e = WorkloadKind::from_json("tmp_groupby", &json!({"runs": 0})).unwrap_err();
-        assert!(e.to_string().contains("--runs"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("0 is out of range: give 1 to 1000000 runs"),
+            "{e}"
+        );
         let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 0})).unwrap_err();
         assert!(e.to_string().contains("scale factor"), "{e}");
         let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 1, "qeries": []})).unwrap_err();

@@ -357,19 +357,6 @@ impl ServerDef {
                 )));
             }
         }
-        for (label, timeout) in [
-            ("start-timeout", self.start_timeout),
-            ("stop-timeout", self.stop_timeout),
-        ] {
-            if let Some(t) = timeout
-                && !(t.is_finite() && t > 0.0)
-            {
-                return Err(ManagedError::BadDefinition(format!(
-                    "server {}: {label} must be a positive number of seconds",
-                    self.name
-                )));
-            }
-        }
         Ok(())
     }
 

@@ -764,11 +764,11 @@ fn bad_inputs_get_one_clear_line() {
     for (args, expected) in [
         (
             &["--time", "-1"][..],
-            "--time must be a non-negative number, not -1",
+            "invalid value '-1' for '--time <TIME>': -1 is out of range: give 0 (no limit) or 0.001 to 31536000 seconds (365 days)",
         ),
         (
             &["--rate", "-5"][..],
-            "--rate must be a non-negative number, not -5",
+            "invalid value '-5' for '--rate <RATE>': -5 is out of range: give 0 (closed loop)",
         ),
     ] {
         let e = error_line(&run_with(args));
