@@ -16,6 +16,7 @@ pub mod fit;
 pub mod histogram;
 pub mod host;
 pub mod keys;
+pub mod limits;
 pub mod measure;
 pub mod results;
 pub mod schedule;

@@ -625,11 +625,16 @@ impl CompareOptions {
 
 /// A noise band given in percent (a plan's `[report] noise-band`, `dbrig report
 /// --noise-band`) as the fraction [`CompareOptions::noise_band`] holds: `Some(percent / 100)`
-/// for a finite percentage ≥ 0, `None` otherwise — a negative band would call changes whose
-/// interval lies inside the noise, and a NaN would silently call none.
+/// for a percentage from 0 to [`MAX_NOISE_BAND_PERCENT`], `None` otherwise — a negative band
+/// would call changes whose interval lies inside the noise, and a NaN or a huge one would
+/// silently call none.
 pub fn noise_band_from_percent(percent: f64) -> Option<f64> {
-    (percent.is_finite() && percent >= 0.0).then_some(percent / 100.0)
+    (percent.is_finite() && (0.0..=MAX_NOISE_BAND_PERCENT).contains(&percent))
+        .then_some(percent / 100.0)
 }
+
+/// The widest noise band, in percent: ±1000 % (a tenfold change).
+pub const MAX_NOISE_BAND_PERCENT: f64 = 1000.0;
 
 /// Result of comparing baseline A with candidate B.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1315,6 +1320,8 @@ mod tests {
         assert_eq!(noise_band_from_percent(2.0), Some(0.02));
         assert_eq!(noise_band_from_percent(0.0), Some(0.0));
         assert_eq!(noise_band_from_percent(250.0), Some(2.5));
+        assert_eq!(noise_band_from_percent(1000.0), Some(10.0));
+        assert_eq!(noise_band_from_percent(1000.5), None);
         for bad in [-0.5, -1e-300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             assert_eq!(noise_band_from_percent(bad), None, "{bad}");
         }

@@ -198,7 +198,9 @@ impl Connection {
             ));
         }
         let began = std::time::Instant::now();
-        let backend = open_backend(target, options).await?;
+        let backend = open_backend(target, options)
+            .await
+            .map_err(|e| open_files_or(e, target))?;
         let connect_time = began.elapsed();
         let server_version = dispatch!(&backend, b => b.server_version().to_owned());
         let conn = Self {
@@ -221,7 +223,9 @@ impl Connection {
     /// caller's `Statement` handles stay valid.
     pub async fn reconnect(&mut self) -> Result<(), DriverError> {
         let began = std::time::Instant::now();
-        let mut backend = open_backend(&self.target, &self.options).await?;
+        let mut backend = open_backend(&self.target, &self.options)
+            .await
+            .map_err(|e| open_files_or(e, &self.target))?;
         self.connect_time = began.elapsed();
         self.connects += 1;
         if self.options.protocol == Protocol::Prepared {
@@ -803,4 +807,14 @@ async fn open_postgres(target: &Target, options: &ConnectOptions) -> Result<Back
             postgres::PostgresConnection::connect(target, options).await?,
         ))
     })
+}
+
+/// A failed connect is [`ErrorKind::OpenFiles`] when this process is out of open files (each
+/// engine's own message — "unable to open database file", "Too many open files" — says less).
+fn open_files_or(e: DriverError, target: &Target) -> DriverError {
+    if e.kind != ErrorKind::OpenFiles && crate::error::out_of_open_files() {
+        DriverError::out_of_open_files(&target.to_string())
+    } else {
+        e
+    }
 }

@@ -26,6 +26,9 @@ pub enum ErrorKind {
     Timeout,
     /// TLS could not be set up or the handshake failed (certificate, mode, key file).
     Tls,
+    /// This process has as many files open as it may (`RLIMIT_NOFILE`, or the system's
+    /// table): no socket or database file can be opened until the limit is raised.
+    OpenFiles,
 }
 
 /// The kinds of failed transactions pgbench counts apart.
@@ -155,6 +158,43 @@ const SCHEMA_MISMATCH_CODES: [&str; 12] = [
     "42703", "42883", "42804", "42846", "42809", "42702", "42725", "1054", "1109", "1052", "1356",
     "1",
 ];
+/// Linux's EMFILE (this process's open-files limit) and ENFILE (the system's file table).
+const EMFILE: i32 = 24;
+const ENFILE: i32 = 23;
+
+/// Whether this process can open no more files, tried for real: opening `/dev/null` fails with
+/// EMFILE or ENFILE. A connection that failed (a socket, an SQLite file: SQLite itself says
+/// only "unable to open database file") failed for that reason when this says so.
+pub fn out_of_open_files() -> bool {
+    match std::fs::File::open("/dev/null") {
+        Ok(_) => false,
+        Err(e) => matches!(e.raw_os_error(), Some(EMFILE | ENFILE)),
+    }
+}
+
+/// The open-files limit of this process (`RLIMIT_NOFILE` soft and hard; `None` is
+/// unlimited). A system call: when the limit is reached no file (`/proc/self/limits`) opens.
+pub fn open_files_limit() -> (Option<u64>, Option<u64>) {
+    let l = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    (l.current, l.maximum)
+}
+
+impl DriverError {
+    /// The connection could not be opened because this process is out of open files: the
+    /// limit and how to raise it.
+    pub fn out_of_open_files(place: &str) -> Self {
+        let shown = |v: Option<u64>| v.map_or("unlimited".to_owned(), |v| v.to_string());
+        let (soft, hard) = open_files_limit();
+        Self::fatal(
+            ErrorKind::OpenFiles,
+            format!(
+                "cannot open a connection to {place}: this process has as many files open as it may (RLIMIT_NOFILE soft {}, hard {}; every client's connection is one, an SQLite one three): raise the limit in the shell that starts dbrig (`ulimit -n N`, up to the hard limit; above it as root or in /etc/security/limits.conf), or run fewer clients",
+                shown(soft),
+                shown(hard)
+            ),
+        )
+    }
+}
 
 /// Messages are kept to one line so that logs and reports stay one record per error.
 pub(crate) fn one_line(s: &str) -> String {

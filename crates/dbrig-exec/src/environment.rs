@@ -5,8 +5,8 @@
 //! asked of a server about itself in `probes.rs`.
 
 use std::process::Command;
-use std::time::Duration;
 
+use dbrig_core::limits;
 use dbrig_core::results::{HookOutput, OsSample, OsSpan, Placement};
 use dbrig_driver::{ConnectOptions, Connection, Target};
 use dbrig_server::{OsClock, OsSampler};
@@ -58,7 +58,10 @@ pub struct Hooks {
     #[serde(default)]
     pub after_trial_sql: Option<String>,
     /// Seconds a hook may take (default 60; a configuration's hooks default to the plan's).
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
+    )]
     pub timeout: Option<f64>,
     /// What a hook that fails (non-zero exit, time-out, SQL error) does besides being said
     /// on the console and stored: `fail-trial` (default: a failed `before-*` hook fails the
@@ -115,16 +118,6 @@ impl HookPoint {
 }
 
 impl Hooks {
-    /// Checks the timeout (a positive number of seconds).
-    pub fn validate(&self) -> std::result::Result<(), String> {
-        match self.timeout {
-            Some(t) if !(t.is_finite() && t > 0.0) => {
-                Err(format!("timeout = {t}: give a positive number of seconds"))
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// The shell command and SQL of this set at `point`.
     fn at(&self, point: HookPoint) -> (Option<&str>, Option<&str>) {
         let (shell, sql) = match point {
@@ -210,7 +203,10 @@ pub struct EnvironmentFile {
     #[serde(default)]
     pub server_cpus: Option<String>,
     /// Sample OS statistics every N seconds during each trial (0 = off).
-    #[serde(default = "one")]
+    #[serde(
+        default = "one",
+        deserialize_with = "limits::de::<limits::IntervalSeconds, _>"
+    )]
     pub os_stats_interval: f64,
     /// Collect the evidence that explains each trial's figure (server and client CPU per unit
     /// of work from `/proc`, the server's counters at each latency interval; with
@@ -221,7 +217,7 @@ pub struct EnvironmentFile {
     /// Sample the wait events of the benchmark's sessions every N milliseconds during each
     /// trial (0 = off): PostgreSQL `pg_stat_activity`, MariaDB/MySQL performance_schema's
     /// current waits (the server must run with it; said once otherwise).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::de::<limits::WaitSampleMs, _>")]
     pub wait_sample_ms: u64,
     /// Sample the server's stacks with `perf record` (software clock, 99 Hz) over each
     /// trial's measured interval and store them folded with the trial, for the HTML report's
@@ -308,7 +304,7 @@ pub async fn run_sql_hook(
         conn.close().await;
         Ok::<String, dbrig_driver::DriverError>(text)
     };
-    match tokio::time::timeout(Duration::from_secs_f64(timeout), work).await {
+    match tokio::time::timeout(dbrig_core::limits::duration(timeout), work).await {
         Ok(Ok(text)) => HookOutput {
             hook: name.into(),
             scope: "plan".into(),
@@ -380,7 +376,9 @@ pub struct Sampling(Option<OsSampler>);
 
 impl Sampling {
     pub fn start(interval: f64, pid: Option<u32>) -> Self {
-        Sampling((interval > 0.0).then(|| OsSampler::start(Duration::from_secs_f64(interval), pid)))
+        Sampling(
+            (interval > 0.0).then(|| OsSampler::start(dbrig_core::limits::duration(interval), pid)),
+        )
     }
 
     /// The samples, as trials store them.
@@ -503,14 +501,8 @@ mod tests {
         .await;
         assert_eq!(outs.len(), 1);
         assert_eq!(outs[0].hook, "before-trial-sql");
-        assert!(
-            Hooks {
-                timeout: Some(-1.0),
-                ..Hooks::default()
-            }
-            .validate()
-            .is_err()
-        );
+        let e = toml::from_str::<Hooks>("timeout = -1").unwrap_err();
+        assert!(e.message().contains("out of range"), "{e}");
     }
 
     #[test]

@@ -31,6 +31,17 @@ pub enum ExecError {
     Target(#[from] TargetError),
     #[error(transparent)]
     Managed(#[from] ManagedError),
+    /// The plan's clients need more open files than this process may have (even the hard
+    /// `RLIMIT_NOFILE`): said before anything runs.
+    #[error(
+        "{clients} clients need about {needed} open files, more than this process may open (RLIMIT_NOFILE soft {soft}, hard {hard}): raise the limit in the shell that starts dbrig (`ulimit -n {needed}`; above the hard limit as root or in /etc/security/limits.conf), or run fewer clients"
+    )]
+    OpenFiles {
+        clients: u32,
+        needed: u64,
+        soft: u64,
+        hard: u64,
+    },
     #[error("{what} {}: {source}", path.display())]
     Io {
         what: &'static str,
@@ -66,6 +77,7 @@ impl ExecError {
             ExecError::Plan(_)
             | ExecError::Password(_)
             | ExecError::OptionFile(_)
+            | ExecError::OpenFiles { .. }
             | ExecError::Target(_)
             | ExecError::Managed(_)
             | ExecError::Io { .. } => true,

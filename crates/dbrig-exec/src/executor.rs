@@ -18,7 +18,7 @@ use std::time::SystemTime;
 
 use dbrig_core::IntervalSample;
 use dbrig_core::results::{ConnectionFacts, HookOutput, PowerReport, ServerLife, TrialEnvironment};
-use dbrig_driver::{ConnectOptions, Target};
+use dbrig_driver::{ConnectOptions, Connection, Target};
 use dbrig_store::{CellId, RunId, RunStatus, Store, TrialStatus};
 use dbrig_workload::runner::{RunSpec, Stopper};
 use dbrig_workload::{TrialProgress, tpch};
@@ -66,6 +66,7 @@ pub struct Outcome {
 /// not errors.
 pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<Outcome> {
     let mut exec = Executor::new(plan, Recorder::new(store), opts);
+    exec.make_room_for_files()?;
     exec.create_sqlite_folders()?;
     if exec.plan.single {
         exec.preflight().await?;
@@ -323,11 +324,34 @@ impl<'a> Executor<'a> {
         Ok(())
     }
 
+    fn make_room_for_files(&mut self) -> Result<()> {
+        if let Some(note) = room_for_files(&self.plan)? {
+            self.opts.observer.note(&note);
+        }
+        Ok(())
+    }
+
     /// A single command's checks before anything is recorded: each cell's target is up and
     /// holds what the workload needs; what only the target knows is filled into the cell.
     async fn preflight(&mut self) -> Result<()> {
         for i in 0..self.plan.cells.len() {
             if !self.plan.cells[i].workload.has_preflight() {
+                // A single command whose target refuses the login (or does not answer) has
+                // nothing to measure: said before a run is stored, not stored as a failed
+                // run. (A plan's other configurations may run, so a plan records such a
+                // configuration's trials as failed instead.)
+                let cell = &self.plan.cells[i];
+                let conf = &self.plan.configurations[cell.configuration];
+                if let Some(target) = conf.target.clone() {
+                    let mut connect = cell.run.connect_options();
+                    connect.protocol = cell.workload.default_protocol();
+                    let name = conf.name.clone();
+                    Connection::connect(&target, &connect)
+                        .await
+                        .map_err(|e| ExecError::from(e).context(format!("configuration {name}")))?
+                        .close()
+                        .await;
+                }
                 continue;
             }
             let (target, _) = self.bring_up(&self.plan.cells[i].clone(), false)?;
@@ -1132,6 +1156,52 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
     fn strict(&self) -> bool {
         self.strict
     }
+}
+
+/// Room for the open files the plan's largest cell needs, made before anything runs: the soft
+/// `RLIMIT_NOFILE` raised up to the hard one when it is lower (the note to say, once), a
+/// refusal naming both limits when even the hard one is (the clients would fail one by one
+/// with "unable to open database file" or "Too many open files"). The executor makes it; a
+/// command that prints before executing may make it first (a second call finds the room).
+pub fn room_for_files(plan: &Plan) -> Result<Option<String>> {
+    let Some((needed, clients)) = plan
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                files_needed(&plan.configurations[c.configuration], &c.run),
+                c.run.threads,
+            )
+        })
+        .max()
+    else {
+        return Ok(None);
+    };
+    match dbrig_server::host::ensure_open_files(needed) {
+        Ok(None) => Ok(None),
+        Ok(Some(was)) => Ok(Some(format!(
+            "raised this process's open-files limit from {was} to {needed} for {clients} clients (RLIMIT_NOFILE)"
+        ))),
+        Err(short) => Err(ExecError::OpenFiles {
+            clients,
+            needed: short.needed,
+            soft: short.soft,
+            hard: short.hard,
+        }),
+    }
+}
+
+/// Open files a cell needs at most: each client's and idle connection's (an SQLite one three:
+/// the database, its WAL and its shared memory), two per worker thread's runtime, and dbrig's
+/// own ([`dbrig_server::host::NOFILE_MARGIN`]: the store, logs, a server's pipes).
+fn files_needed(conf: &crate::plan::Configuration, run: &dbrig_workload::RunOptions) -> u64 {
+    let per_connection = match &conf.target {
+        Some(Target::Sqlite { .. }) => 3,
+        _ => 1,
+    };
+    let connections = u64::from(run.threads) + u64::from(run.idle_clients);
+    let workers = u64::from(run.threads.min(run.workers.max(64)));
+    connections * per_connection + workers * 2 + dbrig_server::host::NOFILE_MARGIN
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use dbrig_core::limits;
 use dbrig_driver::Target;
 use dbrig_store::RunKind;
 use dbrig_workload::{RunOptions, WorkloadKind};
@@ -144,18 +145,25 @@ pub struct PlanFile {
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
-    #[serde(default = "three")]
+    #[serde(
+        default = "three",
+        deserialize_with = "limits::de::<limits::Trials, _>"
+    )]
     pub trials: u32,
     /// Seconds per trial (sets the run option `time`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::de_opt::<limits::RunSeconds, _>")]
     pub duration: Option<f64>,
     /// Seconds of warm-up per trial (sets the run option `warmup`).
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "limits::de_opt::<limits::WarmupSeconds, _>"
+    )]
     pub warmup: Option<f64>,
+    #[serde(deserialize_with = "limits::de_vec::<limits::Clients, _>")]
     pub clients: Vec<u32>,
     #[serde(default)]
     pub order: Order,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::de_opt::<limits::Seed, _>")]
     pub seed: Option<u64>,
     #[serde(default)]
     pub baseline: Option<String>,
@@ -593,14 +601,6 @@ pub fn apply_set(root: &mut toml::Table, set: &str) -> Result<()> {
     Ok(())
 }
 
-/// The line where `needle` first appears, for error messages about values.
-fn line_of(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .map(|i| i + 1)
-        .unwrap_or(1)
-}
-
 /// A workload's option table as JSON, keys kebab-case (what `WorkloadKind::from_json` reads).
 fn workload_options_json(options: Option<&toml::Table>) -> serde_json::Value {
     let mut merged = serde_json::Map::new();
@@ -613,20 +613,87 @@ fn workload_options_json(options: Option<&toml::Table>) -> serde_json::Value {
     serde_json::Value::Object(merged)
 }
 
-/// Merge option tables (later wins) and read them as `T`, reporting unknown keys clearly.
-fn options_from<T: for<'de> Deserialize<'de>>(
-    layers: &[Option<&toml::Table>],
-    what: &str,
-) -> Result<T> {
+/// Merge the run option tables (later wins) and read them as [`RunOptions`]. On an error, the
+/// path of the key it is about (the last table that sets it) and the message.
+fn run_options<'p>(
+    layers: &[(Option<&'p toml::Table>, Vec<Seg<'p>>)],
+) -> std::result::Result<RunOptions, (Vec<Seg<'p>>, String)> {
+    let kebab = |t: &toml::Table| -> toml::Table {
+        t.iter()
+            .map(|(k, v)| (k.replace('_', "-"), v.clone()))
+            .collect()
+    };
     let mut merged = toml::Table::new();
-    for t in layers.iter().flatten() {
-        for (k, v) in t.iter() {
-            merged.insert(k.replace('_', "-"), v.clone());
+    for (t, _) in layers {
+        merged.extend(t.map(kebab).unwrap_or_default());
+    }
+    let one_line = |e: toml::de::Error| e.to_string().trim().replace('\n', " ");
+    match toml::Value::Table(merged).try_into::<RunOptions>() {
+        Ok(run) => Ok(run),
+        Err(e) => {
+            // Which key: the last table's key that fails on its own (each option's own
+            // range, or a key RunOptions does not have).
+            for (t, at) in layers.iter().rev() {
+                for (k, v) in t.iter().flat_map(|t| t.iter()) {
+                    let one = toml::Table::from_iter([(k.replace('_', "-"), v.clone())]);
+                    if let Err(e) = toml::Value::Table(one).try_into::<RunOptions>() {
+                        let mut p = at.clone();
+                        p.push(Seg::Key(k.as_str()));
+                        return Err((p, format!("{k}: {}", e.message())));
+                    }
+                }
+            }
+            Err((layers[0].1.clone(), one_line(e)))
         }
     }
-    toml::Value::Table(merged)
-        .try_into::<T>()
-        .map_err(|e| anyhow!("{what}: {}", e.message()))
+}
+
+/// A path written in the plan file, relative to the plan file's folder (made absolute, so the
+/// stored plan says which file it was).
+fn beside(plan: &Path, p: &Path) -> PathBuf {
+    let dir = plan.parent().unwrap_or(Path::new(""));
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        dir.join(p)
+    };
+    std::path::absolute(&joined).unwrap_or(joined)
+}
+
+/// A plan's sysbench Lua script (`script = "FILE.lua"`, or a `name` ending in `.lua`): a file
+/// beside the plan file, else (a bare name) one of sysbench's bundled scripts. A `.lua` name is
+/// always a file, never dbrig's own workload of the same name; a `script` without `.lua` is
+/// refused rather than guessed.
+fn lua_script_path(plan: &Path, script: &str) -> std::result::Result<String, String> {
+    let script = script.trim();
+    if !dbrig_workload::lua::is_script_name(script) {
+        return Err(format!(
+            "script = \"{script}\" is not a Lua script (FILE.lua): for dbrig's own workload write name = \"{script}\", for a script give its file name with .lua"
+        ));
+    }
+    let near = beside(plan, Path::new(script));
+    if near.is_file() {
+        return Ok(near.display().to_string());
+    }
+    if Path::new(script).components().count() == 1
+        && let Some(bundled) = dbrig_workload::lua::SYSBENCH_DIRS
+            .iter()
+            .map(|d| Path::new(d).join(script))
+            .find(|p| p.is_file())
+    {
+        return Ok(bundled.display().to_string());
+    }
+    let own = script.trim_end_matches(".lua");
+    let hint = if dbrig_workload::OltpKind::from_name(own).is_some() {
+        format!(" (dbrig's own {own} is name = \"{own}\", without .lua)")
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "no Lua script {} (a relative path in a plan is relative to the plan file's folder), nor {script} among sysbench's scripts in {}{hint}",
+        near.display(),
+        dbrig_workload::lua::SYSBENCH_DIRS.join(", ")
+    ))
 }
 
 /// A password given on the command line to a whole plan: `dbrig run PLAN --password-env VAR`
@@ -683,7 +750,12 @@ pub fn load_with_password(
         toml::Value::Table(table)
             .try_into()
             .map_err(|e: toml::de::Error| {
-                anyhow!("{} (after --set): {}", path.display(), e.message())
+                // No span after --set; the error's text names the key.
+                anyhow!(
+                    "{} (after --set): {}",
+                    path.display(),
+                    e.to_string().trim().replace('\n', " ")
+                )
             })?;
     let mut took = Vec::new();
     if let Some(option) = password.option() {
@@ -720,8 +792,8 @@ pub fn load_with_password(
 }
 
 /// Write a plan file (the DBT-3 launcher import's) only once it loads as a plan: written
-/// beside `path` under a temporary name, loaded (relative paths in it resolve from where dbrig
-/// runs, as when the plan is run), then renamed into place. An existing `path` is replaced
+/// beside `path` under a temporary name (so relative paths in it resolve from the same folder
+/// as when the plan is run), loaded, then renamed into place. An existing `path` is replaced
 /// only with `force`.
 pub fn write_checked(path: &Path, text: &str, force: bool) -> Result<()> {
     if path.exists() && !force {
@@ -761,80 +833,150 @@ pub fn write_checked(path: &Path, text: &str, force: bool) -> Result<()> {
 }
 
 fn plan_error(path: &Path, text: &str, e: &toml::de::Error) -> ExecError {
-    let line = e
-        .span()
-        .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-    match line {
-        Some(l) => anyhow!("{}:{l}: {}", path.display(), e.message()),
+    match e.span() {
+        Some(s) => anyhow!(
+            "{}:{}: {}",
+            path.display(),
+            line_at_offset(text, s.start),
+            e.message()
+        ),
         None => anyhow!("{}: {}", path.display(), e.message()),
     }
 }
 
-/// The line of each `[[workload]]` table header, in order (for errors about one entry).
-fn workload_lines(text: &str) -> Vec<usize> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim() == "[[workload]]")
-        .map(|(i, _)| i + 1)
-        .collect()
+/// The 1-based line of a byte offset: the newlines before it, plus one. (Counting `lines()`
+/// of the text before it is one short when the offset starts a line.)
+fn line_at_offset(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// One step of a path into the plan: a key, or an entry of an array (`[[workload]]` 2).
+#[derive(Debug, Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Where keys are in the plan text, for errors that name the line of the value they are
+/// about (parsed once, with spans; the text is the plan's after placeholder substitution).
+struct KeyLines<'t> {
+    text: &'t str,
+    doc: Option<toml::Spanned<toml::de::DeTable<'t>>>,
+}
+
+impl<'t> KeyLines<'t> {
+    fn new(text: &'t str) -> Self {
+        KeyLines {
+            text,
+            doc: toml::de::DeTable::parse(text).ok(),
+        }
+    }
+
+    /// The line of the deepest key of `path` the text has (keys compare with `_` as `-`);
+    /// `None` when not even its first key is written in the file (set by `--set`).
+    fn line(&self, path: &[Seg]) -> Option<usize> {
+        use toml::de::DeValue;
+        let norm = |k: &str| k.replace('_', "-");
+        let doc = self.doc.as_ref()?;
+        let mut table = Some(doc.get_ref());
+        let mut value: Option<&DeValue> = None;
+        let mut found = None;
+        for seg in path {
+            match *seg {
+                Seg::Key(k) => {
+                    let (key, v) = table?
+                        .iter()
+                        .find(|(key, _)| norm(key.get_ref()) == norm(k))?;
+                    found = Some(key.span().start);
+                    value = Some(v.get_ref());
+                    table = v.get_ref().as_table();
+                }
+                Seg::Index(i) => {
+                    let item = value?.as_array()?.get(i)?;
+                    found = Some(item.span().start);
+                    value = Some(item.get_ref());
+                    table = item.get_ref().as_table();
+                }
+            }
+        }
+        found.map(|at| line_at_offset(self.text, at))
+    }
+
+    /// `FILE:LINE` of `path` (the deepest key found along it), else `FILE`.
+    fn at(&self, file: &Path, path: &[Seg]) -> String {
+        let mut p = path.len();
+        while p > 0 {
+            if let Some(l) = self.line(&path[..p]) {
+                return format!("{}:{l}", file.display());
+            }
+            p -= 1;
+        }
+        file.display().to_string()
+    }
 }
 
 fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
-    let at = |needle: &str| format!("{}:{}", path.display(), line_of(text, needle));
+    use Seg::{Index as I, Key as K};
+    let lines = KeyLines::new(text);
+    let at = |p: &[Seg]| lines.at(path, p);
     if file.configuration.is_empty() || file.workload.is_empty() || file.clients.is_empty() {
         bail!(
             "{}: a plan needs at least one [[configuration]], one [[workload]] and one client count",
             path.display()
         );
     }
-    if file.trials == 0 {
-        bail!("{}: trials must be at least 1", at("trials"));
-    }
-    if let Some(c) = file.clients.iter().find(|c| **c == 0) {
-        bail!("{}: clients: {c} is not a client count", at("clients"));
-    }
     for (i, c) in file.clients.iter().enumerate() {
         if file.clients[..i].contains(c) {
             bail!(
                 "{}: clients: {c} is listed twice (each client count is one column of the report)",
-                at("clients")
+                at(&[K("clients")])
             );
         }
     }
     let mut configurations = Vec::new();
-    for c in &file.configuration {
+    for (ci, c) in file.configuration.iter().enumerate() {
+        let conf_at = |key: &str| at(&[K("configuration"), I(ci), K(key)]);
         if configurations
             .iter()
             .any(|x: &Configuration| x.name == c.name)
         {
             bail!(
                 "{}: configuration '{}' is defined twice",
-                at(&format!("\"{}\"", c.name)),
+                conf_at("name"),
                 c.name
             );
         }
         let params = dbrig_server::Params::parse(&c.params)
-            .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(&c.name), c.name))?;
+            .map_err(|e| anyhow!("{}: configuration '{}': {e}", conf_at("params"), c.name))?;
         let target = match (&c.target, &c.server) {
             (Some(url), None) => {
-                Target::parse(url)
-                    .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(url), c.name))?;
+                Target::parse(url).map_err(|e| {
+                    anyhow!("{}: configuration '{}': {e}", conf_at("target"), c.name)
+                })?;
                 let spec = TargetSpec {
                     url: url.clone(),
                     password_env: c.password_env.clone(),
-                    password_file: c.password_file.clone(),
+                    password_file: c.password_file.as_ref().map(|f| beside(path, f)),
                     option_files: Default::default(),
                 };
-                Some(
-                    resolve_target(&spec, &|_| {})
-                        .map_err(|e| anyhow!("{}: configuration '{}': {e}", at(&c.name), c.name))?,
-                )
+                Some(resolve_target(&spec, &|_| {}).map_err(|e| {
+                    let key = if c.password_file.is_some() {
+                        "password-file"
+                    } else {
+                        "target"
+                    };
+                    anyhow!("{}: configuration '{}': {e}", conf_at(key), c.name)
+                })?)
             }
             (None, Some(server)) => {
                 if !file.server.iter().any(|s| &s.name == server) {
                     bail!(
                         "{}: configuration '{}' names server '{server}', which no [[server]] defines",
-                        at(server),
+                        conf_at("server"),
                         c.name
                     );
                 }
@@ -842,14 +984,10 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
             }
             _ => bail!(
                 "{}: configuration '{}' needs exactly one of target = URL or server = NAME",
-                at(&c.name),
+                conf_at("name"),
                 c.name
             ),
         };
-        if let Some(h) = &c.hooks {
-            h.validate()
-                .map_err(|e| anyhow!("{}: configuration '{}' hooks: {e}", at(&c.name), c.name))?;
-        }
         configurations.push(Configuration {
             name: c.name.clone(),
             target,
@@ -862,8 +1000,9 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         && dbrig_core::stats::noise_band_from_percent(band).is_none()
     {
         bail!(
-            "{}: [report] noise-band = {band}: a noise band is a percentage, finite and not negative (2.0 for ±2 %)",
-            at("noise-band")
+            "{}: [report] noise-band = {band}: give a percentage from 0 to {} (2.0 for ±2 %)",
+            at(&[K("report"), K("noise-band")]),
+            dbrig_core::stats::MAX_NOISE_BAND_PERCENT
         );
     }
     let baseline = file
@@ -873,7 +1012,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
     if !configurations.iter().any(|c| c.name == baseline) {
         bail!(
             "{}: baseline '{baseline}' is not one of the configurations",
-            at("baseline")
+            at(&[K("baseline")])
         );
     }
     let mut base_run = file.run.clone().unwrap_or_default();
@@ -883,33 +1022,75 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
     if let Some(w) = file.warmup {
         base_run.insert("warmup".into(), toml::Value::Float(w));
     }
-    // Each workload resolved once (its kind decides which client counts apply).
-    let lines = workload_lines(text);
-    let entry_at = |i: usize, w: &WorkloadFile| match lines.get(i) {
-        Some(l) => format!("{}:{l}", path.display()),
-        None => at(&format!("\"{}\"", w.name)),
-    };
-    let mut workloads: Vec<(WorkloadKind, Vec<u32>)> = Vec::new();
-    // A script is named by its path (relative to the plan file when it is there).
+    // A server's paths are relative to the plan file's folder, as every path in a plan.
     let mut file = file;
-    for w in &mut file.workload {
+    let base = path.parent().unwrap_or(Path::new(""));
+    for d in &mut file.server {
+        d.resolve_paths(base);
+    }
+    // Each workload resolved once (its kind decides which client counts apply).
+    let entry_at = |i: usize, _: &WorkloadFile| at(&[K("workload"), I(i)]);
+    let mut workloads: Vec<(WorkloadKind, Vec<u32>)> = Vec::new();
+    // A script is named by its path (relative to the plan file's folder).
+    for (i, w) in file.workload.iter_mut().enumerate() {
         if let Some(script) = &w.script {
+            let script_at = at(&[K("workload"), I(i), K("script")]);
             if !w.name.is_empty() {
-                bail!(
-                    "{}: a [[workload]] has a name or a script, not both",
-                    at(&format!("\"{script}\""))
-                );
+                bail!("{script_at}: a [[workload]] has a name or a script, not both");
             }
-            let near = path.parent().map(|d| d.join(script));
-            w.name = match near {
-                Some(p) if p.is_file() => p.display().to_string(),
-                _ => script.clone(),
-            };
+            w.name = lua_script_path(path, script).map_err(|e| anyhow!("{script_at}: {e}"))?;
         } else if w.name.is_empty() {
             bail!(
                 "{}: every [[workload]] needs a name (or a script)",
-                path.display()
+                entry_at(i, w)
             );
+        } else if dbrig_workload::lua::is_script_name(w.name.trim()) {
+            let name_at = at(&[K("workload"), I(i), K("name")]);
+            w.name = lua_script_path(path, &w.name).map_err(|e| anyhow!("{name_at}: {e}"))?;
+        }
+        // Paths among the options are relative to the plan file's folder too.
+        if let Some(options) = w.options.as_mut() {
+            for key in WorkloadKind::path_options(&w.name) {
+                let Some((k, v)) = options
+                    .iter_mut()
+                    .find(|(k, _)| k.replace('_', "-") == *key)
+                else {
+                    continue;
+                };
+                let key_at = at(&[K("workload"), I(i), K("options"), K(k)]);
+                let check = |p: &str| -> Result<String> {
+                    let (file_part, weight) = match *key {
+                        // pgbench's FILE@WEIGHT.
+                        "scripts" => match p.rsplit_once('@') {
+                            Some((f, w)) if !f.is_empty() => (f, Some(w)),
+                            _ => (p, None),
+                        },
+                        _ => (p, None),
+                    };
+                    let full = beside(path, Path::new(file_part));
+                    if !full.exists() {
+                        bail!(
+                            "{key_at}: {key} = \"{p}\": {} does not exist (a relative path in a plan is relative to the plan file's folder)",
+                            full.display()
+                        );
+                    }
+                    Ok(match weight {
+                        Some(w) => format!("{}@{w}", full.display()),
+                        None => full.display().to_string(),
+                    })
+                };
+                match v {
+                    toml::Value::String(p) => *p = check(p)?,
+                    toml::Value::Array(items) => {
+                        for item in items {
+                            if let toml::Value::String(p) = item {
+                                *p = check(p)?;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
         }
     }
     for (i, w) in file.workload.iter().enumerate() {
@@ -917,10 +1098,28 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
             .map_err(|e| match e {
                 dbrig_workload::WorkloadError::UnknownWorkload(_) => anyhow!(
                     "{}: unknown workload '{}': run `dbrig list` to see the workloads (micro-benchmarks: memory_load, scan_filter, tmp_groupby; TPC-H: tpch-power, tpch-throughput; perfrun)",
-                    at(&format!("\"{}\"", w.name)),
+                    at(&[K("workload"), I(i), K("name")]),
                     w.name
                 ),
-                e => anyhow!("{}: workload '{}' options: {e}", at(&w.name), w.name),
+                e => {
+                    // The option at fault, where one alone fails (and none at all does not).
+                    let alone = |t: toml::Table| {
+                        WorkloadKind::from_json(&w.name, &workload_options_json(Some(&t))).is_err()
+                    };
+                    let key = w.options.as_ref().filter(|_| !alone(toml::Table::new())).and_then(
+                        |o| {
+                            o.iter()
+                                .find(|(k, v)| {
+                                    alone(toml::Table::from_iter([((*k).clone(), (*v).clone())]))
+                                })
+                                .map(|(k, _)| k.as_str())
+                        },
+                    );
+                    let mut p = vec![K("workload"), I(i), K("options")];
+                    p.extend(key.map(K));
+                    let named = key.map_or(String::new(), |k| format!("{k}: "));
+                    anyhow!("{}: workload '{}' options: {named}{e}", at(&p), w.name)
+                }
             })?;
         if let Some(label) = &w.label
             && (label.trim().is_empty() || label.chars().any(char::is_control))
@@ -983,10 +1182,15 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                 continue;
             }
             for &clients in clients_list {
-                let mut run: RunOptions = options_from(
-                    &[Some(&base_run), conf_file.run.as_ref(), w.run.as_ref()],
-                    &format!("{}: run options", path.display()),
-                )?;
+                let mut run = run_options(&[
+                    (Some(&base_run), vec![K("run")]),
+                    (
+                        conf_file.run.as_ref(),
+                        vec![K("configuration"), I(ci), K("run")],
+                    ),
+                    (w.run.as_ref(), vec![K("workload"), I(wi), K("run")]),
+                ])
+                .map_err(|(p, e)| anyhow!("{}: run options: {e}", at(&p)))?;
                 run.threads = clients;
                 if !workload.is_timed() {
                     // The benchmark decides its own length: no duration, no warm-up.
@@ -1034,10 +1238,6 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(file.seed.unwrap_or(1));
         schedule.shuffle(&mut rng);
     }
-    file.environment
-        .hooks
-        .validate()
-        .map_err(|e| anyhow!("{}: [environment.hooks] {e}", path.display()))?;
     let resolved = serde_json::json!({
         "name": file.name,
         "trials": file.trials,
@@ -1245,7 +1445,7 @@ name = "oltp_point_select"
             let e = load(&p, &defines, &[]).unwrap_err().one_line();
             assert!(
                 e.contains("plan.toml:19: [report] noise-band = ")
-                    && e.contains("a noise band is a percentage, finite and not negative")
+                    && e.contains("give a percentage from 0 to 1000")
                     && !e.contains('\n'),
                 "{bad}: {e}"
             );
@@ -1384,6 +1584,160 @@ name = "oltp_point_select"
             .unwrap_err()
             .to_string();
         assert!(e.contains("baseline 'C'"), "{e}");
+    }
+
+    /// An error whose span starts a line (an unknown key) names that line, not the one
+    /// before; a value out of its range names its key's line, wherever the key is: the plan's
+    /// top level, `[run]`, a configuration's or a workload's run table, a workload's options.
+    #[test]
+    fn errors_name_the_line_of_their_key() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let err = |text: &str| load(&write(text).1, &defines, &[]).unwrap_err().to_string();
+        let e = err(&PLAN.replace("duration = 1", "durration = 1"));
+        assert!(
+            e.contains("plan.toml:4: ") && e.contains("durration"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("trials = 2", "trials = 0"));
+        assert!(
+            e.contains("plan.toml:3: ") && e.contains("give 1 to 10000 trials"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("duration = 1", "duration = 1e23"));
+        assert!(
+            e.contains("plan.toml:4: ") && e.contains("1e23 is out of range"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("clients = [1, 4]", "clients = [1, -4]"));
+        assert!(
+            e.contains("plan.toml:5: ") && e.contains("-4 is out of range"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{PLAN}[run]\nrand-type = \"uniform\"\nreport-interval = -1\n"
+        ));
+        assert!(
+            e.contains(
+                "plan.toml:20: run options: report-interval: -1 is out of range: give 0 (off) or 0.01"
+            ),
+            "{e}"
+        );
+        let e = err(&PLAN.replace(
+            "target = \"mock:\"",
+            "target = \"mock:\"\nrun = { warmup = 1e300 }",
+        ));
+        assert!(
+            e.contains("plan.toml:9: run options: warmup: 1e300 is out"),
+            "{e}"
+        );
+        let e = err(&format!("{PLAN}[workload.run]\nconnect-timeout = 0\n"));
+        assert!(
+            e.contains("plan.toml:19: run options: connect-timeout: 0 is out of range"),
+            "{e}"
+        );
+        let e = err(&PLAN.replace("table-size = 100", "tables = 2\nrange-size = 0"));
+        assert!(
+            e.contains("plan.toml:16: workload 'oltp_point_select' options: range-size: ")
+                && e.contains("give 1 to 2147483647 rows"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{PLAN}[environment]\nos-stats-interval = 1e300\nwait-sample-ms = 10\n"
+        ));
+        assert!(
+            e.contains("plan.toml:19: ") && e.contains("1e300 is out of range"),
+            "{e}"
+        );
+        let e = err(&format!("{PLAN}[environment.hooks]\ntimeout = 0\n"));
+        assert!(
+            e.contains("plan.toml:19: ") && e.contains("0 is out of range"),
+            "{e}"
+        );
+    }
+
+    /// Paths in a plan are relative to the plan file's folder, wherever dbrig runs from; a
+    /// missing one is named, absolute, at its key's line.
+    #[test]
+    fn paths_are_relative_to_the_plan_file() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let text = format!(
+            "{PLAN}[[workload]]\nname = \"script\"\n[workload.options]\nscripts = [\"s.sql@2\"]\n"
+        );
+        let (dir, p) = write(&text);
+        std::fs::write(dir.path().join("s.sql"), "SELECT 1;\n").unwrap();
+        // The tests run in the crate's folder, not the plan's.
+        assert!(!Path::new("s.sql").exists());
+        let plan = load(&p, &defines, &[]).unwrap();
+        let script = plan
+            .cells
+            .iter()
+            .find(|c| c.workload.name() == "script")
+            .unwrap();
+        let want = format!("{}@2", dir.path().join("s.sql").display());
+        assert_eq!(script.spec["workload_options"]["scripts"][0], want.as_str());
+        std::fs::remove_file(dir.path().join("s.sql")).unwrap();
+        let e = load(&p, &defines, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("plan.toml:21: scripts = \"s.sql@2\"")
+                && e.contains(&format!(
+                    "{} does not exist",
+                    dir.path().join("s.sql").display()
+                )),
+            "{e}"
+        );
+    }
+
+    /// `script = "X.lua"` (or a name ending in .lua) is a sysbench script, a file: beside the
+    /// plan, else sysbench's bundled one — never dbrig's own workload of that name; a `script`
+    /// without .lua is refused rather than guessed.
+    #[test]
+    fn a_lua_name_is_a_file_and_an_ambiguous_script_is_refused() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let lua = |w: &str| format!("{PLAN}[[workload]]\n{w}\n");
+        let (dir, p) = write(&lua("name = \"mine.lua\""));
+        std::fs::write(dir.path().join("mine.lua"), "function event() end\n").unwrap();
+        let plan = load(&p, &defines, &[]).unwrap();
+        assert!(
+            plan.cells.iter().any(|c| matches!(
+                &c.workload,
+                WorkloadKind::Oltp(dbrig_workload::Workload::Lua(_))
+            )),
+            "{:?}",
+            plan.cells
+                .iter()
+                .map(|c| c.workload.name())
+                .collect::<Vec<_>>()
+        );
+        // sysbench's script of the same name as dbrig's own workload: sysbench's (where it is
+        // installed), else refused; never dbrig's oltp_read_write.
+        match load(
+            &write(&lua("script = \"oltp_read_write.lua\"")).1,
+            &defines,
+            &[],
+        ) {
+            Ok(plan) => assert!(plan.cells.iter().all(|c| c.workload_index < 2
+                || matches!(
+                    &c.workload,
+                    WorkloadKind::Oltp(dbrig_workload::Workload::Lua(_))
+                ))),
+            Err(e) => assert!(
+                e.to_string().contains("plan.toml:19: ")
+                    && e.to_string()
+                        .contains("dbrig's own oltp_read_write is name = \"oltp_read_write\""),
+                "{e}"
+            ),
+        }
+        let e = load(
+            &write(&lua("script = \"oltp_read_write\"")).1,
+            &defines,
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("plan.toml:19: ") && e.contains("is not a Lua script (FILE.lua)"),
+            "{e}"
+        );
     }
 
     #[test]

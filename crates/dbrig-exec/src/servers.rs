@@ -342,7 +342,12 @@ pub fn plan_servers(plan: &Path) -> Result<Vec<ServerDef>> {
         path: plan.to_owned(),
         source,
     })?;
-    parse_servers(&text).map_err(|e| e.context(plan.display().to_string()))
+    let mut defs = parse_servers(&text).map_err(|e| e.context(plan.display().to_string()))?;
+    let base = plan.parent().unwrap_or(Path::new(""));
+    for d in &mut defs {
+        d.resolve_paths(base);
+    }
+    Ok(defs)
 }
 
 fn parse_servers(text: &str) -> Result<Vec<ServerDef>> {

@@ -35,6 +35,38 @@ pub const NOFILE_RECOMMENDED: u64 = 16384;
 /// for CPU on one host, so the run measures CPU saturation.
 pub const CLIENTS_PER_CPU_NOTE: u32 = 2;
 
+/// The open-files limit cannot hold what a run needs: even the hard limit is lower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenFilesShort {
+    pub needed: u64,
+    pub soft: u64,
+    pub hard: u64,
+}
+
+/// Make room for `needed` open files in this process before a run starts: nothing when the
+/// soft limit (`RLIMIT_NOFILE`) holds it; the soft limit raised to `needed` when the hard one
+/// allows (returns the soft limit it was); refused, with both limits, when it does not.
+pub fn ensure_open_files(needed: u64) -> Result<Option<u64>, OpenFilesShort> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let now = getrlimit(Resource::Nofile);
+    // `None` is RLIM_INFINITY.
+    let soft = now.current.unwrap_or(u64::MAX);
+    let hard = now.maximum.unwrap_or(u64::MAX);
+    if needed <= soft {
+        return Ok(None);
+    }
+    let short = OpenFilesShort { needed, soft, hard };
+    if needed > hard {
+        return Err(short);
+    }
+    let raised = Rlimit {
+        current: Some(needed),
+        maximum: now.maximum,
+    };
+    setrlimit(Resource::Nofile, raised).map_err(|_| short)?;
+    Ok(Some(soft))
+}
+
 /// The CPU's maximum frequency in MHz (cpufreq's, else what cpuinfo says): what cycles per
 /// row are computed with. Cheap, unlike [`collect`], which samples busy processes for 200 ms.
 pub fn cpu_mhz() -> Option<f64> {

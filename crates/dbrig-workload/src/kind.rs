@@ -11,6 +11,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use dbrig_core::limits;
 use dbrig_driver::{ConnectOptions, Connection, Target};
 use serde::{Deserialize, Serialize};
 
@@ -43,7 +44,7 @@ pub struct TpchPowerOptions {
     #[serde(default)]
     pub query_dir: Option<PathBuf>,
     /// Random qgen parameters from this seed; the validation parameters when absent.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::de_opt::<limits::Seed, _>")]
     pub seed: Option<u64>,
     /// Run the refresh functions RF1/RF2 around the queries (they change the data).
     #[serde(default)]
@@ -53,13 +54,21 @@ pub struct TpchPowerOptions {
     #[serde(default = "keys_auto")]
     pub keys: KeysWhen,
     /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "limits::de::<limits::Loaders, _>")]
     pub parallel: u32,
     /// Throughput test: concurrent query streams (0: the spec's minimum for the scale factor).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "limits::de::<limits::Streams, _>"
+    )]
     pub streams: u32,
     /// Throughput test: seconds a query may run before it is cancelled on the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
+    )]
     pub timeout: Option<f64>,
     /// Power test: the DBT-3 launcher's per-query controls (`[workload.options.controls]`:
     /// reduction, restarts, cache drops; `[….controls.all]` and `[….controls.query."N"]` with
@@ -416,12 +425,28 @@ impl TrialProgress for Quiet {
 }
 
 impl WorkloadKind {
+    /// The options of the kind named `name` that are paths (keys kebab-case), which a plan
+    /// resolves against its own folder: pgbench scripts (`FILE@WEIGHT`), query folders, the
+    /// sql-bench suite, memory_load's server-side file folder.
+    pub fn path_options(name: &str) -> &'static [&'static str] {
+        let name = name.trim().to_ascii_lowercase().replace('-', "_");
+        match name.as_str() {
+            crate::script::NAME => &["scripts"],
+            "tpch_power" | "tpch_throughput" => &["query-dir"],
+            "perfrun" => &["queries"],
+            "sql_bench" | "sqlbench" => &["suite"],
+            "memory_load" => &["server-file"],
+            _ => &[],
+        }
+    }
+
     /// The kind named `name` with its options (a JSON object; keys kebab-case). OLTP names
-    /// keep their aliases; micro-benchmarks and `tpch_power` accept `-` for `_`.
+    /// keep their aliases; micro-benchmarks and `tpch_power` accept `-` for `_`. A name ending
+    /// in `.lua` is always a sysbench Lua script (a file), never dbrig's workload of that name.
     pub fn from_json(name: &str, options: &serde_json::Value) -> Result<Self, WorkloadError> {
         let empty = serde_json::Value::Object(serde_json::Map::new());
         let options = if options.is_null() { &empty } else { options };
-        if OltpKind::from_name(name).is_some() {
+        if !crate::lua::is_script_name(name.trim()) && OltpKind::from_name(name).is_some() {
             let oltp: OltpOptions = serde_json::from_value(options.clone())
                 .map_err(|e| WorkloadError::InvalidOptions(format!("{name} options: {e}")))?;
             return Ok(WorkloadKind::Oltp(Workload::from_name(name, oltp)?));
@@ -479,12 +504,6 @@ impl WorkloadKind {
                     }
                     Ok(WorkloadKind::TpchPower(o))
                 } else {
-                    if o.timeout.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
-                        return Err(WorkloadError::InvalidOptions(
-                            "tpch_throughput options: timeout must be a positive number of seconds"
-                                .into(),
-                        ));
-                    }
                     Ok(WorkloadKind::TpchThroughput(o))
                 }
             }
@@ -602,7 +621,8 @@ impl WorkloadKind {
     pub fn loads_large_data(&self) -> bool {
         match self {
             WorkloadKind::TpchPower(_) | WorkloadKind::TpchThroughput(_) => true,
-            WorkloadKind::Load(l) => l.tpch().is_some(),
+            WorkloadKind::Load(l) => !matches!(l.of, crate::LoadOf::Oltp(_)),
+            WorkloadKind::Oltp(Workload::Script(w)) => w.uses_builtins(),
             _ => false,
         }
     }
@@ -683,6 +703,7 @@ impl WorkloadKind {
                 if !missing && !half {
                     return Ok(None);
                 }
+                crate::script::init::check_fits(&w.options, space)?;
                 // pgbench-init drops dbrig's own tables first (each proven by its marker): an
                 // interrupted init's are never measured, made again.
                 progress.say(&format!(
@@ -708,9 +729,7 @@ impl WorkloadKind {
             | WorkloadKind::Oltp(Workload::Connect) => Ok(None),
             // The trial is the load; a TPC-H one is checked against the free space first.
             WorkloadKind::Load(l) => {
-                if let Some(o) = l.tpch() {
-                    tpch::check_load_fits(o.validate()?, space, o.force_load)?;
-                }
+                l.check_fits(space)?;
                 Ok(None)
             }
             WorkloadKind::TpchPower(o) | WorkloadKind::TpchThroughput(o) => {
@@ -980,7 +999,7 @@ impl WorkloadKind {
                         params: o.params(),
                         queries: o.chosen_queries(spec.target.dialect())?,
                         refresh: o.refresh,
-                        timeout: o.timeout.map(std::time::Duration::from_secs_f64),
+                        timeout: o.timeout.map(dbrig_core::limits::duration),
                         os_meter: spec.os_meter.clone(),
                     };
                     let mut r =
@@ -1173,7 +1192,11 @@ mod tests {
             "{e}"
         );
         let e = WorkloadKind::from_json("tmp_groupby", &json!({"runs": 0})).unwrap_err();
-        assert!(e.to_string().contains("--runs"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("0 is out of range: give 1 to 1000000 runs"),
+            "{e}"
+        );
         let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 0})).unwrap_err();
         assert!(e.to_string().contains("scale factor"), "{e}");
         let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 1, "qeries": []})).unwrap_err();

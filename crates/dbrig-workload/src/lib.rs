@@ -89,7 +89,6 @@ impl Workload {
         }
         let kind = OltpKind::from_name(name)
             .ok_or_else(|| WorkloadError::UnknownWorkload(name.to_owned()))?;
-        oltp.validate().map_err(WorkloadError::InvalidOptions)?;
         Ok(Workload::Oltp(Oltp::new(kind, oltp)))
     }
 

@@ -121,6 +121,19 @@ impl LoadTest {
         }
     }
 
+    /// Whether the data fits in `space` (the free space dbrig can see): TPC-H's scale factor,
+    /// pgbench-init's scale (an OLTP prepare's size is bounded by its options' ranges).
+    pub fn check_fits(&self, space: Option<(&std::path::Path, u64)>) -> Result<(), WorkloadError> {
+        match &self.of {
+            LoadOf::Tpch(o) => {
+                let sf = tpch::ScaleFactor::new(o.sf).map_err(WorkloadError::InvalidOptions)?;
+                tpch::check_load_fits(sf, space, o.force_load)
+            }
+            LoadOf::PgbenchInit(o) => crate::script::init::check_fits(o, space),
+            LoadOf::Oltp(_) => Ok(()),
+        }
+    }
+
     /// The TPC-H load's scale factor, checked against the free space before the trial.
     pub fn tpch(&self) -> Option<&TpchPowerOptions> {
         match &self.of {
@@ -140,10 +153,7 @@ impl LoadTest {
         threads: u32,
         space: Option<(&std::path::Path, u64)>,
     ) -> Result<(), WorkloadError> {
-        if let Some(o) = self.tpch() {
-            let sf = tpch::ScaleFactor::new(o.sf).map_err(WorkloadError::InvalidOptions)?;
-            tpch::check_load_fits(sf, space, o.force_load)?;
-        }
+        self.check_fits(space)?;
         let mut conn = Connection::connect(target, connect).await?;
         let refused = match (&self.of, self.replace) {
             (_, true) | (LoadOf::PgbenchInit(_), _) => Ok(()),

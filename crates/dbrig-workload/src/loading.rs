@@ -123,6 +123,42 @@ pub(crate) fn prefetch_rows<T: Send + 'static>(
     Box::new(prefetch(batches).flatten())
 }
 
+/// The largest load started without forcing it where the target's free space cannot be known
+/// (a remote server): 1 TB.
+pub const UNCHECKED_LOAD_BOUND: u64 = 1_000_000_000_000;
+
+/// Whether a load of about `estimate` bytes (`what`: "TPC-H SF 10", "pgbench-init at scale
+/// 500") may start: refused (unless `force`) when the estimate exceeds the free space of the
+/// target's data directory (`space`, where dbrig can see it) or, where it cannot,
+/// [`UNCHECKED_LOAD_BOUND`]; `fix` says how to go on. A mistyped size must not fill a disk.
+pub fn check_fits(
+    what: &str,
+    estimate: u64,
+    space: Option<(&std::path::Path, u64)>,
+    force: bool,
+    fix: &str,
+) -> Result<(), crate::WorkloadError> {
+    let gb = |b: u64| b as f64 / 1e9;
+    if force {
+        return Ok(());
+    }
+    match space {
+        Some((dir, free)) if estimate > free => Err(crate::WorkloadError::InvalidOptions(format!(
+            "{what} needs about {:.1} GB but {} has {:.1} GB free: {fix}",
+            gb(estimate),
+            dir.display(),
+            gb(free)
+        ))),
+        None if estimate > UNCHECKED_LOAD_BOUND => {
+            Err(crate::WorkloadError::InvalidOptions(format!(
+                "{what} needs about {:.0} GB and the target's free space cannot be checked from here: {fix}",
+                gb(estimate)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use clap::Args;
+use dbrig_core::limits;
 use dbrig_core::results::Protocol;
 use dbrig_core::{ArrivalSchedule, KeyDistribution};
 use serde::{Deserialize, Serialize};
@@ -55,20 +56,25 @@ pub enum RateSchedule {
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
 pub struct RunOptions {
     /// Number of clients (connections), each running events one after another.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::Clients>)]
+    #[serde(deserialize_with = "limits::de::<limits::Clients, _>")]
     pub threads: u32,
     /// Stop after this many events in total (0 = no limit).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Events>)]
+    #[serde(deserialize_with = "limits::de::<limits::Events, _>")]
     pub events: u64,
     /// Stop after this many seconds of measurement (0 = no limit; needs --events then).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = limits::parse::<limits::RunSeconds>)]
+    #[serde(deserialize_with = "limits::de::<limits::RunSeconds, _>")]
     pub time: f64,
     /// Seconds of load before measurement starts; never counted.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = limits::parse::<limits::WarmupSeconds>)]
+    #[serde(deserialize_with = "limits::de::<limits::WarmupSeconds, _>")]
     pub warmup: f64,
     /// Open loop: events per second in total (0 = closed loop). Latency is measured from each
     /// event's intended start; falling behind is reported, never an abort.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = limits::parse::<limits::EventRate>)]
+    #[serde(deserialize_with = "limits::de::<limits::EventRate, _>")]
     pub rate: f64,
     /// Arrival schedule in open loop.
     #[arg(long, value_enum, default_value_t = RateSchedule::Poisson)]
@@ -76,14 +82,17 @@ pub struct RunOptions {
     /// Milliseconds (0 = none): events whose latency exceeds it are counted as late; in open
     /// loop an event already this late when a client could start it is skipped and counted
     /// (pgbench's -L).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = limits::parse::<limits::LatencyLimitMs>)]
+    #[serde(deserialize_with = "limits::de::<limits::LatencyLimitMs, _>")]
     pub latency_limit: f64,
     /// Print a sysbench-style line every N seconds (0 = none; samples are stored every second
     /// either way).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = limits::parse::<limits::IntervalSeconds>)]
+    #[serde(deserialize_with = "limits::de::<limits::IntervalSeconds, _>")]
     pub report_interval: f64,
     /// Latency percentile shown in the sysbench block and interval lines.
-    #[arg(long, default_value_t = 95.0)]
+    #[arg(long, default_value_t = 95.0, value_parser = limits::parse::<limits::Percentile>)]
+    #[serde(deserialize_with = "limits::de::<limits::Percentile, _>")]
     pub percentile: f64,
     /// Key distribution for row ids.
     #[arg(long, value_enum, default_value_t = RandType::Uniform)]
@@ -91,22 +100,28 @@ pub struct RunOptions {
     /// Seed of all random choices (0 = from the clock; the seed used is stored and printed).
     /// Scripts' `random()` and friends and `:random_seed` come from it (pgbench's
     /// --random-seed, an alias).
-    #[arg(long, alias = "random-seed", default_value_t = 0)]
+    #[arg(long, alias = "random-seed", default_value_t = 0, value_parser = limits::parse::<limits::Seed>)]
+    #[serde(deserialize_with = "limits::de::<limits::Seed, _>")]
     pub rand_seed: u64,
     /// Draws averaged by the gaussian and special distributions.
-    #[arg(long, default_value_t = 12)]
+    #[arg(long, default_value_t = 12, value_parser = limits::parse::<limits::RandSpecIter>)]
+    #[serde(deserialize_with = "limits::de::<limits::RandSpecIter, _>")]
     pub rand_spec_iter: u32,
     /// special: percentage of keys that are hot.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = limits::parse::<limits::Percent>)]
+    #[serde(deserialize_with = "limits::de::<limits::Percent, _>")]
     pub rand_spec_pct: f64,
     /// special: percentage of accesses that go to the hot keys.
-    #[arg(long, default_value_t = 75.0)]
+    #[arg(long, default_value_t = 75.0, value_parser = limits::parse::<limits::Percent>)]
+    #[serde(deserialize_with = "limits::de::<limits::Percent, _>")]
     pub rand_spec_res: f64,
     /// pareto: shape parameter h.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, value_parser = limits::parse::<limits::ParetoH>)]
+    #[serde(deserialize_with = "limits::de::<limits::ParetoH, _>")]
     pub rand_pareto_h: f64,
     /// zipfian: exponent.
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = 0.8, value_parser = limits::parse::<limits::ZipfianExp>)]
+    #[serde(deserialize_with = "limits::de::<limits::ZipfianExp, _>")]
     pub rand_zipfian_exp: f64,
     /// MariaDB/MySQL (sysbench's --db-ps-mode): prepared statements (auto, the default) or
     /// plain text statements with the values written in (disable); the same as --protocol
@@ -122,14 +137,17 @@ pub struct RunOptions {
     /// Each client closes its connection and opens a new one every N events (0 = never;
     /// sysbench's --reconnect). The set-up time is reported as connect latency, not in the
     /// events' latency.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Reconnect>)]
+    #[serde(deserialize_with = "limits::de::<limits::Reconnect, _>")]
     pub reconnect: u64,
     /// Open at most R new connections per second at the start (0 = as fast as the server
     /// takes them), a ramp instead of a connection storm.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = limits::parse::<limits::ConnectRate>)]
+    #[serde(deserialize_with = "limits::de::<limits::ConnectRate, _>")]
     pub connect_rate: f64,
     /// Open N extra connections that stay idle for the whole run (the "99 % idle" case).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::IdleClients>)]
+    #[serde(deserialize_with = "limits::de::<limits::IdleClients, _>")]
     pub idle_clients: u32,
     /// Error codes that roll back and restart an event (MySQL numbers, PostgreSQL SQLSTATEs,
     /// SQLite result codes), or `all`; sysbench's `--mysql-ignore-errors` is another spelling
@@ -140,10 +158,12 @@ pub struct RunOptions {
     /// one per client making blocking socket calls as sysbench does; otherwise two per CPU and
     /// at least 4, at most the client count, each multiplexing its clients asynchronously; on
     /// PostgreSQL with 8 or more clients per CPU, one per CPU).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Workers>)]
+    #[serde(deserialize_with = "limits::de::<limits::Workers, _>")]
     pub workers: u32,
     /// Seconds to wait for a connection before giving up.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = limits::parse::<limits::TimeoutSeconds>)]
+    #[serde(deserialize_with = "limits::de::<limits::TimeoutSeconds, _>")]
     pub connect_timeout: f64,
     /// Measure data that does not match the options (a table size or secondary index other
     /// than prepared, tables an interrupted prepare left) with a warning instead of refusing.
@@ -153,7 +173,8 @@ pub struct RunOptions {
     /// until it succeeds, up to 1000 times, then stops the client): an event is tried at most
     /// N times on a retryable error (--retry-codes), then counted as a failed transaction by
     /// kind (serialization, deadlock) and the client goes on.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::MaxTries>)]
+    #[serde(deserialize_with = "limits::de::<limits::MaxTries, _>")]
     pub max_tries: u32,
     /// pgbench's --failures-detailed: the pgbench layout counts failed transactions by kind.
     #[arg(long)]
@@ -191,7 +212,7 @@ impl RunOptions {
         dbrig_driver::ConnectOptions {
             policy: dbrig_driver::ErrorPolicy::from_list(&self.retry_codes),
             protocol: self.protocol_or(Protocol::Prepared),
-            connect_timeout: Duration::from_secs_f64(self.connect_timeout.max(0.1)),
+            connect_timeout: limits::duration(self.connect_timeout),
             lean: false,
             own_thread: None,
             connect_times: None,
@@ -253,12 +274,12 @@ impl RunOptions {
     }
 
     pub fn time_limit(&self) -> Option<Duration> {
-        (self.time > 0.0).then(|| Duration::from_secs_f64(self.time))
+        (self.time > 0.0).then(|| limits::duration(self.time))
     }
 
     /// `--latency-limit`, when set.
     pub fn latency_limit(&self) -> Option<Duration> {
-        (self.latency_limit > 0.0).then(|| Duration::from_secs_f64(self.latency_limit / 1000.0))
+        (self.latency_limit > 0.0).then(|| limits::duration(self.latency_limit / 1000.0))
     }
 
     pub fn event_limit(&self) -> Option<u64> {
@@ -266,20 +287,9 @@ impl RunOptions {
     }
 
     /// Check combinations clap cannot check; the message names the option and the fix.
+    /// Each value's own range is checked where it is read (`dbrig_core::limits`, for the
+    /// command line and plan files alike).
     pub fn validate(&self) -> Result<(), String> {
-        if self.threads == 0 {
-            return Err("--threads must be at least 1".into());
-        }
-        for (name, v) in [
-            ("--time", self.time),
-            ("--warmup", self.warmup),
-            ("--rate", self.rate),
-            ("--latency-limit", self.latency_limit),
-        ] {
-            if !v.is_finite() || v < 0.0 {
-                return Err(format!("{name} must be a non-negative number, not {v}"));
-            }
-        }
         match (self.protocol, self.ps_mode) {
             (Some(Protocol::Simple), Some(PsMode::Auto))
             | (Some(Protocol::Prepared | Protocol::Extended), Some(PsMode::Disable)) => {
@@ -295,25 +305,8 @@ impl RunOptions {
             }
             _ => {}
         }
-        if !self.connect_rate.is_finite() || self.connect_rate < 0.0 {
-            return Err(format!(
-                "--connect-rate must be a non-negative number, not {}",
-                self.connect_rate
-            ));
-        }
         if self.time <= 0.0 && self.events == 0 {
             return Err("--time 0 and --events 0 would run forever: set one of them".into());
-        }
-        if !(self.percentile > 0.0 && self.percentile <= 100.0) {
-            return Err("--percentile must be in (0, 100]".into());
-        }
-        if self.rand_type == RandType::Pareto
-            && !(self.rand_pareto_h > 0.0 && self.rand_pareto_h < 1.0)
-        {
-            return Err("--rand-pareto-h must be between 0 and 1".into());
-        }
-        if self.rand_type == RandType::Zipfian && self.rand_zipfian_exp < 0.0 {
-            return Err("--rand-zipfian-exp must be non-negative".into());
         }
         Ok(())
     }
@@ -414,10 +407,5 @@ mod tests {
             .validate()
             .unwrap_err();
         assert!(e.contains("contradict"), "{e}");
-        let bad = RunOptions {
-            connect_rate: -1.0,
-            ..RunOptions::default()
-        };
-        assert!(bad.validate().unwrap_err().contains("--connect-rate"));
     }
 }

@@ -251,7 +251,7 @@ impl ConnectPacer {
     fn new(rate: f64) -> Option<Arc<Self>> {
         (rate > 0.0).then(|| {
             Arc::new(Self {
-                gap: Duration::from_secs_f64(1.0 / rate),
+                gap: dbrig_core::limits::duration(1.0 / rate),
                 next: Mutex::new(None),
             })
         })
@@ -548,7 +548,7 @@ pub async fn run(
         .saturating_duration_since(connect_start)
         .as_secs_f64()
         * 1000.0;
-    let measure_start = start + Duration::from_secs_f64(o.warmup);
+    let measure_start = start + dbrig_core::limits::duration(o.warmup);
     let shared = Arc::new(RunShared {
         stop: Arc::clone(&stop),
         hard_stop: Arc::clone(&hard_stop),
@@ -584,7 +584,7 @@ pub async fn run(
     let deadline = o.time_limit().map(|t| measure_start + t);
     // Interval samples are taken every --report-interval seconds, else every second: they are
     // stored with every trial (timelines, exports) whether or not lines are printed.
-    let interval = Some(Duration::from_secs_f64(if o.report_interval > 0.0 {
+    let interval = Some(dbrig_core::limits::duration(if o.report_interval > 0.0 {
         o.report_interval
     } else {
         1.0
@@ -815,7 +815,7 @@ async fn open_idle(
 
 /// How long in-flight events may take to finish after the stop before they are abandoned.
 fn grace(o: &RunOptions) -> Duration {
-    Duration::from_secs_f64((o.time * 0.5).clamp(5.0, 60.0))
+    dbrig_core::limits::duration((o.time * 0.5).clamp(5.0, 60.0))
 }
 
 /// Sends on drop: a worker thread's last act.

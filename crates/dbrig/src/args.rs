@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use dbrig_core::limits;
 use dbrig_workload::{OltpOptions, RunOptions, ScriptOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -118,7 +119,7 @@ pub struct ConnectionArgs {
     pub db_driver: Option<String>,
     #[arg(long, hide = true)]
     pub mysql_host: Option<String>,
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = limits::parse::<limits::Port>)]
     pub mysql_port: Option<u16>,
     #[arg(long, hide = true)]
     pub mysql_user: Option<String>,
@@ -128,7 +129,7 @@ pub struct ConnectionArgs {
     pub mysql_socket: Option<String>,
     #[arg(long, hide = true)]
     pub pgsql_host: Option<String>,
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = limits::parse::<limits::Port>)]
     pub pgsql_port: Option<u16>,
     #[arg(long, hide = true)]
     pub pgsql_user: Option<String>,
@@ -148,12 +149,12 @@ pub struct ConnectionArgs {
 pub struct EnvironmentArgs {
     /// Sample OS statistics (CPU, memory, disk, the server's CPU and RSS) every N seconds
     /// during the trial and store them with it (0 = off).
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0, value_parser = limits::parse::<limits::IntervalSeconds>)]
     pub os_stats_interval: f64,
     /// Sample the wait events of the benchmark's sessions every N milliseconds and store the
     /// counts per event with the trial (0 = off; PostgreSQL pg_stat_activity, MariaDB/MySQL
     /// performance_schema when the server runs with it; a plan's `wait-sample-ms`).
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = limits::parse::<limits::WaitSampleMs>)]
     pub wait_sample_ms: u64,
     /// Profile the server with `perf record` (cpu-clock at 99 Hz, the server's process tree
     /// only) over the measured interval, store the folded stacks with the trial and draw flame
@@ -186,7 +187,7 @@ pub struct EnvironmentArgs {
     #[arg(long, value_name = "SQL")]
     pub after_trial_sql: Option<String>,
     /// Seconds a hook may take.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = limits::parse::<limits::TimeoutSeconds>)]
     pub hook_timeout: f64,
 }
 
@@ -195,7 +196,7 @@ impl EnvironmentArgs {
     pub fn environment(&self) -> dbrig_exec::environment::EnvironmentFile {
         use dbrig_exec::environment::{EnvironmentFile, Hooks};
         EnvironmentFile {
-            os_stats_interval: self.os_stats_interval.max(0.0),
+            os_stats_interval: self.os_stats_interval,
             wait_sample_ms: self.wait_sample_ms,
             profile: self.profile,
             evidence: self.no_evidence.then_some(false),
@@ -214,16 +215,16 @@ impl EnvironmentArgs {
     }
 }
 
+/// `run`, `prepare`, `cleanup`, `prewarm`: the workload (or plan) and everything about it,
+/// under headings in `-h` (the run's own first, then plan, run, connection, workload and
+/// environment options). Fields after a flattened section would take its heading: each
+/// section is flattened last, with its own.
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
     /// Workload name (see `dbrig list`; sysbench names and the seeds' old names work), or a
     /// plan file (PLAN.toml) for `run`; `pgbench-init` for prepare/cleanup of pgbench's
     /// tables. Omitted (or `script`) with --script/--builtin: pgbench scripts.
     pub workload: Option<String>,
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    #[command(flatten)]
-    pub store: StoreArgs,
     /// Output format of the final report.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -235,35 +236,49 @@ pub struct WorkloadArgs {
     #[arg(long, num_args = 0..=1, default_value = "off", default_missing_value = "on",
           value_parser = clap::builder::BoolishValueParser::new())]
     pub histogram: bool,
-    /// Plan: fill a ${NAME} placeholder (repeatable; the environment is the fallback).
-    #[arg(long = "define", value_name = "NAME=VALUE")]
-    pub defines: Vec<String>,
-    /// Plan: override any setting, e.g. --set trials=5 or --set workload.oltp_read_only.options.tables=4.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
     /// Print the resolved plan (one cell for a single workload) and the order of trials;
     /// connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Plan: continue the last run of this plan in the results database, skipping finished trials.
-    #[arg(long)]
-    pub resume: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Plan options (dbrig run PLAN.toml)")]
+    pub plan: PlanArgs,
+    #[command(flatten, next_help_heading = "Run options")]
     pub run: RunOptions,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
+    pub connection: ConnectionArgs,
+    #[command(flatten, next_help_heading = "Output options")]
+    pub store: StoreArgs,
+    #[command(flatten, next_help_heading = "OLTP options")]
     pub oltp: OltpOptions,
     #[command(flatten, next_help_heading = "pgbench script options")]
     pub script: ScriptOptions,
     #[command(flatten, next_help_heading = "sysbench Lua script options")]
     pub lua: dbrig_workload::LuaOptions,
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
     pub environment: EnvironmentArgs,
+}
+
+/// What only a plan file takes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanArgs {
+    /// Fill a ${NAME} placeholder (repeatable; the environment is the fallback).
+    #[arg(long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// Override any setting, e.g. --set trials=5 or --set workload.oltp_read_only.options.tables=4.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Continue the last run of this plan in the results database, skipping finished trials.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
     /// Client count you plan to run (checked against the open-files limit and CPUs).
-    #[arg(long)]
+    #[arg(long, value_parser = limits::parse::<limits::Clients>)]
     pub clients: Option<u32>,
     /// Data directory whose disk's I/O scheduler to check.
     #[arg(long)]
@@ -272,6 +287,6 @@ pub struct DoctorArgs {
     pub format: Format,
     /// A server to report on too (`--target URL`): version, binary path (servers on this
     /// host), its key settings, and every variable / setting with `--format json`.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
 }

@@ -39,6 +39,23 @@ pub fn parse(argv: &[String]) -> Result<Cli, clap::Error> {
     Cli::from_arg_matches_mut(&mut matches)
 }
 
+/// A value its option refused (out of range, not a number) as one line: `invalid value
+/// '1e23' for '--time <TIME>': 1e23 is out of range: give …`. `None` for other errors.
+pub fn value_error_line(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let text = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let arg = text(ContextKind::InvalidArg)?;
+    let value = text(ContextKind::InvalidValue)?;
+    let why = std::error::Error::source(e)?.to_string();
+    Some(format!("invalid value '{value}' for '{arg}': {why}"))
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create and load a workload's tables.
@@ -74,8 +91,13 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page, roff (`dbrig man > dbrig.1; man ./dbrig.1`).
-    Man,
+    /// Print the man page, roff (`dbrig man > dbrig.1; man ./dbrig.1`), or write one per
+    /// command (`dbrig man --dir DIR`: dbrig.1, dbrig-run.1, dbrig-tpch-power.1, …).
+    Man {
+        /// Write every command's page into this folder (created if missing) instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 /// The completion script for `shell`, generated from the command definitions.
@@ -86,12 +108,35 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
     out
 }
 
-/// The man page (roff), generated from the command definitions.
+/// The command tree the man pages describe (no `help` command: it has no page).
+fn man_command() -> clap::Command {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// The man page (roff), generated from the command definitions; it names each command's own
+/// page (`dbrig-run(1)`), which [`man_pages`] writes.
 pub fn man_page() -> std::io::Result<Vec<u8>> {
-    use clap::CommandFactory;
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    clap_mangen::Man::new(man_command()).render(&mut out)?;
     Ok(out)
+}
+
+/// Write the man page of dbrig and of every command and sub-command (`dbrig-tpch-power.1`)
+/// into `dir`; the files written, in name order.
+pub fn man_pages(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    clap_mangen::generate_to(man_command(), dir)?;
+    let mut written: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("dbrig") && name.ends_with(".1")
+        })
+        .collect();
+    written.sort();
+    Ok(written)
 }
 
 /// The commands sysbench puts last (`sysbench oltp_read_only --threads=4 run`).
@@ -281,6 +326,146 @@ mod tests {
         assert!(man.starts_with(".ie \\n(.g .ds Aq"), "{}", &man[..80]);
         assert!(man.contains(".TH dbrig 1"), "{man}");
         assert!(man.contains("A database benchmark rig"));
+    }
+
+    /// Every option of every command that takes a number refuses a negative, NaN, infinite,
+    /// huge or non-numeric value with one line that gives the accepted range: walked from the
+    /// definitions, so a numeric option added without its range (`dbrig_core::limits`) fails
+    /// here.
+    #[test]
+    fn every_numeric_option_refuses_bad_values_with_its_range() {
+        use clap::error::ErrorKind;
+        use std::any::TypeId;
+        let numeric = [
+            TypeId::of::<u16>(),
+            TypeId::of::<u32>(),
+            TypeId::of::<u64>(),
+            TypeId::of::<i64>(),
+            TypeId::of::<f64>(),
+            TypeId::of::<usize>(),
+            TypeId::of::<dbrig_workload::tpch::ScaleFactor>(),
+        ];
+        fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+            for a in cmd.get_arguments() {
+                if let Some(long) = a.get_long() {
+                    out.push((path.clone(), long.to_owned()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                let mut p = path.clone();
+                p.push(sub.get_name().to_owned());
+                walk(sub, p, out);
+            }
+        }
+        let root = Cli::command();
+        let mut all = Vec::new();
+        walk(&root, Vec::new(), &mut all);
+        let mut checked = 0;
+        for (path, long) in all {
+            let mut cmd = &root;
+            for p in &path {
+                cmd = cmd.find_subcommand(p).unwrap();
+            }
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_long() == Some(long.as_str()))
+                .unwrap();
+            let id = arg.get_value_parser().type_id();
+            if !numeric.iter().any(|n| id == *n) {
+                continue;
+            }
+            for bad in ["-1", "NaN", "inf", "1e300", "abc"] {
+                let argv: Vec<String> = std::iter::once("dbrig".to_owned())
+                    .chain(path.iter().cloned())
+                    .chain([format!("--{long}={bad}")])
+                    .collect();
+                let e = parse(&argv).expect_err(&format!("{argv:?} was accepted"));
+                assert_eq!(e.kind(), ErrorKind::ValueValidation, "{argv:?}: {e}");
+                let line = value_error_line(&e).expect("one line");
+                assert!(
+                    line.contains(&format!("--{long}")) && line.contains("give "),
+                    "{argv:?}: {line}"
+                );
+            }
+            checked += 1;
+        }
+        // run's and prepare's options, micro's, tpch's, perfrun's, doctor's …
+        assert!(checked > 100, "only {checked} numeric options found");
+    }
+
+    /// Every page a man page links (`dbrig-run(1)`, `dbrig-tpch-power(1)`) is written by
+    /// `dbrig man --dir`, and the printed page links only those.
+    #[test]
+    fn every_linked_man_page_is_generated() {
+        let dir = tempfile::tempdir().unwrap();
+        let pages = man_pages(dir.path()).unwrap();
+        let names: Vec<String> = pages
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for want in [
+            "dbrig.1",
+            "dbrig-run.1",
+            "dbrig-tpch-power.1",
+            "dbrig-man.1",
+        ] {
+            assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+        }
+        let linked = |roff: &str| -> Vec<String> {
+            let text = roff.replace("\\-", "-");
+            text.match_indices("(1)")
+                .filter_map(|(at, _)| {
+                    let start = text[..at]
+                        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                        .map_or(0, |i| i + 1);
+                    let name = &text[start..at];
+                    name.starts_with("dbrig").then(|| format!("{name}.1"))
+                })
+                .collect()
+        };
+        let root = String::from_utf8(man_page().unwrap()).unwrap();
+        assert!(linked(&root).contains(&"dbrig-run.1".to_owned()), "{root}");
+        let mut all_links = linked(&root);
+        for p in &pages {
+            all_links.extend(linked(&std::fs::read_to_string(p).unwrap()));
+        }
+        for l in all_links {
+            assert!(names.contains(&l), "{l} is linked but not generated");
+        }
+    }
+
+    /// `run -h` is sections under headings, not one flat list: the run's own options, the
+    /// plan's, run, connection, output, OLTP, pgbench, Lua and environment options.
+    #[test]
+    fn run_help_groups_options_under_headings() {
+        let cmd = Cli::command();
+        let run = cmd.find_subcommand("run").unwrap();
+        let heading = |long: &str| {
+            run.get_arguments()
+                .find(|a| a.get_long() == Some(long))
+                .unwrap_or_else(|| panic!("--{long}"))
+                .get_help_heading()
+                .map(str::to_owned)
+        };
+        assert_eq!(heading("threads").as_deref(), Some("Run options"));
+        assert_eq!(heading("target").as_deref(), Some("Connection options"));
+        assert_eq!(heading("tables").as_deref(), Some("OLTP options"));
+        assert_eq!(
+            heading("define").as_deref(),
+            Some("Plan options (dbrig run PLAN.toml)")
+        );
+        assert_eq!(heading("results").as_deref(), Some("Output options"));
+        assert_eq!(
+            heading("os-stats-interval").as_deref(),
+            Some("Environment options (recorded with the trial)")
+        );
+        assert_eq!(heading("format"), None);
+        let mut sizes = std::collections::BTreeMap::new();
+        for a in run.get_arguments().filter(|a| !a.is_hide_set()) {
+            *sizes.entry(a.get_help_heading()).or_insert(0) += 1;
+        }
+        assert!(sizes.len() >= 8, "{sizes:?}");
+        assert!(sizes.values().all(|n| *n <= 40), "{sizes:?}");
     }
 
     #[test]

@@ -22,8 +22,14 @@ fn main() -> ExitCode {
     let cli = match cli::parse(&argv) {
         Ok(c) => c,
         Err(e) => {
-            // clap prints help/version to stdout and usage errors (naming the option) to stderr.
-            let _ = e.print();
+            // A value out of its range is one line naming the option, the value and the range
+            // (`dbrig_core::limits`); clap prints help/version to stdout and other usage
+            // errors (naming the option) to stderr.
+            if let Some(line) = cli::value_error_line(&e) {
+                eprintln!("dbrig: error: {line}");
+            } else {
+                let _ = e.print();
+            }
             return if e.use_stderr() {
                 ExitCode::from(2)
             } else {
@@ -63,9 +69,20 @@ fn main() -> ExitCode {
                 out::text(&String::from_utf8_lossy(&cli::completions(shell)))
                     .map(|()| ExitCode::SUCCESS)
             }
-            cli::Command::Man => cli::man_page()
+            cli::Command::Man { dir: None } => cli::man_page()
                 .map_err(anyhow::Error::from)
                 .and_then(|m| out::text(&String::from_utf8_lossy(&m)))
+                .map(|()| ExitCode::SUCCESS),
+            cli::Command::Man { dir: Some(dir) } => cli::man_pages(&dir)
+                .map_err(|e| anyhow::anyhow!("cannot write man pages to {}: {e}", dir.display()))
+                .and_then(|pages| {
+                    out::text(&format!(
+                        "wrote {} man pages to {} (dbrig.1 and one per command: man -l {}/dbrig-run.1)\n",
+                        pages.len(),
+                        dir.display(),
+                        dir.display()
+                    ))
+                })
                 .map(|()| ExitCode::SUCCESS),
         }
     });

@@ -38,20 +38,23 @@ pub enum MicroCommand {
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs<O: Args> {
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    #[command(flatten)]
-    pub store: StoreArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Print the one-cell plan; connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
-    pub environment: EnvironmentArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Benchmark options")]
     pub options: O,
+    #[command(flatten, next_help_heading = "Connection options")]
+    pub connection: ConnectionArgs,
+    #[command(flatten, next_help_heading = "Output options")]
+    pub store: StoreArgs,
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
+    pub environment: EnvironmentArgs,
 }
 
 /// What every micro-benchmark's arguments share, and its options.

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
+use dbrig_core::limits;
 use dbrig_exec::{Configuration, Plan};
 use dbrig_store::RunKind;
 use dbrig_workload::WorkloadKind;
@@ -86,14 +87,17 @@ pub struct CollectArgs {
     #[arg(long, value_name = "PATH")]
     pub password_file_b: Option<PathBuf>,
     /// Seconds to wait for each connection.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = limits::parse::<limits::TimeoutSeconds>)]
     pub connect_timeout: f64,
     /// Print the plan (one cell per side); connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
     pub environment: EnvironmentArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
 }
 

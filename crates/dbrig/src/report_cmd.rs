@@ -108,7 +108,8 @@ fn parse_noise_band(s: &str) -> std::result::Result<f64, String> {
         .and_then(dbrig_core::stats::noise_band_from_percent)
         .ok_or_else(|| {
             format!(
-                "a noise band is a percentage, finite and not negative (2.0 for ±2 %), not '{s}'"
+                "'{s}' is not a noise band: give a percentage from 0 to {} (2.0 for ±2 %)",
+                dbrig_core::stats::MAX_NOISE_BAND_PERCENT
             )
         })
 }

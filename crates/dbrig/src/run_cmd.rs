@@ -47,6 +47,12 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     let target = resolve_target(&args.connection, &args.store)?;
     let of = if args.workload.as_deref() == Some(PGBENCH_INIT) {
         let mut script = args.script.clone();
+        // Without --scale, pgbench -i's default, 1; a --scale 0 given is a mistake, not 1.
+        if script.scale == 0 && given(argv, "--scale") {
+            return Err(anyhow!(
+                "invalid value '0' for '--scale': pgbench-init makes 100 000 accounts per scale unit: give 1 to 1000000 (without --scale: 1)"
+            ));
+        }
         script.scale = script.scale.max(1);
         LoadOf::PgbenchInit(script)
     } else {
@@ -61,14 +67,25 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         };
         LoadOf::Oltp(oltp)
     };
+    // The advice names the target (and what makes the tables), so it can be run as it is.
+    let on = format!("--target {}", shell_word(&target.to_string()));
     let interrupted = match &of {
-        LoadOf::PgbenchInit(_) => format!(
-            "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT}` again"
+        LoadOf::PgbenchInit(o) => format!(
+            "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT} --scale {} {on}` again",
+            o.scale
         ),
-        _ => format!(
-            "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}` then `dbrig prepare {w}` again (`dbrig run {w} --prepare` does both)",
-            w = args.workload.as_deref().unwrap_or_default()
-        ),
+        _ => {
+            let tables = match &of {
+                LoadOf::Oltp(o) if o.options.tables != 1 => {
+                    format!(" --tables {}", o.options.tables)
+                }
+                _ => String::new(),
+            };
+            format!(
+                "dbrig: interrupted: prepare of {w} stopped; the tables it created on {target} are left half-prepared (never measured: `dbrig run` refuses them). Finish with `dbrig cleanup {w}{tables} {on}` then `dbrig prepare {w} … {on}` again (`dbrig run {w} --prepare` does both)",
+                w = args.workload.as_deref().unwrap_or_default()
+            )
+        }
     };
     let mut run = args.run.clone();
     // Decided now, so the stored trial says which data was made.
@@ -87,6 +104,22 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         },
     )
     .await
+}
+
+/// A word as a shell takes it: as it is when it has nothing the shell reads, else quoted.
+pub fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether the (normalized) command line gives `option` (`--scale 0`, `--scale=0`).
+fn given(argv: &[String], option: &str) -> bool {
+    argv.iter()
+        .any(|a| a == option || a.strip_prefix(option).is_some_and(|r| r.starts_with('=')))
 }
 
 /// What a load command shares besides the load: where it stores, how it prints.
@@ -303,6 +336,10 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     if args.format == Format::Json {
         dbrig_workload::lua::script_output_to_stderr();
     }
+    // Refused before the header, when the clients cannot have their files.
+    if let Some(note) = dbrig_exec::executor::room_for_files(&plan)? {
+        eprintln!("dbrig: {note}");
+    }
     if text {
         print_header(workload.name(), &target.to_string(), &run)?;
     }
@@ -340,8 +377,8 @@ async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<Ex
     };
     let (plan, took) = dbrig_exec::plan::load_with_password(
         Path::new(file),
-        &args.defines,
-        &args.sets,
+        &args.plan.defines,
+        &args.plan.sets,
         &password,
     )?;
     if let (Some(option), false) = (password.option(), took.is_empty()) {
@@ -358,7 +395,7 @@ async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<Ex
     // The plan's HTML page goes to OUT, wherever the results database is (`--results`).
     console::check_writable_folder(&args.store.out, "the plan's HTML page", "--out", true)?;
     let observer = ConsoleObserver::plan(&plan, &args.store.out);
-    let outcome = console::measure(plan, &args.store, argv, args.resume, &observer).await?;
+    let outcome = console::measure(plan, &args.store, argv, args.plan.resume, &observer).await?;
     crate::report_cmd::print_plan(&outcome.store, outcome.run, &baseline, &args.store.out)?;
     let t = &outcome.tally;
     eprintln!(

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand};
+use dbrig_core::limits;
 use dbrig_driver::ConnectOptions;
 use dbrig_exec::{Configuration, Plan, SingleCommand};
 use dbrig_server::managed::{ManagedServer, Params};
@@ -60,7 +61,7 @@ pub struct GenArgs {
     #[arg(long, value_delimiter = ',')]
     pub tables: Vec<String>,
     /// Generator threads (0: one per CPU).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Loaders>)]
     pub parallel: u32,
 }
 
@@ -74,7 +75,7 @@ pub struct LoadArgs {
     #[arg(long, value_enum, default_value_t = KeysWhen::Auto)]
     pub keys: KeysWhen,
     /// Loader connections (0: one per CPU, at least 2; SQLite always 1).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Loaders>)]
     pub parallel: u32,
     /// Load even when the estimated size exceeds the target's free space (or, where that
     /// cannot be known, 1 TB).
@@ -85,11 +86,14 @@ pub struct LoadArgs {
     /// Print the one-cell plan; connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
     pub environment: EnvironmentArgs,
 }
 
@@ -100,33 +104,36 @@ pub struct PowerArgs {
     #[arg(long, value_name = "DIR")]
     pub queries: Option<PathBuf>,
     /// Random qgen parameters from this seed instead of the validation parameters.
-    #[arg(long)]
+    #[arg(long, value_parser = limits::parse::<limits::Seed>)]
     pub seed: Option<u64>,
     /// Skip the refresh functions RF1/RF2.
     #[arg(long)]
     pub no_refresh: bool,
     /// Seconds a query may run before it is cancelled on the server and recorded as a
     /// timeout (shown as `>T`).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", value_parser = limits::parse::<limits::TimeoutSeconds>)]
     pub timeout: Option<f64>,
     /// Another target holding the same data (another engine): each query's answer is
     /// compared with its answer there (run untimed first), so the status says `ok` (or
     /// `wrong`) instead of `unchecked` off SF 1's reference answers.
     #[arg(long, value_name = "URL")]
     pub check_against: Option<String>,
-    #[command(flatten)]
-    pub launcher: LauncherArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Print the one-cell plan; connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
-    pub environment: EnvironmentArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "DBT-3 launcher controls")]
+    pub launcher: LauncherArgs,
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
+    pub environment: EnvironmentArgs,
 }
 
 /// The DBT-3 launcher's per-query controls of the power test.
@@ -139,24 +146,24 @@ pub struct LauncherArgs {
     pub reduction: Option<Reduction>,
     /// Measured runs per query (default 1; with analyze-explain the most runs, 0 = until
     /// the fastest plan has --cluster-size runs).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::QueryRuns>)]
     pub runs: Option<u32>,
     /// Unmeasured warm-up runs before each query's measured runs.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::Repeats>)]
     pub warmups: Option<u32>,
     /// Capture the plan (EXPLAIN) of every measured run and store it with its fingerprint
     /// (always on with analyze-explain).
     #[arg(long)]
     pub explain: bool,
     /// analyze-explain: runs the fastest plan needs (default 3).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::ClusterSize>)]
     pub cluster_size: Option<u32>,
     /// analyze-explain: restarts that skip a slower plan before the best so far is taken
     /// (default 5).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::Repeats>)]
     pub max_skipped: Option<u32>,
     /// analyze-explain: seconds spent on one query before the best cluster so far is taken.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", value_parser = limits::parse::<limits::TimeoutSeconds>)]
     pub max_query_time: Option<f64>,
     /// Restart the managed server before every query (the launcher's QUERIES_AT_ONCE=0;
     /// needs --server).
@@ -185,8 +192,19 @@ pub struct LauncherArgs {
     /// command line override the file's.
     #[arg(long, value_name = "FILE.toml")]
     pub controls: Option<PathBuf>,
+    /// Redraw this SVG bar chart after every query (the launcher's live graphic).
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Managed server")]
+    pub managed: ManagedServerArgs,
+}
+
+/// The managed server a TPC-H test runs on instead of --target (`tpch power` and `tpch
+/// throughput` alike).
+#[derive(Debug, Clone, Args)]
+pub struct ManagedServerArgs {
     /// Run on this managed server instead of --target: dbrig starts it if it is not running
-    /// (and stops it at the end), restarts it as the controls ask. Defined by
+    /// (and stops it at the end; a power test restarts it as the controls ask). Defined by
     /// --server-plan's [[server]] tables, --engine, or `dbrig server start`'s saved
     /// definition in OUT/servers/NAME.
     #[arg(long, value_name = "NAME", conflicts_with = "target")]
@@ -197,19 +215,47 @@ pub struct LauncherArgs {
     /// Define --server ad hoc with this engine (mariadb, mysql, postgres).
     #[arg(long, requires = "server", conflicts_with = "server_plan")]
     pub engine: Option<String>,
-    /// Redraw this SVG bar chart after every query (the launcher's live graphic).
-    #[arg(long, value_name = "FILE.svg")]
-    pub chart: Option<PathBuf>,
+}
+
+impl ManagedServerArgs {
+    /// The configuration a test runs on: the external target, or the managed server
+    /// `--server` names (started if down and stopped at the end; one that is already running
+    /// keeps the parameters it runs with).
+    fn configuration(
+        &self,
+        connection: &ConnectionArgs,
+        store: &StoreArgs,
+    ) -> Result<(Configuration, Option<dbrig_server::ServerDef>)> {
+        let Some(name) = &self.server else {
+            let target = resolve_target(connection, store)?;
+            return Ok((Configuration::external("default", target), None));
+        };
+        let def = crate::server_cmd::definition(&crate::server_cmd::ServerRef {
+            name: name.to_owned(),
+            plan: self.server_plan.clone(),
+            engine: self.engine.clone(),
+            out: store.out.clone(),
+        })?;
+        let mut running = ManagedServer::open(def.clone(), &store.out)?;
+        let params = match running.is_running() {
+            true => running
+                .current_params()
+                .cloned()
+                .unwrap_or_else(Params::new),
+            false => Params::new(),
+        };
+        Ok((Configuration::managed("default", name, params), Some(def)))
+    }
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ThroughputArgs {
     /// Query streams (0: the spec's minimum for the scale factor: SF<=1 → 2, 10 → 3, 30 → 4,
     /// 100 → 5, 300 → 6, 1000 → 7, …).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Streams>)]
     pub streams: u32,
     /// Seed of the qgen parameters; every stream gets its own values from it.
-    #[arg(long, default_value_t = 1, conflicts_with = "validation_params")]
+    #[arg(long, default_value_t = 1, conflicts_with = "validation_params", value_parser = limits::parse::<limits::Seed>)]
     pub seed: u64,
     /// Give every stream qgen's validation parameters instead of seeded random ones.
     #[arg(long)]
@@ -223,23 +269,28 @@ pub struct ThroughputArgs {
     pub no_refresh: bool,
     /// Seconds a query may run before it is cancelled on the server and recorded as a
     /// timeout (shown as `>T`).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", value_parser = limits::parse::<limits::TimeoutSeconds>)]
     pub timeout: Option<f64>,
     /// A stored power test run (its id in the results database) on the same data: QphH@Size
     /// is computed from its Power@Size and this run's Throughput@Size.
-    #[arg(long, value_name = "RUN")]
+    #[arg(long, value_name = "RUN", value_parser = limits::parse::<limits::RunId>)]
     pub power_run: Option<i64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Print the one-cell plan; connect to nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    #[command(flatten)]
-    pub environment: EnvironmentArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Managed server")]
+    pub managed: ManagedServerArgs,
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
+    #[command(
+        flatten,
+        next_help_heading = "Environment options (recorded with the trial)"
+    )]
+    pub environment: EnvironmentArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -252,9 +303,9 @@ pub struct CheckArgs {
     pub sf1_answers: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
 }
 
@@ -262,7 +313,7 @@ pub struct CheckArgs {
 pub struct TpchReportArgs {
     /// Run ids (plan runs or `dbrig tpch power` runs; several are shown side by side).
     /// Default: the latest run.
-    #[arg(value_name = "RUN")]
+    #[arg(value_name = "RUN", value_parser = limits::parse::<limits::RunId>)]
     pub runs: Vec<i64>,
     /// The configuration the ratios are relative to (default: the plan's baseline, else the
     /// first configuration).
@@ -314,9 +365,9 @@ pub struct ImportLauncherArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CleanupArgs {
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output options")]
     pub store: StoreArgs,
 }
 
@@ -406,7 +457,12 @@ async fn load(a: LoadArgs, argv: &[String]) -> Result<ExitCode> {
             dry_run: a.dry_run,
             argv,
             interrupted: format!(
-                "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup` then `dbrig tpch load` again"
+                "dbrig: interrupted: the TPC-H load into {target} stopped; its tables are left half-loaded (never measured: the power and throughput tests refuse them). Finish with `dbrig tpch cleanup {on}` then `dbrig tpch load --sf {} {on}` again",
+                a.sf,
+                on = format_args!(
+                    "--target {}",
+                    crate::run_cmd::shell_word(&target.to_string())
+                )
             ),
         },
     )
@@ -461,41 +517,9 @@ fn power_controls(a: &PowerArgs) -> Result<PowerControls> {
     Ok(c)
 }
 
-/// The configuration a power test runs on: the external target, or the managed server
-/// `--server` names (started if down and stopped at the end, restarted as the controls ask;
-/// one that is already running keeps the parameters it runs with).
-fn power_configuration(a: &PowerArgs) -> Result<(Configuration, Option<dbrig_server::ServerDef>)> {
-    let Some(name) = &a.launcher.server else {
-        let target = resolve_target(&a.connection, &a.store)?;
-        return Ok((Configuration::external("default", target), None));
-    };
-    let def = crate::server_cmd::definition(&crate::server_cmd::ServerRef {
-        name: name.to_owned(),
-        plan: a.launcher.server_plan.clone(),
-        engine: a.launcher.engine.clone(),
-        out: a.store.out.clone(),
-    })?;
-    let mut running = ManagedServer::open(def.clone(), &a.store.out)?;
-    let params = match running.is_running() {
-        true => running
-            .current_params()
-            .cloned()
-            .unwrap_or_else(Params::new),
-        false => Params::new(),
-    };
-    Ok((Configuration::managed("default", name, params), Some(def)))
-}
-
 async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
-    if a.launcher.server.is_none()
-        && (a.launcher.engine.is_some() || a.launcher.server_plan.is_some())
-    {
-        bail!(
-            "--engine and --server-plan define the managed server of --server NAME: add --server"
-        );
-    }
     let controls = power_controls(&a)?;
-    let (configuration, server) = power_configuration(&a)?;
+    let (configuration, server) = a.launcher.managed.configuration(&a.connection, &a.store)?;
     // Say it before anything runs: these need a server dbrig can restart.
     if let Some(what) = controls.needs_restart()
         && server.is_none()
@@ -628,17 +652,8 @@ async fn cleanup(a: CleanupArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!(
-            "invalid timeout '{s}': give a positive number of seconds, such as 0.5 or 600"
-        )),
-    }
-}
-
 async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
-    let target = resolve_target(&a.connection, &a.store)?;
+    let (configuration, server) = a.managed.configuration(&a.connection, &a.store)?;
     if let Some(dir) = &a.queries {
         tpch::QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?;
     }
@@ -667,8 +682,8 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     };
     let plan = Plan::single(SingleCommand {
         workload: WorkloadKind::TpchThroughput(options),
-        configuration: Configuration::external("default", target),
-        server: None,
+        configuration,
+        server,
         run: dbrig_workload::RunOptions::default(),
         prepare: false,
         environment: a.environment.environment(),

@@ -61,7 +61,11 @@ pub fn ensure_build(def: &ServerDef, builds_dir: &Path) -> Result<(PathBuf, Buil
         )));
     };
     let name = &def.name;
+    // Every path the recipe is given is absolute: it runs in the source tree, where a relative
+    // output folder (the default `dbrig-out`) would put the install inside the tree.
     let source = std::path::absolute(source).map_err(io_err(name, "source path".into()))?;
+    let builds_dir =
+        std::path::absolute(builds_dir).map_err(io_err(name, "builds folder path".into()))?;
     if !source.exists() {
         return Err(ManagedError::BadDefinition(format!(
             "server {name}: source {} does not exist",

@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use dbrig_core::limits;
 use serde::{Deserialize, Serialize};
 
 use super::{ManagedError, Result};
@@ -168,7 +169,8 @@ impl Serialize for Params {
     }
 }
 
-/// A server dbrig manages. Paths are used as given (relative to the working directory).
+/// A server dbrig manages. In a plan, relative paths are relative to the plan file's folder
+/// ([`ServerDef::resolve_paths`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct ServerDef {
@@ -228,13 +230,25 @@ pub struct ServerDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_as: Option<String>,
     /// A fixed loopback port. Default: a free one, picked at each start.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::Port, _>"
+    )]
     pub port: Option<u16>,
     /// Seconds to wait for the server to accept connections (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
+    )]
     pub start_timeout: Option<f64>,
     /// Seconds to wait for a clean shutdown before SIGKILL (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
+    )]
     pub stop_timeout: Option<f64>,
     /// Run the server under `numactl --interleave=all` (memory spread over NUMA nodes).
     /// Without `numactl` or on a single-node host this is said once and recorded.
@@ -276,11 +290,36 @@ impl ServerDef {
     }
 
     pub fn start_timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.start_timeout.unwrap_or(60.0).max(0.1))
+        dbrig_core::limits::duration(self.start_timeout.unwrap_or(60.0))
     }
 
     pub fn stop_timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.stop_timeout.unwrap_or(60.0).max(0.1))
+        dbrig_core::limits::duration(self.stop_timeout.unwrap_or(60.0))
+    }
+
+    /// Make the definition's relative paths relative to `base` (a plan file's folder), and
+    /// absolute: a plan's paths mean the same files wherever dbrig runs from.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        for p in [
+            &mut self.prefix,
+            &mut self.server_bin,
+            &mut self.share_dir,
+            &mut self.source,
+            &mut self.build_tree,
+            &mut self.init_bin,
+            &mut self.data_dir,
+            &mut self.config_file,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let joined = if p.is_absolute() {
+                p.clone()
+            } else {
+                base.join(&*p)
+            };
+            *p = std::path::absolute(&joined).unwrap_or(joined);
+        }
     }
 
     /// Checks the name (it becomes a folder name).
@@ -314,19 +353,6 @@ impl ServerDef {
             if self.engine != Engine::Mariadb {
                 return Err(ManagedError::BadDefinition(format!(
                     "server {}: build-tree is for MariaDB build trees (engine = \"mariadb\")",
-                    self.name
-                )));
-            }
-        }
-        for (label, timeout) in [
-            ("start-timeout", self.start_timeout),
-            ("stop-timeout", self.stop_timeout),
-        ] {
-            if let Some(t) = timeout
-                && !(t.is_finite() && t > 0.0)
-            {
-                return Err(ManagedError::BadDefinition(format!(
-                    "server {}: {label} must be a positive number of seconds",
                     self.name
                 )));
             }

@@ -842,7 +842,7 @@ impl ManagedServer {
                 pid: st.pid,
                 port: st.port,
                 socket: st.socket,
-                started: UNIX_EPOCH + Duration::from_secs_f64(st.started_unix.max(0.0)),
+                started: UNIX_EPOCH + dbrig_core::limits::duration(st.started_unix),
                 params: Params::parse(&st.params).unwrap_or_default(),
                 launch: st.launch,
             });

@@ -124,8 +124,15 @@ impl LuaWorkload {
     /// Load a script and check the options given against the ones it declares.
     pub fn new(options: LuaOptions) -> Result<Self, WorkloadError> {
         let path = locate(&options.script).ok_or_else(|| {
+            // A `.lua` name is a file; say so when it is also dbrig's own workload's name.
+            let own = options.script.trim_end_matches(".lua");
+            let hint = if crate::OltpKind::from_name(own).is_some() {
+                format!(" (dbrig's own {own} is `{own}`, without .lua)")
+            } else {
+                String::new()
+            };
             WorkloadError::InvalidOptions(format!(
-                "script {} not found (looked there and in {})",
+                "script {} not found (looked there and in {}){hint}",
                 options.script,
                 SYSBENCH_DIRS.join(", ")
             ))

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dbrig_core::Value;
+use dbrig_core::limits;
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +46,8 @@ pub enum IndexKind {
 #[serde(default)]
 pub struct MemoryLoadOptions {
     /// Rows per load (the seed loaded 50 M).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = limits::parse::<limits::MicroRows>)]
+    #[serde(deserialize_with = "limits::de::<limits::MicroRows, _>")]
     pub rows: u64,
     /// Key types to load, each into its own table t1 (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [KeyType::Int, KeyType::Char])]

@@ -18,6 +18,7 @@ mod scan_filter;
 mod tmp_groupby;
 
 use dbrig_core::Value;
+use dbrig_core::limits;
 use dbrig_driver::{Connection, Dialect, DriverError, Target};
 use serde::{Deserialize, Serialize};
 
@@ -175,7 +176,8 @@ impl MicroOptions {
 #[serde(default)]
 pub struct CommonOptions {
     /// Timed runs of each load or query (mean, min and max are reported over them).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = limits::parse::<limits::Runs>)]
+    #[serde(deserialize_with = "limits::de::<limits::Runs, _>")]
     pub runs: u32,
     /// MariaDB/MySQL storage engine of the tables (MEMORY, InnoDB, Aria, MyISAM, …; default:
     /// MEMORY for memory_load and scan_filter, MyISAM for tmp_groupby as in the seeds).
@@ -184,16 +186,19 @@ pub struct CommonOptions {
     pub engine: Option<String>,
     /// MariaDB/MySQL: the session's max_heap_table_size and tmp_table_size in bytes (default:
     /// raised to fit the data when the engine is MEMORY, as the seed did).
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", value_parser = limits::parse::<limits::HeapBytes>)]
+    #[serde(default, deserialize_with = "limits::de_opt::<limits::HeapBytes, _>")]
     pub max_heap_table_size: Option<u64>,
     /// Leave the benchmark's tables in place afterwards (they stay recorded in dbrig_objects).
     #[arg(long)]
     pub keep: bool,
     /// Seed of the generated data (the same seed gives the same rows).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::Seed>)]
+    #[serde(deserialize_with = "limits::de::<limits::Seed, _>")]
     pub seed: u64,
     /// CPU frequency in MHz for cycles per row (the binary fills in the host's when known).
-    #[arg(long, value_name = "MHZ")]
+    #[arg(long, value_name = "MHZ", value_parser = limits::parse::<limits::CpuMhz>)]
+    #[serde(default, deserialize_with = "limits::de_opt::<limits::CpuMhz, _>")]
     pub cpu_mhz: Option<f64>,
 }
 
@@ -212,22 +217,12 @@ impl Default for CommonOptions {
 
 impl CommonOptions {
     fn validate(&self) -> Result<(), WorkloadError> {
-        if self.runs == 0 {
-            return Err(WorkloadError::InvalidOptions(
-                "--runs must be at least 1".into(),
-            ));
-        }
         if let Some(e) = &self.engine
             && !is_valid_identifier(e)
         {
             return Err(WorkloadError::InvalidOptions(format!(
                 "--engine '{e}' is not an engine name (letters, digits, underscore)"
             )));
-        }
-        if self.cpu_mhz.is_some_and(|m| !(m > 0.0 && m.is_finite())) {
-            return Err(WorkloadError::InvalidOptions(
-                "--cpu-mhz must be a positive number".into(),
-            ));
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use dbrig_core::Value;
+use dbrig_core::limits;
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Target};
 use serde::{Deserialize, Serialize};
 
@@ -28,16 +29,20 @@ pub enum LoopMode {
 #[serde(default)]
 pub struct ScanFilterOptions {
     /// Rows of the narrow table m(i INT NOT NULL) (the seed: about 1 M and 10 M).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = limits::parse::<limits::MicroRows>)]
+    #[serde(deserialize_with = "limits::de::<limits::MicroRows, _>")]
     pub rows: u64,
     /// Rows of the wide table m4(c CHAR(128)) (the seed: 5 M; 0 skips it).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = limits::parse::<limits::OptionalRows>)]
+    #[serde(deserialize_with = "limits::de::<limits::OptionalRows, _>")]
     pub wide_rows: u64,
     /// Rows of the in-cache table m1 (0 skips the loop).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = limits::parse::<limits::OptionalRows>)]
+    #[serde(deserialize_with = "limits::de::<limits::OptionalRows, _>")]
     pub loop_rows: u64,
     /// Queries of one in-cache loop run.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = limits::parse::<limits::LoopQueries>)]
+    #[serde(deserialize_with = "limits::de::<limits::LoopQueries, _>")]
     pub loop_queries: u32,
     /// How the in-cache loop runs: `server` (a stored procedure looping inside the server, as
     /// seed 004 timed it: the server's work only), `client` (one round trip per query), or

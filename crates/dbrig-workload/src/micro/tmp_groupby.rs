@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use dbrig_core::Value;
+use dbrig_core::limits;
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, Target};
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,8 @@ use crate::error::WorkloadError;
 #[serde(default)]
 pub struct TmpGroupbyOptions {
     /// t1 holds 2^N rows (the seed: 21, i.e. 2 097 152 rows, about 1.2 GB of text).
-    #[arg(long, default_value_t = 21)]
+    #[arg(long, default_value_t = 21, value_parser = limits::parse::<limits::RowsLog2>)]
+    #[serde(deserialize_with = "limits::de::<limits::RowsLog2, _>")]
     pub rows_log2: u32,
     #[command(flatten)]
     #[serde(flatten)]
@@ -50,11 +52,6 @@ pub async fn tmp_groupby(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<MicroResult, WorkloadError> {
     o.common.validate()?;
-    if o.rows_log2 > 32 {
-        return Err(WorkloadError::InvalidOptions(
-            "--rows-log2 above 32 is more rows than an INT id can tell apart".into(),
-        ));
-    }
     let rows = 1u64 << o.rows_log2;
     let mut conn = Connection::connect(target, connect).await?;
     let dialect = conn.dialect();

@@ -3,6 +3,8 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use dbrig_core::limits;
+
 use crate::options::parse_bool;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -49,40 +51,51 @@ pub enum DupKeyRetry {
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
 pub struct OltpOptions {
     /// Number of tables (sbtest1 … sbtestN).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::Tables>)]
+    #[serde(deserialize_with = "limits::de::<limits::Tables, _>")]
     pub tables: u32,
     /// Rows per table.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = limits::parse::<limits::Rows>)]
+    #[serde(deserialize_with = "limits::de::<limits::Rows, _>")]
     pub table_size: u64,
     /// Rows per range select.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = limits::parse::<limits::Rows>)]
+    #[serde(deserialize_with = "limits::de::<limits::Rows, _>")]
     pub range_size: u64,
     /// Point selects per transaction (oltp_point_select always does 1).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub point_selects: u32,
     /// Simple range selects per transaction.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub simple_ranges: u32,
     /// SUM() range selects per transaction.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub sum_ranges: u32,
     /// ORDER BY range selects per transaction.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub order_ranges: u32,
     /// DISTINCT range selects per transaction.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub distinct_ranges: u32,
     /// Run the range selects at all.
     #[arg(long, default_value_t = true, value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub range_selects: bool,
     /// UPDATEs of the indexed column per transaction.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub index_updates: u32,
     /// UPDATEs of a non-indexed column per transaction.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub non_index_updates: u32,
     /// DELETE + INSERT pairs per transaction.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::PerTransaction>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerTransaction, _>")]
     pub delete_inserts: u32,
     /// Send no BEGIN/COMMIT (each statement autocommits).
     #[arg(long, default_value_t = false, value_parser = parse_bool, action = clap::ArgAction::Set)]
@@ -110,23 +123,29 @@ pub struct OltpOptions {
     #[arg(long, default_value_t = false, value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub delete_reinsert: bool,
     /// select_random_points: keys per IN list.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = limits::parse::<limits::PerStatement>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerStatement, _>")]
     pub random_points: u32,
     /// select_random_ranges: ranges per query.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = limits::parse::<limits::PerStatement>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerStatement, _>")]
     pub number_of_ranges: u32,
     /// select_random_ranges: width of each range.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = limits::parse::<limits::KeyDelta>)]
+    #[serde(deserialize_with = "limits::de::<limits::KeyDelta, _>")]
     pub delta: u64,
     /// select_batch: rows scanned per event by primary-key range.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = limits::parse::<limits::Rows>)]
+    #[serde(deserialize_with = "limits::de::<limits::Rows, _>")]
     pub batch_size: u64,
     /// bulk_insert: rows per multi-row INSERT (one event).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = limits::parse::<limits::PerStatement>)]
+    #[serde(deserialize_with = "limits::de::<limits::PerStatement, _>")]
     pub bulk_rows: u32,
     /// prepare: parallel loaders (0 = one per table or per CPU, whichever is more); a table is split into ranges so even one
     /// table loads in parallel.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Loaders>)]
+    #[serde(deserialize_with = "limits::de::<limits::Loaders, _>")]
     pub load_parallel: u32,
 }
 
@@ -139,22 +158,5 @@ impl Default for OltpOptions {
             o: OltpOptions,
         }
         Wrap::parse_from(["dbrig"]).o
-    }
-}
-
-impl OltpOptions {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.tables == 0 {
-            return Err("--tables must be at least 1".into());
-        }
-        if self.table_size == 0 || self.table_size > i32::MAX as u64 {
-            return Err("--table-size must be between 1 and 2147483647".into());
-        }
-        if self.random_points == 0 || self.number_of_ranges == 0 || self.bulk_rows == 0 {
-            return Err(
-                "--random-points, --number-of-ranges and --bulk-rows must be at least 1".into(),
-            );
-        }
-        Ok(())
     }
 }

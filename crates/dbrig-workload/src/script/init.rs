@@ -45,6 +45,29 @@ fn sql_for(dialect: Dialect) -> &'static SqlSet {
     SQL.get(dialect)
 }
 
+/// What pgbench-init at `scale` takes on disk, generously: 100 000 accounts of about 100 bytes
+/// a row, with the primary keys and the engines' page overhead about 25 MB per unit (pgbench's
+/// own figure on PostgreSQL is about 15 MB; InnoDB takes more).
+pub fn estimated_bytes(scale: u32) -> u64 {
+    u64::from(scale.max(1)) * 25_000_000
+}
+
+/// Whether pgbench-init at `options.scale` may start: the one disk rule of every load
+/// ([`crate::loading::check_fits`]).
+pub fn check_fits(
+    options: &ScriptOptions,
+    space: Option<(&std::path::Path, u64)>,
+) -> Result<(), WorkloadError> {
+    let scale = options.scale.max(1);
+    crate::loading::check_fits(
+        &format!("pgbench-init at scale {scale}"),
+        estimated_bytes(scale),
+        space,
+        options.force_load,
+        "choose a smaller --scale, free space, or force the load (`--force-load`; in a plan `force-load = true`)",
+    )
+}
+
 /// What pgbench-init did.
 #[derive(Debug, Clone)]
 pub struct InitReport {
@@ -167,12 +190,6 @@ pub async fn init(
     progress: &dyn LoadProgress,
 ) -> Result<InitReport, WorkloadError> {
     let scale = options.scale.max(1);
-    if !(10..=100).contains(&options.fillfactor) {
-        return Err(WorkloadError::InvalidOptions(format!(
-            "invalid fillfactor {}: pgbench takes 10 to 100",
-            options.fillfactor
-        )));
-    }
     let started = Instant::now();
     let mut conn = Connection::connect(target, connect).await?;
     let dialect = conn.dialect();

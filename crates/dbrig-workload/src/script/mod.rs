@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use clap::Args;
-use dbrig_core::{EventTally, Value};
+use dbrig_core::{EventTally, Value, limits};
 use dbrig_driver::{Connection, Dialect, DriverError, ErrorKind, PipelineItem, Statement};
 use serde::{Deserialize, Serialize};
 
@@ -60,15 +60,24 @@ pub struct ScriptOptions {
     pub variables: Vec<String>,
     /// Scale factor: rows of pgbench-init (100 000 accounts per unit) and the scripts'
     /// `:scale`. 0: for built-in scripts the count of pgbench_branches, for others 1.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::PgbenchScale>)]
+    #[serde(deserialize_with = "limits::de::<limits::PgbenchScale, _>")]
     pub scale: u32,
     /// pgbench-init: fill factor of pgbench_accounts, _tellers and _branches (PostgreSQL).
-    #[arg(long, default_value_t = 100)]
-    #[serde(default = "default_fillfactor")]
+    #[arg(long, default_value_t = 100, value_parser = limits::parse::<limits::FillFactor>)]
+    #[serde(
+        default = "default_fillfactor",
+        deserialize_with = "limits::de::<limits::FillFactor, _>"
+    )]
     pub fillfactor: u32,
     /// pgbench-init: add pgbench's foreign keys (pgbench -i --foreign-keys).
     #[arg(long)]
     pub foreign_keys: bool,
+    /// pgbench-init: load even when the estimated size (about 25 MB per scale unit) exceeds
+    /// the free space dbrig can see (or 1 TB where it cannot see it).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub force_load: bool,
     /// Run the scripts' `\shell` / `\setshell` commands (through /bin/sh, as pgbench; with
     /// only PATH, HOME, LANG, LC_ALL, TZ and USER in their environment, no dbrig secrets).
     /// Refused without it.

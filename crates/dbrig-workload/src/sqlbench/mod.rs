@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use dbrig_core::limits;
 use dbrig_core::results::{
     SqlBenchOperation, SqlBenchResult, SqlBenchStatus, SqlBenchTest, SqlBenchTime,
 };
@@ -64,7 +65,11 @@ pub struct SqlBenchOptions {
     #[serde(default = "yes")]
     pub hires: bool,
     /// Seconds one test may run before dbrig stops it (recorded as timed out).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
+    )]
     pub timeout: Option<f64>,
 }
 
@@ -94,13 +99,6 @@ impl SqlBenchOptions {
                     "sql-bench options: {o:?} is not an option (write --name or --name=value)"
                 )));
             }
-        }
-        if let Some(t) = self.timeout
-            && !(t.is_finite() && t > 0.0)
-        {
-            return Err(WorkloadError::InvalidOptions(
-                "sql-bench timeout must be a positive number of seconds".into(),
-            ));
         }
         Ok(())
     }
@@ -355,7 +353,7 @@ fn run_test(
     }
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| io("running perl", e))?;
-    let timeout = options.timeout.map(Duration::from_secs_f64);
+    let timeout = options.timeout.map(dbrig_core::limits::duration);
     let mut timed_out = false;
     let status = loop {
         match child.try_wait().map_err(|e| io("waiting", e))? {

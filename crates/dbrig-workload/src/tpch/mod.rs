@@ -60,12 +60,12 @@ impl ScaleFactor {
     pub fn new(sf: f64) -> Result<Self, String> {
         if !sf.is_finite() || sf <= 0.0 {
             return Err(format!(
-                "invalid scale factor {sf}: it must be a positive number such as 0.01, 1 or 10"
+                "invalid scale factor {sf}: give a positive number up to 100000, such as 0.01, 1 or 10"
             ));
         }
         if sf > 100_000.0 {
             return Err(format!(
-                "scale factor {sf} is beyond TPC-H's largest (100000)"
+                "scale factor {sf} is beyond TPC-H's largest: give at most 100000"
             ));
         }
         Ok(Self(sf))
@@ -85,37 +85,22 @@ impl ScaleFactor {
 
 /// The largest load started without `--force` where the target's free space cannot be
 /// known (a remote server): 1 TB.
-pub const UNCHECKED_LOAD_BOUND: u64 = 1_000_000_000_000;
+pub const UNCHECKED_LOAD_BOUND: u64 = crate::loading::UNCHECKED_LOAD_BOUND;
 
-/// Whether a load at `sf` may start: refused (unless `force`) when its estimate exceeds the
-/// free space of the target's data directory (`space`, where dbrig can see it) or, where it
-/// cannot, [`UNCHECKED_LOAD_BOUND`]. A mistyped scale factor must not fill a disk. The one
-/// rule for `dbrig tpch load` and a plan's TPC-H prepare step.
+/// Whether a TPC-H load at `sf` may start ([`crate::loading::check_fits`]): the one rule for
+/// `dbrig tpch load` and a plan's TPC-H prepare step.
 pub fn check_load_fits(
     sf: ScaleFactor,
     space: Option<(&std::path::Path, u64)>,
     force: bool,
 ) -> Result<(), crate::WorkloadError> {
-    let estimate = sf.estimated_bytes();
-    let gb = |b: u64| b as f64 / 1e9;
-    if force {
-        return Ok(());
-    }
-    match space {
-        Some((dir, free)) if estimate > free => Err(crate::WorkloadError::InvalidOptions(format!(
-            "TPC-H SF {sf} needs about {:.1} GB but {} has {:.1} GB free: choose a smaller scale factor, free space, or force the load (`--force`; in a plan `force-load = true`)",
-            gb(estimate),
-            dir.display(),
-            gb(free)
-        ))),
-        None if estimate > UNCHECKED_LOAD_BOUND => {
-            Err(crate::WorkloadError::InvalidOptions(format!(
-                "TPC-H SF {sf} needs about {:.0} GB and the target's free space cannot be checked from here: force the load if you mean it (`--force`; in a plan `force-load = true`)",
-                gb(estimate)
-            )))
-        }
-        _ => Ok(()),
-    }
+    crate::loading::check_fits(
+        &format!("TPC-H SF {sf}"),
+        sf.estimated_bytes(),
+        space,
+        force,
+        "choose a smaller scale factor, free space, or force the load (`--force`; in a plan `force-load = true`)",
+    )
 }
 
 impl fmt::Display for ScaleFactor {
@@ -137,12 +122,12 @@ impl FromStr for ScaleFactor {
             && t.chars().any(|c| c.is_ascii_digit());
         if !well_formed {
             return Err(format!(
-                "invalid scale factor '{s}': write a positive decimal number such as 0.01, 1 or 10"
+                "invalid scale factor '{s}': give a positive decimal number up to 100000, such as 0.01, 1 or 10"
             ));
         }
         let v: f64 = t
             .parse()
-            .map_err(|_| format!("invalid scale factor '{s}': not a number"))?;
+            .map_err(|_| format!("invalid scale factor '{s}': give a decimal number"))?;
         Self::new(v)
     }
 }

@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use dbrig_core::Value;
 use dbrig_core::results::HookOutput;
+use dbrig_core::{Value, limits};
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Target};
 use tpchgen::generators::{LineItemGenerator, OrderGenerator};
 
@@ -268,13 +268,25 @@ pub async fn run_query_timeout(
 pub struct QueryControls {
     /// Measured runs (`NUM_TESTS`; default 1). With `analyze-explain`: the most runs, 0 for
     /// "until the fastest plan's cluster is full".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::QueryRuns, _>"
+    )]
     pub runs: Option<u32>,
     /// Unmeasured warm-up runs before the measured ones (`WARMUPS_COUNT`; default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::Repeats, _>"
+    )]
     pub warmups: Option<u32>,
     /// Seconds a run may take before it is cancelled on the server and recorded as a timeout.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
+    )]
     pub timeout: Option<f64>,
     /// Startup parameters (`KEY=VALUE`) the managed server is restarted with for this query
     /// (`STARTUP_PARAMS`); the next query without them gets the configuration's own back.
@@ -295,15 +307,27 @@ pub struct QueryControls {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
     /// `analyze-explain`: runs the fastest plan needs (`CLUSTER_SIZE`; default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::ClusterSize, _>"
+    )]
     pub cluster_size: Option<u32>,
     /// `analyze-explain`: restarts skipping a slower plan before giving up (`MAX_SKIPPED_TESTS`;
     /// default 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::Repeats, _>"
+    )]
     pub max_skipped: Option<u32>,
     /// `analyze-explain`: seconds spent on one query before the best cluster so far is taken
     /// (`MAX_QUERY_TIME`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
+    )]
     pub max_query_time: Option<f64>,
 }
 
@@ -387,7 +411,7 @@ impl PowerControls {
     pub fn resolve(&self, name: &str) -> Resolved {
         let q = self.query.get(name).cloned().unwrap_or_default();
         let a = &self.all;
-        let secs = |v: Option<f64>| v.map(Duration::from_secs_f64);
+        let secs = |v: Option<f64>| v.map(dbrig_core::limits::duration);
         let analyze = self.reduction == Reduction::AnalyzeExplain;
         Resolved {
             runs: q.runs.or(a.runs).unwrap_or(if analyze { 0 } else { 1 }),
@@ -435,20 +459,6 @@ impl PowerControls {
                 return Err(format!(
                     "controls for query '{name}', which is not in the query set (queries: {})",
                     known.join(", ")
-                ));
-            }
-            for (what, v) in [("timeout", q.timeout), ("max-query-time", q.max_query_time)] {
-                if let Some(v) = v
-                    && !(v.is_finite() && v > 0.0)
-                {
-                    return Err(format!(
-                        "controls of query '{name}': {what} = {v} must be a positive number of seconds"
-                    ));
-                }
-            }
-            if q.cluster_size == Some(0) {
-                return Err(format!(
-                    "controls of query '{name}': cluster-size must be at least 1"
                 ));
             }
             if q.runs == Some(0) && self.reduction != Reduction::AnalyzeExplain {

@@ -778,3 +778,49 @@ before-trial-sql = "SELECT DATABASE(), engine FROM information_schema.tables WHE
         "the second load is said:\n{all}"
     );
 }
+
+/// Issue 30, item 26: a `[[server]]` built from source with the built-in cmake recipe and the
+/// default (relative) output folder installs into dbrig's build cache, not inside the source
+/// tree: the recipe runs in the tree, so every path it is given is absolute. A tiny CMake
+/// project stands in for the server's source (its "server" then does not start; the build is
+/// what is checked).
+#[test]
+fn a_cmake_build_with_the_default_output_folder_installs_into_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.10)\nproject(tiny NONE)\ninstall(FILES hello.txt DESTINATION share)\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("hello.txt"), "hello\n").unwrap();
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        "name = \"b\"\nclients = [1]\ntrials = 1\nduration = 1\n\
+         [[server]]\nname = \"tiny\"\nengine = \"mariadb\"\nsource = \"src\"\nbuild = \"cmake\"\n\
+         [[configuration]]\nname = \"A\"\nserver = \"tiny\"\n\
+         [[workload]]\nname = \"oltp_point_select\"\n",
+    )
+    .unwrap();
+    // From the plan's folder, without --out: the output folder is `dbrig-out`, relative.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+        .args(["run", "plan.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let t = crate::text(&o);
+    assert!(!t.contains("nothing was installed"), "{t}");
+    let builds = dir.path().join("dbrig-out/builds");
+    let installed: Vec<_> = std::fs::read_dir(&builds)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{t}", builds.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("prefix/share/hello.txt"))
+        .filter(|p| p.is_file())
+        .collect();
+    assert_eq!(installed.len(), 1, "{t}");
+    assert!(
+        !src.join("dbrig-out").exists(),
+        "installed inside the source tree: {t}"
+    );
+}

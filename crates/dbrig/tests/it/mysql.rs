@@ -303,6 +303,12 @@ fn password_handling() {
         e.to_lowercase().contains("access denied") || e.contains("1045"),
         "{e}"
     );
+    // Nothing was measured, so nothing is stored: no failed run (issue 30, item 27).
+    let runs = crate::json(&crate::ok(crate::dbrig(
+        out.path(),
+        &["runs", "--format", "json"],
+    )));
+    assert_eq!(runs, serde_json::json!([]), "a failed login was stored");
     // Right password from a file: the run reaches the server (tables missing is the next error).
     let pw = out.path().join("pw");
     std::fs::write(&pw, "Sekr3t-pw\n").unwrap();

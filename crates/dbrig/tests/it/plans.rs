@@ -794,7 +794,7 @@ fn the_plans_noise_band_is_the_reports_and_a_negative_one_is_refused() {
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
         assert!(
             text(&o).contains(&format!(
-                "a noise band is a percentage, finite and not negative (2.0 for ±2 %), not '{bad}'"
+                "'{bad}' is not a noise band: give a percentage from 0 to 1000 (2.0 for ±2 %)"
             )),
             "{bad}: {}",
             text(&o)
@@ -817,9 +817,7 @@ fn the_plans_noise_band_is_the_reports_and_a_negative_one_is_refused() {
     ));
     assert!(
         e.contains("plan.toml:")
-            && e.contains(
-                "[report] noise-band = -2: a noise band is a percentage, finite and not negative"
-            ),
+            && e.contains("[report] noise-band = -2: give a percentage from 0 to 1000"),
         "{e}"
     );
 }

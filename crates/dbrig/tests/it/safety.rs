@@ -268,7 +268,11 @@ fn ctrl_c_stops_prepare_at_once_mariadb() {
             }
         },
     );
-    ctrl_c_stops(child, "dbrig cleanup oltp_point_select");
+    // The advice can be run as it is: it names the target (issue 30, item 27).
+    ctrl_c_stops(
+        child,
+        &format!("dbrig cleanup oltp_point_select --target {}", db.url()),
+    );
     let e = error_line(&run(out.path(), &db.url(), "400000", &[]));
     assert!(e.contains("half-prepared"), "{e}");
 }
@@ -290,7 +294,12 @@ fn ctrl_c_stops_a_tpch_load_at_once_sqlite() {
                 .unwrap_or_default()
         },
     );
-    ctrl_c_stops(child, "dbrig tpch cleanup");
+    ctrl_c_stops(
+        child,
+        &format!(
+            "`dbrig tpch cleanup --target {target}` then `dbrig tpch load --sf 0.5 --target {target}`"
+        ),
+    );
     let e = error_line(&dbrig(out.path(), &["tpch", "power", "--target", &target]));
     assert!(e.contains("half-loaded"), "{e}");
     ok(dbrig(out.path(), &["tpch", "cleanup", "--target", &target]));
@@ -755,11 +764,11 @@ fn bad_inputs_get_one_clear_line() {
     for (args, expected) in [
         (
             &["--time", "-1"][..],
-            "--time must be a non-negative number, not -1",
+            "invalid value '-1' for '--time <TIME>': -1 is out of range: give 0 (no limit) or 0.001 to 31536000 seconds (365 days)",
         ),
         (
             &["--rate", "-5"][..],
-            "--rate must be a non-negative number, not -5",
+            "invalid value '-5' for '--rate <RATE>': -5 is out of range: give 0 (closed loop)",
         ),
     ] {
         let e = error_line(&run_with(args));

@@ -1028,6 +1028,55 @@ fn managed_server_restarts_per_query_with_its_own_startup_parameters() {
     assert_eq!(st.status.code(), Some(3), "{}", text(&st));
 }
 
+/// Issue 30, item 26: `tpch throughput` runs on a managed server as `tpch power` does
+/// (`--server NAME`, one set of options for both): started when down, stopped at the end.
+#[test]
+fn throughput_runs_on_a_managed_server() {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &["server", "start", "tpthru", "--engine", "mariadb"],
+    ));
+    let _stop = StopServerOnDrop(out.path(), "tpthru");
+    let line = |prefix: &str| {
+        text(&o)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(prefix).map(str::to_owned))
+            .unwrap_or_else(|| panic!("{prefix}: {}", text(&o)))
+    };
+    let url = line("target: ");
+    let secret = line("password: in ").split(" (").next().unwrap().to_owned();
+    ok(dbrig(
+        out.path(),
+        &[
+            "tpch",
+            "load",
+            "--sf",
+            SF,
+            "--target",
+            &url,
+            "--password-file",
+            &secret,
+        ],
+    ));
+    ok(dbrig(out.path(), &["server", "stop", "tpthru"]));
+    let (o, v) = throughput(
+        out.path(),
+        &["--server", "tpthru", "--streams", "1", "--no-refresh"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(v["streams"], 1, "{v}");
+    let q = v["query_streams"][0]["queries"].as_array().unwrap();
+    assert_eq!(q.len(), 22, "{v}");
+    assert!(q.iter().all(|q| q["status"] == "ok"), "{v}");
+    let store = dbrig_store::Store::open(&out.path().join("results.db")).unwrap();
+    let run = store.latest_run_id().unwrap().unwrap();
+    assert_eq!(store.cells(run).unwrap()[0].target, "server:tpthru");
+    // The server dbrig started for the test is stopped again.
+    let st = dbrig(out.path(), &["server", "status", "tpthru"]);
+    assert_eq!(st.status.code(), Some(3), "{}", text(&st));
+}
+
 #[test]
 fn tpch_report_with_a_baseline_and_a_timeout() {
     let out = tempfile::tempdir().unwrap();
