@@ -1,5 +1,7 @@
 //! Driver errors, classified by the engine's error code.
 
+use std::time::Duration;
+
 use dbrig_core::ErrorClass;
 
 /// What went wrong, as far as the caller needs to act on it (messages are for people only).
@@ -26,6 +28,11 @@ pub enum ErrorKind {
     Timeout,
     /// TLS could not be set up or the handshake failed (certificate, mode, key file).
     Tls,
+    /// The server took the connection but did not answer within the limit — its handshake
+    /// within the connect timeout, or a statement's reply within the connection's reply limit
+    /// (`ConnectOptions::reply_timeout`): a server stopped (SIGSTOP), hung or starved. The
+    /// connection was given up (not cancelled on the server: nothing there answers).
+    NoReply,
 }
 
 /// The kinds of failed transactions pgbench counts apart.
@@ -114,12 +121,33 @@ impl DriverError {
         )
     }
 
+    /// The server at `place` did not answer `what` within `limit`.
+    pub(crate) fn no_reply(place: &str, what: impl std::fmt::Display, limit: Duration) -> Self {
+        Self::fatal(
+            ErrorKind::NoReply,
+            format!(
+                "no reply from {place} within {}: {what} (the server stopped answering)",
+                seconds(limit)
+            ),
+        )
+    }
+
     /// Nothing answered at `place` (a host:port or socket path).
     pub(crate) fn unreachable(place: &str, detail: impl std::fmt::Display) -> Self {
         Self::fatal(
             ErrorKind::Unreachable,
             format!("nothing answered at {place}: {detail}"),
         )
+    }
+}
+
+/// A duration as people read it in a message: `10 s`, `0.5 s`.
+pub fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{} s", (s * 1000.0).round() / 1000.0)
     }
 }
 

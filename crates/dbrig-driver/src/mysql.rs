@@ -70,7 +70,9 @@ impl MysqlConnection {
                 other => other,
             }
         };
-        let mut conn = match tokio::time::timeout(options.connect_timeout, attempt).await {
+        // One connect timeout for the whole opening, the first queries included.
+        let deadline = tokio::time::Instant::now() + options.connect_timeout;
+        let mut conn = match tokio::time::timeout_at(deadline, attempt).await {
             Err(_) => {
                 return Err(DriverError::unreachable(
                     &place,
@@ -80,17 +82,29 @@ impl MysqlConnection {
             Ok(Err(e)) => return Err(connect_error(e, &place, &options.policy)),
             Ok(Ok(c)) => c,
         };
-        let version = conn
-            .query_first::<String, _>("SELECT VERSION()")
+        let first_queries = async {
+            let version = conn
+                .query_first::<String, _>("SELECT VERSION()")
+                .await
+                .map_err(|e| map_error(e, &options.policy))?
+                .unwrap_or_default();
+            if let Some(tls) = target.tls()
+                && tls.enabled()
+                && let Some(min) = tls.min_version
+            {
+                check_min_version(&mut conn, min, &options.policy).await?;
+            }
+            Ok::<_, DriverError>(version)
+        };
+        let version = tokio::time::timeout_at(deadline, first_queries)
             .await
-            .map_err(|e| map_error(e, &options.policy))?
-            .unwrap_or_default();
-        if let Some(tls) = target.tls()
-            && tls.enabled()
-            && let Some(min) = tls.min_version
-        {
-            check_min_version(&mut conn, min, &options.policy).await?;
-        }
+            .map_err(|_| {
+                DriverError::no_reply(
+                    &place,
+                    "no answer to the first query",
+                    options.connect_timeout,
+                )
+            })??;
         Ok(Self {
             conn,
             statements: Vec::new(),

@@ -435,6 +435,15 @@ impl Target {
         }
     }
 
+    /// How error messages name where the server is: `host:port`, the socket's path, the
+    /// SQLite file.
+    pub(crate) fn place(&self) -> String {
+        match self {
+            Target::Mysql { endpoint, .. } | Target::Postgres { endpoint, .. } => endpoint.place(),
+            other => other.to_string(),
+        }
+    }
+
     /// Whether the URL itself carried a password (the CLI warns about that).
     pub fn has_url_password(&self) -> bool {
         matches!(

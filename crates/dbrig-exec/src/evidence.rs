@@ -26,7 +26,7 @@ use dbrig_workload::perfrun::{background_innodb_counter, delta, name_values, sta
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::probes::probe_sql;
+use crate::probes::{asking, probe_sql};
 use crate::profile::Profiler;
 
 /// What the plan asks to be collected besides CPU and counters.
@@ -144,7 +144,7 @@ impl Collector {
         let (ticks, counters) = match probe_sql(target, "counters") {
             Some(_) if options.reachable => {
                 let (tx, rx) = mpsc::unbounded_channel();
-                let task = tokio::spawn(sample_counters(target.clone(), connect.clone(), rx));
+                let task = tokio::spawn(sample_counters(target.clone(), asking(connect), rx));
                 (Some(tx), Some(task))
             }
             _ => (None, None),
@@ -157,7 +157,7 @@ impl Collector {
                 let (stop, stopped) = oneshot::channel();
                 let task = tokio::spawn(sample_waits(
                     target.clone(),
-                    connect.clone(),
+                    asking(connect),
                     Duration::from_millis(ms),
                     Arc::clone(&measuring_since),
                     stopped,
@@ -222,8 +222,10 @@ impl Collector {
         }
     }
 
-    /// The trial is over: its evidence, with CPU divided among `units` units of work.
-    pub async fn finish(mut self, units: Option<(u64, &str)>) -> TrialEvidence {
+    /// The trial is over: its evidence, with CPU divided among `units` units of work. The
+    /// samplers' connections answer within their reply limit, so this waits at most that long
+    /// on a server that stopped answering; `hurry` (a second Ctrl-C) waits for nothing.
+    pub async fn finish(mut self, units: Option<(u64, &str)>, hurry: bool) -> TrialEvidence {
         if self.off {
             return TrialEvidence {
                 switched_off: true,
@@ -250,22 +252,41 @@ impl Collector {
             let _ = t.send(Tick::Stop);
         }
         if let Some(task) = self.counters.take() {
+            if hurry {
+                task.abort();
+            }
             match task.await {
                 Ok(Ok(series)) if !series.total.is_empty() => evidence.counters = Some(series),
                 Ok(Ok(_)) => {}
-                Ok(Err(e)) => self.notes.push(format!("counters not sampled: {e}")),
+                Ok(Err(e)) => self.notes.push(format!(
+                    "counters not sampled: the evidence connection: {e}"
+                )),
+                Err(_) if hurry => self.notes.push(LEFT_AT_ONCE.replace("{what}", "counters")),
                 Err(e) => self.notes.push(format!("counters not sampled: {e}")),
             }
         }
         if let Some((stop, task)) = self.waits.take() {
             let _ = stop.send(());
+            if hurry {
+                task.abort();
+            }
             match task.await {
                 Ok(Ok(w)) => evidence.waits = Some(w),
-                Ok(Err(e)) => self.notes.push(format!("wait events not sampled: {e}")),
+                Ok(Err(e)) => self.notes.push(format!(
+                    "wait events not sampled: the wait-sampling connection: {e}"
+                )),
+                Err(_) if hurry => self
+                    .notes
+                    .push(LEFT_AT_ONCE.replace("{what}", "wait events")),
                 Err(e) => self.notes.push(format!("wait events not sampled: {e}")),
             }
         }
         match profiler {
+            Some(Ok(p)) if hurry => {
+                p.discard();
+                self.notes
+                    .push(LEFT_AT_ONCE.replace("{what}", "the server's stacks"));
+            }
             Some(Ok(p)) => match p.finish().await {
                 Ok(profile) => evidence.profile = Some(profile),
                 Err(line) => self.notes.push(line),
@@ -277,6 +298,10 @@ impl Collector {
         evidence
     }
 }
+
+/// What a sampler left by a second Ctrl-C says (`{what}`: counters, wait events).
+const LEFT_AT_ONCE: &str =
+    "{what} not sampled to the end: the run was left at once (a second Ctrl-C)";
 
 /// What a trial without evidence says (once per run, and in its stored notes).
 pub const EVIDENCE_OFF: &str = "evidence not collected: switched off (--no-evidence, or [environment] evidence = false): no CPU per unit, counters, waits or profile";
@@ -306,15 +331,20 @@ pub fn hardware_counters_note() -> Option<&'static str> {
     .as_deref()
 }
 
-/// One snapshot of every cumulative counter the server has (gauges left out).
+/// One snapshot of every cumulative counter the server has (gauges left out), from each
+/// query and the source it reads (named in an error, one line: not the query's text).
 async fn counter_snapshot(
     conn: &mut Connection,
     queries: &[String],
+    sources: &[String],
     dialect: Dialect,
 ) -> Result<Status, String> {
     let mut out = Status::new();
-    for sql in queries {
-        let rows = conn.query(sql, &[]).await.map_err(|e| e.to_string())?;
+    for (sql, source) in queries.iter().zip(sources) {
+        let rows = conn
+            .query(sql, &[])
+            .await
+            .map_err(|e| format!("{} (reading {source})", e.message))?;
         out.extend(name_values(rows).filter(|(n, _)| {
             dialect != Dialect::Mysql || !(status_gauge(n) || background_innodb_counter(n))
         }));
@@ -368,13 +398,13 @@ async fn sample_counters(
     while let Some(tick) = ticks.recv().await {
         match tick {
             Tick::Start => {
-                let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+                let s = counter_snapshot(&mut conn, &queries, &series.sources, dialect).await?;
                 series.intervals.clear();
                 base = Some((Instant::now(), s.clone(), s, 0.0));
             }
             Tick::At(t_s) => {
                 if let Some((_, _, prev, last_t)) = &mut base {
-                    let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+                    let s = counter_snapshot(&mut conn, &queries, &series.sources, dialect).await?;
                     series.intervals.push(CounterInterval {
                         t_s,
                         deltas: moved(prev, &s),
@@ -387,7 +417,7 @@ async fn sample_counters(
         }
     }
     if let Some((at, first, prev, last_t)) = base {
-        let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+        let s = counter_snapshot(&mut conn, &queries, &series.sources, dialect).await?;
         let t_s = at.elapsed().as_secs_f64().max(last_t);
         let tail = moved(&prev, &s);
         if !tail.is_empty() || series.intervals.is_empty() {
@@ -424,7 +454,7 @@ async fn sample_waits(
             let row = conn
                 .query(&sql, &[])
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| e.message)?
                 .into_iter()
                 .next()
                 .unwrap_or_default();
@@ -462,13 +492,13 @@ async fn sample_waits(
                 if let Some(lock_sql) = &lock_sql
                     && lock_waiting.0.is_none_or(|at| at.elapsed() >= INNODB_TRX_REFRESH)
                 {
-                    let rows = conn.query(lock_sql, &[]).await.map_err(|e| e.to_string())?;
+                    let rows = conn.query(lock_sql, &[]).await.map_err(|e| e.message)?;
                     lock_waiting = (
                         Some(Instant::now()),
                         rows.iter().filter_map(|r| r.first()?.as_i64()).collect(),
                     );
                 }
-                let rows = conn.query(&sql, &[]).await.map_err(|e| e.to_string())?;
+                let rows = conn.query(&sql, &[]).await.map_err(|e| e.message)?;
                 // Counted within the measured interval only (a warm-up's start again).
                 let now_measuring = measuring.load(Ordering::SeqCst);
                 if now_measuring == 0 {

@@ -192,6 +192,7 @@ impl RunOptions {
             policy: dbrig_driver::ErrorPolicy::from_list(&self.retry_codes),
             protocol: self.protocol_or(Protocol::Prepared),
             connect_timeout: Duration::from_secs_f64(self.connect_timeout.max(0.1)),
+            reply_timeout: None,
             lean: false,
             own_thread: None,
             connect_times: None,
