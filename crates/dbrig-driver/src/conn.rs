@@ -164,7 +164,7 @@ macro_rules! bounded {
                         timed.unwrap_or_else(|_| {
                             Err(DriverError::no_reply(
                                 &$self.target.place(),
-                                "no reply to a statement",
+                                "no answer to a statement (a server that stopped answering, or a lock held elsewhere)",
                                 limit,
                             ))
                         })

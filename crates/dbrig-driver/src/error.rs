@@ -125,10 +125,7 @@ impl DriverError {
     pub(crate) fn no_reply(place: &str, what: impl std::fmt::Display, limit: Duration) -> Self {
         Self::fatal(
             ErrorKind::NoReply,
-            format!(
-                "no reply from {place} within {}: {what} (the server stopped answering)",
-                seconds(limit)
-            ),
+            format!("no reply from {place} within {}: {what}", seconds(limit)),
         )
     }
 

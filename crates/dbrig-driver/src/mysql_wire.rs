@@ -294,7 +294,7 @@ impl WireConnection {
             Ok::<_, WireError>(())
         })
         .await
-        .map_err(|_| DriverError::no_reply(place, "no MySQL handshake", options.connect_timeout))?;
+        .map_err(|_| DriverError::no_reply(place, "no MySQL handshake (the server took the connection but does not answer: stopped, hung or starved)", options.connect_timeout))?;
         opened?;
         Ok(conn)
     }

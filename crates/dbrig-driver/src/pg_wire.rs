@@ -388,20 +388,22 @@ impl PgWireConnection {
                 s.map_err(|e| DriverError::unreachable(&place, format_args!("PostgreSQL: {e}")))?
             }
         };
-        let mut conn =
-            match tokio::time::timeout_at(deadline, Self::open(socket, target, options, &place))
-                .await
-            {
-                Err(_) => {
-                    return Err(DriverError::no_reply(
+        let mut conn = match tokio::time::timeout_at(
+            deadline,
+            Self::open(socket, target, options, &place),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(DriverError::no_reply(
                         &place,
-                        "no PostgreSQL handshake",
+                        "no PostgreSQL handshake (the server took the connection but does not answer: stopped, hung or starved)",
                         options.connect_timeout,
                     )
                     .into());
-                }
-                Ok(r) => r?,
-            };
+            }
+            Ok(r) => r?,
+        };
         // Opened and authenticated async (under the connect timeout); a client that owns its
         // thread then talks in blocking calls.
         if let Some(own) = &options.own_thread {

@@ -159,7 +159,7 @@ impl PostgresConnection {
         .map_err(|_| {
             DriverError::no_reply(
                 &place,
-                "no answer to the first query",
+                "no answer to the first query (the server took the connection but does not answer: stopped, hung or starved)",
                 options.connect_timeout,
             )
         })?

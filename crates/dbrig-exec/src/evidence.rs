@@ -224,8 +224,13 @@ impl Collector {
 
     /// The trial is over: its evidence, with CPU divided among `units` units of work. The
     /// samplers' connections answer within their reply limit, so this waits at most that long
-    /// on a server that stopped answering; `hurry` (a second Ctrl-C) waits for nothing.
-    pub async fn finish(mut self, units: Option<(u64, &str)>, hurry: bool) -> TrialEvidence {
+    /// on a server that stopped answering; with `patience` (a run stopped by Ctrl-C: briefly,
+    /// a second one: not at all) it waits no longer than that for their last answers.
+    pub async fn finish(
+        mut self,
+        units: Option<(u64, &str)>,
+        patience: Option<Duration>,
+    ) -> TrialEvidence {
         if self.off {
             return TrialEvidence {
                 switched_off: true,
@@ -251,41 +256,41 @@ impl Collector {
         if let Some(t) = self.ticks.take() {
             let _ = t.send(Tick::Stop);
         }
+        let cut_short = |what: &str| {
+            format!(
+                "{what} not sampled to the end: the run was stopped (Ctrl-C) before their last answer"
+            )
+        };
         if let Some(task) = self.counters.take() {
-            if hurry {
-                task.abort();
-            }
-            match task.await {
-                Ok(Ok(series)) if !series.total.is_empty() => evidence.counters = Some(series),
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => self.notes.push(format!(
+            match within(task, patience).await {
+                Some(Ok(Ok(series))) if !series.total.is_empty() => {
+                    evidence.counters = Some(series)
+                }
+                Some(Ok(Ok(_))) => {}
+                Some(Ok(Err(e))) => self.notes.push(format!(
                     "counters not sampled: the evidence connection: {e}"
                 )),
-                Err(_) if hurry => self.notes.push(LEFT_AT_ONCE.replace("{what}", "counters")),
-                Err(e) => self.notes.push(format!("counters not sampled: {e}")),
+                Some(Err(e)) => self.notes.push(format!("counters not sampled: {e}")),
+                None => self.notes.push(cut_short("counters")),
             }
         }
         if let Some((stop, task)) = self.waits.take() {
             let _ = stop.send(());
-            if hurry {
-                task.abort();
-            }
-            match task.await {
-                Ok(Ok(w)) => evidence.waits = Some(w),
-                Ok(Err(e)) => self.notes.push(format!(
+            match within(task, patience).await {
+                Some(Ok(Ok(w))) => evidence.waits = Some(w),
+                Some(Ok(Err(e))) => self.notes.push(format!(
                     "wait events not sampled: the wait-sampling connection: {e}"
                 )),
-                Err(_) if hurry => self
-                    .notes
-                    .push(LEFT_AT_ONCE.replace("{what}", "wait events")),
-                Err(e) => self.notes.push(format!("wait events not sampled: {e}")),
+                Some(Err(e)) => self.notes.push(format!("wait events not sampled: {e}")),
+                None => self.notes.push(cut_short("wait events")),
             }
         }
         match profiler {
-            Some(Ok(p)) if hurry => {
+            // perf's own processing takes seconds: not after Ctrl-C.
+            Some(Ok(p)) if patience.is_some() => {
                 p.discard();
                 self.notes
-                    .push(LEFT_AT_ONCE.replace("{what}", "the server's stacks"));
+                    .push("profile: discarded, the run was stopped (Ctrl-C)".to_owned());
             }
             Some(Ok(p)) => match p.finish().await {
                 Ok(profile) => evidence.profile = Some(profile),
@@ -299,9 +304,22 @@ impl Collector {
     }
 }
 
-/// What a sampler left by a second Ctrl-C says (`{what}`: counters, wait events).
-const LEFT_AT_ONCE: &str =
-    "{what} not sampled to the end: the run was left at once (a second Ctrl-C)";
+/// A sampler's task's end, waited for at most `patience` (then it is stopped: `None`).
+async fn within<T>(
+    mut task: JoinHandle<T>,
+    patience: Option<Duration>,
+) -> Option<Result<T, tokio::task::JoinError>> {
+    match patience {
+        None => Some(task.await),
+        Some(limit) => match tokio::time::timeout(limit, &mut task).await {
+            Ok(ended) => Some(ended),
+            Err(_) => {
+                task.abort();
+                None
+            }
+        },
+    }
+}
 
 /// What a trial without evidence says (once per run, and in its stored notes).
 pub const EVIDENCE_OFF: &str = "evidence not collected: switched off (--no-evidence, or [environment] evidence = false): no CPU per unit, counters, waits or profile";

@@ -33,6 +33,10 @@ use crate::recorder::{Attempt, Recorder, ServerAfter, Tally, TrialRecord, trial_
 use crate::secrets::Secrets;
 use crate::servers::{Servers, merged};
 
+/// How long the questions after a trial stopped by Ctrl-C may take (evidence's last answers,
+/// the life probe): the user is waiting for the report.
+const AFTER_CTRL_C: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// How to execute a plan, besides the plan itself.
 pub struct ExecOptions<'a> {
     /// Where managed servers keep their state (`OUT/servers/NAME`).
@@ -799,14 +803,24 @@ impl<'a> Executor<'a> {
             Attempt::Measured(o) => Some(o.work_units()),
             _ => None,
         };
-        // A second Ctrl-C: what was measured is saved, nothing more is asked.
+        // Ctrl-C: the last questions get a moment (the report is due within 2 s); a second
+        // one: what was measured is saved, nothing more is asked.
         let hurry = self.opts.interrupt.is_stopped_now();
+        let patience = match (self.opts.interrupt.is_stopped(), hurry) {
+            (_, true) => Some(std::time::Duration::ZERO),
+            (true, false) => Some(AFTER_CTRL_C),
+            (false, false) => None,
+        };
         // The evidence's last questions and the life probe go together: on a server that
         // stopped answering each waits its own bound, not one after the other.
-        let (evidence, after_sql) = tokio::join!(collector.finish(units, hurry), async {
-            match hurry {
-                true => dbrig_core::results::LifeMark::default(),
-                false => observe(unreachable.is_some()).await,
+        let (evidence, after_sql) = tokio::join!(collector.finish(units, patience), async {
+            let observed = observe(unreachable.is_some());
+            match patience {
+                None => observed.await,
+                // Not observed in time: nothing known, no restart claimed.
+                Some(limit) => tokio::time::timeout(limit, observed)
+                    .await
+                    .unwrap_or_default(),
             }
         });
         for line in &evidence.notes {

@@ -23,7 +23,8 @@ use dbrig_core::{
     StatementLatency,
 };
 use dbrig_driver::{
-    ConnectOptions, Connection, DriverError, ErrorKind, FailureKind, OwnThread, Target,
+    CancelHandle, ConnectOptions, Connection, DriverError, ErrorKind, FailureKind, OwnThread,
+    Target,
 };
 use futures_util::future::join_all;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -51,6 +52,9 @@ const INTERRUPT_GRACE: Duration = Duration::from_millis(500);
 /// How long abandoned clients' threads are waited for before the run ends without them (a
 /// blocking socket call gives up within `wire_socket`'s abandon check, 250 ms).
 const ABANDON_WAIT: Duration = Duration::from_secs(3);
+/// How long the cancel of an abandoned client's statement may take (a server that stopped
+/// answering never answers it).
+const CANCEL_WAIT: Duration = Duration::from_millis(500);
 
 /// A stop signal that any thread or runtime can raise and await. It has two levels: `stop`
 /// (Ctrl-C: finish what is in flight, briefly, and save what was measured) and `stop_now`
@@ -760,14 +764,20 @@ pub async fn run(
     } else {
         workers - ends.len() as u32
     };
-    let abandoned: u32 = ends.iter().map(|e| e.abandoned).sum::<u32>() + stragglers;
-    let mut fatal_errors: Vec<String> = ends.into_iter().flat_map(|e| e.fatal).collect();
-    if abandoned > 0 {
+    let mut fatal_errors = Vec::new();
+    let mut abandoned = Vec::new();
+    for e in ends {
+        fatal_errors.extend(e.fatal);
+        abandoned.extend(e.abandoned);
+    }
+    if !abandoned.is_empty() || stragglers > 0 {
+        let cancelled = cancel_abandoned(abandoned.iter()).await;
         fatal_errors.push(format!(
-            "{abandoned} client(s) abandoned: {}",
+            "{} client(s) abandoned: {}; {cancelled}",
+            abandoned.len() as u32 + stragglers,
             stop_seen
                 .unwrap_or(StopCause::Stopped)
-                .abandoned_why(grace(o))
+                .abandoned_why(grace(o)),
         ));
     }
     let idle_resumed = idle.iter().filter(|c| c.tls_resumed()).count() as u64;
@@ -881,6 +891,24 @@ pub async fn run(
             latency_ms: LatencySummary::from_histogram(&connects),
         },
     }))
+}
+
+/// Stop abandoned clients' statements on the server (a statement merely slow would otherwise
+/// go on loading it under the next trial), each cancel within [`CANCEL_WAIT`]; what came of it,
+/// for the abandoned line.
+async fn cancel_abandoned(handles: impl Iterator<Item = &CancelHandle>) -> String {
+    let tried = join_all(
+        handles.map(|h| async move { tokio::time::timeout(CANCEL_WAIT, h.cancel()).await }),
+    )
+    .await;
+    let failed = tried.iter().filter(|r| !matches!(r, Ok(Ok(())))).count();
+    match failed {
+        0 => "their statements were cancelled on the server".to_owned(),
+        n => format!(
+            "{n} statement(s) could not be cancelled on the server (no answer within {} s)",
+            CANCEL_WAIT.as_secs_f64()
+        ),
+    }
 }
 
 /// PostgreSQL's "prepared statement does not exist" (SQLSTATE 26000) in a run: what a pooler in
@@ -1064,12 +1092,12 @@ impl StopCause {
     }
 }
 
-/// How a worker's clients ended: their fatal errors (one line each) and how many were
-/// abandoned in a statement (said once for the whole run).
-#[derive(Debug, Default)]
+/// How a worker's clients ended: their fatal errors (one line each) and the clients
+/// abandoned in a statement (said once for the whole run), by the handle that cancels it.
+#[derive(Default)]
 struct WorkerEnd {
     fatal: Vec<String>,
-    abandoned: u32,
+    abandoned: Vec<CancelHandle>,
 }
 
 /// How one client ended.
@@ -1208,24 +1236,29 @@ async fn worker_main(
     // FuturesUnordered adds a wake-up layer of its own).
     // Each client says how it ended here, so that a hard stop (which drops the clients still
     // in a statement) reads the others' ends.
+    // Each client's cancel handle (kept current across its reconnects) stops the statement
+    // it is abandoned in.
     let ends = Arc::new(Mutex::new(Vec::with_capacity(clients.len())));
+    let mut cancels = Vec::with_capacity(clients.len());
     let tasks: Vec<_> = clients
         .into_iter()
-        .map(|(i, conn, client)| {
+        .enumerate()
+        .map(|(k, (i, conn, client))| {
             let shared = Arc::clone(&shared);
             let stats = Arc::clone(&stats);
             let ends = Arc::clone(&ends);
+            let cancel = Arc::new(Mutex::new(conn.cancel_handle()));
+            cancels.push(Arc::clone(&cancel));
             tokio::spawn(async move {
-                let end = client_loop(i, conn, client, &shared, &stats).await;
-                ends.lock().expect("client ends lock").push(end);
+                let end = client_loop(i, conn, client, &shared, &stats, &cancel).await;
+                ends.lock().expect("client ends lock").push((k, end));
             })
         })
         .collect();
-    let clients = tasks.len() as u32;
     let aborts: Vec<_> = tasks.iter().map(|t| t.abort_handle()).collect();
     let mut end = WorkerEnd {
         fatal: failed_switch,
-        abandoned: 0,
+        ..WorkerEnd::default()
     };
     tokio::select! {
         results = join_all(tasks) => {
@@ -1242,12 +1275,14 @@ async fn worker_main(
         }
     }
     let ended = std::mem::take(&mut *ends.lock().expect("client ends lock"));
-    end.abandoned = clients.saturating_sub(ended.len() as u32);
-    for e in ended {
-        match e {
-            ClientEnd::Finished => {}
-            ClientEnd::Fatal(line) => end.fatal.push(line),
-            ClientEnd::Abandoned => end.abandoned += 1,
+    let handle = |k: usize| cancels[k].lock().expect("cancel handle lock").clone();
+    for k in 0..cancels.len() {
+        match ended.iter().find(|(at, _)| *at == k).map(|(_, e)| e) {
+            Some(ClientEnd::Finished) => {}
+            Some(ClientEnd::Fatal(line)) => end.fatal.push(line.clone()),
+            // In a statement at the hard stop (a blocking one gave up on the abandon flag; an
+            // async one was dropped with its task).
+            Some(ClientEnd::Abandoned) | None => end.abandoned.push(handle(k)),
         }
     }
     let _ = done.send(end);
@@ -1262,6 +1297,7 @@ async fn client_loop(
     mut client: Client,
     shared: &RunShared,
     stats: &Mutex<WorkerStats>,
+    cancel: &Mutex<CancelHandle>,
 ) -> ClientEnd {
     let (open_loop, slot) = {
         let s = stats.lock().expect("stats lock");
@@ -1384,6 +1420,7 @@ async fn client_loop(
         if conn.connects() != connects_seen {
             connects_seen = conn.connects();
             stats.lock().expect("stats lock").connected(&conn);
+            *cancel.lock().expect("cancel handle lock") = conn.cancel_handle();
         }
         // An event abandoned at the hard stop is no event, and did not end then.
         if measured && !matches!(result, Err(None)) {
