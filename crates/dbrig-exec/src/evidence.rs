@@ -243,14 +243,33 @@ impl Collector {
         let start = self.start.lock().expect("evidence lock").take();
         let mut evidence = TrialEvidence::default();
         if let (Some(start), Some((units, unit))) = (start, units) {
-            let spent = |a: Option<f64>, b: Option<f64>| Some((b? - a?).max(0.0));
+            let interval_s = end.at.duration_since(start.at).as_secs_f64();
+            let reading = CpuReading {
+                interval_s,
+                units,
+                cpus: dbrig_server::online_cpus(),
+                tick_s: dbrig_server::cpu_tick_s(),
+            };
+            let mut spent = |who: &str, a: Option<f64>, b: Option<f64>, expected: bool| {
+                reading.spent(a, b, expected).unwrap_or_else(|why| {
+                    self.notes.push(format!("{who} CPU not stored: {why}"));
+                    None
+                })
+            };
+            let server_cpu_s = spent(
+                "server",
+                start.server_s,
+                end.server_s,
+                self.server_pid.is_some(),
+            );
+            let client_cpu_s = spent("client", start.client_s, end.client_s, true);
             evidence.cpu = Some(WorkCpu {
                 unit: unit.to_owned(),
                 units,
-                interval_s: end.at.duration_since(start.at).as_secs_f64(),
-                server_cpu_s: spent(start.server_s, end.server_s),
+                interval_s,
+                server_cpu_s,
                 server_pid: self.server_pid,
-                client_cpu_s: spent(start.client_s, end.client_s),
+                client_cpu_s,
             });
         }
         if let Some(t) = self.ticks.take() {
@@ -301,6 +320,57 @@ impl Collector {
         }
         evidence.notes = std::mem::take(&mut self.notes);
         evidence
+    }
+}
+
+/// What a CPU figure of the measured interval is checked against before it is stored.
+#[derive(Debug, Clone, Copy)]
+struct CpuReading {
+    interval_s: f64,
+    units: u64,
+    /// Online CPUs of the host (`None`: unknown, no upper bound).
+    cpus: Option<u32>,
+    /// `/proc`'s resolution.
+    tick_s: f64,
+}
+
+impl CpuReading {
+    /// The CPU seconds spent between readings `a` and `b` (`expected`: both should exist), or
+    /// why that figure is impossible and must not be stored: a reading that failed, CPU time
+    /// that went down, more than the host's CPUs have in the interval, or none at all for work
+    /// that was done.
+    fn spent(&self, a: Option<f64>, b: Option<f64>, expected: bool) -> Result<Option<f64>, String> {
+        let (Some(a), Some(b)) = (a, b) else {
+            return match expected {
+                true => Err("/proc gave no consistent reading of its processes (they kept ending while it was read)".to_owned()),
+                false => Ok(None),
+            };
+        };
+        let spent = b - a;
+        let slack = 2.0 * self.tick_s;
+        if spent < -slack {
+            return Err(format!(
+                "its CPU time went down by {:.3} s over the trial (a process left unseen)",
+                -spent
+            ));
+        }
+        if let Some(cpus) = self.cpus
+            && spent > self.interval_s * f64::from(cpus) + slack
+        {
+            return Err(format!(
+                "{spent:.3} s of CPU in {:.3} s is more than the host's {cpus} CPUs have",
+                self.interval_s
+            ));
+        }
+        if spent < self.tick_s / 2.0 && self.units > 0 {
+            return Err(format!(
+                "no CPU time for {} unit(s) of work: below /proc's resolution ({} ms) over {:.3} s",
+                self.units,
+                self.tick_s * 1000.0,
+                self.interval_s
+            ));
+        }
+        Ok(Some(spent.max(0.0)))
     }
 }
 
@@ -548,4 +618,48 @@ async fn sample_waits(
     }
     conn.close().await;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: f64 = 0.01;
+
+    fn reading(interval_s: f64, units: u64) -> CpuReading {
+        CpuReading {
+            interval_s,
+            units,
+            cpus: Some(2),
+            tick_s: TICK,
+        }
+    }
+
+    /// A figure is stored only when it can be true: CPU that went down (a process left
+    /// unseen), more than the host's CPUs hold, none at all for work done, or a reading that
+    /// failed are said and left out; a server not on this host has no figure and no note.
+    #[test]
+    fn impossible_cpu_figures_are_refused() {
+        let r = reading(10.0, 20_000);
+        assert_eq!(r.spent(Some(5.0), Some(6.5), true), Ok(Some(1.5)));
+        // Within a tick or two of rounding: 0, not refused (no units of work).
+        assert_eq!(
+            reading(0.1, 0).spent(Some(5.0), Some(5.0), true),
+            Ok(Some(0.0))
+        );
+        let down = r.spent(Some(5.0), Some(4.0), true).unwrap_err();
+        assert!(down.contains("went down by 1.000 s"), "{down}");
+        let over = r.spent(Some(0.0), Some(20.5), true).unwrap_err();
+        assert!(over.contains("more than the host's 2 CPUs"), "{over}");
+        // All of both CPUs for the whole interval is possible.
+        assert_eq!(r.spent(Some(0.0), Some(20.0), true), Ok(Some(20.0)));
+        let none = r.spent(Some(3.0), Some(3.0), true).unwrap_err();
+        assert!(none.contains("no CPU time for 20000 unit(s)"), "{none}");
+        let failed = r.spent(Some(3.0), None, true).unwrap_err();
+        assert!(failed.contains("no consistent reading"), "{failed}");
+        assert_eq!(r.spent(None, None, false), Ok(None));
+        // Without the host's CPU count, no upper bound.
+        let unknown = CpuReading { cpus: None, ..r };
+        assert_eq!(unknown.spent(Some(0.0), Some(50.0), true), Ok(Some(50.0)));
+    }
 }

@@ -310,9 +310,13 @@ pub fn server_warnings(settings: &ServerSettings, clients: Option<u32>) -> Vec<S
     out
 }
 
-/// The process serving `target`'s port and its binary, when the target is on this host. It
-/// walks `/proc/net/tcp` (the kernel's whole socket hash, ~7 ms) and every process's fds.
+/// The process serving `target` and its binary, when the target is on this host: the one
+/// listening on its TCP port, or on its Unix socket file. It walks `/proc/net/tcp` (the
+/// kernel's whole socket hash, ~7 ms) or `/proc/net/unix`, and every process's fds.
 pub fn local_process(target: &Target) -> Option<(u32, PathBuf)> {
+    if let Some(file) = target.socket_file() {
+        return dbrig_server::host::socket_process(&file);
+    }
     let (host, port) = target.tcp_endpoint()?;
     let local = matches!(host, "localhost" | "127.0.0.1" | "::1");
     local
@@ -330,10 +334,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_tcp_targets_have_a_local_binary() {
+    fn only_servers_on_this_host_have_a_local_binary() {
         for url in [
             "mock:",
             "sqlite::memory:",
+            // No socket file there: no process listens on it.
             "mysql://root@localhost/test?socket=/nonexistent/dbrig.sock",
             // Not this host: never looked up, whatever listens on 3306 here.
             "mysql://root@192.0.2.1:3306/test",

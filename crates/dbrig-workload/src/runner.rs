@@ -668,7 +668,7 @@ pub async fn run(
             measuring_at,
             abandon_at,
             // Threads of abandoned clients are waited for this long at most.
-            abandon_at.map(|a| a + ABANDON_WAIT),
+            abandon_at.map(|a| a + abandon_wait(stop_seen)),
         ]
         .into_iter()
         .flatten()
@@ -717,7 +717,7 @@ pub async fn run(
                     // Clients stuck in a statement past the grace period are abandoned.
                     hard_stop.stop();
                 }
-                if abandon_at.is_some_and(|a| now >= a + ABANDON_WAIT) {
+                if abandon_at.is_some_and(|a| now >= a + abandon_wait(stop_seen)) {
                     break false;
                 }
             }
@@ -742,8 +742,9 @@ pub async fn run(
                     interrupted = true;
                 }
                 stop_seen = Some(StopCause::InterruptNow);
-                abandon_at = Some(now);
                 hard_stop.stop();
+                // What was measured is saved now; a client's thread is not waited for.
+                break false;
             }
             // Stopped by the event limit or a client's fatal error: in-flight events get the
             // grace period, then are abandoned.
@@ -1055,6 +1056,17 @@ fn collect_interval(
         errors_ps: ps(t.ignored_errors),
         reconnects_ps: ps(t.reconnects),
         backlog,
+    }
+}
+
+/// How long abandoned clients' threads are waited for once they are abandoned: a client's
+/// blocking call gives up within a quarter of a second; one that does not (a script's loop
+/// without a statement) is left behind, after Ctrl-C sooner.
+fn abandon_wait(cause: Option<StopCause>) -> Duration {
+    match cause {
+        Some(StopCause::Interrupt) => INTERRUPT_GRACE,
+        Some(StopCause::InterruptNow) => Duration::ZERO,
+        _ => ABANDON_WAIT,
     }
 }
 
