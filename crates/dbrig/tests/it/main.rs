@@ -7,6 +7,7 @@ mod bad_input;
 mod connections;
 mod explain;
 mod fidelity;
+mod hangs;
 mod install;
 mod lua;
 mod managed;
