@@ -142,7 +142,9 @@ pub struct RunOptions {
     /// PostgreSQL with 8 or more clients per CPU, one per CPU).
     #[arg(long, default_value_t = 0)]
     pub workers: u32,
-    /// Seconds to wait for a connection before giving up.
+    /// Seconds to wait for a connection to open (handshake and authentication included), and
+    /// for each reply to dbrig's own questions (probes, evidence, each client's set-up), before
+    /// giving up.
     #[arg(long, default_value_t = 10.0)]
     pub connect_timeout: f64,
     /// Measure data that does not match the options (a table size or secondary index other
