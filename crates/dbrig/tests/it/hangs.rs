@@ -584,3 +584,133 @@ fn server_cpu_of_socket_targets_and_of_one_client_postgresql_runs() {
         );
     }
 }
+
+fn psql(db: &str, statement: &str) -> String {
+    let o = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-At",
+            "-c",
+            statement,
+        ])
+        .output()
+        .expect("psql is installed");
+    assert!(
+        o.status.success(),
+        "psql -c {statement}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+/// A PostgreSQL database of the test's own on the machine's server, dropped at the end.
+struct OwnPgDb(String);
+
+impl OwnPgDb {
+    fn new(name: &str) -> OwnPgDb {
+        let db = format!("dbrig_{name}_{}", std::process::id());
+        psql("postgres", &format!("DROP DATABASE IF EXISTS {db}"));
+        psql("postgres", &format!("CREATE DATABASE {db}"));
+        OwnPgDb(db)
+    }
+}
+
+impl Drop for OwnPgDb {
+    fn drop(&mut self) {
+        psql(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.0),
+        );
+    }
+}
+
+/// The clients' set-up waits on the server too: with a lock held elsewhere on the test's own
+/// table (PostgreSQL's parse of a statement on it waits for the lock), the clients' prepares
+/// got no answer and the run waited for as long as the lock was held, Ctrl-C unheard. Now each
+/// reply of the set-up waits at most `--connect-timeout` and the run fails in one line that
+/// says so; Ctrl-C while the clients set up stops the run at once (exit 130).
+#[test]
+fn a_lock_held_elsewhere_fails_the_set_up_within_the_connect_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let db = OwnPgDb::new("setup_lock");
+    let url = format!("postgres://postgres@127.0.0.1:5432/{}", db.0);
+    ok(dbrig(
+        out,
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--target",
+            &url,
+            "--table-size",
+            "1000",
+        ],
+    ));
+    let mut holder = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", &db.0, "-c"])
+        .arg("BEGIN; LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120);")
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("psql runs");
+    let held = format!(
+        "SELECT COUNT(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+         WHERE c.relname = 'sbtest1' AND l.mode = 'AccessExclusiveLock' AND l.granted"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while psql(&db.0, &held) != "1" {
+        assert!(Instant::now() < deadline, "the lock was never taken");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let began = Instant::now();
+    let o = dbrig(
+        out,
+        &[
+            "run",
+            "oltp_point_select",
+            "--target",
+            &url,
+            "--table-size",
+            "1000",
+            "--time",
+            "5",
+            "--connect-timeout",
+            "2",
+        ],
+    );
+    let took = began.elapsed();
+    let error = crate::error_line(&o);
+    assert!(took < Duration::from_secs(15), "{took:?}: {error}");
+    assert!(
+        error.contains("within 2 s") && error.contains("a lock held elsewhere"),
+        "{error}"
+    );
+    assert!(
+        error.contains("statement: SELECT c FROM sbtest1"),
+        "{error}"
+    );
+
+    let mut child = spawn_run(out, &url, &["--time", "5"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    interrupt(&child);
+    let sent = Instant::now();
+    let status = wait_within(&mut child, Duration::from_secs(60));
+    let took = sent.elapsed();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut stderr);
+    }
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{stderr}");
+    assert!(
+        took < Duration::from_secs(2),
+        "Ctrl-C took {took:?}:\n{stderr}"
+    );
+}
