@@ -731,7 +731,8 @@ pub async fn run(
                     stopped_at = Some(now);
                 }
                 stop_seen = Some(StopCause::Interrupt);
-                abandon_at = Some(abandon_at.map_or(now + INTERRUPT_GRACE, |a| a.min(now + INTERRUPT_GRACE)));
+                let soon = now + INTERRUPT_GRACE;
+                abandon_at = Some(abandon_at.map_or(soon, |a| a.min(soon)));
             }
             // A second Ctrl-C: nothing more is waited for.
             _ = interrupt.stopped_now(), if !hard_stop.is_stopped() => {
