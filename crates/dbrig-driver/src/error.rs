@@ -139,7 +139,7 @@ impl DriverError {
 }
 
 /// A duration as people read it in a message: `10 s`, `0.5 s`.
-pub fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
         format!("{s:.0} s")
