@@ -657,12 +657,10 @@ fn a_lock_held_elsewhere_fails_the_set_up_within_the_connect_timeout() {
         .stdout(Stdio::null())
         .spawn()
         .expect("psql runs");
-    let held = format!(
-        "SELECT COUNT(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
-         WHERE c.relname = 'sbtest1' AND l.mode = 'AccessExclusiveLock' AND l.granted"
-    );
+    let held = "SELECT COUNT(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+                WHERE c.relname = 'sbtest1' AND l.mode = 'AccessExclusiveLock' AND l.granted";
     let deadline = Instant::now() + Duration::from_secs(30);
-    while psql(&db.0, &held) != "1" {
+    while psql(&db.0, held) != "1" {
         assert!(Instant::now() < deadline, "the lock was never taken");
         std::thread::sleep(Duration::from_millis(50));
     }
