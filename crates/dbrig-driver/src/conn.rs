@@ -26,7 +26,17 @@ pub struct ConnectOptions {
     /// sends text (`--db-ps-mode=disable`); `Extended` (PostgreSQL only) sends each statement
     /// as an unnamed parse/bind/execute in one round trip.
     pub protocol: Protocol,
+    /// The longest opening a connection may take, from the first packet to the first query's
+    /// answer (a second attempt in the clear after a refused TLS `prefer` gets its own).
     pub connect_timeout: Duration,
+    /// The longest any statement on the connection may wait for the server's reply, for dbrig's
+    /// own questions (evidence, probes, checks, a client's set-up) whose statements are quick:
+    /// a server that stops answering (stopped, hung, starved) then fails them with
+    /// [`ErrorKind::NoReply`] instead of holding the run. `None` (the default): a statement
+    /// takes as long as it takes — a workload's statements, whose end the runner bounds.
+    /// The connection is given up once a reply is late (its protocol state is unknown): every
+    /// later call returns the same error at once, until [`Connection::reconnect`].
+    pub reply_timeout: Option<Duration>,
     /// A benchmark client's or loader's connection: use the lean wire clients, which cost a
     /// fraction of the full clients' CPU per statement. On MariaDB/MySQL `mysql_wire` (no
     /// `LOAD DATA`: its bulk loads use MariaDB's binary bulk command), on PostgreSQL
@@ -82,6 +92,7 @@ impl Default for ConnectOptions {
             policy: ErrorPolicy::default(),
             protocol: Protocol::Prepared,
             connect_timeout: Duration::from_secs(10),
+            reply_timeout: None,
             lean: false,
             own_thread: None,
             connect_times: None,
@@ -138,6 +149,38 @@ pub(crate) enum Backend {
     Mock(Box<mock::MockConnection>),
 }
 
+/// One statement call on the backend within the connection's reply limit (see
+/// [`ConnectOptions::reply_timeout`]): `$work` is an `async` block that borrows the backend.
+/// A connection given up earlier answers with that error at once.
+macro_rules! bounded {
+    ($self:ident, $work:expr) => {{
+        match $self.gave_up.clone() {
+            Some(e) => Err(e),
+            None => {
+                let r = match $self.options.reply_timeout {
+                    None => $work.await,
+                    Some(limit) => {
+                        let timed = tokio::time::timeout(limit, $work).await;
+                        timed.unwrap_or_else(|_| {
+                            Err(DriverError::no_reply(
+                                &$self.target.place(),
+                                "no answer to a statement (a server that stopped answering, or a lock held elsewhere)",
+                                limit,
+                            ))
+                        })
+                    }
+                };
+                if let Err(e) = &r
+                    && e.kind == ErrorKind::NoReply
+                {
+                    $self.gave_up = Some(e.clone());
+                }
+                r
+            }
+        }
+    }};
+}
+
 /// Dispatch one call to whichever backend this is; every backend has the same inherent API.
 macro_rules! dispatch {
     ($self:expr, $b:ident => $call:expr) => {
@@ -176,6 +219,8 @@ pub struct Connection {
     /// opened: the runner reports connect latency apart from statement latency.
     connect_time: Duration,
     connects: u64,
+    /// Why this connection was given up (a reply later than `options.reply_timeout`).
+    gave_up: Option<DriverError>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -212,6 +257,7 @@ impl Connection {
             server_version,
             connect_time,
             connects: 1,
+            gave_up: None,
         };
         if let Some(t) = &options.connect_times {
             t.record(&conn);
@@ -237,7 +283,10 @@ impl Connection {
         self.server_version = dispatch!(&backend, b => b.server_version().to_owned());
         self._session = SessionMark::new(&self.target, session_id(&backend));
         let old = std::mem::replace(&mut self.backend, backend);
-        dispatch!(old, b => b.close().await);
+        // A connection given up mid-reply gets no goodbye: its server is not answering.
+        if self.gave_up.take().is_none() {
+            dispatch!(old, b => b.close().await);
+        }
         if let Some(t) = self.options.connect_times.clone() {
             t.record(self);
         }
@@ -301,8 +350,10 @@ impl Connection {
     /// Prepare a statement (placeholders: `?` for MySQL/SQLite, `$1…` for PostgreSQL).
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, DriverError> {
         if self.options.protocol == Protocol::Prepared {
-            dispatch!(&mut self.backend, b => b.prepare(sql).await)
-                .map_err(|e| e.with_statement(sql))?;
+            bounded!(self, async {
+                dispatch!(&mut self.backend, b => b.prepare(sql).await)
+            })
+            .map_err(|e| e.with_statement(sql))?;
         }
         self.statements.push(sql.to_owned());
         Ok(Statement(self.statements.len() - 1))
@@ -314,21 +365,24 @@ impl Connection {
         stmt: Statement,
         params: &[Value],
     ) -> Result<Outcome, DriverError> {
-        let result = match (self.options.protocol, &mut self.backend) {
-            (Protocol::Prepared, backend) => {
-                dispatch!(backend, b => b.execute(stmt.0, params).await)
+        let result = bounded!(self, async {
+            match (self.options.protocol, &mut self.backend) {
+                (Protocol::Prepared, backend) => {
+                    dispatch!(backend, b => b.execute(stmt.0, params).await)
+                }
+                (Protocol::Extended, Backend::Postgres(b)) => {
+                    b.execute_unnamed(&self.statements[stmt.0], params).await
+                }
+                (Protocol::Extended, Backend::PostgresWire(b)) => {
+                    b.execute_unnamed(&self.statements[stmt.0], params).await
+                }
+                (_, backend) => {
+                    let sql =
+                        inline_params(self.target.dialect(), &self.statements[stmt.0], params);
+                    dispatch!(backend, b => b.execute_text(&sql).await)
+                }
             }
-            (Protocol::Extended, Backend::Postgres(b)) => {
-                b.execute_unnamed(&self.statements[stmt.0], params).await
-            }
-            (Protocol::Extended, Backend::PostgresWire(b)) => {
-                b.execute_unnamed(&self.statements[stmt.0], params).await
-            }
-            (_, backend) => {
-                let sql = inline_params(self.target.dialect(), &self.statements[stmt.0], params);
-                dispatch!(backend, b => b.execute_text(&sql).await)
-            }
-        };
+        });
         result.map_err(|e| e.with_statement(&self.statements[stmt.0]))
     }
 
@@ -340,26 +394,31 @@ impl Connection {
         stmt: Statement,
         params: &[Value],
     ) -> Result<Rows, DriverError> {
-        let result = match (self.options.protocol, &mut self.backend) {
-            (Protocol::Prepared, backend) => {
-                dispatch!(backend, b => b.execute_rows(stmt.0, params).await)
+        let result = bounded!(self, async {
+            match (self.options.protocol, &mut self.backend) {
+                (Protocol::Prepared, backend) => {
+                    dispatch!(backend, b => b.execute_rows(stmt.0, params).await)
+                }
+                (Protocol::Extended, backend) => {
+                    let sql = &self.statements[stmt.0];
+                    dispatch!(backend, b => b.query_rows(sql, params, false).await)
+                }
+                (_, backend) => {
+                    let sql =
+                        inline_params(self.target.dialect(), &self.statements[stmt.0], params);
+                    dispatch!(backend, b => b.query_rows(&sql, &[], true).await)
+                }
             }
-            (Protocol::Extended, backend) => {
-                let sql = &self.statements[stmt.0];
-                dispatch!(backend, b => b.query_rows(sql, params, false).await)
-            }
-            (_, backend) => {
-                let sql = inline_params(self.target.dialect(), &self.statements[stmt.0], params);
-                dispatch!(backend, b => b.query_rows(&sql, &[], true).await)
-            }
-        };
+        });
         result.map_err(|e| e.with_statement(&self.statements[stmt.0]))
     }
 
     /// Execute SQL text without parameters (BEGIN, COMMIT, DDL…).
     pub async fn execute_text(&mut self, sql: &str) -> Result<Outcome, DriverError> {
-        dispatch!(&mut self.backend, b => b.execute_text(sql).await)
-            .map_err(|e| e.with_statement(sql))
+        bounded!(self, async {
+            dispatch!(&mut self.backend, b => b.execute_text(sql).await)
+        })
+        .map_err(|e| e.with_statement(sql))
     }
 
     /// Execute `sql` as text with `params` written into it as literals, the way sysbench sends
@@ -381,8 +440,10 @@ impl Connection {
         sql: &str,
         params: &[Value],
     ) -> Result<Vec<Vec<Value>>, DriverError> {
-        dispatch!(&mut self.backend, b => b.query(sql, params).await)
-            .map_err(|e| e.with_statement(sql))
+        bounded!(self, async {
+            dispatch!(&mut self.backend, b => b.query(sql, params).await)
+        })
+        .map_err(|e| e.with_statement(sql))
     }
 
     /// Run a query and return its rows with the column names: as text (the simple query
@@ -394,8 +455,10 @@ impl Connection {
         params: &[Value],
         text: bool,
     ) -> Result<Rows, DriverError> {
-        dispatch!(&mut self.backend, b => b.query_rows(sql, params, text).await)
-            .map_err(|e| e.with_statement(sql))
+        bounded!(self, async {
+            dispatch!(&mut self.backend, b => b.query_rows(sql, params, text).await)
+        })
+        .map_err(|e| e.with_statement(sql))
     }
 
     /// Run `sql` as one simple-protocol query (several statements allowed, pgbench's `\;`
@@ -406,19 +469,21 @@ impl Connection {
         &mut self,
         sql: &str,
     ) -> Result<Vec<(Outcome, Rows)>, DriverError> {
-        let results = match &mut self.backend {
-            Backend::Postgres(b) => b.query_results_text(sql).await,
-            Backend::PostgresWire(b) => b.query_results_text(sql).await,
-            other => dispatch!(other, b => b.query_rows(sql, &[], true).await).map(|r| {
-                vec![(
-                    Outcome {
-                        result_set: true,
-                        rows: r.rows.len() as u64,
-                    },
-                    r,
-                )]
-            }),
-        };
+        let results = bounded!(self, async {
+            match &mut self.backend {
+                Backend::Postgres(b) => b.query_results_text(sql).await,
+                Backend::PostgresWire(b) => b.query_results_text(sql).await,
+                other => dispatch!(other, b => b.query_rows(sql, &[], true).await).map(|r| {
+                    vec![(
+                        Outcome {
+                            result_set: true,
+                            rows: r.rows.len() as u64,
+                        },
+                        r,
+                    )]
+                }),
+            }
+        });
         results.map_err(|e| e.with_statement(sql))
     }
 
@@ -431,16 +496,18 @@ impl Connection {
         sql: &str,
         params: &[Value],
     ) -> Result<Outcome, DriverError> {
-        let outcome = match &mut self.backend {
-            Backend::Postgres(b) => b.execute_unnamed(sql, params).await,
-            Backend::PostgresWire(b) => b.execute_unnamed(sql, params).await,
-            other => {
-                dispatch!(other, b => b.query_rows(sql, params, false).await).map(|r| Outcome {
-                    result_set: true,
-                    rows: r.rows.len() as u64,
-                })
+        let outcome = bounded!(self, async {
+            match &mut self.backend {
+                Backend::Postgres(b) => b.execute_unnamed(sql, params).await,
+                Backend::PostgresWire(b) => b.execute_unnamed(sql, params).await,
+                other => {
+                    dispatch!(other, b => b.query_rows(sql, params, false).await).map(|r| Outcome {
+                        result_set: true,
+                        rows: r.rows.len() as u64,
+                    })
+                }
             }
-        };
+        });
         outcome.map_err(|e| e.with_statement(sql))
     }
 
@@ -472,26 +539,29 @@ impl Connection {
                 other => other.clone(),
             })
             .collect();
-        let replies = match &mut self.backend {
-            Backend::Postgres(b) => {
-                let statements: Vec<PipelineItem> = items
-                    .iter()
-                    .filter(|i| !matches!(i, PipelineItem::Sync))
-                    .cloned()
-                    .collect();
-                b.pipeline(&statements).await
-            }
-            Backend::PostgresWire(b) => b.pipeline(&items).await,
-            _ => {
-                return Err(DriverError::fatal(
-                    ErrorKind::Statement,
-                    format!(
-                        "pipeline mode is supported on PostgreSQL only, not on {}",
-                        self.target.dialect().name()
-                    ),
-                ));
-            }
-        };
+        if !self.can_pipeline() {
+            return Err(DriverError::fatal(
+                ErrorKind::Statement,
+                format!(
+                    "pipeline mode is supported on PostgreSQL only, not on {}",
+                    self.target.dialect().name()
+                ),
+            ));
+        }
+        let replies = bounded!(self, async {
+            Ok(match &mut self.backend {
+                Backend::Postgres(b) => {
+                    let statements: Vec<PipelineItem> = items
+                        .iter()
+                        .filter(|i| !matches!(i, PipelineItem::Sync))
+                        .cloned()
+                        .collect();
+                    b.pipeline(&statements).await
+                }
+                Backend::PostgresWire(b) => b.pipeline(&items).await,
+                _ => Vec::new(),
+            })
+        })?;
         let statements = items.iter().filter(|i| !matches!(i, PipelineItem::Sync));
         let mut outcomes = Vec::with_capacity(replies.len());
         for (reply, item) in replies.into_iter().zip(statements) {
@@ -534,6 +604,9 @@ impl Connection {
         params: &[Value],
         timeout: Duration,
     ) -> Result<Vec<Vec<Value>>, DriverError> {
+        if let Some(e) = &self.gave_up {
+            return Err(e.clone());
+        }
         let handle = self.cancel_handle();
         let raced = race(
             async { dispatch!(&mut self.backend, b => b.query(sql, params).await) },
@@ -553,6 +626,9 @@ impl Connection {
         sql: &str,
         timeout: Duration,
     ) -> Result<Outcome, DriverError> {
+        if let Some(e) = &self.gave_up {
+            return Err(e.clone());
+        }
         let handle = self.cancel_handle();
         let raced = race(
             async { dispatch!(&mut self.backend, b => b.execute_text(sql).await) },
@@ -612,7 +688,9 @@ impl Connection {
     /// a loader's connection for the load).
     pub async fn bulk_load(&mut self, load: BulkLoad) -> Result<u64, DriverError> {
         self.switch_to_bulk_path().await?;
-        dispatch!(&mut self.backend, b => b.bulk_load(load).await)
+        bounded!(self, async {
+            dispatch!(&mut self.backend, b => b.bulk_load(load).await)
+        })
     }
 
     /// [`Connection::bulk_load`] of rows already encoded as bulk text (see
@@ -620,7 +698,9 @@ impl Connection {
     /// are; MariaDB's bulk command unescapes them into string parameters.
     pub async fn bulk_load_text(&mut self, load: BulkText) -> Result<u64, DriverError> {
         self.switch_to_bulk_path().await?;
-        dispatch!(&mut self.backend, b => b.bulk_load_text(load).await)
+        bounded!(self, async {
+            dispatch!(&mut self.backend, b => b.bulk_load_text(load).await)
+        })
     }
 
     /// The typed bulk format this connection loads fastest, for a producer that writes its
@@ -727,8 +807,38 @@ impl Connection {
             .is_empty())
     }
 
+    /// Say goodbye and close (a connection given up closes without a word: its server is
+    /// not answering).
     pub async fn close(self) {
-        dispatch!(self.backend, b => b.close().await)
+        if self.gave_up.is_none() {
+            dispatch!(self.backend, b => b.close().await)
+        }
+    }
+
+    /// Change the reply limit of this connection's statements (see
+    /// [`ConnectOptions::reply_timeout`]): the runner bounds a client's set-up, then lets its
+    /// workload's statements take as long as they take.
+    pub fn set_reply_timeout(&mut self, limit: Option<Duration>) {
+        self.options.reply_timeout = limit;
+    }
+
+    /// From now on this connection (and each reconnect) makes blocking socket calls on the
+    /// caller's thread, which must run nothing else (see [`ConnectOptions::own_thread`]); a
+    /// connection that cannot (not a lean client) stays as it is.
+    pub fn take_own_thread(&mut self, own: OwnThread) -> Result<(), DriverError> {
+        let place = self.target.place();
+        let made = match &mut self.backend {
+            Backend::MysqlWire(w) => w.make_blocking(&own),
+            Backend::PostgresWire(w) => w.make_blocking(&own),
+            _ => Ok(()),
+        };
+        self.options.own_thread = Some(own);
+        made.map_err(|e| {
+            DriverError::fatal(
+                ErrorKind::ConnectionLost,
+                format!("{place}: cannot switch the socket to blocking calls: {e}"),
+            )
+        })
     }
 }
 
@@ -768,7 +878,7 @@ async fn open_backend(target: &Target, options: &ConnectOptions) -> Result<Backe
             // libpq's `prefer`: a connection that fails once TLS is tried — a handshake
             // rustls refuses, or the server's rules refusing the encrypted session
             // (`hostnossl`) — is tried once more without TLS. Not when nothing answered.
-            Err(e) if e.kind != ErrorKind::Unreachable => {
+            Err(e) if !matches!(e.kind, ErrorKind::Unreachable | ErrorKind::NoReply) => {
                 let mut clear = target.clone();
                 if let Target::Postgres { tls, .. } = &mut clear {
                     tls.mode = TlsMode::Disable;

@@ -1,5 +1,7 @@
 //! Driver errors, classified by the engine's error code.
 
+use std::time::Duration;
+
 use dbrig_core::ErrorClass;
 
 /// What went wrong, as far as the caller needs to act on it (messages are for people only).
@@ -29,6 +31,11 @@ pub enum ErrorKind {
     /// This process has as many files open as it may (`RLIMIT_NOFILE`, or the system's
     /// table): no socket or database file can be opened until the limit is raised.
     OpenFiles,
+    /// The server took the connection but did not answer within the limit — its handshake
+    /// within the connect timeout, or a statement's reply within the connection's reply limit
+    /// (`ConnectOptions::reply_timeout`): a server stopped (SIGSTOP), hung or starved. The
+    /// connection was given up (not cancelled on the server: nothing there answers).
+    NoReply,
 }
 
 /// The kinds of failed transactions pgbench counts apart.
@@ -115,7 +122,10 @@ impl DriverError {
     /// answer, a lost connection, a timeout or a retryable error may pass by themselves.
     pub fn lasts(&self) -> bool {
         match self.kind {
-            ErrorKind::Unreachable | ErrorKind::ConnectionLost | ErrorKind::Timeout => false,
+            ErrorKind::Unreachable
+            | ErrorKind::ConnectionLost
+            | ErrorKind::Timeout
+            | ErrorKind::NoReply => false,
             _ => self.class == ErrorClass::Fatal,
         }
     }
@@ -136,6 +146,14 @@ impl DriverError {
             ErrorClass::Reconnect,
             code,
             message,
+        )
+    }
+
+    /// The server at `place` did not answer `what` within `limit`.
+    pub(crate) fn no_reply(place: &str, what: impl std::fmt::Display, limit: Duration) -> Self {
+        Self::fatal(
+            ErrorKind::NoReply,
+            format!("no reply from {place} within {}: {what}", seconds(limit)),
         )
     }
 
@@ -193,6 +211,16 @@ impl DriverError {
                 shown(hard)
             ),
         )
+    }
+}
+
+/// A duration as people read it in a message: `10 s`, `0.5 s`.
+pub(crate) fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{} s", (s * 1000.0).round() / 1000.0)
     }
 }
 

@@ -68,7 +68,9 @@ impl MysqlConnection {
                 other => other,
             }
         };
-        let mut conn = match tokio::time::timeout(options.connect_timeout, attempt).await {
+        // One connect timeout for the whole opening, the first queries included.
+        let deadline = tokio::time::Instant::now() + options.connect_timeout;
+        let mut conn = match tokio::time::timeout_at(deadline, attempt).await {
             Err(_) => {
                 return Err(DriverError::unreachable(
                     &place,
@@ -78,11 +80,23 @@ impl MysqlConnection {
             Ok(Err(e)) => return Err(connect_error(e, target, &place, &options.policy)),
             Ok(Ok(c)) => c,
         };
-        let version = conn
-            .query_first::<String, _>("SELECT VERSION()")
+        // The minimum TLS version is enforced in the handshake itself (tls.rs); what is left of
+        // the opening is the first query.
+        let first_query = async {
+            conn.query_first::<String, _>("SELECT VERSION()")
+                .await
+                .map_err(|e| map_error(e, &options.policy))
+                .map(Option::unwrap_or_default)
+        };
+        let version = tokio::time::timeout_at(deadline, first_query)
             .await
-            .map_err(|e| map_error(e, &options.policy))?
-            .unwrap_or_default();
+            .map_err(|_| {
+                DriverError::no_reply(
+                    &place,
+                    "no answer to the first query (the server took the connection but does not answer: stopped, hung or starved)",
+                    options.connect_timeout,
+                )
+            })??;
         Ok(Self {
             conn,
             statements: Vec::new(),

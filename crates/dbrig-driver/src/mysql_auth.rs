@@ -351,6 +351,7 @@ mod tests {
             &ConnectOptions::default(),
             mysql_async::Opts::default(),
             None,
+            tokio::time::Instant::now() + std::time::Duration::from_secs(10),
         )
         .await
         .map(|_| ())

@@ -221,8 +221,10 @@ impl WireConnection {
         };
         let tls = WireTls::for_endpoint(tls, endpoint)?;
         let place = endpoint.place();
-        let socket = match tokio::time::timeout(
-            options.connect_timeout,
+        // One connect timeout for the whole opening (see `over` for the handshake's part).
+        let deadline = tokio::time::Instant::now() + options.connect_timeout;
+        let socket = match tokio::time::timeout_at(
+            deadline,
             WireSocket::connect(endpoint, std::path::Path::to_path_buf),
         )
         .await
@@ -239,7 +241,7 @@ impl WireConnection {
         let password = password.as_ref().map(|p| p.expose());
         let kill_opts = opts_for(target)?.0.into();
         let mut conn = Self::over(
-            socket, user, password, database, &place, options, kill_opts, tls,
+            socket, user, password, database, &place, options, kill_opts, tls, deadline,
         )
         .await?;
         // Opened and authenticated async (under the connect timeout); a client that owns its
@@ -263,6 +265,7 @@ impl WireConnection {
         options: &ConnectOptions,
         kill_opts: mysql_async::Opts,
         tls: Option<WireTls>,
+        deadline: tokio::time::Instant,
     ) -> Result<Self, WireError> {
         let mut conn = Self {
             socket,
@@ -280,22 +283,19 @@ impl WireConnection {
             tls,
             auth: AuthPath::default(),
         };
-        let handshake = tokio::time::timeout(
-            options.connect_timeout,
-            conn.handshake(user, password, database, place),
-        )
+        // A server that took the connection (the kernel does, for a stopped server) but does
+        // not finish the handshake by `deadline` did not answer.
+        let opened = tokio::time::timeout_at(deadline, async {
+            conn.handshake(user, password, database, place).await?;
+            let version = conn.query("SELECT VERSION()", &[]).await?;
+            if let Some(Value::Text(v)) = version.first().and_then(|r| r.first()) {
+                conn.version = v.clone();
+            }
+            Ok::<_, WireError>(())
+        })
         .await
-        .map_err(|_| {
-            DriverError::unreachable(
-                place,
-                format_args!("no MySQL handshake within {:?}", options.connect_timeout),
-            )
-        })?;
-        handshake?;
-        let version = conn.query("SELECT VERSION()", &[]).await?;
-        if let Some(Value::Text(v)) = version.first().and_then(|r| r.first()) {
-            conn.version = v.clone();
-        }
+        .map_err(|_| DriverError::no_reply(place, "no MySQL handshake (the server took the connection but does not answer: stopped, hung or starved)", options.connect_timeout))?;
+        opened?;
         Ok(conn)
     }
 
@@ -587,6 +587,11 @@ impl WireConnection {
             opts: self.kill_opts.clone(),
             connection_id: self.connection_id,
         })
+    }
+
+    /// Switch to blocking socket calls on the caller's own thread (see [`crate::OwnThread`]).
+    pub(crate) fn make_blocking(&mut self, own: &crate::OwnThread) -> std::io::Result<()> {
+        self.socket.make_blocking(Arc::clone(&own.abandon))
     }
 
     pub(crate) async fn close(mut self) {
@@ -1297,6 +1302,7 @@ mod tests {
             &ConnectOptions::default(),
             mysql_async::Opts::default(),
             None,
+            tokio::time::Instant::now() + std::time::Duration::from_secs(10),
         )
         .await;
         serve.abort();

@@ -367,21 +367,40 @@ impl PgWireConnection {
             unreachable!("postgres wire client opened for a non-postgres target")
         };
         let place = endpoint.place();
-        let mut conn = match tokio::time::timeout(
-            options.connect_timeout,
-            Self::open(target, options, &place),
+        // One connect timeout for the whole opening: nothing accepting the connection in
+        // time is an unreachable server; one that accepts it (the kernel does, for a stopped
+        // server) and then does not finish the handshake did not answer.
+        let deadline = tokio::time::Instant::now() + options.connect_timeout;
+        let socket = match tokio::time::timeout_at(
+            deadline,
+            WireSocket::connect(endpoint, crate::target::pg_socket_file),
         )
         .await
         {
             Err(_) => {
                 return Err(DriverError::unreachable(
                     &place,
-                    format_args!(
-                        "no PostgreSQL handshake within {:?}",
-                        options.connect_timeout
-                    ),
+                    format_args!("no connection within {:?}", options.connect_timeout),
                 )
                 .into());
+            }
+            Ok(s) => {
+                s.map_err(|e| DriverError::unreachable(&place, format_args!("PostgreSQL: {e}")))?
+            }
+        };
+        let mut conn = match tokio::time::timeout_at(
+            deadline,
+            Self::open(socket, target, options, &place),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(DriverError::no_reply(
+                        &place,
+                        "no PostgreSQL handshake (the server took the connection but does not answer: stopped, hung or starved)",
+                        options.connect_timeout,
+                    )
+                    .into());
             }
             Ok(r) => r?,
         };
@@ -396,6 +415,7 @@ impl PgWireConnection {
     }
 
     async fn open(
+        socket: WireSocket,
         target: &Target,
         options: &ConnectOptions,
         place: &str,
@@ -410,9 +430,6 @@ impl PgWireConnection {
         else {
             unreachable!("postgres wire client opened for a non-postgres target")
         };
-        let socket = WireSocket::connect(endpoint, crate::target::pg_socket_file)
-            .await
-            .map_err(|e| DriverError::unreachable(place, format_args!("PostgreSQL: {e}")))?;
         let mut conn = Self {
             socket,
             rbuf: BytesMut::with_capacity(READ_CHUNK),
@@ -1286,6 +1303,11 @@ impl PgWireConnection {
             self.read_count(false).await.map(|o| o.rows)
         };
         copied.await.map_err(|e| e.with_statement(&sql))
+    }
+
+    /// Switch to blocking socket calls on the caller's own thread (see [`crate::OwnThread`]).
+    pub(crate) fn make_blocking(&mut self, own: &crate::OwnThread) -> std::io::Result<()> {
+        self.socket.make_blocking(Arc::clone(&own.abandon))
     }
 
     pub(crate) async fn close(mut self) {

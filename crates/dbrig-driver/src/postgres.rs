@@ -118,7 +118,9 @@ impl PostgresConnection {
             _ => None,
         };
         let cancel_tls = tls_connector.clone();
-        let connected = tokio::time::timeout(options.connect_timeout, async {
+        // One connect timeout for the whole opening, the first query included.
+        let deadline = tokio::time::Instant::now() + options.connect_timeout;
+        let connected = tokio::time::timeout_at(deadline, async {
             match tls_connector {
                 Some(t) => config
                     .connect(t)
@@ -149,10 +151,19 @@ impl PostgresConnection {
         security.tls = session.lock().ok().and_then(|s| s.clone());
         let mut version = String::new();
         let mut backend_pid = 0;
-        let messages = client
-            .simple_query("SELECT current_setting('server_version'), pg_backend_pid()")
-            .await
-            .map_err(|e| map_error(e, &options.policy))?;
+        let messages = tokio::time::timeout_at(
+            deadline,
+            client.simple_query("SELECT current_setting('server_version'), pg_backend_pid()"),
+        )
+        .await
+        .map_err(|_| {
+            DriverError::no_reply(
+                &place,
+                "no answer to the first query (the server took the connection but does not answer: stopped, hung or starved)",
+                options.connect_timeout,
+            )
+        })?
+        .map_err(|e| map_error(e, &options.policy))?;
         for m in messages {
             if let SimpleQueryMessage::Row(row) = m {
                 version = row.get(0).unwrap_or_default().to_owned();

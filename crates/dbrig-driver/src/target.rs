@@ -486,6 +486,31 @@ impl Target {
         }
     }
 
+    /// How error messages name where the server is: `host:port`, the socket's path, the
+    /// SQLite file.
+    pub(crate) fn place(&self) -> String {
+        match self {
+            Target::Mysql { endpoint, .. } | Target::Postgres { endpoint, .. } => endpoint.place(),
+            other => other.to_string(),
+        }
+    }
+
+    /// The Unix socket file a socket target connects to (PostgreSQL's `.s.PGSQL.PORT` in the
+    /// directory the URL names); `None` for TCP, SQLite and the mock engine.
+    pub fn socket_file(&self) -> Option<PathBuf> {
+        match self {
+            Target::Mysql {
+                endpoint: Endpoint::Socket(path),
+                ..
+            } => Some(path.clone()),
+            Target::Postgres {
+                endpoint: Endpoint::Socket(path),
+                ..
+            } => Some(pg_socket_file(path)),
+            _ => None,
+        }
+    }
+
     /// Whether the URL itself carried a password (the CLI warns about that).
     pub fn has_url_password(&self) -> bool {
         matches!(

@@ -26,7 +26,7 @@ use dbrig_workload::perfrun::{background_innodb_counter, delta, name_values, sta
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::probes::probe_sql;
+use crate::probes::{asking, probe_sql};
 use crate::profile::Profiler;
 
 /// What the plan asks to be collected besides CPU and counters.
@@ -144,7 +144,7 @@ impl Collector {
         let (ticks, counters) = match probe_sql(target, "counters") {
             Some(_) if options.reachable => {
                 let (tx, rx) = mpsc::unbounded_channel();
-                let task = tokio::spawn(sample_counters(target.clone(), connect.clone(), rx));
+                let task = tokio::spawn(sample_counters(target.clone(), asking(connect), rx));
                 (Some(tx), Some(task))
             }
             _ => (None, None),
@@ -157,7 +157,7 @@ impl Collector {
                 let (stop, stopped) = oneshot::channel();
                 let task = tokio::spawn(sample_waits(
                     target.clone(),
-                    connect.clone(),
+                    asking(connect),
                     Duration::from_millis(ms),
                     Arc::clone(&measuring_since),
                     stopped,
@@ -222,8 +222,15 @@ impl Collector {
         }
     }
 
-    /// The trial is over: its evidence, with CPU divided among `units` units of work.
-    pub async fn finish(mut self, units: Option<(u64, &str)>) -> TrialEvidence {
+    /// The trial is over: its evidence, with CPU divided among `units` units of work. The
+    /// samplers' connections answer within their reply limit, so this waits at most that long
+    /// on a server that stopped answering; with `patience` (a run stopped by Ctrl-C: briefly,
+    /// a second one: not at all) it waits no longer than that for their last answers.
+    pub async fn finish(
+        mut self,
+        units: Option<(u64, &str)>,
+        patience: Option<Duration>,
+    ) -> TrialEvidence {
         if self.off {
             return TrialEvidence {
                 switched_off: true,
@@ -236,36 +243,74 @@ impl Collector {
         let start = self.start.lock().expect("evidence lock").take();
         let mut evidence = TrialEvidence::default();
         if let (Some(start), Some((units, unit))) = (start, units) {
-            let spent = |a: Option<f64>, b: Option<f64>| Some((b? - a?).max(0.0));
+            let interval_s = end.at.duration_since(start.at).as_secs_f64();
+            let reading = CpuReading {
+                interval_s,
+                units,
+                cpus: dbrig_server::online_cpus(),
+                tick_s: dbrig_server::cpu_tick_s(),
+            };
+            let mut spent = |who: &str, a: Option<f64>, b: Option<f64>, expected: bool| {
+                reading.spent(a, b, expected).unwrap_or_else(|why| {
+                    self.notes.push(format!("{who} CPU not stored: {why}"));
+                    None
+                })
+            };
+            let server_cpu_s = spent(
+                "server",
+                start.server_s,
+                end.server_s,
+                self.server_pid.is_some(),
+            );
+            let client_cpu_s = spent("client", start.client_s, end.client_s, true);
             evidence.cpu = Some(WorkCpu {
                 unit: unit.to_owned(),
                 units,
-                interval_s: end.at.duration_since(start.at).as_secs_f64(),
-                server_cpu_s: spent(start.server_s, end.server_s),
+                interval_s,
+                server_cpu_s,
                 server_pid: self.server_pid,
-                client_cpu_s: spent(start.client_s, end.client_s),
+                client_cpu_s,
             });
         }
         if let Some(t) = self.ticks.take() {
             let _ = t.send(Tick::Stop);
         }
+        let cut_short = |what: &str| {
+            format!(
+                "{what} not sampled to the end: the run was stopped (Ctrl-C) before their last answer"
+            )
+        };
         if let Some(task) = self.counters.take() {
-            match task.await {
-                Ok(Ok(series)) if !series.total.is_empty() => evidence.counters = Some(series),
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => self.notes.push(format!("counters not sampled: {e}")),
-                Err(e) => self.notes.push(format!("counters not sampled: {e}")),
+            match within(task, patience).await {
+                Some(Ok(Ok(series))) if !series.total.is_empty() => {
+                    evidence.counters = Some(series)
+                }
+                Some(Ok(Ok(_))) => {}
+                Some(Ok(Err(e))) => self.notes.push(format!(
+                    "counters not sampled: the evidence connection: {e}"
+                )),
+                Some(Err(e)) => self.notes.push(format!("counters not sampled: {e}")),
+                None => self.notes.push(cut_short("counters")),
             }
         }
         if let Some((stop, task)) = self.waits.take() {
             let _ = stop.send(());
-            match task.await {
-                Ok(Ok(w)) => evidence.waits = Some(w),
-                Ok(Err(e)) => self.notes.push(format!("wait events not sampled: {e}")),
-                Err(e) => self.notes.push(format!("wait events not sampled: {e}")),
+            match within(task, patience).await {
+                Some(Ok(Ok(w))) => evidence.waits = Some(w),
+                Some(Ok(Err(e))) => self.notes.push(format!(
+                    "wait events not sampled: the wait-sampling connection: {e}"
+                )),
+                Some(Err(e)) => self.notes.push(format!("wait events not sampled: {e}")),
+                None => self.notes.push(cut_short("wait events")),
             }
         }
         match profiler {
+            // perf's own processing takes seconds: not after Ctrl-C.
+            Some(Ok(p)) if patience.is_some() => {
+                p.discard();
+                self.notes
+                    .push("profile: discarded, the run was stopped (Ctrl-C)".to_owned());
+            }
             Some(Ok(p)) => match p.finish().await {
                 Ok(profile) => evidence.profile = Some(profile),
                 Err(line) => self.notes.push(line),
@@ -275,6 +320,74 @@ impl Collector {
         }
         evidence.notes = std::mem::take(&mut self.notes);
         evidence
+    }
+}
+
+/// What a CPU figure of the measured interval is checked against before it is stored.
+#[derive(Debug, Clone, Copy)]
+struct CpuReading {
+    interval_s: f64,
+    units: u64,
+    /// Online CPUs of the host (`None`: unknown, no upper bound).
+    cpus: Option<u32>,
+    /// `/proc`'s resolution.
+    tick_s: f64,
+}
+
+impl CpuReading {
+    /// The CPU seconds spent between readings `a` and `b` (`expected`: both should exist), or
+    /// why that figure is impossible and must not be stored: a reading that failed, CPU time
+    /// that went down, more than the host's CPUs have in the interval, or none at all for work
+    /// that was done.
+    fn spent(&self, a: Option<f64>, b: Option<f64>, expected: bool) -> Result<Option<f64>, String> {
+        let (Some(a), Some(b)) = (a, b) else {
+            return match expected {
+                true => Err("/proc gave no consistent reading of its processes (they kept ending while it was read)".to_owned()),
+                false => Ok(None),
+            };
+        };
+        let spent = b - a;
+        let slack = 2.0 * self.tick_s;
+        if spent < -slack {
+            return Err(format!(
+                "its CPU time went down by {:.3} s over the trial (a process left unseen)",
+                -spent
+            ));
+        }
+        if let Some(cpus) = self.cpus
+            && spent > self.interval_s * f64::from(cpus) + slack
+        {
+            return Err(format!(
+                "{spent:.3} s of CPU in {:.3} s is more than the host's {cpus} CPUs have",
+                self.interval_s
+            ));
+        }
+        if spent < self.tick_s / 2.0 && self.units > 0 {
+            return Err(format!(
+                "no CPU time for {} unit(s) of work: below /proc's resolution ({} ms) over {:.3} s",
+                self.units,
+                self.tick_s * 1000.0,
+                self.interval_s
+            ));
+        }
+        Ok(Some(spent.max(0.0)))
+    }
+}
+
+/// A sampler's task's end, waited for at most `patience` (then it is stopped: `None`).
+async fn within<T>(
+    mut task: JoinHandle<T>,
+    patience: Option<Duration>,
+) -> Option<Result<T, tokio::task::JoinError>> {
+    match patience {
+        None => Some(task.await),
+        Some(limit) => match tokio::time::timeout(limit, &mut task).await {
+            Ok(ended) => Some(ended),
+            Err(_) => {
+                task.abort();
+                None
+            }
+        },
     }
 }
 
@@ -306,15 +419,20 @@ pub fn hardware_counters_note() -> Option<&'static str> {
     .as_deref()
 }
 
-/// One snapshot of every cumulative counter the server has (gauges left out).
+/// One snapshot of every cumulative counter the server has (gauges left out), from each
+/// query and the source it reads (named in an error, one line: not the query's text).
 async fn counter_snapshot(
     conn: &mut Connection,
     queries: &[String],
+    sources: &[String],
     dialect: Dialect,
 ) -> Result<Status, String> {
     let mut out = Status::new();
-    for sql in queries {
-        let rows = conn.query(sql, &[]).await.map_err(|e| e.to_string())?;
+    for (sql, source) in queries.iter().zip(sources) {
+        let rows = conn
+            .query(sql, &[])
+            .await
+            .map_err(|e| format!("{} (reading {source})", e.message))?;
         out.extend(name_values(rows).filter(|(n, _)| {
             dialect != Dialect::Mysql || !(status_gauge(n) || background_innodb_counter(n))
         }));
@@ -368,13 +486,13 @@ async fn sample_counters(
     while let Some(tick) = ticks.recv().await {
         match tick {
             Tick::Start => {
-                let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+                let s = counter_snapshot(&mut conn, &queries, &series.sources, dialect).await?;
                 series.intervals.clear();
                 base = Some((Instant::now(), s.clone(), s, 0.0));
             }
             Tick::At(t_s) => {
                 if let Some((_, _, prev, last_t)) = &mut base {
-                    let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+                    let s = counter_snapshot(&mut conn, &queries, &series.sources, dialect).await?;
                     series.intervals.push(CounterInterval {
                         t_s,
                         deltas: moved(prev, &s),
@@ -387,7 +505,7 @@ async fn sample_counters(
         }
     }
     if let Some((at, first, prev, last_t)) = base {
-        let s = counter_snapshot(&mut conn, &queries, dialect).await?;
+        let s = counter_snapshot(&mut conn, &queries, &series.sources, dialect).await?;
         let t_s = at.elapsed().as_secs_f64().max(last_t);
         let tail = moved(&prev, &s);
         if !tail.is_empty() || series.intervals.is_empty() {
@@ -424,7 +542,7 @@ async fn sample_waits(
             let row = conn
                 .query(&sql, &[])
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| e.message)?
                 .into_iter()
                 .next()
                 .unwrap_or_default();
@@ -462,13 +580,13 @@ async fn sample_waits(
                 if let Some(lock_sql) = &lock_sql
                     && lock_waiting.0.is_none_or(|at| at.elapsed() >= INNODB_TRX_REFRESH)
                 {
-                    let rows = conn.query(lock_sql, &[]).await.map_err(|e| e.to_string())?;
+                    let rows = conn.query(lock_sql, &[]).await.map_err(|e| e.message)?;
                     lock_waiting = (
                         Some(Instant::now()),
                         rows.iter().filter_map(|r| r.first()?.as_i64()).collect(),
                     );
                 }
-                let rows = conn.query(&sql, &[]).await.map_err(|e| e.to_string())?;
+                let rows = conn.query(&sql, &[]).await.map_err(|e| e.message)?;
                 // Counted within the measured interval only (a warm-up's start again).
                 let now_measuring = measuring.load(Ordering::SeqCst);
                 if now_measuring == 0 {
@@ -500,4 +618,48 @@ async fn sample_waits(
     }
     conn.close().await;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: f64 = 0.01;
+
+    fn reading(interval_s: f64, units: u64) -> CpuReading {
+        CpuReading {
+            interval_s,
+            units,
+            cpus: Some(2),
+            tick_s: TICK,
+        }
+    }
+
+    /// A figure is stored only when it can be true: CPU that went down (a process left
+    /// unseen), more than the host's CPUs hold, none at all for work done, or a reading that
+    /// failed are said and left out; a server not on this host has no figure and no note.
+    #[test]
+    fn impossible_cpu_figures_are_refused() {
+        let r = reading(10.0, 20_000);
+        assert_eq!(r.spent(Some(5.0), Some(6.5), true), Ok(Some(1.5)));
+        // Within a tick or two of rounding: 0, not refused (no units of work).
+        assert_eq!(
+            reading(0.1, 0).spent(Some(5.0), Some(5.0), true),
+            Ok(Some(0.0))
+        );
+        let down = r.spent(Some(5.0), Some(4.0), true).unwrap_err();
+        assert!(down.contains("went down by 1.000 s"), "{down}");
+        let over = r.spent(Some(0.0), Some(20.5), true).unwrap_err();
+        assert!(over.contains("more than the host's 2 CPUs"), "{over}");
+        // All of both CPUs for the whole interval is possible.
+        assert_eq!(r.spent(Some(0.0), Some(20.0), true), Ok(Some(20.0)));
+        let none = r.spent(Some(3.0), Some(3.0), true).unwrap_err();
+        assert!(none.contains("no CPU time for 20000 unit(s)"), "{none}");
+        let failed = r.spent(Some(3.0), None, true).unwrap_err();
+        assert!(failed.contains("no consistent reading"), "{failed}");
+        assert_eq!(r.spent(None, None, false), Ok(None));
+        // Without the host's CPU count, no upper bound.
+        let unknown = CpuReading { cpus: None, ..r };
+        assert_eq!(unknown.spent(Some(0.0), Some(50.0), true), Ok(Some(50.0)));
+    }
 }

@@ -29,9 +29,13 @@ use crate::evidence;
 use crate::observer::{LoadNotes, Observer, TrialRef};
 use crate::plan::{Cell, Plan};
 use crate::probes;
-use crate::recorder::{Attempt, Recorder, Tally, TrialRecord, trial_status};
+use crate::recorder::{Attempt, Recorder, ServerAfter, Tally, TrialRecord, trial_status};
 use crate::secrets::Secrets;
 use crate::servers::{Servers, merged};
+
+/// How long the questions after a trial stopped by Ctrl-C may take (evidence's last answers,
+/// the life probe): the user is waiting for the report.
+const AFTER_CTRL_C: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How to execute a plan, besides the plan itself.
 pub struct ExecOptions<'a> {
@@ -141,7 +145,10 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
     }
     exec.record_busy_processes(run, &host)?;
     exec.opts.observer.schedule_done();
-    exec.after_unended_configurations().await;
+    // A second Ctrl-C leaves at once: no more hooks.
+    if !exec.opts.interrupt.is_stopped_now() {
+        exec.after_unended_configurations().await;
+    }
     for line in exec.servers.stop_started() {
         exec.opts.observer.note(&format!("warning: {line}"));
     }
@@ -487,18 +494,18 @@ impl<'a> Executor<'a> {
             }
         }
         env.page_cache = self.drop_caches();
-        let mut server_restarted = false;
+        let mut server_after = ServerAfter::Same;
         let attempt = match up {
             Ok((target, pid)) => {
-                let (attempt, restarted) = self
+                let (attempt, after) = self
                     .measure(&tref, &cell, &target, pid, &run_options, &connect, &mut env)
                     .await;
-                server_restarted = restarted;
+                server_after = after;
                 attempt
             }
             Err(e) => Attempt::Failed(e.one_line()),
         };
-        let (status, reason) = trial_status(&attempt, server_restarted);
+        let (status, reason) = trial_status(&attempt, server_after);
         // A failure reason may quote a server's log or a client's error: never a secret.
         let reason = reason.map(|r| self.secrets.scrub(&r));
         let summary = match (&attempt, &reason) {
@@ -779,7 +786,8 @@ impl<'a> Executor<'a> {
     }
 
     /// Step 5: the trial itself with everything recorded around it. Returns the attempt and
-    /// whether the server restarted or died during it (not by the power test's own restarts).
+    /// what the server's life says: restarted or died during it (not by the power test's own
+    /// restarts), or not answering after it.
     #[allow(clippy::too_many_arguments)]
     async fn measure(
         &mut self,
@@ -790,7 +798,7 @@ impl<'a> Executor<'a> {
         run_options: &dbrig_workload::RunOptions,
         connect: &ConnectOptions,
         env: &mut TrialEnvironment,
-    ) -> (Attempt, bool) {
+    ) -> (Attempt, ServerAfter) {
         let conf = self.plan.configurations[cell.configuration].clone();
         let with_target = Some((target, connect));
         env.hooks
@@ -824,7 +832,10 @@ impl<'a> Executor<'a> {
         match probes::server_settings_of(target, connect, binary).await {
             Ok(s) => env.server_settings = s,
             Err(e) => {
-                if e.kind == dbrig_driver::ErrorKind::Unreachable {
+                if matches!(
+                    e.kind,
+                    dbrig_driver::ErrorKind::Unreachable | dbrig_driver::ErrorKind::NoReply
+                ) {
                     unreachable = Some(e.to_string());
                 }
                 env.server_settings_error = Some(e.to_string());
@@ -948,22 +959,41 @@ impl<'a> Executor<'a> {
             Attempt::Measured(o) => Some(o.work_units()),
             _ => None,
         };
-        let evidence = collector.finish(units).await;
+        // Ctrl-C: the last questions get a moment (the report is due within 2 s); a second
+        // one: what was measured is saved, nothing more is asked.
+        let hurry = self.opts.interrupt.is_stopped_now();
+        let patience = match (self.opts.interrupt.is_stopped(), hurry) {
+            (_, true) => Some(std::time::Duration::ZERO),
+            (true, false) => Some(AFTER_CTRL_C),
+            (false, false) => None,
+        };
+        // The evidence's last questions and the life probe go together: on a server that
+        // stopped answering each waits its own bound, not one after the other.
+        let (evidence, after_sql) = tokio::join!(collector.finish(units, patience), async {
+            let observed = observe(unreachable.is_some());
+            match patience {
+                None => observed.await,
+                // Not observed in time: nothing known, no restart claimed.
+                Some(limit) => tokio::time::timeout(limit, observed)
+                    .await
+                    .unwrap_or_default(),
+            }
+        });
         for line in &evidence.notes {
             if self.evidence_notes_said.insert(line.clone()) {
                 self.opts.observer.note(&format!("note: {line}"));
             }
         }
         env.evidence = Some(evidence);
-        let after = merged(
-            observe(unreachable.is_some()).await,
-            process_life(&mut self.servers),
-        );
+        let after = merged(after_sql, process_life(&mut self.servers));
         self.flush_server_notes();
         let before_after = env.hooks.len();
-        env.hooks
-            .extend(self.hooks(HookPoint::AfterTrial, cell, with_target).await);
-        if self.last_of_configuration.get(&cell.configuration) == Some(&tref.index)
+        if !hurry {
+            env.hooks
+                .extend(self.hooks(HookPoint::AfterTrial, cell, with_target).await);
+        }
+        if !hurry
+            && self.last_of_configuration.get(&cell.configuration) == Some(&tref.index)
             && self.configurations_ended.insert(cell.configuration)
         {
             env.hooks.extend(
@@ -983,7 +1013,14 @@ impl<'a> Executor<'a> {
         };
         env.server_life = Some(life);
         // A power test's controls restarted the server on purpose: not a crash.
-        (attempt, !controls_restarted && life.restarted())
+        let server_after = if !controls_restarted && life.restarted() {
+            ServerAfter::Restarted
+        } else if after.silent {
+            ServerAfter::Silent
+        } else {
+            ServerAfter::Same
+        };
+        (attempt, server_after)
     }
 
     /// Configurations whose last trial did not run (interrupted, or it failed before its

@@ -16,6 +16,18 @@ static PROBES: DialectSql = DialectSql::new(
     "",
 );
 
+/// The options of a connection that asks the server about itself (probes, evidence, checks):
+/// its statements are quick, so each reply is waited for at most the connect timeout, and a
+/// server that stopped answering fails the question ([`dbrig_driver::ErrorKind::NoReply`])
+/// instead of holding the run.
+pub(crate) fn asking(connect: &ConnectOptions) -> ConnectOptions {
+    ConnectOptions {
+        reply_timeout: Some(connect.connect_timeout),
+        own_thread: None,
+        ..connect.clone()
+    }
+}
+
 /// The probe's SQL for a target's server; `None` for SQLite and the mock engine, which have
 /// no server of their own to ask.
 pub(crate) fn probe_sql(target: &Target, name: &str) -> Option<String> {
@@ -39,8 +51,7 @@ pub(crate) async fn connection_security(
     }
     let options = ConnectOptions {
         lean: true,
-        own_thread: None,
-        ..connect.clone()
+        ..asking(connect)
     };
     let conn = Connection::connect(target, &options).await?;
     let mut security = conn.security();
@@ -71,7 +82,7 @@ pub async fn free_space(target: &Target, connect: &ConnectOptions) -> Option<(Pa
         // nothing here.
         Target::Mysql { .. } | Target::Postgres { .. } if local_binary(target).is_some() => {
             let sql = probe_sql(target, "data_directory")?;
-            let mut conn = Connection::connect(target, connect).await.ok()?;
+            let mut conn = Connection::connect(target, &asking(connect)).await.ok()?;
             let rows = conn.query(&sql, &[]).await;
             conn.close().await;
             let dir = rows.ok()?.first()?.first()?.to_text()?;
@@ -84,14 +95,21 @@ pub async fn free_space(target: &Target, connect: &ConnectOptions) -> Option<(Pa
 }
 
 /// Observe a server's life through SQL (MariaDB `Uptime`, PostgreSQL
-/// `pg_postmaster_start_time()`); a server that cannot be reached is marked dead.
+/// `pg_postmaster_start_time()`); a server that cannot be reached is marked dead, one that
+/// takes the connection but does not answer (stopped, hung) silent.
 pub async fn observe_life(target: &Target, connect: &ConnectOptions) -> LifeMark {
     let Some(sql) = probe_sql(target, "uptime") else {
         return LifeMark::default();
     };
-    // Quick, and never longer than the run's own connect timeout.
+    // Quick, and never longer than the run's own connect timeout. The lean client opens the
+    // socket apart from the handshake, so a server that accepts and then says nothing is told
+    // from one that is gone.
+    let limit = connect.connect_timeout.min(Duration::from_secs(5));
     let quick = ConnectOptions {
-        connect_timeout: connect.connect_timeout.min(Duration::from_secs(5)),
+        connect_timeout: limit,
+        reply_timeout: Some(limit),
+        lean: true,
+        own_thread: None,
         ..connect.clone()
     };
     let observed = SystemTime::now();
@@ -118,6 +136,10 @@ pub async fn observe_life(target: &Target, connect: &ConnectOptions) -> LifeMark
                     .unwrap_or_default(),
             }
         }
+        Err(e) if e.kind == dbrig_driver::ErrorKind::NoReply => LifeMark {
+            silent: true,
+            ..LifeMark::default()
+        },
         Err(_) => LifeMark {
             died: true,
             ..LifeMark::default()
@@ -153,8 +175,9 @@ pub async fn server_settings_of(
     else {
         return Ok(None);
     };
-    // The run's own connect timeout (`--connect-timeout`), as for every connection.
-    let mut conn = Connection::connect(target, connect).await?;
+    // The run's own connect timeout (`--connect-timeout`), as for every connection, and as
+    // long for the reply.
+    let mut conn = Connection::connect(target, &asking(connect)).await?;
     let rows = conn.query(&variables_sql, &[]).await?;
     let version = conn.query(&version_sql, &[]).await?;
     conn.close().await;
@@ -191,7 +214,7 @@ pub async fn data_settings(
     let Some(sql) = probe_sql(target, "data_settings") else {
         return Ok(None);
     };
-    let mut conn = Connection::connect(target, connect).await?;
+    let mut conn = Connection::connect(target, &asking(connect)).await?;
     let rows = conn.query(&sql, &[]).await;
     conn.close().await;
     Ok(rows?
@@ -214,7 +237,7 @@ pub async fn ensure_database(
         return Ok(());
     };
     debug_assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-    let mut conn = Connection::connect(target, connect).await?;
+    let mut conn = Connection::connect(target, &asking(connect)).await?;
     let found = conn
         .query(&exists, &[dbrig_core::Value::Text(name.to_owned())])
         .await?
@@ -287,9 +310,13 @@ pub fn server_warnings(settings: &ServerSettings, clients: Option<u32>) -> Vec<S
     out
 }
 
-/// The process serving `target`'s port and its binary, when the target is on this host. It
-/// walks `/proc/net/tcp` (the kernel's whole socket hash, ~7 ms) and every process's fds.
+/// The process serving `target` and its binary, when the target is on this host: the one
+/// listening on its TCP port, or on its Unix socket file. It walks `/proc/net/tcp` (the
+/// kernel's whole socket hash, ~7 ms) or `/proc/net/unix`, and every process's fds.
 pub fn local_process(target: &Target) -> Option<(u32, PathBuf)> {
+    if let Some(file) = target.socket_file() {
+        return dbrig_server::host::socket_process(&file);
+    }
     let (host, port) = target.tcp_endpoint()?;
     let local = matches!(host, "localhost" | "127.0.0.1" | "::1");
     local
@@ -307,10 +334,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_tcp_targets_have_a_local_binary() {
+    fn only_servers_on_this_host_have_a_local_binary() {
         for url in [
             "mock:",
             "sqlite::memory:",
+            // No socket file there: no process listens on it.
             "mysql://root@localhost/test?socket=/nonexistent/dbrig.sock",
             // Not this host: never looked up, whatever listens on 3306 here.
             "mysql://root@192.0.2.1:3306/test",

@@ -27,21 +27,45 @@ pub const RESTARTED: &str =
 /// Why an interrupted trial is not counted.
 pub const INTERRUPTED: &str = "interrupted by signal";
 
+/// What the server's life, observed before and after a trial, says about it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ServerAfter {
+    /// The same server life, or nothing known against it.
+    #[default]
+    Same,
+    /// It restarted or died inside the trial.
+    Restarted,
+    /// It took the life probe's connection after the trial but did not answer (stopped, hung).
+    Silent,
+}
+
+/// Why a trial cut short on a server that did not answer after it failed (then its clients'
+/// first error).
+pub const SILENT: &str =
+    "the server stopped answering (no reply to dbrig's life probe after the trial)";
+
 /// The one status rule, the same for every kind: a trial whose server restarted inside it is
 /// `invalid`; one stopped by a signal is `interrupted`; one that failed to run, whose clients
-/// stopped on a fatal error, or whose result says it failed (a throughput stream that lost its
-/// server) is `failed` with the first reason; anything else is `done`.
-pub fn trial_status(attempt: &Attempt, server_restarted: bool) -> (TrialStatus, Option<String>) {
+/// stopped on a fatal error (on a server that then did not answer, said first), or whose
+/// result says it failed (a throughput stream that lost its server) is `failed` with the first
+/// reason; anything else is `done`.
+pub fn trial_status(attempt: &Attempt, server: ServerAfter) -> (TrialStatus, Option<String>) {
     match attempt {
         Attempt::Failed(why) => (TrialStatus::Failed, Some(why.clone())),
-        _ if server_restarted => (TrialStatus::Invalid, Some(RESTARTED.to_owned())),
+        _ if server == ServerAfter::Restarted => (TrialStatus::Invalid, Some(RESTARTED.to_owned())),
         Attempt::Interrupted => (TrialStatus::Interrupted, Some(INTERRUPTED.to_owned())),
         Attempt::Measured(o) => {
             let m = o.measurements.as_ref();
             if m.is_some_and(|m| m.interrupted) {
                 (TrialStatus::Interrupted, Some(INTERRUPTED.to_owned()))
             } else if let Some(first) = m.and_then(|m| m.fatal_errors.first()) {
-                (TrialStatus::Failed, Some(first.clone()))
+                (
+                    TrialStatus::Failed,
+                    Some(match server {
+                        ServerAfter::Silent => format!("{SILENT}: {first}"),
+                        _ => first.clone(),
+                    }),
+                )
             } else if let Some(f) = o.result.failure() {
                 (TrialStatus::Failed, Some(f))
             } else {
@@ -318,21 +342,27 @@ mod tests {
     fn one_status_rule_for_every_kind() {
         let lost = Attempt::Measured(Box::new(throughput(Some("stream 2: the server went away"))));
         assert_eq!(
-            trial_status(&lost, false),
+            trial_status(&lost, ServerAfter::Same),
             (
                 TrialStatus::Failed,
                 Some("stream 2: the server went away".into())
             )
         );
         let fine = Attempt::Measured(Box::new(throughput(None)));
-        assert_eq!(trial_status(&fine, false), (TrialStatus::Done, None));
-        assert_eq!(trial_status(&fine, true).0, TrialStatus::Invalid);
         assert_eq!(
-            trial_status(&Attempt::Interrupted, false).0,
+            trial_status(&fine, ServerAfter::Same),
+            (TrialStatus::Done, None)
+        );
+        assert_eq!(
+            trial_status(&fine, ServerAfter::Restarted).0,
+            TrialStatus::Invalid
+        );
+        assert_eq!(
+            trial_status(&Attempt::Interrupted, ServerAfter::Same).0,
             TrialStatus::Interrupted
         );
         assert_eq!(
-            trial_status(&Attempt::Failed("no server".into()), true),
+            trial_status(&Attempt::Failed("no server".into()), ServerAfter::Restarted),
             (TrialStatus::Failed, Some("no server".into()))
         );
         let mut t = Tally::default();

@@ -269,11 +269,8 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
     }
     if !m.fatal_errors.is_empty() {
         let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "Fatal errors ({} client(s) stopped):",
-            m.fatal_errors.len()
-        );
+        // Each line says which client it is, or how many (abandoned clients are one line).
+        let _ = writeln!(out, "Fatal errors:");
         for e in m.fatal_errors.iter().take(10) {
             let _ = writeln!(out, "    {e}");
         }

@@ -514,7 +514,40 @@ pub fn listening_process(port: u16) -> Option<(u32, PathBuf)> {
         .filter_map(Result::ok)
         .flatten()
         .collect();
-    let inodes = listening_inodes(&entries, port);
+    process_owning(&listening_inodes(&entries, port))
+}
+
+/// The process listening on the Unix socket file `path` (a server reached through its socket,
+/// as [`listening_process`] finds one by its TCP port) and its binary: the socket bound to
+/// that path and not connected (a server's accepted connections show its path too, connected,
+/// and belong to PostgreSQL's backends).
+pub fn socket_process(path: &Path) -> Option<(u32, PathBuf)> {
+    let entries = procfs::net::unix().ok()?;
+    process_owning(&listening_unix_inodes(&entries, path))
+}
+
+/// Inodes of the sockets among `entries` bound to `path` and listening (not connected).
+pub(crate) fn listening_unix_inodes(
+    entries: &[procfs::net::UnixNetEntry],
+    path: &Path,
+) -> Vec<u64> {
+    let same = |p: &Path| {
+        p == path
+            || matches!(
+                (fs::canonicalize(p), fs::canonicalize(path)),
+                (Ok(a), Ok(b)) if a == b
+            )
+    };
+    entries
+        .iter()
+        .filter(|e| e.state == procfs::net::UnixState::UNCONNECTED)
+        .filter(|e| e.path.as_deref().is_some_and(same))
+        .map(|e| e.inode)
+        .collect()
+}
+
+/// The first process holding one of the sockets `inodes`, and its binary.
+fn process_owning(inodes: &[u64]) -> Option<(u32, PathBuf)> {
     if inodes.is_empty() {
         return None;
     }

@@ -34,5 +34,6 @@ pub use managed::{
     shutdown_all,
 };
 pub use procstat::{
-    OsClock, OsSample, OsSampler, ProcessUsage, SystemSnapshot, process_tree, tree_cpu_s,
+    OsClock, OsSample, OsSampler, ProcessUsage, SystemSnapshot, cpu_tick_s, online_cpus,
+    process_tree, tree_cpu_s,
 };

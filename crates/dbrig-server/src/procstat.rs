@@ -92,15 +92,54 @@ impl ProcessUsage {
 /// descendants alive now, and the children it has reaped (`cutime`, `cstime`). A threaded
 /// server (MariaDB) is its own process; PostgreSQL's work is done by a process per connection,
 /// forked by the postmaster, whose time moves to the postmaster's children's time when it
-/// exits. `None` when `pid` is gone.
+/// exits. `None` when `pid` is gone, or when no consistent reading could be taken.
+///
+/// The processes' stats are read one by one, so a child reaped during the reading moves its
+/// time from its own stat (not read yet, or gone by then) to its parent's reaped time (read
+/// already): it is lost, or counted twice. That is when a trial's last sample is taken —
+/// PostgreSQL's backends end as the clients close their connections — and it stored a
+/// one-client run's server CPU at a tenth or less of the truth. So every parent in the tree is
+/// read again after the walk: a reaped time that moved means a child was reaped meanwhile, and
+/// the tree is read again.
 pub fn tree_cpu_s(pid: u32) -> Option<f64> {
-    let ticks = procfs::ticks_per_second();
-    let root = process(pid)?.stat().ok()?;
-    let own = |s: &procfs::process::Stat| {
-        let reaped = u64::try_from(s.cutime.max(0) + s.cstime.max(0)).unwrap_or(0);
-        s.utime.saturating_add(s.stime).saturating_add(reaped)
+    for _ in 0..TREE_READ_ATTEMPTS {
+        match consistent_tree_ticks(pid) {
+            Ok(ticks) => return ticks.map(|t| ticks_to_s(t, procfs::ticks_per_second())),
+            Err(()) => continue,
+        }
+    }
+    None
+}
+
+/// The length of a clock tick in seconds: the resolution of every CPU time `/proc` gives.
+pub fn cpu_tick_s() -> f64 {
+    1.0 / procfs::ticks_per_second().max(1) as f64
+}
+
+/// Online logical CPUs of the host (not this process's affinity: a server may use all of
+/// them), read once.
+pub fn online_cpus() -> Option<u32> {
+    static CPUS: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| {
+        procfs::CpuInfo::current()
+            .ok()
+            .map(|c| c.num_cores() as u32)
+            .filter(|&n| n > 0)
+    })
+}
+
+/// Attempts at a consistent reading of a process tree's CPU (each a walk of `/proc`).
+const TREE_READ_ATTEMPTS: usize = 5;
+
+/// One reading of `pid`'s tree in clock ticks: `Ok(None)` when `pid` is gone, `Err(())` when a
+/// child was reaped while it was read (read again).
+fn consistent_tree_ticks(pid: u32) -> Result<Option<u64>, ()> {
+    let Some(root) = process(pid).and_then(|p| p.stat().ok()) else {
+        return Ok(None);
     };
-    let mut total = own(&root);
+    let reaped =
+        |s: &procfs::process::Stat| u64::try_from(s.cutime.max(0) + s.cstime.max(0)).unwrap_or(0);
+    let own = |s: &procfs::process::Stat| s.utime.saturating_add(s.stime).saturating_add(reaped(s));
     let mut children: std::collections::HashMap<i32, Vec<procfs::process::Stat>> =
         std::collections::HashMap::new();
     if let Ok(all) = procfs::process::all_processes() {
@@ -108,14 +147,32 @@ pub fn tree_cpu_s(pid: u32) -> Option<f64> {
             children.entry(st.ppid).or_default().push(st);
         }
     }
+    let mut total = own(&root);
+    // Every process of the tree whose children were read, with its reaped time then.
+    let mut parents = vec![(root.pid, reaped(&root))];
     let mut queue = vec![root.pid];
     while let Some(parent) = queue.pop() {
         for st in children.remove(&parent).unwrap_or_default() {
             total = total.saturating_add(own(&st));
+            parents.push((st.pid, reaped(&st)));
             queue.push(st.pid);
         }
     }
-    Some(ticks_to_s(total, ticks))
+    for (p, was) in parents {
+        let now = u32::try_from(p)
+            .ok()
+            .and_then(process)
+            .and_then(|p| p.stat().ok());
+        match now {
+            Some(st) if reaped(&st) == was => {}
+            // The root gone: the server is (no reading). A child gone since it was read: its
+            // parent's reaped time says whether that moved anything.
+            None if p == root.pid => return Ok(None),
+            None => {}
+            Some(_) => return Err(()),
+        }
+    }
+    Ok(Some(total))
 }
 
 /// `pid` and its live descendants (a PostgreSQL postmaster and its backends), `pid` first;
@@ -525,6 +582,44 @@ impl Drop for OsSampler {
 mod tests {
     use super::*;
     use procfs::{FromBufRead, FromBufReadSI};
+
+    /// A process tree whose children keep ending, as a PostgreSQL postmaster's backends do
+    /// when clients disconnect: every reading of its CPU is at least the one before. A child
+    /// reaped while the tree is read must not vanish from it (its time moves from its own stat
+    /// to its parent's reaped time in between; a one-client run's server CPU was once stored at
+    /// a tenth of the truth this way).
+    #[test]
+    fn a_tree_whose_children_end_never_loses_their_cpu() {
+        // A shell forks 60 children one after the other, each busy ~30 ms, and reaps each.
+        let mut parent = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "for n in $(seq 60); do (i=0; while [ $i -lt 15000 ]; do i=$((i+1)); done); done",
+            ])
+            .spawn()
+            .expect("sh runs");
+        let pid = parent.id();
+        let mut last = 0.0;
+        let mut readings = 0;
+        let mut drops = Vec::new();
+        while parent.try_wait().expect("wait").is_none() {
+            let Some(now) = tree_cpu_s(pid) else {
+                continue;
+            };
+            if now < last {
+                drops.push((last, now));
+            }
+            last = last.max(now);
+            readings += 1;
+        }
+        assert!(readings > 20, "only {readings} readings");
+        assert!(last > 0.3, "the children's CPU: {last} s");
+        assert!(
+            drops.is_empty(),
+            "{} of {readings} readings lost a child's CPU: {drops:?}",
+            drops.len()
+        );
+    }
 
     #[test]
     fn usage_from_counters_uses_the_tick_rate() {

@@ -923,7 +923,10 @@ impl WorkloadKind {
                     Some(r) => r,
                     None => progress,
                 };
-                let o = runner::run(w, spec, Arc::clone(&interrupt), shown).await?;
+                let Some(o) = runner::run(w, spec, Arc::clone(&interrupt), shown).await? else {
+                    // Ctrl-C while the clients were set up: nothing was measured.
+                    return Ok(None);
+                };
                 if let (Workload::Lua(l), Some(r)) = (w, &reporter) {
                     r.cumulative(&o.measurements)?;
                     l.global_hook("done", &spec.target).await?;

@@ -161,7 +161,9 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Workers>)]
     #[serde(deserialize_with = "limits::de::<limits::Workers, _>")]
     pub workers: u32,
-    /// Seconds to wait for a connection before giving up.
+    /// Seconds to wait for a connection to open (handshake and authentication included), and
+    /// for each reply to dbrig's own questions (probes, evidence, each client's set-up), before
+    /// giving up.
     #[arg(long, default_value_t = 10.0, value_parser = limits::parse::<limits::TimeoutSeconds>)]
     #[serde(deserialize_with = "limits::de::<limits::TimeoutSeconds, _>")]
     pub connect_timeout: f64,
@@ -213,6 +215,7 @@ impl RunOptions {
             policy: dbrig_driver::ErrorPolicy::from_list(&self.retry_codes),
             protocol: self.protocol_or(Protocol::Prepared),
             connect_timeout: limits::duration(self.connect_timeout),
+            reply_timeout: None,
             lean: false,
             own_thread: None,
             connect_times: None,

@@ -23,7 +23,8 @@ use dbrig_core::{
     StatementLatency,
 };
 use dbrig_driver::{
-    ConnectOptions, Connection, DriverError, ErrorKind, FailureKind, OwnThread, Target,
+    CancelHandle, ConnectOptions, Connection, DriverError, ErrorKind, FailureKind, OwnThread,
+    Target,
 };
 use futures_util::future::join_all;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -45,13 +46,26 @@ pub(crate) const OWN_THREAD_CLIENTS: u32 = 64;
 const BUSY_WORKER_CLIENTS: u32 = 8;
 /// Clients a worker connects at once (a connection storm makes servers drop connections).
 const CONNECT_CONCURRENCY: usize = 16;
+/// How long in-flight events may go on after Ctrl-C before they are abandoned (a user who
+/// presses Ctrl-C wants the report now: events take milliseconds).
+const INTERRUPT_GRACE: Duration = Duration::from_millis(500);
+/// How long abandoned clients' threads are waited for before the run ends without them (a
+/// blocking socket call gives up within `wire_socket`'s abandon check, 250 ms).
+const ABANDON_WAIT: Duration = Duration::from_secs(3);
+/// How long the cancel of an abandoned client's statement may take (a server that stopped
+/// answering never answers it).
+const CANCEL_WAIT: Duration = Duration::from_millis(500);
 
-/// A stop signal that any thread or runtime can raise and await.
+/// A stop signal that any thread or runtime can raise and await. It has two levels: `stop`
+/// (Ctrl-C: finish what is in flight, briefly, and save what was measured) and `stop_now`
+/// (a second Ctrl-C: abandon whatever is in flight at once, save what was measured, leave).
 #[derive(Debug, Default)]
 pub struct Stopper {
     /// Shared, so that code which cannot await (a blocking socket read) can watch it.
     flag: Arc<AtomicBool>,
     notify: Notify,
+    now: AtomicBool,
+    notify_now: Notify,
 }
 
 impl Stopper {
@@ -66,6 +80,30 @@ impl Stopper {
 
     pub fn is_stopped(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
+    }
+
+    /// Stop, and do not wait for anything in flight (raises `stop` too).
+    pub fn stop_now(&self) {
+        self.now.store(true, Ordering::SeqCst);
+        self.notify_now.notify_waiters();
+        self.stop();
+    }
+
+    pub fn is_stopped_now(&self) -> bool {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once `stop_now` has been called (also if it was called before).
+    pub async fn stopped_now(&self) {
+        loop {
+            let notified = self.notify_now.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_stopped_now() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// The raised-or-not flag itself, for code that cannot await (a blocking socket read).
@@ -289,15 +327,20 @@ struct RunShared {
 }
 
 /// Run a workload: connect every client, run until the stop condition, return what was
-/// measured. `interrupt` is raised by Ctrl-C: in-flight events finish, the run ends and is
-/// marked interrupted. `progress` hears when the measured interval begins (the warm-up is
-/// over) and receives each `--report-interval` sample.
+/// measured. `interrupt` is raised by Ctrl-C: in-flight events get [`INTERRUPT_GRACE`], the
+/// run ends and is marked interrupted (`None`: interrupted before the clients ran); its
+/// second level (`stop_now`) abandons them at once. `progress` hears when the measured
+/// interval begins (the warm-up is over) and receives each `--report-interval` sample.
+///
+/// Nothing waits on the server without a bound: the checks and each client's set-up wait at
+/// most the connect timeout for every reply; statements still running at the end get the
+/// grace ([`grace`]: half the run time, 5 to 60 s) and are then abandoned, said in one line.
 pub async fn run(
     workload: &Workload,
     spec: &RunSpec,
     interrupt: Arc<Stopper>,
     progress: &dyn TrialProgress,
-) -> Result<RunOutcome, WorkloadError> {
+) -> Result<Option<RunOutcome>, WorkloadError> {
     let o = &spec.options;
     o.validate().map_err(WorkloadError::InvalidOptions)?;
     let threads = o.threads;
@@ -308,12 +351,25 @@ pub async fn run(
     spec.connect.protocol = o.protocol_or(workload.default_protocol());
     let spec = &spec;
 
-    let mut admin = Connection::connect(&spec.target, &spec.connect).await?;
-    let server_version = admin.server_version().to_owned();
-    let warnings = workload
-        .check_ready(&mut admin, threads, o.allow_data_mismatch)
-        .await?;
-    admin.close().await;
+    // The checks are quick questions: a server that does not answer them within the connect
+    // timeout fails the run (it would not answer the clients either).
+    let checked = async {
+        let admin_options = ConnectOptions {
+            reply_timeout: Some(spec.connect.connect_timeout),
+            ..spec.connect.clone()
+        };
+        let mut admin = Connection::connect(&spec.target, &admin_options).await?;
+        let server_version = admin.server_version().to_owned();
+        let warnings = workload
+            .check_ready(&mut admin, threads, o.allow_data_mismatch)
+            .await?;
+        admin.close().await;
+        Ok::<_, WorkloadError>((server_version, warnings))
+    };
+    let (server_version, warnings) = tokio::select! {
+        checked = checked => checked?,
+        () = interrupt.stopped() => return Ok(None),
+    };
 
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
@@ -359,16 +415,19 @@ pub async fn run(
     let connect_start = Instant::now();
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), NotReady>>();
     let mut go_senders = Vec::new();
-    let mut done_receivers = Vec::new();
+    // Each worker says how its clients ended, once.
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<WorkerEnd>();
     let mut stats = Vec::new();
     let mut thread_handles = Vec::new();
     let stop = Stopper::new();
     let hard_stop = Stopper::new();
     let pacer = ConnectPacer::new(o.connect_rate);
     // Benchmark clients only run statements: the lean client keeps the client's CPU per
-    // statement below the tools it is compared with.
+    // statement below the tools it is compared with. Connecting and preparing, each reply
+    // is bounded as the checks' are; the workload's statements then take as long as they take.
     let mut client_spec = spec.clone();
     client_spec.connect.lean = true;
+    client_spec.connect.reply_timeout = Some(spec.connect.connect_timeout);
     for code in workload.extra_retry_codes(spec.target.dialect()) {
         if !client_spec.connect.policy.is_retryable(code) {
             client_spec.connect.policy.retryable.push(code.to_owned());
@@ -393,20 +452,18 @@ pub async fn run(
         }
         stats.push(Arc::clone(&worker_stats));
         let (go_tx, go_rx) = oneshot::channel::<Option<Arc<RunShared>>>();
-        let (done_tx, done_rx) = oneshot::channel::<Vec<String>>();
+        let done_tx = done_tx.clone();
         go_senders.push(go_tx);
-        done_receivers.push(done_rx);
         let ready = ready_tx.clone();
         let workload = workload.clone();
         let pacer = pacer.clone();
-        let mut spec = client_spec.clone();
-        // A worker with one client gives it the thread: blocking socket calls, as sysbench
-        // makes (abandoned at the hard stop).
-        if indices.len() == 1 {
-            spec.connect.own_thread = Some(OwnThread {
-                abandon: hard_stop.flag(),
-            });
-        }
+        let spec = client_spec.clone();
+        // A worker with one client gives it the thread once it is set up: blocking socket
+        // calls, as sysbench makes (abandoned at the hard stop).
+        let own_thread = (indices.len() == 1).then(|| OwnThread {
+            abandon: hard_stop.flag(),
+        });
+        let setup_stop = Arc::clone(&hard_stop);
         let (exited_tx, exited_rx) = oneshot::channel::<()>();
         let handle = std::thread::Builder::new()
             .name(format!("dbrig-worker-{w}"))
@@ -435,6 +492,8 @@ pub async fn run(
                 rt.block_on(worker_main(
                     workload,
                     spec,
+                    own_thread,
+                    setup_stop,
                     pacer,
                     indices,
                     threads,
@@ -457,7 +516,20 @@ pub async fn run(
     let mut refused = None;
     let mut first_error = None;
     for _ in 0..workers {
-        match ready_rx.recv().await {
+        let ready = tokio::select! {
+            ready = ready_rx.recv() => ready,
+            // Ctrl-C while the clients connect or prepare (a server that stopped answering, a
+            // lock held elsewhere): the set-up is abandoned.
+            () = interrupt.stopped() => {
+                hard_stop.stop();
+                for go in go_senders {
+                    let _ = go.send(None);
+                }
+                let _ = tokio::time::timeout(ABANDON_WAIT, join_threads(thread_handles)).await;
+                return Ok(None);
+            }
+        };
+        match ready {
             Some(Ok(())) => {}
             Some(Err(n)) => {
                 failed += n.failed;
@@ -517,14 +589,24 @@ pub async fn run(
     // `--idle-clients`: opened after the clients (at the same pace), held without a statement
     // until the run ends.
     let mut idle_connects = LatencyHistogram::new();
-    let idle = match open_idle(
+    let opening_idle = open_idle(
         o.idle_clients,
         &client_spec,
         pacer.as_ref(),
         &mut idle_connects,
-    )
-    .await
-    {
+    );
+    let opened_idle = tokio::select! {
+        opened = opening_idle => opened,
+        () = interrupt.stopped() => {
+            hard_stop.stop();
+            for go in go_senders {
+                let _ = go.send(None);
+            }
+            let _ = tokio::time::timeout(ABANDON_WAIT, join_threads(thread_handles)).await;
+            return Ok(None);
+        }
+    };
+    let idle = match opened_idle {
         Ok(idle) => idle,
         Err((opened, e)) => {
             for go in go_senders {
@@ -565,22 +647,6 @@ pub async fn run(
         let _ = go.send(Some(Arc::clone(&shared)));
     }
 
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let interrupt = Arc::clone(&interrupt);
-        let stop = Arc::clone(&stop);
-        let interrupted = Arc::clone(&interrupted);
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = interrupt.stopped() => {
-                    interrupted.store(true, Ordering::SeqCst);
-                    stop.stop();
-                }
-                _ = stop.stopped() => {}
-            }
-        });
-    }
-
     let deadline = o.time_limit().map(|t| measure_start + t);
     // Interval samples are taken every --report-interval seconds, else every second: they are
     // stored with every trial (timelines, exports) whether or not lines are printed.
@@ -596,12 +662,27 @@ pub async fn run(
     let mut measuring_at = (o.warmup > 0.0).then_some(measure_start);
     let mut samples = Vec::new();
     let mut max_backlog = 0u64;
-    let mut all_done = Box::pin(join_all(done_receivers));
-    let results: Vec<Vec<String>> = loop {
-        let wake = [deadline, next_tick, measuring_at]
-            .into_iter()
-            .flatten()
-            .min();
+    // The stop as this loop saw it: why, when (a stop other than the deadline ends the
+    // measured time there), and when events still in flight are abandoned.
+    let mut stop_seen: Option<StopCause> = None;
+    let mut stopped_at = None::<Instant>;
+    let mut abandon_at = None::<Instant>;
+    let mut interrupted = false;
+    let mut interrupt_heard = false;
+    drop(done_tx);
+    let mut ends: Vec<WorkerEnd> = Vec::with_capacity(workers as usize);
+    let finished = loop {
+        let wake = [
+            deadline.filter(|_| stop_seen.is_none()),
+            next_tick.filter(|_| stop_seen.is_none()),
+            measuring_at,
+            abandon_at,
+            // Threads of abandoned clients are waited for this long at most.
+            abandon_at.map(|a| a + abandon_wait(stop_seen)),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let sleep = async {
             match wake {
                 Some(t) => tokio::time::sleep_until(t.into()).await,
@@ -609,14 +690,24 @@ pub async fn run(
             }
         };
         tokio::select! {
-            done = &mut all_done => break done.into_iter().map(|r| r.unwrap_or_default()).collect(),
+            end = done_rx.recv() => match end {
+                Some(end) => {
+                    ends.push(end);
+                    if ends.len() == workers as usize {
+                        break true;
+                    }
+                }
+                // Every worker is gone (one that panicked never said how its clients ended).
+                None => break true,
+            },
             _ = sleep => {
                 let now = Instant::now();
                 if measuring_at.is_some_and(|t| now >= t) {
                     measuring_at = None;
                     progress.measuring();
                 }
-                if let (Some(t), Some(i)) = (next_tick, interval)
+                // No interval after the stop: the measured time is over.
+                if let (Some(t), Some(i), None) = (next_tick, interval, stop_seen)
                     && now >= t
                 {
                     let sample = collect_interval(&stats, &shared, i, t, o.percentile);
@@ -625,30 +716,82 @@ pub async fn run(
                     samples.push(sample);
                     next_tick = Some(t + i);
                 }
-                if let Some(d) = deadline
-                    && now >= d && !stop.is_stopped()
+                if let (Some(d), None) = (deadline, stop_seen)
+                    && now >= d
                 {
                     stop.stop();
+                    stop_seen = Some(StopCause::Time);
+                    abandon_at = Some(d + grace(o));
                 }
-                if stop.is_stopped() && deadline.is_some_and(|d| now >= d + grace(o)) {
+                if abandon_at.is_some_and(|a| now >= a) {
                     // Clients stuck in a statement past the grace period are abandoned.
                     hard_stop.stop();
                 }
+                if abandon_at.is_some_and(|a| now >= a + abandon_wait(stop_seen)) {
+                    break false;
+                }
             }
-            _ = stop.stopped(), if deadline.is_none() || !stop.is_stopped() => {
-                // Stopped by event limit, interrupt or fatal errors: give in-flight events a
-                // grace period, then abandon them.
-                let grace_deadline = Instant::now() + grace(o);
-                let hard = Arc::clone(&hard_stop);
-                tokio::spawn(async move {
-                    tokio::time::sleep_until(grace_deadline.into()).await;
-                    hard.stop();
-                });
+            // Ctrl-C: in-flight events get a moment, then the report.
+            _ = interrupt.stopped(), if !interrupt_heard => {
+                interrupt_heard = true;
+                let now = Instant::now();
+                interrupted = stop_seen.is_none();
+                if stop_seen.is_none() {
+                    stop.stop();
+                    stopped_at = Some(now);
+                }
+                stop_seen = Some(StopCause::Interrupt);
+                let soon = now + INTERRUPT_GRACE;
+                abandon_at = Some(abandon_at.map_or(soon, |a| a.min(soon)));
+            }
+            // A second Ctrl-C: nothing more is waited for.
+            _ = interrupt.stopped_now(), if !hard_stop.is_stopped() => {
+                let now = Instant::now();
+                if stop_seen.is_none() {
+                    stop.stop();
+                    stopped_at = Some(now);
+                    interrupted = true;
+                }
+                stop_seen = Some(StopCause::InterruptNow);
+                hard_stop.stop();
+                // What was measured is saved now; a client's thread is not waited for.
+                break false;
+            }
+            // Stopped by the event limit or a client's fatal error: in-flight events get the
+            // grace period, then are abandoned.
+            _ = stop.stopped(), if stop_seen.is_none() => {
+                let now = Instant::now();
+                stop_seen = Some(StopCause::Stopped);
+                stopped_at = Some(now);
+                abandon_at = Some(now + grace(o));
             }
         }
     };
     stop.stop();
-    join_threads(thread_handles).await;
+    // Threads that never said they were done (a client that ignores the abandon flag) are
+    // left behind rather than waited for.
+    let stragglers = if finished {
+        join_threads(thread_handles).await;
+        0
+    } else {
+        workers - ends.len() as u32
+    };
+    let mut fatal_errors = Vec::new();
+    let mut abandoned = Vec::new();
+    for e in ends {
+        fatal_errors.extend(e.fatal);
+        abandoned.extend(e.abandoned);
+    }
+    if !abandoned.is_empty() || stragglers > 0 {
+        let cancelled = cancel_abandoned(abandoned.iter()).await;
+        fatal_errors.push(format!(
+            "{} client(s) abandoned: {}; {cancelled}",
+            abandoned.len() as u32 + stragglers,
+            stop_seen
+                .unwrap_or(StopCause::Stopped)
+                .abandoned_why(grace(o)),
+        ));
+    }
     let idle_resumed = idle.iter().filter(|c| c.tls_resumed()).count() as u64;
     for c in idle {
         c.close().await;
@@ -680,18 +823,20 @@ pub async fn run(
     }
     max_backlog = max_backlog.max(final_backlog);
     clients.sort_by_key(|&(i, _)| i);
-    let measured_end = if shared.event_limit.is_some() || deadline.is_none() {
-        last_end.unwrap_or(end)
-    } else {
-        last_end
-            .unwrap_or(end)
-            .max(deadline.unwrap_or(end))
-            .min(end)
+    // The measured time ends at the deadline (or the last event past it), at a stop that came
+    // before it (Ctrl-C, a fatal error: the time clients spent stopping is not measured), or
+    // with the last event of an event-bounded run.
+    let cut = match (deadline, stopped_at) {
+        (Some(d), Some(s)) => Some(d.min(s)),
+        (d, s) => d.or(s),
+    };
+    let measured_end = match cut {
+        Some(c) if shared.event_limit.is_none() => last_end.unwrap_or(end).max(c).min(end),
+        _ => last_end.unwrap_or(end),
     };
     let duration_s = measured_end
         .saturating_duration_since(measure_start)
         .as_secs_f64();
-    let fatal_errors: Vec<String> = results.into_iter().flatten().collect();
     let rate = schedule.rate().map(|target_rate| RateReport {
         target_rate,
         achieved_rate: if duration_s > 0.0 {
@@ -708,7 +853,7 @@ pub async fn run(
             all
         })),
     });
-    Ok(RunOutcome {
+    Ok(Some(RunOutcome {
         measurements: Measurements {
             threads,
             key_distribution: o.key_distribution(),
@@ -722,7 +867,7 @@ pub async fn run(
             intervals: samples,
             rate,
             percentile: o.percentile,
-            interrupted: interrupted.load(Ordering::SeqCst),
+            interrupted,
         },
         server_version,
         statements: statements.summaries(),
@@ -757,7 +902,25 @@ pub async fn run(
             resumed: connects_resumed,
             latency_ms: LatencySummary::from_histogram(&connects),
         },
-    })
+    }))
+}
+
+/// Stop abandoned clients' statements on the server (a statement merely slow would otherwise
+/// go on loading it under the next trial), each cancel within [`CANCEL_WAIT`]; what came of it,
+/// for the abandoned line.
+async fn cancel_abandoned(handles: impl Iterator<Item = &CancelHandle>) -> String {
+    let tried = join_all(
+        handles.map(|h| async move { tokio::time::timeout(CANCEL_WAIT, h.cancel()).await }),
+    )
+    .await;
+    let failed = tried.iter().filter(|r| !matches!(r, Ok(Ok(())))).count();
+    match failed {
+        0 => "their statements were cancelled on the server".to_owned(),
+        n => format!(
+            "{n} statement(s) could not be cancelled on the server (no answer within {} s)",
+            CANCEL_WAIT.as_secs_f64()
+        ),
+    }
 }
 
 /// PostgreSQL's "prepared statement does not exist" (SQLSTATE 26000) or "already exists"
@@ -908,6 +1071,67 @@ fn collect_interval(
     }
 }
 
+/// How long abandoned clients' threads are waited for once they are abandoned: a client's
+/// blocking call gives up within a quarter of a second; one that does not (a script's loop
+/// without a statement) is left behind, after Ctrl-C sooner.
+fn abandon_wait(cause: Option<StopCause>) -> Duration {
+    match cause {
+        Some(StopCause::Interrupt) => INTERRUPT_GRACE,
+        Some(StopCause::InterruptNow) => Duration::ZERO,
+        _ => ABANDON_WAIT,
+    }
+}
+
+/// Why the clients were stopped, for the line that says how many were abandoned.
+#[derive(Debug, Clone, Copy)]
+enum StopCause {
+    /// The run's time was up.
+    Time,
+    /// The event limit, or a client's fatal error.
+    Stopped,
+    Interrupt,
+    /// A second Ctrl-C.
+    InterruptNow,
+}
+
+impl StopCause {
+    /// Why clients still in a statement were abandoned.
+    fn abandoned_why(self, grace: Duration) -> String {
+        let secs = |d: Duration| format!("{} s", (d.as_secs_f64() * 10.0).round() / 10.0);
+        match self {
+            StopCause::Time => format!(
+                "their statements did not finish within the {} grace after the run's time (a server that stopped answering, or statements that take longer)",
+                secs(grace)
+            ),
+            StopCause::Stopped => format!(
+                "their statements did not finish within the {} grace after the run stopped",
+                secs(grace)
+            ),
+            StopCause::Interrupt => format!(
+                "their statements did not finish within {} of Ctrl-C",
+                secs(INTERRUPT_GRACE)
+            ),
+            StopCause::InterruptNow => "left in their statements at the second Ctrl-C".to_owned(),
+        }
+    }
+}
+
+/// How a worker's clients ended: their fatal errors (one line each) and the clients
+/// abandoned in a statement (said once for the whole run), by the handle that cancels it.
+#[derive(Default)]
+struct WorkerEnd {
+    fatal: Vec<String>,
+    abandoned: Vec<CancelHandle>,
+}
+
+/// How one client ended.
+enum ClientEnd {
+    Finished,
+    Fatal(String),
+    /// Still in a statement at the hard stop.
+    Abandoned,
+}
+
 /// Why a worker's clients are not ready: how many failed, how many were not tried after
 /// that, whether the failure came after connecting (the server refused a statement while the
 /// client prepared the workload's), and the first error.
@@ -922,19 +1146,21 @@ struct NotReady {
 async fn worker_main(
     workload: Workload,
     spec: RunSpec,
+    own_thread: Option<OwnThread>,
+    setup_stop: Arc<Stopper>,
     pacer: Option<Arc<ConnectPacer>>,
     indices: Vec<u32>,
     threads: u32,
     stats: Arc<Mutex<WorkerStats>>,
     ready: mpsc::UnboundedSender<Result<(), NotReady>>,
     go: oneshot::Receiver<Option<Arc<RunShared>>>,
-    done: oneshot::Sender<Vec<String>>,
+    done: mpsc::UnboundedSender<WorkerEnd>,
 ) {
     let dist = spec.options.key_distribution();
-    let mut clients = Vec::with_capacity(indices.len());
+    let mut clients: Vec<(u32, Connection, Client)> = Vec::with_capacity(indices.len());
     let mut failure: Option<NotReady> = None;
     for chunk in indices.chunks(CONNECT_CONCURRENCY) {
-        let opened = join_all(chunk.iter().map(|&i| {
+        let opening = join_all(chunk.iter().map(|&i| {
             let workload = &workload;
             let spec = &spec;
             let pacer = pacer.as_ref();
@@ -972,8 +1198,18 @@ async fn worker_main(
                     })?;
                 Ok::<_, (bool, DriverError)>((i, conn, client))
             }
-        }))
-        .await;
+        }));
+        // The run abandoned the set-up (Ctrl-C): the connections being opened are dropped.
+        let opened = tokio::select! {
+            opened = opening => opened,
+            () = setup_stop.stopped() => {
+                for (_, conn, _) in clients {
+                    conn.close().await;
+                }
+                let _ = done.send(WorkerEnd::default());
+                return;
+            }
+        };
         for r in opened {
             match r {
                 Ok(c) => clients.push(c),
@@ -998,7 +1234,7 @@ async fn worker_main(
         for (_, conn, _) in clients {
             conn.close().await;
         }
-        let _ = done.send(Vec::new());
+        let _ = done.send(WorkerEnd::default());
         return;
     }
     let _ = ready.send(Ok(()));
@@ -1006,54 +1242,98 @@ async fn worker_main(
         for (_, conn, _) in clients {
             conn.close().await;
         }
-        let _ = done.send(Vec::new());
+        let _ = done.send(WorkerEnd::default());
         return;
     };
+    // Set up: the workload's statements take as long as they take (the run's grace bounds
+    // them), and a client alone on its worker takes the thread.
+    let mut failed_switch = Vec::new();
+    for (i, conn, _) in &mut clients {
+        conn.set_reply_timeout(None);
+        if let Some(own) = &own_thread
+            && let Err(e) = conn.take_own_thread(own.clone())
+        {
+            failed_switch.push(format!("client {i}: {e}"));
+        }
+    }
+    if !failed_switch.is_empty() {
+        shared.stop.stop();
+    }
     // Each client is a task of this worker's runtime: a socket wake-up polls that client
     // directly (join_all would poll every client of the worker on each wake-up, and
     // FuturesUnordered adds a wake-up layer of its own).
+    // Each client says how it ended here, so that a hard stop (which drops the clients still
+    // in a statement) reads the others' ends.
+    // Each client's cancel handle (kept current across its reconnects) stops the statement
+    // it is abandoned in.
+    let ends = Arc::new(Mutex::new(Vec::with_capacity(clients.len())));
+    let mut cancels = Vec::with_capacity(clients.len());
     let tasks: Vec<_> = clients
         .into_iter()
-        .map(|(i, conn, client)| {
+        .enumerate()
+        .map(|(k, (i, conn, client))| {
             let shared = Arc::clone(&shared);
             let stats = Arc::clone(&stats);
-            tokio::spawn(async move { client_loop(i, conn, client, &shared, &stats).await })
+            let ends = Arc::clone(&ends);
+            let cancel = Arc::new(Mutex::new(conn.cancel_handle()));
+            cancels.push(Arc::clone(&cancel));
+            tokio::spawn(async move {
+                let end = client_loop(i, conn, client, &shared, &stats, &cancel).await;
+                ends.lock().expect("client ends lock").push((k, end));
+            })
         })
         .collect();
     let aborts: Vec<_> = tasks.iter().map(|t| t.abort_handle()).collect();
-    let fatal = tokio::select! {
-        results = join_all(tasks) => results
-            .into_iter()
-            .filter_map(|r| r.unwrap_or_else(|e| Some(format!("a client task failed: {e}"))))
-            .collect(),
+    let mut end = WorkerEnd {
+        fatal: failed_switch,
+        ..WorkerEnd::default()
+    };
+    tokio::select! {
+        results = join_all(tasks) => {
+            for e in results.into_iter().filter_map(Result::err) {
+                end.fatal.push(format!("a client task failed: {e}"));
+            }
+        }
+        // At the hard stop, a client still in its statement is abandoned: its task dropped
+        // with its connection.
         _ = shared.hard_stop.stopped() => {
             for a in &aborts {
                 a.abort();
             }
-            vec![format!(
-                "{} client(s) abandoned: a statement did not finish within the grace period after the stop",
-                shared.active_clients.load(Ordering::SeqCst)
-            )]
         }
-    };
-    let _ = done.send(fatal);
+    }
+    let ended = std::mem::take(&mut *ends.lock().expect("client ends lock"));
+    let handle = |k: usize| cancels[k].lock().expect("cancel handle lock").clone();
+    for k in 0..cancels.len() {
+        match ended.iter().find(|(at, _)| *at == k).map(|(_, e)| e) {
+            Some(ClientEnd::Finished) => {}
+            Some(ClientEnd::Fatal(line)) => end.fatal.push(line.clone()),
+            // In a statement at the hard stop (a blocking one gave up on the abandon flag; an
+            // async one was dropped with its task).
+            Some(ClientEnd::Abandoned) | None => end.abandoned.push(handle(k)),
+        }
+    }
+    let _ = done.send(end);
 }
 
 /// One client: take the next event (now, or at its intended start), run it with retries,
-/// record it. Returns the fatal error that stopped it, if any.
+/// record it. Returns how it ended: the fatal error that stopped it, or abandoned in a
+/// statement at the hard stop.
 async fn client_loop(
     index: u32,
     mut conn: Connection,
     mut client: Client,
     shared: &RunShared,
     stats: &Mutex<WorkerStats>,
-) -> Option<String> {
+    cancel: &Mutex<CancelHandle>,
+) -> ClientEnd {
     let (open_loop, slot) = {
         let s = stats.lock().expect("stats lock");
         let slot = s.clients.iter().position(|&(i, _)| i == index);
         (s.arrivals.is_some(), slot)
     };
     let mut fatal = None;
+    let mut abandoned = false;
     // One per client, cleared per event: its statement list keeps its capacity.
     let mut q = EventTally::default();
     // Connections this client has had timed (the first was, by its worker); events it ran.
@@ -1123,23 +1403,25 @@ async fn client_loop(
                         break Ok(());
                     }
                     // An abandoned blocking statement ends as a lost connection: not one to
-                    // reconnect.
+                    // reconnect, and said once for the run, not per client.
                     ErrorClass::Reconnect if shared.hard_stop.is_stopped() => {
-                        break Err(e.to_string());
+                        break Err(None);
                     }
                     ErrorClass::Reconnect => {
                         reconnects += 1;
                         if let Err(re) = reconnect(&mut conn, &shared.stop).await {
-                            break Err(format!(
+                            break Err(Some(format!(
                                 "lost the connection ({e}) and could not reconnect: {re}"
-                            ));
+                            )));
                         }
                     }
                     _ => {
-                        break Err(match client.fatal_hint(&e).or_else(|| pooler_hint(&e)) {
-                            Some(hint) => format!("{e} ({hint})"),
-                            None => e.to_string(),
-                        });
+                        break Err(Some(
+                            match client.fatal_hint(&e).or_else(|| pooler_hint(&e)) {
+                                Some(hint) => format!("{e} ({hint})"),
+                                None => e.to_string(),
+                            },
+                        ));
                     }
                 },
             }
@@ -1166,8 +1448,10 @@ async fn client_loop(
         if conn.connects() != connects_seen {
             connects_seen = conn.connects();
             stats.lock().expect("stats lock").connected(&conn);
+            *cancel.lock().expect("cancel handle lock") = conn.cancel_handle();
         }
-        if measured {
+        // An event abandoned at the hard stop is no event, and did not end then.
+        if measured && !matches!(result, Err(None)) {
             let latency_us = end.saturating_duration_since(intended).as_micros() as u64;
             let service_us = end.saturating_duration_since(began).as_micros() as u64;
             let mut guard = stats.lock().expect("stats lock");
@@ -1214,9 +1498,16 @@ async fn client_loop(
             }
             s.last_end = Some(s.last_end.map_or(end, |l| l.max(end)));
         }
-        if let Err(msg) = result {
-            fatal = Some(format!("client {index}: {msg}"));
-            break;
+        match result {
+            Err(Some(msg)) => {
+                fatal = Some(format!("client {index}: {msg}"));
+                break;
+            }
+            Err(None) => {
+                abandoned = true;
+                break;
+            }
+            Ok(()) => {}
         }
         if let Some(Err(e)) = planned_reconnect {
             fatal = Some(format!(
@@ -1229,13 +1520,20 @@ async fn client_loop(
         }
     }
     shared.active_clients.fetch_sub(1, Ordering::SeqCst);
+    if abandoned {
+        // Its server is not answering: no goodbye, no script hook on the connection.
+        return ClientEnd::Abandoned;
+    }
     if fatal.is_none()
         && let Some(msg) = client.finish(&mut conn).await
     {
         fatal = Some(format!("client {index}: {msg}"));
     }
     conn.close().await;
-    fatal
+    match fatal {
+        Some(line) => ClientEnd::Fatal(line),
+        None => ClientEnd::Finished,
+    }
 }
 
 async fn reconnect(conn: &mut Connection, stop: &Stopper) -> Result<(), DriverError> {
@@ -1283,6 +1581,7 @@ mod tests {
             .unwrap()
             .block_on(run(&workload, &spec, Stopper::new(), &Quiet))
             .unwrap()
+            .expect("a run that was not stopped has an outcome")
     }
 
     /// Rates are events over the measured interval alone (`--time` after the `--warmup`). One

@@ -24,27 +24,17 @@ use crate::out::outln;
 /// Exit code of a run stopped by Ctrl-C / SIGTERM (what shells use for SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-/// Resolves at the first Ctrl-C or SIGTERM.
-async fn interrupted() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let term_recv = async {
-        match term.as_mut() {
-            Some(t) => {
-                t.recv().await;
-            }
-            None => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term_recv => {}
-    }
-}
+/// How long a second Ctrl-C leaves the run to save what it measured before the process
+/// exits whatever it is doing.
+const LEAVE_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Ctrl-C and SIGTERM raise the stopper; the run finishes its write and ends interrupted.
-/// The signals are awaited on a thread of their own with its own small runtime: the run's
-/// workers may all be busy (clients, a load's loaders), and a signal must not wait for one of
-/// them to be free.
+/// Ctrl-C and SIGTERM raise the stopper: the run stops its clients (in-flight statements get
+/// half a second), saves what was measured, reports and exits 130. A second one raises its
+/// `stop_now` level — nothing more is waited for, what was measured is saved — and the
+/// process exits 130 within [`LEAVE_WITHIN`] whatever it is doing (a managed server this run
+/// started stops with it: its parent-death signal). The signals are awaited on a thread of
+/// their own with its own small runtime: the run's workers may all be busy (clients, a load's
+/// loaders), and a signal must not wait for one of them to be free.
 pub fn install_signal_handlers(stopper: Arc<Stopper>) {
     let spawned = std::thread::Builder::new()
         .name("dbrig-signals".into())
@@ -55,11 +45,34 @@ pub fn install_signal_handlers(stopper: Arc<Stopper>) {
             else {
                 return;
             };
-            rt.block_on(interrupted());
-            eprintln!(
-                "dbrig: interrupted: finishing in-flight events and saving what was measured"
-            );
-            stopper.stop();
+            rt.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                // Registered once, for both signals: one that comes while the first is being
+                // handled is not lost.
+                let (Ok(mut int), Ok(mut term)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                ) else {
+                    eprintln!("dbrig: warning: Ctrl-C will not stop this run: no signal handler");
+                    return;
+                };
+                let mut next = async || {
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
+                };
+                next().await;
+                eprintln!(
+                    "dbrig: interrupted: stopping the clients and saving what was measured (Ctrl-C again to leave at once)"
+                );
+                stopper.stop();
+                next().await;
+                eprintln!("dbrig: interrupted again: leaving now, saving what was measured");
+                stopper.stop_now();
+            });
+            std::thread::sleep(LEAVE_WITHIN);
+            std::process::exit(EXIT_INTERRUPTED.into());
         });
     if let Err(e) = spawned {
         eprintln!("dbrig: warning: Ctrl-C will not stop this run: {e}");

@@ -26,6 +26,10 @@ pub struct LifeMark {
     /// The server (or its connection) was seen dead: the child exited, the connection was lost
     /// with a shutdown SQLSTATE (57P01/57P02/57P03) or similar.
     pub died: bool,
+    /// The server took the connection but did not answer in time (stopped, hung, starved):
+    /// neither alive nor dead as far as anyone can tell, so no evidence of a restart.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub silent: bool,
 }
 
 impl LifeMark {

@@ -13,6 +13,7 @@ mod postgres_lean {
     const LEAN: bool = true;
     include!("postgres.rs");
 }
+mod silence;
 mod sqlite;
 mod timeout;
 

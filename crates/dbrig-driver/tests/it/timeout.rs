@@ -38,6 +38,25 @@ fn assert_timeout<T: std::fmt::Debug>(r: Result<T, dbrig_driver::DriverError>) {
     assert!(!e.message.contains("reopened"), "{e}");
 }
 
+/// How long a stopped statement may still show in the server's list of sessions: the server
+/// answers a killed statement before it clears its text from that list (MariaDB's
+/// `dispatch_command` sends the reply, then logs it, then resets the query), so the list is
+/// read until the statement is gone. A statement that was not stopped stays far longer (a 30 s
+/// sleep).
+const LIST_SETTLES: Duration = Duration::from_secs(5);
+
+/// The count `sql` gives for session `id`, read until it is 0 or [`LIST_SETTLES`] has passed.
+async fn still_running(observer: &mut Connection, sql: &str, id: i64) -> i64 {
+    let deadline = std::time::Instant::now() + LIST_SETTLES;
+    loop {
+        let n = single_int(&observer.query(sql, &[Value::Int(id)]).await.unwrap());
+        if n == 0 || std::time::Instant::now() >= deadline {
+            return n;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn mysql_timeout_kills_the_query_on_the_server() {
     let url = "mysql://root@127.0.0.1:3306/test";
@@ -46,19 +65,14 @@ async fn mysql_timeout_kills_the_query_on_the_server() {
     // SLEEP interrupted by KILL QUERY returns 1 without an error: still a timeout.
     assert_timeout(c.query_with_timeout("SELECT SLEEP(30)", &[], HALF).await);
     let mut observer = connect(url).await;
-    let running = observer
-        .query(
-            "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
-             WHERE ID = ? AND INFO LIKE 'SELECT SLEEP%'",
-            &[Value::Int(id)],
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        single_int(&running),
-        0,
-        "the SLEEP still runs on the server"
-    );
+    let running = still_running(
+        &mut observer,
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+         WHERE ID = ? AND INFO LIKE 'SELECT SLEEP%'",
+        id,
+    )
+    .await;
+    assert_eq!(running, 0, "the SLEEP still runs on the server");
     // Same connection, next statement unaffected (no stale kill).
     let rows = c.query("SELECT 41 + 1", &[]).await.unwrap();
     assert_eq!(single_int(&rows), 42);
@@ -148,15 +162,14 @@ async fn postgres_timeout_cancels_at(lean: bool, url: &str) {
     );
     assert_timeout(c.query_with_timeout("SELECT pg_sleep(30)", &[], HALF).await);
     let mut observer = connect(url).await;
-    let running = observer
-        .query(
-            "SELECT COUNT(*)::bigint FROM pg_stat_activity \
-             WHERE pid = $1 AND state = 'active' AND query LIKE '%pg_sleep%'",
-            &[Value::Int(pid)],
-        )
-        .await
-        .unwrap();
-    assert_eq!(single_int(&running), 0, "pg_sleep still runs on the server");
+    let running = still_running(
+        &mut observer,
+        "SELECT COUNT(*)::bigint FROM pg_stat_activity \
+         WHERE pid = $1 AND state = 'active' AND query LIKE '%pg_sleep%'",
+        pid,
+    )
+    .await;
+    assert_eq!(running, 0, "pg_sleep still runs on the server");
     let rows = c.query("SELECT 41 + 1", &[]).await.unwrap();
     assert_eq!(single_int(&rows), 42);
     assert_eq!(

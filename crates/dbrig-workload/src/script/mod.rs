@@ -946,7 +946,8 @@ mod profile {
             .unwrap();
         let outcome = rt
             .block_on(run(&workload, &spec, Stopper::new(), &crate::kind::Quiet))
-            .unwrap();
+            .unwrap()
+            .expect("not interrupted");
         assert_eq!(outcome.measurements.transactions, events);
     }
 }

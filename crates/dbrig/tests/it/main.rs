@@ -9,6 +9,7 @@ mod copies;
 mod credential_files;
 mod explain;
 mod fidelity;
+mod hangs;
 mod install;
 mod lua;
 mod managed;
