@@ -163,6 +163,8 @@ fn verdict_class(cells: &[String]) -> Option<String> {
     match cells.last()?.as_str() {
         "improvement" => Some("verdict-improvement".into()),
         "regression" => Some("verdict-regression".into()),
+        // Trials too few for any verdict: not "no change", a reader must not miss it.
+        "unreachable" => Some("verdict-unreachable".into()),
         _ => None,
     }
 }

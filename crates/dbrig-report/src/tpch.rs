@@ -81,6 +81,9 @@ pub struct QueryResult {
 pub struct Configuration {
     pub name: String,
     pub server_version: String,
+    /// The scale factors its power tests ran at (one, unless a plan changed under
+    /// `--resume`), in the order first seen.
+    pub scale_factors: Vec<f64>,
     pub power_at_size: Option<f64>,
     pub queries: Vec<QueryResult>,
 }
@@ -193,9 +196,13 @@ impl Configuration {
         let mut by_query: Vec<Vec<QueryResult>> = Vec::new();
         let mut powers = Vec::new();
         let mut version = String::new();
+        let mut scale_factors: Vec<f64> = Vec::new();
         for r in reports {
             if version.is_empty() {
                 version = r.server_version.clone();
+            }
+            if !scale_factors.contains(&r.scale_factor) {
+                scale_factors.push(r.scale_factor);
             }
             powers.push(r.power_at_size);
             for q in r.steps() {
@@ -212,6 +219,7 @@ impl Configuration {
         Configuration {
             name: name.to_owned(),
             server_version: version,
+            scale_factors,
             power_at_size: mean_of_all(powers),
             queries: by_query.into_iter().map(QueryResult::merge).collect(),
         }
@@ -563,7 +571,14 @@ pub fn tpch_table(report: &TpchReport) -> Table {
         );
     }
     for c in &report.configurations {
-        notes.push(format!("{}: {}", c.name, c.server_version));
+        // What the seconds are of: a query at SF 1 is not one at SF 10.
+        let sf = c
+            .scale_factors
+            .iter()
+            .map(|f| format!("SF {f}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        notes.push(format!("{}: {sf}, {}", c.name, c.server_version));
         for q in &c.queries {
             if let (Outcome::Error | Outcome::Wrong, Some(e)) = (q.outcome, &q.error) {
                 let first = e.lines().next().unwrap_or("");
@@ -1134,6 +1149,36 @@ pub fn tpch_metrics(data: &ReportData) -> Vec<TpchMetrics> {
         });
     }
     out
+}
+
+/// The scale factor each configuration's TPC-H tests of `workload` ran at: `scale factor: A SF
+/// 1, B SF 1` — what every TPC-H figure is of. `None` when no finished trial has one.
+pub fn scale_factor_note(data: &ReportData, workload: &str) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for conf in &data.configurations {
+        let mut sfs: Vec<f64> = Vec::new();
+        for c in data
+            .stored_cells(workload)
+            .into_iter()
+            .filter(|c| c.configuration == *conf)
+        {
+            for r in c.done_results() {
+                let sf = match r {
+                    TrialResult::TpchPower(p) => p.scale_factor,
+                    TrialResult::TpchThroughput(t) => t.scale_factor,
+                    _ => continue,
+                };
+                if !sfs.contains(&sf) {
+                    sfs.push(sf);
+                }
+            }
+        }
+        if !sfs.is_empty() {
+            let list: Vec<String> = sfs.iter().map(|f| format!("SF {f}")).collect();
+            parts.push(format!("{conf} {}", list.join(", ")));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("{workload}: scale factor: {}", parts.join("; ")))
 }
 
 /// The composite metrics per configuration, with each one's ratio to the baseline; `None`

@@ -700,6 +700,9 @@ pub fn print_dry_run(plan: &Plan) -> Result<()> {
             String::new()
         }
     )?;
+    if let Some(w) = plan.verdict_warning() {
+        outln!("Note: {w}")?;
+    }
     outln!("Order:")?;
     for (i, (c, t)) in plan.schedule.iter().enumerate() {
         let cell = &plan.cells[*c];

@@ -339,6 +339,10 @@ async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<Ex
         console::print_dry_run(&plan)?;
         return Ok(ExitCode::SUCCESS);
     }
+    // Said before hours of trials, not only in the report after them.
+    if let Some(w) = plan.verdict_warning() {
+        eprintln!("dbrig: note: {w}");
+    }
     let baseline = plan.baseline.clone();
     let observer = ConsoleObserver::plan(&plan, &args.store.out);
     let outcome = console::measure(plan, &args.store, argv, args.resume, &observer).await?;
