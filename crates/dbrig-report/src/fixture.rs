@@ -1402,3 +1402,35 @@ pub fn engine_settings(pg: bool) -> ServerSettings {
         variables: vars,
     }
 }
+
+/// A run of one `oltp_point_select` trial per configuration, each with the server settings
+/// given: what the settings tables are built from.
+pub fn settings_run(
+    store: &mut Store,
+    configurations: &[(&str, ServerSettings)],
+) -> Result<RunId, StoreError> {
+    let run = begin(store, "settings", "")?;
+    let oltp = oltp_result(0.0);
+    let mut clock = 10;
+    for (conf, settings) in configurations {
+        let cell = new_cell(store, run, conf, "oltp_point_select", None, 1, None)?;
+        let m = measurements(1, 1000.0, 1.0, 3, 0.01);
+        let env = TrialEnvironment {
+            server_settings: Some(settings.clone()),
+            ..TrialEnvironment::default()
+        };
+        done(
+            store,
+            cell,
+            1,
+            &mut clock,
+            &Measured {
+                measurements: Some(&m),
+                environment: Some(&env),
+                ..Measured::result(&settings.version, &oltp)
+            },
+        )?;
+    }
+    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    Ok(run)
+}

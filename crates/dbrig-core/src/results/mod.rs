@@ -24,8 +24,8 @@ use crate::statements::StatementLatency;
 pub use connection::{AddressFamily, ConnectLatency, ConnectionFacts, Protocol};
 pub use environment::{
     BuildInfo, ConnectionSecurity, Durability, HookOutput, KEY_SETTINGS, LaunchInfo,
-    ManagedServerFacts, OsSample, OsSpan, Placement, ServerLife, ServerSettings, TlsSession,
-    TlsVerification, TrialEnvironment, is_instance_setting,
+    ManagedServerFacts, OsSample, OsSpan, Placement, ServerEngine, ServerLife, ServerSettings,
+    TlsSession, TlsVerification, TrialEnvironment, is_instance_setting, is_instance_value,
 };
 pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,
