@@ -779,9 +779,18 @@ impl ReportData {
                     .iter()
                     .filter(|c| &c.configuration == conf)
                     .flat_map(|c| {
-                        c.trials
-                            .iter()
-                            .filter_map(|t| t.connection.as_ref().map(|f| f.describe()))
+                        c.trials.iter().filter_map(|t| {
+                            let f = t.connection.as_ref()?;
+                            // sql-bench's Perl scripts connect and send their statements
+                            // through DBI themselves: no protocol of dbrig's is theirs.
+                            Some(match c.kind {
+                                ResultKind::SqlBench => format!(
+                                    "{}, statements sent by sql-bench's Perl DBI",
+                                    f.address_family.name()
+                                ),
+                                _ => f.describe(),
+                            })
+                        })
                     })
                     .collect::<BTreeSet<_>>()
                     .into_iter()

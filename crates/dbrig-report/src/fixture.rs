@@ -1434,3 +1434,26 @@ pub fn settings_run(
     store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
+
+/// A single command's run of one trial of `workload` with `result` and `environment`, as the
+/// executor stores it: what a test of one kind's report is built from.
+pub fn one_trial_run(
+    store: &mut Store,
+    kind: RunKind,
+    workload: &str,
+    result: &TrialResult,
+    environment: &TrialEnvironment,
+) -> Result<RunId, StoreError> {
+    let mut clock = 10;
+    single(
+        store,
+        kind,
+        workload,
+        1,
+        &mut clock,
+        &Measured {
+            environment: Some(environment),
+            ..Measured::result(result.server_version().unwrap_or("?"), result)
+        },
+    )
+}

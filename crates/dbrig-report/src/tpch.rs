@@ -713,9 +713,20 @@ pub fn tpch_chart(report: &TpchReport) -> Result<String, ReportError> {
 
 // ---- the commands' console output ------------------------------------------------------------
 
-/// Seconds with microseconds, as the power test prints them.
+/// Seconds of a time in microseconds, by the one rule every report prints seconds with.
 fn micros_text(m: u64) -> String {
-    format!("{:.6}", secs(m))
+    seconds_text(secs(m))
+}
+
+/// An error in a table cell: its first line, at most 60 characters (a timed-out statement's
+/// error carries the whole query; the notes under the table have the first line whole).
+fn short_error(e: &str) -> String {
+    let first = e.lines().next().unwrap_or("").trim();
+    if first.chars().count() > 60 {
+        format!("{}…", first.chars().take(59).collect::<String>())
+    } else {
+        first.to_owned()
+    }
 }
 
 /// What `dbrig tpch power` prints when it is done: per step its reduced seconds, the extremes
@@ -725,8 +736,11 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
     let rows = report
         .steps()
         .map(|o| {
+            // A timeout says so, its seconds say after how long; an error's first line.
             let status = match &o.error {
-                Some(e) if o.status != QueryStatus::Ok => format!("{}: {e}", o.status_text()),
+                Some(e) if !matches!(o.status, QueryStatus::Ok | QueryStatus::Timeout) => {
+                    format!("{}: {}", o.status_text(), short_error(e))
+                }
                 _ => o.status_text().to_owned(),
             };
             let seconds = match o.status {
@@ -779,10 +793,26 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
         .to_vec(),
         align,
         rows,
-        notes: vec![match report.power_at_size {
+        notes: std::iter::once(match report.power_at_size {
             Some(p) => format!("Power@Size = {p:.2}"),
             None => "Power@Size: not computed (a query or refresh function failed)".to_owned(),
-        }],
+        })
+        .chain(
+            report
+                .steps()
+                .filter(|o| o.status != QueryStatus::Ok)
+                .filter_map(|o| {
+                    let first = o.error.as_deref()?.lines().next()?.trim();
+                    // Even a first line can hold a whole query: 300 characters are enough.
+                    let first: String = first.chars().take(300).collect();
+                    Some(format!(
+                        "{} {}: {first}",
+                        step_label(&o.name),
+                        o.status_text()
+                    ))
+                }),
+        )
+        .collect(),
     };
     let mut out = table.to_text();
     let steps = report.steps().map(|o| (step_label(&o.name), o));
@@ -1238,6 +1268,56 @@ pub fn qphh_table(data: &ReportData) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `dbrig tpch power`'s table: seconds by the one rule (not 6 decimals), a timed-out
+    /// query's status without the query it carries, an error's first line shortened, and
+    /// each failed step's first line under the table.
+    #[test]
+    fn power_text_prints_seconds_and_errors_to_be_read() {
+        let mut timeout = crate::fixture::step("18", 2_000_000, QueryStatus::Timeout);
+        timeout.error = Some(
+            "statement timed out after 2 s: SELECT c_name, c_custkey, o_orderkey\n  FROM customer, orders, lineitem\n WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING sum(l_quantity) > 300)".into(),
+        );
+        let mut error = crate::fixture::step("9", 5_000, QueryStatus::Error);
+        error.error = Some(format!("{}\nat line 1", "x".repeat(100)));
+        let report = crate::fixture::power_report(
+            "10.11.6-MariaDB",
+            vec![
+                crate::fixture::step("1", 1_234_567, QueryStatus::Ok),
+                timeout,
+                error,
+            ],
+            None,
+        );
+        let text = power_text(&report, "mysql://bench@127.0.0.1:3306/tpch");
+        let line = |q: &str| {
+            text.lines()
+                .find(|l| l.starts_with(q))
+                .unwrap_or_else(|| panic!("{q}: {text}"))
+                .to_owned()
+        };
+        assert!(line("1 ").contains(" 1.235 "), "{text}");
+        assert!(!text.contains("1.234567"), "{text}");
+        let q18 = line("18 ");
+        assert!(
+            q18.contains(">2.000") && q18.trim_end().ends_with("timeout"),
+            "{q18}"
+        );
+        assert!(
+            !text.contains("FROM customer, orders"),
+            "the whole query: {text}"
+        );
+        let q9 = line("9 ");
+        assert!(q9.contains(&format!("error: {}…", "x".repeat(59))), "{q9}");
+        assert!(
+            text.contains("Q18 timeout: statement timed out after 2 s: SELECT c_name"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("Q9 error: {}", "x".repeat(100))),
+            "{text}"
+        );
+    }
 
     fn q(name: &str, outcome: Outcome, s: f64) -> QueryResult {
         let ok = outcome == Outcome::Ok;

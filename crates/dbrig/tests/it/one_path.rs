@@ -447,6 +447,8 @@ fn dry_run_of_every_measuring_command_touches_nothing() {
             "{args:?}: {shown}"
         );
         assert!(shown.contains("Cells ("), "{args:?}: {shown}");
+        // A plan without timed trials has 0 s of them, not "-0 s" (an empty f64 sum).
+        assert!(!shown.contains("-0 s"), "{args:?}: {shown}");
     }
     assert!(
         !o.join("results.db").exists(),
