@@ -503,10 +503,12 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
             o.alpha
         ),
         format!(
-            "p: two-sided Mann-Whitney U, adjusted by {} across {tested} comparison(s){once}; \
-             a change is called when p < {} and the whole CI is beyond ±{band_pct} %",
+            "p: two-sided Mann-Whitney U, adjusted by {} across {tested} comparison(s){once}",
             o.correction.describe(),
-            o.alpha,
+        ),
+        format!(
+            "a change is called when p < {} and the whole CI is beyond ±{band_pct} %",
+            o.alpha
         ),
         "~ = no significant change; unreachable = no verdict was possible with these trials; \
          * = unusually high stddev on a side"

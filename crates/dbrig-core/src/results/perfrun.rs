@@ -209,7 +209,10 @@ mod failure_tests {
                 "every query failed on sqlite:b.db (all 4 executions), the first: no such table: t"
             )
         );
-        assert_eq!(TrialResult::Perfrun(r.clone()).failure(), r.failure());
+        assert_eq!(
+            crate::results::TrialResult::Perfrun(r.clone()).failure(),
+            r.failure()
+        );
         r.queries.push(query("q3.sql", None));
         assert_eq!(r.failure(), None);
         r.queries.clear();

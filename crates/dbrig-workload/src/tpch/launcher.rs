@@ -959,7 +959,7 @@ pub fn import(
             _ => None,
         };
         if distinct.len() > 1 {
-            for &i in &members {
+            for &i in members.iter() {
                 if let Some(h) = &headings[i] {
                     push(
                         &mut out,
@@ -976,6 +976,7 @@ pub fn import(
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "queries".into());
+            let headed = heading.is_some();
             let label = match heading {
                 Some(h) if labels.contains(&h) => format!("{h} ({stem})"),
                 Some(h) => h,
@@ -986,7 +987,7 @@ pub fn import(
             } else {
                 label
             };
-            if heading.is_some() {
+            if headed {
                 push(
                     &mut out,
                     "# GRAPH_HEADING (the DBMS files): the label heads this workload's table and chart",
@@ -1183,16 +1184,24 @@ mod tests {
     /// beside its configuration, and the workload keeps its name.
     #[test]
     fn two_configurations_headings_are_not_joined_into_one_label() {
+        // Two MariaDB builds, the same settings and queries, each with its own heading.
         let mut files = files();
         let top = PathBuf::from("/t/top.conf");
         files.insert(
             top.clone(),
-            files[&top].replace("queries-mariadb.conf", "queries.conf"),
+            files[&top]
+                .replace("queries-mariadb.conf", "queries.conf")
+                .replace("DB_CONFIG = db_pg.conf", "DB_CONFIG = db_maria2.conf"),
         );
-        let pg = PathBuf::from("/t/db_pg.conf");
+        let maria = files[&PathBuf::from("/t/db_mariadb.conf")].clone();
         files.insert(
-            pg.clone(),
-            files[&pg].clone() + "GRAPH_HEADING = PostgreSQL 16\n",
+            PathBuf::from("/t/db_maria2.conf"),
+            maria
+                .replace("KEYWORD = maria 5.3", "KEYWORD = maria 5.5")
+                .replace(
+                    "GRAPH_HEADING = MariaDB 5.3, InnoDB, SF 30",
+                    "GRAPH_HEADING = MariaDB 5.5",
+                ),
         );
         let i = import(&top, &inputs(), &mut |p| {
             files
@@ -1203,11 +1212,14 @@ mod tests {
         .unwrap();
         let p = &i.plan;
         assert_eq!(p.matches("[[workload]]").count(), 1, "{p}");
-        assert!(!p.contains(" / ") && !p.contains("label = "), "joined: {p}");
+        assert!(
+            !p.contains("SF 30 / MariaDB 5.5") && !p.contains("\nlabel = "),
+            "joined: {p}"
+        );
         assert!(
             p.contains(
                 "# GRAPH_HEADING of configuration \"maria 5.3\": MariaDB 5.3, InnoDB, SF 30"
-            ) && p.contains("# GRAPH_HEADING of configuration \"pg\": PostgreSQL 16"),
+            ) && p.contains("# GRAPH_HEADING of configuration \"maria 5.5\": MariaDB 5.5"),
             "{p}"
         );
     }
