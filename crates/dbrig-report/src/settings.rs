@@ -287,7 +287,8 @@ pub fn settings_tables(data: &ReportData) -> Vec<Table> {
         .collect();
     let mut align = vec![Align::Left];
     align.resize(header.len(), Align::Right);
-    let value = |s: &ServerSettings, k: &str| s.variables.get(k).cloned().unwrap_or("-".into());
+    let value =
+        |s: &ServerSettings, k: &str| s.variables.get(k).map_or("-".into(), |v| size_text(k, v));
     let engines: BTreeSet<Option<ServerEngine>> =
         settings.iter().map(|(_, s)| s.engine()).collect();
     let mut notes: Vec<String> = settings

@@ -528,6 +528,32 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
     }))
 }
 
+/// The lines at the top of a report when some kind's trials could reach no verdict at all:
+/// what the verdict table's first note says, where a reader looks first (the page shows it
+/// flagged, as relaxed durability).
+pub fn verdict_flags(data: &ReportData) -> Vec<String> {
+    let o = &data.compare_options;
+    let titled = data.sections.len() > 1;
+    data.sections
+        .iter()
+        .filter_map(|s| {
+            let rows: Vec<&ComparisonRow> = data
+                .comparisons
+                .iter()
+                .filter(|r| r.kind == s.kind)
+                .collect();
+            let note = unreachable_notes(&rows, o.alpha, o.correction.describe())
+                .into_iter()
+                .find(|n| n.starts_with("NO VERDICT"))?;
+            Some(if titled {
+                format!("{}: {note}", kind_title(s.kind))
+            } else {
+                note
+            })
+        })
+        .collect()
+}
+
 /// What a reader must not miss: the comparisons whose trials could not reach a verdict,
 /// however large the change (their smallest possible p-value after the correction is not
 /// below alpha), and how many trials a side would.
@@ -802,6 +828,7 @@ fn preamble(data: &ReportData) -> Vec<String> {
         ));
     }
     lines.extend(durability_flags(data));
+    lines.extend(verdict_flags(data));
     lines
 }
 
@@ -1071,7 +1098,16 @@ mod tests {
              error rate) correction across 4 comparison(s) (alpha 0.05); run 5 or more a side"
         );
         let text = report_text(&data).unwrap();
-        assert!(text.contains("NO VERDICT WAS REACHABLE"), "{text}");
+        // Said at the top too, where a reader looks first, and above the table.
+        assert_eq!(
+            text.matches("NO VERDICT WAS REACHABLE").count(),
+            2,
+            "{text}"
+        );
+        assert!(
+            text.lines().take(8).any(|l| l.starts_with("NO VERDICT")),
+            "{text}"
+        );
         // The same trials under Benjamini-Hochberg (the default; `--correction fdr`).
         let mut data = data;
         data.set_correction(dbrig_core::stats::Correction::Fdr);
