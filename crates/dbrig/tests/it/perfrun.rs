@@ -702,8 +702,7 @@ fn perfrun_fails_when_every_query_failed_on_one_side() {
         .runs()
         .unwrap()
         .into_iter()
-        .filter(|r| r.kind == RunKind::Perfrun)
-        .next_back()
+        .rfind(|r| r.kind == RunKind::Perfrun)
         .unwrap();
     assert_eq!(run.status, dbrig_store::RunStatus::Failed);
     // Each query's error stays in the report of side b.
