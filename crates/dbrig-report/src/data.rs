@@ -1288,6 +1288,41 @@ mod item_tests {
     use super::*;
     use crate::fixture;
 
+    /// A micro item's MB/s and cycles/row are its seconds in other units: one hypothesis
+    /// with the item, not more comparisons in the correction. The mixed plan's memory_load
+    /// and groupby items each bring derived figures; the family counts their items only.
+    #[test]
+    fn derived_figures_do_not_enlarge_the_family() {
+        let mut store = Store::open_in_memory().unwrap();
+        let run = fixture::mixed_plan(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let derived = |r: &ComparisonRow| {
+            data.cell(&r.baseline, &r.workload, r.clients)
+                .and_then(|c| c.unit.as_ref())
+                .is_some_and(|u| u.derived_from.is_some())
+        };
+        let evidence = |r: &ComparisonRow| {
+            data.cell(&r.baseline, &r.workload, r.clients)
+                .and_then(|c| c.unit.as_ref())
+                .is_some_and(|u| u.evidence)
+        };
+        let results: Vec<&ComparisonRow> =
+            data.comparisons.iter().filter(|r| !evidence(r)).collect();
+        let own = results.iter().filter(|r| !derived(r)).count();
+        assert!(
+            results.iter().any(|r| derived(r)),
+            "the plan has derived figures"
+        );
+        assert!(own < results.len());
+        assert!(results.iter().all(|r| r.family == own), "{own}");
+        // A derived figure's adjusted p is what its p gets in its item's place: with the same
+        // ranks, the item's own.
+        let int = data.comparison("B", "memory_load INT", 1).unwrap();
+        let mb = data.comparison("B", "memory_load INT (MB/s)", 1).unwrap();
+        assert_eq!(mb.comparison.p_value, int.comparison.p_value);
+        assert_eq!(mb.comparison.p_adjusted, int.comparison.p_adjusted);
+    }
+
     /// A plan run of a TPC-H power test: configuration A, and B twice as fast on Q1 with
     /// 5 trials each; B's trial 3 answered Q6 wrong and its trial 5 failed outright.
     fn tpch_run(store: &mut Store) -> RunId {
