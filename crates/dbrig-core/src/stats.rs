@@ -6,7 +6,7 @@
 //! numbers) and never panic on tiny or empty inputs. A NaN or infinite trial value is refused
 //! where it enters ([`finite`]): [`summarize`], [`median`] and [`mann_whitney`] give nothing,
 //! [`compare`] calls no verdict ([`Verdict::TooFewTrials`], counting only finite trials) and
-//! [`holm`] keeps a NaN p-value NaN. (Sorting alone would put a NaN first or last by its sign bit and let it pass as
+//! [`holm`] and [`benjamini_hochberg`] keep a NaN p-value NaN. (Sorting alone would put a NaN first or last by its sign bit and let it pass as
 //! a stable trial.)
 //!
 //! Methods and where they come from:
@@ -20,7 +20,11 @@
 //! * unstable: standard deviation ≥ 10 % of the mean (pyperf's `check` warning);
 //! * significance: two-sided Mann–Whitney U test (Mann & Whitney 1947), exact or normal
 //!   approximation following R's `wilcox.test`;
-//! * multiple comparisons: Holm–Bonferroni step-down adjustment (Holm 1979);
+//! * multiple comparisons: Benjamini–Hochberg step-up adjustment of the false-discovery rate
+//!   (Benjamini & Hochberg 1995), the default, or Holm–Bonferroni step-down adjustment of the
+//!   family-wise error rate (Holm 1979) on request ([`Correction`]); whether a verdict was
+//!   reachable at all from the smallest p-value the exact test allows at the trial counts
+//!   run ([`smallest_p`], [`Comparison::p_floor`], [`trials_for_verdict`]);
 //! * relative change: Hodges–Lehmann shift estimate with Moses' distribution-free confidence
 //!   interval (Hodges & Lehmann 1963; Moses 1965; Hollander & Wolfe, *Nonparametric
 //!   Statistical Methods*, §4.3) on log values, exponentiated to a ratio.
@@ -306,28 +310,64 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
         });
     }
 
-    let nn = n1f + n2f;
-    let mean = n1f * n2f / 2.0;
-    let var = n1f * n2f / 12.0 * ((nn + 1.0) - ranked.tie_sum / (nn * (nn - 1.0)));
-    let p = if var <= 0.0 {
-        1.0
-    } else {
-        let d = u - mean;
-        let correction = if d > 0.0 {
-            0.5
-        } else if d < 0.0 {
-            -0.5
-        } else {
-            0.0
-        };
-        let z = (d - correction) / var.sqrt();
-        (2.0 * normal_sf(z.abs())).min(1.0)
-    };
     Some(MannWhitney {
         u,
-        p_value: p,
+        p_value: normal_p(u, n1f, n2f, ranked.tie_sum),
         exact: false,
     })
+}
+
+/// Two-sided p of U = `u` by the normal approximation with tie correction (`tie_sum` =
+/// Σ(t³−t)) and continuity correction, as R's `wilcox.test` (see [`mann_whitney`]).
+fn normal_p(u: f64, n1: f64, n2: f64, tie_sum: f64) -> f64 {
+    let nn = n1 + n2;
+    let mean = n1 * n2 / 2.0;
+    let var = n1 * n2 / 12.0 * ((nn + 1.0) - tie_sum / (nn * (nn - 1.0)));
+    if var <= 0.0 {
+        return 1.0;
+    }
+    let d = u - mean;
+    let correction = if d > 0.0 {
+        0.5
+    } else if d < 0.0 {
+        -0.5
+    } else {
+        0.0
+    };
+    let z = (d - correction) / var.sqrt();
+    (2.0 * normal_sf(z.abs())).min(1.0)
+}
+
+/// The smallest two-sided p-value [`mann_whitney`] can give with `n1` and `n2` trials: that of
+/// two completely separated samples, whatever the size of the change. Exact (both sides
+/// below [`EXACT_MAX_N`]): 2 / C(n₁+n₂, n₁) — 4 vs 4: 2/70 = 0.0286, 5 vs 5: 0.0079, 3 vs 3:
+/// 0.1; else the normal approximation at U = 0. 1 when a side is empty. No correction for
+/// many comparisons can bring a p-value below it, so it decides whether the trials run can
+/// reach a verdict at all ([`Comparison::p_floor`], [`trials_for_verdict`]).
+pub fn smallest_p(n1: usize, n2: usize) -> f64 {
+    if n1 == 0 || n2 == 0 {
+        return 1.0;
+    }
+    if n1 < EXACT_MAX_N && n2 < EXACT_MAX_N {
+        return (2.0 * u_null_cdf(n1, n2)[0]).min(1.0);
+    }
+    normal_p(0.0, n1 as f64, n2 as f64, 0.0)
+}
+
+/// Trials per side from which a change can be called in any one of `comparisons` compared
+/// at once, at level `alpha`: the smallest n with [`smallest_p`](n, n) × `comparisons` <
+/// `alpha`. Both corrections multiply the p-value of a change seen alone among the
+/// comparisons by their number (Holm its smallest p-value always, Benjamini–Hochberg when
+/// the others show no change), so below n no verdict is certain to be reachable: one
+/// comparison needs 4 (2/70 = 0.029), 4 need 5 (4 × 0.0079 = 0.032), 12 need 6, 35 need 7.
+/// `None` when `alpha` is not in (0, 1].
+pub fn trials_for_verdict(comparisons: usize, alpha: f64) -> Option<usize> {
+    if !(alpha > 0.0 && alpha <= 1.0) {
+        return None;
+    }
+    let m = comparisons.max(1) as f64;
+    // The smallest p falls faster than geometrically (n = 60: 4e-21), so this ends early.
+    (1..).find(|&n| smallest_p(n, n) * m < alpha)
 }
 
 struct Ranked {
@@ -458,8 +498,129 @@ fn normal_quantile(p: f64) -> f64 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Holm–Bonferroni
+// Many comparisons at once: Benjamini–Hochberg and Holm–Bonferroni
 // ---------------------------------------------------------------------------------------------
+
+/// How the p-values of many comparisons made at once are adjusted, so that some do not look
+/// significant by chance alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Correction {
+    /// Benjamini–Hochberg ([`benjamini_hochberg`]): controls the false-discovery rate, the
+    /// expected share of wrong calls among the changes called. The default: with many rows
+    /// (workloads × client counts × items) it keeps its power where Holm's grows with the
+    /// number of rows and can leave every row uncalled.
+    #[default]
+    #[serde(alias = "bh", alias = "benjamini-hochberg")]
+    Fdr,
+    /// Holm–Bonferroni ([`holm`]): controls the family-wise error rate, the chance of even one
+    /// wrong call among all rows; stricter, on request.
+    Holm,
+}
+
+impl Correction {
+    /// The adjusted p-values of `p`, in the input order.
+    pub fn adjust(self, p: &[f64]) -> Vec<f64> {
+        match self {
+            Correction::Fdr => benjamini_hochberg(p),
+            Correction::Holm => holm(p),
+        }
+    }
+
+    /// Short name for a column header: `BH`, `Holm`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Correction::Fdr => "BH",
+            Correction::Holm => "Holm",
+        }
+    }
+
+    /// What it is and what it controls, for a report's notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Correction::Fdr => "Benjamini-Hochberg (false-discovery rate)",
+            Correction::Holm => "Holm-Bonferroni (family-wise error rate)",
+        }
+    }
+
+    /// The spelling of the option (`fdr`, `holm`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Correction::Fdr => "fdr",
+            Correction::Holm => "holm",
+        }
+    }
+}
+
+impl fmt::Display for Correction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Correction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "fdr" | "bh" | "benjamini-hochberg" => Ok(Correction::Fdr),
+            "holm" => Ok(Correction::Holm),
+            _ => Err(format!(
+                "unknown correction {s:?}: fdr (Benjamini-Hochberg, the default) or holm"
+            )),
+        }
+    }
+}
+
+/// Benjamini–Hochberg adjusted p-values, in the input order.
+///
+/// Method (Benjamini & Hochberg 1995, in the adjusted-p form of R's `p.adjust(method =
+/// "BH")` and statsmodels' `multipletests(method = "fdr_bh")`): sort the m p-values
+/// ascending, p₍ᵢ₎ ↦ min(1, minⱼ≥ᵢ m·p₍ⱼ₎/j). Rejecting where the adjusted p < α keeps the
+/// expected share of false discoveries among the rejections at most α (independent or
+/// positively dependent tests). Example: four p-values of 0.0286 stay 0.0286 (Holm: 0.114
+/// each). A NaN p-value stays NaN and still counts in m, as in [`holm`].
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).filter(|&i| !p[i].is_nan()).collect();
+    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
+    let mut out = vec![f64::NAN; m];
+    let mut running = 1.0_f64;
+    for (rank, &i) in order.iter().enumerate().rev() {
+        running = running.min(m as f64 * p[i] / (rank + 1) as f64);
+        out[i] = running;
+    }
+    out
+}
+
+/// The adjusted p-value that `p` would get in place of `sorted_others`' missing member: the
+/// family being `sorted_others` (the other members' p-values, ascending, NaN left out) and
+/// `p`, of `m` members in all (NaN ones included). Equal to `correction.adjust(family)` at
+/// that member's place, in O(m): a comparison's floor ([`Comparison::p_floor`]) and a
+/// figure that tests another's hypothesis ([`compare_all_with`]) ask it once per row.
+fn adjusted_in_place(sorted_others: &[f64], m: usize, p: f64, correction: Correction) -> f64 {
+    let mf = m as f64;
+    let adjusted = match correction {
+        // Tied values share the value at the first of them: the running maximum up to p.
+        Correction::Holm => {
+            let r = sorted_others.partition_point(|x| *x < p);
+            sorted_others[..r]
+                .iter()
+                .enumerate()
+                .map(|(j, x)| (mf - j as f64) * x)
+                .fold((mf - r as f64) * p, f64::max)
+        }
+        // Tied values share the value at the last of them: the running minimum from p up.
+        Correction::Fdr => {
+            let r = sorted_others.partition_point(|x| *x <= p);
+            sorted_others[r..]
+                .iter()
+                .enumerate()
+                .map(|(j, x)| mf * x / (r + j + 2) as f64)
+                .fold(mf * p / (r + 1) as f64, f64::min)
+        }
+    };
+    adjusted.min(1.0)
+}
 
 /// Holm–Bonferroni adjusted p-values, in the input order.
 ///
@@ -563,6 +724,11 @@ pub enum Verdict {
     TooFewTrials,
     /// Not significant, or the change may lie inside the noise band.
     NoChange,
+    /// Tested, but no verdict was reachable with these trials: even completely separated
+    /// trials would have given a p-value of at least alpha after the correction for the
+    /// comparisons made with it ([`Comparison::p_floor`]). Not "no change": run more trials
+    /// ([`trials_for_verdict`]).
+    Unreachable,
     /// Significant and the whole interval is beyond the noise band, in the good direction.
     Improvement,
     /// Significant and the whole interval is beyond the noise band, in the bad direction.
@@ -571,11 +737,12 @@ pub enum Verdict {
 
 impl Verdict {
     /// Short label for report cells: `~` for no change (benchstat), `too few trials`,
-    /// `improvement`, `regression`.
+    /// `unreachable`, `improvement`, `regression`.
     pub fn label(self) -> &'static str {
         match self {
             Verdict::TooFewTrials => "too few trials",
             Verdict::NoChange => "~",
+            Verdict::Unreachable => "unreachable",
             Verdict::Improvement => "improvement",
             Verdict::Regression => "regression",
         }
@@ -596,8 +763,8 @@ impl fmt::Display for Verdict {
 /// Options of [`compare`] / [`compare_all`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CompareOptions {
-    /// Significance level for the (Holm-adjusted) p-value; the interval of the relative change
-    /// is computed at confidence 1 − alpha. Default 0.05.
+    /// Significance level for the adjusted p-value; the interval of the relative change is
+    /// computed at confidence 1 − alpha. Default 0.05.
     pub alpha: f64,
     /// Relative changes whose interval reaches into ±noise_band are not called. Default 0.01
     /// (criterion's default noise threshold). A fraction ≥ 0: where a plan or a report sets
@@ -608,17 +775,23 @@ pub struct CompareOptions {
     /// Fewer trials than this on either side → [`Verdict::TooFewTrials`]. Default 4 (the
     /// smallest size at which a two-sided p below 0.05 is possible: 2/70 = 0.0286).
     pub min_trials: usize,
+    /// How [`compare_all`] adjusts the p-values of many comparisons (default
+    /// Benjamini–Hochberg).
+    #[serde(default)]
+    pub correction: Correction,
 }
 
 impl CompareOptions {
-    /// The defaults (α = 0.05, noise band 1 %, at least 4 trials a side) for a metric
-    /// where larger values are better (`true`: throughput) or worse (`false`: latency).
+    /// The defaults (α = 0.05, noise band 1 %, at least 4 trials a side, Benjamini–Hochberg)
+    /// for a metric where larger values are better (`true`: throughput) or worse (`false`:
+    /// latency).
     pub fn new(higher_is_better: bool) -> Self {
         Self {
             alpha: 0.05,
             noise_band: 0.01,
             higher_is_better,
             min_trials: 4,
+            correction: Correction::default(),
         }
     }
 }
@@ -650,9 +823,14 @@ pub struct Comparison {
     pub delta_ci: Option<(f64, f64)>,
     /// Two-sided Mann–Whitney p-value; `None` with too few trials.
     pub p_value: Option<f64>,
-    /// Holm-adjusted p-value within the family of comparisons (equal to `p_value` for a
-    /// single [`compare`]).
+    /// The p-value adjusted for the comparisons made with it ([`CompareOptions::correction`];
+    /// equal to `p_value` for a single [`compare`]).
     pub p_adjusted: Option<f64>,
+    /// The smallest adjusted p-value these trial counts could have given: [`smallest_p`] in
+    /// place of this comparison's p-value, the others' as they were. At or above alpha no
+    /// verdict was reachable ([`Verdict::Unreachable`]), however large the change.
+    #[serde(default)]
+    pub p_floor: Option<f64>,
     pub verdict: Verdict,
 }
 
@@ -661,10 +839,11 @@ pub struct Comparison {
 /// Rules (measurement spec, "A/B verdicts"): fewer than `min_trials` (and at least 1) trials on
 /// either side → [`Verdict::TooFewTrials`], without p-value or interval. Otherwise the
 /// two-sided Mann–Whitney p-value ([`mann_whitney`]) and the Hodges–Lehmann/Moses interval of
-/// B/A − 1 at confidence 1 − alpha ([`ratio_estimate`]); a change is called only if p < alpha
-/// **and** the whole interval lies outside ±noise_band (criterion's noise threshold), its
-/// direction decided by `higher_is_better`. Anything else, including a missing interval
-/// (non-positive values), is [`Verdict::NoChange`].
+/// B/A − 1 at confidence 1 − alpha ([`ratio_estimate`]); when even the smallest p-value these
+/// trial counts allow ([`smallest_p`]) is not below alpha, [`Verdict::Unreachable`]; else a
+/// change is called only if p < alpha **and** the whole interval lies outside ±noise_band
+/// (criterion's noise threshold), its direction decided by `higher_is_better`. Anything else,
+/// including a missing interval (non-positive values), is [`Verdict::NoChange`].
 pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
     let delta = match (median(a), median(b)) {
         (Some(ma), Some(mb)) if ma != 0.0 => Some(mb / ma - 1.0),
@@ -688,10 +867,12 @@ pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
             delta_ci: None,
             p_value: None,
             p_adjusted: None,
+            p_floor: None,
             verdict: Verdict::TooFewTrials,
         };
     };
     let p = test.p_value;
+    let floor = smallest_p(a.len(), b.len());
     let est = ratio_estimate(a, b, 1.0 - opts.alpha);
     let delta_ci = est.and_then(|e| e.ci);
     Comparison {
@@ -702,7 +883,8 @@ pub fn compare(a: &[f64], b: &[f64], opts: &CompareOptions) -> Comparison {
         delta_ci,
         p_value: Some(p),
         p_adjusted: Some(p),
-        verdict: decide(p, delta_ci, opts),
+        p_floor: Some(floor),
+        verdict: decide(p, floor, delta_ci, opts),
     }
 }
 
@@ -729,26 +911,83 @@ pub fn trials_for_half_width(
 }
 
 /// Compares many (A, B) pairs as one family: like [`compare`], then the p-values of all
-/// comparisons that have one (not [`Verdict::TooFewTrials`]) are adjusted with [`holm`] and the
-/// verdicts are decided on the adjusted p-values. The intervals of the relative change stay at
-/// confidence 1 − alpha (per comparison, not simultaneous); Holm guards the family through the
-/// significance condition, which every called change must also meet.
+/// comparisons that have one (not [`Verdict::TooFewTrials`]) are adjusted with
+/// [`CompareOptions::correction`] and the verdicts are decided on the adjusted p-values, each
+/// with its floor ([`Comparison::p_floor`]). The intervals of the relative change stay at
+/// confidence 1 − alpha (per comparison, not simultaneous); the correction guards the family
+/// through the significance condition, which every called change must also meet.
 pub fn compare_all(pairs: &[(Vec<f64>, Vec<f64>)], opts: &CompareOptions) -> Vec<Comparison> {
+    compare_all_with(pairs, &vec![None; pairs.len()], opts)
+}
+
+/// [`compare_all`] where some pairs test the hypothesis of another pair: `same_as[i] =
+/// Some(j)` says pair i measures what pair j measures (a figure derived from j's own
+/// measurement: a micro item's MB/s and cycles/row from the seconds its rows/s comes from).
+/// Such a pair is not one more member of the family: its p-value is adjusted as if it stood
+/// in pair j's place. A pair j that is itself derived or has no p-value leaves pair i a
+/// member of its own.
+pub fn compare_all_with(
+    pairs: &[(Vec<f64>, Vec<f64>)],
+    same_as: &[Option<usize>],
+    opts: &CompareOptions,
+) -> Vec<Comparison> {
     let mut out: Vec<Comparison> = pairs.iter().map(|(a, b)| compare(a, b, opts)).collect();
-    let family: Vec<usize> = (0..out.len())
-        .filter(|&i| out[i].p_value.is_some())
+    let tested = |i: usize| out[i].p_value.is_some();
+    let standing_for = |i: usize| {
+        same_as
+            .get(i)
+            .copied()
+            .flatten()
+            .filter(|&j| j != i && j < out.len() && tested(j))
+            .filter(|&j| same_as.get(j).copied().flatten().is_none())
+    };
+    let members: Vec<usize> = (0..out.len())
+        .filter(|&i| tested(i) && standing_for(i).is_none())
         .collect();
-    let raw: Vec<f64> = family.iter().filter_map(|&i| out[i].p_value).collect();
-    for (&i, adj) in family.iter().zip(holm(&raw)) {
-        let c = &mut out[i];
+    let slot: Vec<Option<usize>> = (0..out.len())
+        .map(|i| {
+            let at = standing_for(i).unwrap_or(i);
+            members.iter().position(|&k| k == at).filter(|_| tested(i))
+        })
+        .collect();
+    let raw: Vec<f64> = members.iter().filter_map(|&i| out[i].p_value).collect();
+    let m = raw.len();
+    let correction = opts.correction;
+    let adjusted = correction.adjust(&raw);
+    let mut sorted: Vec<f64> = raw.iter().copied().filter(|p| !p.is_nan()).collect();
+    sorted.sort_by(f64::total_cmp);
+    // The other members' p-values, ascending: the family without member k.
+    let others_of = |k: usize| {
+        let mut v = sorted.clone();
+        if let Some(at) = v.iter().position(|x| x.total_cmp(&raw[k]).is_eq()) {
+            v.remove(at);
+        }
+        v
+    };
+    for (i, c) in out.iter_mut().enumerate() {
+        let (Some(k), Some(p)) = (slot[i], c.p_value) else {
+            continue;
+        };
+        let others = others_of(k);
+        let adj = if members[k] == i {
+            adjusted[k]
+        } else {
+            adjusted_in_place(&others, m, p, correction)
+        };
+        let floor = adjusted_in_place(&others, m, smallest_p(c.n_a, c.n_b), correction);
         c.p_adjusted = Some(adj);
-        c.verdict = decide(adj, c.delta_ci, opts);
+        c.p_floor = Some(floor);
+        c.verdict = decide(adj, floor, c.delta_ci, opts);
     }
     out
 }
 
-/// The verdict rule of [`compare`] for a trial count that allows one.
-fn decide(p: f64, ci: Option<(f64, f64)>, opts: &CompareOptions) -> Verdict {
+/// The verdict rule of [`compare`] for a trial count that allows a test: `floor` is the
+/// smallest adjusted p-value the trial counts allowed.
+fn decide(p: f64, floor: f64, ci: Option<(f64, f64)>, opts: &CompareOptions) -> Verdict {
+    if floor.is_nan() || floor >= opts.alpha {
+        return Verdict::Unreachable;
+    }
     let Some((lo, hi)) = ci else {
         return Verdict::NoChange;
     };
@@ -1183,23 +1422,47 @@ mod tests {
     fn decide_at_the_edges() {
         let up = CompareOptions::new(true);
         let band = up.noise_band;
-        assert_eq!(decide(0.01, Some((band, 0.2)), &up), Verdict::NoChange);
         assert_eq!(
-            decide(0.01, Some((band + 1e-9, 0.2)), &up),
+            decide(0.01, 0.001, Some((band, 0.2)), &up),
+            Verdict::NoChange
+        );
+        assert_eq!(
+            decide(0.01, 0.001, Some((band + 1e-9, 0.2)), &up),
             Verdict::Improvement
         );
-        assert_eq!(decide(0.01, Some((-0.2, -band)), &up), Verdict::NoChange);
         assert_eq!(
-            decide(0.01, Some((-0.2, -band - 1e-9)), &up),
+            decide(0.01, 0.001, Some((-0.2, -band)), &up),
+            Verdict::NoChange
+        );
+        assert_eq!(
+            decide(0.01, 0.001, Some((-0.2, -band - 1e-9)), &up),
             Verdict::Regression
         );
-        assert_eq!(decide(up.alpha, Some((0.1, 0.2)), &up), Verdict::NoChange);
-        assert_eq!(decide(f64::NAN, Some((0.1, 0.2)), &up), Verdict::NoChange);
-        assert_eq!(decide(0.01, None, &up), Verdict::NoChange);
-        let down = CompareOptions::new(false);
-        assert_eq!(decide(0.01, Some((0.1, 0.2)), &down), Verdict::Regression);
         assert_eq!(
-            decide(0.01, Some((-0.2, -0.1)), &down),
+            decide(up.alpha, 0.001, Some((0.1, 0.2)), &up),
+            Verdict::NoChange
+        );
+        assert_eq!(
+            decide(f64::NAN, 0.001, Some((0.1, 0.2)), &up),
+            Verdict::NoChange
+        );
+        assert_eq!(decide(0.01, 0.001, None, &up), Verdict::NoChange);
+        // A floor at alpha or above: no verdict was reachable, whatever p and the interval.
+        assert_eq!(
+            decide(0.01, up.alpha, Some((0.1, 0.2)), &up),
+            Verdict::Unreachable
+        );
+        assert_eq!(
+            decide(0.01, f64::NAN, Some((0.1, 0.2)), &up),
+            Verdict::Unreachable
+        );
+        let down = CompareOptions::new(false);
+        assert_eq!(
+            decide(0.01, 0.001, Some((0.1, 0.2)), &down),
+            Verdict::Regression
+        );
+        assert_eq!(
+            decide(0.01, 0.001, Some((-0.2, -0.1)), &down),
             Verdict::Improvement
         );
     }
@@ -1229,6 +1492,244 @@ mod tests {
         assert_close!(holm(&[0.6, 0.4])[1], 0.8, 1e-15);
         assert_eq!(holm(&[]), Vec::<f64>::new());
         assert_eq!(holm(&[0.02]), vec![0.02]);
+    }
+
+    // ----- references computed outside dbrig ---------------------------------------------------
+    //
+    // The constants below were computed with SciPy 1.17.1 and statsmodels 0.15.0 (Python 3,
+    // a scratch venv: `pip install scipy statsmodels`):
+    //   scipy.stats.mannwhitneyu(a, b, alternative="two-sided", method="exact")
+    //   scipy.stats.mannwhitneyu(a, b, method="asymptotic", use_continuity=True)
+    //   statsmodels.stats.multitest.multipletests(p, method="fdr_bh" | "holm")[1]
+    // The tests do not run Python; they hold its answers.
+
+    /// Exact two-sided p-values against SciPy's `mannwhitneyu(method="exact")`, no ties.
+    #[test]
+    fn mann_whitney_matches_scipy_exact() {
+        let cases: [(&[f64], &[f64], f64, f64); 7] = [
+            (&A, &B_UP, 0.0, 0.028_571_428_571_428_57),
+            (
+                &[1.0, 2.0, 3.0, 4.0, 5.0],
+                &[6.0, 7.0, 8.0, 9.0, 10.0],
+                0.0,
+                0.007_936_507_936_507_936,
+            ),
+            (
+                &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                &[7.0, 8.0, 9.0, 10.0, 11.0, 12.0],
+                0.0,
+                0.002_164_502_164_502_164_5,
+            ),
+            (
+                &[1.0, 2.0, 3.0],
+                &[4.0, 5.0, 6.0, 7.0, 8.0],
+                0.0,
+                0.035_714_285_714_285_71,
+            ),
+            (
+                &[1.5, 4.2, 5.1, 8.8, 9.3],
+                &[2.2, 3.1, 6.4, 7.7, 10.5, 11.9],
+                12.0,
+                0.662_337_662_337_662_3,
+            ),
+            (
+                &[10.1, 10.4, 10.9, 11.3, 12.0, 12.2, 12.8],
+                &[9.7, 10.8, 11.6, 11.9, 12.5, 13.1, 13.4, 13.9],
+                19.0,
+                0.335_664_335_664_335_73,
+            ),
+            (&[1.0, 4.0, 5.0, 8.0], &[2.0, 3.0, 6.0, 7.0], 8.0, 1.0),
+        ];
+        for (a, b, u, p) in cases {
+            let r = mw(a, b);
+            assert!(r.exact, "{a:?} {b:?}");
+            assert_eq!(r.u, u, "{a:?} {b:?}");
+            assert_close!(r.p_value, p, 1e-12);
+        }
+    }
+
+    /// The normal approximation (ties; a side of 50 or more) against SciPy's
+    /// `mannwhitneyu(method="asymptotic", use_continuity=True)`, which corrects for ties as R.
+    #[test]
+    fn mann_whitney_matches_scipy_asymptotic() {
+        let r = mw(&[1.0, 2.0, 2.0, 3.0, 5.0], &[2.0, 4.0, 5.0, 5.0, 6.0]);
+        assert!(!r.exact);
+        assert_close!(r.p_value, 0.133_862_144_755_430_9, 1e-12);
+        // 55 vs 55, a few ties: a = 100 + (37·i mod 50), b = 103 + (23·i mod 50).
+        let a: Vec<f64> = (0..55).map(|i| f64::from(100 + (i * 37) % 50)).collect();
+        let b: Vec<f64> = (0..55).map(|i| f64::from(103 + (i * 23) % 50)).collect();
+        let r = mw(&a, &b);
+        assert_eq!(r.u, 1327.0);
+        assert_close!(r.p_value, 0.268_664_264_290_539_9, 1e-12);
+    }
+
+    /// The smallest p-value a trial count allows: SciPy's exact p of n vs n completely
+    /// separated values, n = 2..8, and 3 vs 5; 60 vs 60 by the normal approximation.
+    #[test]
+    fn smallest_p_matches_scipy() {
+        let scipy = [
+            (2, 0.333_333_333_333_333_3),
+            (3, 0.1),
+            (4, 0.028_571_428_571_428_57),
+            (5, 0.007_936_507_936_507_936),
+            (6, 0.002_164_502_164_502_164_5),
+            (7, 0.000_582_750_582_750_582_8),
+            (8, 0.000_155_400_155_400_155_4),
+        ];
+        for (n, p) in scipy {
+            assert_close!(smallest_p(n, n), p, 1e-15);
+            // The same as the test gives for such trials.
+            let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let b: Vec<f64> = (0..n).map(|i| 100.0 + i as f64).collect();
+            assert_close!(mw(&a, &b).p_value, smallest_p(n, n), 1e-15);
+        }
+        assert_close!(smallest_p(3, 5), 0.035_714_285_714_285_71, 1e-15);
+        assert_close!(smallest_p(5, 3), 0.035_714_285_714_285_71, 1e-15);
+        let p60 = smallest_p(60, 60);
+        assert!(
+            ((p60 - 3.556_570_974_984_722_6e-21) / p60).abs() < 1e-9,
+            "{p60}"
+        );
+        assert_eq!(smallest_p(0, 4), 1.0);
+        assert_eq!(smallest_p(1, 1), 1.0);
+    }
+
+    /// Benjamini–Hochberg and Holm against statsmodels' `multipletests`.
+    #[test]
+    fn corrections_match_statsmodels() {
+        let p = [0.01, 0.04, 0.03, 0.005, 0.2, 0.0286, 0.5, 0.049];
+        let fdr_bh = [
+            0.04,
+            0.064,
+            0.06,
+            0.04,
+            0.228_571_428_571_428_6,
+            0.06,
+            0.5,
+            0.065_333_333_333_333_34,
+        ];
+        let holm_sm = [0.07, 0.1716, 0.1716, 0.04, 0.4, 0.1716, 0.5, 0.1716];
+        for (got, want) in [
+            (benjamini_hochberg(&p), fdr_bh),
+            (holm(&p), holm_sm),
+            (Correction::Fdr.adjust(&p), fdr_bh),
+            (Correction::Holm.adjust(&p), holm_sm),
+        ] {
+            for (g, w) in got.iter().zip(want) {
+                assert_close!(*g, w, 1e-12);
+            }
+        }
+        // Four rows at 4 vs 4's smallest p: BH keeps 0.0286, Holm makes each 0.1144.
+        let four = [0.0286; 4];
+        assert!(
+            benjamini_hochberg(&four)
+                .iter()
+                .all(|&x| close(x, 0.0286, 1e-15))
+        );
+        assert!(holm(&four).iter().all(|&x| close(x, 0.1144, 1e-12)));
+        // One such row among three that show nothing: 0.1144 under both.
+        let lone = [0.0286, 0.3, 0.6, 0.9];
+        let bh = benjamini_hochberg(&lone);
+        for (g, w) in bh.iter().zip([0.1144, 0.6, 0.8, 0.9]) {
+            assert_close!(*g, w, 1e-12);
+        }
+        assert_close!(holm(&lone)[0], 0.1144, 1e-12);
+        // A NaN stays NaN and counts in m: 0.01·3/1 = 0.03, 0.04·3/2 = 0.06.
+        let adj = benjamini_hochberg(&[0.01, f64::NAN, 0.04]);
+        assert!(adj[1].is_nan());
+        assert_close!(adj[0], 0.03, 1e-15);
+        assert_close!(adj[2], 0.06, 1e-15);
+        assert!(benjamini_hochberg(&[]).is_empty());
+    }
+
+    /// The one-member shortcut gives what adjusting the whole family gives, for both
+    /// corrections, ties and every place (deterministic pseudo-random families).
+    #[test]
+    fn adjusted_in_place_equals_the_whole_familys_adjustment() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Coarse values, so that ties happen.
+            (x % 40) as f64 / 40.0 + 0.001
+        };
+        for m in 1..=12 {
+            for _ in 0..30 {
+                let family: Vec<f64> = (0..m).map(|_| next()).collect();
+                for c in [Correction::Fdr, Correction::Holm] {
+                    let full = c.adjust(&family);
+                    for k in 0..m {
+                        let mut others: Vec<f64> = family
+                            .iter()
+                            .enumerate()
+                            .filter(|&(j, _)| j != k)
+                            .map(|(_, p)| *p)
+                            .collect();
+                        others.sort_by(f64::total_cmp);
+                        let got = adjusted_in_place(&others, m, family[k], c);
+                        assert_close!(got, full[k], 1e-12);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn correction_names() {
+        assert_eq!(Correction::default(), Correction::Fdr);
+        for (s, c) in [
+            ("fdr", Correction::Fdr),
+            ("BH", Correction::Fdr),
+            ("benjamini-hochberg", Correction::Fdr),
+            ("Holm", Correction::Holm),
+        ] {
+            assert_eq!(s.parse::<Correction>(), Ok(c));
+        }
+        assert!(
+            "bonferroni"
+                .parse::<Correction>()
+                .unwrap_err()
+                .contains("fdr")
+        );
+        assert_eq!(Correction::Holm.to_string(), "holm");
+        assert_eq!(
+            serde_json::from_str::<Correction>("\"bh\"").unwrap(),
+            Correction::Fdr
+        );
+        assert_eq!(
+            serde_json::to_string(&Correction::Holm).unwrap(),
+            "\"holm\""
+        );
+    }
+
+    /// Trials a side for a verdict among m comparisons: 2/C(2n, n) · m < 0.05.
+    #[test]
+    fn trials_for_a_verdict_grow_with_the_comparisons() {
+        // m = 1: 4 (0.0286); 4: 5 (0.0317; 4 gives 0.114); 6: 5 (0.0476); 7: 6 (0.0556 at
+        // 5); 12: 6 (0.026); 23: 6 (0.0498); 24: 7 (0.052 at 6); 35: 7; 85: 7 (0.0495); 86: 8.
+        for (m, n) in [
+            (0, 4),
+            (1, 4),
+            (2, 5),
+            (4, 5),
+            (6, 5),
+            (7, 6),
+            (12, 6),
+            (23, 6),
+            (24, 7),
+            (35, 7),
+            (85, 7),
+            (86, 8),
+        ] {
+            assert_eq!(trials_for_verdict(m, 0.05), Some(n), "m = {m}");
+        }
+        assert_eq!(trials_for_verdict(1, 0.1), Some(4)); // 3 a side give exactly 0.1
+        // A million: 2/C(26, 13) = 1.9e-7 is not below 5e-8, 2/C(28, 14) = 4.99e-8 is.
+        assert_eq!(trials_for_verdict(1_000_000, 0.05), Some(14));
+        for bad in [0.0, -0.1, 1.5, f64::NAN] {
+            assert_eq!(trials_for_verdict(4, bad), None, "{bad}");
+        }
     }
 
     // ----- ratio interval --------------------------------------------------------------------
@@ -1381,14 +1882,18 @@ mod tests {
             ..opts
         };
         assert_eq!(compare(&[], &[1.0], &zero).verdict, Verdict::TooFewTrials);
-        // Lower min_trials: 2 vs 2 is tested (p = 2/6 at best), never a change at α = 0.05.
+        // Lower min_trials: 2 vs 2 is tested (p = 2/6 at best), never a change at α = 0.05:
+        // no verdict was reachable, which is not "no change".
         let two = CompareOptions {
             min_trials: 2,
             ..opts
         };
         let c = compare(&A[..2], &B_UP[..2], &two);
         assert_close!(c.p_value.unwrap(), 1.0 / 3.0, 1e-12);
-        assert_eq!(c.verdict, Verdict::NoChange);
+        assert_close!(c.p_floor.unwrap(), 1.0 / 3.0, 1e-12);
+        assert_eq!(c.verdict, Verdict::Unreachable);
+        assert_eq!(c.verdict.label(), "unreachable");
+        assert!(!c.verdict.is_change());
     }
 
     #[test]
@@ -1407,13 +1912,18 @@ mod tests {
 
     #[test]
     fn compare_all_applies_holm() {
-        let lat = CompareOptions::new(false);
-        // Two separated 4 vs 4 cells: 2·(2/70) = 0.057 ≥ 0.05 → both no change after Holm.
+        let lat = CompareOptions {
+            correction: Correction::Holm,
+            ..CompareOptions::new(false)
+        };
+        // Two separated 4 vs 4 cells: 2·(2/70) = 0.057 ≥ 0.05 after Holm: no verdict was
+        // reachable (the floor is that same 0.057), not "no change".
         let pairs = vec![(A.to_vec(), B_UP.to_vec()), (A.to_vec(), B_DOWN.to_vec())];
         let out = compare_all(&pairs, &lat);
         for c in &out {
             assert_close!(c.p_adjusted.unwrap(), 4.0 / 70.0, 1e-12);
-            assert_eq!(c.verdict, Verdict::NoChange);
+            assert_close!(c.p_floor.unwrap(), 4.0 / 70.0, 1e-12);
+            assert_eq!(c.verdict, Verdict::Unreachable);
         }
         // A 3-vs-3 cell stays outside the family: the other one keeps p = 2/70 → regression.
         let pairs = vec![
@@ -1435,6 +1945,81 @@ mod tests {
         assert_close!(out[1].p_adjusted.unwrap(), 2.0 / 70.0, 1e-12);
         assert!(out.iter().all(|c| c.verdict == Verdict::Regression));
         assert!(compare_all(&[], &lat).is_empty());
+    }
+
+    /// The case: four rows of 4 vs 4, each B more than four times A. Holm can call
+    /// none (every floor 4 · 2/70 = 0.114); Benjamini–Hochberg, the default, calls all four
+    /// (each 0.0286). With one clear row among three that show nothing, BH cannot call it
+    /// either (0.114): unreachable, and five trials a side would make it reachable.
+    #[test]
+    fn benjamini_hochberg_reaches_the_verdicts_holm_cannot() {
+        let a = [100.0, 101.0, 102.0, 103.0];
+        let b = [433.0, 434.0, 435.0, 436.0];
+        let pairs = vec![(a.to_vec(), b.to_vec()); 4];
+        let holm_opts = CompareOptions {
+            correction: Correction::Holm,
+            ..CompareOptions::new(true)
+        };
+        for c in compare_all(&pairs, &holm_opts) {
+            assert_close!(c.p_floor.unwrap(), 0.1143, 1e-3);
+            assert_eq!(c.verdict, Verdict::Unreachable);
+            // The interval is still there to read: [+320 %, +336 %].
+            let (lo, hi) = c.delta_ci.unwrap();
+            assert!(lo > 3.2 && hi < 3.37, "{lo} {hi}");
+        }
+        for c in compare_all(&pairs, &CompareOptions::new(true)) {
+            assert_close!(c.p_adjusted.unwrap(), 2.0 / 70.0, 1e-12);
+            assert_eq!(c.verdict, Verdict::Improvement);
+        }
+        let mut lone = vec![(a.to_vec(), b.to_vec())];
+        lone.extend((0..3).map(|_| (a.to_vec(), vec![99.0, 101.5, 102.5, 104.0])));
+        let out = compare_all(&lone, &CompareOptions::new(true));
+        assert_close!(out[0].p_floor.unwrap(), 4.0 * 2.0 / 70.0, 1e-12);
+        assert_eq!(out[0].verdict, Verdict::Unreachable);
+        assert_eq!(trials_for_verdict(4, 0.05), Some(5));
+        let a5 = [100.0, 101.0, 102.0, 103.0, 104.0];
+        let mut five = vec![(a5.to_vec(), vec![433.0, 434.0, 435.0, 436.0, 437.0])];
+        five.extend((0..3).map(|_| (a5.to_vec(), vec![99.0, 101.5, 102.5, 103.5, 104.5])));
+        let out = compare_all(&five, &CompareOptions::new(true));
+        assert_eq!(out[0].verdict, Verdict::Improvement);
+        assert!(out[1..].iter().all(|c| c.verdict == Verdict::NoChange));
+    }
+
+    /// A pair that tests another pair's hypothesis (a derived figure) stands in its place:
+    /// the family keeps its size, and the derived figure gets the adjusted p it would have
+    /// had there.
+    #[test]
+    fn a_derived_figure_stands_in_its_items_place() {
+        let a5 = [100.0, 101.0, 102.0, 103.0, 104.0];
+        let up = vec![110.0, 111.0, 112.0, 113.0, 114.0];
+        let noisy = vec![99.0, 101.5, 102.5, 103.5, 104.5];
+        // Items 0 and 1; 2 is derived from 0 (the same trials in another unit), 3 from 1.
+        let pairs = vec![
+            (a5.to_vec(), up.clone()),
+            (a5.to_vec(), noisy.clone()),
+            (a5.to_vec(), up.iter().map(|x| x * 2.0).collect()),
+            (a5.to_vec(), noisy.iter().map(|x| x / 2.0).collect()),
+        ];
+        let opts = CompareOptions {
+            correction: Correction::Holm,
+            ..CompareOptions::new(true)
+        };
+        let same_as = [None, None, Some(0), Some(1)];
+        let out = compare_all_with(&pairs, &same_as, &opts);
+        // A family of two: 2 · 2/252, not 4 · 2/252.
+        assert_close!(out[0].p_adjusted.unwrap(), 2.0 * 2.0 / 252.0, 1e-12);
+        assert_close!(out[2].p_adjusted.unwrap(), 2.0 * 2.0 / 252.0, 1e-12);
+        assert_close!(out[0].p_floor.unwrap(), 2.0 * 2.0 / 252.0, 1e-12);
+        assert_eq!(out[2].verdict, Verdict::Improvement);
+        // Without the link the derived figures are members: four.
+        let plain = compare_all(&pairs, &opts);
+        assert_close!(plain[0].p_adjusted.unwrap(), 4.0 * 2.0 / 252.0, 1e-12);
+        // A link to a pair without a p-value, or to itself, leaves a pair a member.
+        let short = vec![(a5[..2].to_vec(), up[..2].to_vec()), pairs[0].clone()];
+        let out = compare_all_with(&short, &[None, Some(0)], &opts);
+        assert_close!(out[1].p_adjusted.unwrap(), 2.0 / 252.0, 1e-12);
+        let out = compare_all_with(&pairs[..1], &[Some(0)], &opts);
+        assert_close!(out[0].p_adjusted.unwrap(), 2.0 / 252.0, 1e-12);
     }
 
     #[test]

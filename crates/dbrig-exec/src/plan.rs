@@ -12,6 +12,7 @@
 //! [run]                  # run options for every trial (rand-type, report-interval, …)
 //! [report]
 //! noise-band = 2.0       # percent: changes within ±2 % are not called (default 1)
+//! correction = "holm"    # many comparisons: "fdr" (Benjamini-Hochberg, default) or "holm"
 //! [[configuration]]
 //! name = "A"
 //! target = "mysql://root@127.0.0.1:3306/test"
@@ -189,6 +190,10 @@ pub struct ReportFile {
     /// Changes whose interval reaches into ±this many percent are not called (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_band: Option<f64>,
+    /// How the p-values of the report's many comparisons are adjusted: `fdr`
+    /// (Benjamini-Hochberg, the default) or `holm` (Holm-Bonferroni).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correction: Option<dbrig_core::stats::Correction>,
 }
 
 fn three() -> u32 {
@@ -310,6 +315,53 @@ pub struct SingleCommand {
 }
 
 impl Plan {
+    /// How many comparisons with the baseline the plan's report makes, at least: one per
+    /// OLTP cell of another configuration (a workload × client count), and one per other
+    /// cell of any other kind, whose items (queries, key types, tests) each add one more that
+    /// only the results tell. A perfrun's cells are compared query by query in their own
+    /// report, not here.
+    pub fn comparisons_at_least(&self) -> (usize, bool) {
+        let baseline = self
+            .configurations
+            .iter()
+            .position(|c| c.name == self.baseline);
+        let mut exact = true;
+        let count = self
+            .cells
+            .iter()
+            .filter(|c| Some(c.configuration) != baseline)
+            .filter(|c| c.workload.result_kind() != dbrig_core::results::ResultKind::Perfrun)
+            .inspect(|c| exact &= matches!(c.workload, WorkloadKind::Oltp(_)))
+            .count();
+        (count, exact)
+    }
+
+    /// A line for the start of a plan (and its dry run) when its trials a side cannot call a
+    /// change seen in one of its comparisons on its own: the smallest p-value the exact test
+    /// allows at that count, times the number of comparisons (what either correction makes of
+    /// it), is not below 0.05. `None` when they can, or the plan has nothing to compare.
+    pub fn verdict_warning(&self) -> Option<String> {
+        const ALPHA: f64 = 0.05;
+        let (m, exact) = self.comparisons_at_least();
+        if m == 0 {
+            return None;
+        }
+        let needed = dbrig_core::stats::trials_for_verdict(m, ALPHA)?;
+        let trials = self.trials as usize;
+        if trials >= needed {
+            return None;
+        }
+        let floor = (dbrig_core::stats::smallest_p(trials, trials) * m as f64).min(1.0);
+        Some(format!(
+            "plan '{}': with {trials} trial(s) a side a change in one of its {}{m} comparison(s) \
+             cannot be called on its own (the smallest p-value {trials} a side allow, corrected \
+             for {m} comparisons, is {floor:.3}, not below {ALPHA}); {needed} a side can: \
+             `--set trials={needed}`",
+            self.name,
+            if exact { "" } else { "at least " },
+        ))
+    }
+
     /// The one-cell plan of a single measuring command.
     pub fn single(cmd: SingleCommand) -> Result<Plan> {
         let kind = RunKind::from(cmd.workload.result_kind());
@@ -1458,6 +1510,106 @@ name = "oltp_point_select"
         assert!(e.one_line().contains("noise-band = -3"), "{e}");
         let e = load(&p, &defines, &["report.noise-bnad=3".into()]).unwrap_err();
         assert!(e.one_line().contains("noise-bnad"), "{e}");
+    }
+
+    /// A plan whose trials cannot call a change in one of its comparisons on its own says so
+    /// (and how many trials can) before it runs: PLAN has 2 trials and 4 OLTP comparisons.
+    #[test]
+    fn a_plan_too_short_for_a_verdict_says_so_with_the_trials_that_suffice() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        let (_d, p) = write(PLAN);
+        let plan = load(&p, &defines, &[]).unwrap();
+        assert_eq!(plan.comparisons_at_least(), (4, true));
+        let w = plan.verdict_warning().expect("2 trials a side are too few");
+        assert!(
+            w.contains("with 2 trial(s) a side a change in one of its 4 comparison(s)")
+                && w.contains("is 1.000, not below 0.05")
+                && w.contains("5 a side can: `--set trials=5`"),
+            "{w}"
+        );
+        // 4 a side: 4 · 2/70 = 0.114.
+        let plan = load(&p, &defines, &["trials=4".into()]).unwrap();
+        assert!(plan.verdict_warning().unwrap().contains("is 0.114"));
+        let plan = load(&p, &defines, &["trials=5".into()]).unwrap();
+        assert_eq!(plan.verdict_warning(), None);
+    }
+
+    /// Every plan in `plans/` can call a change in any one of its comparisons: its trials a
+    /// side give a smallest p-value that, corrected for the report's comparisons, is below
+    /// 0.05. OLTP comparisons are counted from the plan; the other kinds' items are those
+    /// their reports compare (derived figures — rows/s of a timed query, MB/s, cycles/row —
+    /// stand in their item's place and are not counted): tmp_groupby's 6 queries,
+    /// memory_load's 2 key types, scan_filter's 6 scans, a power test's 22 queries and
+    /// Power@Size, and sql-bench's `connect` and `insert` tests: their 2 totals, TOTALS and
+    /// their operations (under 85, the most that 7 a side cover).
+    #[test]
+    fn every_shipped_plan_can_reach_a_verdict() {
+        let items = |workload: &str| match workload {
+            "tmp_groupby" => 6,
+            "memory_load" => 2,
+            "scan_filter" => 6,
+            "tpch_power" => 23,
+            "sql_bench" => 85,
+            _ => 1,
+        };
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plans");
+        let defines = [
+            "A_TARGET=mock:".to_owned(),
+            "B_TARGET=mock:".to_owned(),
+            "PWD=/tmp".to_owned(),
+        ];
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let plan = load(&path, &defines, &[]).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            let baseline = plan
+                .configurations
+                .iter()
+                .position(|c| c.name == plan.baseline);
+            let m: usize = plan
+                .cells
+                .iter()
+                .filter(|c| Some(c.configuration) != baseline)
+                .map(|c| items(c.workload.name()))
+                .sum();
+            let needed = dbrig_core::stats::trials_for_verdict(m, 0.05).unwrap();
+            assert!(
+                plan.trials as usize >= needed,
+                "{}: {} trial(s) a side, {m} comparison(s) need {needed}",
+                path.display(),
+                plan.trials
+            );
+            if plan.comparisons_at_least().1 {
+                assert_eq!(plan.verdict_warning(), None, "{}", path.display());
+            }
+            seen += 1;
+        }
+        assert!(seen >= 10, "{seen} plans");
+    }
+
+    /// `[report] correction` is stored with the resolved plan as the report reads it
+    /// (`fdr`, `holm`; `bh` is another name for `fdr`); anything else is a plan error that
+    /// names the key and the choices.
+    #[test]
+    fn report_correction_is_stored_and_a_bad_one_is_a_plan_error() {
+        let defines = ["B_TARGET=mock:".to_owned()];
+        for (given, stored) in [("holm", "holm"), ("fdr", "fdr"), ("bh", "fdr")] {
+            let (_d, p) = write(&format!("{PLAN}[report]\ncorrection = \"{given}\"\n"));
+            let plan = load(&p, &defines, &[]).unwrap();
+            assert_eq!(plan.resolved["report"]["correction"], stored, "{given}");
+        }
+        let (_d, p) = write(PLAN);
+        let plan = load(&p, &defines, &["report.correction=holm".into()]).unwrap();
+        assert_eq!(plan.resolved["report"]["correction"], "holm");
+        let (_d, p) = write(&format!("{PLAN}[report]\ncorrection = \"bonferroni\"\n"));
+        let e = load(&p, &defines, &[]).unwrap_err().one_line();
+        assert!(
+            e.contains("bonferroni") && e.contains("fdr") && e.contains("holm"),
+            "{e}"
+        );
     }
 
     /// Every part of the matrix is needed: no configuration, no workload or no client count

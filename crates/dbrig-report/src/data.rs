@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use dbrig_core::LatencySummary;
 use dbrig_core::results::{ResultKind, ServerSettings, TrialEnvironment, TrialResult};
-use dbrig_core::stats::{self, CompareOptions, Comparison, Summary, Verdict};
+use dbrig_core::stats::{self, CompareOptions, Comparison, Correction, Summary, Verdict};
 use dbrig_store::{CellRow, RunId, RunKind, RunRow, Store, TrialId, TrialRow, TrialStatus};
 use serde::{Deserialize, Serialize};
 
@@ -371,10 +371,16 @@ pub struct ItemUnit {
     pub unit: String,
     pub higher_is_better: bool,
     /// A figure that explains the workload's result rather than being it (server or client
-    /// CPU per unit of work): compared with the same statistics, in a Holm family of its own
-    /// so that it never changes the verdicts on the workload's own figures.
+    /// CPU per unit of work): compared with the same statistics, in a family of its own so
+    /// that it never changes the verdicts on the workload's own figures.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub evidence: bool,
+    /// For a figure derived from another item's own measurement (a micro item's MB/s and
+    /// cycles/row, a load table's MB/s: the same seconds in another unit), the cell key of
+    /// that item: it tests the same hypothesis, so it is not one more comparison in the
+    /// correction for many comparisons (`stats::compare_all_with`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<String>,
 }
 
 impl ItemUnit {
@@ -385,6 +391,7 @@ impl ItemUnit {
             unit: unit.to_owned(),
             higher_is_better: higher_is_better(unit),
             evidence: false,
+            derived_from: None,
         }
     }
 
@@ -529,18 +536,25 @@ pub struct ComparisonRow {
     pub comparison: Comparison,
     /// Either side is unstable (stddev ≥ 10 % of the mean): the seeds' `*`.
     pub unstable: bool,
-    /// Trials per side that would narrow the interval to ±`half_width` at the noise these
-    /// trials showed, `half_width` being what calling the observed change needs (|delta| less
-    /// the noise band, at least the noise band). `None` with fewer than 2 trials a side.
-    pub trials_needed: Option<TrialsNeeded>,
+    /// Trials per side a verdict needs: enough that the smallest p-value the exact test
+    /// allows, times the correction's factor for the comparisons of its family, is below
+    /// alpha (`stats::trials_for_verdict`), and enough to narrow the interval to
+    /// ±`half_width` at the noise these trials showed, `half_width` being what calling the
+    /// observed change needs (|delta| less the noise band, at least the noise band).
+    pub trials_needed: TrialsNeeded,
+    /// Comparisons in this row's family (the workloads' own figures, or CPU per unit of
+    /// work), derived figures not counted: what its p-value was corrected for.
+    pub family: usize,
 }
 
 /// See [`ComparisonRow::trials_needed`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TrialsNeeded {
     pub trials: usize,
-    /// Half-width of the interval those trials would give, as a fraction (0.05 = ±5 %).
-    pub half_width: f64,
+    /// Half-width of the interval those trials would give, as a fraction (0.05 = ±5 %);
+    /// `None` when the noise is not known (fewer than 2 trials a side): then `trials` is
+    /// only what the correction needs.
+    pub half_width: Option<f64>,
 }
 
 /// The workloads of one kind, in plan order: one section of every report format.
@@ -565,7 +579,8 @@ pub fn kind_title(kind: ResultKind) -> &'static str {
 }
 
 /// How a run's plan asked its changes to be called: the defaults, with the noise band of its
-/// `[report] noise-band` (percent, stored with the resolved plan) when it has a valid one.
+/// `[report] noise-band` (percent, stored with the resolved plan) and the correction of its
+/// `[report] correction` (`fdr` or `holm`) when it has valid ones.
 fn plan_compare_options(resolved: &serde_json::Value) -> CompareOptions {
     let mut o = CompareOptions::new(true);
     if let Some(band) = resolved["report"]["noise-band"]
@@ -573,6 +588,12 @@ fn plan_compare_options(resolved: &serde_json::Value) -> CompareOptions {
         .and_then(stats::noise_band_from_percent)
     {
         o.noise_band = band;
+    }
+    if let Some(c) = resolved["report"]["correction"]
+        .as_str()
+        .and_then(|c| c.parse::<Correction>().ok())
+    {
+        o.correction = c;
     }
     o
 }
@@ -598,7 +619,8 @@ pub struct ReportData {
     pub cells: Vec<CellData>,
     pub server_versions: Vec<ServerVersions>,
     /// Every non-baseline configuration against the baseline, per workload × client count,
-    /// Holm-adjusted as one family (perfrun cells are compared query by query instead).
+    /// adjusted for many comparisons as one family (CPU per unit of work as another; perfrun
+    /// cells are compared query by query instead).
     pub comparisons: Vec<ComparisonRow>,
     pub compare_options: CompareOptions,
     /// The cells as stored, with their typed results.
@@ -608,6 +630,12 @@ pub struct ReportData {
     /// collection (an empty one shows every pair); see [`ReportData::set_perfrun_filter`].
     #[serde(skip)]
     pub perfrun_filter: Option<String>,
+    /// A single command's run (one cell, one trial) as the command printed it: the HTML page
+    /// and Markdown show it whole (TPS, latencies, statements, errors, seed), since the plan
+    /// tables carry only the ranked figure. `None` for a plan run, a perfrun (its own layout
+    /// is the report) and two runs compared.
+    #[serde(skip)]
+    pub single_run: Option<String>,
     #[serde(skip)]
     index: HashMap<(String, String, u32), usize>,
 }
@@ -625,7 +653,15 @@ impl ReportData {
         if stored.is_empty() {
             return Err(ReportError::EmptyRun { run });
         }
-        Ok(Self::assemble(title, vec![info], stored, options))
+        let mut data = Self::assemble(title, vec![info], stored, options);
+        if kind != RunKind::Perfrun && crate::single::is_single_run(store, run)? {
+            data.single_run = Some(crate::single::single_run_report(
+                store,
+                run,
+                crate::single::SingleFormat::Text,
+            )?);
+        }
+        Ok(data)
     }
 
     /// Two runs compared, run A's configuration as baseline. The configurations keep their
@@ -743,9 +779,18 @@ impl ReportData {
                     .iter()
                     .filter(|c| &c.configuration == conf)
                     .flat_map(|c| {
-                        c.trials
-                            .iter()
-                            .filter_map(|t| t.connection.as_ref().map(|f| f.describe()))
+                        c.trials.iter().filter_map(|t| {
+                            let f = t.connection.as_ref()?;
+                            // sql-bench's Perl scripts connect and send their statements
+                            // through DBI themselves: no protocol of dbrig's is theirs.
+                            Some(match c.kind {
+                                ResultKind::SqlBench => format!(
+                                    "{}, statements sent by sql-bench's Perl DBI",
+                                    f.address_family.name()
+                                ),
+                                _ => f.describe(),
+                            })
+                        })
                     })
                     .collect::<BTreeSet<_>>()
                     .into_iter()
@@ -772,6 +817,7 @@ impl ReportData {
             compare_options,
             stored,
             perfrun_filter: None,
+            single_run: None,
             index,
         };
         data.refresh();
@@ -804,6 +850,13 @@ impl ReportData {
         self.refresh();
     }
 
+    /// Adjust for many comparisons with `correction` instead of the plan's (`dbrig report
+    /// --correction`).
+    pub fn set_correction(&mut self, correction: Correction) {
+        self.compare_options.correction = correction;
+        self.refresh();
+    }
+
     /// Show perfrun comparisons with `filter` instead of the filter given at collection
     /// (`Some("")` shows every pair; `None` goes back to the stored one). Checked when a
     /// report is drawn, against the counters the two sides report.
@@ -815,9 +868,18 @@ impl ReportData {
         for c in &mut self.cells {
             c.summarize(self.metric);
         }
+        struct Key {
+            kind: ResultKind,
+            workload: String,
+            clients: u32,
+            configuration: String,
+            unstable: bool,
+            lower_is_better: bool,
+        }
         let mut keys = Vec::new();
         let mut pairs = Vec::new();
         let mut is_evidence = Vec::new();
+        let mut derived_from = Vec::new();
         for w in &self.workloads {
             for &n in &self.clients {
                 let Some(base) = self.cell(&self.baseline, w, n) else {
@@ -832,69 +894,89 @@ impl ReportData {
                         let unstable = [base, other]
                             .iter()
                             .any(|c| c.summary.as_ref().is_some_and(|s| s.unstable));
-                        let lower_is_better =
-                            base.unit.as_ref().is_some_and(|u| !u.higher_is_better);
-                        let evidence = base.unit.as_ref().is_some_and(|u| u.evidence);
-                        keys.push((
-                            base.kind,
-                            w.clone(),
-                            n,
-                            conf.to_owned(),
+                        let unit = base.unit.as_ref();
+                        keys.push(Key {
+                            kind: base.kind,
+                            workload: w.clone(),
+                            clients: n,
+                            configuration: conf.to_owned(),
                             unstable,
-                            lower_is_better,
-                        ));
+                            lower_is_better: unit.is_some_and(|u| !u.higher_is_better),
+                        });
                         pairs.push((base.values.clone(), other.values.clone()));
-                        is_evidence.push(evidence);
+                        is_evidence.push(unit.is_some_and(|u| u.evidence));
+                        derived_from.push(unit.and_then(|u| u.derived_from.clone()));
                     }
                 }
             }
         }
+        // A derived figure stands in the place of the item it is derived from: the same
+        // configuration, client count and family.
+        let same_as: Vec<Option<usize>> = derived_from
+            .iter()
+            .zip(&keys)
+            .map(|(from, k)| {
+                let from = from.as_ref()?;
+                keys.iter().position(|o| {
+                    o.workload == *from
+                        && o.clients == k.clients
+                        && o.configuration == k.configuration
+                })
+            })
+            .collect();
         // One family for the whole report: with many cells, some would look significant by
-        // chance alone (measurement spec: Holm–Bonferroni across the comparison).
-        // Computed as higher-is-better and mirrored for times: the rule is symmetric, so one
-        // Holm family still covers throughput and seconds alike.
-        // CPU per unit of work is a family of its own: explaining a result never makes its
-        // verdicts more conservative.
-        let results = holm_families(&pairs, &is_evidence, &self.compare_options);
+        // chance alone (measurement spec: a correction across the comparison). Computed as
+        // higher-is-better and mirrored for times: the rule is symmetric, so one family still
+        // covers throughput and seconds alike. CPU per unit of work is a family of its own:
+        // explaining a result never makes its verdicts more conservative.
+        let results = two_families(&pairs, &is_evidence, &same_as, &self.compare_options);
+        // Each family's size, derived figures not counted: what a verdict's trials are for.
+        let family_size = |evidence: bool| {
+            (0..keys.len())
+                .filter(|&i| is_evidence[i] == evidence && same_as[i].is_none())
+                .count()
+        };
+        let sizes = [family_size(false), family_size(true)];
         let o = self.compare_options;
         self.comparisons = keys
             .into_iter()
             .zip(results)
             .zip(&pairs)
-            .map(
-                |(
-                    ((kind, workload, clients, configuration, unstable, lower), mut comparison),
-                    (a, b),
-                )| {
-                    let half_width = comparison
-                        .delta
-                        .map_or(o.noise_band, |d| (d.abs() - o.noise_band).max(o.noise_band));
-                    let trials_needed =
-                        stats::trials_for_half_width(a, b, half_width, 1.0 - o.alpha)
-                            // A verdict needs `min_trials` a side whatever the noise.
-                            .map(|n| TrialsNeeded {
-                                trials: n.max(o.min_trials),
-                                half_width,
-                            });
-                    if lower {
-                        comparison.verdict = match comparison.verdict {
-                            Verdict::Improvement => Verdict::Regression,
-                            Verdict::Regression => Verdict::Improvement,
-                            v => v,
-                        };
-                    }
-                    ComparisonRow {
-                        kind,
-                        workload,
-                        clients,
-                        configuration,
-                        baseline: self.baseline.clone(),
-                        comparison,
-                        unstable,
-                        trials_needed,
-                    }
-                },
-            )
+            .zip(&is_evidence)
+            .map(|(((k, mut comparison), (a, b)), &evidence)| {
+                let family = sizes[usize::from(evidence)];
+                let half_width = comparison
+                    .delta
+                    .map_or(o.noise_band, |d| (d.abs() - o.noise_band).max(o.noise_band));
+                let for_noise = stats::trials_for_half_width(a, b, half_width, 1.0 - o.alpha);
+                // A verdict needs `min_trials` a side, and as many as the correction for the
+                // family's comparisons leaves a p-value below alpha, whatever the noise.
+                let for_correction = stats::trials_for_verdict(family, o.alpha)
+                    .unwrap_or(o.min_trials)
+                    .max(o.min_trials);
+                let trials_needed = TrialsNeeded {
+                    trials: for_noise.unwrap_or(0).max(for_correction),
+                    half_width: for_noise.map(|_| half_width),
+                };
+                if k.lower_is_better {
+                    comparison.verdict = match comparison.verdict {
+                        Verdict::Improvement => Verdict::Regression,
+                        Verdict::Regression => Verdict::Improvement,
+                        v => v,
+                    };
+                }
+                ComparisonRow {
+                    kind: k.kind,
+                    workload: k.workload,
+                    clients: k.clients,
+                    configuration: k.configuration,
+                    baseline: self.baseline.clone(),
+                    comparison,
+                    unstable: k.unstable,
+                    trials_needed,
+                    family,
+                }
+            })
             .collect();
     }
 
@@ -985,20 +1067,26 @@ impl ReportData {
     }
 }
 
-/// `stats::compare_all` over two Holm families, `pairs` split by `second`, in `pairs`' order.
-fn holm_families(
+/// `stats::compare_all_with` over two families, `pairs` split by `second`, in `pairs`' order;
+/// `same_as` links a derived figure to its item's pair (within its family).
+fn two_families(
     pairs: &[(Vec<f64>, Vec<f64>)],
     second: &[bool],
+    same_as: &[Option<usize>],
     o: &CompareOptions,
 ) -> Vec<Comparison> {
     let family = |which: bool| {
-        let chosen: Vec<(Vec<f64>, Vec<f64>)> = pairs
+        let chosen: Vec<usize> = (0..pairs.len()).filter(|&i| second[i] == which).collect();
+        let within: Vec<Option<usize>> = chosen
             .iter()
-            .zip(second)
-            .filter(|(_, s)| **s == which)
-            .map(|(p, _)| p.clone())
+            .map(|&i| {
+                let j = same_as[i]?;
+                chosen.iter().position(|&c| c == j)
+            })
             .collect();
-        stats::compare_all(&chosen, o).into_iter()
+        let chosen_pairs: Vec<(Vec<f64>, Vec<f64>)> =
+            chosen.iter().map(|&i| pairs[i].clone()).collect();
+        stats::compare_all_with(&chosen_pairs, &within, o).into_iter()
     };
     let (mut first, mut other) = (family(false), family(true));
     second
@@ -1134,10 +1222,14 @@ fn item_cells(stored: &[StoredCell]) -> Vec<RawCell> {
                 })
                 .collect();
             // A derived figure keeps its item's name: the unit column tells the rows apart.
+            let derived_from = (key != name).then(|| format!("{} {name}", cell.workload));
             out.push(raw(
                 format!("{} {key}", cell.workload),
                 trials,
-                Some(ItemUnit::new(&cell.workload, &name, &unit)),
+                Some(ItemUnit {
+                    derived_from,
+                    ..ItemUnit::new(&cell.workload, &name, &unit)
+                }),
             ));
         }
     }
@@ -1195,6 +1287,41 @@ mod item_tests {
 
     use super::*;
     use crate::fixture;
+
+    /// A micro item's MB/s and cycles/row are its seconds in other units: one hypothesis
+    /// with the item, not more comparisons in the correction. The mixed plan's memory_load
+    /// and groupby items each bring derived figures; the family counts their items only.
+    #[test]
+    fn derived_figures_do_not_enlarge_the_family() {
+        let mut store = Store::open_in_memory().unwrap();
+        let run = fixture::mixed_plan(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let derived = |r: &ComparisonRow| {
+            data.cell(&r.baseline, &r.workload, r.clients)
+                .and_then(|c| c.unit.as_ref())
+                .is_some_and(|u| u.derived_from.is_some())
+        };
+        let evidence = |r: &ComparisonRow| {
+            data.cell(&r.baseline, &r.workload, r.clients)
+                .and_then(|c| c.unit.as_ref())
+                .is_some_and(|u| u.evidence)
+        };
+        let results: Vec<&ComparisonRow> =
+            data.comparisons.iter().filter(|r| !evidence(r)).collect();
+        let own = results.iter().filter(|r| !derived(r)).count();
+        assert!(
+            results.iter().any(|r| derived(r)),
+            "the plan has derived figures"
+        );
+        assert!(own < results.len());
+        assert!(results.iter().all(|r| r.family == own), "{own}");
+        // A derived figure's adjusted p is what its p gets in its item's place: with the same
+        // ranks, the item's own.
+        let int = data.comparison("B", "memory_load INT", 1).unwrap();
+        let mb = data.comparison("B", "memory_load INT (MB/s)", 1).unwrap();
+        assert_eq!(mb.comparison.p_value, int.comparison.p_value);
+        assert_eq!(mb.comparison.p_adjusted, int.comparison.p_adjusted);
+    }
 
     /// A plan run of a TPC-H power test: configuration A, and B twice as fast on Q1 with
     /// 5 trials each; B's trial 3 answered Q6 wrong and its trial 5 failed outright.

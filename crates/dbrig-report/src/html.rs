@@ -99,7 +99,8 @@ struct Page<'a> {
     baseline: &'a str,
     excluded: Option<String>,
     server_versions: &'a [ServerVersions],
-    /// Relaxed durability and durability differences, shown at the top.
+    /// Relaxed durability, durability differences and trials that could reach no verdict,
+    /// shown at the top.
     durability_flags: Vec<String>,
     /// Key settings and the settings that differ between configurations.
     settings: Vec<HtmlTable>,
@@ -163,6 +164,8 @@ fn verdict_class(cells: &[String]) -> Option<String> {
     match cells.last()?.as_str() {
         "improvement" => Some("verdict-improvement".into()),
         "regression" => Some("verdict-regression".into()),
+        // Trials too few for any verdict: not "no change", a reader must not miss it.
+        "unreachable" => Some("verdict-unreachable".into()),
         _ => None,
     }
 }
@@ -234,7 +237,10 @@ pub fn render_html(store: &Store, data: &ReportData) -> Result<String, ReportErr
         baseline: &data.baseline,
         excluded: (ex.total() > 0).then(|| format!("{} trial(s) ({})", ex.total(), ex.describe())),
         server_versions: &data.server_versions,
-        durability_flags: crate::settings::durability_flags(data),
+        durability_flags: crate::settings::durability_flags(data)
+            .into_iter()
+            .chain(crate::tables::verdict_flags(data))
+            .collect(),
         settings: crate::settings::settings_tables(data)
             .into_iter()
             .map(|t| HtmlTable::new(t, |_| None))

@@ -76,12 +76,16 @@ pub fn items(result: &TrialResult) -> Vec<Item> {
 /// Each table's rows/s and MB/s, the total's, then each step's seconds and the whole load's.
 fn load_items(r: &LoadResult) -> Vec<Item> {
     let f = &r.figures;
+    // A table of a few rows has no rate (`TableLoad::has_rate`): no item to compare.
     let tables = f
         .tables
         .iter()
+        .filter(|t| t.has_rate())
         .map(|t| (t.table.as_str(), t.rows_per_s(), t.mb_per_s()));
     let mut out = Vec::new();
-    for (name, rows, mb) in tables.chain([("total", f.rows_per_s(), f.mb_per_s())]) {
+    let total = (f.rows >= dbrig_core::results::load::MIN_ROWS_FOR_A_RATE)
+        .then(|| ("total", f.rows_per_s(), f.mb_per_s()));
+    for (name, rows, mb) in tables.chain(total) {
         out.push(Item::new(name, ROWS_PER_SECOND, Some(rows)));
         out.push(Item::derived(name, "MB/s", mb));
     }
@@ -101,7 +105,7 @@ fn load_items(r: &LoadResult) -> Vec<Item> {
 fn micro_items(m: &MicroResult) -> Vec<Item> {
     let mut out = Vec::new();
     for i in &m.items {
-        out.push(Item::new(i.name.clone(), &i.unit, Some(i.mean)));
+        out.push(Item::new(i.name.clone(), &i.unit, Some(rate_rule(i))));
         if i.unit != ROWS_PER_SECOND
             && let Some(r) = i.rows_per_s
         {
@@ -115,6 +119,16 @@ fn micro_items(m: &MicroResult) -> Vec<Item> {
         }
     }
     out
+}
+
+/// A micro item's figure by one rule: a rate is the total over the total time (rows / mean
+/// seconds, as MB/s and cycles/row are), also for results stored while `mean` was the mean
+/// of the runs' rates; any other unit its mean.
+pub fn rate_rule(i: &dbrig_core::results::MicroItem) -> f64 {
+    match i.rows_per_s {
+        Some(r) if i.unit == ROWS_PER_SECOND => r,
+        _ => i.mean,
+    }
 }
 
 /// `Q14` for a query, `RF1` as is.

@@ -59,7 +59,7 @@ pub fn result_text(r: &MicroResult, target: &str) -> String {
         let mut line = format!(
             "{:<width$}  {} {}",
             format!("{}:", i.name),
-            number(i.mean, &i.unit),
+            number(crate::items::rate_rule(i), &i.unit),
             i.unit
         );
         if i.unit != ROWS_PER_SECOND
@@ -93,6 +93,54 @@ pub fn result_text(r: &MicroResult, target: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rows/s and MB/s by one rule, total over total: the memory_load INT runs
+    /// (2000 rows each at 1 182 755, 93 923, 81 804, 87 754 and 412 969 rows/s) read 371 841
+    /// rows/s as the mean of the rates, while MB/s was the total bytes over the total time,
+    /// 2.8× slower (133 213 rows/s). Both are 2000 rows / mean seconds now, also for a
+    /// result stored with the old mean.
+    #[test]
+    fn rows_per_second_and_mb_per_second_follow_one_rule() {
+        use dbrig_core::results::{MicroItem, MicroResult};
+        let rates = [1_182_755.0, 93_923.0, 81_804.0, 87_754.0, 412_969.0];
+        let seconds: Vec<f64> = rates.iter().map(|r| 2000.0 / r).collect();
+        let mean_s = seconds.iter().sum::<f64>() / 5.0;
+        let item = MicroItem::new("INT", "t", "rows/s", rates.to_vec(), seconds, 2000)
+            .with_rates(Some(36_000), Some(2600.0));
+        let rows_per_s = 2000.0 / mean_s;
+        assert!((item.mean - rows_per_s).abs() < 1e-6, "{}", item.mean);
+        assert!((rows_per_s - 133_213.0).abs() < 1.0, "{rows_per_s}");
+        let mb = item.mb_per_s.unwrap();
+        // Both rates of the same total time: their ratio is bytes per row.
+        assert!((rows_per_s / (mb * 1e6) - 2000.0 / 36_000.0).abs() < 1e-12);
+        let mut old = item.clone();
+        old.mean = rates.iter().sum::<f64>() / 5.0;
+        for i in [item, old] {
+            assert_eq!(crate::items::rate_rule(&i), rows_per_s);
+            let r = MicroResult {
+                benchmark: "memory_load".into(),
+                dialect: "mysql".into(),
+                server_version: "10.11".into(),
+                engine: None,
+                rows: 2000,
+                runs: 5,
+                seed: 1,
+                cpu_mhz: Some(2600.0),
+                settings: vec![],
+                items: vec![i],
+                skipped: vec![],
+            };
+            let line = result_text(&r, "t")
+                .lines()
+                .find(|l| l.starts_with("INT"))
+                .unwrap()
+                .to_owned();
+            assert!(
+                line.contains(&format!(" {rows_per_s:.0} rows/s ")),
+                "{line}"
+            );
+        }
+    }
 
     #[test]
     fn every_item_in_its_own_unit() {

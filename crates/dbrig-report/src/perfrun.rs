@@ -810,14 +810,23 @@ pub struct PerfrunSide {
 }
 
 impl PerfrunSide {
-    /// The side's first finished result; a side without one (its trial failed) keeps its
-    /// target and says why, so every pair shows as not measured there.
+    /// The side's first finished result, else the result of a trial that failed because
+    /// every query failed (each query's error is worth showing); a side without any (its
+    /// trial failed before measuring) keeps its target and says why, so every pair shows as
+    /// not measured there.
     fn of(cell: &StoredCell) -> PerfrunSide {
+        let perfrun = |r: &dbrig_core::results::TrialResult| match r {
+            dbrig_core::results::TrialResult::Perfrun(p) => Some(p.clone()),
+            _ => None,
+        };
         let result = cell
             .done_results()
-            .find_map(|r| match r {
-                dbrig_core::results::TrialResult::Perfrun(p) => Some(p.clone()),
-                _ => None,
+            .find_map(perfrun)
+            .or_else(|| {
+                cell.trials
+                    .iter()
+                    .rev()
+                    .find_map(|t| t.result.as_deref().and_then(perfrun))
             })
             .unwrap_or_else(|| PerfrunResult {
                 server: SideInfo {

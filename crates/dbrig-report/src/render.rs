@@ -124,6 +124,9 @@ pub struct Request {
     /// `[report] noise-band` (default 1 %); checked by the caller with
     /// [`dbrig_core::stats::noise_band_from_percent`].
     pub noise_band: Option<f64>,
+    /// How many comparisons' p-values are adjusted, in place of the run's plan's `[report]
+    /// correction` (default Benjamini-Hochberg).
+    pub correction: Option<dbrig_core::stats::Correction>,
 }
 
 impl Request {
@@ -140,6 +143,7 @@ impl Request {
             out_dir: out_dir.into(),
             with: With::default(),
             noise_band: None,
+            correction: None,
         }
     }
 }
@@ -199,6 +203,9 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
     data.set_perfrun_filter(req.perfrun_filter.as_deref());
     if let Some(band) = req.noise_band {
         data.set_noise_band(band);
+    }
+    if let Some(c) = req.correction {
+        data.set_correction(c);
     }
     let records = || records_text(&data, req.with).unwrap_or_default();
     let text = match req.format {

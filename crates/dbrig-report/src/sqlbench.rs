@@ -302,6 +302,40 @@ mod tests {
         );
     }
 
+    /// sql-bench's scripts send their statements through Perl's DBI: a report does not say
+    /// they used dbrig's (default, prepared) protocol.
+    #[test]
+    fn a_sql_bench_run_is_not_labelled_with_a_protocol() {
+        use dbrig_core::results::{AddressFamily, ConnectionFacts, Protocol, TrialEnvironment};
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let env = TrialEnvironment {
+            connection: Some(ConnectionFacts {
+                address_family: AddressFamily::Tcp,
+                protocol: Protocol::Prepared,
+                reconnect_every: 0,
+                connect_rate: 0.0,
+                idle_clients: 0,
+                connect_latency: None,
+            }),
+            ..TrialEnvironment::default()
+        };
+        let run = crate::fixture::one_trial_run(
+            &mut store,
+            dbrig_store::RunKind::Plan,
+            "sql_bench",
+            &TrialResult::SqlBench(result()),
+            &env,
+        )
+        .unwrap();
+        let data = crate::ReportData::load(&store, run).unwrap();
+        let text = crate::report_text(&data).unwrap();
+        assert!(
+            text.contains("connection of default: TCP, statements sent by sql-bench's Perl DBI"),
+            "{text}"
+        );
+        assert!(!text.contains("prepared protocol"), "{text}");
+    }
+
     #[test]
     fn run_file_in_run_all_tests_layout() {
         let text = run_file(&result(), "2026-11-26 12:00:00", "Linux_6.1_x86_64", "c");

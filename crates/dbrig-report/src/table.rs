@@ -1,7 +1,19 @@
 //! A table of text cells with a title and notes, laid out for the console (aligned columns)
-//! or as Markdown: what every report's tables are made of.
+//! or as Markdown: what every report's tables are made of. A console table is at most
+//! [`MAX_TEXT_WIDTH`] columns wide: a wider one narrows its widest columns and wraps their
+//! cells, and notes wrap, at spaces and after commas (a flag list between its flags;
+//! textwrap does the wrapping), as a terminal would otherwise break every line of it.
+//! comfy-table's dynamic arrangement was tried for this: it breaks `flag=on,flag=on` lists
+//! inside a flag and right-aligns the wrapped lines of a right-aligned column.
 
 use std::fmt::Write;
+
+use textwrap::WordSeparator;
+use textwrap::core::Word;
+
+/// The widest a console table and its notes may be (a wide terminal; a narrower one still
+/// reads the lines whole, as wrapped lines stay aligned).
+pub const MAX_TEXT_WIDTH: usize = 160;
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +95,12 @@ impl Table {
         if style.title {
             let _ = writeln!(out, "{}", self.title);
         }
+        let total = w.iter().sum::<usize>() + style.gap * w.len().saturating_sub(1);
+        if total > MAX_TEXT_WIDTH {
+            out.push_str(&self.wrapped_text(style, w));
+            self.push_notes(&mut out);
+            return out;
+        }
         let line = |cells: &[String]| {
             let parts: Vec<String> = w
                 .iter()
@@ -102,8 +120,86 @@ impl Table {
         for row in &self.rows {
             let _ = writeln!(out, "{}", line(row));
         }
+        self.push_notes(&mut out);
+        out
+    }
+
+    /// The notes, each wrapped to [`MAX_TEXT_WIDTH`], its further lines indented.
+    fn push_notes(&self, out: &mut String) {
+        let options = wrap_options(MAX_TEXT_WIDTH).subsequent_indent("  ");
         for n in &self.notes {
-            let _ = writeln!(out, "{n}");
+            for l in textwrap::wrap(n, &options) {
+                let _ = writeln!(out, "{}", l.trim_end());
+            }
+        }
+    }
+
+    /// Header, rule and rows of a table too wide for [`MAX_TEXT_WIDTH`] (natural widths `w`):
+    /// the widest column narrowed a column at a time until the table fits (none below 12
+    /// columns or its header's word), the cells of narrowed columns wrapped onto more lines;
+    /// a wrapped cell reads left to right whatever its column's alignment.
+    fn wrapped_text(&self, style: &TextStyle, mut w: Vec<usize>) -> String {
+        const MIN: usize = 12;
+        let gaps = style.gap * w.len().saturating_sub(1);
+        let floor: Vec<usize> = w
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let header = self.header.get(i).map_or(0, |h| h.chars().count());
+                n.min(MIN.max(header))
+            })
+            .collect();
+        while w.iter().sum::<usize>() + gaps > MAX_TEXT_WIDTH {
+            let Some(i) = (0..w.len())
+                .filter(|&i| w[i] > floor[i])
+                .max_by_key(|&i| w[i])
+            else {
+                break;
+            };
+            w[i] -= 1;
+        }
+        let gap = " ".repeat(style.gap);
+        let lines = |cells: &[String]| -> Vec<String> {
+            let wrapped: Vec<Vec<String>> = w
+                .iter()
+                .enumerate()
+                .map(|(i, &width)| {
+                    textwrap::wrap(cells.get(i).map_or("", |s| s), wrap_options(width))
+                        .into_iter()
+                        .map(|l| l.trim_end().to_owned())
+                        .collect()
+                })
+                .collect();
+            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            (0..height)
+                .map(|line| {
+                    let parts: Vec<String> = w
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &width)| {
+                            let text = wrapped[i].get(line).map_or("", |s| s);
+                            if wrapped[i].len() > 1 {
+                                let fill = width.saturating_sub(text.chars().count());
+                                format!("{text}{}", " ".repeat(fill))
+                            } else {
+                                self.pad(i, text, width)
+                            }
+                        })
+                        .collect();
+                    parts.join(&gap).trim_end().to_owned()
+                })
+                .collect()
+        };
+        let mut out = String::new();
+        for l in lines(&self.header) {
+            let _ = writeln!(out, "{l}");
+        }
+        let rule: Vec<String> = w.iter().map(|&n| "-".repeat(n)).collect();
+        let _ = writeln!(out, "{}", rule.join(&gap));
+        for row in &self.rows {
+            for l in lines(row) {
+                let _ = writeln!(out, "{l}");
+            }
         }
         out
     }
@@ -136,6 +232,33 @@ impl Table {
     }
 }
 
+/// Wrapping at `width` columns, at spaces and after commas; a word longer than the width is
+/// broken.
+fn wrap_options(width: usize) -> textwrap::Options<'static> {
+    textwrap::Options::new(width.max(1))
+        .word_separator(WordSeparator::Custom(spaces_and_commas))
+        .break_words(true)
+}
+
+/// Words end after spaces and after commas: `a=on,b=on` wraps between its flags.
+fn spaces_and_commas(line: &str) -> Box<dyn Iterator<Item = Word<'_>> + '_> {
+    let mut words = Vec::new();
+    let mut start = 0;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let end = i + c.len_utf8();
+        let next_starts_a_word = chars.peek().is_some_and(|(_, n)| *n != ' ');
+        if (c == ',' || c == ' ') && next_starts_a_word {
+            words.push(Word::from(&line[start..end]));
+            start = end;
+        }
+    }
+    if start < line.len() {
+        words.push(Word::from(&line[start..]));
+    }
+    Box::new(words.into_iter())
+}
+
 /// Seconds as every report prints them (one rule, TPC-H tables and item tables alike):
 /// milliseconds (`1.234`), one decimal from 100 s (`612.3`), and two significant digits
 /// below 0.01 s (`0.0012`) so a short query is not printed as `0.000`.
@@ -147,6 +270,64 @@ pub fn seconds_text(s: f64) -> String {
         format!("{s:.d$}")
     } else {
         format!("{s:.3}")
+    }
+}
+
+#[cfg(test)]
+mod width_tests {
+    use super::*;
+
+    /// A table wider than 160 columns (a flag list, a long item name) wraps its widest cells
+    /// and its notes; every line fits, nothing is lost, the numbers stay right-aligned. A
+    /// table that fits keeps its layout.
+    #[test]
+    fn a_wide_table_wraps_to_160_columns() {
+        let switch = (0..30)
+            .map(|i| format!("flag_{i:02}=on"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let t = Table {
+            title: "Settings".into(),
+            header: vec!["setting".into(), "A".into(), "B".into()],
+            align: vec![Align::Left, Align::Right, Align::Right],
+            rows: vec![
+                vec!["optimizer_switch".into(), switch.clone(), "mrr=on".into()],
+                vec!["max_connections".into(), "151".into(), "4096".into()],
+            ],
+            notes: vec!["word ".repeat(60).trim_end().to_owned()],
+        };
+        let text = t.to_text();
+        for l in text.lines() {
+            assert!(
+                l.chars().count() <= MAX_TEXT_WIDTH,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+        assert!(text.lines().count() > 6, "{text}");
+        // Wrapped between flags, never inside one.
+        for flag in switch.split(',') {
+            assert!(text.contains(flag), "{flag} broken: {text}");
+        }
+        let max = text
+            .lines()
+            .find(|l| l.starts_with("max_connections"))
+            .unwrap();
+        assert!(max.ends_with("4096"), "{max}");
+        assert!(
+            text.lines().any(|l| l.starts_with("  word")),
+            "a note goes on indented: {text}"
+        );
+        // A table that fits is laid out as before, to the character.
+        let narrow = Table {
+            rows: vec![vec!["max_connections".into(), "151".into(), "4096".into()]],
+            notes: vec!["a note".into()],
+            ..t
+        };
+        assert_eq!(
+            narrow.to_text(),
+            "Settings\nsetting            A     B\n---------------  ---  ----\nmax_connections  151  4096\na note\n"
+        );
     }
 }
 

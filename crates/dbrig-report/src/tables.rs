@@ -315,22 +315,44 @@ fn direction_note(units: &[(String, bool)]) -> Option<String> {
 }
 
 /// A workload measured in items (a micro-benchmark, a throughput test): rows = its items,
-/// each in its own unit, with the same median and ratio columns as [`workload_table`].
+/// each in its own unit, with the same median and ratio columns as [`workload_table`]. Items
+/// measured at several client counts (CPU per unit of work beside an OLTP workload) get a row
+/// per client count, with a `clients` column: one count's figure is not another's.
 pub fn item_table(data: &ReportData, label: &str, title: &str) -> Table {
     let cells = items_of(data, label);
     let all: Vec<&CellData> = data.cells.iter().filter(|c| c.label == label).collect();
     let cols = Columns::of(data, &all);
-    let (header, align) = cols.header(&["item", "unit"]);
+    let per_clients = cells.iter().any(|c| data.clients_of(&c.workload).len() > 1);
+    let first: &[&str] = if per_clients {
+        &["item", "clients", "unit"]
+    } else {
+        &["item", "unit"]
+    };
+    let (header, mut align) = cols.header(first);
+    if per_clients {
+        align[1] = Align::Right;
+    }
     let mut acc = RowNotes::default();
     let mut rows = Vec::new();
     let mut units = Vec::new();
     for c in cells {
         let Some(u) = &c.unit else { continue };
         units.push((u.unit.clone(), u.higher_is_better));
-        if let Some(cells) = ratio_cells(data, &cols, &c.workload, c.clients, &u.item, &mut acc) {
-            let mut row = vec![u.item.clone(), u.unit.clone()];
-            row.extend(cells);
-            rows.push(row);
+        for n in data.clients_of(&c.workload) {
+            let name = if per_clients {
+                format!("{}, {n} clients", u.item)
+            } else {
+                u.item.clone()
+            };
+            if let Some(cells) = ratio_cells(data, &cols, &c.workload, n, &name, &mut acc) {
+                let mut row = vec![u.item.clone()];
+                if per_clients {
+                    row.push(n.to_string());
+                }
+                row.push(u.unit.clone());
+                row.extend(cells);
+                rows.push(row);
+            }
         }
     }
     Table {
@@ -354,9 +376,11 @@ fn ci_text(r: &ComparisonRow) -> String {
 }
 
 /// The verdicts of one kind: one row per (workload, clients, configuration vs baseline) with
-/// delta, its interval, the Holm-adjusted p-value (one family for the whole report) and the
-/// verdict. When no comparison of the kind has enough trials, one line says so instead of a
-/// table of "too few trials". `None` when the kind has no comparison.
+/// delta, the p-value adjusted for the report's comparisons (one family for the whole
+/// report, CPU per unit of work another), the trials a verdict needs, and the interval of the
+/// change beside the verdict. When no comparison of the kind has enough trials, one line says
+/// so instead of a table of "too few trials"; when trials were run but no verdict was
+/// reachable with them, the first note says so. `None` when the kind has no comparison.
 pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
     let rows: Vec<&ComparisonRow> = data.comparisons.iter().filter(|r| r.kind == kind).collect();
     if rows.is_empty() {
@@ -365,26 +389,33 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
     let o = &data.compare_options;
     // The band as a user gave it (2.5, 7), not its binary fraction times 100 (7.000000000000001).
     let band_pct = (o.noise_band * 100.0 * 1e9).round() / 1e9;
+    let needed = rows
+        .iter()
+        .map(|r| r.trials_needed.trials)
+        .max()
+        .unwrap_or(o.min_trials);
     if rows
         .iter()
         .all(|r| r.comparison.verdict == Verdict::TooFewTrials)
     {
         return Some(Block::Note(format!(
-            "Verdicts: too few trials (< {} counted per side) in all {} comparison(s) with baseline {}; run more trials for verdicts",
+            "Verdicts: too few trials (< {} counted per side) in all {} comparison(s) with baseline {}; run {needed} or more a side for verdicts",
             o.min_trials,
             rows.len(),
             data.baseline
         )));
     }
+    let confidence = format!("{:.0} % CI", (1.0 - o.alpha) * 100.0);
     let header = [
         "workload",
         "clients",
         "comparison",
         "n B/A",
         "delta",
-        &format!("{:.0} % CI", (1.0 - o.alpha) * 100.0),
-        "p (Holm)",
+        &format!("p ({})", o.correction.label()),
         "trials for",
+        // The interval beside the verdict it decides.
+        &confidence,
         "verdict",
     ]
     .map(str::to_owned)
@@ -408,6 +439,7 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
                 Verdict::TooFewTrials => format!("too few trials (< {})", o.min_trials),
                 v => v.label().to_owned(),
             };
+            let t = r.trials_needed;
             vec![
                 r.workload.clone(),
                 r.clients.to_string(),
@@ -416,21 +448,36 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
                 c.delta
                     .map(|d| format!("{}{}", format_change(d), mark(r.unstable)))
                     .unwrap_or_else(|| "-".into()),
-                ci_text(r),
                 c.p_adjusted.map(format_p).unwrap_or_else(|| "-".into()),
-                r.trials_needed
-                    .map(|t| format!("{} for ±{:.1} %", t.trials, t.half_width * 100.0))
-                    .unwrap_or_else(|| "-".into()),
+                match t.half_width {
+                    Some(h) => format!("{} for ±{:.1} %", t.trials, h * 100.0),
+                    None => format!("≥ {} (noise unknown)", t.trials),
+                },
+                ci_text(r),
                 // Last: the HTML page colours a row by it.
                 verdict,
             ]
         })
         .collect();
-    let family = data
+    let family = rows.iter().map(|r| r.family).max().unwrap_or(0);
+    // The comparisons the p-values were adjusted across: this family's tested ones, each
+    // derived figure in its item's place.
+    let derived = |r: &ComparisonRow| {
+        data.cell(&r.baseline, &r.workload, r.clients)
+            .and_then(|c| c.unit.as_ref())
+            .is_some_and(|u| u.derived_from.is_some())
+    };
+    let tested = data
         .comparisons
         .iter()
-        .filter(|r| r.comparison.p_value.is_some())
+        .filter(|r| r.comparison.p_value.is_some() && !is_evidence_row(data, r))
+        .filter(|r| !derived(r))
         .count();
+    let once = if rows.iter().any(|r| derived(r)) {
+        " (a figure derived from another's seconds, MB/s or cycles/row, in its place)"
+    } else {
+        ""
+    };
     let with_cpu = rows.iter().any(|r| is_evidence_row(data, r));
     let what = match kind {
         ResultKind::Oltp if with_cpu => format!(
@@ -440,36 +487,124 @@ pub fn verdict_block(data: &ReportData, kind: ResultKind) -> Option<Block> {
         ResultKind::Oltp => data.metric.label().to_owned(),
         _ => "each item in its own unit".to_owned(),
     };
+    let mut notes = unreachable_notes(&rows, o.alpha, o.correction.describe());
+    notes.extend([
+        "delta = median(B)/median(A) - 1; CI: Hodges-Lehmann/Moses interval of B/A - 1".into(),
+        format!(
+            "CI in words: with {:.0} % confidence the true change lies in this interval; \
+             a wide one means the trials were too few for their noise",
+            (1.0 - o.alpha) * 100.0
+        ),
+        format!(
+            "trials for: trials per side a verdict needs: enough that the exact test's smallest \
+             p, corrected for the {family} comparison(s), can fall below {}, and enough to narrow \
+             the interval to ±N % at the noise these trials showed; N is what calling a change of \
+             the observed size needs (|delta| less the ±{band_pct} % noise band)",
+            o.alpha
+        ),
+        format!(
+            "p: two-sided Mann-Whitney U, adjusted by {} across {tested} comparison(s){once}",
+            o.correction.describe(),
+        ),
+        format!(
+            "a change is called when p < {} and the whole CI is beyond ±{band_pct} %",
+            o.alpha
+        ),
+        "~ = no significant change; unreachable = no verdict was possible with these trials; \
+         * = unusually high stddev on a side"
+            .into(),
+    ]);
+    if with_cpu {
+        notes.push(
+            "CPU rows (server CPU, client CPU per unit of work) are adjusted as a family of their own: they explain the other rows and never change their verdicts".to_owned(),
+        );
+    }
     Some(Block::Verdicts(Table {
         title: format!("Verdicts: {what} vs baseline {}", data.baseline),
         header,
         align,
         rows: table_rows,
-        notes: vec![
-            "delta = median(B)/median(A) - 1; CI: Hodges-Lehmann/Moses interval of B/A - 1".into(),
-            format!(
-                "CI in words: with {:.0} % confidence the true change lies in this interval; \
-                 a wide one means the trials were too few for their noise",
-                (1.0 - o.alpha) * 100.0
-            ),
-            format!(
-                "trials for: trials per side that would narrow the interval to ±N % at the \
-                 noise these trials showed; N is what calling a change of the observed size \
-                 needs (|delta| less the ±{band_pct} % noise band), so the plan's trial count is a choice",
-            ),
-            format!(
-                "p: two-sided Mann-Whitney U, Holm-adjusted across {family} comparison(s); \
-                 a change is called when p < {} and the whole CI is beyond ±{band_pct} %",
-                o.alpha,
-            ),
-            "~ = no significant change; * = unusually high stddev on a side".into(),
-        ]
-        .into_iter()
-        .chain(with_cpu.then(|| {
-            "CPU rows (server CPU, client CPU per unit of work) are Holm-adjusted as a family of their own: they explain the other rows and never change their verdicts".to_owned()
-        }))
-        .collect(),
+        notes,
     }))
+}
+
+/// The lines at the top of a report when some kind's trials could reach no verdict at all:
+/// what the verdict table's first note says, where a reader looks first (the page shows it
+/// flagged, as relaxed durability).
+pub fn verdict_flags(data: &ReportData) -> Vec<String> {
+    let o = &data.compare_options;
+    let titled = data.sections.len() > 1;
+    data.sections
+        .iter()
+        .filter_map(|s| {
+            let rows: Vec<&ComparisonRow> = data
+                .comparisons
+                .iter()
+                .filter(|r| r.kind == s.kind)
+                .collect();
+            let note = unreachable_notes(&rows, o.alpha, o.correction.describe())
+                .into_iter()
+                .find(|n| n.starts_with("NO VERDICT"))?;
+            Some(if titled {
+                format!("{}: {note}", kind_title(s.kind))
+            } else {
+                note
+            })
+        })
+        .collect()
+}
+
+/// What a reader must not miss: the comparisons whose trials could not reach a verdict,
+/// however large the change (their smallest possible p-value after the correction is not
+/// below alpha), and how many trials a side would.
+fn unreachable_notes(rows: &[&ComparisonRow], alpha: f64, correction: &str) -> Vec<String> {
+    let tested: Vec<&&ComparisonRow> = rows
+        .iter()
+        .filter(|r| r.comparison.p_value.is_some())
+        .collect();
+    let stuck: Vec<&&ComparisonRow> = tested
+        .iter()
+        .copied()
+        .filter(|r| r.comparison.verdict == Verdict::Unreachable)
+        .collect();
+    if stuck.is_empty() {
+        return Vec::new();
+    }
+    let floor = stuck
+        .iter()
+        .filter_map(|r| r.comparison.p_floor)
+        .fold(f64::INFINITY, f64::min);
+    let counts: std::collections::BTreeSet<String> = stuck
+        .iter()
+        .map(|r| {
+            let (a, b) = (r.comparison.n_a, r.comparison.n_b);
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{b}/{a}")
+            }
+        })
+        .collect();
+    let needed = stuck
+        .iter()
+        .map(|r| r.trials_needed.trials)
+        .max()
+        .unwrap_or(0);
+    let how = format!(
+        "with {} trial(s) a side even completely separated trials give p ≥ {} after the {correction} correction across {} comparison(s) (alpha {alpha}); run {needed} or more a side",
+        counts.into_iter().collect::<Vec<_>>().join(", "),
+        format_p(floor),
+        stuck.iter().map(|r| r.family).max().unwrap_or(0),
+    );
+    vec![if stuck.len() == tested.len() {
+        format!("NO VERDICT WAS REACHABLE with the trials run: {how}")
+    } else {
+        format!(
+            "{} of {} comparison(s) could reach no verdict with the trials run (unreachable): {how}",
+            stuck.len(),
+            tested.len()
+        )
+    }]
 }
 
 /// Whether a comparison is of a CPU-per-unit figure (evidence) rather than a result.
@@ -506,8 +641,18 @@ pub struct SectionView {
 /// Every section of a report in plan order, each kind in its own layout.
 pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
     let mut out = Vec::new();
-    for s in &data.sections {
+    for (i, s) in data.sections.iter().enumerate() {
         let mut blocks = Vec::new();
+        // A single command's run first, whole, as the command printed it.
+        if let Some(text) = data.single_run.as_ref().filter(|_| i == 0) {
+            blocks.push((
+                None,
+                Block::Text {
+                    title: "The run as the command printed it".to_owned(),
+                    body: text.clone(),
+                },
+            ));
+        }
         let mut add = |w: &str, b: Block| blocks.push((Some(w.to_owned()), b));
         match s.kind {
             ResultKind::Oltp => {
@@ -559,11 +704,12 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
             }
             ResultKind::TpchThroughput => {
                 for w in &s.workloads {
-                    let t = item_table(
+                    let mut t = item_table(
                         data,
                         w,
                         "median over trials of each query's mean seconds over the streams, Ts, Throughput@Size",
                     );
+                    t.notes.extend(crate::tpch::scale_factor_note(data, w));
                     add(w, Block::Table(t));
                 }
                 if let Some(t) = qphh_table(data) {
@@ -682,6 +828,7 @@ fn preamble(data: &ReportData) -> Vec<String> {
         ));
     }
     lines.extend(durability_flags(data));
+    lines.extend(verdict_flags(data));
     lines
 }
 
@@ -848,6 +995,142 @@ mod tests {
         );
     }
 
+    /// CPU per unit of work beside an OLTP workload has a row per client count: PostgreSQL's
+    /// server CPU per transaction is 16.9 % above MariaDB's at 1 client and 23 % below at 16
+    /// (the table showed the 1-client row alone, unlabelled).
+    #[test]
+    fn cpu_per_unit_of_work_has_a_row_per_client_count() {
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let run = crate::fixture::engines_run(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let t = item_table(&data, "oltp_read_only", "CPU per unit of work");
+        assert_eq!(t.header[..3], ["item", "clients", "unit"]);
+        let rows: Vec<(&str, &str, &str)> = t
+            .rows
+            .iter()
+            .map(|r| (r[0].as_str(), r[1].as_str(), r[6].as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("server CPU", "1", "16.90"),
+                ("server CPU", "16", "-23.00"),
+                ("client CPU", "1", "0.00"),
+                ("client CPU", "16", "0.00"),
+            ]
+        );
+        // A micro-benchmark's items, measured once per trial, keep two first columns.
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let run = crate::fixture::mixed_plan(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let t = item_table(&data, "memory_load", "items");
+        assert_eq!(t.header[..2], ["item", "unit"]);
+    }
+
+    /// A single command's run in Markdown (and on its HTML page, from the same sections)
+    /// shows what the command printed: TPS beside QPS, the latency table, each statement's
+    /// latencies, errors and reconnects, and the seed.
+    #[test]
+    fn a_single_runs_markdown_shows_tps_latencies_statements_errors_and_seed() {
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let runs = crate::fixture::single_runs(&mut store).unwrap();
+        let data = ReportData::load(&store, runs.oltp).unwrap();
+        let md = report_markdown(&data).unwrap();
+        for want in [
+            "transactions:",
+            "queries:",
+            "ignored errors:",
+            "reconnects:",
+            "95th percentile:",
+            "Latency percentiles (ms, HDR histogram):",
+            "Statement latency (ms):",
+            "random seed:                         42",
+        ] {
+            assert!(md.contains(want), "{want:?} missing:\n{md}");
+        }
+        // The power test's page says its scale factor.
+        let data = ReportData::load(&store, runs.power).unwrap();
+        let md = report_markdown(&data).unwrap();
+        assert!(md.contains("TPC-H power test, SF "), "{md}");
+        // A plan's run (many cells) has no such block.
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let run = crate::fixture::demo_run(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        assert_eq!(data.single_run, None);
+    }
+
+    /// The verdict table of a `plans/sqlite-quick.toml` run with `trials` a side, text 4.33
+    /// times as fast as prepared on all four rows, under the plan's `report` options.
+    fn quick_verdicts(trials: usize, report: serde_json::Value) -> (ReportData, Table) {
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let run = crate::fixture::quick_run(&mut store, trials, 4.33, report).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let Some(Block::Verdicts(v)) = verdict_block(&data, ResultKind::Oltp) else {
+            panic!("the quick run has verdicts")
+        };
+        (data, v)
+    }
+
+    /// Four trials a side, four rows, each B 333 % faster: under Holm no p-value can fall
+    /// below 0.05 (4 · 2/70 = 0.114), and the report says so instead of calling each row
+    /// "no significant change", with the 5 a side that would reach a verdict and the
+    /// interval beside it; under Benjamini-Hochberg, the default, all four are called.
+    #[test]
+    fn verdicts_say_when_no_verdict_was_reachable_and_bh_reaches_them() {
+        let (data, v) = quick_verdicts(4, serde_json::json!({"correction": "holm"}));
+        assert_eq!(
+            data.compare_options.correction,
+            dbrig_core::stats::Correction::Holm
+        );
+        assert_eq!(v.header[5], "p (Holm)");
+        assert_eq!(v.rows.len(), 4);
+        for row in &v.rows {
+            assert_eq!(row[4], "+333.00 %");
+            assert_eq!(row[5], "0.1143");
+            assert_eq!(row[6], "5 for ±332.0 %");
+            assert!(row[7].starts_with("[+3"), "{row:?}");
+            assert_eq!(row[8], "unreachable");
+        }
+        assert_eq!(
+            v.notes[0],
+            "NO VERDICT WAS REACHABLE with the trials run: with 4 trial(s) a side even \
+             completely separated trials give p ≥ 0.1143 after the Holm-Bonferroni (family-wise \
+             error rate) correction across 4 comparison(s) (alpha 0.05); run 5 or more a side"
+        );
+        let text = report_text(&data).unwrap();
+        // Said at the top too, where a reader looks first, and above the table.
+        assert_eq!(
+            text.matches("NO VERDICT WAS REACHABLE").count(),
+            2,
+            "{text}"
+        );
+        assert!(
+            text.lines().take(8).any(|l| l.starts_with("NO VERDICT")),
+            "{text}"
+        );
+        // The same trials under Benjamini-Hochberg (the default; `--correction fdr`).
+        let mut data = data;
+        data.set_correction(dbrig_core::stats::Correction::Fdr);
+        let Some(Block::Verdicts(v)) = verdict_block(&data, ResultKind::Oltp) else {
+            panic!("verdicts")
+        };
+        assert_eq!(v.header[5], "p (BH)");
+        for row in &v.rows {
+            assert_eq!(
+                (row[5].as_str(), row[8].as_str()),
+                ("0.0286", "improvement")
+            );
+        }
+        assert!(!v.notes[0].contains("REACHABLE"), "{:?}", v.notes);
+        let (_, v) = quick_verdicts(4, serde_json::json!({}));
+        assert_eq!(v.header[5], "p (BH)");
+        assert!(v.rows.iter().all(|r| r[8] == "improvement"));
+        // Five a side: Holm reaches them too (4 · 2/252 = 0.032).
+        let (_, v) = quick_verdicts(5, serde_json::json!({"correction": "holm"}));
+        assert!(v.rows.iter().all(|r| r[8] == "improvement"), "{:?}", v.rows);
+        assert!(v.rows.iter().all(|r| r[6] == "5 for ±332.0 %"));
+    }
+
     #[test]
     fn workload_table_assembles_medians_and_both_seed_formats() {
         let mut store = dbrig_store::Store::open_in_memory().unwrap();
@@ -887,9 +1170,12 @@ mod tests {
         assert_eq!(v.rows.len(), 12);
         let last = v.rows.last().unwrap();
         assert_eq!(last[2], "32 vs off");
-        // 12 % slower with little noise: the 4 trials a side any verdict needs would already
-        // narrow the interval to the ±11 % that calling it needs.
-        assert_eq!(last[7], "4 for ±11.0 %");
+        // 12 % slower with little noise: 4 trials a side would narrow the interval to the
+        // ±11 % that calling it needs, but among the report's 12 comparisons a p-value can
+        // fall below 0.05 only from 6 a side (2/924 · 12 = 0.026; 5 give 0.095).
+        assert_eq!(v.header[6], "trials for");
+        assert_eq!(last[6], "6 for ±11.0 %");
+        assert_eq!(last[7], "[-12.87, -11.12] %");
         assert_eq!(last[8], "regression");
     }
 }

@@ -81,6 +81,9 @@ pub struct QueryResult {
 pub struct Configuration {
     pub name: String,
     pub server_version: String,
+    /// The scale factors its power tests ran at (one, unless a plan changed under
+    /// `--resume`), in the order first seen.
+    pub scale_factors: Vec<f64>,
     pub power_at_size: Option<f64>,
     pub queries: Vec<QueryResult>,
 }
@@ -193,9 +196,13 @@ impl Configuration {
         let mut by_query: Vec<Vec<QueryResult>> = Vec::new();
         let mut powers = Vec::new();
         let mut version = String::new();
+        let mut scale_factors: Vec<f64> = Vec::new();
         for r in reports {
             if version.is_empty() {
                 version = r.server_version.clone();
+            }
+            if !scale_factors.contains(&r.scale_factor) {
+                scale_factors.push(r.scale_factor);
             }
             powers.push(r.power_at_size);
             for q in r.steps() {
@@ -212,6 +219,7 @@ impl Configuration {
         Configuration {
             name: name.to_owned(),
             server_version: version,
+            scale_factors,
             power_at_size: mean_of_all(powers),
             queries: by_query.into_iter().map(QueryResult::merge).collect(),
         }
@@ -563,7 +571,14 @@ pub fn tpch_table(report: &TpchReport) -> Table {
         );
     }
     for c in &report.configurations {
-        notes.push(format!("{}: {}", c.name, c.server_version));
+        // What the seconds are of: a query at SF 1 is not one at SF 10.
+        let sf = c
+            .scale_factors
+            .iter()
+            .map(|f| format!("SF {f}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        notes.push(format!("{}: {sf}, {}", c.name, c.server_version));
         for q in &c.queries {
             if let (Outcome::Error | Outcome::Wrong, Some(e)) = (q.outcome, &q.error) {
                 let first = e.lines().next().unwrap_or("");
@@ -698,9 +713,20 @@ pub fn tpch_chart(report: &TpchReport) -> Result<String, ReportError> {
 
 // ---- the commands' console output ------------------------------------------------------------
 
-/// Seconds with microseconds, as the power test prints them.
+/// Seconds of a time in microseconds, by the one rule every report prints seconds with.
 fn micros_text(m: u64) -> String {
-    format!("{:.6}", secs(m))
+    seconds_text(secs(m))
+}
+
+/// An error in a table cell: its first line, at most 60 characters (a timed-out statement's
+/// error carries the whole query; the notes under the table have the first line whole).
+fn short_error(e: &str) -> String {
+    let first = e.lines().next().unwrap_or("").trim();
+    if first.chars().count() > 60 {
+        format!("{}…", first.chars().take(59).collect::<String>())
+    } else {
+        first.to_owned()
+    }
 }
 
 /// What `dbrig tpch power` prints when it is done: per step its reduced seconds, the extremes
@@ -710,8 +736,11 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
     let rows = report
         .steps()
         .map(|o| {
+            // A timeout says so, its seconds say after how long; an error's first line.
             let status = match &o.error {
-                Some(e) if o.status != QueryStatus::Ok => format!("{}: {e}", o.status_text()),
+                Some(e) if !matches!(o.status, QueryStatus::Ok | QueryStatus::Timeout) => {
+                    format!("{}: {}", o.status_text(), short_error(e))
+                }
                 _ => o.status_text().to_owned(),
             };
             let seconds = match o.status {
@@ -764,10 +793,26 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
         .to_vec(),
         align,
         rows,
-        notes: vec![match report.power_at_size {
+        notes: std::iter::once(match report.power_at_size {
             Some(p) => format!("Power@Size = {p:.2}"),
             None => "Power@Size: not computed (a query or refresh function failed)".to_owned(),
-        }],
+        })
+        .chain(
+            report
+                .steps()
+                .filter(|o| o.status != QueryStatus::Ok)
+                .filter_map(|o| {
+                    let first = o.error.as_deref()?.lines().next()?.trim();
+                    // Even a first line can hold a whole query: 300 characters are enough.
+                    let first: String = first.chars().take(300).collect();
+                    Some(format!(
+                        "{} {}: {first}",
+                        step_label(&o.name),
+                        o.status_text()
+                    ))
+                }),
+        )
+        .collect(),
     };
     let mut out = table.to_text();
     let steps = report.steps().map(|o| (step_label(&o.name), o));
@@ -1136,6 +1181,36 @@ pub fn tpch_metrics(data: &ReportData) -> Vec<TpchMetrics> {
     out
 }
 
+/// The scale factor each configuration's TPC-H tests of `workload` ran at: `scale factor: A SF
+/// 1, B SF 1` — what every TPC-H figure is of. `None` when no finished trial has one.
+pub fn scale_factor_note(data: &ReportData, workload: &str) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for conf in &data.configurations {
+        let mut sfs: Vec<f64> = Vec::new();
+        for c in data
+            .stored_cells(workload)
+            .into_iter()
+            .filter(|c| c.configuration == *conf)
+        {
+            for r in c.done_results() {
+                let sf = match r {
+                    TrialResult::TpchPower(p) => p.scale_factor,
+                    TrialResult::TpchThroughput(t) => t.scale_factor,
+                    _ => continue,
+                };
+                if !sfs.contains(&sf) {
+                    sfs.push(sf);
+                }
+            }
+        }
+        if !sfs.is_empty() {
+            let list: Vec<String> = sfs.iter().map(|f| format!("SF {f}")).collect();
+            parts.push(format!("{conf} {}", list.join(", ")));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("{workload}: scale factor: {}", parts.join("; ")))
+}
+
 /// The composite metrics per configuration, with each one's ratio to the baseline; `None`
 /// when no configuration has QphH@Size (it needs both tests).
 pub fn qphh_table(data: &ReportData) -> Option<Table> {
@@ -1193,6 +1268,56 @@ pub fn qphh_table(data: &ReportData) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `dbrig tpch power`'s table: seconds by the one rule (not 6 decimals), a timed-out
+    /// query's status without the query it carries, an error's first line shortened, and
+    /// each failed step's first line under the table.
+    #[test]
+    fn power_text_prints_seconds_and_errors_to_be_read() {
+        let mut timeout = crate::fixture::step("18", 2_000_000, QueryStatus::Timeout);
+        timeout.error = Some(
+            "statement timed out after 2 s: SELECT c_name, c_custkey, o_orderkey\n  FROM customer, orders, lineitem\n WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING sum(l_quantity) > 300)".into(),
+        );
+        let mut error = crate::fixture::step("9", 5_000, QueryStatus::Error);
+        error.error = Some(format!("{}\nat line 1", "x".repeat(100)));
+        let report = crate::fixture::power_report(
+            "10.11.6-MariaDB",
+            vec![
+                crate::fixture::step("1", 1_234_567, QueryStatus::Ok),
+                timeout,
+                error,
+            ],
+            None,
+        );
+        let text = power_text(&report, "mysql://bench@127.0.0.1:3306/tpch");
+        let line = |q: &str| {
+            text.lines()
+                .find(|l| l.starts_with(q))
+                .unwrap_or_else(|| panic!("{q}: {text}"))
+                .to_owned()
+        };
+        assert!(line("1 ").contains(" 1.235 "), "{text}");
+        assert!(!text.contains("1.234567"), "{text}");
+        let q18 = line("18 ");
+        assert!(
+            q18.contains(">2.000") && q18.trim_end().ends_with("timeout"),
+            "{q18}"
+        );
+        assert!(
+            !text.contains("FROM customer, orders"),
+            "the whole query: {text}"
+        );
+        let q9 = line("9 ");
+        assert!(q9.contains(&format!("error: {}…", "x".repeat(59))), "{q9}");
+        assert!(
+            text.contains("Q18 timeout: statement timed out after 2 s: SELECT c_name"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("Q9 error: {}", "x".repeat(100))),
+            "{text}"
+        );
+    }
 
     fn q(name: &str, outcome: Outcome, s: f64) -> QueryResult {
         let ok = outcome == Outcome::Ok;

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use dbrig_core::results::{ResultKind, TrialEvidence};
+use dbrig_core::results::{ResultKind, ServerEngine, TrialEvidence};
 use dbrig_core::stats::{self, Comparison, Verdict};
 use dbrig_store::TrialStatus;
 use serde::Serialize;
@@ -27,6 +27,10 @@ pub struct WhyFigure {
     pub b: Option<f64>,
     /// median(B)/median(A) − 1; `None` when A's median is 0.
     pub delta: Option<f64>,
+    /// The confidence interval of B/A − 1 the verdict was decided with (Hodges–Lehmann /
+    /// Moses), shown beside it; `None` with too few trials or non-positive values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<(f64, f64)>,
     /// `changed`, `~` (not beyond the noise), `too few trials`; for CPU the verdict
     /// (`improvement`, `regression`).
     pub verdict: String,
@@ -59,6 +63,10 @@ pub struct WhyComparison {
     /// The functions whose share of the server's profile (% of samples in the function
     /// itself) changed most; empty unless both sides were profiled (`--profile`).
     pub functions: Vec<WhyFigure>,
+    /// Why counters, waits and functions are not compared: the two sides are servers of
+    /// different engines, whose counters (and wait events, and code) are not the same things.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
 }
 
 /// The evidence of a cell's counted trials.
@@ -143,6 +151,24 @@ pub(crate) fn workloads(data: &ReportData) -> Vec<&String> {
     seen
 }
 
+/// The engine of a cell's server, from the settings its trials read.
+fn engine_of(cells: &[&StoredCell]) -> Option<ServerEngine> {
+    cells
+        .iter()
+        .flat_map(|c| &c.trials)
+        .find_map(|t| t.environment.as_deref()?.server_settings.as_ref()?.engine())
+}
+
+/// What a name missing from a trial's figures means.
+#[derive(Clone, Copy, PartialEq)]
+enum Missing {
+    /// Nothing seen: a wait no session was in, a function no sample was in.
+    Zero,
+    /// Not reported: the server has no such counter (another version, another engine). A
+    /// name only one side reports is not compared: its zeros would read as "new".
+    Unknown,
+}
+
 /// How the figures of one table are ranked after the called changes.
 #[derive(Clone, Copy, PartialEq)]
 enum Rank {
@@ -163,11 +189,19 @@ fn changed(
     data: &ReportData,
     top: usize,
     rank: Rank,
+    missing: Missing,
 ) -> Vec<WhyFigure> {
     if a.is_empty() || b.is_empty() {
         return Vec::new();
     }
-    let names: BTreeSet<&String> = a.iter().chain(b).flat_map(|m| m.keys()).collect();
+    let (in_a, in_b): (BTreeSet<&String>, BTreeSet<&String>) = (
+        a.iter().flat_map(|m| m.keys()).collect(),
+        b.iter().flat_map(|m| m.keys()).collect(),
+    );
+    let names: BTreeSet<&String> = match missing {
+        Missing::Zero => in_a.union(&in_b).copied().collect(),
+        Missing::Unknown => in_a.intersection(&in_b).copied().collect(),
+    };
     let values = |side: &[std::collections::BTreeMap<String, f64>], n: &str| -> Vec<f64> {
         side.iter()
             .map(|m| m.get(n).copied().unwrap_or(0.0))
@@ -196,6 +230,7 @@ fn changed(
                     a: ma,
                     b: mb,
                     delta: c.delta,
+                    ci: c.delta_ci,
                     verdict: label(&c, "changed"),
                 },
                 called,
@@ -262,17 +297,35 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                             a: median(&data.baseline),
                             b: median(conf),
                             delta: r.comparison.delta,
+                            ci: r.comparison.delta_ci,
                             verdict: r.comparison.verdict.label().to_owned(),
                         })
                     })
                     .collect();
-                let counters = changed(
-                    &counters_per_unit(&ev_a),
-                    &counters_per_unit(&ev_b),
-                    data,
-                    TOP,
-                    Rank::Relative,
-                );
+                // Two engines count, wait and run different things: nothing of it compares.
+                let engines = (engine_of(&base), engine_of(&other));
+                let not_compared = match engines {
+                    (Some(x), Some(y)) if x != y => Some(format!(
+                        "{} and {} count, wait and run different things: their server counters, \
+                         waits and functions are not compared (each side's top waits are listed)",
+                        x.name(),
+                        y.name()
+                    )),
+                    _ => None,
+                };
+                let across = not_compared.is_some();
+                let counters = if across {
+                    Vec::new()
+                } else {
+                    changed(
+                        &counters_per_unit(&ev_a),
+                        &counters_per_unit(&ev_b),
+                        data,
+                        TOP,
+                        Rank::Relative,
+                        Missing::Unknown,
+                    )
+                };
                 let (wa, wb) = (waits_per_sample(&ev_a), waits_per_sample(&ev_b));
                 let top_waits = [(&data.baseline, &wa), (&conf.to_owned(), &wb)]
                     .into_iter()
@@ -282,14 +335,21 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                         waits: top_of(w),
                     })
                     .collect();
-                let waits = changed(&wa, &wb, data, TOP, Rank::Absolute);
-                let functions = changed(
-                    &function_shares(&ev_a),
-                    &function_shares(&ev_b),
-                    data,
-                    TOP,
-                    Rank::Absolute,
-                );
+                let (waits, functions) = if across {
+                    (Vec::new(), Vec::new())
+                } else {
+                    (
+                        changed(&wa, &wb, data, TOP, Rank::Absolute, Missing::Zero),
+                        changed(
+                            &function_shares(&ev_a),
+                            &function_shares(&ev_b),
+                            data,
+                            TOP,
+                            Rank::Absolute,
+                            Missing::Zero,
+                        ),
+                    )
+                };
                 out.push(WhyComparison {
                     workload: w.clone(),
                     clients: n,
@@ -301,6 +361,7 @@ pub fn why(data: &ReportData) -> Vec<WhyComparison> {
                     top_waits,
                     waits,
                     functions,
+                    not_compared,
                 });
             }
         }
@@ -343,12 +404,16 @@ fn figure_line(f: &WhyFigure) -> String {
         (None, Some(a), Some(b)) if a == 0.0 && b != 0.0 => "new".to_owned(),
         _ => "-".to_owned(),
     };
+    let ci = f.ci.map_or("-".to_owned(), |(lo, hi)| {
+        format!("[{:+.1}, {:+.1}] %", lo * 100.0, hi * 100.0)
+    });
     format!(
-        "  {:<44} {:>12} {:>12} {:>9}  {}",
+        "  {:<44} {:>12} {:>12} {:>9} {:>20}  {}",
         f.name,
         num(f.a),
         num(f.b),
         delta,
+        ci,
         f.verdict
     )
 }
@@ -356,12 +421,15 @@ fn figure_line(f: &WhyFigure) -> String {
 /// The section's text: a header line and the figures, as every format prints it.
 pub fn why_text(w: &WhyComparison) -> String {
     let mut lines = vec![format!(
-        "  {:<44} {:>12} {:>12} {:>9}  verdict",
-        "", w.baseline, w.configuration, "delta"
+        "  {:<44} {:>12} {:>12} {:>9} {:>20}  verdict",
+        "", w.baseline, w.configuration, "delta", "95 % CI"
     )];
     if !w.cpu.is_empty() {
         lines.push(format!("CPU per {} (lower is better):", w.unit));
         lines.extend(w.cpu.iter().map(figure_line));
+    }
+    if let Some(n) = &w.not_compared {
+        lines.push(n.clone());
     }
     if !w.counters.is_empty() {
         lines.push(format!("server counters per {} that changed most:", w.unit));
@@ -390,7 +458,7 @@ pub fn why_text(w: &WhyComparison) -> String {
         lines.extend(w.functions.iter().map(figure_line));
     }
     lines.push(
-        "changed = significant and beyond the noise band, as the verdicts (Holm within the counters and within the waits); ~ = not; too few trials = uncalled, largest differences shown"
+        "changed = significant and beyond the noise band, as the verdicts (corrected within the counters and within the waits); ~ = not; too few trials, unreachable = uncalled, largest differences shown; a counter only one side reports is not compared"
             .to_owned(),
     );
     lines.join("\n") + "\n"
@@ -402,4 +470,67 @@ pub fn why_title(w: &WhyComparison) -> String {
         "Why: {} vs {} (baseline), {}, {} clients",
         w.configuration, w.baseline, w.workload, w.clients
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    /// A MariaDB and a PostgreSQL count different things: no counter of one is compared with
+    /// the other's zeros ("new"), and the block says why; CPU per transaction is compared,
+    /// with its interval.
+    #[test]
+    fn counters_of_two_engines_are_not_compared() {
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let run = fixture::engines_run(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let all = why(&data);
+        assert_eq!(all.len(), 2);
+        for w in &all {
+            assert!(w.counters.is_empty(), "{:?}", w.counters);
+            assert!(
+                w.not_compared
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("MariaDB and PostgreSQL count")),
+                "{:?}",
+                w.not_compared
+            );
+            let text = why_text(w);
+            assert!(!text.contains(" new "), "{text}");
+            assert!(!text.contains("blks_hit") && !text.contains("Innodb_rows_read"));
+            let server = &w.cpu[0];
+            assert!(server.ci.is_some(), "{server:?}");
+        }
+        let text = why_text(&all[0]);
+        assert!(
+            text.contains("[+"),
+            "the interval beside the verdict: {text}"
+        );
+    }
+
+    /// Within one engine a counter only one side reports (another version has it) is not
+    /// compared with zeros; a wait only one side was seen in is (zero is what was seen).
+    #[test]
+    fn a_counter_one_side_does_not_report_is_not_new() {
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let run = fixture::demo_run(&mut store).unwrap();
+        let data = ReportData::load(&store, run).unwrap();
+        let side = |extra: &str, v: f64| -> Vec<std::collections::BTreeMap<String, f64>> {
+            (0..6)
+                .map(|i| {
+                    [("Com_select", 10.0 + f64::from(i) * 0.01), (extra, v)]
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), *v))
+                        .collect()
+                })
+                .collect()
+        };
+        let (a, b) = (side("Old_only", 5.0), side("New_only", 7.0));
+        let counters = changed(&a, &b, &data, TOP, Rank::Relative, Missing::Unknown);
+        assert!(counters.is_empty(), "{counters:?}");
+        let waits = changed(&a, &b, &data, TOP, Rank::Absolute, Missing::Zero);
+        let names: Vec<&str> = waits.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["New_only", "Old_only"]);
+    }
 }

@@ -377,6 +377,12 @@ impl TrialOutput {
                     }
                 )
             }
+            // A few rows are no rate (`MIN_ROWS_FOR_A_RATE`).
+            (TrialResult::Load(r), _)
+                if r.figures.rows < dbrig_core::results::load::MIN_ROWS_FOR_A_RATE =>
+            {
+                format!("{} rows in {:.2} s", r.figures.rows, r.total_seconds)
+            }
             (TrialResult::Load(r), _) => format!(
                 "{} rows in {:.2} s ({:.0} rows/s, {:.1} MB/s)",
                 r.figures.rows,

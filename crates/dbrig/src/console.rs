@@ -724,12 +724,14 @@ pub fn print_dry_run(plan: &Plan) -> Result<()> {
             c.clients,
         )?;
     }
+    // `+ 0.0`: the sum of no f64 is -0.0, which prints "-0".
     let seconds: f64 = plan
         .schedule
         .iter()
         .filter(|(c, _)| plan.cells[*c].workload.is_timed())
         .map(|(c, _)| plan.cells[*c].run.time + plan.cells[*c].run.warmup)
-        .sum();
+        .sum::<f64>()
+        + 0.0;
     let benchmark_trials = plan
         .schedule
         .iter()
@@ -746,6 +748,9 @@ pub fn print_dry_run(plan: &Plan) -> Result<()> {
             String::new()
         }
     )?;
+    if let Some(w) = plan.verdict_warning() {
+        outln!("Note: {w}")?;
+    }
     outln!("Order:")?;
     for (i, (c, t)) in plan.schedule.iter().enumerate() {
         let cell = &plan.cells[*c];

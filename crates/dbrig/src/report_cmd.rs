@@ -97,6 +97,12 @@ pub struct ReportOptions {
     /// the plan's `[report] noise-band`, else 1). A finite percentage, not negative.
     #[arg(long, value_name = "PERCENT", value_parser = parse_noise_band, allow_negative_numbers = true)]
     pub noise_band: Option<f64>,
+    /// How the p-values of many comparisons are adjusted: `fdr` (Benjamini-Hochberg: the
+    /// expected share of wrong calls among the changes called stays below alpha) or `holm`
+    /// (Holm-Bonferroni: the chance of any wrong call does; stricter, needs more trials).
+    /// Default: the plan's `[report] correction`, else fdr.
+    #[arg(long, value_name = "fdr|holm")]
+    pub correction: Option<dbrig_core::stats::Correction>,
 }
 
 /// `--noise-band PERCENT` as the fraction reports compare with (one rule:
@@ -184,6 +190,7 @@ fn emit(store: &Store, runs: Vec<RunId>, opts: &ReportOptions) -> Result<ExitCod
     req.output = opts.output.clone();
     req.with = opts.with.unwrap_or_default();
     req.noise_band = opts.noise_band;
+    req.correction = opts.correction;
     let rendered =
         dbrig_report::render(store, &req).with_context(|| format!("reporting run {tag}"))?;
     show(rendered)?;

@@ -391,6 +391,10 @@ async fn run_plan(args: &WorkloadArgs, file: &str, argv: &[String]) -> Result<Ex
         console::print_dry_run(&plan)?;
         return Ok(ExitCode::SUCCESS);
     }
+    // Said before hours of trials, not only in the report after them.
+    if let Some(w) = plan.verdict_warning() {
+        eprintln!("dbrig: note: {w}");
+    }
     let baseline = plan.baseline.clone();
     // The plan's HTML page goes to OUT, wherever the results database is (`--results`).
     console::check_writable_folder(&args.store.out, "the plan's HTML page", "--out", true)?;

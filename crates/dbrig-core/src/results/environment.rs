@@ -342,7 +342,8 @@ pub const KEY_SETTINGS: &[&str] = &[
 
 /// Variables that name a server instance rather than configure it (its port, files, ids):
 /// two servers of one configuration differ in them, so "settings that differ between
-/// configurations" leaves them out.
+/// configurations" leaves them out. By name here; [`is_instance_value`] catches the paths
+/// the list does not name.
 pub fn is_instance_setting(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "port",
@@ -370,8 +371,57 @@ pub fn is_instance_setting(name: &str) -> bool {
         "relay_log_basename",
         "relay_log_index",
         "wsrep_node_name",
+        "basedir",
+        "plugin_dir",
+        "lc_messages_dir",
+        "character_sets_dir",
+        "general_log_file",
+        "log_bin_trust_function_creators_dir",
+        "secure_file_priv",
+        "server_version",
+        "server_version_num",
+        "pseudo_thread_id",
+        "report_host",
+        "report_port",
+        "extra_port",
+        "ssl_cert_file",
+        "ssl_key_file",
+        "ssl_ca_file",
+        "ssl_crl_file",
+        "krb_server_keyfile",
+        "cluster_name",
+        "data_directory_mode",
     ];
-    EXACT.contains(&name) || name.starts_with("gtid_")
+    EXACT.contains(&name)
+        || name.starts_with("gtid_")
+        || name.ends_with("_dir")
+        || name.ends_with("_file")
+        || name.ends_with("_directory")
+}
+
+/// A value that names a place of one instance (an absolute file or folder path): such a
+/// variable differs between two servers of one configuration whatever its name.
+pub fn is_instance_value(value: &str) -> bool {
+    value.starts_with('/')
+}
+
+/// The engine a server's settings come from, told by its version string (and, for a
+/// MySQL whose version says neither name, its variables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ServerEngine {
+    MariaDb,
+    MySql,
+    PostgreSql,
+}
+
+impl ServerEngine {
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerEngine::MariaDb => "MariaDB",
+            ServerEngine::MySql => "MySQL",
+            ServerEngine::PostgreSql => "PostgreSQL",
+        }
+    }
 }
 
 /// How durable a server's commits are, from the settings that decide it: MariaDB/MySQL
@@ -410,6 +460,24 @@ fn is_on(v: &str) -> bool {
 }
 
 impl ServerSettings {
+    /// The engine these settings come from; `None` when neither the version nor the
+    /// variables tell (hand-made or foreign settings).
+    pub fn engine(&self) -> Option<ServerEngine> {
+        let v = self.version.to_ascii_lowercase();
+        if v.contains("postgresql") || self.variables.contains_key("server_version_num") {
+            Some(ServerEngine::PostgreSql)
+        } else if v.contains("mariadb") {
+            Some(ServerEngine::MariaDb)
+        } else if v.contains("mysql")
+            || self.variables.contains_key("innodb_version")
+            || self.variables.contains_key("version_comment")
+        {
+            Some(ServerEngine::MySql)
+        } else {
+            None
+        }
+    }
+
     /// The key settings this server has, in [`KEY_SETTINGS`] order.
     pub fn key_settings(&self) -> Vec<(&'static str, &str)> {
         KEY_SETTINGS
@@ -641,5 +709,61 @@ mod durability_tests {
         assert_eq!(settings(&[("journal_mode", "wal")]).durability(), None);
         assert!(is_instance_setting("port") && is_instance_setting("gtid_binlog_pos"));
         assert!(!is_instance_setting("innodb_buffer_pool_size"));
+    }
+
+    /// The places of an instance are left out by name (the lists and the `_dir`, `_file`,
+    /// `_directory` endings) or by an absolute path as value; settings are not.
+    #[test]
+    fn instance_settings_by_name_and_by_path() {
+        for name in [
+            "basedir",
+            "plugin_dir",
+            "lc_messages_dir",
+            "slow_query_log_file",
+            "hba_file",
+            "log_directory",
+            "server_uuid",
+            "pseudo_thread_id",
+        ] {
+            assert!(is_instance_setting(name), "{name}");
+        }
+        for name in [
+            "search_path",
+            "innodb_log_file_size",
+            "optimizer_switch",
+            "shared_buffers",
+        ] {
+            assert!(!is_instance_setting(name), "{name}");
+        }
+        assert!(is_instance_value("/var/lib/mysql/"));
+        assert!(!is_instance_value("\"$user\", public") && !is_instance_value("128MB"));
+    }
+
+    /// The engine is told by the version a server printed (MariaDB's and PostgreSQL's say
+    /// their names), else by variables only MySQL or PostgreSQL have.
+    #[test]
+    fn the_engine_of_settings() {
+        let with_version = |v: &str, vars: &[(&str, &str)]| ServerSettings {
+            version: v.to_owned(),
+            ..settings(vars)
+        };
+        assert_eq!(
+            with_version("10.11.6-MariaDB-0+deb12u1 Debian 12", &[]).engine(),
+            Some(ServerEngine::MariaDb)
+        );
+        assert_eq!(
+            with_version("PostgreSQL 16.4 (Debian 16.4-1) on x86_64", &[]).engine(),
+            Some(ServerEngine::PostgreSql)
+        );
+        assert_eq!(
+            with_version("8.0.36 MySQL Community Server - GPL", &[]).engine(),
+            Some(ServerEngine::MySql)
+        );
+        assert_eq!(
+            with_version("8.0.36", &[("innodb_version", "8.0.36")]).engine(),
+            Some(ServerEngine::MySql)
+        );
+        assert_eq!(with_version("3.46.0", &[]).engine(), None);
+        assert_eq!(ServerEngine::PostgreSql.name(), "PostgreSQL");
     }
 }

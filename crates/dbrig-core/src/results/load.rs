@@ -60,11 +60,22 @@ pub struct LoadStep {
     pub seconds: f64,
 }
 
+/// Fewer rows than this are no rate: a table's seconds run from the load's start to its last
+/// row, so a tiny table's rows/s measure when it happened to be written, not how fast (a
+/// 1-row table "loaded at 1 rows/s"). Its rows, MB and seconds are shown, its rates not.
+pub const MIN_ROWS_FOR_A_RATE: u64 = 1000;
+
 fn per_second(n: f64, seconds: f64) -> f64 {
     if seconds > 0.0 { n / seconds } else { 0.0 }
 }
 
 impl TableLoad {
+    /// Whether the table has rows enough for its rows/s and MB/s to mean a speed
+    /// ([`MIN_ROWS_FOR_A_RATE`]).
+    pub fn has_rate(&self) -> bool {
+        self.rows >= MIN_ROWS_FOR_A_RATE
+    }
+
     pub fn rows_per_s(&self) -> f64 {
         per_second(self.rows as f64, self.seconds)
     }
@@ -94,9 +105,16 @@ impl LoadFigures {
 }
 
 fn figure_line(name: &str, rows: u64, bytes: u64, seconds: f64) -> String {
+    let what = format!(
+        "{name}: {rows} {}, {:.1} MB in {seconds:.2} s",
+        if rows == 1 { "row" } else { "rows" },
+        bytes as f64 / 1e6
+    );
+    if rows < MIN_ROWS_FOR_A_RATE {
+        return format!("{what} (too few rows for a rate)");
+    }
     format!(
-        "{name}: {rows} rows, {:.1} MB in {seconds:.2} s = {:.0} rows/s, {:.1} MB/s",
-        bytes as f64 / 1e6,
+        "{what} = {:.0} rows/s, {:.1} MB/s",
         per_second(rows as f64, seconds),
         per_second(bytes as f64 / 1e6, seconds)
     )
@@ -128,6 +146,19 @@ mod tests {
                 "t: 1000 rows, 2.0 MB in 2.00 s = 500 rows/s, 1.0 MB/s",
                 "total: 1000 rows, 2.0 MB in 4.00 s = 250 rows/s, 0.5 MB/s"
             ]
+        );
+        // A table of a few rows: its rows, MB and seconds, no rate (its seconds run from the
+        // load's start, so 1 row would read "1 rows/s").
+        let tiny = TableLoad {
+            table: "pgbench_branches".into(),
+            rows: 1,
+            bytes: 80,
+            seconds: 0.91,
+        };
+        assert!(!tiny.has_rate() && f.tables[0].has_rate());
+        assert_eq!(
+            tiny.line(),
+            "pgbench_branches: 1 row, 0.0 MB in 0.91 s (too few rows for a rate)"
         );
         // A load that took no time has no rate rather than an infinite one.
         assert_eq!(LoadFigures::default().rows_per_s(), 0.0);

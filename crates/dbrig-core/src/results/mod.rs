@@ -24,8 +24,8 @@ use crate::statements::StatementLatency;
 pub use connection::{AddressFamily, ConnectLatency, ConnectionFacts, Protocol};
 pub use environment::{
     BuildInfo, ConnectionSecurity, Durability, HookOutput, KEY_SETTINGS, LaunchInfo,
-    ManagedServerFacts, OsSample, OsSpan, Placement, ServerLife, ServerSettings, TlsSession,
-    TlsVerification, TrialEnvironment, is_instance_setting,
+    ManagedServerFacts, OsSample, OsSpan, Placement, ServerEngine, ServerLife, ServerSettings,
+    TlsSession, TlsVerification, TrialEnvironment, is_instance_setting, is_instance_value,
 };
 pub use evidence::{
     CounterInterval, CounterSeries, FoldedStack, Profile, TrialEvidence, WaitSamples, WorkCpu,
@@ -228,11 +228,13 @@ impl TrialResult {
     /// stream lost its server. A query that failed or answered wrong does not fail a power
     /// test: it is recorded with its error and never counted as fast. Likewise a sql-bench
     /// test that lost its server fails its trial; one that failed otherwise is recorded with
-    /// its error, its times left out.
+    /// its error, its times left out. A perfrun side on which every query failed measured
+    /// nothing: its trial fails.
     pub fn failure(&self) -> Option<String> {
         match self {
             TrialResult::TpchThroughput(r) => r.failure.clone(),
             TrialResult::SqlBench(r) => r.failure(),
+            TrialResult::Perfrun(r) => r.failure(),
             _ => None,
         }
     }

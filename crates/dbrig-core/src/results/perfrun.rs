@@ -135,6 +135,30 @@ pub struct PerfrunResult {
 }
 
 impl PerfrunResult {
+    /// Why the side measured nothing: every execution of every query failed (a schema or a
+    /// dialect the queries do not fit), with the first error. A side where any query ran is
+    /// not failed: its failures are shown query by query. `None` without queries too.
+    pub fn failure(&self) -> Option<String> {
+        let executions: Vec<&Execution> = self
+            .queries
+            .iter()
+            .flat_map(|q| [&q.cold, &q.warm])
+            .collect();
+        if executions.is_empty() || executions.iter().any(|e| e.error.is_none()) {
+            return None;
+        }
+        let first = executions
+            .iter()
+            .find_map(|e| e.error.as_deref())
+            .unwrap_or("?");
+        Some(format!(
+            "every query failed on {} (all {} executions), the first: {}",
+            self.server.target,
+            executions.len(),
+            first.lines().next().unwrap_or(first)
+        ))
+    }
+
     /// Executions that failed.
     pub fn errors(&self) -> usize {
         self.queries
@@ -142,5 +166,56 @@ impl PerfrunResult {
             .flat_map(|q| [&q.cold, &q.warm])
             .filter(|e| e.error.is_some())
             .count()
+    }
+}
+
+#[cfg(test)]
+mod failure_tests {
+    use super::*;
+
+    fn query(file: &str, error: Option<&str>) -> PerfQuery {
+        let e = Execution {
+            time_us: error.is_none().then_some(100),
+            error: error.map(str::to_owned),
+            ..Execution::default()
+        };
+        PerfQuery {
+            file: file.into(),
+            sql: "SELECT 1".into(),
+            cold: e.clone(),
+            warm: e,
+        }
+    }
+
+    /// A side on which every query failed measured nothing: its trial fails (and the run,
+    /// and `dbrig perfrun`'s exit status); one query that ran is enough not to.
+    #[test]
+    fn a_side_where_every_query_failed_is_a_failure() {
+        let mut r = PerfrunResult {
+            server: SideInfo {
+                target: "sqlite:b.db".into(),
+                ..SideInfo::default()
+            },
+            source: "q".into(),
+            note: None,
+            queries: vec![
+                query("q1.sql", Some("no such table: t\nat line 1")),
+                query("q2.sql", Some("no such table: u")),
+            ],
+        };
+        assert_eq!(
+            r.failure().as_deref(),
+            Some(
+                "every query failed on sqlite:b.db (all 4 executions), the first: no such table: t"
+            )
+        );
+        assert_eq!(
+            crate::results::TrialResult::Perfrun(r.clone()).failure(),
+            r.failure()
+        );
+        r.queries.push(query("q3.sql", None));
+        assert_eq!(r.failure(), None);
+        r.queries.clear();
+        assert_eq!(r.failure(), None);
     }
 }

@@ -190,8 +190,11 @@ fn a_single_run_page_marks_its_points_in_chromium() {
     assert!(page.contains("<td>busy processes</td><td>backup (pid 812) 24 % of a CPU</td>"));
     assert!(!page.contains("19043745792"), "raw bytes in the page");
     assert!(page.contains("median trial 1 of 1"));
+    // The run as the command printed it comes first: TPS, latencies, statements, the seed.
+    assert!(page.contains("The run as the command printed it"));
+    assert!(page.contains("transactions:") && page.contains("random seed:"));
     assert_chart_text(&page);
-    let pixels = screenshot(&html, dir.path(), (1400, 2000));
+    let pixels = screenshot(&html, dir.path(), (1400, 2800));
     // One configuration, one client count: only the markers (and the timeline's lines) are
     // in its colour; without markers the latency chart would add nothing.
     assert_drawn(&pixels, 1, 1500);

@@ -943,15 +943,31 @@ pub fn import(
             ),
         );
         push(&mut out, "name = \"tpch_power\"");
-        // GRAPH_HEADING headed the launcher's graph: the workload's label heads its table and
-        // chart in every report (the configurations' headings, when they differ, joined).
-        let mut heading: Vec<&str> = Vec::new();
+        // GRAPH_HEADING headed the launcher's graph of one DBMS file: the workload's label
+        // heads its table and chart in every report when its configurations share one. Two
+        // configurations' different headings are no one label (joined they read as one
+        // system): each is a comment beside its configuration's name, and the table and
+        // chart name the configurations.
+        let mut distinct: Vec<&str> = Vec::new();
         for h in members.iter().filter_map(|&i| headings[i].as_deref()) {
-            if !heading.contains(&h) {
-                heading.push(h);
+            if !distinct.contains(&h) {
+                distinct.push(h);
             }
         }
-        let heading = (!heading.is_empty()).then(|| heading.join(" / "));
+        let heading = match distinct.as_slice() {
+            [one] => Some((*one).to_owned()),
+            _ => None,
+        };
+        if distinct.len() > 1 {
+            for &i in members.iter() {
+                if let Some(h) = &headings[i] {
+                    push(
+                        &mut out,
+                        &format!("# GRAPH_HEADING of configuration {}: {h}", q(&names[i])),
+                    );
+                }
+            }
+        }
         if heading.is_some() || groups.len() > 1 {
             // Several query sets: each workload's cells are named apart in reports (a plan
             // refuses two unlabelled tpch_power workloads whose options differ) by their
@@ -960,6 +976,7 @@ pub fn import(
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "queries".into());
+            let headed = heading.is_some();
             let label = match heading {
                 Some(h) if labels.contains(&h) => format!("{h} ({stem})"),
                 Some(h) => h,
@@ -970,7 +987,7 @@ pub fn import(
             } else {
                 label
             };
-            if headings.iter().any(Option::is_some) {
+            if headed {
                 push(
                     &mut out,
                     "# GRAPH_HEADING (the DBMS files): the label heads this workload's table and chart",
@@ -1160,6 +1177,51 @@ mod tests {
             scale_factor: Some("30".into()),
             overrides: vec![("TIMEOUT".into(), "7200".into())],
         }
+    }
+
+    /// Two configurations running one query set with their own GRAPH_HEADINGs: the label is
+    /// not the two joined ("MariaDB / PostgreSQL" read as one system); each heading is said
+    /// beside its configuration, and the workload keeps its name.
+    #[test]
+    fn two_configurations_headings_are_not_joined_into_one_label() {
+        // Two MariaDB builds, the same settings and queries, each with its own heading.
+        let mut files = files();
+        let top = PathBuf::from("/t/top.conf");
+        files.insert(
+            top.clone(),
+            files[&top]
+                .replace("queries-mariadb.conf", "queries.conf")
+                .replace("DB_CONFIG = db_pg.conf", "DB_CONFIG = db_maria2.conf"),
+        );
+        let maria = files[&PathBuf::from("/t/db_mariadb.conf")].clone();
+        files.insert(
+            PathBuf::from("/t/db_maria2.conf"),
+            maria
+                .replace("KEYWORD = maria 5.3", "KEYWORD = maria 5.5")
+                .replace(
+                    "GRAPH_HEADING = MariaDB 5.3, InnoDB, SF 30",
+                    "GRAPH_HEADING = MariaDB 5.5",
+                ),
+        );
+        let i = import(&top, &inputs(), &mut |p| {
+            files
+                .get(p)
+                .cloned()
+                .ok_or_else(|| format!("cannot read {}", p.display()))
+        })
+        .unwrap();
+        let p = &i.plan;
+        assert_eq!(p.matches("[[workload]]").count(), 1, "{p}");
+        assert!(
+            !p.contains("SF 30 / MariaDB 5.5") && !p.contains("\nlabel = "),
+            "joined: {p}"
+        );
+        assert!(
+            p.contains(
+                "# GRAPH_HEADING of configuration \"maria 5.3\": MariaDB 5.3, InnoDB, SF 30"
+            ) && p.contains("# GRAPH_HEADING of configuration \"maria 5.5\": MariaDB 5.5"),
+            "{p}"
+        );
     }
 
     #[test]

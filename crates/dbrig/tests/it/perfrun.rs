@@ -648,3 +648,79 @@ fn perfrun_tpch_query_set_mariadb_against_sqlite() {
         "refused before anything was stored (only the first perfrun is there)"
     );
 }
+
+/// A side on which every query failed measured nothing: `dbrig perfrun` stores the run as
+/// failed and exits non-zero with one line naming the side and the first error (it exited 0),
+/// while the report still shows each query's error there.
+#[test]
+fn perfrun_fails_when_every_query_failed_on_one_side() {
+    let out = tempfile::tempdir().unwrap();
+    // A has sbtest1 and sbtest2, B sbtest1 only; the queries read sbtest2.
+    let a = format!("sqlite:{}", out.path().join("a.sqlite").display());
+    let b = format!("sqlite:{}", out.path().join("b.sqlite").display());
+    for (target, tables) in [(&a, "2"), (&b, "1")] {
+        ok(dbrig(
+            out.path(),
+            &[
+                "prepare",
+                "oltp_point_select",
+                "--target",
+                target,
+                "--table-size",
+                "10",
+                "--tables",
+                tables,
+            ],
+        ));
+    }
+    let queries = out.path().join("q");
+    std::fs::create_dir_all(&queries).unwrap();
+    std::fs::write(queries.join("q1.sql"), "SELECT id FROM sbtest2").unwrap();
+    std::fs::write(queries.join("q2.sql"), "SELECT count(*) FROM sbtest2").unwrap();
+    let o = dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "--a",
+            &a,
+            "--b",
+            &b,
+            "--queries",
+            queries.to_str().unwrap(),
+        ],
+    );
+    let e = crate::error_line(&o);
+    assert!(
+        e.contains("every query failed on sqlite:")
+            && e.contains("b.sqlite")
+            && e.contains("no such table: sbtest2"),
+        "{e}\n{}",
+        text(&o)
+    );
+    let store = Store::open(&out.path().join("results.db")).unwrap();
+    let run = store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .rfind(|r| r.kind == RunKind::Perfrun)
+        .unwrap();
+    assert_eq!(run.status, dbrig_store::RunStatus::Failed);
+    // Each query's error stays in the report of side b.
+    let run = load_latest(out.path());
+    assert_eq!(run.b.result.queries.len(), 2);
+    assert!(run.b.result.queries.iter().all(|q| q.cold.error.is_some()));
+    // One side where a query ran is not failed.
+    std::fs::write(queries.join("q0.sql"), "SELECT 1").unwrap();
+    ok(dbrig(
+        out.path(),
+        &[
+            "perfrun",
+            "--a",
+            &a,
+            "--b",
+            &b,
+            "--queries",
+            queries.to_str().unwrap(),
+        ],
+    ));
+}

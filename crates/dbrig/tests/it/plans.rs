@@ -788,6 +788,26 @@ fn the_plans_noise_band_is_the_reports_and_a_negative_one_is_refused() {
         )),
         "7",
     );
+    // The correction for many comparisons: Benjamini-Hochberg unless asked for Holm, on
+    // the command line as in a plan; anything else refused in one line.
+    let p_header = |o: &std::process::Output, label: &str| {
+        let s = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(s.contains(&format!("p ({label})")), "p ({label}):\n{s}");
+    };
+    p_header(&o, "BH");
+    p_header(
+        &ok(dbrig(
+            out.path(),
+            &["report", "latest", "--correction", "holm"],
+        )),
+        "Holm",
+    );
+    let o = dbrig(
+        out.path(),
+        &["report", "latest", "--correction", "bonferroni"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("fdr (Benjamini-Hochberg"), "{}", text(&o));
     // Given as a negative number it is still the option's value, and refused.
     for bad in ["-1", "nan", "inf", "x"] {
         let o = dbrig(out.path(), &["report", "latest", "--noise-band", bad]);
