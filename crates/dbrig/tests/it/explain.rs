@@ -218,10 +218,15 @@ fn cpu_and_counters(out: &Path, server: &Server, work_counter: &str) {
         .collect();
     assert!(times.len() >= 2, "{times:?}");
     assert_eq!(ends[..times.len()], times[..], "{ends:?} vs {times:?}");
+    // Every transaction is at least one statement the server counts. The counters' first
+    // snapshot is read on the sampler's own connection once the measured interval has begun
+    // (a round trip later: milliseconds on a loaded machine, 0.15 % of a run's statements seen
+    // once in CI), so they may miss the interval's first statements: 1 % is allowed, far
+    // below what a wrong counter or a lost interval would miss.
     let work = total[work_counter].as_f64().unwrap();
     assert!(
-        work >= m.transactions as f64,
-        "{work_counter} {work} < {}",
+        work >= 0.99 * m.transactions as f64,
+        "{work_counter} {work} < 99 % of {}",
         m.transactions
     );
 
