@@ -164,4 +164,38 @@ mod tests {
         assert_eq!(back.percentile_us(99.0), a.percentile_us(99.0));
         assert!(LatencyHistogram::from_bytes(b"junk").is_err());
     }
+
+    /// Spread and shape from known values: half at 100 µs, half at 300 µs (mean 200, population
+    /// standard deviation 100); sysbench's `--histogram` buckets hold every value once, each
+    /// under its bucket's upper value; an empty histogram is all zeros.
+    #[test]
+    fn spread_and_buckets_of_known_values() {
+        let empty = LatencyHistogram::new();
+        assert_eq!(
+            (empty.mean_us(), empty.stdev_us(), empty.min_us()),
+            (0.0, 0.0, 0)
+        );
+        assert!(empty.log_buckets(2.0).is_empty());
+        let mut h = LatencyHistogram::new();
+        for _ in 0..500 {
+            h.record_us(100);
+            h.record_us(300);
+        }
+        h.record_us(1);
+        h.record_us(3);
+        h.record_us(3);
+        assert!((h.stdev_us() - 100.0).abs() < 1.0, "{}", h.stdev_us());
+        let buckets = h.log_buckets(2.0);
+        assert_eq!(buckets.iter().map(|b| b.1).sum::<u64>(), h.count());
+        assert!(buckets.windows(2).all(|w| w[0].0 < w[1].0), "{buckets:?}");
+        // 1 µs, the two 3s, the 100s and the 300s: four buckets (of 2, 4, 128, 512 µs).
+        assert_eq!(
+            buckets.iter().map(|b| b.1).collect::<Vec<_>>(),
+            [1, 2, 500, 500],
+            "{buckets:?}"
+        );
+        for (upper, value) in buckets.iter().map(|b| b.0).zip([1, 3, 100, 300]) {
+            assert!(upper >= value && upper < 2 * value.max(2), "{buckets:?}");
+        }
+    }
 }

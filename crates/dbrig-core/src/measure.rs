@@ -210,4 +210,44 @@ mod tests {
         assert_eq!(f.busy_avg_s, 2.0);
         assert_eq!(f.busy_stddev_s, 1.0);
     }
+
+    /// Rates are counts over the measured seconds (0 when nothing was measured), and the
+    /// latency summary is its histogram's, in milliseconds.
+    #[test]
+    fn rates_and_latency_of_known_counts() {
+        let mut latency = LatencyHistogram::new();
+        latency.record_us(1_000);
+        latency.record_us(3_000);
+        let mut m = Measurements {
+            threads: 2,
+            key_distribution: KeyDistribution::Uniform,
+            duration_s: 4.0,
+            transactions: 10,
+            queries: QueryCounters {
+                read: 30,
+                write: 8,
+                other: 2,
+            },
+            ignored_errors: 6,
+            reconnects: 2,
+            fatal_errors: Vec::new(),
+            latency,
+            intervals: Vec::new(),
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        };
+        assert_eq!(
+            (m.tps(), m.qps(), m.ignored_errors_ps(), m.reconnects_ps()),
+            (2.5, 10.0, 1.5, 0.5)
+        );
+        let s = m.latency_summary();
+        assert_eq!((s.min, s.avg, s.sum), (1.0, 2.0, 4.0));
+        assert!(
+            (s.max - 3.0).abs() < 0.01 && (s.p50 - 1.0).abs() < 0.01,
+            "{s:?}"
+        );
+        m.duration_s = 0.0;
+        assert_eq!((m.tps(), m.qps()), (0.0, 0.0));
+    }
 }
