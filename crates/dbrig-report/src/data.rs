@@ -204,6 +204,9 @@ pub struct TrialData {
     /// as fast).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item: Option<f64>,
+    /// For an item cell: why the item has no value in this trial (`timeout (>7.000 s)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item_missing: Option<String>,
     /// The trial's typed result (shared by the item cells of one stored cell). Each kind's
     /// view serializes what it shows of it.
     #[serde(skip)]
@@ -236,6 +239,7 @@ impl TrialData {
             latency_ms: m.map(|m| m.latency),
             percentile: m.map(|m| m.percentile),
             item: None,
+            item_missing: None,
             connection: t.environment.as_ref().and_then(|e| e.connection.clone()),
             connect_latency: match &t.result {
                 Some(TrialResult::Oltp(o)) => o.connect_latency.clone(),
@@ -1212,13 +1216,13 @@ fn item_cells(stored: &[StoredCell]) -> Vec<RawCell> {
                 .trials
                 .iter()
                 .zip(&per_trial)
-                .map(|(t, values)| TrialData {
-                    item: values
-                        .iter()
-                        .flatten()
-                        .find(|i| i.key() == key)
-                        .and_then(|i| i.value),
-                    ..t.clone()
+                .map(|(t, values)| {
+                    let item = values.iter().flatten().find(|i| i.key() == key);
+                    TrialData {
+                        item: item.and_then(|i| i.value),
+                        item_missing: item.and_then(|i| i.missing.clone()),
+                        ..t.clone()
+                    }
                 })
                 .collect();
             // A derived figure keeps its item's name: the unit column tells the rows apart.

@@ -138,7 +138,11 @@ pub fn trials_csv(data: &ReportData) -> String {
                     num(lat.map(|l| l.p99)),
                     num(t.duration_s),
                     t.server_version.clone().unwrap_or_default(),
-                    t.reason.clone().unwrap_or_default(),
+                    // A failed trial's reason, else why its item has no value.
+                    t.reason
+                        .clone()
+                        .or_else(|| t.item_missing.clone())
+                        .unwrap_or_default(),
                 ],
             );
         }
@@ -147,7 +151,7 @@ pub fn trials_csv(data: &ReportData) -> String {
 }
 
 /// The columns of [`cells_csv`].
-const CELL_COLUMNS: [&str; 28] = [
+const CELL_COLUMNS: [&str; 29] = [
     "kind",
     "configuration",
     "workload",
@@ -176,7 +180,19 @@ const CELL_COLUMNS: [&str; 28] = [
     "delta_ci_high",
     "p_adjusted",
     "verdict",
+    "without_value_why",
 ];
+
+/// Why a cell's trials have no value for its item, each reason once (`timeout (>7.000 s)`).
+fn without_value_why(c: &crate::data::CellData) -> String {
+    let mut why: Vec<&str> = Vec::new();
+    for m in c.trials.iter().filter_map(|t| t.item_missing.as_deref()) {
+        if !why.contains(&m) {
+            why.push(m);
+        }
+    }
+    why.join("; ")
+}
 
 /// One row per cell: the summary of its values in `unit` (the report metric for OLTP, the
 /// item's unit otherwise), p95 latency (OLTP), and the comparison with the baseline (empty for
@@ -224,6 +240,7 @@ pub fn cells_csv(data: &ReportData) -> String {
                 num(cmp.and_then(|r| r.comparison.p_adjusted)),
                 cmp.map(|r| r.comparison.verdict.label().to_owned())
                     .unwrap_or_default(),
+                without_value_why(c),
             ],
         );
     }

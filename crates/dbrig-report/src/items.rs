@@ -28,6 +28,9 @@ pub struct Item {
     /// rows/s): it gets its own row, named with its unit.
     pub derived: bool,
     pub value: Option<f64>,
+    /// Why the item has no value (`timeout (>7.000 s)`, `error`, `wrong answer`), where the
+    /// result says: exports give it beside the empty value.
+    pub missing: Option<String>,
 }
 
 impl Item {
@@ -37,6 +40,15 @@ impl Item {
             unit: unit.to_owned(),
             derived: false,
             value,
+            missing: None,
+        }
+    }
+
+    /// A TPC-H step's item: its seconds when it answered right, else why not.
+    fn step(name: String, status: QueryStatus, time_us: u64) -> Self {
+        Item {
+            missing: step_missing(status, time_us),
+            ..Item::new(name, SECONDS, ok_seconds(status, time_us))
         }
     }
 
@@ -144,16 +156,23 @@ fn ok_seconds(status: QueryStatus, time_us: u64) -> Option<f64> {
     (status == QueryStatus::Ok).then(|| time_us as f64 / 1e6)
 }
 
+/// Why a step has no value: a timeout says after how long (its time is a lower bound).
+fn step_missing(status: QueryStatus, time_us: u64) -> Option<String> {
+    match status {
+        QueryStatus::Ok => None,
+        QueryStatus::Timeout => Some(format!(
+            "timeout (>{} s)",
+            crate::table::seconds_text(time_us as f64 / 1e6)
+        )),
+        QueryStatus::Error => Some("error".into()),
+        QueryStatus::Wrong => Some("wrong answer".into()),
+    }
+}
+
 fn power_items(p: &PowerReport) -> Vec<Item> {
     let mut out: Vec<Item> = p
         .steps()
-        .map(|q| {
-            Item::new(
-                step_label(&q.name),
-                SECONDS,
-                ok_seconds(q.status, q.time_us),
-            )
-        })
+        .map(|q| Item::step(step_label(&q.name), q.status, q.time_us))
         .collect();
     out.push(Item::new("Power@Size", "Power@Size", p.power_at_size));
     out
@@ -173,17 +192,17 @@ pub fn query_order(name: &str) -> (u32, String) {
 /// Each query's mean seconds over the streams (none when a stream's run of it failed), the
 /// refresh functions likewise, the measurement interval Ts and Throughput@Size.
 fn throughput_items(t: &ThroughputReport) -> Vec<Item> {
-    let mut runs: Vec<(String, Vec<Option<f64>>)> = Vec::new();
-    let mut add = |name: String, s: Option<f64>| match runs.iter_mut().find(|(n, _)| *n == name) {
-        Some((_, v)) => v.push(s),
-        None => runs.push((name, vec![s])),
+    let mut runs: Vec<(String, Vec<Item>)> = Vec::new();
+    let mut add = |i: Item| match runs.iter_mut().find(|(n, _)| *n == i.name) {
+        Some((_, v)) => v.push(i),
+        None => runs.push((i.name.clone(), vec![i])),
     };
     for q in t.query_streams.iter().flat_map(|s| &s.queries) {
-        add(step_label(&q.name), ok_seconds(q.status, q.time_us));
+        add(Item::step(step_label(&q.name), q.status, q.time_us));
     }
     for p in t.refresh_stream.iter().flat_map(|r| &r.pairs) {
         for q in std::iter::once(&p.rf1).chain(p.rf2.iter()) {
-            add(q.name.to_uppercase(), ok_seconds(q.status, q.time_us));
+            add(Item::step(q.name.to_uppercase(), q.status, q.time_us));
         }
     }
     runs.sort_by_key(|(n, _)| query_order(n));
@@ -192,11 +211,15 @@ fn throughput_items(t: &ThroughputReport) -> Vec<Item> {
         .map(|(name, v)| {
             let mean = v
                 .iter()
-                .copied()
+                .map(|i| i.value)
                 .collect::<Option<Vec<f64>>>()
                 .filter(|v| !v.is_empty())
                 .map(|v| v.iter().sum::<f64>() / v.len() as f64);
-            Item::new(name, SECONDS, mean)
+            // A stream's run without a value leaves the mean without one, and says why.
+            Item {
+                missing: v.iter().find_map(|i| i.missing.clone()),
+                ..Item::new(name, SECONDS, mean)
+            }
         })
         .collect();
     let failed = t.failure.is_some();

@@ -319,6 +319,73 @@ mod tests {
         assert_eq!(file_stem("../q 1/x"), "___q_1_x");
     }
 
+    /// A TPC-H query that timed out is a lower bound, never a plain number, in every format a
+    /// power run is reported in, alone and compared with another run: `>T` in text, Markdown
+    /// and HTML, the status `timeout` in JSON and CSV. (A planted bug that dropped the `>`
+    /// from one table went unseen: each format is checked here.)
+    #[test]
+    fn a_timed_out_tpch_query_is_marked_in_every_format() {
+        use dbrig_core::results::{QueryStatus, TrialResult};
+        use dbrig_store::RunKind;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open_in_memory().unwrap();
+        let power = |q18_us| {
+            TrialResult::TpchPower(crate::fixture::power_report(
+                "10.11.6-MariaDB",
+                vec![
+                    crate::fixture::step("1", 1_234_567, QueryStatus::Ok),
+                    crate::fixture::step("18", q18_us, QueryStatus::Timeout),
+                ],
+                None,
+            ))
+        };
+        let env = crate::fixture::environment(1, 0, 0.0);
+        let run = |store: &mut Store, r: &TrialResult| {
+            crate::fixture::one_trial_run(store, RunKind::TpchPower, "tpch_power", r, &env).unwrap()
+        };
+        let a = run(&mut store, &power(7_000_000));
+        let b = run(&mut store, &power(7_000_000));
+        let text_formats = [
+            Format::Text,
+            Format::Json,
+            Format::Csv,
+            Format::CsvTrials,
+            Format::Markdown,
+            Format::Html,
+        ];
+        for runs in [vec![a], vec![a, b]] {
+            for format in text_formats {
+                let mut req = Request::new(runs.clone(), format, dir.path());
+                req.output = Some(
+                    dir.path()
+                        .join(format!("{}-{}", runs.len(), format.as_str())),
+                );
+                let out = match render(&store, &req).unwrap() {
+                    Rendered::Stdout(t) => t,
+                    Rendered::Written { files } => std::fs::read_to_string(&files[0]).unwrap(),
+                };
+                let marked = match format {
+                    // Q18's row or object: no number, the timeout and its bound said.
+                    Format::Csv | Format::CsvTrials => out
+                        .lines()
+                        .filter(|l| l.contains(",Q18,"))
+                        .all(|l| l.ends_with(",timeout (>7.000 s)")),
+                    Format::Json => {
+                        out.contains("\"status\": \"timeout\"")
+                            || out.contains("\"outcome\": \"timeout\"")
+                    }
+                    _ => out.contains(">7.000") || out.contains("&gt;7.000"),
+                };
+                assert!(
+                    marked,
+                    "{} run(s), {}: the timed-out Q18 is not marked:\n{out}",
+                    runs.len(),
+                    format.as_str()
+                );
+            }
+        }
+    }
+
     #[test]
     fn formats_parse_by_their_names() {
         for f in Format::ALL {
