@@ -91,6 +91,9 @@ pub struct Collector {
     profile: bool,
     notes: Vec<String>,
     off: bool,
+    /// dbrig's peak resident memory was reset as the trial began: its `VmHWM` at the end is
+    /// the trial's own peak.
+    peak_reset: bool,
 }
 
 impl Collector {
@@ -115,9 +118,19 @@ impl Collector {
                 profile: false,
                 notes: Vec::new(),
                 off: true,
+                peak_reset: false,
             };
         }
         let mut notes = Vec::new();
+        // Before any client of the trial connects: the peak then counts the trial's clients,
+        // not the prepare's loaders or an earlier trial's.
+        let peak_reset = dbrig_server::reset_own_peak_rss();
+        if !peak_reset {
+            notes.push(
+                "client peak memory not stored: the kernel did not reset dbrig's peak (/proc/self/clear_refs)"
+                    .to_owned(),
+            );
+        }
         let server_pid = match target {
             Target::Mysql { .. } | Target::Postgres { .. } => {
                 if server_pid.is_none() {
@@ -176,6 +189,7 @@ impl Collector {
             profile: options.profile && server_pid.is_some(),
             notes,
             off: false,
+            peak_reset,
         }
     }
 
@@ -263,6 +277,11 @@ impl Collector {
                 self.server_pid.is_some(),
             );
             let client_cpu_s = spent("client", start.client_s, end.client_s, true);
+            let client_peak_rss_bytes = if self.peak_reset {
+                ProcessUsage::of_self().map(|u| u.peak_rss_bytes)
+            } else {
+                None
+            };
             evidence.cpu = Some(WorkCpu {
                 unit: unit.to_owned(),
                 units,
@@ -270,6 +289,7 @@ impl Collector {
                 server_cpu_s,
                 server_pid: self.server_pid,
                 client_cpu_s,
+                client_peak_rss_bytes,
             });
         }
         if let Some(t) = self.ticks.take() {
@@ -661,5 +681,49 @@ mod tests {
         // Without the host's CPU count, no upper bound.
         let unknown = CpuReading { cpus: None, ..r };
         assert_eq!(unknown.spent(Some(0.0), Some(50.0), true), Ok(Some(50.0)));
+    }
+
+    /// A trial's client memory is dbrig's own peak over that trial: not what the process held
+    /// before it (a prepare's loaders, an earlier trial's clients: `VmHWM` alone keeps the
+    /// process's peak since it started), and never a child's — a plan on a managed MariaDB was
+    /// measured at 663 MB of "client memory" with `/usr/bin/time`, which folds in the managed
+    /// server dbrig reaps, where dbrig held 112 MB. Without the reset at the trial's start the
+    /// stored peak is the earlier 256 MB below.
+    #[tokio::test]
+    async fn client_peak_memory_is_the_trials_own() {
+        const EARLIER: usize = 256 << 20;
+        // Touched (not calloc's untouched pages), then returned to the kernel (an mmap).
+        let earlier = vec![1u8; EARLIER];
+        std::hint::black_box(&earlier);
+        drop(earlier);
+        let before = ProcessUsage::of_self().unwrap();
+        assert!(before.peak_rss_bytes >= EARLIER as u64, "{before:?}");
+        let target = Target::parse("mock:").unwrap();
+        let collector = Collector::start(
+            &target,
+            &ConnectOptions::default(),
+            None,
+            EvidenceOptions::default(),
+        )
+        .await;
+        collector.measuring();
+        // The trial's own memory: a child's (reaped here) is not dbrig's.
+        let status = std::process::Command::new("sh")
+            .args(["-c", "exec true"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let during = vec![1u8; 8 << 20];
+        std::hint::black_box(&during);
+        let evidence = collector.finish(Some((10, "transaction")), None).await;
+        drop(during);
+        let cpu = evidence.cpu.expect("client CPU and memory stored");
+        let peak = cpu.client_peak_rss_bytes.expect("peak stored");
+        assert!(
+            peak < EARLIER as u64,
+            "the trial's peak {peak} counts memory freed before the trial began"
+        );
+        // At least what the trial held at its end: the 8 MB above and the process.
+        assert!(peak >= 8 << 20, "{peak}");
     }
 }

@@ -1240,12 +1240,14 @@ fn item_cells(stored: &[StoredCell]) -> Vec<RawCell> {
     out
 }
 
-/// The names of the CPU figures every trial records, as item names.
+/// The names of the evidence figures every trial records (CPU, client memory), as item names.
 pub const SERVER_CPU: &str = "server CPU";
 pub const CLIENT_CPU: &str = "client CPU";
+pub const CLIENT_MEMORY: &str = "client peak memory";
 
-/// A stored cell's CPU per unit of work as item cells (server, then client: `µs/txn`), for
-/// the figures at least one of its trials recorded. The unit is the first trial's that has one.
+/// A stored cell's evidence figures as item cells: CPU per unit of work (server, then client:
+/// `µs/txn`) and dbrig's own peak memory over the trial (`MB`), for the figures at least one
+/// of its trials recorded. The unit of work is the first trial's that has one.
 fn evidence_cells(cell: &StoredCell) -> Vec<(&'static str, String, Vec<TrialData>)> {
     let cpu = |t: &TrialData| t.environment.as_deref()?.evidence.as_ref()?.cpu.clone();
     let Some(unit) = cell
@@ -1257,13 +1259,18 @@ fn evidence_cells(cell: &StoredCell) -> Vec<(&'static str, String, Vec<TrialData
         return Vec::new();
     };
     type Figure = fn(&dbrig_core::results::WorkCpu) -> Option<f64>;
-    let figures: [(&'static str, Figure); 2] = [
-        (SERVER_CPU, |c| c.server_us_per_unit()),
-        (CLIENT_CPU, |c| c.client_us_per_unit()),
+    let per_unit = format!("µs/{unit}");
+    let figures: [(&'static str, &str, Figure); 3] = [
+        (SERVER_CPU, &per_unit, |c| c.server_us_per_unit()),
+        (CLIENT_CPU, &per_unit, |c| c.client_us_per_unit()),
+        (CLIENT_MEMORY, "MB", |c| {
+            c.client_peak_rss_bytes
+                .map(|b| b as f64 / (1024.0 * 1024.0))
+        }),
     ];
     figures
         .into_iter()
-        .filter_map(|(name, figure)| {
+        .filter_map(|(name, unit, figure)| {
             let trials: Vec<TrialData> = cell
                 .trials
                 .iter()
@@ -1279,7 +1286,7 @@ fn evidence_cells(cell: &StoredCell) -> Vec<(&'static str, String, Vec<TrialData
             trials
                 .iter()
                 .any(|t| t.item.is_some())
-                .then(|| (name, format!("µs/{unit}"), trials))
+                .then(|| (name, unit.to_owned(), trials))
         })
         .collect()
 }

@@ -1174,6 +1174,7 @@ pub fn explain_run(store: &mut Store) -> Result<RunId, StoreError> {
                     server_cpu_s: Some(units as f64 * 450e-6 / speed * jitter),
                     server_pid: Some(4242),
                     client_cpu_s: Some(units as f64 * 60e-6 * jitter),
+                    client_peak_rss_bytes: None,
                 }),
                 counters: Some(CounterSeries {
                     sources: vec!["SHOW GLOBAL STATUS".into()],
@@ -1290,6 +1291,7 @@ pub fn engines_run(store: &mut Store) -> Result<RunId, StoreError> {
                         server_cpu_s: Some(units as f64 * 300e-6 * cpu_factor * jitter),
                         server_pid: Some(4242),
                         client_cpu_s: Some(units as f64 * 60e-6 * jitter),
+                        client_peak_rss_bytes: None,
                     }),
                     counters: Some(CounterSeries {
                         sources: vec![

@@ -249,6 +249,14 @@ pub fn run_text(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> Stri
             us(c.server_us_per_unit()),
             us(c.client_us_per_unit())
         );
+        if let Some(bytes) = c.client_peak_rss_bytes {
+            let _ = writeln!(
+                out,
+                "{:<LEFT$}{:.1} MB (dbrig's own, over the trial)",
+                "    client peak memory:",
+                bytes as f64 / (1024.0 * 1024.0)
+            );
+        }
     }
     if h.evidence_off {
         let _ = writeln!(
@@ -407,6 +415,7 @@ pub fn run_json(h: &RunHeader, m: &Measurements, clients: &[ClientWork]) -> serd
             "client_us_per_unit": c.client_us_per_unit(),
             "server_cpu_s": c.server_cpu_s,
             "client_cpu_s": c.client_cpu_s,
+            "client_peak_rss_bytes": c.client_peak_rss_bytes,
             "interval_s": c.interval_s,
         });
     }

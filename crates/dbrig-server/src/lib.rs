@@ -35,5 +35,5 @@ pub use managed::{
 };
 pub use procstat::{
     OsClock, OsSample, OsSampler, ProcessUsage, SystemSnapshot, cpu_tick_s, online_cpus,
-    process_tree, tree_cpu_s,
+    process_tree, reset_own_peak_rss, tree_cpu_s,
 };

@@ -51,6 +51,12 @@ pub struct WorkCpu {
     pub server_pid: Option<u32>,
     /// dbrig's own CPU seconds (the client side).
     pub client_cpu_s: Option<f64>,
+    /// dbrig's own peak resident memory over the trial, from before its clients connected to
+    /// its end (the process's `VmHWM`, reset as the trial began): the client's memory alone,
+    /// never a managed server's (which `/usr/bin/time` folds in: dbrig reaps it). `None` in
+    /// trials stored before it was kept, or where the kernel could not reset the peak.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_peak_rss_bytes: Option<u64>,
 }
 
 impl WorkCpu {
@@ -230,6 +236,7 @@ mod tests {
             server_cpu_s: Some(0.5),
             server_pid: Some(1),
             client_cpu_s: None,
+            client_peak_rss_bytes: None,
         };
         assert_eq!(c.server_us_per_unit(), Some(250.0));
         assert_eq!(c.client_us_per_unit(), None);
