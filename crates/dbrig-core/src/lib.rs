@@ -1,8 +1,8 @@
 //! dbrig-core: the pure domain of dbrig.
 //!
 //! Values bound to statements, error classes, the read/write/other counters, latency
-//! histograms, key distributions, arrival schedules, run measurements, statistics, and the one
-//! rule that finds a password in a connection URL (`url`).
+//! histograms, key distributions, arrival schedules, run measurements and their exact merge
+//! (`merge`), statistics, and the one rule that finds a password in a connection URL (`url`).
 //!
 //! Contract: this crate does no I/O and depends on no async runtime and no database client.
 //! Everything here is deterministic given its inputs (random generators take explicit seeds),
@@ -18,6 +18,7 @@ pub mod host;
 pub mod keys;
 pub mod limits;
 pub mod measure;
+pub mod merge;
 pub mod results;
 pub mod schedule;
 pub mod statements;
@@ -30,6 +31,7 @@ pub use error::ErrorClass;
 pub use histogram::LatencyHistogram;
 pub use keys::{KeyDistribution, KeyGenerator};
 pub use measure::{ClientWork, Fairness, IntervalSample, LatencySummary, Measurements};
+pub use merge::{EventCounts, IntervalCounts, RunMeasurements};
 pub use schedule::{ArrivalSchedule, Arrivals};
 pub use statements::{EventTally, StatementHistograms, StatementLatency};
 pub use value::Value;

@@ -38,7 +38,7 @@ impl EventTally {
 
 /// One histogram per statement kind. Workloads have a handful of kinds, so a short list
 /// scanned by name beats a hash map on the per-statement path.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StatementHistograms {
     kinds: Vec<(&'static str, LatencyHistogram)>,
 }

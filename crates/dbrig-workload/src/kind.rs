@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
 use crate::progress::LoadProgress;
-use dbrig_core::results::{LoadFigures, OltpResult, PowerReport, TrialResult};
+use dbrig_core::results::{LoadFigures, PowerReport, TrialResult};
 use dbrig_core::{IntervalSample, Measurements};
 
 use crate::micro::MicroOptions;
@@ -929,36 +929,25 @@ impl WorkloadKind {
                     Some(r) => r,
                     None => progress,
                 };
-                let Some(o) = runner::run(w, spec, Arc::clone(&interrupt), shown).await? else {
+                let Some(mut run) = runner::run(w, spec, Arc::clone(&interrupt), shown).await?
+                else {
                     // Ctrl-C while the clients were set up: nothing was measured.
                     return Ok(None);
                 };
-                if let (Workload::Lua(l), Some(r)) = (w, &reporter) {
-                    r.cumulative(&o.measurements)?;
+                let warnings = std::mem::take(&mut run.warnings);
+                // The kind makes its own result of what its clients measured.
+                let output = w.trial_output(run, spec);
+                if let (Workload::Lua(l), Some(r), Some(m)) =
+                    (w, &reporter, output.measurements.as_ref())
+                {
+                    r.cumulative(m)?;
                     l.global_hook("done", &spec.target).await?;
                 }
                 drop(reporter);
-                for w in &o.warnings {
+                for w in &warnings {
                     progress.note(w);
                 }
-                Ok(Some(TrialOutput {
-                    result: TrialResult::Oltp(OltpResult {
-                        statements: o.statements,
-                        schedule: spec.options.schedule_text(),
-                        warmup_s: spec.options.warmup,
-                        notes: w
-                            .notes(&spec.target, spec.options.protocol_or(w.default_protocol())),
-                        clients: o.clients,
-                        workers: o.workers,
-                        connect_ms: Some(o.connect_ms),
-                        latency_limit: o.latency_limit,
-                        tries: o.tries,
-                        schedule_lag: o.schedule_lag,
-                        connect_latency: Some(o.connect_latency),
-                    }),
-                    measurements: Some(o.measurements),
-                    server_version: o.server_version,
-                }))
+                Ok(Some(output))
             }
             WorkloadKind::Micro(m) => {
                 abandonable(Box::pin(async {

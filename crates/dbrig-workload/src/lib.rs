@@ -3,7 +3,9 @@
 //! A [`Workload`] knows its tables (prepare / cleanup), opens per-client state and runs one
 //! *event* at a time on a connection, counting statements the way sysbench does. The
 //! [`runner`] drives N clients over a few async workers, closed loop or open loop, and returns
-//! [`dbrig_core::Measurements`]. SQL lives in `.sql` files per dialect (see [`sql`]).
+//! what they measured ([`dbrig_core::RunMeasurements`], mergeable); each client-driven kind
+//! makes its own result of it ([`Workload::trial_output`]). SQL lives in `.sql` files per
+//! dialect (see [`sql`]).
 //!
 //! Contract: no dependency on the results store or on reports; servers are reached only
 //! through `dbrig-driver`.
@@ -16,6 +18,7 @@ mod loading;
 pub mod lua;
 pub mod micro;
 pub mod oltp;
+mod oltp_result;
 pub mod options;
 pub mod perfrun;
 pub mod progress;
@@ -124,6 +127,25 @@ impl Workload {
             Workload::Script(s) => s.notes(protocol),
             Workload::Lua(l) => l.notes(),
             Workload::Connect => Vec::new(),
+        }
+    }
+
+    /// This kind's trial result from what its clients measured: the runner decides no result
+    /// type. Every kind here reports the OLTP figures (sysbench's, pgbench's), each with its
+    /// own notes; a kind with figures of its own (TPC-C) makes them here from the same run.
+    pub fn trial_output(&self, run: runner::RunOutcome, spec: &runner::RunSpec) -> TrialOutput {
+        let notes = self.notes(
+            &spec.target,
+            spec.options.protocol_or(self.default_protocol()),
+        );
+        match self {
+            Workload::Oltp(_) => oltp_result::trial_output(run, spec, notes),
+            Workload::Script(_) => oltp_result::trial_output(run, spec, notes),
+            // sysbench's figures, as sysbench reports a script's run.
+            Workload::Lua(_) => oltp_result::trial_output(run, spec, notes),
+            // Each event a connection: its figures are the OLTP ones, transactions the
+            // connections made.
+            Workload::Connect => oltp_result::trial_output(run, spec, notes),
         }
     }
 

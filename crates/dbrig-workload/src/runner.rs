@@ -2,8 +2,14 @@
 //!
 //! N clients are multiplexed over a few worker threads, each running a single-threaded tokio
 //! runtime, so 4096 clients cost 4096 connections and small futures, not 4096 OS threads.
-//! Each worker owns its histograms and counters (merged at the end and at every report
-//! interval), so recording an event never contends with another worker.
+//! Each worker owns its histograms and counters, so recording an event never contends with
+//! another worker: its part of the run is a `dbrig_core::RunMeasurements`, merged with the
+//! others' at the end (and its interval counts at every report interval). The runner hands
+//! back that merge and decides no result type: each client-driven kind makes its own result
+//! of it (`Workload::trial_output`).
+//!
+//! `run`'s phases are functions of their own: set up (checks, how many workers), spawn
+//! (worker threads connect their clients), ready, go, collect (intervals, the stop), finish.
 //!
 //! The schedule (closed loop, or open loop with Poisson / fixed arrivals) and the stop
 //! condition (time, events, Ctrl-C) are values; there is exactly one client loop. In open loop
@@ -15,12 +21,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dbrig_core::measure::RateReport;
-use dbrig_core::results::{ConnectLatency, LatencyLimitReport, OsSpan, ScheduleLag, TriesReport};
+use dbrig_core::merge::ConnectCounts;
+use dbrig_core::results::OsSpan;
 use dbrig_core::{
-    ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventTally, IntervalSample, KeyGenerator,
-    LatencyHistogram, LatencySummary, Measurements, QueryCounters, StatementHistograms,
-    StatementLatency,
+    ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventCounts, EventTally, IntervalCounts,
+    KeyGenerator, LatencyHistogram, RunMeasurements,
 };
 use dbrig_driver::{
     CancelHandle, ConnectOptions, Connection, DriverError, ErrorKind, FailureKind, OwnThread,
@@ -168,112 +173,41 @@ impl OsMeterRef {
     }
 }
 
-/// A finished run.
+/// A finished run: what its clients measured, in mergeable parts (no kind's result decided
+/// here: each client-driven kind makes its own from them), and what the run learnt on the way.
 #[derive(Debug)]
 pub struct RunOutcome {
-    pub measurements: Measurements,
+    /// Every worker's part, merged.
+    pub measured: RunMeasurements,
     pub server_version: String,
-    /// Latency per kind of statement (measured events only), by statement name.
-    pub statements: Vec<StatementLatency>,
     /// What the user must be told about the data measured (`--allow-data-mismatch`).
     pub warnings: Vec<String>,
-    /// Each client's measured events and busy time, by client number.
-    pub clients: Vec<ClientWork>,
     /// Worker threads that drove the clients.
     pub workers: u32,
     /// From the first connection attempt until every client was ready, ms.
     pub connect_ms: f64,
-    /// `--latency-limit`'s counts, when it was set.
-    pub latency_limit: Option<LatencyLimitReport>,
-    /// `--max-tries`'s counts, when it was set.
-    pub tries: Option<TriesReport>,
-    /// Open loop: the schedule lag of the processed events.
-    pub schedule_lag: Option<ScheduleLag>,
-    /// Every connection's set-up time over the run (clients', reconnects', idle clients').
-    pub connect_latency: ConnectLatency,
-}
-
-#[derive(Debug, Default)]
-struct Tally {
-    events: u64,
-    queries: QueryCounters,
-    ignored_errors: u64,
-    reconnects: u64,
-    latency: LatencyHistogram,
-    service: LatencyHistogram,
-    /// Events above `--latency-limit` (late), and open-loop events skipped for it.
-    late: u64,
-    skipped: u64,
-    /// `--max-tries`: events retried at least once, and events failed by kind
-    /// (serialization, deadlock, other).
-    retried: u64,
-    failed: [u64; 3],
-    /// Open loop: the processed events' delays from intended to actual start, µs.
-    lag_sum_us: u64,
-    lag_max_us: u64,
-}
-
-impl Tally {
-    fn record(
-        &mut self,
-        q: &QueryCounters,
-        ignored: u64,
-        reconnects: u64,
-        latency_us: u64,
-        service_us: u64,
-    ) {
-        self.events += 1;
-        self.queries.add(q);
-        self.ignored_errors += ignored;
-        self.reconnects += reconnects;
-        self.latency.record_us(latency_us);
-        self.service.record_us(service_us);
-    }
-
-    fn add(&mut self, o: &Tally) {
-        self.events += o.events;
-        self.queries.add(&o.queries);
-        self.ignored_errors += o.ignored_errors;
-        self.reconnects += o.reconnects;
-        self.latency.add(&o.latency);
-        self.service.add(&o.service);
-        self.late += o.late;
-        self.skipped += o.skipped;
-        self.retried += o.retried;
-        self.lag_sum_us += o.lag_sum_us;
-        self.lag_max_us = self.lag_max_us.max(o.lag_max_us);
-        for (a, b) in self.failed.iter_mut().zip(o.failed) {
-            *a += b;
-        }
-    }
 }
 
 /// One worker's measurements; locked once per event by that worker's clients and once per
 /// interval by the reporter.
 #[derive(Debug, Default)]
 struct WorkerStats {
-    total: Tally,
-    interval: Tally,
-    /// Per statement kind, whole run (kept apart from `Tally`: intervals do not need it).
-    statements: StatementHistograms,
+    /// This worker's part of the run: its clients' events over the whole run, their
+    /// statements, each client's work by client number (counted under the lock an event takes
+    /// anyway, so fairness costs no lock of its own), every connection its clients opened.
+    part: RunMeasurements,
+    /// The current report interval's events, taken by the reporter at the interval's end.
+    interval: EventCounts,
     arrivals: Option<Arrivals>,
     /// End of the last measured event.
     last_end: Option<Instant>,
-    /// This worker's clients by client number, each with its measured work: counted under the
-    /// lock an event takes anyway, so fairness costs no lock of its own.
-    clients: Vec<(u32, ClientWork)>,
-    /// Set-up time of every connection its clients opened (µs), and failed attempts.
-    connects: LatencyHistogram,
-    connects_failed: u64,
-    /// Connections whose TLS handshake resumed an earlier session.
-    connects_resumed: u64,
 }
 
 impl WorkerStats {
     fn connected(&mut self, conn: &Connection) {
-        self.connects
-            .record_us(conn.connect_time().as_micros() as u64);
-        self.connects_resumed += u64::from(conn.tls_resumed());
+        let c = &mut self.part.connects;
+        c.latency.record_us(conn.connect_time().as_micros() as u64);
+        c.resumed += u64::from(conn.tls_resumed());
     }
 }
 
@@ -335,21 +269,65 @@ struct RunShared {
 /// Nothing waits on the server without a bound: the checks and each client's set-up wait at
 /// most the connect timeout for every reply; statements still running at the end get the
 /// grace ([`grace`]: half the run time, 5 to 60 s) and are then abandoned, said in one line.
+///
+/// The phases: [`set_up`] (checks, how many workers), [`spawn`] (worker threads connect
+/// their clients), [`Workers::await_ready`] (every client ready, idle clients opened), [`go`],
+/// [`collect`] (intervals and the stop), [`finish`] (the workers' parts merged).
 pub async fn run(
     workload: &Workload,
     spec: &RunSpec,
     interrupt: Arc<Stopper>,
     progress: &dyn TrialProgress,
 ) -> Result<Option<RunOutcome>, WorkloadError> {
+    let Some(set_up) = set_up(workload, spec, &interrupt).await? else {
+        return Ok(None);
+    };
+    let spec = &set_up.spec;
+    let mut workers = spawn(workload, spec, set_up.workers)?;
+    let Some(idle) = workers.await_ready(workload, spec, &interrupt).await? else {
+        return Ok(None);
+    };
+    progress.connected();
+    let connect_ms = idle
+        .clients_ready
+        .saturating_duration_since(workers.connect_start)
+        .as_secs_f64()
+        * 1000.0;
+    let shared = go(&mut workers, &spec.options);
+    let collected = collect(&mut workers, &shared, &spec.options, &interrupt, progress).await;
+    let measured = finish(workers, collected, &shared, idle, &spec.options).await;
+    Ok(Some(RunOutcome {
+        measured,
+        server_version: set_up.server_version,
+        warnings: set_up.warnings,
+        workers: set_up.workers,
+        connect_ms,
+    }))
+}
+
+/// What the run learnt before any client connected.
+struct SetUp {
+    /// The caller's, every connection in the run's protocol mode.
+    spec: RunSpec,
+    server_version: String,
+    warnings: Vec<String>,
+    workers: u32,
+}
+
+/// Phase 1: the options checked, the server asked whether the workload can run (`None`:
+/// Ctrl-C meanwhile), the number of workers chosen.
+async fn set_up(
+    workload: &Workload,
+    spec: &RunSpec,
+    interrupt: &Stopper,
+) -> Result<Option<SetUp>, WorkloadError> {
     let o = &spec.options;
     o.validate().map_err(WorkloadError::InvalidOptions)?;
-    let threads = o.threads;
     // Every connection of the run speaks the run's protocol mode (the workload's default
     // unless `--protocol` / `--ps-mode` say): through a transaction pooler the check below
     // must not name statements either.
     let mut spec = spec.clone();
     spec.connect.protocol = o.protocol_or(workload.default_protocol());
-    let spec = &spec;
 
     // The checks are quick questions: a server that does not answer them within the connect
     // timeout fails the run (it would not answer the clients either).
@@ -361,7 +339,7 @@ pub async fn run(
         let mut admin = Connection::connect(&spec.target, &admin_options).await?;
         let server_version = admin.server_version().to_owned();
         let warnings = workload
-            .check_ready(&mut admin, threads, o.allow_data_mismatch)
+            .check_ready(&mut admin, o.threads, o.allow_data_mismatch)
             .await?;
         admin.close().await;
         Ok::<_, WorkloadError>((server_version, warnings))
@@ -370,7 +348,19 @@ pub async fn run(
         checked = checked => checked?,
         () = interrupt.stopped() => return Ok(None),
     };
+    let workers = choose_workers(workload, &spec);
+    Ok(Some(SetUp {
+        spec,
+        server_version,
+        warnings,
+        workers,
+    }))
+}
 
+/// How many worker threads drive the clients (`--workers`, else the rule below).
+fn choose_workers(workload: &Workload, spec: &RunSpec) -> u32 {
+    let o = &spec.options;
+    let threads = o.threads;
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
@@ -397,7 +387,7 @@ pub async fn run(
     // `Workload::wants_own_thread`).
     let own_threads =
         spec.target.dialect() == dbrig_driver::Dialect::Mysql || workload.wants_own_thread();
-    let workers = if o.workers > 0 {
+    if o.workers > 0 {
         o.workers
     } else if threads <= OWN_THREAD_CLIENTS && spec.target.blocks_on_own_thread() && own_threads {
         threads
@@ -408,18 +398,37 @@ pub async fn run(
     } else {
         (cpus * 2).max(4)
     }
-    .clamp(1, threads);
-    let schedule = o.schedule();
+    .clamp(1, threads)
+}
 
-    // Phase 1: every worker connects its clients and reports ready (or the first failure).
+/// The worker threads of a run, from their spawning to their end: what the run holds of them.
+struct Workers {
+    count: u32,
+    /// What each client connects with (the lean client, the workload's retryable codes).
+    client_spec: RunSpec,
+    stats: Vec<Arc<Mutex<WorkerStats>>>,
+    /// Each worker waits for the go (`None`: the run is called off).
+    go: Vec<oneshot::Sender<Option<Arc<RunShared>>>>,
+    /// Each worker says once that its clients are ready, or why not.
+    ready: mpsc::UnboundedReceiver<Result<(), NotReady>>,
+    /// Each worker says how its clients ended, once.
+    done: mpsc::UnboundedReceiver<WorkerEnd>,
+    threads: Vec<(std::thread::JoinHandle<()>, oneshot::Receiver<()>)>,
+    stop: Arc<Stopper>,
+    hard_stop: Arc<Stopper>,
+    pacer: Option<Arc<ConnectPacer>>,
+    connect_start: Instant,
+}
+
+/// Phase 2: the worker threads, each connecting and setting up its share of the clients (a
+/// client `i` goes to worker `i mod workers`). They then wait for the go.
+fn spawn(workload: &Workload, spec: &RunSpec, workers: u32) -> Result<Workers, WorkloadError> {
+    let o = &spec.options;
+    let threads = o.threads;
+    let schedule = o.schedule();
     let connect_start = Instant::now();
-    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), NotReady>>();
-    let mut go_senders = Vec::new();
-    // Each worker says how its clients ended, once.
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<WorkerEnd>();
-    let mut stats = Vec::new();
-    let mut thread_handles = Vec::new();
-    let stop = Stopper::new();
+    let (ready_tx, ready_rx) = mpsc::unbounded_channel::<Result<(), NotReady>>();
+    let (done_tx, done_rx) = mpsc::unbounded_channel::<WorkerEnd>();
     let hard_stop = Stopper::new();
     let pacer = ConnectPacer::new(o.connect_rate);
     // Benchmark clients only run statements: the lean client keeps the client's CPU per
@@ -433,37 +442,49 @@ pub async fn run(
             client_spec.connect.policy.retryable.push(code.to_owned());
         }
     }
+    let mut run = Workers {
+        count: workers,
+        client_spec,
+        stats: Vec::new(),
+        go: Vec::new(),
+        ready: ready_rx,
+        done: done_rx,
+        threads: Vec::new(),
+        stop: Stopper::new(),
+        hard_stop,
+        pacer,
+        connect_start,
+    };
     for w in 0..workers {
         let indices: Vec<u32> = (w..threads).step_by(workers as usize).collect();
-        let worker_stats = Arc::new(Mutex::new(WorkerStats {
-            clients: indices
-                .iter()
-                .map(|&i| (i, ClientWork::default()))
-                .collect(),
-            ..WorkerStats::default()
-        }));
+        let mut worker_stats = WorkerStats::default();
+        worker_stats.part.clients = indices
+            .iter()
+            .map(|&i| (i, ClientWork::default()))
+            .collect();
         if schedule != ArrivalSchedule::Closed {
             let seed = spec.seed.wrapping_add(0x9E37_79B9 * u64::from(w + 1));
-            worker_stats.lock().expect("fresh lock").arrivals = Some(Arrivals::new(
+            worker_stats.arrivals = Some(Arrivals::new(
                 schedule.split(workers),
                 seed,
                 f64::from(w) / f64::from(workers),
             ));
         }
-        stats.push(Arc::clone(&worker_stats));
+        let worker_stats = Arc::new(Mutex::new(worker_stats));
+        run.stats.push(Arc::clone(&worker_stats));
         let (go_tx, go_rx) = oneshot::channel::<Option<Arc<RunShared>>>();
         let done_tx = done_tx.clone();
-        go_senders.push(go_tx);
+        run.go.push(go_tx);
         let ready = ready_tx.clone();
         let workload = workload.clone();
-        let pacer = pacer.clone();
-        let spec = client_spec.clone();
+        let pacer = run.pacer.clone();
+        let spec = run.client_spec.clone();
         // A worker with one client gives it the thread once it is set up: blocking socket
         // calls, as sysbench makes (abandoned at the hard stop).
         let own_thread = (indices.len() == 1).then(|| OwnThread {
-            abandon: hard_stop.flag(),
+            abandon: run.hard_stop.flag(),
         });
-        let setup_stop = Arc::clone(&hard_stop);
+        let setup_stop = Arc::clone(&run.hard_stop);
         let (exited_tx, exited_rx) = oneshot::channel::<()>();
         let handle = std::thread::Builder::new()
             .name(format!("dbrig-worker-{w}"))
@@ -504,149 +525,203 @@ pub async fn run(
                 ));
             })
             .map_err(|e| WorkloadError::Internal(format!("cannot start worker thread: {e}")))?;
-        thread_handles.push((handle, exited_rx));
+        run.threads.push((handle, exited_rx));
     }
-    drop(ready_tx);
+    Ok(run)
+}
 
-    // Every client that did not connect is counted: failed, or not tried after its worker's
-    // first failure. A failure after connecting is the workload's statements refused: by the
-    // tables (a schema mismatch, said as such, told by the error's code) or otherwise.
-    let mut failed = 0;
-    let mut untried = 0;
-    let mut refused = None;
-    let mut first_error = None;
-    for _ in 0..workers {
-        let ready = tokio::select! {
-            ready = ready_rx.recv() => ready,
-            // Ctrl-C while the clients connect or prepare (a server that stopped answering, a
-            // lock held elsewhere): the set-up is abandoned.
-            () = interrupt.stopped() => {
-                hard_stop.stop();
-                for go in go_senders {
-                    let _ = go.send(None);
+/// The idle clients (`--idle-clients`), opened once every client was ready.
+struct Idle {
+    connections: Vec<Connection>,
+    connects: ConnectCounts,
+    clients_ready: Instant,
+}
+
+impl Workers {
+    /// The run will not go: every worker is told, and its threads are waited for (at most
+    /// `bound`).
+    async fn call_off(&mut self, bound: Option<Duration>) {
+        for go in self.go.drain(..) {
+            let _ = go.send(None);
+        }
+        let joined = join_threads(std::mem::take(&mut self.threads));
+        match bound {
+            Some(b) => {
+                let _ = tokio::time::timeout(b, joined).await;
+            }
+            None => joined.await,
+        }
+    }
+
+    /// Ctrl-C while the clients connect or prepare (a server that stopped answering, a lock
+    /// held elsewhere): the set-up is abandoned.
+    async fn abandon_set_up(&mut self) {
+        self.hard_stop.stop();
+        self.call_off(Some(ABANDON_WAIT)).await;
+    }
+
+    /// Every worker's clients ready, then the idle clients open (`None`: Ctrl-C meanwhile).
+    /// A client that did not connect fails the run, counted: failed, or not tried after its
+    /// worker's first failure. A failure after connecting is the workload's statements
+    /// refused: by the tables (a schema mismatch, said as such, told by the error's code) or
+    /// otherwise.
+    async fn await_ready(
+        &mut self,
+        workload: &Workload,
+        spec: &RunSpec,
+        interrupt: &Stopper,
+    ) -> Result<Option<Idle>, WorkloadError> {
+        let o = &spec.options;
+        let mut failed = 0;
+        let mut untried = 0;
+        let mut refused = None;
+        let mut first_error = None;
+        for _ in 0..self.count {
+            let ready = tokio::select! {
+                ready = self.ready.recv() => ready,
+                () = interrupt.stopped() => {
+                    self.abandon_set_up().await;
+                    return Ok(None);
                 }
-                let _ = tokio::time::timeout(ABANDON_WAIT, join_threads(thread_handles)).await;
+            };
+            match ready {
+                Some(Ok(())) => {}
+                Some(Err(n)) => {
+                    failed += n.failed;
+                    untried += n.untried;
+                    if n.preparing {
+                        refused.get_or_insert(n.first);
+                    } else {
+                        first_error.get_or_insert(n.first);
+                    }
+                }
+                None => {
+                    first_error.get_or_insert(DriverError::fatal(
+                        ErrorKind::Unsupported,
+                        "a worker thread ended early",
+                    ));
+                    failed += 1;
+                }
+            }
+        }
+        if first_error.is_some() || refused.is_some() {
+            self.call_off(None).await;
+            let target = spec.target.to_string();
+            return Err(match (first_error, refused) {
+                (None, Some(first)) if first.is_schema_mismatch() => {
+                    WorkloadError::StatementsDoNotPrepare {
+                        workload: workload.name().into(),
+                        target,
+                        first: Box::new(first),
+                    }
+                }
+                (None, Some(first)) => WorkloadError::StatementsRefused {
+                    workload: workload.name().into(),
+                    target,
+                    hint: pooler_hint(&first)
+                        .map(|h| format!("; {h}"))
+                        .unwrap_or_default(),
+                    first: Box::new(first),
+                },
+                (first, _) => WorkloadError::ConnectFailed {
+                    failed,
+                    clients: o.threads,
+                    untried: if untried > 0 {
+                        format!(" ({untried} more not tried after the first failures)")
+                    } else {
+                        String::new()
+                    },
+                    target,
+                    first: Box::new(first.expect("a failure")),
+                },
+            });
+        }
+
+        let clients_ready = Instant::now();
+        // `--idle-clients`: opened after the clients (at the same pace), held without a
+        // statement until the run ends.
+        let mut connects = ConnectCounts::default();
+        let opening_idle = open_idle(
+            o.idle_clients,
+            &self.client_spec,
+            self.pacer.as_ref(),
+            &mut connects.latency,
+        );
+        let opened_idle = tokio::select! {
+            opened = opening_idle => opened,
+            () = interrupt.stopped() => {
+                self.abandon_set_up().await;
                 return Ok(None);
             }
         };
-        match ready {
-            Some(Ok(())) => {}
-            Some(Err(n)) => {
-                failed += n.failed;
-                untried += n.untried;
-                if n.preparing {
-                    refused.get_or_insert(n.first);
-                } else {
-                    first_error.get_or_insert(n.first);
-                }
-            }
-            None => {
-                first_error.get_or_insert(DriverError::fatal(
-                    ErrorKind::Unsupported,
-                    "a worker thread ended early",
-                ));
-                failed += 1;
+        match opened_idle {
+            Ok(connections) => Ok(Some(Idle {
+                connections,
+                connects,
+                clients_ready,
+            })),
+            Err((opened, e)) => {
+                self.call_off(None).await;
+                Err(WorkloadError::ConnectFailed {
+                    failed: 1,
+                    clients: o.idle_clients,
+                    untried: format!(" (idle clients; {opened} were open)"),
+                    target: spec.target.to_string(),
+                    first: Box::new(e),
+                })
             }
         }
     }
-    if first_error.is_some() || refused.is_some() {
-        for go in go_senders {
-            let _ = go.send(None);
-        }
-        join_threads(thread_handles).await;
-        let target = spec.target.to_string();
-        return Err(match (first_error, refused) {
-            (None, Some(first)) if first.is_schema_mismatch() => {
-                WorkloadError::StatementsDoNotPrepare {
-                    workload: workload.name().into(),
-                    target,
-                    first: Box::new(first),
-                }
-            }
-            (None, Some(first)) => WorkloadError::StatementsRefused {
-                workload: workload.name().into(),
-                target,
-                hint: pooler_hint(&first)
-                    .map(|h| format!("; {h}"))
-                    .unwrap_or_default(),
-                first: Box::new(first),
-            },
-            (first, _) => WorkloadError::ConnectFailed {
-                failed,
-                clients: threads,
-                untried: if untried > 0 {
-                    format!(" ({untried} more not tried after the first failures)")
-                } else {
-                    String::new()
-                },
-                target,
-                first: Box::new(first.expect("a failure")),
-            },
-        });
-    }
+}
 
-    let clients_ready = Instant::now();
-    // `--idle-clients`: opened after the clients (at the same pace), held without a statement
-    // until the run ends.
-    let mut idle_connects = LatencyHistogram::new();
-    let opening_idle = open_idle(
-        o.idle_clients,
-        &client_spec,
-        pacer.as_ref(),
-        &mut idle_connects,
-    );
-    let opened_idle = tokio::select! {
-        opened = opening_idle => opened,
-        () = interrupt.stopped() => {
-            hard_stop.stop();
-            for go in go_senders {
-                let _ = go.send(None);
-            }
-            let _ = tokio::time::timeout(ABANDON_WAIT, join_threads(thread_handles)).await;
-            return Ok(None);
-        }
-    };
-    let idle = match opened_idle {
-        Ok(idle) => idle,
-        Err((opened, e)) => {
-            for go in go_senders {
-                let _ = go.send(None);
-            }
-            join_threads(thread_handles).await;
-            return Err(WorkloadError::ConnectFailed {
-                failed: 1,
-                clients: o.idle_clients,
-                untried: format!(" (idle clients; {opened} were open)"),
-                target: spec.target.to_string(),
-                first: Box::new(e),
-            });
-        }
-    };
-
-    // Phase 2: go. Warm-up runs first; measurement starts after it.
-    progress.connected();
+/// Phase 3: go. Warm-up runs first; measurement starts after it.
+fn go(workers: &mut Workers, o: &RunOptions) -> Arc<RunShared> {
     let start = Instant::now();
-    let connect_ms = clients_ready
-        .saturating_duration_since(connect_start)
-        .as_secs_f64()
-        * 1000.0;
-    let measure_start = start + dbrig_core::limits::duration(o.warmup);
     let shared = Arc::new(RunShared {
-        stop: Arc::clone(&stop),
-        hard_stop: Arc::clone(&hard_stop),
-        measure_start,
+        stop: Arc::clone(&workers.stop),
+        hard_stop: Arc::clone(&workers.hard_stop),
+        measure_start: start + dbrig_core::limits::duration(o.warmup),
         start,
         event_limit: o.event_limit(),
         latency_limit: o.latency_limit(),
         max_tries: o.max_tries,
         reconnect_every: o.reconnect,
         events_claimed: AtomicU64::new(0),
-        active_clients: AtomicU32::new(threads),
+        active_clients: AtomicU32::new(o.threads),
     });
-    for go in go_senders {
+    for go in workers.go.drain(..) {
         let _ = go.send(Some(Arc::clone(&shared)));
     }
+    shared
+}
 
+/// What [`collect`] saw of the run until it ended.
+struct Collected {
+    intervals: Vec<IntervalCounts>,
+    /// How each worker that said so ended its clients.
+    ends: Vec<WorkerEnd>,
+    /// Every worker said (else the rest are left behind).
+    finished: bool,
+    /// The stop as the loop saw it: why, and when a stop other than the deadline cut the
+    /// measured time.
+    stop_seen: Option<StopCause>,
+    stopped_at: Option<Instant>,
+    deadline: Option<Instant>,
+    interrupted: bool,
+}
+
+/// Phase 4: while the clients run, an interval's counts at each interval's end, and the stop
+/// (time, events, a fatal error, Ctrl-C), then in-flight events' grace; ends when every
+/// worker has said how its clients ended, or when the ones left are abandoned.
+async fn collect(
+    workers: &mut Workers,
+    shared: &RunShared,
+    o: &RunOptions,
+    interrupt: &Stopper,
+    progress: &dyn TrialProgress,
+) -> Collected {
+    let (stop, hard_stop) = (&workers.stop, &workers.hard_stop);
+    let measure_start = shared.measure_start;
     let deadline = o.time_limit().map(|t| measure_start + t);
     // Interval samples are taken every --report-interval seconds, else every second: they are
     // stored with every trial (timelines, exports) whether or not lines are printed.
@@ -660,8 +735,7 @@ pub async fn run(
     // which whoever called the runner has already marked (their counters read before the
     // clients went, not a few milliseconds into the run).
     let mut measuring_at = (o.warmup > 0.0).then_some(measure_start);
-    let mut samples = Vec::new();
-    let mut max_backlog = 0u64;
+    let mut intervals = Vec::new();
     // The stop as this loop saw it: why, when (a stop other than the deadline ends the
     // measured time there), and when events still in flight are abandoned.
     let mut stop_seen: Option<StopCause> = None;
@@ -669,8 +743,7 @@ pub async fn run(
     let mut abandon_at = None::<Instant>;
     let mut interrupted = false;
     let mut interrupt_heard = false;
-    drop(done_tx);
-    let mut ends: Vec<WorkerEnd> = Vec::with_capacity(workers as usize);
+    let mut ends: Vec<WorkerEnd> = Vec::with_capacity(workers.count as usize);
     let finished = loop {
         let wake = [
             deadline.filter(|_| stop_seen.is_none()),
@@ -690,10 +763,10 @@ pub async fn run(
             }
         };
         tokio::select! {
-            end = done_rx.recv() => match end {
+            end = workers.done.recv() => match end {
                 Some(end) => {
                     ends.push(end);
-                    if ends.len() == workers as usize {
+                    if ends.len() == workers.count as usize {
                         break true;
                     }
                 }
@@ -710,10 +783,9 @@ pub async fn run(
                 if let (Some(t), Some(i), None) = (next_tick, interval, stop_seen)
                     && now >= t
                 {
-                    let sample = collect_interval(&stats, &shared, i, t, o.percentile);
-                    max_backlog = max_backlog.max(sample.backlog.unwrap_or(0));
-                    progress.interval(&sample);
-                    samples.push(sample);
+                    let counts = collect_interval(&workers.stats, shared, i, t);
+                    progress.interval(&counts.sample(o.percentile));
+                    intervals.push(counts);
                     next_tick = Some(t + i);
                 }
                 if let (Some(d), None) = (deadline, stop_seen)
@@ -768,13 +840,42 @@ pub async fn run(
         }
     };
     stop.stop();
+    Collected {
+        intervals,
+        ends,
+        finished,
+        stop_seen,
+        stopped_at,
+        deadline,
+        interrupted,
+    }
+}
+
+/// Phase 5: the threads joined (or left behind), abandoned statements cancelled, the idle
+/// clients closed, and every worker's part merged into the run's.
+async fn finish(
+    workers: Workers,
+    collected: Collected,
+    shared: &RunShared,
+    idle: Idle,
+    o: &RunOptions,
+) -> RunMeasurements {
+    let Collected {
+        intervals,
+        ends,
+        finished,
+        stop_seen,
+        stopped_at,
+        deadline,
+        interrupted,
+    } = collected;
     // Threads that never said they were done (a client that ignores the abandon flag) are
     // left behind rather than waited for.
     let stragglers = if finished {
-        join_threads(thread_handles).await;
+        join_threads(workers.threads).await;
         0
     } else {
-        workers - ends.len() as u32
+        workers.count - ends.len() as u32
     };
     let mut fatal_errors = Vec::new();
     let mut abandoned = Vec::new();
@@ -792,37 +893,31 @@ pub async fn run(
                 .abandoned_why(grace(o)),
         ));
     }
-    let idle_resumed = idle.iter().filter(|c| c.tls_resumed()).count() as u64;
-    for c in idle {
+    let mut idle_connects = idle.connects;
+    idle_connects.resumed = idle.connections.iter().filter(|c| c.tls_resumed()).count() as u64;
+    for c in idle.connections {
         c.close().await;
     }
 
     let end = Instant::now();
-    let mut total = Tally::default();
-    let mut statements = StatementHistograms::default();
+    let mut measured = RunMeasurements {
+        intervals,
+        connects: idle_connects,
+        ..RunMeasurements::default()
+    };
     let mut last_end = None::<Instant>;
-    let mut final_backlog = 0;
-    // Open loop: the queued events' waiting times at the end, as censored latencies.
-    let mut unserved = LatencyHistogram::new();
-    let mut clients = Vec::with_capacity(threads as usize);
-    let mut connects = idle_connects;
-    let mut connects_failed = 0;
-    let mut connects_resumed = idle_resumed;
-    for s in &stats {
+    for s in &workers.stats {
         let mut s = s.lock().expect("worker stats lock");
-        connects.add(&s.connects);
-        connects_failed += s.connects_failed;
-        connects_resumed += s.connects_resumed;
-        clients.extend_from_slice(&s.clients);
-        total.add(&s.total);
-        statements.add(&s.statements);
         last_end = last_end.max(s.last_end);
-        if let Some(a) = s.arrivals.as_mut() {
-            final_backlog += censor_unserved(a, shared.start, end, &mut unserved);
+        // Open loop: the queued events' waiting times at the end, as censored latencies.
+        if let Some(a) = s.arrivals.take() {
+            let mut unserved = LatencyHistogram::new();
+            s.part.final_backlog += censor_unserved(&a, shared.start, end, &mut unserved);
+            s.part.unserved.add(&unserved);
         }
+        measured.merge(&s.part);
     }
-    max_backlog = max_backlog.max(final_backlog);
-    clients.sort_by_key(|&(i, _)| i);
+    measured.fatal_errors.extend(fatal_errors);
     // The measured time ends at the deadline (or the last event past it), at a stop that came
     // before it (Ctrl-C, a fatal error: the time clients spent stopping is not measured), or
     // with the last event of an event-bounded run.
@@ -834,75 +929,11 @@ pub async fn run(
         Some(c) if shared.event_limit.is_none() => last_end.unwrap_or(end).max(c).min(end),
         _ => last_end.unwrap_or(end),
     };
-    let duration_s = measured_end
-        .saturating_duration_since(measure_start)
+    measured.duration_s = measured_end
+        .saturating_duration_since(shared.measure_start)
         .as_secs_f64();
-    let rate = schedule.rate().map(|target_rate| RateReport {
-        target_rate,
-        achieved_rate: if duration_s > 0.0 {
-            total.events as f64 / duration_s
-        } else {
-            0.0
-        },
-        final_backlog,
-        max_backlog,
-        service_time_ms: LatencySummary::from_histogram(&total.service),
-        latency_incl_unserved_ms: Some(LatencySummary::from_histogram(&{
-            let mut all = total.latency.clone();
-            all.add(&unserved);
-            all
-        })),
-    });
-    Ok(Some(RunOutcome {
-        measurements: Measurements {
-            threads,
-            key_distribution: o.key_distribution(),
-            duration_s,
-            transactions: total.events,
-            queries: total.queries,
-            ignored_errors: total.ignored_errors,
-            reconnects: total.reconnects,
-            fatal_errors,
-            latency: total.latency,
-            intervals: samples,
-            rate,
-            percentile: o.percentile,
-            interrupted,
-        },
-        server_version,
-        statements: statements.summaries(),
-        warnings,
-        clients: clients.into_iter().map(|(_, w)| w).collect(),
-        workers,
-        connect_ms,
-        latency_limit: o.latency_limit().map(|_| LatencyLimitReport {
-            limit_ms: o.latency_limit,
-            late: total.late,
-            skipped: total.skipped,
-        }),
-        schedule_lag: (schedule != ArrivalSchedule::Closed).then(|| ScheduleLag {
-            avg_ms: if total.events > 0 {
-                total.lag_sum_us as f64 / total.events as f64 / 1000.0
-            } else {
-                0.0
-            },
-            max_ms: total.lag_max_us as f64 / 1000.0,
-        }),
-        tries: (o.max_tries > 0).then(|| TriesReport {
-            max_tries: o.max_tries,
-            failures_detailed: o.failures_detailed,
-            retried: total.retried,
-            failed_serialization: total.failed[0],
-            failed_deadlock: total.failed[1],
-            failed_other: total.failed[2],
-        }),
-        connect_latency: ConnectLatency {
-            connections: connects.count(),
-            failed: connects_failed,
-            resumed: connects_resumed,
-            latency_ms: LatencySummary::from_histogram(&connects),
-        },
-    }))
+    measured.interrupted = interrupted;
+    measured
 }
 
 /// Stop abandoned clients' statements on the server (a statement merely slow would otherwise
@@ -1035,40 +1066,31 @@ fn due_not_started(arrivals: &Arrivals, start: Instant, now: Instant) -> u64 {
     n
 }
 
+/// The interval that ended at `at`: every worker's counts since the last one, merged (and
+/// reset), keyed by its end.
 fn collect_interval(
     stats: &[Arc<Mutex<WorkerStats>>],
     shared: &RunShared,
     len: Duration,
     at: Instant,
-    pct: f64,
-) -> IntervalSample {
-    let mut t = Tally::default();
+) -> IntervalCounts {
+    let mut t = EventCounts::default();
     let mut backlog = None;
     for s in stats {
         let mut s = s.lock().expect("worker stats lock");
-        t.add(&s.interval);
-        s.interval = Tally::default();
+        t.merge(&s.interval);
+        s.interval = EventCounts::default();
         if let Some(a) = s.arrivals.as_ref() {
             *backlog.get_or_insert(0) += due_not_started(a, shared.start, Instant::now());
         }
     }
-    let secs = len.as_secs_f64();
-    let ps = |n: u64| n as f64 / secs;
-    IntervalSample {
-        t_s: at
-            .saturating_duration_since(shared.measure_start)
-            .as_secs_f64(),
-        threads: shared.active_clients.load(Ordering::Relaxed),
-        tps: ps(t.events),
-        qps: ps(t.queries.total()),
-        reads_ps: ps(t.queries.read),
-        writes_ps: ps(t.queries.write),
-        other_ps: ps(t.queries.other),
-        latency_pct_ms: t.latency.percentile_us(pct) as f64 / 1000.0,
-        errors_ps: ps(t.ignored_errors),
-        reconnects_ps: ps(t.reconnects),
+    IntervalCounts::new(
+        at.saturating_duration_since(shared.measure_start),
+        len,
+        shared.active_clients.load(Ordering::Relaxed),
+        &t,
         backlog,
-    }
+    )
 }
 
 /// How long abandoned clients' threads are waited for once they are abandoned: a client's
@@ -1176,7 +1198,7 @@ async fn worker_main(
                             c
                         }
                         Err(e) => {
-                            s.connects_failed += 1;
+                            s.part.connects.failed += 1;
                             return Err((false, e));
                         }
                     }
@@ -1329,7 +1351,7 @@ async fn client_loop(
 ) -> ClientEnd {
     let (open_loop, slot) = {
         let s = stats.lock().expect("stats lock");
-        let slot = s.clients.iter().position(|&(i, _)| i == index);
+        let slot = s.part.clients.iter().position(|&(i, _)| i == index);
         (s.arrivals.is_some(), slot)
     };
     let mut fatal = None;
@@ -1373,7 +1395,7 @@ async fn client_loop(
         if skip {
             if measured {
                 let mut s = stats.lock().expect("stats lock");
-                s.total.skipped += 1;
+                s.part.total.skipped += 1;
                 s.interval.skipped += 1;
             }
             continue;
@@ -1457,41 +1479,42 @@ async fn client_loop(
             let mut guard = stats.lock().expect("stats lock");
             let s = &mut *guard;
             if let Some(kind) = failed {
-                for t in [&mut s.total, &mut s.interval] {
+                for t in [&mut s.part.total, &mut s.interval] {
                     t.ignored_errors += ignored;
                     t.reconnects += reconnects;
                     t.retried += u64::from(ignored > 0);
-                    t.failed[match kind {
-                        FailureKind::Serialization => 0,
-                        FailureKind::Deadlock => 1,
-                        FailureKind::Other => 2,
-                    }] += 1;
+                    *match kind {
+                        FailureKind::Serialization => &mut t.failed.serialization,
+                        FailureKind::Deadlock => &mut t.failed.deadlock,
+                        FailureKind::Other => &mut t.failed.other,
+                    } += 1;
                 }
             } else if result.is_ok() {
-                s.total.retried += u64::from(ignored > 0);
+                s.part.total.retried += u64::from(ignored > 0);
                 s.interval.retried += u64::from(ignored > 0);
                 if shared
                     .latency_limit
                     .is_some_and(|l| latency_us > l.as_micros() as u64)
                 {
-                    s.total.late += 1;
+                    s.part.total.late += 1;
                     s.interval.late += 1;
                 }
                 let lag_us = began.saturating_duration_since(intended).as_micros() as u64;
-                s.total.lag_sum_us += lag_us;
-                s.total.lag_max_us = s.total.lag_max_us.max(lag_us);
-                s.total
+                s.part.total.lag_sum_us += lag_us;
+                s.part.total.lag_max_us = s.part.total.lag_max_us.max(lag_us);
+                s.part
+                    .total
                     .record(&q.queries, ignored, reconnects, latency_us, service_us);
                 s.interval
                     .record(&q.queries, ignored, reconnects, latency_us, service_us);
-                s.statements.record_event(&q);
-                if let Some((_, work)) = slot.and_then(|k| s.clients.get_mut(k)) {
+                s.part.statements.record_event(&q);
+                if let Some((_, work)) = slot.and_then(|k| s.part.clients.get_mut(k)) {
                     work.events += 1;
                     work.busy_s += service_us as f64 / 1e6;
                 }
             } else {
                 // The failed event is not a transaction, but its retries and reconnects happened.
-                for t in [&mut s.total, &mut s.interval] {
+                for t in [&mut s.part.total, &mut s.interval] {
                     t.ignored_errors += ignored;
                     t.reconnects += reconnects;
                 }
@@ -1564,8 +1587,14 @@ mod tests {
         fn note(&self, _line: &str) {}
     }
 
+    /// What a test reads of a run: the OLTP measurements its kind made of it.
+    struct Ran {
+        measurements: dbrig_core::Measurements,
+        workers: u32,
+    }
+
     /// One run of `workload` against a mock URL with `options`.
-    fn run_on_mock(workload: &str, url: &str, options: RunOptions) -> RunOutcome {
+    fn run_on_mock(workload: &str, url: &str, options: RunOptions) -> Ran {
         let workload = crate::Workload::from_name(workload, Default::default()).unwrap();
         let spec = RunSpec {
             target: Target::parse(url).unwrap(),
@@ -1574,14 +1603,22 @@ mod tests {
             seed: 11,
             os_meter: None,
         };
-        tokio::runtime::Builder::new_multi_thread()
+        let out = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap()
             .block_on(run(&workload, &spec, Stopper::new(), &Quiet))
             .unwrap()
-            .expect("a run that was not stopped has an outcome")
+            .expect("a run that was not stopped has an outcome");
+        let workers = out.workers;
+        Ran {
+            measurements: workload
+                .trial_output(out, &spec)
+                .measurements
+                .expect("a client-driven kind's measurements"),
+            workers,
+        }
     }
 
     /// Rates are events over the measured interval alone (`--time` after the `--warmup`). One

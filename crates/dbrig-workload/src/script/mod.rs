@@ -948,6 +948,6 @@ mod profile {
             .block_on(run(&workload, &spec, Stopper::new(), &crate::kind::Quiet))
             .unwrap()
             .expect("not interrupted");
-        assert_eq!(outcome.measurements.transactions, events);
+        assert_eq!(outcome.measured.total.events, events);
     }
 }
