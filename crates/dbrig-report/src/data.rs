@@ -1283,6 +1283,7 @@ fn evidence_cells(cell: &StoredCell) -> Vec<(&'static str, String, Vec<TrialData
 #[cfg(test)]
 mod item_tests {
     use dbrig_core::results::QueryStatus;
+    use dbrig_store::testing::writer;
     use dbrig_store::{NewCell, NewRun, NewTrial, RunKind};
 
     use super::*;
@@ -1331,7 +1332,7 @@ mod item_tests {
 
     /// [`tpch_run`], stored with the resolved plan `options`.
     fn tpch_run_with(store: &mut Store, options: &serde_json::Value) -> RunId {
-        let run = store
+        let run = writer(store)
             .begin_run(&NewRun {
                 kind: RunKind::Plan,
                 name: "items",
@@ -1344,7 +1345,7 @@ mod item_tests {
             })
             .unwrap();
         for (conf, speed) in [("A", 1.0), ("B", 2.0)] {
-            let cell = store
+            let cell = writer(store)
                 .ensure_cell(
                     run,
                     &NewCell {
@@ -1377,7 +1378,7 @@ mod item_tests {
                     ],
                     Some(100.0 * speed * jitter),
                 ));
-                store
+                writer(store)
                     .record_trial(
                         cell,
                         &NewTrial {
