@@ -13,7 +13,7 @@
 //! writes, all of its SQL) is the one today. [`Store`] is the handle everyone holds: it reads
 //! and never hands its backend out. Writing goes through [`StoreWriter`], which makes the
 //! checks every backend shares and is made only for `dbrig_exec`'s recorder (and, in test
-//! builds, [`testing`]).
+//! builds, `testing`).
 //!
 //! Contract: this crate depends on `dbrig-core` for the measured values and on its backends'
 //! clients; it must not depend on dbrig's database drivers, servers or workloads. Callers pass
