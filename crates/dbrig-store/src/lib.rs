@@ -37,7 +37,7 @@ pub use error::StoreError;
 pub use liveness::writer_alive;
 pub use model::{
     CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunKind, RunRow, RunStatus, TrialId,
-    TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
+    TrialJson, TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
 };
 pub use reader::ResultsReader;
 pub use sqlite::SCHEMA_VERSION;

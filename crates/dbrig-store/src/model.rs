@@ -151,6 +151,15 @@ impl From<ResultKind> for RunKind {
     }
 }
 
+/// A trial's typed result and environment as JSON values: made once by
+/// [`crate::StoreWriter`], which checks them for passwords, and stored by the backend as they
+/// are (a JSON value's keys in sorted order, as every version of dbrig stored them).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrialJson {
+    pub result: Option<serde_json::Value>,
+    pub environment: Option<serde_json::Value>,
+}
+
 /// A run about to start. Everything here is stored as given, so it must already be
 /// redacted: the store refuses URLs with a password other than `***`.
 #[derive(Debug, Clone)]

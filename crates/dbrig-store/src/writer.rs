@@ -63,7 +63,7 @@
 use std::time::SystemTime;
 
 use crate::error::StoreError;
-use crate::model::{CellId, NewCell, NewRun, NewTrial, RunId, RunStatus, TrialId};
+use crate::model::{CellId, NewCell, NewRun, NewTrial, RunId, RunStatus, TrialId, TrialJson};
 use crate::reader::ResultsReader;
 use crate::secret::{contains_unredacted_password, json_contains_unredacted_password};
 use crate::store::Store;
@@ -106,8 +106,14 @@ pub trait ResultsWriter: ResultsReader + Send {
     /// The cell of `run` with `cell.cell_key`, inserted if new.
     fn ensure_cell(&mut self, run: RunId, cell: &NewCell<'_>) -> Result<CellId>;
 
-    /// Record a trial and its interval samples in one transaction.
-    fn record_trial(&mut self, cell: CellId, trial: &NewTrial<'_>) -> Result<TrialId>;
+    /// Record a trial and its interval samples in one transaction; its result and
+    /// environment are stored as `json` has them.
+    fn record_trial(
+        &mut self,
+        cell: CellId,
+        trial: &NewTrial<'_>,
+        json: &TrialJson,
+    ) -> Result<TrialId>;
 }
 
 /// The one way to write runs, cells and trials (see the module's documentation for who may
@@ -228,17 +234,21 @@ impl<'a> StoreWriter<'a> {
             "the trial's reason",
             trial.reason.is_some_and(contains_unredacted_password),
         )?;
+        let json = TrialJson {
+            result: trial.result.map(to_json_value),
+            environment: trial.environment.map(to_json_value),
+        };
         self.refuse_secret(
             "the trial's result",
-            trial
-                .result
-                .is_some_and(|r| json_contains_unredacted_password(&to_json_value(r))),
+            json.result
+                .as_ref()
+                .is_some_and(json_contains_unredacted_password),
         )?;
         self.refuse_secret(
             "the trial's environment",
-            trial
-                .environment
-                .is_some_and(|e| json_contains_unredacted_password(&to_json_value(e))),
+            json.environment
+                .as_ref()
+                .is_some_and(json_contains_unredacted_password),
         )?;
         if let Some(m) = trial.measurements {
             self.refuse_secret(
@@ -248,7 +258,7 @@ impl<'a> StoreWriter<'a> {
                     .any(|e| contains_unredacted_password(e)),
             )?;
         }
-        self.store.backend_mut().record_trial(cell, trial)
+        self.store.backend_mut().record_trial(cell, trial, &json)
     }
 }
 

@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use crate::error::StoreError;
 use crate::liveness::writer_alive;
 use crate::model::{
-    CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunRow, RunStatus, TrialId,
+    CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunRow, RunStatus, TrialId, TrialJson,
     TrialMeasurements, TrialRow,
 };
 use crate::reader::ResultsReader;
@@ -587,15 +587,19 @@ impl ResultsWriter for SqliteBackend {
         Ok(id)
     }
 
-    fn record_trial(&mut self, cell: CellId, trial: &NewTrial<'_>) -> Result<TrialId> {
+    fn record_trial(
+        &mut self,
+        cell: CellId,
+        trial: &NewTrial<'_>,
+        json: &TrialJson,
+    ) -> Result<TrialId> {
         // Everything that can fail without the database is prepared before the transaction.
         let measured = trial
             .measurements
             .map(|m| MeasuredCols::new(m, &self.path))
             .transpose()?;
-        // Through a JSON value, as always: its keys in sorted order.
-        let result = trial.result.map(|r| to_json(&to_json_value(r)));
-        let environment = trial.environment.map(|e| to_json(&to_json_value(e)));
+        let result = json.result.as_ref().map(to_json);
+        let environment = json.environment.as_ref().map(to_json);
         let started_at = format_rfc3339(trial.started_at);
         let finished_at = format_rfc3339(trial.finished_at);
 
@@ -834,10 +838,6 @@ fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes to JSON")
 }
 
-fn to_json_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
-    serde_json::to_value(value).expect("plain data serializes to JSON")
-}
-
 const RUN_COLS: &str = "id, kind, name, status, error, started_at, finished_at, dbrig_version, \
                         command_line, options, host, plan_text, pid";
 
@@ -1018,6 +1018,15 @@ mod tests {
         (store, cell)
     }
 
+    /// Record through the backend, with the JSON values `StoreWriter` would make.
+    fn record(store: &mut SqliteBackend, cell: CellId, t: &NewTrial<'_>) -> Result<TrialId> {
+        let json = TrialJson {
+            result: t.result.map(|r| serde_json::to_value(r).unwrap()),
+            environment: t.environment.map(|e| serde_json::to_value(e).unwrap()),
+        };
+        store.record_trial(cell, t, &json)
+    }
+
     fn measured() -> Measurements {
         let mut latency = LatencyHistogram::new();
         latency.record_us(1000);
@@ -1067,15 +1076,15 @@ mod tests {
             ]
         }))
         .unwrap();
-        let with = store
-            .record_trial(
-                cell,
-                &NewTrial {
-                    environment: Some(&environment),
-                    ..new_trial(&m)
-                },
-            )
-            .unwrap();
+        let with = record(
+            &mut store,
+            cell,
+            &NewTrial {
+                environment: Some(&environment),
+                ..new_trial(&m)
+            },
+        )
+        .unwrap();
         let s = store.os_samples(with).unwrap();
         assert_eq!(s.len(), 2);
         // Time order, missing fields as zero / None.
@@ -1085,15 +1094,15 @@ mod tests {
         assert_eq!(s[1].cpu_iowait_pct, 1.5);
         assert_eq!(s[1].disk_write_bytes_per_s, 4096.0);
         assert_eq!(s[1].process_rss_bytes, Some(52_428_800));
-        let without = store
-            .record_trial(
-                cell,
-                &NewTrial {
-                    trial: 2,
-                    ..new_trial(&m)
-                },
-            )
-            .unwrap();
+        let without = record(
+            &mut store,
+            cell,
+            &NewTrial {
+                trial: 2,
+                ..new_trial(&m)
+            },
+        )
+        .unwrap();
         assert!(store.os_samples(without).unwrap().is_empty());
         assert!(matches!(
             store.os_samples(TrialId(9999)),
@@ -1114,7 +1123,7 @@ mod tests {
             .unwrap();
         let mut store = store;
         let m = measured();
-        let err = store.record_trial(cell, &new_trial(&m)).unwrap_err();
+        let err = record(&mut store, cell, &new_trial(&m)).unwrap_err();
         assert!(matches!(err, StoreError::Sqlite { .. }), "{err}");
         let count = |table: &str| -> i64 {
             store
@@ -1125,7 +1134,7 @@ mod tests {
         assert_eq!(count("trial"), 0);
         assert_eq!(count("interval_sample"), 0);
         store.conn.execute_batch("DROP TRIGGER fail_third").unwrap();
-        let id = store.record_trial(cell, &new_trial(&m)).unwrap();
+        let id = record(&mut store, cell, &new_trial(&m)).unwrap();
         assert_eq!(store.intervals(id).unwrap().len(), 3);
     }
 
@@ -1134,7 +1143,7 @@ mod tests {
         let (mut store, cell) = store_with_cell();
         let mut m = measured();
         m.transactions = u64::MAX;
-        let err = store.record_trial(cell, &new_trial(&m)).unwrap_err();
+        let err = record(&mut store, cell, &new_trial(&m)).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -1151,7 +1160,7 @@ mod tests {
     fn corrupt_rows_are_reported_as_corrupt() {
         let (mut store, cell) = store_with_cell();
         let m = measured();
-        let id = store.record_trial(cell, &new_trial(&m)).unwrap();
+        let id = record(&mut store, cell, &new_trial(&m)).unwrap();
         store
             .conn
             .execute(
