@@ -4,7 +4,9 @@
 use std::time::SystemTime;
 
 use dbrig_core::results::TrialEnvironment;
-use dbrig_store::{CellId, NewCell, NewRun, NewTrial, RunId, RunStatus, Store, TrialStatus};
+use dbrig_store::{
+    CellId, NewCell, NewRun, NewTrial, RunId, RunStatus, Store, StoreWriter, TrialStatus,
+};
 use dbrig_workload::TrialOutput;
 
 use crate::error::{Result, plan as plan_error};
@@ -158,7 +160,8 @@ pub struct TrialRecord {
     pub environment: TrialEnvironment,
 }
 
-/// The results database, written only through here.
+/// The results database, written only through here: the one holder of a [`StoreWriter`]
+/// (`writes_only_here` below keeps it so).
 pub struct Recorder {
     store: Store,
 }
@@ -175,6 +178,11 @@ impl Recorder {
 
     pub fn into_store(self) -> Store {
         self.store
+    }
+
+    /// The writer, for one write.
+    fn writer(&mut self) -> StoreWriter<'_> {
+        StoreWriter::for_recorder(&mut self.store)
     }
 
     /// Record the run as `running` with its cells, or with `resume` reopen the last run of
@@ -194,10 +202,10 @@ impl Recorder {
         };
         let run = match resumed {
             Some(id) => {
-                self.store.reopen_run(id)?;
+                self.writer().reopen_run(id)?;
                 id
             }
-            None => self.store.begin_run(&NewRun {
+            None => self.writer().begin_run(&NewRun {
                 kind: plan.kind,
                 name: &plan.name,
                 started_at: SystemTime::now(),
@@ -210,7 +218,7 @@ impl Recorder {
         };
         let mut cells = Vec::with_capacity(plan.cells.len());
         for c in &plan.cells {
-            cells.push(self.store.ensure_cell(
+            cells.push(self.writer().ensure_cell(
                 run,
                 &NewCell {
                     cell_key: &c.key,
@@ -228,7 +236,7 @@ impl Recorder {
     /// Replace the host facts stored with `run` (its busy processes are known only once its
     /// first trial is over).
     pub fn set_host(&mut self, run: RunId, host: &serde_json::Value) -> Result<()> {
-        Ok(self.store.set_run_host(run, host)?)
+        Ok(self.writer().set_run_host(run, host)?)
     }
 
     /// Whether trial `trial` of the cell with `cell_key` is already finished in `run`.
@@ -250,7 +258,7 @@ impl Recorder {
             ),
             None => (None, None, None),
         };
-        self.store.record_trial(
+        self.writer().record_trial(
             cell,
             &NewTrial {
                 trial: t.trial,
@@ -269,7 +277,7 @@ impl Recorder {
 
     /// Close the run.
     pub fn finish(&mut self, run: RunId, status: RunStatus, error: Option<&str>) -> Result<()> {
-        self.store.finish_run(run, status, error)?;
+        self.writer().finish_run(run, status, error)?;
         Ok(())
     }
 }
@@ -387,5 +395,82 @@ mod tests {
             )
         );
         assert_eq!(t.run_status(true, 3).0, RunStatus::Interrupted);
+    }
+
+    /// Every `.rs` file of the workspace's crates, relative to the workspace.
+    fn sources(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    sources(&path, root, out);
+                }
+            } else if name.ends_with(".rs") || name == "Cargo.toml" {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+
+    /// Only the store and this recorder write runs, cells and trials. The compiler keeps a
+    /// `Store` read-only (`dbrig_store`'s `writer.rs` shows it with `compile_fail` examples);
+    /// this walks the sources for the two doors to a `StoreWriter`: `for_recorder` is named
+    /// only here and in the store, `dbrig_store::testing` only in test code, and the
+    /// `test-support` features are turned on only by dev-dependencies (so a shipped build
+    /// has no `testing` at all).
+    #[test]
+    fn writes_only_here() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = root.canonicalize().unwrap();
+        let mut files = Vec::new();
+        sources(&root.join("crates"), &root, &mut files);
+        assert!(files.len() > 100, "walked {} files", files.len());
+        let mut wrong = Vec::new();
+        for (path, text) in &files {
+            let in_store = path.starts_with("crates/dbrig-store/");
+            if path.ends_with(".rs") {
+                if text.contains("for_recorder(")
+                    && !in_store
+                    && path != "crates/dbrig-exec/src/recorder.rs"
+                {
+                    wrong.push(format!("{path}: makes a StoreWriter"));
+                }
+                // Test code: a test or example folder, the report's fixtures (compiled only
+                // with `test-support`), or after a `#[cfg(test)]`.
+                let test_code = path.contains("/tests/")
+                    || path.contains("/examples/")
+                    || path == "crates/dbrig-report/src/fixture.rs";
+                // (inside a module: indented).
+                let in_test_module = |at: usize| {
+                    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                    text[..at].contains("#[cfg(test)]") && text[line_start..].starts_with(' ')
+                };
+                let mut uses = text.match_indices("dbrig_store::testing").map(|(at, _)| at);
+                if !in_store && !test_code && !uses.all(in_test_module) {
+                    wrong.push(format!("{path}: uses dbrig_store::testing outside tests"));
+                }
+            } else {
+                // Cargo.toml: `test-support` only as a feature of its own or in
+                // [dev-dependencies].
+                let mut section = "";
+                for line in text.lines() {
+                    let line = line.trim();
+                    if line.starts_with('[') {
+                        section = line;
+                    } else if line.contains("\"test-support\"")
+                        && !line.starts_with("test-support")
+                        && section != "[dev-dependencies]"
+                    {
+                        wrong.push(format!("{path}: turns test-support on in {section}"));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
     }
 }

@@ -1,5 +1,5 @@
-//! Fill a results database through the Store API, for `bench/report-scale` and for trying the
-//! reports by hand.
+//! Fill a results database through `dbrig_report::fixture` (test support), for
+//! `bench/report-scale` and for trying the reports by hand.
 //!
 //! Usage: fill_store PATH [demo | mixed | singles | scale CONFIGURATIONS WORKLOADS CLIENTS
 //! TRIALS INTERVALS] (default: scale 4 25 20 5 10, i.e. 2 000 cells × 5 trials). `mixed` is a

@@ -1294,6 +1294,7 @@ fn evidence_cells(cell: &StoredCell) -> Vec<(&'static str, String, Vec<TrialData
 #[cfg(test)]
 mod item_tests {
     use dbrig_core::results::QueryStatus;
+    use dbrig_store::testing::writer;
     use dbrig_store::{NewCell, NewRun, NewTrial, RunKind};
 
     use super::*;
@@ -1342,7 +1343,7 @@ mod item_tests {
 
     /// [`tpch_run`], stored with the resolved plan `options`.
     fn tpch_run_with(store: &mut Store, options: &serde_json::Value) -> RunId {
-        let run = store
+        let run = writer(store)
             .begin_run(&NewRun {
                 kind: RunKind::Plan,
                 name: "items",
@@ -1355,7 +1356,7 @@ mod item_tests {
             })
             .unwrap();
         for (conf, speed) in [("A", 1.0), ("B", 2.0)] {
-            let cell = store
+            let cell = writer(store)
                 .ensure_cell(
                     run,
                     &NewCell {
@@ -1388,7 +1389,7 @@ mod item_tests {
                     ],
                     Some(100.0 * speed * jitter),
                 ));
-                store
+                writer(store)
                     .record_trial(
                         cell,
                         &NewTrial {

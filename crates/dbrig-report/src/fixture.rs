@@ -1,6 +1,9 @@
 //! Results databases filled with made-up, fully deterministic measurements: the input of the
-//! snapshot tests and of `bench/report-scale`. Public (but hidden from the docs) so the
+//! snapshot tests and of `bench/report-scale`. Test support: compiled for this crate's tests
+//! and with its `test-support` feature (which only dev-dependencies turn on), so the
 //! integration tests and the `fill_store` example share one generator with the unit tests.
+//! It writes through `dbrig_store::testing`, which a shipped build does not have: only the
+//! recorder writes there.
 //!
 //! Runs are stored the way the executor stores them: every trial with its typed result, a
 //! single command as a one-cell run of its kind (a perfrun as two cells, `a` and `b`).
@@ -20,6 +23,7 @@ use dbrig_core::{
     ClientWork, IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements,
     QueryCounters, StatementLatency,
 };
+use dbrig_store::testing::writer;
 use dbrig_store::{
     CellId, NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, StoreError, TrialStatus,
 };
@@ -116,7 +120,7 @@ fn begin_kind(
         "cpu_governors": [],
         "busy_processes": [{"pid": 812, "name": "backup", "cpu_pct": 23.5}],
     });
-    store.begin_run(&NewRun {
+    writer(store).begin_run(&NewRun {
         kind,
         name,
         started_at: at(0),
@@ -160,7 +164,7 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
                 ("32", "10.11.6-MariaDB-wl86"),
             ] {
                 let key = format!("{conf}/{workload}/{clients}");
-                let cell = store.ensure_cell(
+                let cell = writer(store).ensure_cell(
                     run,
                     &NewCell {
                         cell_key: &key,
@@ -202,7 +206,7 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
                         ),
                         _ => (TrialStatus::Done, None, Some(&m)),
                     };
-                    store.record_trial(
+                    writer(store).record_trial(
                         cell,
                         &NewTrial {
                             trial: t as u32,
@@ -220,7 +224,7 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
                     // The failed attempt was repeated and succeeded (as --resume would).
                     if status == TrialStatus::Failed {
                         let m = measurements(clients, qps, lat, 10, 0.04);
-                        store.record_trial(
+                        writer(store).record_trial(
                             cell,
                             &NewTrial {
                                 trial: t as u32,
@@ -240,7 +244,7 @@ pub fn demo_run(store: &mut Store) -> Result<RunId, StoreError> {
             }
         }
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 
@@ -254,7 +258,7 @@ pub fn quick_run(
     speedup: f64,
     report: serde_json::Value,
 ) -> Result<RunId, StoreError> {
-    let run = store.begin_run(&NewRun {
+    let run = writer(store).begin_run(&NewRun {
         kind: RunKind::Plan,
         name: "sqlite-quick",
         started_at: at(0),
@@ -269,7 +273,7 @@ pub fn quick_run(
     for workload in ["oltp_point_select", "oltp_read_write"] {
         for clients in [1u32, 4] {
             for (conf, factor) in [("prepared", 1.0), ("text", speedup)] {
-                let cell = store.ensure_cell(
+                let cell = writer(store).ensure_cell(
                     run,
                     &NewCell {
                         cell_key: &format!("{conf}/{workload}/{clients}"),
@@ -283,7 +287,7 @@ pub fn quick_run(
                 for t in 0..trials {
                     let qps = 10_000.0 * f64::from(clients) * factor * JITTER[t % JITTER.len()];
                     let m = measurements(clients, qps, 0.1, 3, 0.01);
-                    store.record_trial(
+                    writer(store).record_trial(
                         cell,
                         &NewTrial {
                             trial: t as u32 + 1,
@@ -302,7 +306,7 @@ pub fn quick_run(
             }
         }
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 
@@ -314,7 +318,7 @@ pub fn single_run(store: &mut Store, name: &str, scale: f64) -> Result<RunId, St
     let mut clock = 10;
     for clients in [1u32, 8] {
         let key = format!("default/oltp_point_select/{clients}");
-        let cell = store.ensure_cell(
+        let cell = writer(store).ensure_cell(
             run,
             &NewCell {
                 cell_key: &key,
@@ -327,7 +331,7 @@ pub fn single_run(store: &mut Store, name: &str, scale: f64) -> Result<RunId, St
         )?;
         for (t, j) in JITTER.iter().enumerate() {
             let m = measurements(clients, 5000.0 * clients as f64 * scale * j, 0.2, 5, 0.02);
-            store.record_trial(
+            writer(store).record_trial(
                 cell,
                 &NewTrial {
                     trial: t as u32 + 1,
@@ -344,7 +348,7 @@ pub fn single_run(store: &mut Store, name: &str, scale: f64) -> Result<RunId, St
             clock += 12;
         }
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 
@@ -369,7 +373,7 @@ pub fn scale_run(
             for k in 0..configurations {
                 let conf = format!("conf{k}");
                 let key = format!("{conf}/{workload}/{count}");
-                let cell = store.ensure_cell(
+                let cell = writer(store).ensure_cell(
                     run,
                     &NewCell {
                         cell_key: &key,
@@ -387,7 +391,7 @@ pub fn scale_run(
                     let qps =
                         1000.0 * (1.0 + c as f64).sqrt() * (1.0 + 0.03 * k as f64) * (1.0 + noise);
                     let m = measurements(count, qps, 1.0 + c as f64 * 0.3, intervals, 0.03);
-                    store.record_trial(
+                    writer(store).record_trial(
                         cell,
                         &NewTrial {
                             trial: t as u32 + 1,
@@ -406,7 +410,7 @@ pub fn scale_run(
             }
         }
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 
@@ -871,7 +875,7 @@ fn new_cell(
         configuration.to_lowercase()
     );
     let name = label.unwrap_or(workload);
-    store.ensure_cell(
+    writer(store).ensure_cell(
         run,
         &NewCell {
             cell_key: &format!("{configuration}/{name}/{clients}"),
@@ -911,7 +915,7 @@ fn done(
     clock: &mut u64,
     m: &Measured<'_>,
 ) -> Result<(), StoreError> {
-    store.record_trial(
+    writer(store).record_trial(
         cell,
         &NewTrial {
             trial,
@@ -1007,7 +1011,7 @@ pub fn mixed_plan(store: &mut Store) -> Result<RunId, StoreError> {
         let r = TrialResult::Perfrun(perfrun_side(version, &target, 1.0 / speed, rnd));
         done(store, cell, 1, &mut clock, &Measured::result(version, &r))?;
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 
@@ -1040,7 +1044,7 @@ fn single(
     let run = begin_kind(store, kind, workload, None)?;
     let cell = new_cell(store, run, "default", workload, None, clients, None)?;
     done(store, cell, 1, clock, trial)?;
-    store.finish_run_at(run, RunStatus::Done, None, at(*clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(*clock))?;
     Ok(run)
 }
 
@@ -1116,7 +1120,7 @@ pub fn single_runs(store: &mut Store) -> Result<SingleRuns, StoreError> {
         let r = TrialResult::Perfrun(perfrun_side(version, &target, slow, rnd));
         done(store, cell, 1, &mut clock, &Measured::result(version, &r))?;
     }
-    store.finish_run_at(perfrun, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(perfrun, RunStatus::Done, None, at(clock))?;
     Ok(SingleRuns {
         oltp,
         micro,
@@ -1138,7 +1142,7 @@ pub fn explain_run(store: &mut Store) -> Result<RunId, StoreError> {
     let oltp = oltp_result(0.0);
     let mut clock = 10;
     for (conf, speed) in [("small", 1.0), ("large", 3.0)] {
-        let cell = store.ensure_cell(
+        let cell = writer(store).ensure_cell(
             run,
             &NewCell {
                 cell_key: conf,
@@ -1203,7 +1207,7 @@ pub fn explain_run(store: &mut Store) -> Result<RunId, StoreError> {
                 notes: Vec::new(),
                 switched_off: false,
             };
-            store.record_trial(
+            writer(store).record_trial(
                 cell,
                 &NewTrial {
                     trial: t as u32,
@@ -1223,7 +1227,7 @@ pub fn explain_run(store: &mut Store) -> Result<RunId, StoreError> {
             clock += 12;
         }
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 
@@ -1245,7 +1249,7 @@ pub fn engines_run(store: &mut Store) -> Result<RunId, StoreError> {
             } else {
                 "mysql://bench@127.0.0.1:3306/sbtest"
             };
-            let cell = store.ensure_cell(
+            let cell = writer(store).ensure_cell(
                 run,
                 &NewCell {
                     cell_key: &format!("{conf}/{clients}"),
@@ -1307,7 +1311,7 @@ pub fn engines_run(store: &mut Store) -> Result<RunId, StoreError> {
                     }),
                     ..TrialEvidence::default()
                 };
-                store.record_trial(
+                writer(store).record_trial(
                     cell,
                     &NewTrial {
                         trial: t as u32,
@@ -1329,7 +1333,7 @@ pub fn engines_run(store: &mut Store) -> Result<RunId, StoreError> {
             }
         }
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 
@@ -1433,7 +1437,7 @@ pub fn settings_run(
             },
         )?;
     }
-    store.finish_run_at(run, RunStatus::Done, None, at(clock))?;
+    writer(store).finish_run_at(run, RunStatus::Done, None, at(clock))?;
     Ok(run)
 }
 

@@ -23,6 +23,7 @@ pub mod data;
 pub mod error;
 pub mod export;
 pub mod figures;
+#[cfg(any(test, feature = "test-support"))]
 #[doc(hidden)]
 pub mod fixture;
 pub mod flame;

@@ -1,32 +1,46 @@
 //! dbrig-store: the results database.
 //!
-//! Owns the SQLite schema (versioned SQL files applied in order, tracked by
-//! `PRAGMA user_version`), the writes made as runs start, trials end and runs close, and the
-//! reads that reports and `--resume` are built from. A report can be rebuilt from this
-//! database alone, without any database server.
+//! Owns the schema, the writes made as runs start, trials end and runs close, and the reads
+//! that reports and `--resume` are built from. A report can be rebuilt from this database
+//! alone, without any database server.
 //!
-//! Model: a *run* (one dbrig invocation) has *cells* (configuration × workload × clients,
-//! identified by a caller-computed `cell_key`), and a cell has *trials* (one measurement
-//! each, with its latency histogram and interval samples).
+//! Model (`model.rs`, the same for every backend): a *run* (one dbrig invocation) has *cells*
+//! (configuration × workload × clients, identified by a caller-computed `cell_key`), and a cell
+//! has *trials* (one measurement each, with its latency histogram and interval samples).
 //!
-//! Contract: this crate depends on `dbrig-core` for the measured values and on SQLite; it must
-//! not depend on database drivers, servers or workloads. Callers pass connection targets and
-//! command lines already redacted; the store never sees a password, and refuses any URL with a
-//! password other than `***` ([`StoreError::UnredactedSecret`]) in case a caller forgot.
+//! Shape: [`ResultsReader`] is what is read, [`ResultsWriter`] what is written; a backend
+//! implements both, SQLite's (`sqlite/`, the embedded default: its migrations, queries and
+//! writes, all of its SQL) is the one today. [`Store`] is the handle everyone holds: it reads
+//! and never hands its backend out. Writing goes through [`StoreWriter`], which makes the
+//! checks every backend shares and is made only for `dbrig_exec`'s recorder (and, in test
+//! builds, `testing`).
+//!
+//! Contract: this crate depends on `dbrig-core` for the measured values and on its backends'
+//! clients; it must not depend on dbrig's database drivers, servers or workloads. Callers pass
+//! connection targets and command lines already redacted; the store never sees a password, and
+//! refuses any URL with a password other than `***` ([`StoreError::UnredactedSecret`]) in case
+//! a caller forgot.
 
 mod error;
-mod legacy;
-mod migrate;
+mod liveness;
 mod model;
+mod reader;
 mod secret;
+mod sqlite;
 mod store;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 mod time;
+mod writer;
 
 pub use error::StoreError;
-pub use migrate::SCHEMA_VERSION;
+pub use liveness::writer_alive;
 pub use model::{
     CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunKind, RunRow, RunStatus, TrialId,
-    TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
+    TrialJson, TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
 };
+pub use reader::ResultsReader;
+pub use sqlite::SCHEMA_VERSION;
 pub use store::Store;
 pub use time::{format_rfc3339, parse_rfc3339};
+pub use writer::{ResultsWriter, StoreWriter};

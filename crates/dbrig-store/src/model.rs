@@ -1,4 +1,5 @@
-//! What the store takes in and hands back.
+//! What the store takes in and hands back, the same for every backend (each backend maps
+//! these to its columns: SQLite's in `sqlite/columns.rs`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -7,7 +8,6 @@ use std::time::SystemTime;
 use dbrig_core::measure::RateReport;
 use dbrig_core::results::{ResultKind, TrialEnvironment, TrialResult};
 use dbrig_core::{KeyDistribution, LatencySummary, Measurements, QueryCounters};
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
 
 macro_rules! id_type {
@@ -20,18 +20,6 @@ macro_rules! id_type {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 self.0.fmt(f)
-            }
-        }
-
-        impl ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                self.0.to_sql()
-            }
-        }
-
-        impl FromSql for $name {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                i64::column_result(value).map($name)
             }
         }
     };
@@ -82,21 +70,6 @@ macro_rules! text_enum {
                     $($text => Ok($name::$variant),)+
                     _ => Err(UnknownValue(s.to_owned())),
                 }
-            }
-        }
-
-        impl ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                Ok(ToSqlOutput::from(self.as_str()))
-            }
-        }
-
-        impl FromSql for $name {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                value
-                    .as_str()?
-                    .parse()
-                    .map_err(|e: UnknownValue| FromSqlError::Other(Box::new(e)))
             }
         }
     };
@@ -176,6 +149,15 @@ impl From<ResultKind> for RunKind {
             ResultKind::SqlBench => RunKind::Plan,
         }
     }
+}
+
+/// A trial's typed result and environment as JSON values: made once by
+/// [`crate::StoreWriter`], which checks them for passwords, and stored by the backend as they
+/// are (a JSON value's keys in sorted order, as every version of dbrig stored them).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrialJson {
+    pub result: Option<serde_json::Value>,
+    pub environment: Option<serde_json::Value>,
 }
 
 /// A run about to start. Everything here is stored as given, so it must already be
@@ -262,7 +244,8 @@ pub struct CellRow {
 }
 
 /// A stored trial, with its measurements except the histogram and the interval samples
-/// (read those with [`crate::Store::histogram`] and [`crate::Store::intervals`]).
+/// (read those with [`crate::ResultsReader::histogram`] and
+/// [`crate::ResultsReader::intervals`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrialRow {
     pub id: TrialId,

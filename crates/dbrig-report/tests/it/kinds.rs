@@ -1,6 +1,6 @@
 //! Every kind in every format, in its own unit: a plan mixing OLTP, micro-benchmarks, TPC-H
-//! power and throughput tests and a perfrun (stored through `Store::record_trial` with typed
-//! results, as the executor stores them), and one run of each single command.
+//! power and throughput tests and a perfrun (stored through `dbrig_store::testing`'s writer
+//! with typed results, as the executor stores them), and one run of each single command.
 
 use std::path::Path;
 

@@ -3,13 +3,14 @@
 use std::time::UNIX_EPOCH;
 
 use dbrig_report::{fixture, write_html_report};
+use dbrig_store::testing::writer;
 use dbrig_store::{NewCell, NewRun, NewTrial, RunKind, Store, TrialStatus};
 
 #[test]
 fn page_of_a_running_run_with_an_empty_cell() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open_in_memory().unwrap();
-    let run = store
+    let run = writer(&mut store)
         .begin_run(&NewRun {
             kind: RunKind::Plan,
             name: "live",
@@ -26,7 +27,7 @@ fn page_of_a_running_run_with_an_empty_cell() {
     let err = write_html_report(&store, run, &path).unwrap_err();
     assert!(err.to_string().contains("no cells"), "{err}");
     let cell = |store: &mut Store, conf: &str| {
-        store
+        writer(store)
             .ensure_cell(
                 run,
                 &NewCell {
@@ -42,7 +43,7 @@ fn page_of_a_running_run_with_an_empty_cell() {
     };
     let a = cell(&mut store, "A");
     let m = fixture::measurements(4, 1000.0, 2.0, 3, 0.01);
-    store
+    writer(&mut store)
         .record_trial(
             a,
             &NewTrial {

@@ -6,6 +6,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use dbrig_core::results::{OsSample, OsSpan, PowerReport, QueryOutcome, QueryStatus, TrialResult};
 use dbrig_report::tpch::{Outcome, TpchReport, tpch_chart, tpch_table};
 use dbrig_report::{ReportData, fixture};
+use dbrig_store::testing::writer;
 use dbrig_store::{NewCell, NewRun, NewTrial, RunId, RunKind, RunStatus, Store, TrialStatus};
 
 use crate::assert_snapshot;
@@ -53,7 +54,7 @@ fn os_span(start_s: f64, user: f64) -> OsSpan {
 fn store_two_configurations() -> (Store, RunId) {
     let mut store = Store::open_in_memory().unwrap();
     let at = |s| UNIX_EPOCH + Duration::from_secs(1_700_000_000 + s);
-    let run = store
+    let run = writer(&mut store)
         .begin_run(&NewRun {
             kind: RunKind::Plan,
             name: "tpch-ab",
@@ -132,7 +133,7 @@ fn store_two_configurations() -> (Store, RunId) {
         r.os = Some(Box::new(os_span(k as f64, 10.0 * (k + 1) as f64)));
     }
     for (i, (conf, report)) in [("A", a), ("B", b)].into_iter().enumerate() {
-        let cell = store
+        let cell = writer(&mut store)
             .ensure_cell(
                 run,
                 &NewCell {
@@ -147,7 +148,7 @@ fn store_two_configurations() -> (Store, RunId) {
             .unwrap();
         let version = report.server_version.clone();
         let result = TrialResult::TpchPower(report);
-        store
+        writer(&mut store)
             .record_trial(
                 cell,
                 &NewTrial {
@@ -164,7 +165,7 @@ fn store_two_configurations() -> (Store, RunId) {
             )
             .unwrap();
     }
-    store
+    writer(&mut store)
         .finish_run_at(run, RunStatus::Done, None, at(60))
         .unwrap();
     (store, run)
@@ -310,7 +311,7 @@ fn single_runs_side_by_side_are_named_by_server_and_show_one_column() {
     let at = |s| UNIX_EPOCH + Duration::from_secs(1_700_000_000 + s);
     let mut runs = Vec::new();
     for (i, version) in ["10.11.19-MariaDB", "16.4"].into_iter().enumerate() {
-        let run = store
+        let run = writer(&mut store)
             .begin_run(&NewRun {
                 kind: RunKind::TpchPower,
                 name: "tpch power",
@@ -329,7 +330,7 @@ fn single_runs_side_by_side_are_named_by_server_and_show_one_column() {
                 .map(|q| fixture::step(q, 1_234_567 * (i as u64 + 1), QueryStatus::Ok))
                 .collect(),
         );
-        let cell = store
+        let cell = writer(&mut store)
             .ensure_cell(
                 run,
                 &NewCell {
@@ -342,7 +343,7 @@ fn single_runs_side_by_side_are_named_by_server_and_show_one_column() {
                 },
             )
             .unwrap();
-        store
+        writer(&mut store)
             .record_trial(
                 cell,
                 &NewTrial {

@@ -1,3 +1,4 @@
+use dbrig_store::testing::writer;
 use dbrig_store::{RunKind, RunStatus, SCHEMA_VERSION, Store, StoreError, parse_rfc3339};
 use serde_json::json;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -13,7 +14,9 @@ fn creates_a_new_file_and_reopens_it() {
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
         assert_eq!(store.latest_run_id().unwrap(), None);
         let run = begin(&mut store, RunKind::Oltp, "oltp_read_only");
-        store.finish_run(run, RunStatus::Done, None).unwrap();
+        writer(&mut store)
+            .finish_run(run, RunStatus::Done, None)
+            .unwrap();
         run
     };
     assert!(path.is_file());
@@ -44,7 +47,7 @@ fn run_lifecycle_is_recorded() {
     assert!(row.plan_text.unwrap().contains("oltp_read_only"));
     assert_eq!(row.pid, Some(std::process::id()));
 
-    store
+    writer(&mut store)
         .finish_run_at(run, RunStatus::Failed, Some("server did not start"), at(99))
         .unwrap();
     let row = store.run(run).unwrap();
@@ -54,7 +57,7 @@ fn run_lifecycle_is_recorded() {
 
     // Closing twice is a caller bug, and so is "finishing" as running.
     assert!(matches!(
-        store.finish_run(run, RunStatus::Done, None),
+        writer(&mut store).finish_run(run, RunStatus::Done, None),
         Err(StoreError::RunAlreadyFinished {
             status: RunStatus::Failed,
             ..
@@ -62,7 +65,7 @@ fn run_lifecycle_is_recorded() {
     ));
     let other = begin(&mut store, RunKind::Oltp, "x");
     assert!(matches!(
-        store.finish_run(other, RunStatus::Running, None),
+        writer(&mut store).finish_run(other, RunStatus::Running, None),
         Err(StoreError::NotAFinalStatus { .. })
     ));
     let runs = store.runs().unwrap();
@@ -78,12 +81,12 @@ fn missing_ids_are_reported() {
     assert!(matches!(err, StoreError::NoSuchRun { .. }), "{err}");
     assert!(err.to_string().contains("no run 42"), "{err}");
     assert!(matches!(
-        store.finish_run(missing, RunStatus::Done, None),
+        writer(&mut store).finish_run(missing, RunStatus::Done, None),
         Err(StoreError::NoSuchRun { .. })
     ));
     let options = json!({});
     assert!(matches!(
-        store.ensure_cell(
+        writer(&mut store).ensure_cell(
             missing,
             &dbrig_store::NewCell {
                 cell_key: "k",
@@ -136,7 +139,7 @@ fn ensure_cell_is_idempotent() {
     assert_eq!(store.cell(b).unwrap().clients, 16);
 
     // A key reused for a different specification is refused, not silently merged.
-    let err = store
+    let err = writer(&mut store)
         .ensure_cell(
             run,
             &dbrig_store::NewCell {
@@ -161,36 +164,20 @@ fn ensure_cell_is_idempotent() {
     );
 }
 
+/// A run stopped by a signal is closed `interrupted`; the process that owns it may still close
+/// it again (a `done` or `failed` run it may not).
 #[test]
-fn interrupted_runs_are_marked() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
-    // A dbrig that died: its runs stay `running`.
-    let (dead, closed) = {
-        let mut store = Store::open(&path).unwrap();
-        let dead = begin(&mut store, RunKind::Plan, "p");
-        let closed = begin(&mut store, RunKind::Oltp, "w");
-        store.finish_run(closed, RunStatus::Done, None).unwrap();
-        (dead, closed)
-    };
-    let mut store = Store::open(&path).unwrap();
-    let mine = begin(&mut store, RunKind::Plan, "p");
-    assert_eq!(store.mark_interrupted_runs().unwrap(), [dead]);
-    let row = store.run(dead).unwrap();
-    assert_eq!(row.status, RunStatus::Interrupted);
-    assert!(row.error.unwrap().contains("marked interrupted"));
-    assert_eq!(store.run(closed).unwrap().status, RunStatus::Done);
-    assert_eq!(store.run(mine).unwrap().status, RunStatus::Running);
-    // Nothing left to mark; a second call is a no-op.
-    assert!(store.mark_interrupted_runs().unwrap().is_empty());
-    // Once finished, this store's run is no longer protected, but it is not running either.
-    store
-        .finish_run(mine, RunStatus::Interrupted, Some("SIGTERM"))
+fn an_interrupted_run_may_still_be_closed() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = begin(&mut store, RunKind::Plan, "p");
+    writer(&mut store)
+        .finish_run(run, RunStatus::Interrupted, Some("SIGTERM"))
         .unwrap();
-    assert_eq!(store.run(mine).unwrap().status, RunStatus::Interrupted);
-    // An interrupted run may still be closed by the process that owns it.
-    store.finish_run(dead, RunStatus::Done, None).unwrap();
-    assert_eq!(store.run(dead).unwrap().status, RunStatus::Done);
+    assert_eq!(store.run(run).unwrap().status, RunStatus::Interrupted);
+    writer(&mut store)
+        .finish_run(run, RunStatus::Done, None)
+        .unwrap();
+    assert_eq!(store.run(run).unwrap().status, RunStatus::Done);
 }
 
 #[test]
@@ -271,5 +258,7 @@ fn opener_of_a_shared_file() {
     }
     let mut store = Store::open(std::path::Path::new(&path)).unwrap();
     let run = begin(&mut store, RunKind::Oltp, "race");
-    store.finish_run(run, RunStatus::Done, None).unwrap();
+    writer(&mut store)
+        .finish_run(run, RunStatus::Done, None)
+        .unwrap();
 }

@@ -12,6 +12,7 @@ use dbrig_core::measure::RateReport;
 use dbrig_core::{
     IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements, QueryCounters,
 };
+use dbrig_store::testing::writer;
 use dbrig_store::{CellId, NewCell, NewRun, NewTrial, RunId, RunKind, Store, TrialStatus};
 use serde_json::json;
 
@@ -29,7 +30,7 @@ pub fn begin(store: &mut Store, kind: RunKind, name: &str) -> RunId {
         name.to_owned(),
         "--target=mysql://bench:***@127.0.0.1/db".to_owned(),
     ];
-    store
+    writer(store)
         .begin_run(&NewRun {
             kind,
             name,
@@ -45,7 +46,7 @@ pub fn begin(store: &mut Store, kind: RunKind, name: &str) -> RunId {
 
 pub fn cell(store: &mut Store, run: RunId, key: &str, clients: u32) -> CellId {
     let options = json!({"tables": 4, "table_size": 10000});
-    store
+    writer(store)
         .ensure_cell(
             run,
             &NewCell {

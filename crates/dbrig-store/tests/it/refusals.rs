@@ -1,5 +1,6 @@
 use std::fs;
 
+use dbrig_store::testing::writer;
 use dbrig_store::{NewCell, NewRun, RunKind, SCHEMA_VERSION, Store, StoreError, TrialStatus};
 use serde_json::json;
 
@@ -61,7 +62,7 @@ fn refuses_unredacted_secrets() {
     let leaked = json!({"target": "postgres://bench:hunter2@db.example/bench"});
     let host = json!({});
     let argv = vec!["dbrig".to_owned()];
-    let err = store
+    let err = writer(&mut store)
         .begin_run(&NewRun {
             kind: RunKind::Oltp,
             name: "w",
@@ -80,7 +81,7 @@ fn refuses_unredacted_secrets() {
         "--target".to_owned(),
         "mysql://root:hunter2@h/db".to_owned(),
     ];
-    let err = store
+    let err = writer(&mut store)
         .begin_run(&NewRun {
             kind: RunKind::Oltp,
             name: "w",
@@ -96,7 +97,7 @@ fn refuses_unredacted_secrets() {
     assert!(store.runs().unwrap().is_empty(), "nothing was written");
 
     let run = begin(&mut store, RunKind::Oltp, "w");
-    let err = store
+    let err = writer(&mut store)
         .ensure_cell(
             run,
             &NewCell {
@@ -115,7 +116,7 @@ fn refuses_unredacted_secrets() {
     let c = cell(&mut store, run, "k", 1);
     let mut m = measurements();
     m.fatal_errors = vec!["cannot connect to mysql://root:hunter2@h/db".to_owned()];
-    let err = store
+    let err = writer(&mut store)
         .record_trial(c, &trial(1, TrialStatus::Done, Some(&m)))
         .unwrap_err();
     assert!(matches!(err, StoreError::UnredactedSecret { .. }), "{err}");

@@ -1,5 +1,6 @@
 use dbrig_core::Measurements;
 use dbrig_core::results::{HookOutput, OltpResult, TrialEnvironment, TrialResult};
+use dbrig_store::testing::writer;
 use dbrig_store::{RunKind, Store, StoreError, TrialStatus, parse_rfc3339};
 
 use crate::{at, begin, cell, measurements, trial};
@@ -55,7 +56,7 @@ fn a_trial_round_trips_every_field() {
         let mut t = trial(1, TrialStatus::Done, Some(&m));
         t.environment = Some(&environment);
         t.result = Some(&result);
-        (c, store.record_trial(c, &t).unwrap())
+        (c, writer(&mut store).record_trial(c, &t).unwrap())
     };
     // Read back through a fresh connection: only what was committed counts.
     let store = Store::open(&path).unwrap();
@@ -109,7 +110,7 @@ fn a_failed_trial_without_measurements() {
     let mut t = trial(1, TrialStatus::Failed, None);
     t.reason = Some("prepare failed: Table 'sbtest1' already exists");
     t.server_version = None;
-    let id = store.record_trial(c, &t).unwrap();
+    let id = writer(&mut store).record_trial(c, &t).unwrap();
     let row = store.trial(id).unwrap();
     assert_eq!(row.status, TrialStatus::Failed);
     assert_eq!(row.reason.as_deref(), t.reason);
@@ -138,7 +139,7 @@ fn empty_and_nan_measurements_survive() {
     let mut store = Store::open_in_memory().unwrap();
     let run = begin(&mut store, RunKind::Oltp, "w");
     let c = cell(&mut store, run, "k", 1);
-    let id = store
+    let id = writer(&mut store)
         .record_trial(c, &trial(1, TrialStatus::Interrupted, Some(&m)))
         .unwrap();
     let back = store.measurements(id).unwrap().unwrap();
@@ -156,13 +157,13 @@ fn trials_are_listed_in_order_and_never_duplicated() {
     let run = begin(&mut store, RunKind::Plan, "p");
     let c = cell(&mut store, run, "k", 4);
     let m = measurements();
-    store
+    writer(&mut store)
         .record_trial(c, &trial(2, TrialStatus::Done, Some(&m)))
         .unwrap();
-    store
+    writer(&mut store)
         .record_trial(c, &trial(1, TrialStatus::Failed, None))
         .unwrap();
-    store
+    writer(&mut store)
         .record_trial(c, &trial(1, TrialStatus::Done, Some(&m)))
         .unwrap();
     let order: Vec<(u32, TrialStatus)> = store
@@ -180,11 +181,11 @@ fn trials_are_listed_in_order_and_never_duplicated() {
         ]
     );
     // An invalid attempt is history beside the done one (resume redoes invalid trials)…
-    store
+    writer(&mut store)
         .record_trial(c, &trial(2, TrialStatus::Invalid, Some(&m)))
         .unwrap();
     // …but a second done result is refused.
-    let err = store
+    let err = writer(&mut store)
         .record_trial(c, &trial(2, TrialStatus::Done, Some(&m)))
         .unwrap_err();
     assert!(
@@ -194,7 +195,8 @@ fn trials_are_listed_in_order_and_never_duplicated() {
     // The refused write left nothing behind (no trial row, no intervals).
     assert_eq!(store.trials(c).unwrap().len(), 4);
     assert!(matches!(
-        store.record_trial(dbrig_store::CellId(999), &trial(1, TrialStatus::Done, None)),
+        writer(&mut store)
+            .record_trial(dbrig_store::CellId(999), &trial(1, TrialStatus::Done, None)),
         Err(StoreError::NoSuchCell { .. })
     ));
 }

@@ -13,13 +13,13 @@ type Convert = fn(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>;
 /// Migration `i` (0-based) takes the schema from version `i` to `i + 1`.
 /// Append only: released files are never edited.
 const MIGRATIONS: &[(&str, Option<Convert>)] = &[
-    (include_str!("../migrations/0001_initial.sql"), None),
+    (include_str!("migrations/0001_initial.sql"), None),
     (
-        include_str!("../migrations/0002_typed_results.sql"),
-        Some(crate::legacy::convert_v1),
+        include_str!("migrations/0002_typed_results.sql"),
+        Some(super::legacy::convert_v1),
     ),
     (
-        include_str!("../migrations/0003_invalid_trials_redone.sql"),
+        include_str!("migrations/0003_invalid_trials_redone.sql"),
         None,
     ),
 ];
@@ -36,7 +36,7 @@ pub(crate) const APPLICATION_ID: i64 = 0x6462_7267;
 /// Each step reads the version again under the write lock, so two dbrig processes opening a
 /// new file at once do not both apply the same migration.
 pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let sql = |source| crate::store::sql_error(path, source);
+    let sql = |source| super::sql_error(path, source);
     loop {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
