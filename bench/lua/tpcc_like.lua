@@ -128,8 +128,9 @@ function cmd_prepare()
   else
     local tries = 0
     while true do
+      local here = sysbench.sql.driver():name() == "pgsql" and "current_schema()" or "DATABASE()"
       local n = con:query_row("SELECT COUNT(*) FROM information_schema.tables " ..
-        "WHERE table_name = 'tl_ready'")
+        "WHERE table_name = 'tl_ready' AND table_schema = " .. here)
       if tonumber(n) > 0 then break end
       os.execute("sleep 0.2")
       tries = tries + 1

@@ -787,29 +787,20 @@ fn take(slot: &Slot) -> Result<Box<Connection>, DriverError> {
     })
 }
 
-/// Whether a text query returns rows (sysbench counts it a read then).
+/// Whether a text query returns rows (sysbench counts it a read then): its first word,
+/// compared without allocating (every `con:query()` asks).
 fn returns_rows(sql: &str) -> bool {
-    let word: String = sql
-        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .collect::<String>()
-        .to_ascii_uppercase();
-    matches!(
-        word.as_str(),
-        "SELECT"
-            | "SHOW"
-            | "WITH"
-            | "VALUES"
-            | "EXPLAIN"
-            | "DESCRIBE"
-            | "DESC"
-            | "TABLE"
-            | "PRAGMA"
-            | "ANALYZE"
-            | "CHECK"
-            | "CHECKSUM"
-    )
+    let rest = sql.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    let word = &rest[..end];
+    [
+        "SELECT", "SHOW", "WITH", "VALUES", "EXPLAIN", "DESCRIBE", "DESC", "TABLE", "PRAGMA",
+        "ANALYZE", "CHECK", "CHECKSUM",
+    ]
+    .iter()
+    .any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// `?` placeholders as PostgreSQL's `$1, $2…` (sysbench's pgsql driver does the same), outside
@@ -902,10 +893,10 @@ fn text_run(ctx: Arc<Ctx>, slot: Arc<Slot>, sql: String) -> Running {
             Err(e) => return Done::Failed(e),
         };
         let done = if returns_rows(&sql) {
-            match c.query_rows(&sql, &[], true).await {
+            match c.query_text(&sql).await {
                 Ok(rows) => {
                     ctx.count(StatementClass::Read);
-                    Done::Rows(Rows::from_driver(rows))
+                    Done::Rows(Rows::new(rows))
                 }
                 Err(e) => Done::Failed(e),
             }
@@ -1324,7 +1315,7 @@ async fn prepared_run(
         match c.execute_rows(stmt, values).await {
             Ok(rows) => {
                 ctx.timed(StatementClass::Read, kind, began);
-                Done::Rows(Rows::from_driver(rows))
+                Done::Rows(Rows::new(dbrig_driver::TextRows::from_rows(rows)))
             }
             Err(e) => Done::Failed(e),
         }
@@ -1361,57 +1352,56 @@ fn run_in_call<F: Future>(f: F) -> F::Output {
     }
 }
 
-/// A result set (`rs.nrows`, `rs.nfields`, `rs:fetch_row()`).
+/// A result set (`rs.nrows`, `rs.nfields`, `rs:fetch_row()`): its cells as the server's text.
 struct Rows {
-    nrows: u64,
-    nfields: usize,
-    rows: Vec<Vec<Option<String>>>,
-    /// usize::MAX: a prepared statement's result, whose rows dbrig reads and counts but does
-    /// not keep.
+    text: dbrig_driver::TextRows,
+    /// The next row `fetch_row()` returns.
     next: usize,
 }
 
 impl Rows {
-    fn from_driver(rows: dbrig_driver::Rows) -> Self {
-        let nfields = rows
-            .columns
-            .len()
-            .max(rows.rows.first().map_or(0, Vec::len));
-        Self {
-            nrows: rows.rows.len() as u64,
-            nfields,
-            rows: rows
-                .rows
-                .into_iter()
-                .map(|r| r.iter().map(Value::to_text).collect())
-                .collect(),
-            next: 0,
+    fn new(text: dbrig_driver::TextRows) -> Self {
+        Self { text, next: 0 }
+    }
+
+    /// Row `row` as the Lua table sysbench makes (NULL cells left out).
+    fn table(&self, lua: &Lua, row: usize) -> mlua::Result<Table> {
+        let t = lua.create_table_with_capacity(self.text.nfields, 0)?;
+        for (i, cell) in self.text.row(row).enumerate() {
+            if let Some(bytes) = cell {
+                t.raw_set(i + 1, lua.create_string(bytes)?)?;
+            }
         }
+        Ok(t)
     }
 }
 
 impl UserData for Rows {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("nrows", |_, this, ()| Ok(this.nrows as f64));
-        m.add_method("nfields", |_, this, ()| Ok(this.nfields));
+        m.add_method("nrows", |_, this, ()| Ok(this.text.nrows() as f64));
+        m.add_method("nfields", |_, this, ()| Ok(this.text.nfields));
         m.add_method_mut("fetch_row", |lua, this, ()| {
-            if this.next == usize::MAX {
-                return Err(mlua::Error::RuntimeError(
-                    "not supported: fetch_row() on a prepared statement's result in a script whose text (and the modules it loads at its top level) never names fetch_row: dbrig reads such a statement's rows only to count them"
-                        .into(),
-                ));
-            }
-            let Some(row) = this.rows.get(this.next) else {
+            if this.next >= this.text.nrows() {
                 return Ok(LuaValue::Nil);
-            };
-            this.next += 1;
-            let t = lua.create_table()?;
-            for (i, v) in row.iter().enumerate() {
-                if let Some(v) = v {
-                    t.set(i + 1, v.as_str())?;
-                }
             }
-            Ok(LuaValue::Table(t))
+            this.next += 1;
+            Ok(LuaValue::Table(this.table(lua, this.next - 1)?))
+        });
+        // `con:query_row()`: the first row's cells as values (nil for NULL), in one call.
+        m.add_method("first_row", |lua, this, ()| {
+            let mut out = mlua::MultiValue::with_capacity(this.text.nfields);
+            if this.text.nrows() == 0 {
+                // No row: one nil, as before.
+                out.push_back(LuaValue::Nil);
+                return Ok(out);
+            }
+            for cell in this.text.row(0) {
+                out.push_back(match cell {
+                    Some(bytes) => LuaValue::String(lua.create_string(bytes)?),
+                    None => LuaValue::Nil,
+                });
+            }
+            Ok(out)
         });
     }
 }

@@ -290,9 +290,7 @@ function Con:query_row(sql)
   local r, e = settle(self._c:query(sql))
   if e then raise(e, 2, self) end
   if r == nil then return nil end
-  local row = r:fetch_row()
-  if row == nil then return nil end
-  return unpack(row, 1, r:nfields())
+  return r:first_row()
 end
 function Con:prepare(sql)
   local s, e = self._c:prepare(sql)
