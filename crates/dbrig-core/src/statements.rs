@@ -23,12 +23,17 @@ pub struct EventTally {
     pub queries: QueryCounters,
     /// (statement kind, microseconds) in execution order, retried attempts included.
     pub statements: Vec<(&'static str, u64)>,
+    /// Errors the workload counted itself as ignored, apart from the runner's retries (a
+    /// sysbench script's `sb_counter_inc(tid, SB_CNT_ERROR)`, as its TPC-C suites do for an
+    /// intentional rollback).
+    pub ignored_errors: u64,
 }
 
 impl EventTally {
     pub fn clear(&mut self) {
         self.queries = QueryCounters::default();
         self.statements.clear();
+        self.ignored_errors = 0;
     }
 
     pub fn time(&mut self, kind: &'static str, us: u64) {

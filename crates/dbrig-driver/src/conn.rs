@@ -107,6 +107,57 @@ pub struct Rows {
     pub rows: Vec<Vec<Value>>,
 }
 
+/// A text query's first result as the server sent it: every cell its text (NULL: none),
+/// nothing parsed into numbers and written back, in one buffer. What a sysbench Lua script's
+/// result set hands the script (sysbench hands it the server's text).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextRows {
+    /// Cells per row.
+    pub nfields: usize,
+    /// Every cell, row after row: its bytes' range in `data`, or `None` for NULL.
+    pub cells: Vec<Option<std::ops::Range<usize>>>,
+    pub data: Vec<u8>,
+}
+
+impl TextRows {
+    pub fn nrows(&self) -> usize {
+        self.cells.len().checked_div(self.nfields).unwrap_or(0)
+    }
+
+    /// Row `row`'s cells, in column order.
+    pub fn row(&self, row: usize) -> impl Iterator<Item = Option<&[u8]>> {
+        let n = self.nfields;
+        self.cells
+            .get(row * n..(row + 1) * n)
+            .unwrap_or_default()
+            .iter()
+            .map(|c| c.clone().map(|r| &self.data[r]))
+    }
+
+    /// Rows a backend decoded into values, as text (`Value::to_text`).
+    pub fn from_rows(rows: Rows) -> Self {
+        let nfields = rows
+            .columns
+            .len()
+            .max(rows.rows.first().map_or(0, Vec::len));
+        let mut out = TextRows {
+            nfields,
+            ..TextRows::default()
+        };
+        for row in rows.rows {
+            for i in 0..nfields {
+                let cell = row.get(i).and_then(Value::to_text).map(|t| {
+                    let start = out.data.len();
+                    out.data.extend_from_slice(t.as_bytes());
+                    start..out.data.len()
+                });
+                out.cells.push(cell);
+            }
+        }
+        out
+    }
+}
+
 /// One statement of a pipeline ([`Connection::pipeline`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PipelineItem {
@@ -457,6 +508,20 @@ impl Connection {
     ) -> Result<Rows, DriverError> {
         bounded!(self, async {
             dispatch!(&mut self.backend, b => b.query_rows(sql, params, text).await)
+        })
+        .map_err(|e| e.with_statement(sql))
+    }
+
+    /// Run `sql` as a text query and return its first result set's cells as the server sent
+    /// them ([`TextRows`]); the lean MariaDB/MySQL client copies them straight from its
+    /// packets, the other backends' values are written as text.
+    pub async fn query_text(&mut self, sql: &str) -> Result<TextRows, DriverError> {
+        bounded!(self, async {
+            match &mut self.backend {
+                Backend::MysqlWire(b) => b.query_text(sql).await,
+                other => dispatch!(other, b => b.query_rows(sql, &[], true).await)
+                    .map(TextRows::from_rows),
+            }
         })
         .map_err(|e| e.with_statement(sql))
     }

@@ -36,7 +36,7 @@ pub use bulk::{
 pub use cancel::CancelHandle;
 pub use conn::{
     ConnectOptions, ConnectTimes, Connection, Outcome, OwnThread, PipelineItem, Rows, Statement,
-    TypedBulkFormat,
+    TextRows, TypedBulkFormat,
 };
 pub use dbrig_core::results::{AddressFamily, Protocol};
 pub use error::{DriverError, ErrorKind, ErrorPolicy, FailureKind};

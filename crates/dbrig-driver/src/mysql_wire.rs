@@ -35,7 +35,7 @@ use mysql_common::row::RowDeserializer;
 use mysql_common::value::ServerSide;
 
 use crate::cancel::{CancelHandle, Inner};
-use crate::conn::{ConnectOptions, Outcome, Rows};
+use crate::conn::{ConnectOptions, Outcome, Rows, TextRows};
 use crate::error::{DriverError, ErrorPolicy};
 use crate::mysql::{from_mysql, opts_for, server_error};
 use crate::mysql_auth::{AuthPath, WireTls};
@@ -123,6 +123,27 @@ fn lost(detail: impl std::fmt::Display) -> DriverError {
 }
 
 /// Read a length-encoded integer at the front of `buf`.
+/// A text-protocol row's `n` cells appended to `out`.
+fn text_cells(packet: &[u8], n: u64, out: &mut TextRows) -> Result<(), DriverError> {
+    let mut rest = packet;
+    for _ in 0..n {
+        if rest.first() == Some(&0xFB) {
+            rest = &rest[1..];
+            out.cells.push(None);
+            continue;
+        }
+        let len = usize::try_from(lenenc(&mut rest)?)
+            .ok()
+            .filter(|&l| l <= rest.len())
+            .ok_or_else(|| lost("malformed row: a cell runs past its packet"))?;
+        let start = out.data.len();
+        out.data.extend_from_slice(&rest[..len]);
+        out.cells.push(Some(start..start + len));
+        rest = &rest[len..];
+    }
+    Ok(())
+}
+
 fn lenenc(buf: &mut &[u8]) -> Result<u64, DriverError> {
     let bad = || lost("malformed length-encoded integer from the server");
     let (&first, rest) = buf.split_first().ok_or_else(bad)?;
@@ -571,6 +592,48 @@ impl WireConnection {
         let rows = rows?;
         closed?;
         Ok(rows)
+    }
+
+    /// A text query's first result set, its cells copied from the row packets as they are
+    /// (length-encoded strings, 0xFB for NULL): no column definition parsed, no value decoded.
+    pub(crate) async fn query_text(&mut self, sql: &str) -> Result<TextRows, DriverError> {
+        self.command(COM_QUERY, sql.as_bytes()).await?;
+        let mut out = TextRows::default();
+        let mut first_set = true;
+        loop {
+            let first = self.read_packet().await?;
+            let status = match first.first() {
+                Some(0x00) => parse_ok(&first)?.1,
+                Some(0xFF) => return Err(parse_err(&first, &self.policy)),
+                Some(0xFB) => return Err(self.refuse_local_infile().await),
+                _ => {
+                    let (n, definitions_follow) = self.column_count(&first)?;
+                    if definitions_follow {
+                        self.skip_column_definitions(n).await?;
+                    }
+                    if first_set {
+                        out.nfields = usize::try_from(n)
+                            .map_err(|_| lost("a result with more columns than memory"))?;
+                    }
+                    loop {
+                        let p = self.read_packet().await?;
+                        if p.first() == Some(&0xFF) {
+                            return Err(parse_err(&p, &self.policy));
+                        }
+                        if self.is_terminator(&p) {
+                            break self.terminator_status(&p)?;
+                        }
+                        if first_set {
+                            text_cells(&p, n, &mut out)?;
+                        }
+                    }
+                }
+            };
+            first_set = false;
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(out);
+            }
+        }
     }
 
     pub(crate) async fn query(

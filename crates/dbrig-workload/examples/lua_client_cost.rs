@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             queries += tally.queries.total();
             tally.clear();
         }
-        client.finish(&mut conn).await;
+        client.finish(&mut conn, &mut tally).await;
         println!("events {events} queries {queries} failed {failed}");
         Ok::<_, Box<dyn std::error::Error>>(())
     })

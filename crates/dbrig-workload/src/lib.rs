@@ -27,6 +27,7 @@ pub mod runner;
 pub mod script;
 pub mod sql;
 pub mod sqlbench;
+pub mod sysbench_bulk;
 mod tasks;
 pub mod tpch;
 
@@ -238,12 +239,13 @@ impl Client {
         matches!(self, Client::Lua(c) if c.stopped())
     }
 
-    /// The client's last act before its connection closes (a Lua script's `thread_done`);
-    /// an error it reports.
-    pub async fn finish(&mut self, conn: &mut Connection) -> Option<String> {
+    /// The client's last act before its connection closes (a Lua script's `thread_done`,
+    /// bulk_insert's last rows), its statements counted in `q`; an error it reports.
+    pub async fn finish(&mut self, conn: &mut Connection, q: &mut EventTally) -> Option<String> {
         match self {
-            Client::Oltp(_) | Client::Script(_) | Client::Connect(_) => None,
-            Client::Lua(c) => c.finish(conn).await,
+            Client::Oltp(c) => c.finish(conn, q).await,
+            Client::Script(_) | Client::Connect(_) => None,
+            Client::Lua(c) => c.finish(conn, q).await,
         }
     }
 

@@ -1449,6 +1449,11 @@ async fn client_loop(
             }
         };
         let end = Instant::now();
+        // What the workload counted as ignored errors itself (a script's intentional
+        // rollbacks), as sysbench adds them to the retries' count; a retried event is one that
+        // was restarted.
+        let restarted = ignored > 0;
+        ignored += q.ignored_errors;
         // `--reconnect N`: a new connection after every N events, between events (its set-up
         // is connect latency, not the events').
         events_run += 1;
@@ -1482,7 +1487,7 @@ async fn client_loop(
                 for t in [&mut s.part.total, &mut s.interval] {
                     t.ignored_errors += ignored;
                     t.reconnects += reconnects;
-                    t.retried += u64::from(ignored > 0);
+                    t.retried += u64::from(restarted);
                     *match kind {
                         FailureKind::Serialization => &mut t.failed.serialization,
                         FailureKind::Deadlock => &mut t.failed.deadlock,
@@ -1490,8 +1495,8 @@ async fn client_loop(
                     } += 1;
                 }
             } else if result.is_ok() {
-                s.part.total.retried += u64::from(ignored > 0);
-                s.interval.retried += u64::from(ignored > 0);
+                s.part.total.retried += u64::from(restarted);
+                s.interval.retried += u64::from(restarted);
                 if shared
                     .latency_limit
                     .is_some_and(|l| latency_us > l.as_micros() as u64)
@@ -1547,10 +1552,20 @@ async fn client_loop(
         // Its server is not answering: no goodbye, no script hook on the connection.
         return ClientEnd::Abandoned;
     }
-    if fatal.is_none()
-        && let Some(msg) = client.finish(&mut conn).await
-    {
-        fatal = Some(format!("client {index}: {msg}"));
+    if fatal.is_none() {
+        // The client's last statements (a bulk insert's last rows, a script's thread_done)
+        // count as sysbench counts them: queries of the run, in no event.
+        q.clear();
+        let r = client.finish(&mut conn, &mut q).await;
+        if Instant::now() >= shared.measure_start {
+            let mut s = stats.lock().expect("stats lock");
+            s.part.total.queries.add(&q.queries);
+            s.part.total.ignored_errors += q.ignored_errors;
+            s.part.statements.record_event(&q);
+        }
+        if let Some(msg) = r {
+            fatal = Some(format!("client {index}: {msg}"));
+        }
     }
     conn.close().await;
     match fatal {

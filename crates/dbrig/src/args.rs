@@ -215,6 +215,16 @@ impl EnvironmentArgs {
     }
 }
 
+/// A command a sysbench Lua script declares (`dbrig check FILE.lua`): its name, then the
+/// workload's arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ScriptCommandArgs {
+    /// The command's name in the script's `sysbench.cmdline.commands`.
+    pub command: String,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+}
+
 /// `run`, `prepare`, `cleanup`, `prewarm`: the workload (or plan) and everything about it,
 /// under headings in `-h` (the run's own first, then plan, run, connection, workload and
 /// environment options). Fields after a flattened section would take its heading: each

@@ -68,6 +68,10 @@ pub enum Command {
     /// A sysbench Lua script's prewarm command (`dbrig prewarm oltp_read_only.lua`): load its
     /// tables into the server's caches before a run.
     Prewarm(WorkloadArgs),
+    /// A command a sysbench Lua script declares in `sysbench.cmdline.commands` (a TPC-C
+    /// suite's `check`): `dbrig check FILE.lua` or `dbrig FILE.lua … check` becomes this.
+    #[command(hide = true, name = "script-command")]
+    Script(crate::args::ScriptCommandArgs),
     /// List the workloads and every option with its default.
     List(crate::args::ListArgs),
     /// Show host facts and what would distort a benchmark on this machine.
@@ -168,8 +172,36 @@ fn command_first(mut args: Vec<String>) -> Vec<String> {
     {
         let command = args.remove(i);
         args.insert(1, command);
+    } else if !known {
+        script_command(&mut args, last);
     }
     args
+}
+
+/// A command a sysbench Lua script declares in `sysbench.cmdline.commands` (a TPC-C suite's
+/// `check`), in dbrig's word order (`dbrig check FILE.lua …`) or sysbench's (`dbrig FILE.lua …
+/// check`), becomes `dbrig script-command NAME FILE.lua …`.
+fn script_command(args: &mut Vec<String>, last: Option<usize>) {
+    let Some(script) = args
+        .iter()
+        .skip(1)
+        .position(|a| !a.starts_with('-') && dbrig_workload::lua::is_script_name(a))
+        .map(|i| i + 1)
+    else {
+        return;
+    };
+    let word = if script == 1 { last } else { Some(1) };
+    let Some(word) = word.filter(|&i| i != script && !args[i].starts_with('-')) else {
+        return;
+    };
+    let Some(declared) = dbrig_workload::lua::declared_commands(&args[script]) else {
+        return;
+    };
+    if declared.iter().any(|c| *c == args[word]) {
+        let command = args.remove(word);
+        args.insert(1, "script-command".to_owned());
+        args.insert(2, command);
+    }
 }
 
 /// A sysbench Lua script's own options: with a `FILE.lua` workload, every `--NAME=VALUE`,

@@ -53,6 +53,7 @@ fn main() -> ExitCode {
             cli::Command::Run(a) => run_cmd::run(a, &argv).await,
             cli::Command::Cleanup(a) => run_cmd::cleanup(a).await,
             cli::Command::Prewarm(a) => run_cmd::prewarm(a).await,
+            cli::Command::Script(a) => run_cmd::script_command(a).await,
             cli::Command::List(a) => match a.script {
                 Some(f) => run_cmd::list_script(&f, a.format),
                 None => run_cmd::list(a.format),

@@ -253,6 +253,21 @@ pub async fn prewarm(args: WorkloadArgs) -> Result<ExitCode> {
     lua_command(l, "prewarm", &target, &args).await
 }
 
+/// `dbrig NAME FILE.lua`: a command the script declares in `sysbench.cmdline.commands`.
+pub async fn script_command(a: crate::args::ScriptCommandArgs) -> Result<ExitCode> {
+    let args = a.workload;
+    let target = resolve_target(&args.connection, &args.store)?;
+    let workload = workload_of(&args)?;
+    let Workload::Lua(l) = &workload else {
+        return Err(anyhow!(
+            "{} is a command of a sysbench Lua script (FILE.lua), not of {}",
+            a.command,
+            workload.name()
+        ));
+    };
+    lua_command(l, &a.command, &target, &args).await
+}
+
 async fn lua_command(
     l: &dbrig_workload::LuaWorkload,
     command: &str,

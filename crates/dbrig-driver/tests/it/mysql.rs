@@ -449,3 +449,46 @@ async fn point_select_rate() {
     c.execute_text(&format!("DROP TABLE {t}")).await.unwrap();
     c.close().await;
 }
+
+/// `query_text`: the lean client hands a text query's cells over as the server sent them
+/// (DECIMAL's digits, NULL as none, several rows and columns, a later result set dropped), the
+/// same as the full client's values written as text.
+#[tokio::test]
+async fn query_text_is_the_servers_text() {
+    let sql = "SELECT 1 AS a, CAST(0.20 AS DECIMAL(4,2)) AS b, NULL AS c, 'x\u{e9}y' AS d \
+               UNION ALL SELECT -7, 12.50, 'n', ''";
+    let mut lean = connect_lean().await;
+    let t = lean.query_text(sql).await.unwrap();
+    assert_eq!(t.nfields, 4);
+    assert_eq!(t.nrows(), 2);
+    let rows: Vec<Vec<Option<String>>> = (0..t.nrows())
+        .map(|r| {
+            t.row(r)
+                .map(|c| c.map(|b| String::from_utf8(b.to_vec()).unwrap()))
+                .collect()
+        })
+        .collect();
+    let s = |v: &str| Some(v.to_owned());
+    assert_eq!(
+        rows,
+        vec![
+            vec![s("1"), s("0.20"), None, s("x\u{e9}y")],
+            vec![s("-7"), s("12.50"), s("n"), s("")],
+        ]
+    );
+    let mut full = connect().await;
+    assert_eq!(full.query_text(sql).await.unwrap(), t);
+    // No rows: no cells; an error: the server's.
+    let none = lean
+        .query_text("SELECT 1 FROM DUAL WHERE 1 = 0")
+        .await
+        .unwrap();
+    assert_eq!((none.nfields, none.nrows()), (1, 0));
+    assert!(
+        lean.query_text("SELECT * FROM no_such_table_qt")
+            .await
+            .is_err()
+    );
+    lean.close().await;
+    full.close().await;
+}

@@ -15,6 +15,7 @@ use rand::Rng;
 
 use super::{SYSBENCH_DIRS, SYSBENCH_VERSION, Script};
 use crate::options::RunOptions;
+use crate::sysbench_bulk::BulkInsert;
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -146,6 +147,9 @@ pub struct Ctx {
     /// await leaves a finished future in a userdata whose Rust memory Lua's collector does
     /// not see (see `LuaClient::event`).
     pub awaited: std::sync::atomic::AtomicBool,
+    /// The script called `os.exit()`: where, as the error that ends this state's client,
+    /// command or hook (see [`install_exit`]).
+    pub exit: Mutex<Option<String>>,
 }
 
 impl Ctx {
@@ -164,6 +168,7 @@ impl Ctx {
             last_error: Mutex::new(None),
             pending: Mutex::new(None),
             awaited: std::sync::atomic::AtomicBool::new(false),
+            exit: Mutex::new(None),
         })
     }
 
@@ -320,8 +325,42 @@ fn install(
             Ok(true)
         })?,
     )?;
+    install_exit(lua, ctx)?;
     let raw = lua.create_table()?;
     raw.set("driver_name", driver_name(ctx.target.dialect()))?;
+    {
+        // `ffi.C.sb_counter_inc(tid, counter)` of a script's `require("ffi")` (prelude.lua):
+        // sysbench's per-thread counters, here the state's event tally.
+        let ctx = Arc::clone(ctx);
+        raw.set(
+            "counter_inc",
+            lua.create_function(move |_, counter: f64| {
+                let mut t = ctx.tally.lock().expect("tally");
+                match counter as i64 {
+                    0 => t.queries.count(StatementClass::Other),
+                    1 => t.queries.count(StatementClass::Read),
+                    2 => t.queries.count(StatementClass::Write),
+                    4 => t.ignored_errors += 1,
+                    3 => {
+                        return Err(mlua::Error::RuntimeError(
+                            "not supported: sb_counter_inc(SB_CNT_TRX): dbrig counts an event's transaction itself".into(),
+                        ));
+                    }
+                    5 => {
+                        return Err(mlua::Error::RuntimeError(
+                            "not supported: sb_counter_inc(SB_CNT_RECONNECT): dbrig counts the reconnects it makes".into(),
+                        ));
+                    }
+                    n => {
+                        return Err(mlua::Error::RuntimeError(format!(
+                            "sb_counter_inc: {n} is no sb_counter_type (SB_CNT_OTHER .. SB_CNT_RECONNECT)"
+                        )));
+                    }
+                }
+                Ok(())
+            })?,
+        )?;
+    }
     {
         let ctx = Arc::clone(ctx);
         raw.set(
@@ -403,6 +442,7 @@ fn install(
     // clients of oltp_point_select.lua over 10 s took 222 -> 259 MB peak RSS (the bench's
     // target is 250 MB) and gained no CPU (two runs each on a machine busy with builds: 76-77
     // against 82-84 µs of client CPU per query). Those states keep the mlua functions.
+    super::fast::ffi_loader(lua, &raw)?;
     if threads <= crate::runner::OWN_THREAD_CLIENTS {
         super::fast::install(lua, &raw, ctx)?;
     }
@@ -415,6 +455,49 @@ fn install(
     lua.set_named_registry_value("dbrig_report_json_close", close)?;
     let _ = run;
     Ok(())
+}
+
+/// `os.exit()`: sysbench ends its process there; a script cannot end dbrig. The call becomes
+/// an error naming the script's line, kept in the state's context, and every instruction the
+/// state runs after it raises it again, so a `pcall` around the call (TPC-C suites retry a
+/// transaction in `while not pcall(...)`) cannot carry on: the client, command or hook ends
+/// with that error and the trial fails.
+fn install_exit(lua: &Lua, ctx: &Arc<Ctx>) -> mlua::Result<()> {
+    let os: Table = lua.globals().get("os")?;
+    let ctx = Arc::clone(ctx);
+    os.set(
+        "exit",
+        lua.create_function(move |lua, args: mlua::Variadic<LuaValue>| {
+            let at = lua
+                .inspect_stack(1, |d| {
+                    let src = d.source().short_src.map(|s| s.into_owned());
+                    match (src, d.current_line()) {
+                        (Some(src), Some(line)) => format!("{src}:{line}"),
+                        (Some(src), None) => src,
+                        _ => "?".to_owned(),
+                    }
+                })
+                .unwrap_or_else(|| "?".to_owned());
+            let code = match args.first() {
+                None | Some(LuaValue::Nil) => String::new(),
+                Some(LuaValue::Boolean(b)) => b.to_string(),
+                Some(LuaValue::Integer(i)) => i.to_string(),
+                Some(LuaValue::Number(n)) => n.to_string(),
+                Some(LuaValue::String(s)) => s.to_string_lossy(),
+                Some(other) => other.type_name().to_owned(),
+            };
+            let msg = format!(
+                "{at}: os.exit({code}) called: a script cannot end dbrig (sysbench would have ended here); the trial fails"
+            );
+            *ctx.exit.lock().expect("exit") = Some(msg.clone());
+            let again = msg.clone();
+            lua.set_hook(
+                mlua::HookTriggers::new().every_nth_instruction(1),
+                move |_, _| Err(mlua::Error::RuntimeError(again.clone())),
+            )?;
+            Err::<(), _>(mlua::Error::RuntimeError(msg))
+        })?,
+    )
 }
 
 /// A script's output on stdout (a closed pipe ends nothing here: dbrig's own output reports
@@ -632,6 +715,29 @@ fn set_opts(lua: &Lua, script: &Script, threads: u32, run: &RunOptions) -> mlua:
     Ok(())
 }
 
+/// The names `sysbench.cmdline.commands` gives a function, in name order.
+pub fn commands(lua: &Lua) -> Vec<String> {
+    let found = || -> mlua::Result<Vec<String>> {
+        let sb: Table = lua.globals().get("sysbench")?;
+        let cmdline: Table = sb.get("cmdline")?;
+        let Some(cmds) = cmdline.get::<Option<Table>>("commands")? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for pair in cmds.pairs::<String, LuaValue>() {
+            let (name, entry) = pair?;
+            if let LuaValue::Table(t) = entry
+                && matches!(t.get::<LuaValue>(1)?, LuaValue::Function(_))
+            {
+                out.push(name);
+            }
+        }
+        out.sort();
+        Ok(out)
+    };
+    found().unwrap_or_default()
+}
+
 /// A command's function and whether it runs in every thread: `sysbench.cmdline.commands`
 /// first, else the global function of that name.
 pub fn command(lua: &Lua, name: &str) -> Result<(Option<Function>, bool), String> {
@@ -681,29 +787,20 @@ fn take(slot: &Slot) -> Result<Box<Connection>, DriverError> {
     })
 }
 
-/// Whether a text query returns rows (sysbench counts it a read then).
+/// Whether a text query returns rows (sysbench counts it a read then): its first word,
+/// compared without allocating (every `con:query()` asks).
 fn returns_rows(sql: &str) -> bool {
-    let word: String = sql
-        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .collect::<String>()
-        .to_ascii_uppercase();
-    matches!(
-        word.as_str(),
-        "SELECT"
-            | "SHOW"
-            | "WITH"
-            | "VALUES"
-            | "EXPLAIN"
-            | "DESCRIBE"
-            | "DESC"
-            | "TABLE"
-            | "PRAGMA"
-            | "ANALYZE"
-            | "CHECK"
-            | "CHECKSUM"
-    )
+    let rest = sql.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    let word = &rest[..end];
+    [
+        "SELECT", "SHOW", "WITH", "VALUES", "EXPLAIN", "DESCRIBE", "DESC", "TABLE", "PRAGMA",
+        "ANALYZE", "CHECK", "CHECKSUM",
+    ]
+    .iter()
+    .any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// `?` placeholders as PostgreSQL's `$1, $2…` (sysbench's pgsql driver does the same), outside
@@ -729,16 +826,6 @@ fn numbered(sql: &str) -> String {
     out
 }
 
-/// sysbench's bulk insert buffer size: a multi-row INSERT is sent when the next row would
-/// pass it.
-const BULK_BYTES: usize = 512 * 1024;
-
-struct Bulk {
-    head: usize,
-    buf: String,
-    rows: usize,
-}
-
 /// A script's connection (`con`).
 struct Con {
     ctx: Arc<Ctx>,
@@ -746,7 +833,7 @@ struct Con {
     /// Opened by the script (a second `drv:connect()`, a command's): closed by
     /// `disconnect`. The runner's connection is the runner's to close.
     owned: bool,
-    bulk: Mutex<Option<Bulk>>,
+    bulk: Mutex<Option<BulkInsert>>,
     /// Whether prepared statements that return rows keep them for `fetch_row()` (the script
     /// names fetch_row: see `Script::prepared_rows`).
     keep_rows: bool,
@@ -806,10 +893,10 @@ fn text_run(ctx: Arc<Ctx>, slot: Arc<Slot>, sql: String) -> Running {
             Err(e) => return Done::Failed(e),
         };
         let done = if returns_rows(&sql) {
-            match c.query_rows(&sql, &[], true).await {
+            match c.query_text(&sql).await {
                 Ok(rows) => {
                     ctx.count(StatementClass::Read);
-                    Done::Rows(Rows::from_driver(rows))
+                    Done::Rows(Rows::new(rows))
                 }
                 Err(e) => Done::Failed(e),
             }
@@ -830,13 +917,7 @@ fn text_run(ctx: Arc<Ctx>, slot: Arc<Slot>, sql: String) -> Running {
 /// The bulk insert's buffered INSERT, if it holds rows (the buffer is left with its head).
 fn take_bulk(con: &Con, last: bool) -> Option<String> {
     let mut b = con.bulk.lock().expect("bulk");
-    let bulk = b.as_mut()?;
-    let sql = (bulk.rows > 0).then(|| {
-        let sql = bulk.buf.clone();
-        bulk.buf.truncate(bulk.head);
-        bulk.rows = 0;
-        sql
-    });
+    let sql = b.as_mut().and_then(BulkInsert::take);
     if last {
         *b = None;
     }
@@ -901,38 +982,27 @@ impl UserData for Con {
         });
         m.add_method("bulk_insert_init", |lua, this, sql: String| {
             let r = flush(lua, this, true)?;
-            *this.bulk.lock().expect("bulk") = Some(Bulk {
-                head: sql.len(),
-                buf: sql,
-                rows: 0,
-            });
+            *this.bulk.lock().expect("bulk") = Some(BulkInsert::new(sql));
             Ok(r)
         });
         m.add_method("bulk_insert_next", |lua, this, row: mlua::String| {
             let row = row.to_str()?;
-            let full = {
-                let b = this.bulk.lock().expect("bulk");
-                let Some(bulk) = b.as_ref() else {
+            // The row joins the buffer; a full buffer goes out without it.
+            let full = match this.bulk.lock().expect("bulk").as_mut() {
+                Some(bulk) => bulk.push(&row),
+                None => {
                     return Err(mlua::Error::RuntimeError(
                         "bulk_insert_next() before bulk_insert_init()".into(),
                     ));
-                };
-                bulk.rows > 0 && bulk.buf.len() + row.len() + 2 > BULK_BYTES
-            };
-            // The row joins the buffer first; a full buffer goes out without it.
-            let r = if full {
-                flush(lua, this, false)?
-            } else {
-                (LuaValue::Nil, LuaValue::Nil)
-            };
-            if let Some(bulk) = this.bulk.lock().expect("bulk").as_mut() {
-                if bulk.rows > 0 {
-                    bulk.buf.push(',');
                 }
-                bulk.buf.push_str(&row);
-                bulk.rows += 1;
+            };
+            match full {
+                Some(sql) => {
+                    let run = text_run(Arc::clone(&this.ctx), Arc::clone(&this.slot), sql);
+                    start(lua, &this.ctx, "<bulk insert>", run)
+                }
+                None => Ok((LuaValue::Nil, LuaValue::Nil)),
             }
-            Ok(r)
         });
         m.add_method("bulk_insert_done", |lua, this, ()| flush(lua, this, true));
         m.add_async_method("reconnect", |lua, this, ()| async move {
@@ -1245,7 +1315,7 @@ async fn prepared_run(
         match c.execute_rows(stmt, values).await {
             Ok(rows) => {
                 ctx.timed(StatementClass::Read, kind, began);
-                Done::Rows(Rows::from_driver(rows))
+                Done::Rows(Rows::new(dbrig_driver::TextRows::from_rows(rows)))
             }
             Err(e) => Done::Failed(e),
         }
@@ -1282,57 +1352,56 @@ fn run_in_call<F: Future>(f: F) -> F::Output {
     }
 }
 
-/// A result set (`rs.nrows`, `rs.nfields`, `rs:fetch_row()`).
+/// A result set (`rs.nrows`, `rs.nfields`, `rs:fetch_row()`): its cells as the server's text.
 struct Rows {
-    nrows: u64,
-    nfields: usize,
-    rows: Vec<Vec<Option<String>>>,
-    /// usize::MAX: a prepared statement's result, whose rows dbrig reads and counts but does
-    /// not keep.
+    text: dbrig_driver::TextRows,
+    /// The next row `fetch_row()` returns.
     next: usize,
 }
 
 impl Rows {
-    fn from_driver(rows: dbrig_driver::Rows) -> Self {
-        let nfields = rows
-            .columns
-            .len()
-            .max(rows.rows.first().map_or(0, Vec::len));
-        Self {
-            nrows: rows.rows.len() as u64,
-            nfields,
-            rows: rows
-                .rows
-                .into_iter()
-                .map(|r| r.iter().map(Value::to_text).collect())
-                .collect(),
-            next: 0,
+    fn new(text: dbrig_driver::TextRows) -> Self {
+        Self { text, next: 0 }
+    }
+
+    /// Row `row` as the Lua table sysbench makes (NULL cells left out).
+    fn table(&self, lua: &Lua, row: usize) -> mlua::Result<Table> {
+        let t = lua.create_table_with_capacity(self.text.nfields, 0)?;
+        for (i, cell) in self.text.row(row).enumerate() {
+            if let Some(bytes) = cell {
+                t.raw_set(i + 1, lua.create_string(bytes)?)?;
+            }
         }
+        Ok(t)
     }
 }
 
 impl UserData for Rows {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("nrows", |_, this, ()| Ok(this.nrows as f64));
-        m.add_method("nfields", |_, this, ()| Ok(this.nfields));
+        m.add_method("nrows", |_, this, ()| Ok(this.text.nrows() as f64));
+        m.add_method("nfields", |_, this, ()| Ok(this.text.nfields));
         m.add_method_mut("fetch_row", |lua, this, ()| {
-            if this.next == usize::MAX {
-                return Err(mlua::Error::RuntimeError(
-                    "not supported: fetch_row() on a prepared statement's result in a script whose text (and the modules it loads at its top level) never names fetch_row: dbrig reads such a statement's rows only to count them"
-                        .into(),
-                ));
-            }
-            let Some(row) = this.rows.get(this.next) else {
+            if this.next >= this.text.nrows() {
                 return Ok(LuaValue::Nil);
-            };
-            this.next += 1;
-            let t = lua.create_table()?;
-            for (i, v) in row.iter().enumerate() {
-                if let Some(v) = v {
-                    t.set(i + 1, v.as_str())?;
-                }
             }
-            Ok(LuaValue::Table(t))
+            this.next += 1;
+            Ok(LuaValue::Table(this.table(lua, this.next - 1)?))
+        });
+        // `con:query_row()`: the first row's cells as values (nil for NULL), in one call.
+        m.add_method("first_row", |lua, this, ()| {
+            let mut out = mlua::MultiValue::with_capacity(this.text.nfields);
+            if this.text.nrows() == 0 {
+                // No row: one nil, as before.
+                out.push_back(LuaValue::Nil);
+                return Ok(out);
+            }
+            for cell in this.text.row(0) {
+                out.push_back(match cell {
+                    Some(bytes) => LuaValue::String(lua.create_string(bytes)?),
+                    None => LuaValue::Nil,
+                });
+            }
+            Ok(out)
         });
     }
 }

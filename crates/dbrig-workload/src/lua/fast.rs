@@ -28,14 +28,24 @@ const EXEC_NO_RESULT: f64 = -1.0;
 const EXEC_FAILED: f64 = -2.0;
 const EXEC_ELSEWHERE: f64 = -3.0;
 
-/// Hand the FFI half of the API to the prelude (in `raw`): LuaJIT's `ffi` library loader, the
-/// state's context and the functions' addresses.
-pub(super) fn install(lua: &Lua, raw: &Table, ctx: &Arc<Ctx>) -> mlua::Result<()> {
+/// Hand LuaJIT's `ffi` library loader to the prelude (`raw.open_ffi`), in every state: the
+/// prelude opens the library once per state, for its own calls below and for a script's
+/// `require("ffi")` (sysbench's scripts have LuaJIT's `ffi`; TPC-C suites `ffi.cdef` and call
+/// `usleep` and `sb_counter_inc` through it).
+pub(super) fn ffi_loader(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     // SAFETY: `luaopen_ffi` is LuaJIT's own loader of its `ffi` library, a `lua_CFunction`.
-    // It is unsafe only in what the library allows Lua code to do; only the prelude calls it,
-    // and it takes the library out of `package.loaded` so scripts see no `ffi` module.
+    // It is unsafe in what the library allows Lua code to do, which is what sysbench gives
+    // its scripts too: a script that uses `ffi` can do what C can, in dbrig as in sysbench.
+    // The prelude calls it at most once per state (a second call would replace the state's C
+    // type table under the cdata made with the first).
     let open = unsafe { lua.create_c_function(mlua::ffi::luaopen_ffi)? };
     raw.set("open_ffi", open)?;
+    Ok(())
+}
+
+/// Hand the FFI half of the API to the prelude (in `raw`): the state's context and the
+/// functions' addresses.
+pub(super) fn install(lua: &Lua, raw: &Table, ctx: &Arc<Ctx>) -> mlua::Result<()> {
     // The state keeps the context alive as long as it lives: the pointer the Lua half passes
     // to `rand_key` and `rand_string` stays valid for every call it can make.
     lua.set_app_data(Arc::clone(ctx));
@@ -62,8 +72,9 @@ fn fn_ptr(f: *const ()) -> LightUserData {
 /// C type: `double (*)(void *, int32_t, double, double)`.
 extern "C" fn rand_key(ctx: *const Ctx, which: i32, a: f64, b: f64) -> f64 {
     // SAFETY: `ctx` is the state's `ctx_ptr`: the state's app data holds an `Arc` of it for
-    // as long as the state lives, and only the prelude's functions call with it (scripts can
-    // reach neither the pointer nor the `ffi` library). Only shared references are made; the
+    // as long as the state lives, and only the prelude's functions call with it (scripts
+    // cannot reach the pointer, nor these functions: a script's `ffi` can do what C can, as in
+    // sysbench, but it is never handed them). Only shared references are made; the
     // random numbers are behind their mutex.
     let ctx = unsafe { &*ctx };
     catch_unwind(AssertUnwindSafe(|| {
@@ -181,6 +192,7 @@ mod tests {
             declared: Vec::new(),
             values: Vec::new(),
             prepared_rows: false,
+            commands: Vec::new(),
         };
         let run = RunOptions::default();
         let rand = api::Rand::new(
@@ -277,12 +289,19 @@ mod tests {
             .exec()
             .expect_err("no template");
         assert!(e.to_string().contains("nil"), "{e}");
-        // The FFI is the prelude's only.
-        let e = lua
-            .load("return require('ffi')")
-            .exec()
-            .expect_err("no ffi");
-        assert!(e.to_string().contains("module 'ffi' not found"), "{e}");
+        // Scripts have LuaJIT's ffi (sysbench's scripts do): the process's C functions and
+        // sysbench's counter enum, one library for `require` and the global `ffi`, in a state
+        // that runs the prelude's FFI calls and in one that does not.
+        for lua in [state(1), state_of(1, crate::runner::OWN_THREAD_CLIENTS + 1)] {
+            let n: f64 = lua
+                .load(
+                    "local f = require('ffi'); f.cdef('int abs(int);'); \
+                     assert(rawequal(f, ffi)); return f.C.abs(-3) + f.C.SB_CNT_ERROR",
+                )
+                .eval()
+                .expect("ffi");
+            assert_eq!(n, 7.0);
+        }
     }
 
     #[test]

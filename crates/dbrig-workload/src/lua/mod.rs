@@ -71,6 +71,9 @@ struct Script {
     /// scripts never read them, and decoding every range query's rows would cost each of
     /// their statements more than all the rest.
     prepared_rows: bool,
+    /// The commands the script declares in `sysbench.cmdline.commands` (a TPC-C suite's
+    /// `check`), in name order.
+    commands: Vec<String>,
 }
 
 /// A sysbench Lua script as a workload.
@@ -147,6 +150,7 @@ impl LuaWorkload {
             declared: Vec::new(),
             values,
             prepared_rows: false,
+            commands: Vec::new(),
         };
         // The declared options: the script's top level run once in a state of its own.
         let ctx = Ctx::new(
@@ -158,6 +162,7 @@ impl LuaWorkload {
         let lua = api::new_state(&script, &ctx, 0, 1, "run", &RunOptions::default())
             .map_err(|m| lua_error(&script.path, "loading", m))?;
         script.declared = api::declared(&lua).map_err(|m| lua_error(&script.path, "loading", m))?;
+        script.commands = api::commands(&lua);
         script.prepared_rows =
             script.source.contains("fetch_row") || api::modules_name(&lua, "fetch_row");
         for (name, _) in &script.values {
@@ -248,7 +253,10 @@ impl LuaWorkload {
 
     /// Run a command of the script (`prepare`, `cleanup`, `prewarm`, or a custom one) as
     /// sysbench does: `sysbench.cmdline.commands[NAME]` (in `threads` states when it is a
-    /// parallel command), else the global function NAME.
+    /// parallel command), else the global function NAME. A parallel command's states each run
+    /// on an OS thread of their own, as sysbench's threads do: one that blocks (a script's
+    /// `os.execute("sleep 30")`, `ffi.C.usleep` while it waits for the others' tables) holds
+    /// up no other.
     pub async fn command(
         &self,
         name: &str,
@@ -256,22 +264,8 @@ impl LuaWorkload {
         connect: &ConnectOptions,
         run: &RunOptions,
     ) -> Result<(), WorkloadError> {
-        let seed = run.resolved_seed();
         let threads = run.threads.max(1);
-        let state = |tid: u32| {
-            let ctx = Ctx::new(
-                target.clone(),
-                connect.clone(),
-                None,
-                rand(
-                    seed.wrapping_add(u64::from(tid) + 1),
-                    Some(run.key_distribution()),
-                ),
-            );
-            api::new_state(&self.script, &ctx, tid, threads, name, run)
-                .map_err(|m| lua_error(&self.script.path, name, m))
-        };
-        let lua = state(0)?;
+        let lua = command_state(&self.script, target, connect, run, 0, name)?;
         let (f, parallel) =
             api::command(&lua, name).map_err(|m| lua_error(&self.script.path, name, m))?;
         let Some(f) = f else {
@@ -283,20 +277,40 @@ impl LuaWorkload {
         if !parallel {
             return call_hook(&self.script.path, name, f.call_async::<LuaValue>(())).await;
         }
-        let mut calls = vec![(lua, f)];
-        for tid in 1..threads {
-            let lua = state(tid)?;
-            let (f, _) =
-                api::command(&lua, name).map_err(|m| lua_error(&self.script.path, name, m))?;
-            calls.push((lua, f.expect("the same script defines it")));
+        drop((f, lua));
+        let mut done = Vec::with_capacity(threads as usize);
+        for tid in 0..threads {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let script = Arc::clone(&self.script);
+            let (target, connect, run) = (target.clone(), connect.clone(), run.clone());
+            let command = name.to_owned();
+            let spawned = std::thread::Builder::new()
+                .name(format!("lua-{name}-{tid}"))
+                .spawn(move || {
+                    let _ = tx.send(command_thread(
+                        &script, &target, &connect, &run, tid, &command,
+                    ));
+                });
+            match spawned {
+                Ok(_) => done.push(rx),
+                Err(e) => {
+                    return Err(WorkloadError::InvalidOptions(format!(
+                        "{}: {name}: cannot start thread {tid} of {threads}: {e}",
+                        self.script.path.display()
+                    )));
+                }
+            }
         }
-        let results = futures_util::future::join_all(
-            calls
-                .iter()
-                .map(|(_, f)| call_hook(&self.script.path, name, f.call_async::<LuaValue>(()))),
-        )
-        .await;
-        results.into_iter().collect()
+        let results = futures_util::future::join_all(done).await;
+        results.into_iter().try_for_each(|r| {
+            r.unwrap_or_else(|_| {
+                Err(lua_error(
+                    &self.script.path,
+                    name,
+                    "its thread ended without an answer (it panicked)".into(),
+                ))
+            })
+        })
     }
 
     /// The name the registry keeps this script's prepare under (`lua:FILE.lua`).
@@ -631,6 +645,58 @@ impl Drop for Reporter<'_> {
     }
 }
 
+/// A state for a command: thread `tid` of `run.threads`, its random numbers seeded from the
+/// run's seed and the thread.
+fn command_state(
+    script: &Script,
+    target: &Target,
+    connect: &ConnectOptions,
+    run: &RunOptions,
+    tid: u32,
+    name: &str,
+) -> Result<Lua, WorkloadError> {
+    let seed = run.resolved_seed();
+    let ctx = Ctx::new(
+        target.clone(),
+        connect.clone(),
+        None,
+        rand(
+            seed.wrapping_add(u64::from(tid) + 1),
+            Some(run.key_distribution()),
+        ),
+    );
+    api::new_state(script, &ctx, tid, run.threads.max(1), name, run)
+        .map_err(|m| lua_error(&script.path, name, m))
+}
+
+/// Thread `tid` of a parallel command: its own state and a runtime of its own for its
+/// statements.
+fn command_thread(
+    script: &Script,
+    target: &Target,
+    connect: &ConnectOptions,
+    run: &RunOptions,
+    tid: u32,
+    name: &str,
+) -> Result<(), WorkloadError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            lua_error(
+                &script.path,
+                name,
+                format!("no runtime for thread {tid}: {e}"),
+            )
+        })?;
+    rt.block_on(async {
+        let lua = command_state(script, target, connect, run, tid, name)?;
+        let (f, _) = api::command(&lua, name).map_err(|m| lua_error(&script.path, name, m))?;
+        let f = f.ok_or_else(|| lua_error(&script.path, name, "the command is gone".into()))?;
+        call_hook(&script.path, name, f.call_async::<LuaValue>(())).await
+    })
+}
+
 /// What a script error becomes in a command or hook: the script, the hook, the message
 /// (which holds the line).
 fn lua_error(path: &Path, hook: &str, message: String) -> WorkloadError {
@@ -735,8 +801,15 @@ impl LuaClient {
         }
     }
 
+    /// The error that ends this client in `hook`: the script's `os.exit()` when it called it
+    /// (whatever error its `pcall`s made of it after), else `e`.
     fn hook_error(&self, hook: &str, e: mlua::Error) -> DriverError {
-        fatal(&self.script.path, hook, one_line(&e))
+        let exit = self.ctx.exit.lock().expect("exit").clone();
+        fatal(
+            &self.script.path,
+            hook,
+            exit.unwrap_or_else(|| one_line(&e)),
+        )
     }
 
     /// One event: the script's `event()`, restarted by the runner on a RESTART_EVENT error.
@@ -791,6 +864,10 @@ impl LuaClient {
         {
             let _ = self.lua.gc_step_kbytes(1);
         }
+        if self.ctx.exit.lock().expect("exit").is_some() {
+            self.events = None;
+            return Err(self.hook_error("event", mlua::Error::CoroutineUnresumable));
+        }
         match r {
             Ok(0) => Ok(()),
             Ok(2) => {
@@ -820,16 +897,22 @@ impl LuaClient {
         self.stopped
     }
 
-    /// After a restarted event: PostgreSQL keeps a failed transaction open until a rollback;
-    /// MariaDB/MySQL roll it back themselves (and sysbench sends nothing).
+    /// After a restarted event: PostgreSQL keeps a failed transaction open until a rollback,
+    /// and so does SQLite after a busy or locked error (its next BEGIN would fail "cannot
+    /// start a transaction within a transaction"); MariaDB/MySQL roll back a deadlocked
+    /// transaction themselves (and sysbench sends nothing). A ROLLBACK with no transaction
+    /// open is an error both ignore.
     pub async fn abort(&mut self, conn: &mut Connection) {
-        if conn.dialect() == dbrig_driver::Dialect::Postgres {
+        if matches!(
+            conn.dialect(),
+            dbrig_driver::Dialect::Postgres | dbrig_driver::Dialect::Sqlite
+        ) {
             let _ = conn.execute_text("ROLLBACK").await;
         }
     }
 
-    /// The client's last act: the script's `thread_done()`.
-    pub async fn finish(&mut self, conn: &mut Connection) -> Option<String> {
+    /// The client's last act: the script's `thread_done()`, its statements counted in `q`.
+    pub async fn finish(&mut self, conn: &mut Connection, q: &mut EventTally) -> Option<String> {
         let f = self.lua.globals().get::<Option<Function>>("thread_done");
         let Ok(Some(f)) = f else { return None };
         if self.placeholder.is_none() {
@@ -842,6 +925,7 @@ impl LuaClient {
         self.lend(conn);
         let r = f.call_async::<LuaValue>(self.index).await;
         self.take_back(conn);
+        std::mem::swap(&mut *self.ctx.tally.lock().expect("tally"), q);
         r.err()
             .map(|e| self.hook_error("thread_done", e).to_string())
     }
@@ -865,6 +949,17 @@ impl OptKind {
     fn check(&self, v: &str) -> Result<(), String> {
         api::convert_check(*self, v)
     }
+}
+
+/// The commands a script declares in `sysbench.cmdline.commands` (for the command line, which
+/// runs `dbrig NAME FILE.lua` / `dbrig FILE.lua … NAME` as that command).
+pub fn declared_commands(script: &str) -> Option<Vec<String>> {
+    let w = LuaWorkload::new(LuaOptions {
+        script: script.to_owned(),
+        script_options: Vec::new(),
+    })
+    .ok()?;
+    Some(w.script.commands.clone())
 }
 
 /// The declared option names of a script (for the command line, which routes `--NAME` to

@@ -25,10 +25,57 @@ end
 -- trace. Each falls back to the mlua function for what it does not take, so that values,
 -- coercions and errors stay what they were. Only states of runs with few clients have them
 -- (api.rs install): the others keep the mlua functions.
-local ffi = raw.open_ffi and raw.open_ffi()
+--
+-- LuaJIT's ffi library is opened once per state, when first wanted (by these calls or by the
+-- script): a second opening would replace the state's C type table. sysbench declares its
+-- counters' enum for scripts (`void sb_counter_inc(int, sb_counter_type)` is theirs to cdef).
+local open_ffi = raw.open_ffi
 raw.open_ffi = nil
--- Scripts do not see the library (a later require("ffi") fails as before).
-package.loaded.ffi = nil
+local ffi_lib
+local function ffi_library()
+  if ffi_lib == nil then
+    ffi_lib = open_ffi()
+    package.loaded.ffi = nil
+    ffi_lib.cdef[[
+typedef enum {
+  SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR, SB_CNT_RECONNECT,
+  SB_CNT_MAX
+} sb_counter_type;
+]]
+  end
+  return ffi_lib
+end
+local ffi = raw.fn_execute and ffi_library()
+
+-- A script's `require("ffi")` (and sysbench's global `ffi`): LuaJIT's library, whose `C`
+-- namespace has sysbench's `sb_counter_inc` (counted in the event's tally: SB_CNT_ERROR is an
+-- ignored error, as a TPC-C suite's intentional rollback is in sysbench) before the process's
+-- own C functions (`usleep`, …).
+local counter_inc = raw.counter_inc
+local script_ffi
+package.preload.ffi = function()
+  if script_ffi == nil then
+    local lib = ffi_library()
+    local own = {
+      sb_counter_inc = function(_, counter) counter_inc(tonumber(counter)) end,
+    }
+    local C = setmetatable({}, {
+      __index = function(_, name)
+        local f = own[name]
+        if f ~= nil then return f end
+        return lib.C[name]
+      end,
+    })
+    script_ffi = setmetatable({ C = C }, { __index = lib })
+  end
+  return script_ffi
+end
+-- sysbench's own Lua modules leave `ffi` global; here it is made on first use.
+setmetatable(_G, {
+  __index = function(_, name)
+    if name == "ffi" then return require("ffi") end
+  end,
+})
 
 local rand_string = raw.rand_string
 local bind_num, bind_str, bind_null, execute
@@ -243,9 +290,7 @@ function Con:query_row(sql)
   local r, e = settle(self._c:query(sql))
   if e then raise(e, 2, self) end
   if r == nil then return nil end
-  local row = r:fetch_row()
-  if row == nil then return nil end
-  return unpack(row, 1, r:nfields())
+  return r:first_row()
 end
 function Con:prepare(sql)
   local s, e = self._c:prepare(sql)

@@ -138,10 +138,6 @@ pub struct OltpOptions {
     #[arg(long, default_value_t = 20_000, value_parser = limits::parse::<limits::Rows>)]
     #[serde(deserialize_with = "limits::de::<limits::Rows, _>")]
     pub batch_size: u64,
-    /// bulk_insert: rows per multi-row INSERT (one event).
-    #[arg(long, default_value_t = 100, value_parser = limits::parse::<limits::PerStatement>)]
-    #[serde(deserialize_with = "limits::de::<limits::PerStatement, _>")]
-    pub bulk_rows: u32,
     /// prepare: parallel loaders (0 = one per table or per CPU, whichever is more); a table is split into ranges so even one
     /// table loads in parallel.
     #[arg(long, default_value_t = 0, value_parser = limits::parse::<limits::Loaders>)]

@@ -728,3 +728,121 @@ fn sysbench_lua_scripts_send_sysbenchs_statements_on_postgresql() {
         );
     }
 }
+
+/// sysbench's summary line `LABEL N`, as a number.
+fn sysbench_figure(stdout: &str, label: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(label))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {label} in sysbench's output:\n{stdout}"))
+}
+
+/// bulk_insert sends what sysbench's bulk_insert.lua sends: one row per event, `(n,n)`, in
+/// text INSERTs split at sysbench's 512 KB buffer, the last rows when the client ends; and it
+/// counts as sysbench counts (events = rows, one write per INSERT). It sent prepared 100-row
+/// INSERTs, 100 rows an event. 70 000 rows make two INSERTs, one of them full.
+#[test]
+fn bulk_insert_sends_sysbenchs_statements() {
+    let out = tempfile::tempdir().unwrap();
+    let server = LoggedServer::start(out.path(), "fidbulk");
+    let common = ["--target", &server.url, "--threads", "1"];
+    // The benchmark's statements (dbrig's own look at the table before a run, where its ids
+    // stand, is not one).
+    let inserts = |log: Vec<(String, String)>| -> Vec<(String, String)> {
+        log.into_iter()
+            .filter(|(c, s)| {
+                matches!(c.as_str(), "Query" | "Prepare" | "Execute")
+                    && s.contains("sbtest1")
+                    && !s.starts_with("CREATE")
+                    && !s.starts_with("SELECT")
+                    && !s.starts_with("SHOW")
+            })
+            .collect()
+    };
+    const ROWS: &str = "70000";
+    ok(dbrig(
+        out.path(),
+        &[&["prepare", "bulk_insert"][..], &common].concat(),
+    ));
+    server.clear_log();
+    let o = Command::new("sysbench")
+        .args([
+            "bulk_insert",
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={}", server.port),
+            "--mysql-user=root",
+            "--mysql-db=test",
+            &format!("--events={ROWS}"),
+            "--time=0",
+            "--threads=1",
+            "run",
+        ])
+        .output()
+        .expect("sysbench is installed (scripts/test installs it)");
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let theirs = inserts(server.log());
+    ok(dbrig(
+        out.path(),
+        &[&["cleanup", "bulk_insert"][..], &common].concat(),
+    ));
+    ok(dbrig(
+        out.path(),
+        &[&["prepare", "bulk_insert"][..], &common].concat(),
+    ));
+    server.clear_log();
+    let v = json(&ok(dbrig(
+        out.path(),
+        &[
+            &["run", "bulk_insert"][..],
+            &common,
+            &["--events", ROWS, "--time", "0", "--format", "json"],
+        ]
+        .concat(),
+    )));
+    let ours = inserts(server.log());
+    ok(dbrig(
+        out.path(),
+        &[&["cleanup", "bulk_insert"][..], &common].concat(),
+    ));
+    let summary = |l: &[(String, String)]| -> Vec<(String, usize, usize)> {
+        l.iter()
+            .map(|(c, s)| (c.clone(), s.len(), s.matches('(').count()))
+            .collect()
+    };
+    assert_eq!(summary(&theirs).len(), 2, "{:?}", summary(&theirs));
+    assert!(
+        summary(&ours) == summary(&theirs) && ours == theirs,
+        "(command, bytes, rows) of dbrig's statements, then sysbench's: {:?} {:?}",
+        summary(&ours),
+        summary(&theirs)
+    );
+    assert!(
+        theirs[0]
+            .1
+            .starts_with("INSERT INTO sbtest1 VALUES(1,1),(2,2),")
+    );
+    // Counted as sysbench counts: events are rows, each INSERT one write.
+    assert_eq!(
+        (
+            v["transactions"].as_u64().unwrap(),
+            v["queries"]["write"].as_u64().unwrap(),
+            v["queries"]["read"].as_u64().unwrap(),
+            v["queries"]["other"].as_u64().unwrap(),
+        ),
+        (
+            sysbench_figure(&stdout, "transactions:"),
+            sysbench_figure(&stdout, "write:"),
+            sysbench_figure(&stdout, "read:"),
+            sysbench_figure(&stdout, "other:"),
+        ),
+        "dbrig's (transactions, write, read, other), then sysbench's:\n{stdout}"
+    );
+}

@@ -476,3 +476,224 @@ fn api_gaps_on_postgresql() {
     let out = tempfile::tempdir().unwrap();
     api_gaps(&db.url(), out.path(), false);
 }
+
+const SUITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/lua/suite.lua");
+
+/// sysbench's summary as (read, write, other, transactions, ignored errors).
+fn sysbench_counts(stdout: &str) -> (u64, u64, u64, u64, u64) {
+    let figure = |label: &str| -> u64 {
+        stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {label} in sysbench's output:\n{stdout}"))
+    };
+    (
+        figure("read:"),
+        figure("write:"),
+        figure("other:"),
+        figure("transactions:"),
+        figure("ignored errors:"),
+    )
+}
+
+/// A suite written as third-party ones are (Percona's sysbench-tpcc the model) runs unchanged:
+/// `require("ffi")` with `ffi.cdef` of `usleep` and `sb_counter_inc`; a parallel prepare whose
+/// threads wait for each other's tables (`ffi.C.usleep`) while thread 0 spends 2 s in
+/// `os.execute("sleep 2")` (each thread its own OS thread, as in sysbench: the other's table
+/// is made meanwhile); its own `check` command in both word orders; and intentional rollbacks
+/// (`sb_counter_inc(tid, SB_CNT_ERROR)`) counted as sysbench counts them, the run's figures
+/// compared with sysbench's own run of the script.
+#[test]
+fn a_third_party_style_suite_runs_unchanged_as_sysbench_runs_it() {
+    let db = crate::mysql::TestDb::new("luasuite");
+    let out = tempfile::tempdir().unwrap();
+    let url = db.url();
+    let began = std::time::Instant::now();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "prepare",
+            SUITE,
+            "--target",
+            &url,
+            "--threads",
+            "2",
+            "--sleeper",
+            "2",
+        ],
+    ));
+    assert!(began.elapsed().as_secs_f64() >= 2.0, "{}", text(&o));
+    let o = ok(dbrig(
+        out.path(),
+        &["check", SUITE, "--target", &url, "--threads", "2"],
+    ));
+    let t = text(&o);
+    assert!(
+        t.contains("check: suite_acct1 consistent") && t.contains("check: suite_acct2 consistent"),
+        "{t}"
+    );
+    // sysbench's word order, the command last.
+    let o = ok(dbrig(
+        out.path(),
+        &[SUITE, "--target", &url, "--threads=2", "check"],
+    ));
+    assert!(
+        text(&o).contains("check: suite_acct2 consistent"),
+        "{}",
+        text(&o)
+    );
+
+    let v = run(
+        out.path(),
+        &url,
+        SUITE,
+        &["--events", "40", "--threads", "1"],
+    );
+    let (r, w, other, tx) = counts(&v);
+    let ignored = v["ignored_errors"].as_u64().unwrap();
+    // Every 4th event rolls back on purpose: 10 of 40.
+    assert_eq!(ignored, 10, "{v}");
+    let s = std::process::Command::new("sysbench")
+        .args([
+            SUITE,
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            "--mysql-user=root",
+            &format!("--mysql-db={}", db.0),
+            "--events=40",
+            "--time=0",
+            "--threads=1",
+            "run",
+        ])
+        .output()
+        .expect("sysbench is installed (scripts/test installs it)");
+    let stdout = String::from_utf8_lossy(&s.stdout).into_owned();
+    assert!(
+        s.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    assert_eq!(
+        (r, w, other, tx, ignored),
+        sysbench_counts(&stdout),
+        "dbrig's (read, write, other, transactions, ignored errors), then sysbench's"
+    );
+    ok(dbrig(
+        out.path(),
+        &["cleanup", SUITE, "--target", &url, "--threads", "2"],
+    ));
+}
+
+/// A script's `os.exit()` ends no dbrig (it ended it with exit 3, no message, the run left
+/// `abandoned`): the error names the script and the line, a `pcall` retry loop around it
+/// (as TPC-C suites retry a transaction) does not keep it going, the trial is stored as
+/// failed and the run as failed; in a command, the command fails with the line.
+#[test]
+fn os_exit_in_a_script_fails_the_trial_with_its_line() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path();
+    let url = format!("sqlite:{}", dir.join("exit.db").display());
+    let script = dir.join("exits.lua");
+    std::fs::write(
+        &script,
+        "function prepare()\n  os.exit()\nend\n\
+         function event()\n  while not pcall(function()\n    os.exit(3)\n  end) do end\nend\n",
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    let o = dbrig(
+        dir,
+        &[
+            "run", &script, "--target", &url, "--events", "5", "--time", "0",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let e = error_line(&o);
+    assert!(
+        e.contains("exits.lua: in event: ") && e.contains("exits.lua:6: os.exit(3) called"),
+        "{e}"
+    );
+    let store = dbrig_store::Store::open(&dir.join("results.db")).unwrap();
+    let id = store.latest_run_id().unwrap().expect("the run is stored");
+    let stored = store.run(id).unwrap();
+    assert_eq!(stored.status, dbrig_store::RunStatus::Failed, "{stored:?}");
+    let cell = store.cells(id).unwrap().remove(0);
+    let trial = store.trials(cell.id).unwrap().remove(0);
+    assert_eq!(trial.status, dbrig_store::TrialStatus::Failed);
+    assert!(
+        trial
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("exits.lua:6: os.exit(3) called"),
+        "{:?}",
+        trial.reason
+    );
+    let o = dbrig(dir, &["prepare", &script, "--target", &url]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let e = error_line(&o);
+    assert!(
+        e.contains("in prepare") && e.contains("exits.lua:2: os.exit() called"),
+        "{e}"
+    );
+}
+
+/// Two clients of a Lua script on SQLite that write in transactions: a busy error restarts
+/// the event after a ROLLBACK, so the next BEGIN starts a transaction (it failed "cannot
+/// start a transaction within a transaction" and the run died).
+#[test]
+fn lua_transactions_on_sqlite_with_two_clients_roll_back_before_retrying() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path();
+    let url = format!("sqlite:{}", dir.join("busy.db").display());
+    let script = dir.join("writers.lua");
+    std::fs::write(
+        &script,
+        r#"
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE writers (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+  for i = 1, 10 do con:query(string.format("INSERT INTO writers VALUES (%d, 0)", i)) end
+end
+function thread_init()
+  con = sysbench.sql.driver():connect()
+end
+-- A pause before a restart: on a busy machine the other client may hold the lock for a
+-- while, and dbrig gives up on an event after 1 000 restarts.
+local ffi = require("ffi")
+ffi.cdef("int usleep(unsigned int);")
+function sysbench.hooks.before_restart_event()
+  ffi.C.usleep(2000)
+end
+function event()
+  con:query("BEGIN")
+  local n = con:query_row("SELECT n FROM writers WHERE id = 1")
+  con:query(string.format("UPDATE writers SET n = %d WHERE id = 1", n + 1))
+  con:query(string.format("UPDATE writers SET n = n + 1 WHERE id = %d",
+    sysbench.rand.uniform(2, 10)))
+  con:query("COMMIT")
+end
+"#,
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    ok(dbrig(dir, &["prepare", &script, "--target", &url]));
+    let v = run(
+        dir,
+        &url,
+        &script,
+        &["--events", "400", "--threads", "2", "--workers", "2"],
+    );
+    assert_eq!(v["transactions"].as_u64(), Some(400), "{v}");
+    // The two clients met the lock: events restarted (after a ROLLBACK each).
+    assert!(v["ignored_errors"].as_u64().unwrap() > 0, "{v}");
+    // Each committed event added one to row 1.
+    let o = std::process::Command::new("sqlite3")
+        .arg(dir.join("busy.db"))
+        .arg("SELECT n FROM writers WHERE id = 1")
+        .output()
+        .expect("the sqlite3 shell");
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "400", "{v}");
+}

@@ -131,7 +131,9 @@ pub fn every_workload(target: &str, out: &Path) -> Vec<serde_json::Value> {
         let v = json(&o);
         assert_eq!(v["workload"], *w);
         assert_eq!(v["transactions"], 40, "{w}: {v}");
-        assert!(v["queries"]["total"].as_u64().unwrap() >= 40, "{w}: {v}");
+        // bulk_insert's 40 events are 40 rows: one INSERT per client holds them all.
+        let least = if *w == "bulk_insert" { 1 } else { 40 };
+        assert!(v["queries"]["total"].as_u64().unwrap() >= least, "{w}: {v}");
         assert_eq!(v["fatal_errors"].as_array().unwrap().len(), 0, "{w}: {v}");
         let mut cleanup = vec!["cleanup"];
         cleanup.extend(common);

@@ -48,10 +48,9 @@ k BETWEEN ? AND ?
 SELECT c FROM {table} WHERE id BETWEEN ? AND ?
 
 -- name: bulk_insert
-INSERT INTO {table} (id, k) VALUES {rows}
-
--- name: bulk_insert_row
-(?, ?)
+-- sysbench's bulk_insert.lua: its rows follow as text, `(id,id)` each, one per event
+-- (sysbench_bulk.rs).
+INSERT INTO {table} VALUES
 
 -- name: begin
 BEGIN
