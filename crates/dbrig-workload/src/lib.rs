@@ -203,7 +203,9 @@ impl Workload {
             Workload::Oltp(o) => Ok(Client::Oltp(
                 o.new_client(conn, index, threads, keys).await?,
             )),
-            Workload::Script(s) => Ok(Client::Script(s.new_client(conn, index, seed).await?)),
+            Workload::Script(s) => Ok(Client::Script(
+                s.new_client(conn, index, threads, seed).await?,
+            )),
             Workload::Lua(l) => Ok(Client::Lua(Box::new(
                 l.new_client(conn, index, threads, keys, seed).await?,
             ))),

@@ -363,10 +363,13 @@ impl ScriptWorkload {
         })
     }
 
+    /// Client `index` of `clients`, its random state drawn from the run's `seed` as pgbench
+    /// draws client `index`'s.
     pub async fn new_client(
         &self,
         conn: &mut Connection,
         index: u32,
+        clients: u32,
         seed: u64,
     ) -> Result<ScriptClient, DriverError> {
         let dialect = conn.dialect();
@@ -413,10 +416,21 @@ impl ScriptWorkload {
                 commands,
             });
         }
-        // pgbench's per-client random state comes from the run's seed; here each client's is
-        // the run seed mixed with its index, so a run's draws repeat with --rand-seed.
+        // pgbench.c's order: one base sequence seeded by the run's seed; client i's state is
+        // seeded by its i-th draw and `default_seed` is the draw after every client's, so a
+        // script run with pgbench's --random-seed draws what pgbench's client i draws.
+        let base_draw = |n: u32| {
+            let mut base = PgPrng::seed(seed);
+            (0..n).for_each(|_| {
+                base.next_u64();
+            });
+            base.next_u64()
+        };
+        // The choice among scripts is per thread in pgbench (`ts_choose_rs`); dbrig's clients
+        // choose for themselves, from a stream of their own.
         let client_seed = seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut seeder = PgPrng::seed(client_seed);
+        seeder.next_u64();
         let mut vars = Variables::default();
         for (k, v) in self.variables.iter() {
             vars.insert(k.clone(), VarValue::Text(v.clone()));
@@ -431,15 +445,13 @@ impl ScriptWorkload {
             .or_insert(VarValue::Val(Val::Int(seed as i64)));
         // One default seed for the whole run (pgbench draws it once), unless -D set it.
         vars.entry("default_seed".into())
-            .or_insert(VarValue::Val(
-                Val::Int(PgPrng::seed(seed).next_u64() as i64),
-            ));
+            .or_insert(VarValue::Val(Val::Int(base_draw(clients) as i64)));
         Ok(ScriptClient {
             workload: self.clone(),
             dialect,
             scripts,
             vars,
-            rng: PgPrng::seed(seeder.next_u64()),
+            rng: PgPrng::seed(base_draw(index)),
             choose: PgPrng::seed(seeder.next_u64()),
             index,
             debug: Vec::new(),

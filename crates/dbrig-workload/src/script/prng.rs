@@ -212,6 +212,36 @@ mod tests {
         assert_eq!(permute(13, 10, 7), permute(3, 10, 7));
     }
 
+    /// What pgbench 15.19's client 0 drew with `--random-seed=42` for `random(1, 1000000000)`,
+    /// `random_gaussian(1, 1000, 2.5)`, `random_exponential(1, 1000, 3.0)` and
+    /// `random_zipfian(1, 1000, 1.5)`, five transactions (read off its `debug()` lines): the
+    /// client's state is seeded by the base sequence's first draw. Every step of the port shows
+    /// here: the generator, the seeding, the range reduction, Box-Muller, the cut exponential,
+    /// Devroye's zipfian.
+    #[test]
+    fn draws_what_pgbench_draws_for_a_seed() {
+        let mut base = PgPrng::seed(42);
+        let mut client0 = PgPrng::seed(base.next_u64());
+        let pgbench = [
+            [684288445, 777, 20, 12],
+            [3700788, 553, 353, 10],
+            [765954092, 721, 71, 4],
+            [459973512, 175, 303, 2],
+            [676452627, 621, 601, 1],
+        ];
+        for expected in pgbench {
+            let drawn = [
+                client0.uniform(1, 1_000_000_000),
+                client0.gaussian(1, 1000, 2.5),
+                client0.exponential(1, 1000, 3.0),
+                client0.zipfian(1, 1000, 1.5),
+            ];
+            assert_eq!(drawn, expected);
+        }
+        // pgbench's default_seed with one client: the base sequence's second draw.
+        assert_eq!(base.next_u64() as i64, 4306334408478191133);
+    }
+
     #[test]
     fn distributions_stay_in_their_bounds() {
         let mut r = PgPrng::seed(42);

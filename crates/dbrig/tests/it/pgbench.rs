@@ -737,6 +737,99 @@ fn random_draws_repeat_with_the_seed() {
     assert_ne!(a, draws("43"));
 }
 
+/// With pgbench's `--random-seed`, each client draws what pgbench's client of the same number
+/// draws, and `:default_seed` is pgbench's: the same `debug()` values from the machine's
+/// pgbench (3 clients on one thread, so each transaction's lines stay together) and from dbrig,
+/// for every random function.
+#[test]
+fn random_draws_per_client_are_pgbenchs() {
+    let out = tempfile::tempdir().unwrap();
+    let script = out.path().join("draw.sql");
+    std::fs::write(
+        &script,
+        "\\set c debug(:client_id)\n\\set d debug(:default_seed)\n\\set r debug(random(1, 1000000000))\n\\set g debug(random_gaussian(1, 1000, 2.5))\n\\set e debug(random_exponential(1, 1000, 3.0))\n\\set z debug(random_zipfian(1, 1000, 1.5))\nSELECT 1;\n",
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    // Each client's draws in order, keyed by its client id (the first debug line of each
+    // transaction), as "command value" pairs.
+    let per_client = |stderr: &[u8]| {
+        let mut clients: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut current = Vec::new();
+        for l in String::from_utf8_lossy(stderr).lines() {
+            let Some(v) = l.strip_prefix("debug(").and_then(|l| l.split_once("): ")) else {
+                continue;
+            };
+            current.push(v.1.to_owned());
+            if current.len() == 6 {
+                let id = current.remove(0);
+                clients.entry(id).or_default().extend(current.drain(..));
+            }
+        }
+        clients
+    };
+    let pg = Command::new(pgbench_binary())
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-n",
+            "-c",
+            "3",
+            "-j",
+            "1",
+            "-t",
+            "30",
+        ])
+        .args(["--random-seed", "42", "-f", &script, "test"])
+        .output()
+        .unwrap();
+    assert!(
+        pg.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pg.stderr)
+    );
+    let pgbench = per_client(&pg.stderr);
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            "--script",
+            &script,
+            "--target",
+            &format!("sqlite:{}", out.path().join("d.sqlite").display()),
+            "--threads",
+            "3",
+            "--events",
+            "30",
+            "--time",
+            "0",
+            "--random-seed",
+            "42",
+            // One worker thread, as pgbench's -j 1: a transaction's lines stay together.
+            "--workers",
+            "1",
+        ],
+    ));
+    // dbrig's --events counts all clients' transactions (pgbench's -t each client's): each
+    // client's draws are the start of pgbench's client's.
+    let ours = per_client(&o.stderr);
+    assert_eq!(pgbench.len(), 3, "{pgbench:?}");
+    assert_eq!(
+        ours.values().map(Vec::len).sum::<usize>(),
+        30 * 5,
+        "{ours:?}"
+    );
+    assert!(
+        ours.len() >= 2,
+        "one client ran every transaction: {ours:?}"
+    );
+    for (client, draws) in &ours {
+        assert_eq!(draws[..], pgbench[client][..draws.len()], "client {client}");
+    }
+}
+
 /// `--latency-limit` as pgbench's -L in its layout: closed loop, a 1 µs limit makes every
 /// transaction late (none skipped); open loop at a million per second with that limit skips
 /// what is already late when a client could start it, and skipped + processed = --events.
