@@ -763,7 +763,7 @@ fn random_draws_per_client_are_pgbenchs() {
             current.push(v.1.to_owned());
             if current.len() == 6 {
                 let id = current.remove(0);
-                clients.entry(id).or_default().extend(current.drain(..));
+                clients.entry(id).or_default().append(&mut current);
             }
         }
         clients
