@@ -168,11 +168,34 @@ impl SqliteBackend {
         |e| sql_error(&self.path, e)
     }
 
-    fn trial_query(&self, query: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<TrialRow>> {
+    /// Every row `query` selects, each made by `row`.
+    fn all<T>(
+        &self,
+        query: &str,
+        params: impl rusqlite::Params,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
         let mut stmt = self.conn.prepare(query).map_err(self.sql())?;
-        stmt.query_map(params, trial_from_row)
+        stmt.query_map(params, row)
             .and_then(|rows| rows.collect())
             .map_err(self.sql())
+    }
+
+    fn trial_query(&self, query: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<TrialRow>> {
+        self.all(query, params, trial_from_row)
+    }
+
+    /// The one value `query` selects of trial `trial` (its `?1`); a trial that is not there is
+    /// an error.
+    fn of_trial<T: rusqlite::types::FromSql>(&self, query: &str, trial: TrialId) -> Result<T> {
+        self.conn
+            .query_row(query, [trial], |r| r.get(0))
+            .optional()
+            .map_err(self.sql())?
+            .ok_or_else(|| StoreError::NoSuchTrial {
+                path: self.path.clone(),
+                id: trial,
+            })
     }
 }
 
@@ -212,13 +235,11 @@ impl ResultsReader for SqliteBackend {
     }
 
     fn runs(&self) -> Result<Vec<RunRow>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("SELECT {RUN_COLS} FROM run ORDER BY id"))
-            .map_err(self.sql())?;
-        stmt.query_map([], run_from_row)
-            .and_then(|rows| rows.collect())
-            .map_err(self.sql())
+        self.all(
+            &format!("SELECT {RUN_COLS} FROM run ORDER BY id"),
+            [],
+            run_from_row,
+        )
     }
 
     fn run(&self, id: RunId) -> Result<RunRow> {
@@ -253,15 +274,11 @@ impl ResultsReader for SqliteBackend {
     }
 
     fn cells(&self, run: RunId) -> Result<Vec<CellRow>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {CELL_COLS} FROM cell WHERE run_id = ?1 ORDER BY id"
-            ))
-            .map_err(self.sql())?;
-        stmt.query_map([run], cell_from_row)
-            .and_then(|rows| rows.collect())
-            .map_err(self.sql())
+        self.all(
+            &format!("SELECT {CELL_COLS} FROM cell WHERE run_id = ?1 ORDER BY id"),
+            [run],
+            cell_from_row,
+        )
     }
 
     fn cell(&self, id: CellId) -> Result<CellRow> {
@@ -325,19 +342,8 @@ impl ResultsReader for SqliteBackend {
     }
 
     fn histogram(&self, trial: TrialId) -> Result<Option<LatencyHistogram>> {
-        let bytes: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT latency_hist FROM trial WHERE id = ?1",
-                [trial],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.sql())?
-            .ok_or_else(|| StoreError::NoSuchTrial {
-                path: self.path.clone(),
-                id: trial,
-            })?;
+        let bytes: Option<Vec<u8>> =
+            self.of_trial("SELECT latency_hist FROM trial WHERE id = ?1", trial)?;
         bytes
             .map(|b| {
                 LatencyHistogram::from_bytes(&b).map_err(|e| StoreError::Corrupt {
@@ -350,47 +356,34 @@ impl ResultsReader for SqliteBackend {
     }
 
     fn intervals(&self, trial: TrialId) -> Result<Vec<IntervalSample>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT t_s, threads, tps, qps, reads_ps, writes_ps, other_ps, latency_pct_ms,
-                        errors_ps, reconnects_ps, backlog
-                 FROM interval_sample WHERE trial_id = ?1 ORDER BY seq",
-            )
-            .map_err(self.sql())?;
-        stmt.query_map([trial], |r| {
-            Ok(IntervalSample {
-                t_s: real(r, "t_s")?,
-                threads: r.get("threads")?,
-                tps: real(r, "tps")?,
-                qps: real(r, "qps")?,
-                reads_ps: real(r, "reads_ps")?,
-                writes_ps: real(r, "writes_ps")?,
-                other_ps: real(r, "other_ps")?,
-                latency_pct_ms: real(r, "latency_pct_ms")?,
-                errors_ps: real(r, "errors_ps")?,
-                reconnects_ps: real(r, "reconnects_ps")?,
-                backlog: opt_count(r, "backlog")?,
-            })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(self.sql())
+        self.all(
+            "SELECT t_s, threads, tps, qps, reads_ps, writes_ps, other_ps, latency_pct_ms,
+                    errors_ps, reconnects_ps, backlog
+             FROM interval_sample WHERE trial_id = ?1 ORDER BY seq",
+            [trial],
+            |r| {
+                Ok(IntervalSample {
+                    t_s: real(r, "t_s")?,
+                    threads: r.get("threads")?,
+                    tps: real(r, "tps")?,
+                    qps: real(r, "qps")?,
+                    reads_ps: real(r, "reads_ps")?,
+                    writes_ps: real(r, "writes_ps")?,
+                    other_ps: real(r, "other_ps")?,
+                    latency_pct_ms: real(r, "latency_pct_ms")?,
+                    errors_ps: real(r, "errors_ps")?,
+                    reconnects_ps: real(r, "reconnects_ps")?,
+                    backlog: opt_count(r, "backlog")?,
+                })
+            },
+        )
     }
 
     fn os_samples(&self, trial: TrialId) -> Result<Vec<OsSample>> {
-        let text: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT json_extract(environment, '$.os_samples') FROM trial WHERE id = ?1",
-                [trial],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.sql())?
-            .ok_or_else(|| StoreError::NoSuchTrial {
-                path: self.path.clone(),
-                id: trial,
-            })?;
+        let text: Option<String> = self.of_trial(
+            "SELECT json_extract(environment, '$.os_samples') FROM trial WHERE id = ?1",
+            trial,
+        )?;
         let Some(text) = text else {
             return Ok(Vec::new());
         };
