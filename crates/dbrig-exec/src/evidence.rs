@@ -655,6 +655,21 @@ mod tests {
         }
     }
 
+    /// The counters that moved between two snapshots, by how much: one that appeared counts
+    /// from 0; those that stood still, and one that disappeared, are left out.
+    #[test]
+    fn moved_counters_are_the_deltas_of_those_that_changed() {
+        let status = |pairs: &[(&str, f64)]| -> Status {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+        };
+        let before = status(&[("Questions", 100.0), ("Com_commit", 7.0), ("Gone", 1.0)]);
+        let after = status(&[("Questions", 160.0), ("Com_commit", 7.0), ("New", 3.0)]);
+        let m = moved(&before, &after);
+        assert_eq!(m.get("Questions"), Some(&60.0), "{m:?}");
+        assert_eq!(m.get("New"), Some(&3.0), "{m:?}");
+        assert_eq!(m.len(), 2, "{m:?}");
+    }
+
     /// A figure is stored only when it can be true: CPU that went down (a process left
     /// unseen), more than the host's CPUs hold, none at all for work done, or a reading that
     /// failed are said and left out; a server not on this host has no figure and no note.
@@ -675,6 +690,11 @@ mod tests {
         assert_eq!(r.spent(Some(0.0), Some(20.0), true), Ok(Some(20.0)));
         let none = r.spent(Some(3.0), Some(3.0), true).unwrap_err();
         assert!(none.contains("no CPU time for 20000 unit(s)"), "{none}");
+        // Down by exactly the two ticks of slack: rounding, not a lost process.
+        assert_eq!(
+            reading(0.1, 0).spent(Some(0.0), Some(-2.0 * TICK), true),
+            Ok(Some(0.0))
+        );
         let failed = r.spent(Some(3.0), None, true).unwrap_err();
         assert!(failed.contains("no consistent reading"), "{failed}");
         assert_eq!(r.spent(None, None, false), Ok(None));
