@@ -297,6 +297,11 @@ mod tests {
         let mut s = Secrets::default();
         s.add("a%40b");
         assert_eq!(s.scrub("a%40b a%2540b a@b a%40B"), "*** *** *** a%40B");
+        // A secret holding `%25` itself: written raw, the literal reading of its `%` is the one
+        // that matches; percent-encoded, the other.
+        let mut s = Secrets::default();
+        s.add("a%25z");
+        assert_eq!(s.scrub("[a%25z] [a%2525z] [a%z]"), "[***] [***] [***]");
         // A numeric password set where a number goes.
         let mut s = Secrets::default();
         s.add("12345");
