@@ -443,4 +443,78 @@ mod tests {
         assert_eq!(a.max_backlog(), 9);
         assert_eq!(a.intervals[2].sample(50.0).tps, 2.0);
     }
+
+    /// Every field of every part adds as it should, from known values (the randomised test
+    /// above compares merged parts with one part, which the same code makes: a count that
+    /// both sides get wrong alike, or one its events never set, passes it).
+    #[test]
+    fn known_parts_merge_to_known_sums() {
+        let q = |read, write, other| QueryCounters { read, write, other };
+        let mut a = EventCounts::default();
+        a.record(&q(3, 1, 1), 2, 1, 1_000, 800);
+        a.record(&q(3, 1, 1), 0, 0, 3_000, 2_000);
+        assert_eq!(
+            (a.events, a.queries, a.ignored_errors, a.reconnects),
+            (2, q(6, 2, 2), 2, 1)
+        );
+        assert_eq!((a.latency.count(), a.service.count()), (2, 2));
+        assert_eq!((a.latency.min_us(), a.service.min_us()), (1_000, 800));
+        a.late = 1;
+        a.skipped = 2;
+        a.retried = 3;
+        a.failed = FailedEvents {
+            serialization: 1,
+            deadlock: 2,
+            other: 3,
+        };
+        a.lag_sum_us = 10;
+        a.lag_max_us = 7;
+        let mut b = a.clone();
+        b.lag_max_us = 9;
+        b.failed.other = 30;
+        b.merge(&a);
+        assert_eq!(
+            (b.events, b.queries, b.ignored_errors, b.reconnects),
+            (4, q(12, 4, 4), 4, 2)
+        );
+        assert_eq!((b.late, b.skipped, b.retried), (2, 4, 6));
+        assert_eq!(
+            b.failed,
+            FailedEvents {
+                serialization: 2,
+                deadlock: 4,
+                other: 33,
+            }
+        );
+        assert_eq!((b.lag_sum_us, b.lag_max_us), (20, 9));
+        assert_eq!((b.latency.count(), b.service.count()), (4, 4));
+
+        // An interval of 2 s: rates over its length, latency in ms at the percentile.
+        let second = Duration::from_secs(1);
+        let mut i = IntervalCounts::new(4 * second, 2 * second, 3, &a, Some(5));
+        assert_eq!(i.latency().count(), 2);
+        let s = i.sample(50.0);
+        assert_eq!((s.t_s, s.threads, s.tps, s.qps), (4.0, 3, 1.0, 5.0));
+        assert_eq!((s.reads_ps, s.writes_ps, s.other_ps), (3.0, 1.0, 1.0));
+        assert_eq!(
+            (s.errors_ps, s.reconnects_ps, s.backlog),
+            (1.0, 0.5, Some(5))
+        );
+        assert!((s.latency_pct_ms - 1.0).abs() < 0.01, "{s:?}");
+        i.merge(&IntervalCounts::new(4 * second, 2 * second, 2, &a, None));
+        assert_eq!((i.active_clients, i.events, i.backlog), (5, 4, Some(5)));
+        assert_eq!(
+            (i.queries, i.ignored_errors, i.reconnects),
+            (q(12, 4, 4), 4, 2)
+        );
+        assert_eq!(i.latency().count(), 4);
+
+        let mut run = RunMeasurements {
+            duration_s: 4.0,
+            ..RunMeasurements::default()
+        };
+        assert_eq!(run.per_second(10), 2.5);
+        run.duration_s = 0.0;
+        assert_eq!(run.per_second(10), 0.0);
+    }
 }
