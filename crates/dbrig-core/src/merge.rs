@@ -469,20 +469,27 @@ mod tests {
         };
         a.lag_sum_us = 10;
         a.lag_max_us = 7;
+        // The other part's counts differ from these (2 + 2 = 2 × 2 would hide a product).
         let mut b = a.clone();
         b.lag_max_us = 9;
-        b.failed.other = 30;
+        b.late = 5;
+        b.skipped = 6;
+        b.failed = FailedEvents {
+            serialization: 4,
+            deadlock: 5,
+            other: 30,
+        };
         b.merge(&a);
         assert_eq!(
             (b.events, b.queries, b.ignored_errors, b.reconnects),
             (4, q(12, 4, 4), 4, 2)
         );
-        assert_eq!((b.late, b.skipped, b.retried), (2, 4, 6));
+        assert_eq!((b.late, b.skipped, b.retried), (6, 8, 6));
         assert_eq!(
             b.failed,
             FailedEvents {
-                serialization: 2,
-                deadlock: 4,
+                serialization: 5,
+                deadlock: 7,
                 other: 33,
             }
         );
@@ -509,10 +516,33 @@ mod tests {
         );
         assert_eq!(i.latency().count(), 4);
 
+        // Connections: set-up times add, failures and resumed sessions count.
+        let mut c = ConnectCounts {
+            failed: 2,
+            resumed: 3,
+            ..ConnectCounts::default()
+        };
+        c.latency.record_us(500);
+        let other = ConnectCounts {
+            failed: 4,
+            resumed: 5,
+            latency: c.latency.clone(),
+        };
+        c.merge(&other);
+        assert_eq!((c.latency.count(), c.failed, c.resumed), (2, 6, 8));
+
+        // A part stopped by Ctrl-C makes the run interrupted, whichever part merges into which.
         let mut run = RunMeasurements {
             duration_s: 4.0,
             ..RunMeasurements::default()
         };
+        run.merge(&RunMeasurements {
+            interrupted: true,
+            duration_s: 3.0,
+            ..RunMeasurements::default()
+        });
+        assert!(run.interrupted);
+        assert_eq!(run.duration_s, 4.0);
         assert_eq!(run.per_second(10), 2.5);
         run.duration_s = 0.0;
         assert_eq!(run.per_second(10), 0.0);
