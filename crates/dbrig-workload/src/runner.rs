@@ -1695,6 +1695,21 @@ mod tests {
         }
     }
 
+    /// Clients still busy when the run stops get half its `--time` to finish, at least 5 s and
+    /// at most 60 s.
+    #[test]
+    fn the_grace_is_half_the_run_within_bounds() {
+        let with = |time| {
+            grace(&RunOptions {
+                time,
+                ..RunOptions::default()
+            })
+        };
+        assert_eq!(with(30.0), Duration::from_secs(15));
+        assert_eq!(with(4.0), Duration::from_secs(5));
+        assert_eq!(with(600.0), Duration::from_secs(60));
+    }
+
     /// An open-loop `--rate` is the whole run's, however many workers share it: 4 workers at
     /// 400/s over 2 s start about 800 events (Poisson: σ ≈ 28), not 4 × 800.
     #[test]
