@@ -188,14 +188,25 @@ impl SqliteBackend {
     /// The one value `query` selects of trial `trial` (its `?1`); a trial that is not there is
     /// an error.
     fn of_trial<T: rusqlite::types::FromSql>(&self, query: &str, trial: TrialId) -> Result<T> {
-        self.conn
-            .query_row(query, [trial], |r| r.get(0))
-            .optional()
-            .map_err(self.sql())?
+        self.one(query, trial, |r| r.get(0))?
             .ok_or_else(|| StoreError::NoSuchTrial {
                 path: self.path.clone(),
                 id: trial,
             })
+    }
+
+    /// The row `query` selects by the id `id` (its `?1`), made by `row`; `None` when there is
+    /// none.
+    fn one<T>(
+        &self,
+        query: &str,
+        id: impl rusqlite::ToSql,
+        row: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>> {
+        self.conn
+            .query_row(query, [id], row)
+            .optional()
+            .map_err(self.sql())
     }
 }
 
@@ -243,18 +254,15 @@ impl ResultsReader for SqliteBackend {
     }
 
     fn run(&self, id: RunId) -> Result<RunRow> {
-        self.conn
-            .query_row(
-                &format!("SELECT {RUN_COLS} FROM run WHERE id = ?1"),
-                [id],
-                run_from_row,
-            )
-            .optional()
-            .map_err(self.sql())?
-            .ok_or_else(|| StoreError::NoSuchRun {
-                path: self.path.clone(),
-                id,
-            })
+        self.one(
+            &format!("SELECT {RUN_COLS} FROM run WHERE id = ?1"),
+            id,
+            run_from_row,
+        )?
+        .ok_or_else(|| StoreError::NoSuchRun {
+            path: self.path.clone(),
+            id,
+        })
     }
 
     fn latest_run_id(&self) -> Result<Option<RunId>> {
@@ -282,18 +290,15 @@ impl ResultsReader for SqliteBackend {
     }
 
     fn cell(&self, id: CellId) -> Result<CellRow> {
-        self.conn
-            .query_row(
-                &format!("SELECT {CELL_COLS} FROM cell WHERE id = ?1"),
-                [id],
-                cell_from_row,
-            )
-            .optional()
-            .map_err(self.sql())?
-            .ok_or_else(|| StoreError::NoSuchCell {
-                path: self.path.clone(),
-                id,
-            })
+        self.one(
+            &format!("SELECT {CELL_COLS} FROM cell WHERE id = ?1"),
+            id,
+            cell_from_row,
+        )?
+        .ok_or_else(|| StoreError::NoSuchCell {
+            path: self.path.clone(),
+            id,
+        })
     }
 
     fn trials(&self, cell: CellId) -> Result<Vec<TrialRow>> {

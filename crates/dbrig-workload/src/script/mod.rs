@@ -445,7 +445,7 @@ impl ScriptWorkload {
             .or_insert(VarValue::Val(Val::Int(seed as i64)));
         // One default seed for the whole run (pgbench draws it once), unless -D set it.
         vars.entry("default_seed".into())
-            .or_insert(VarValue::Val(Val::Int(base_draw(clients) as i64)));
+            .or_insert_with(|| VarValue::Val(Val::Int(base_draw(clients) as i64)));
         Ok(ScriptClient {
             workload: self.clone(),
             dialect,
