@@ -16,17 +16,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use dbrig_core::IntervalSample;
-use dbrig_core::results::{ConnectionFacts, HookOutput, PowerReport, ServerLife, TrialEnvironment};
+use dbrig_core::results::{ConnectionFacts, HookOutput, ServerLife, TrialEnvironment};
 use dbrig_driver::{ConnectOptions, Connection, Target};
 use dbrig_store::{CellId, RunId, RunStatus, Store, TrialStatus};
+use dbrig_workload::progress::{Progress, ProgressEvent};
 use dbrig_workload::runner::{RunSpec, Stopper};
-use dbrig_workload::{TrialProgress, tpch};
+use dbrig_workload::tpch;
 
 use crate::environment::{self, HookPoint, Lifecycle, Sampling};
 use crate::error::{ExecError, Result};
 use crate::evidence;
-use crate::observer::{LoadNotes, Observer, TrialRef};
+use crate::observer::{Observer, TrialRef, Untried, note};
 use crate::plan::{Cell, Plan};
 use crate::probes;
 use crate::recorder::{Attempt, Recorder, ServerAfter, Tally, TrialRecord, trial_status};
@@ -99,10 +99,13 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
     if !exec.plan.single {
         for c in &exec.plan.configurations {
             if c.target.as_ref().is_some_and(Target::has_url_password) {
-                exec.opts.observer.note(&format!(
-                    "warning: configuration '{}': the password in its target URL is visible in process listings and shell history (it is masked in everything stored); prefer password-env or password-file",
-                    c.name
-                ));
+                note(
+                    exec.opts.observer,
+                    &format!(
+                        "warning: configuration '{}': the password in its target URL is visible in process listings and shell history (it is masked in everything stored); prefer password-env or password-file",
+                        c.name
+                    ),
+                );
             }
         }
     }
@@ -127,11 +130,14 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         exec.busy_sample = None;
     }
     if exec.opts.resume && !resumed {
-        exec.opts.observer.note(&format!(
-            "--resume: no earlier run of plan '{}' in {}: starting a new run",
-            exec.plan.name,
-            exec.recorder.store().path().display()
-        ));
+        note(
+            exec.opts.observer,
+            &format!(
+                "--resume: no earlier run of plan '{}' in {}: starting a new run",
+                exec.plan.name,
+                exec.recorder.store().path().display()
+            ),
+        );
     }
     exec.opts
         .observer
@@ -150,7 +156,7 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         exec.after_unended_configurations().await;
     }
     for line in exec.servers.stop_started() {
-        exec.opts.observer.note(&format!("warning: {line}"));
+        note(exec.opts.observer, &format!("warning: {line}"));
     }
     let stopped = exec.opts.interrupt.is_stopped();
     let (status, mut error) = exec.tally.run_status(stopped, exec.plan.schedule.len());
@@ -332,8 +338,8 @@ impl<'a> Executor<'a> {
     }
 
     fn make_room_for_files(&mut self) -> Result<()> {
-        if let Some(note) = room_for_files(&self.plan)? {
-            self.opts.observer.note(&note);
+        if let Some(line) = room_for_files(&self.plan)? {
+            note(self.opts.observer, &line);
         }
         Ok(())
     }
@@ -391,7 +397,7 @@ impl<'a> Executor<'a> {
 
     fn flush_server_notes(&mut self) {
         for line in self.servers.take_notes() {
-            self.opts.observer.note(&line);
+            note(self.opts.observer, &line);
         }
     }
 
@@ -509,7 +515,7 @@ impl<'a> Executor<'a> {
         // A failure reason may quote a server's log or a client's error: never a secret.
         let reason = reason.map(|r| self.secrets.scrub(&r));
         let summary = match (&attempt, &reason) {
-            (Attempt::Measured(o), None) => o.summary(),
+            (Attempt::Measured(o), None) => cell.workload.summary(o),
             (_, Some(r)) => format!("{}: {r}", status.as_str()),
             (_, None) => status.as_str().to_owned(),
         };
@@ -542,9 +548,12 @@ impl<'a> Executor<'a> {
         }
         if let Err(e) = self.recorder.store().check_in_place() {
             self.results_moved_said = true;
-            self.opts.observer.note(&format!(
-                "warning: {e}; the run goes on, and its results are saved to a file when it ends"
-            ));
+            note(
+                self.opts.observer,
+                &format!(
+                    "warning: {e}; the run goes on, and its results are saved to a file when it ends"
+                ),
+            );
         }
     }
 
@@ -568,9 +577,12 @@ impl<'a> Executor<'a> {
             })
             .count();
         if left > 0 {
-            self.opts.observer.note(&format!(
-                "configuration {configuration}: {cause}; that will not change by itself, so its {left} other {workload} trial(s) are not run (recorded failed): fix it, then `--resume`"
-            ));
+            note(
+                self.opts.observer,
+                &format!(
+                    "configuration {configuration}: {cause}; that will not change by itself, so its {left} other {workload} trial(s) are not run (recorded failed): fix it, then `--resume`"
+                ),
+            );
         }
         self.prepare_failed.insert(key, cause);
     }
@@ -642,7 +654,7 @@ impl<'a> Executor<'a> {
         } else {
             None
         };
-        let progress = LoadNotes(observer);
+        let progress = Untried(observer);
         let preparing = cell.workload.prepare_if_missing(
             target,
             connect,
@@ -664,7 +676,7 @@ impl<'a> Executor<'a> {
             }
         };
         if let Some(done) = done {
-            observer.note(&done.line);
+            note(observer, &done.line);
             env.load = done.figures;
         }
         self.prepared.insert(key);
@@ -736,12 +748,15 @@ impl<'a> Executor<'a> {
         let suffix = format!("d{}", &id[..8]);
         let name = format!("{base}_{suffix}");
         probes::ensure_database(target, &name, connect).await?;
-        self.opts.observer.note(&format!(
-            "configuration {}: {}'s data ({}) differs from what {location} holds for an earlier cell: prepared in database {name} instead",
-            conf.name,
-            cell.workload_name(),
-            settings.as_deref().unwrap_or("its options")
-        ));
+        note(
+            self.opts.observer,
+            &format!(
+                "configuration {}: {}'s data ({}) differs from what {location} holds for an earlier cell: prepared in database {name} instead",
+                conf.name,
+                cell.workload_name(),
+                settings.as_deref().unwrap_or("its options")
+            ),
+        );
         let home = target.with_database(&name, &suffix);
         self.held.insert(home.to_string(), id);
         self.data_database
@@ -757,9 +772,12 @@ impl<'a> Executor<'a> {
         match (&self.cache_drop_refused, environment::drop_caches()) {
             (_, Ok(())) => Some("dropped".to_owned()),
             (None, Err(e)) => {
-                self.opts.observer.note(&format!(
-                    "warning: {e}; trials run with a warm page cache (recorded on each trial)"
-                ));
+                note(
+                    self.opts.observer,
+                    &format!(
+                        "warning: {e}; trials run with a warm page cache (recorded on each trial)"
+                    ),
+                );
                 self.cache_drop_refused = Some(e.clone());
                 Some(format!("not dropped: {e}"))
             }
@@ -815,7 +833,7 @@ impl<'a> Executor<'a> {
         let mut hook_failed = None;
         for h in env.hooks.iter().filter(|h| h.failed()) {
             let why = environment::hook_failure(h);
-            self.opts.observer.note(&format!("warning: {why}"));
+            note(self.opts.observer, &format!("warning: {why}"));
             if hook_failed.is_none() && on_failure == environment::OnHookFailure::FailTrial {
                 hook_failed = Some(why);
             }
@@ -915,7 +933,7 @@ impl<'a> Executor<'a> {
             restarts: 0,
             os_clock: sampling.clock(),
         };
-        let progress = Progress {
+        let progress = TrialProgress {
             observer: self.opts.observer,
             trial: tref,
             prefix: !self.plan.single,
@@ -956,7 +974,7 @@ impl<'a> Executor<'a> {
         let with_target = Some((target, connect));
         env.os_samples = sampling.stop();
         let units = match &attempt {
-            Attempt::Measured(o) => Some(o.work_units()),
+            Attempt::Measured(o) => Some(workload.work_units(o)),
             _ => None,
         };
         // Ctrl-C: the last questions get a moment (the report is due within 2 s); a second
@@ -981,7 +999,7 @@ impl<'a> Executor<'a> {
         });
         for line in &evidence.notes {
             if self.evidence_notes_said.insert(line.clone()) {
-                self.opts.observer.note(&format!("note: {line}"));
+                note(self.opts.observer, &format!("note: {line}"));
             }
         }
         env.evidence = Some(evidence);
@@ -1002,9 +1020,10 @@ impl<'a> Executor<'a> {
             );
         }
         for h in env.hooks[before_after..].iter().filter(|h| h.failed()) {
-            self.opts
-                .observer
-                .note(&format!("warning: {}", environment::hook_failure(h)));
+            note(
+                self.opts.observer,
+                &format!("warning: {}", environment::hook_failure(h)),
+            );
         }
         env.server = conf.server.as_deref().and_then(|n| self.servers.facts(n));
         let life = ServerLife {
@@ -1042,19 +1061,22 @@ impl<'a> Executor<'a> {
             )
             .await;
             for out in outs.iter().filter(|o| o.failed()) {
-                self.opts.observer.note(&format!(
-                    "warning: {} hook of configuration {}: {}",
-                    out.hook,
-                    conf.name,
-                    out.output.trim()
-                ));
+                note(
+                    self.opts.observer,
+                    &format!(
+                        "warning: {} hook of configuration {}: {}",
+                        out.hook,
+                        conf.name,
+                        out.output.trim()
+                    ),
+                );
             }
         }
     }
 }
 
 /// A trial's progress, passed on to the observer with the trial it belongs to.
-struct Progress<'a, 'b> {
+struct TrialProgress<'a, 'b> {
     observer: &'a dyn Observer,
     trial: &'a TrialRef<'b>,
     /// Say which trial a line is from (a plan has many; a single command one).
@@ -1063,35 +1085,21 @@ struct Progress<'a, 'b> {
     evidence: &'a evidence::Collector,
 }
 
-impl TrialProgress for Progress<'_, '_> {
-    fn note(&self, line: &str) {
-        match self.prefix {
-            true => self
-                .observer
-                .note(&format!("{}: {line}", self.trial.describe())),
-            false => self.observer.note(line),
+impl Progress for TrialProgress<'_, '_> {
+    fn event(&self, event: ProgressEvent<'_>) {
+        match event {
+            ProgressEvent::Note(line) if self.prefix => self.observer.progress(
+                Some(self.trial),
+                ProgressEvent::Note(&format!("{}: {line}", self.trial.describe())),
+            ),
+            ProgressEvent::Measuring => self.evidence.measuring(),
+            ProgressEvent::Connected => self.evidence.connected(),
+            ProgressEvent::Interval(sample) => {
+                self.evidence.interval(sample.t_s);
+                self.observer.progress(Some(self.trial), event);
+            }
+            _ => self.observer.progress(Some(self.trial), event),
         }
-    }
-
-    fn measuring(&self) {
-        self.evidence.measuring();
-    }
-
-    fn connected(&self) {
-        self.evidence.connected();
-    }
-
-    fn interval(&self, sample: &IntervalSample) {
-        self.evidence.interval(sample.t_s);
-        self.observer.interval(self.trial, sample);
-    }
-
-    fn power_query(&self, report: &PowerReport) {
-        self.observer.power_query(self.trial, report);
-    }
-
-    fn load_rows(&self, tables: &[dbrig_workload::progress::TableRows], finished: bool) {
-        self.observer.load_rows(tables, finished);
     }
 }
 

@@ -1,12 +1,11 @@
-//! What the executor tells whoever watches a run: progress, lines for the user, OLTP interval
-//! samples, the power test's report after every query, and each trial as it is recorded. The
+//! What the executor tells whoever watches a run: each trial's progress (one
+//! [`ProgressEvent`] channel: lines for the user, OLTP interval samples, the power test's report
+//! after every query, a load's rows) and each trial as it is recorded. The
 //! binary prints these (a progress bar or plain lines, sysbench's interval lines, a live chart,
 //! the HTML page); tests collect them. The executor itself prints nothing.
 
-use dbrig_core::IntervalSample;
-use dbrig_core::results::PowerReport;
 use dbrig_store::{RunId, Store};
-use dbrig_workload::progress::{LoadProgress, TableRows};
+use dbrig_workload::progress::{Progress, ProgressEvent};
 
 /// One trial of the schedule, as the observer hears of it.
 #[derive(Debug, Clone)]
@@ -36,14 +35,10 @@ pub trait Observer: Sync {
     /// The run was recorded (or reopened by `--resume`) in `store` and the schedule begins.
     fn run_started(&self, _run: RunId, _resumed: bool, _store: &Store) {}
     fn trial_started(&self, _trial: &TrialRef<'_>) {}
-    /// A line for the user: what a step is doing, or a warning (`warning: …`).
-    fn note(&self, _line: &str) {}
-    /// A prepare step's rows loaded so far, table by table (see [`LoadProgress::rows`]).
-    fn load_rows(&self, _tables: &[TableRows], _finished: bool) {}
-    /// An OLTP interval sample (`--report-interval`), as the trial runs.
-    fn interval(&self, _trial: &TrialRef<'_>, _sample: &IntervalSample) {}
-    /// A power test's report so far, after each query.
-    fn power_query(&self, _trial: &TrialRef<'_>, _report: &PowerReport) {}
+    /// What a trial (`trial`: the one running) or a step outside any trial (`None`: a prepare
+    /// step, the executor's own lines) tells as it goes: the one progress channel
+    /// ([`ProgressEvent`]). A trial's lines come prefixed with the trial in a plan.
+    fn progress(&self, _trial: Option<&TrialRef<'_>>, _event: ProgressEvent<'_>) {}
     /// The trial was recorded with this status and one-line summary.
     fn trial_recorded(&self, _trial: &TrialRef<'_>, _store: &Store, _run: RunId, _summary: &str) {}
     /// A trial recorded failed without running: its configuration's prepare failed for a
@@ -55,16 +50,13 @@ pub trait Observer: Sync {
     fn schedule_done(&self) {}
 }
 
-/// A prepare step's progress, heard by the observer: lines as notes, rows as load rows.
-pub(crate) struct LoadNotes<'a>(pub &'a dyn Observer);
+/// Progress outside any trial (a prepare step, the executor's own lines), heard by the
+/// observer as such.
+pub(crate) struct Untried<'a>(pub &'a dyn Observer);
 
-impl LoadProgress for LoadNotes<'_> {
-    fn say(&self, line: &str) {
-        self.0.note(line);
-    }
-
-    fn rows(&self, tables: &[TableRows], finished: bool) {
-        self.0.load_rows(tables, finished);
+impl Progress for Untried<'_> {
+    fn event(&self, event: ProgressEvent<'_>) {
+        self.0.progress(None, event);
     }
 }
 
@@ -72,3 +64,8 @@ impl LoadProgress for LoadNotes<'_> {
 pub struct Unobserved;
 
 impl Observer for Unobserved {}
+
+/// A line for the user outside any trial.
+pub(crate) fn note(observer: &dyn Observer, line: &str) {
+    observer.progress(None, ProgressEvent::Note(line));
+}

@@ -331,7 +331,7 @@ impl Plan {
             .iter()
             .filter(|c| Some(c.configuration) != baseline)
             .filter(|c| c.workload.result_kind() != dbrig_core::results::ResultKind::Perfrun)
-            .inspect(|c| exact &= matches!(c.workload, WorkloadKind::Oltp(_)))
+            .inspect(|c| exact &= c.workload.result_kind() == dbrig_core::results::ResultKind::Oltp)
             .count();
         (count, exact)
     }
@@ -1851,8 +1851,8 @@ name = "oltp_point_select"
         let plan = load(&p, &defines, &[]).unwrap();
         assert!(
             plan.cells.iter().any(|c| matches!(
-                &c.workload,
-                WorkloadKind::Oltp(dbrig_workload::Workload::Lua(_))
+                c.workload.client_workload(),
+                Some(dbrig_workload::Workload::Lua(_))
             )),
             "{:?}",
             plan.cells
@@ -1869,8 +1869,8 @@ name = "oltp_point_select"
         ) {
             Ok(plan) => assert!(plan.cells.iter().all(|c| c.workload_index < 2
                 || matches!(
-                    &c.workload,
-                    WorkloadKind::Oltp(dbrig_workload::Workload::Lua(_))
+                    c.workload.client_workload(),
+                    Some(dbrig_workload::Workload::Lua(_))
                 ))),
             Err(e) => assert!(
                 e.to_string().contains("plan.toml:19: ")

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use dbrig_core::results::TrialResult;
 use dbrig_exec::{ExecOptions, Observer, TrialRef, execute};
 use dbrig_store::{RunStatus, Store, TrialStatus};
-use dbrig_workload::progress::TableRows;
+use dbrig_workload::progress::{ProgressEvent, TableRows};
 use dbrig_workload::runner::Stopper;
 
 const PLAN: &str = r#"
@@ -59,7 +59,10 @@ impl Observer for Heard {
         *self.skipped.lock().unwrap() += 1;
     }
 
-    fn load_rows(&self, tables: &[TableRows], finished: bool) {
+    fn progress(&self, _: Option<&TrialRef<'_>>, event: ProgressEvent<'_>) {
+        let ProgressEvent::LoadRows { tables, finished } = event else {
+            return;
+        };
         let mut heard = self.load_rows.lock().unwrap();
         heard.0 = tables.to_vec();
         heard.1 += usize::from(finished);

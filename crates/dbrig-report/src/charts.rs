@@ -774,42 +774,6 @@ pub fn workload_os_chart(
     os_chart(workload, &series).map(Some)
 }
 
-/// Every chart of one workload that has data, named for file names: an OLTP workload's
-/// throughput and latency against clients, its timeline and OS statistics; a power test's
-/// bar chart; the OS statistics of any other kind. Throughput, latency and timeline charts
-/// are drawn for OLTP only: other kinds are not measured in throughput or latency.
-pub fn workload_charts(
-    store: &Store,
-    data: &ReportData,
-    kind: ResultKind,
-    workload: &str,
-) -> Result<Vec<(&'static str, String)>, ReportError> {
-    let mut out = Vec::new();
-    match kind {
-        ResultKind::Oltp => {
-            out.extend(throughput_chart(data, workload)?.map(|s| ("throughput", s)));
-            out.extend(latency_chart(data, workload)?.map(|s| ("latency", s)));
-            out.extend(workload_timeline(store, data, workload)?.map(|s| ("timeline", s)));
-        }
-        ResultKind::TpchPower => {
-            if let Some(r) = crate::tpch::TpchReport::from_data(data, workload)
-                && r.has_queries()
-            {
-                out.push(("tpch-power", crate::tpch::tpch_chart(&r)?));
-            }
-        }
-        ResultKind::Micro
-        | ResultKind::TpchThroughput
-        | ResultKind::Perfrun
-        | ResultKind::SqlBench
-        | ResultKind::Load => {}
-    }
-    if kind != ResultKind::Perfrun {
-        out.extend(workload_os_chart(store, data, kind, workload)?.map(|s| ("os", s)));
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

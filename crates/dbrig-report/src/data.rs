@@ -23,7 +23,7 @@ use dbrig_store::{CellRow, RunId, RunKind, RunRow, Store, TrialId, TrialRow, Tri
 use serde::{Deserialize, Serialize};
 
 use crate::error::ReportError;
-use crate::items::{Item, items};
+use crate::items::Item;
 
 /// The throughput figure a report ranks OLTP configurations by.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -645,8 +645,9 @@ pub struct ReportData {
 }
 
 impl ReportData {
-    /// The report of one run, with the first configuration as baseline and QPS as metric.
-    pub fn load(store: &Store, run: RunId) -> Result<ReportData, ReportError> {
+    /// The report of one run, with the first configuration as baseline and QPS as metric,
+    /// each trial's result split into items by `items` (the registry's: `ReportData::load`).
+    pub fn load_with(store: &Store, run: RunId, items: ItemsOf) -> Result<ReportData, ReportError> {
         let row = store.run(run)?;
         let kind = row.kind;
         let options = plan_compare_options(&row.options);
@@ -657,21 +658,18 @@ impl ReportData {
         if stored.is_empty() {
             return Err(ReportError::EmptyRun { run });
         }
-        let mut data = Self::assemble(title, vec![info], stored, options);
-        if kind != RunKind::Perfrun && crate::single::is_single_run(store, run)? {
-            data.single_run = Some(crate::single::single_run_report(
-                store,
-                run,
-                crate::single::SingleFormat::Text,
-            )?);
-        }
-        Ok(data)
+        Ok(Self::assemble(title, vec![info], stored, options, items))
     }
 
     /// Two runs compared, run A's configuration as baseline. The configurations keep their
     /// names when the two runs' names are disjoint; otherwise each is named after its run
     /// (`run7`, or `run7/NAME` when a run has several), so A and B never merge.
-    pub fn load_compare(store: &Store, a: RunId, b: RunId) -> Result<ReportData, ReportError> {
+    pub fn load_compare_with(
+        store: &Store,
+        a: RunId,
+        b: RunId,
+        items: ItemsOf,
+    ) -> Result<ReportData, ReportError> {
         if a == b {
             return Err(ReportError::SameRun { run: a });
         }
@@ -715,7 +713,7 @@ impl ReportData {
             "{} (run {}) vs {} (run {})",
             infos[0].name, infos[0].id, infos[1].name, infos[1].id
         );
-        Ok(Self::assemble(title, infos.into(), stored, options))
+        Ok(Self::assemble(title, infos.into(), stored, options, items))
     }
 
     fn assemble(
@@ -723,8 +721,9 @@ impl ReportData {
         runs: Vec<RunInfo>,
         stored: Vec<StoredCell>,
         compare_options: CompareOptions,
+        items: ItemsOf,
     ) -> Self {
-        let raw = item_cells(&stored);
+        let raw = item_cells(&stored, items);
         let mut configurations: Vec<String> = Vec::new();
         let mut workloads: Vec<String> = Vec::new();
         let mut sections: Vec<Section> = Vec::new();
@@ -1137,6 +1136,10 @@ struct RawCell {
     unit: Option<ItemUnit>,
 }
 
+/// How a trial's result splits into items: the kinds' own (`kinds::items`, in `kinds/mod.rs`), given by
+/// whoever loads the data, since this file knows no kind.
+pub type ItemsOf = fn(&TrialResult) -> Vec<Item>;
+
 /// An item's key, name and unit.
 type ItemId = (String, String, String);
 
@@ -1144,7 +1147,7 @@ type ItemId = (String, String, String);
 /// item. A workload's items are taken over all its cells, so a configuration whose every trial
 /// failed still gets a row per item (showing the failures) rather than a table of its own; an
 /// item a cell's engine skipped (SQLite has no sqrt) gets no cell there.
-fn item_cells(stored: &[StoredCell]) -> Vec<RawCell> {
+fn item_cells(stored: &[StoredCell], items: ItemsOf) -> Vec<RawCell> {
     // Per workload: every item, first seen first.
     let mut items_of: Vec<(String, Vec<ItemId>)> = Vec::new();
     let mut per_cell: Vec<Vec<Option<Vec<Item>>>> = Vec::with_capacity(stored.len());

@@ -10,8 +10,6 @@ use dbrig_store::Store;
 
 use crate::data::{ReportData, StoredCell, TrialData};
 use crate::error::ReportError;
-use crate::perfrun::{PerfRun, perfrun_json};
-use crate::tpch::{TpchReport, tpch_metrics};
 
 /// Everything the report knows, as one JSON document: the serde form of [`ReportData`] (every
 /// cell with its kind and value unit), and each kind's own view: the power tests' seed
@@ -19,26 +17,10 @@ use crate::tpch::{TpchReport, tpch_metrics};
 pub fn report_json(data: &ReportData) -> Result<serde_json::Value, ReportError> {
     let mut v = serde_json::to_value(data).unwrap_or(serde_json::Value::Null);
     v["format"] = serde_json::json!("dbrig-plan-report/2");
-    let power: Vec<TpchReport> = data
-        .sections
-        .iter()
-        .filter(|s| s.kind == ResultKind::TpchPower)
-        .flat_map(|s| &s.workloads)
-        .filter_map(|w| TpchReport::from_data(data, w))
-        .collect();
-    if !power.is_empty() {
-        v["tpch_power"] = serde_json::to_value(power).unwrap_or_default();
-    }
-    let metrics = tpch_metrics(data);
-    if !metrics.is_empty() {
-        v["tpch_metrics"] = serde_json::to_value(metrics).unwrap_or_default();
-    }
-    let perfruns = PerfRun::all(data)
-        .iter()
-        .map(|r| perfrun_json(r, r.filter(data.perfrun_filter.as_deref())?.as_ref()))
-        .collect::<Result<Vec<_>, _>>()?;
-    if !perfruns.is_empty() {
-        v["perfrun"] = serde_json::Value::Array(perfruns);
+    // Each kind's own view: the power tests' seed tables, the TPC-H metrics, the perfrun
+    // comparisons with their filter.
+    for kind in crate::kinds::all() {
+        kind.json(data, &mut v)?;
     }
     let why = crate::why::why(data);
     if !why.is_empty() {
@@ -244,23 +226,16 @@ pub fn cells_csv(data: &ReportData) -> String {
             ],
         );
     }
-    for m in tpch_metrics(data) {
-        for (name, value) in [
-            ("Power@Size", m.power_at_size),
-            ("Throughput@Size", m.throughput_at_size),
-            ("QphH@Size", m.qphh_at_size),
-        ] {
-            let Some(v) = value else { continue };
-            let fields = CELL_COLUMNS.map(|col| match col {
-                "kind" | "workload" => "tpch".to_owned(),
-                "configuration" => m.configuration.clone(),
-                "item" | "unit" => name.to_owned(),
-                "value_median" => num(Some(v)),
-                "higher_is_better" => "true".to_owned(),
-                _ => String::new(),
-            });
-            row(&mut out, &fields);
-        }
+    for f in crate::kinds::all().flat_map(|k| k.figures(data)) {
+        let fields = CELL_COLUMNS.map(|col| match col {
+            "kind" | "workload" => f.kind.to_owned(),
+            "configuration" => f.configuration.clone(),
+            "item" | "unit" => f.name.to_owned(),
+            "value_median" => num(Some(f.value)),
+            "higher_is_better" => "true".to_owned(),
+            _ => String::new(),
+        });
+        row(&mut out, &fields);
     }
     out
 }

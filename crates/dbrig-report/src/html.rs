@@ -3,10 +3,7 @@
 //! One section per kind in plan order, each with its tables and the charts that have data.
 
 use std::collections::HashSet;
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use dbrig_core::host::{HostFacts, facts_lines};
 use dbrig_core::results::{PowerReport, ResultKind};
@@ -14,9 +11,10 @@ use dbrig_store::{RunId, Store};
 use minijinja::Environment;
 use serde::Serialize;
 
-use crate::charts::workload_charts;
 use crate::data::{ReportData, RunInfo, ServerVersions};
 use crate::error::ReportError;
+pub use crate::files::write_atomic;
+use crate::kinds::workload_charts;
 use crate::tables::{Align, Block, Table, sections};
 
 const REPORT_TEMPLATE: &str = include_str!("../templates/report.html");
@@ -284,8 +282,8 @@ pub fn live_power_html(label: &str, report: &PowerReport) -> Result<String, Repo
     env.add_template("table.html", TABLE_TEMPLATE)?;
     let live = LiveSection {
         label,
-        table: HtmlTable::new(crate::tpch::live_power_table(report), |_| None),
-        chart: crate::tpch::live_power_chart(report)?,
+        table: HtmlTable::new(crate::kinds::live_power_table(report), |_| None),
+        chart: crate::kinds::live_power_chart(report)?,
     };
     Ok(env
         .get_template("live.html")?
@@ -295,40 +293,6 @@ pub fn live_power_html(label: &str, report: &PowerReport) -> Result<String, Repo
 /// `page` with `fragment` where its [`LIVE_MARKER`] is (the marker kept, for the next query).
 pub fn with_live(page: &str, fragment: &str) -> String {
     page.replacen(LIVE_MARKER, &format!("{LIVE_MARKER}\n{fragment}"), 1)
-}
-
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Write `bytes` to `path` through a temporary file in the same folder and a rename, so a
-/// reader (a browser reloading the page during a run) sees the old or the new file, never
-/// half of one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let io = |source| ReportError::Write {
-        path: path.to_owned(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
-    let tmp: PathBuf = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(io)
 }
 
 /// Load run `run` with the default choices (QPS, first configuration as baseline, the stored

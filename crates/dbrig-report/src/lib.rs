@@ -17,33 +17,33 @@
 //!
 //! Contract: depends on `dbrig-core` and `dbrig-store` only; no drivers, servers or workloads.
 
-pub mod benchbase;
+pub mod blocks;
 pub mod charts;
 pub mod data;
 pub mod error;
 pub mod export;
 pub mod figures;
+pub mod files;
 #[cfg(any(test, feature = "test-support"))]
 #[doc(hidden)]
 pub mod fixture;
 pub mod flame;
 pub mod html;
 pub mod items;
-pub mod load;
-pub mod micro;
+pub mod kind;
+pub mod kinds;
+mod open;
 pub mod palette;
-pub mod perfrun;
-pub mod pgbench;
 pub mod records;
 pub mod render;
 pub mod run;
 pub mod settings;
 pub mod single;
-pub mod sqlbench;
 pub mod table;
 pub mod tables;
-pub mod tpch;
 pub mod why;
+
+pub use kinds::{benchbase, load, micro, perfrun, pgbench, sqlbench, tpch};
 
 pub use charts::{TimelineSeries, latency_chart, throughput_chart, timeline_chart};
 pub use data::{CellData, ComparisonRow, ItemUnit, Metric, ReportData, RunInfo, TrialData};
@@ -51,7 +51,8 @@ pub use error::ReportError;
 pub use export::{cells_csv, report_json, trials_csv};
 pub use figures::json_text;
 pub use html::{html_page, render_html, write_atomic, write_html_report};
+pub use kind::{KindReport, SingleFormat};
 pub use render::{Format, Rendered, Request, render, write_svgs};
 pub use run::{RunHeader, interval_line, run_json, run_text, statements_text};
-pub use single::{SingleFormat, is_single_run, perfrun_report, single_run_json, single_run_report};
+pub use single::{is_single_run, perfrun_report, single_run_json, single_run_report};
 pub use tables::{report_markdown, report_text};

@@ -7,13 +7,12 @@
 
 use std::fmt::Write;
 
-use dbrig_core::results::{HookOutput, TrialResult};
+use dbrig_core::results::{HookOutput, OsSpan, QueryOutcome, TrialResult};
 use serde::Serialize;
 
 use crate::data::ReportData;
 use crate::items::step_label;
-use crate::table::TextStyle;
-use crate::tpch::os_table;
+use crate::table::{Align, Table, TextStyle};
 
 /// Which records a text report adds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -129,7 +128,7 @@ pub fn plan_records(data: &ReportData) -> Vec<Record> {
 }
 
 /// The OS statistics of every query run of every TPC-H trial (power and throughput), one
-/// table per trial (see [`crate::tpch::os_table`]).
+/// table per trial (see [`os_table`]).
 pub fn os_records(data: &ReportData) -> Vec<Record> {
     let mut out = Vec::new();
     for cell in &data.stored {
@@ -215,4 +214,84 @@ pub fn records_text(data: &ReportData, with: With) -> Option<String> {
         }
     }
     Some(out)
+}
+/// The OS statistics of every timed run of `steps` (label, step), as the DBT-3 launcher
+/// sampled them per query run: each run's span on the trial's OS sampling clock, its length,
+/// CPU shares of all CPUs, disk rates, and the server process's CPU (100 = one CPU) and RSS.
+/// A step run under launcher controls has a row per run (warm-ups and skipped runs marked);
+/// any other step one row. `None` when no step recorded any (OS sampling off).
+pub fn os_table<'a>(
+    title: String,
+    steps: impl IntoIterator<Item = (String, &'a QueryOutcome)>,
+) -> Option<Table> {
+    let mut rows = Vec::new();
+    let mb = |b: f64| format!("{:.1}", b / 1e6);
+    let mut row = |label: &str, run: String, span: &OsSpan| {
+        let o = &span.os;
+        rows.push(vec![
+            label.to_owned(),
+            run,
+            format!("{:.3}", span.start_s),
+            format!("{:.3}", span.seconds()),
+            format!("{:.1}", o.cpu_user_pct),
+            format!("{:.1}", o.cpu_system_pct),
+            format!("{:.1}", o.cpu_iowait_pct),
+            mb(o.disk_read_bytes_per_s),
+            mb(o.disk_write_bytes_per_s),
+            o.process_cpu_pct.map_or("-".into(), |p| format!("{p:.1}")),
+            o.process_rss_bytes.map_or("-".into(), |b| {
+                format!("{:.1}", b as f64 / (1024.0 * 1024.0))
+            }),
+        ]);
+    };
+    for (label, q) in steps {
+        match q.detail.as_deref() {
+            Some(d) if d.runs.iter().any(|r| r.os.is_some()) => {
+                for r in &d.runs {
+                    let Some(span) = &r.os else { continue };
+                    let run = if r.warmup {
+                        "warm-up".to_owned()
+                    } else if r.skipped {
+                        "skipped".to_owned()
+                    } else {
+                        r.run.to_string()
+                    };
+                    row(&label, run, span);
+                }
+            }
+            _ => {
+                if let Some(span) = q.os.as_deref() {
+                    row(&label, "1".into(), span);
+                }
+            }
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut align = vec![Align::Left, Align::Left];
+    align.extend([Align::Right; 9]);
+    Some(Table {
+        title,
+        header: [
+            "step",
+            "run",
+            "from s",
+            "seconds",
+            "user %",
+            "sys %",
+            "iowait %",
+            "read MB/s",
+            "write MB/s",
+            "server CPU %",
+            "server RSS MiB",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        align,
+        rows,
+        notes: vec![
+            "OS counters read at each run's start and end; \"from s\": seconds since the trial's OS sampling started (its samples' clock); CPU shares are of all CPUs, server CPU 100 = one CPU".to_owned(),
+        ],
+    })
 }

@@ -11,11 +11,12 @@ use std::str::FromStr;
 
 use dbrig_store::{RunId, Store};
 
-use crate::charts::workload_charts;
 use crate::data::{Metric, ReportData};
 use crate::error::ReportError;
 use crate::export::{cells_csv, intervals_csv, intervals_json, report_json, trials_csv};
-use crate::html::{render_html, write_atomic};
+pub use crate::files::{file_stem, write_atomic};
+use crate::html::render_html;
+use crate::kinds::workload_charts;
 use crate::records::{With, records_text};
 use crate::single::{SingleFormat, is_single_run, perfrun_report, single_run_report};
 use crate::tables::{report_markdown, report_text};
@@ -246,7 +247,8 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                 .output
                 .clone()
                 .unwrap_or_else(|| req.out_dir.join(format!("benchbase-{tag}")));
-            let files = crate::benchbase::write_benchbase(store, &data, &dir)?;
+            let files =
+                crate::kinds::tool_files(crate::kind::ToolFiles::Benchbase, store, &data, &dir)?;
             return Ok(Rendered::Written { files });
         }
         Format::SqlBench => {
@@ -254,7 +256,8 @@ pub fn render(store: &Store, req: &Request) -> Result<Rendered, ReportError> {
                 .output
                 .clone()
                 .unwrap_or_else(|| req.out_dir.join(format!("sql-bench-{tag}")));
-            let files = crate::sqlbench::write_sql_bench(&data, &dir)?;
+            let files =
+                crate::kinds::tool_files(crate::kind::ToolFiles::SqlBench, store, &data, &dir)?;
             return Ok(Rendered::Written { files });
         }
     };
@@ -271,19 +274,6 @@ fn emit(req: &Request, text: String) -> Result<Rendered, ReportError> {
         }
         None => Ok(Rendered::Stdout(text)),
     }
-}
-
-/// Workload names become file names: keep them to safe characters.
-pub fn file_stem(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Every chart that has data, as `WORKLOAD-CHART.svg` in `dir` (created if missing).

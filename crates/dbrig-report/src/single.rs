@@ -8,24 +8,12 @@
 //! power / throughput tables, perfrun's Query / Cache pairs); the JSON carries the typed result
 //! with what the run was (id, status, times, dbrig version, target, workload options).
 
-use dbrig_core::results::{OltpResult, TrialResult};
+use dbrig_core::results::ResultKind;
 use dbrig_store::{CellRow, RunId, RunKind, RunRow, Store, TrialRow};
 
 use crate::data::CellOptions;
 use crate::error::ReportError;
-use crate::micro::result_text;
-use crate::perfrun::{PerfRun, perfrun_json, perfrun_text};
-use crate::run::{RunHeader, run_json, run_text, statements_text};
-use crate::tpch::{power_text, throughput_text};
-
-/// The two forms of a single run's report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SingleFormat {
-    /// The console text the command prints.
-    Text,
-    /// One pretty-printed JSON object.
-    Json,
-}
+pub use crate::kind::SingleFormat;
 
 /// Whether `run` is a single command's run: one cell with at most one trial, or a perfrun's
 /// two sides. Such a run is reported by [`single_run_report`]; any other by the plan report.
@@ -133,7 +121,6 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
     let Some(trial) = &s.trial else {
         return Ok(s.nothing_measured());
     };
-    let target = &s.cell.target;
     // Kinds other than OLTP keep their connections' set-up times in the connection facts.
     let connects = trial
         .environment
@@ -142,84 +129,31 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
         .and_then(|c| c.connect_latency.as_ref())
         .map(|c| crate::run::connect_latency_text(c, ""))
         .unwrap_or_default();
-    Ok(match &trial.result {
-        Some(TrialResult::Micro(r)) => result_text(r, target) + &connects,
-        Some(TrialResult::TpchPower(r)) => power_text(r, target) + &connects,
-        Some(TrialResult::TpchThroughput(r)) => throughput_text(r, target) + &connects,
-        Some(TrialResult::SqlBench(r)) => {
-            crate::sqlbench::run_file(r, &trial.started_at, target, "")
-        }
-        Some(TrialResult::Load(r)) => crate::load::load_text(r, target) + &connects,
-        Some(TrialResult::Perfrun(_)) => {
-            return perfrun_report(store, run, None, SingleFormat::Text);
-        }
-        Some(TrialResult::Oltp(_)) | None => match store.measurements(trial.id)? {
-            Some(m) => {
-                let oltp = oltp_result(trial);
-                let header = RunHeader::from_stored(&s.cell, trial, &oltp);
-                // pgbench's "query mode" is the trial's protocol mode (older trials kept it
-                // in the script's options).
-                let mut options = CellOptions::of(&s.cell).workload_options;
-                if let Some(c) = trial
-                    .environment
-                    .as_ref()
-                    .and_then(|e| e.connection.as_ref())
-                    && let Some(o) = options.as_object_mut()
-                {
-                    o.insert("protocol".into(), c.protocol.name().into());
-                }
-                let pgbench = crate::pgbench::pgbench_text(&options, &m, &oltp);
-                run_text(&header, &m, &oltp.clients) + &statements_text(&oltp.statements) + &pgbench
-            }
-            None => s.nothing_measured(),
-        },
-    })
-}
-
-/// An OLTP trial's result; a measured trial without one (it cannot be read) shows no
-/// statements.
-fn oltp_result(trial: &TrialRow) -> OltpResult {
-    match &trial.result {
-        Some(TrialResult::Oltp(o)) => o.clone(),
-        _ => OltpResult::default(),
-    }
+    // A trial without a result reads as OLTP's: its measurements, if any.
+    let kind = trial.result.as_ref().map_or(ResultKind::Oltp, |r| r.kind());
+    Ok(crate::kinds::of(kind)
+        .single_text(store, &s.cell, trial, &connects)?
+        .unwrap_or_else(|| s.nothing_measured()))
 }
 
 /// The JSON of a single command's run: its typed result (for OLTP sysbench's figures with the
 /// statements and interval samples) and what the run was. A caller may add to it (the client
 /// process's own CPU, say) before printing.
 pub fn single_run_json(store: &Store, run: RunId) -> Result<serde_json::Value, ReportError> {
-    if store.run(run)?.kind == RunKind::Perfrun {
-        let p = PerfRun::load(store, run)?;
-        return perfrun_json(&p, p.filter(None)?.as_ref());
+    if store.run(run)?.kind == RunKind::Perfrun
+        && let Some(v) = crate::kinds::of(ResultKind::Perfrun).whole_run_json(store, run)
+    {
+        return v;
     }
     let s = Single::load(store, run)?;
     let mut v = match &s.trial {
-        None => serde_json::json!({}),
-        Some(trial) => match &trial.result {
-            Some(TrialResult::Oltp(_)) | None => match store.measurements(trial.id)? {
-                Some(m) => {
-                    let oltp = oltp_result(trial);
-                    let mut v = run_json(
-                        &RunHeader::from_stored(&s.cell, trial, &oltp),
-                        &m,
-                        &oltp.clients,
-                    );
-                    v["statements"] = serde_json::to_value(&oltp.statements).unwrap_or_default();
-                    v
-                }
-                None => serde_json::json!({}),
-            },
-            Some(r) => {
-                let mut v = serde_json::to_value(r).unwrap_or_default();
-                // The kind is said once, at the top, for every kind alike.
-                if let Some(o) = v.as_object_mut() {
-                    o.remove("kind");
-                }
-                v
-            }
-        },
-    };
+        None => None,
+        Some(trial) => {
+            let kind = trial.result.as_ref().map_or(ResultKind::Oltp, |r| r.kind());
+            crate::kinds::of(kind).single_json(store, &s.cell, trial)?
+        }
+    }
+    .unwrap_or_else(|| serde_json::json!({}));
     if let Some(o) = v.as_object_mut() {
         o.extend(s.common());
     }
@@ -234,10 +168,7 @@ pub fn perfrun_report(
     filter: Option<&str>,
     format: SingleFormat,
 ) -> Result<String, ReportError> {
-    let p = PerfRun::load(store, run)?;
-    let f = p.filter(filter)?;
-    match format {
-        SingleFormat::Text => perfrun_text(&p, f.as_ref()),
-        SingleFormat::Json => Ok(pretty(&perfrun_json(&p, f.as_ref())?)),
-    }
+    crate::kinds::of(ResultKind::Perfrun)
+        .whole_run(store, run, filter, format)
+        .unwrap_or(Err(ReportError::NotPerfrun { run }))
 }

@@ -13,8 +13,8 @@ use dbrig_core::stats::{self, Comparison, Verdict};
 use dbrig_store::TrialStatus;
 use serde::Serialize;
 
+use crate::blocks::format_change;
 use crate::data::{CLIENT_CPU, ReportData, SERVER_CPU, StoredCell};
-use crate::tables::format_change;
 
 /// How many counters and waits a comparison lists.
 pub const TOP: usize = 5;

@@ -13,6 +13,7 @@
 pub mod connect;
 pub mod error;
 pub mod kind;
+pub mod kinds;
 pub mod load_test;
 mod loading;
 pub mod lua;
@@ -35,13 +36,13 @@ use dbrig_core::{EventTally, KeyGenerator};
 use dbrig_driver::{Connection, DriverError};
 
 pub use error::WorkloadError;
-pub use kind::{
-    PowerRef, Prepared, Quiet, TpchPowerOptions, TrialOutput, TrialProgress, WorkloadKind,
-};
+pub use kind::{Kind, Prepared, TrialOutput, WorkloadKind};
+pub use kinds::{PowerRef, TpchPowerOptions};
 pub use load_test::{LoadOf, LoadTest};
 pub use lua::{LuaOptions, LuaWorkload};
 pub use oltp::{Oltp, OltpKind, OltpOptions};
 pub use options::RunOptions;
+pub use progress::{Progress, ProgressEvent, Quiet};
 pub use script::{Protocol, ScriptOptions, ScriptWorkload};
 
 /// Every built-in workload; matched here and nowhere else.
@@ -94,6 +95,16 @@ impl Workload {
         let kind = OltpKind::from_name(name)
             .ok_or_else(|| WorkloadError::UnknownWorkload(name.to_owned()))?;
         Ok(Workload::Oltp(Oltp::new(kind, oltp)))
+    }
+
+    /// The kind this client-driven workload is, for a plan's cell.
+    pub fn into_kind(self) -> WorkloadKind {
+        match self {
+            Workload::Oltp(_) => WorkloadKind::new(kinds::SysbenchOltp::new(self)),
+            Workload::Script(_) => WorkloadKind::new(kinds::PgbenchScripts::new(self)),
+            Workload::Lua(_) => WorkloadKind::new(kinds::LuaScript::new(self)),
+            Workload::Connect => WorkloadKind::new(kinds::Connect::new()),
+        }
     }
 
     /// A script workload (`--script` / `--builtin`).

@@ -16,8 +16,8 @@ use dbrig_core::results::{LoadResult, LoadStep};
 use dbrig_driver::{ConnectOptions, Connection, Target};
 
 use crate::error::WorkloadError;
-use crate::kind::TpchPowerOptions;
-use crate::progress::LoadProgress;
+use crate::kinds::TpchPowerOptions;
+use crate::progress::Progress;
 use crate::{Oltp, OltpKind, OltpOptions, ScriptOptions, Workload, tpch};
 
 /// The name plans and stored cells use.
@@ -115,9 +115,9 @@ impl LoadTest {
     /// plan's load and its OLTP or TPC-H cells share one database.
     pub fn data_identity(&self) -> serde_json::Value {
         match &self.of {
-            LoadOf::Oltp(o) => crate::kind::oltp_identity(&o.options),
-            LoadOf::Tpch(o) => crate::kind::tpch_identity(o),
-            LoadOf::PgbenchInit(o) => crate::kind::pgbench_identity(o),
+            LoadOf::Oltp(o) => crate::kinds::oltp::oltp_identity(&o.options),
+            LoadOf::Tpch(o) => crate::kinds::tpch::tpch_identity(o),
+            LoadOf::PgbenchInit(o) => crate::kinds::script::pgbench_identity(o),
         }
     }
 
@@ -172,7 +172,7 @@ impl LoadTest {
         connect: &ConnectOptions,
         threads: u32,
         seed: u64,
-        progress: &dyn LoadProgress,
+        progress: &dyn Progress,
     ) -> Result<LoadResult, WorkloadError> {
         let conn = Connection::connect(target, connect).await?;
         let server_version = conn.server_version().to_owned();
@@ -183,7 +183,7 @@ impl LoadTest {
                 if self.replace {
                     let c = o.cleanup(target, connect, threads).await?;
                     if !c.dropped.is_empty() {
-                        progress.say(&format!("dropped {} first", c.dropped.join(", ")));
+                        progress.note(&format!("dropped {} first", c.dropped.join(", ")));
                     }
                 }
                 let p = o.prepare(target, connect, threads, seed, progress).await?;
@@ -206,7 +206,7 @@ impl LoadTest {
                 if self.replace {
                     let c = tpch::cleanup(target, connect).await?;
                     if !c.dropped.is_empty() {
-                        progress.say(&format!("dropped {} TPC-H table(s) first", c.dropped.len()));
+                        progress.note(&format!("dropped {} TPC-H table(s) first", c.dropped.len()));
                     }
                 }
                 let l = tpch::load(target, connect, &o.load_options(sf), progress).await?;

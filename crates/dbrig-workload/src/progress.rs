@@ -1,7 +1,9 @@
-//! How a load (OLTP `prepare`, `tpch load`, a plan's prepare step) reports as it goes: the
-//! step lines it says and the rows of each table loaded against the rows planned. The library
-//! never prints; the binary renders what it hears (a bar per table on a terminal, plain lines on
-//! a pipe), the executor forwards it to its observer, tests collect it.
+//! The one progress channel: what a trial or a load tells as it goes is a [`ProgressEvent`]
+//! (a line, the measured interval beginning, an OLTP interval sample, a power test's query, a
+//! load's rows per table) told to one [`Progress`]. The library never prints; the binary renders
+//! what it hears (a bar per table on a terminal, plain lines on a pipe, sysbench's interval
+//! lines, a live chart), the executor passes it to its observer with the trial it belongs to,
+//! tests collect it.
 //!
 //! Loader tasks are spawned (`'static`) and may run on a driver's own thread (SQLite), so they
 //! cannot hold the caller's reporter: they count into a [`RowMeter`]'s shared counters, and the
@@ -13,7 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dbrig_core::results::{LoadFigures, TableLoad};
+use dbrig_core::IntervalSample;
+use dbrig_core::results::{LoadFigures, PowerReport, TableLoad};
 
 /// One table's rows so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,19 +28,53 @@ pub struct TableRows {
     pub planned: u64,
 }
 
-/// Where a load reports. A plain `Fn(&str)` is a reporter that only says lines.
-pub trait LoadProgress: Sync {
-    /// A step's line (`created table sbtest1`).
-    fn say(&self, line: &str);
+/// One thing a trial or a load tells as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum ProgressEvent<'a> {
+    /// A line for the user: a step (`created table sbtest1`), or a warning (`warning: …`).
+    Note(&'a str),
+    /// Every client has connected and they are about to go (a client-driven run): server
+    /// processes the connections brought up (PostgreSQL's backends) exist now.
+    Connected,
+    /// The measured interval begins: a client-driven run's warm-up is over. Without a warm-up
+    /// (and for other kinds) the trial is measured from its start and this is not told.
+    Measuring,
+    /// A client-driven run's interval sample (`--report-interval`).
+    Interval(&'a IntervalSample),
+    /// A power test's report so far, after each query (for a live chart).
+    Query(&'a PowerReport),
     /// Every table's rows so far, a few times a second while rows load, and a last time with
     /// `finished` when the loaders are done (the counts are then exact).
-    fn rows(&self, _tables: &[TableRows], _finished: bool) {}
+    LoadRows {
+        tables: &'a [TableRows],
+        finished: bool,
+    },
 }
 
-impl<F: Fn(&str) + Sync> LoadProgress for F {
-    fn say(&self, line: &str) {
-        self(line)
+/// Where a trial or a load reports: one method, one event at a time. A plain `Fn(&str)` is a
+/// reporter that only hears lines.
+pub trait Progress: Sync {
+    fn event(&self, event: ProgressEvent<'_>);
+
+    /// A line: `self.event(ProgressEvent::Note(line))`.
+    fn note(&self, line: &str) {
+        self.event(ProgressEvent::Note(line));
     }
+}
+
+impl<F: Fn(&str) + Sync> Progress for F {
+    fn event(&self, event: ProgressEvent<'_>) {
+        if let ProgressEvent::Note(line) = event {
+            self(line)
+        }
+    }
+}
+
+/// Progress that goes nowhere.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn event(&self, _event: ProgressEvent<'_>) {}
 }
 
 /// How often a watched load reports its rows.
@@ -141,17 +178,23 @@ impl RowMeter {
 
     /// Await `work` (the loaders), reporting the rows to `progress` every [`REPORT_EVERY`]
     /// meanwhile and once more, finished, when it is done.
-    pub async fn watch<T>(&self, progress: &dyn LoadProgress, work: impl Future<Output = T>) -> T {
+    pub async fn watch<T>(&self, progress: &dyn Progress, work: impl Future<Output = T>) -> T {
         tokio::pin!(work);
         let mut tick = tokio::time::interval(REPORT_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let out = loop {
             tokio::select! {
                 out = &mut work => break out,
-                _ = tick.tick() => progress.rows(&self.snapshot(), false),
+                _ = tick.tick() => progress.event(ProgressEvent::LoadRows {
+                    tables: &self.snapshot(),
+                    finished: false,
+                }),
             }
         };
-        progress.rows(&self.snapshot(), true);
+        progress.event(ProgressEvent::LoadRows {
+            tables: &self.snapshot(),
+            finished: true,
+        });
         out
     }
 }
@@ -255,12 +298,15 @@ pub(crate) struct Heard {
 }
 
 #[cfg(test)]
-impl LoadProgress for Heard {
-    fn say(&self, line: &str) {
-        self.lines.lock().unwrap().push(line.to_owned());
-    }
-    fn rows(&self, tables: &[TableRows], finished: bool) {
-        self.rows.lock().unwrap().push((tables.to_vec(), finished));
+impl Progress for Heard {
+    fn event(&self, event: ProgressEvent<'_>) {
+        match event {
+            ProgressEvent::Note(line) => self.lines.lock().unwrap().push(line.to_owned()),
+            ProgressEvent::LoadRows { tables, finished } => {
+                self.rows.lock().unwrap().push((tables.to_vec(), finished))
+            }
+            _ => {}
+        }
     }
 }
 

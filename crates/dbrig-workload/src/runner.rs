@@ -35,8 +35,8 @@ use futures_util::future::join_all;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::error::WorkloadError;
-use crate::kind::TrialProgress;
 use crate::options::RunOptions;
+use crate::progress::{Progress, ProgressEvent};
 use crate::{Client, Workload};
 
 /// Retries of one event before a retryable error is treated as fatal (a livelock guard).
@@ -277,7 +277,7 @@ pub async fn run(
     workload: &Workload,
     spec: &RunSpec,
     interrupt: Arc<Stopper>,
-    progress: &dyn TrialProgress,
+    progress: &dyn Progress,
 ) -> Result<Option<RunOutcome>, WorkloadError> {
     let Some(set_up) = set_up(workload, spec, &interrupt).await? else {
         return Ok(None);
@@ -287,7 +287,7 @@ pub async fn run(
     let Some(idle) = workers.await_ready(workload, spec, &interrupt).await? else {
         return Ok(None);
     };
-    progress.connected();
+    progress.event(ProgressEvent::Connected);
     let connect_ms = idle
         .clients_ready
         .saturating_duration_since(workers.connect_start)
@@ -718,7 +718,7 @@ async fn collect(
     shared: &RunShared,
     o: &RunOptions,
     interrupt: &Stopper,
-    progress: &dyn TrialProgress,
+    progress: &dyn Progress,
 ) -> Collected {
     let (stop, hard_stop) = (&workers.stop, &workers.hard_stop);
     let measure_start = shared.measure_start;
@@ -777,14 +777,14 @@ async fn collect(
                 let now = Instant::now();
                 if measuring_at.is_some_and(|t| now >= t) {
                     measuring_at = None;
-                    progress.measuring();
+                    progress.event(ProgressEvent::Measuring);
                 }
                 // No interval after the stop: the measured time is over.
                 if let (Some(t), Some(i), None) = (next_tick, interval, stop_seen)
                     && now >= t
                 {
                     let counts = collect_interval(&workers.stats, shared, i, t);
-                    progress.interval(&counts.sample(o.percentile));
+                    progress.event(ProgressEvent::Interval(&counts.sample(o.percentile)));
                     intervals.push(counts);
                     next_tick = Some(t + i);
                 }
@@ -1597,10 +1597,7 @@ async fn reconnect(conn: &mut Connection, stop: &Stopper) -> Result<(), DriverEr
 mod tests {
     use super::*;
 
-    struct Quiet;
-    impl TrialProgress for Quiet {
-        fn note(&self, _line: &str) {}
-    }
+    use crate::progress::Quiet;
 
     /// What a test reads of a run: the OLTP measurements its kind made of it.
     struct Ran {

@@ -15,7 +15,7 @@ use dbrig_core::IntervalSample;
 use dbrig_core::results::PowerReport;
 use dbrig_exec::{ExecOptions, Observer, Outcome, Plan, TrialRef};
 use dbrig_store::{RunId, RunStatus, Store};
-use dbrig_workload::progress::{LoadProgress, TableRows};
+use dbrig_workload::progress::{Progress, ProgressEvent, TableRows};
 use dbrig_workload::runner::Stopper;
 
 use crate::args::StoreArgs;
@@ -326,7 +326,17 @@ impl Steps {
     }
 }
 
-impl LoadProgress for Steps {
+impl Progress for Steps {
+    fn event(&self, event: ProgressEvent<'_>) {
+        match event {
+            ProgressEvent::Note(line) => self.say(line),
+            ProgressEvent::LoadRows { tables, finished } => self.rows(tables, finished),
+            _ => {}
+        }
+    }
+}
+
+impl Steps {
     /// One step's line.
     fn say(&self, msg: &str) {
         match &self.bar {
@@ -556,26 +566,8 @@ impl ConsoleObserver {
     }
 }
 
-impl Observer for ConsoleObserver {
-    fn run_started(&self, run: RunId, resumed: bool, store: &Store) {
-        *self.run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run);
-        if resumed {
-            eprintln!("dbrig: resuming run {}", run.0);
-        }
-        // The page is there from the start (and has a place for a power trial's queries).
-        self.write_page(store, run);
-    }
-
-    fn trial_started(&self, trial: &TrialRef<'_>) {
-        if let Some(c) = &self.clock {
-            c.start(trial.index);
-        }
-        if let Some(b) = &self.bar {
-            b.set_prefix(format!("{}/{}", trial.index + 1, trial.total));
-            b.set_message(trial.describe());
-        }
-    }
-
+/// What the console does with each kind of progress event.
+impl ConsoleObserver {
     fn note(&self, line: &str) {
         if let Some(s) = &self.steps {
             return s.say(line);
@@ -614,7 +606,7 @@ impl Observer for ConsoleObserver {
         }
     }
 
-    fn interval(&self, _trial: &TrialRef<'_>, sample: &IntervalSample) {
+    fn interval(&self, sample: &IntervalSample) {
         if let Some(p) = self.interval_percentile {
             let line = dbrig_report::interval_line(sample, p);
             if self.intervals_to_stderr {
@@ -654,6 +646,38 @@ impl Observer for ConsoleObserver {
                 })
         {
             self.note(&format!("warning: could not update the HTML report: {e}"));
+        }
+    }
+}
+
+impl Observer for ConsoleObserver {
+    fn run_started(&self, run: RunId, resumed: bool, store: &Store) {
+        *self.run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run);
+        if resumed {
+            eprintln!("dbrig: resuming run {}", run.0);
+        }
+        // The page is there from the start (and has a place for a power trial's queries).
+        self.write_page(store, run);
+    }
+
+    fn trial_started(&self, trial: &TrialRef<'_>) {
+        if let Some(c) = &self.clock {
+            c.start(trial.index);
+        }
+        if let Some(b) = &self.bar {
+            b.set_prefix(format!("{}/{}", trial.index + 1, trial.total));
+            b.set_message(trial.describe());
+        }
+    }
+
+    fn progress(&self, trial: Option<&TrialRef<'_>>, event: ProgressEvent<'_>) {
+        match (event, trial) {
+            (ProgressEvent::Note(line), _) => self.note(line),
+            (ProgressEvent::LoadRows { tables, finished }, _) => self.load_rows(tables, finished),
+            (ProgressEvent::Interval(sample), _) => self.interval(sample),
+            (ProgressEvent::Query(report), Some(trial)) => self.power_query(trial, report),
+            (ProgressEvent::Query(_), None)
+            | (ProgressEvent::Measuring | ProgressEvent::Connected, _) => {}
         }
     }
 

@@ -86,7 +86,7 @@ pub async fn micro(args: MicroArgs, argv: &[String]) -> Result<ExitCode> {
     };
     let target = resolve_target(&p.connection, &p.store)?;
     let plan = Plan::single(SingleCommand {
-        workload: WorkloadKind::Micro(p.options),
+        workload: WorkloadKind::new(dbrig_workload::kinds::Micro(p.options)),
         configuration: Configuration::external("default", target),
         server: None,
         run: dbrig_workload::RunOptions::default(),

@@ -245,7 +245,7 @@ async fn collect(args: CollectArgs, argv: &[String]) -> Result<ExitCode> {
         RunKind::Perfrun,
         configurations,
         servers,
-        WorkloadKind::Perfrun(options),
+        WorkloadKind::new(dbrig_workload::kinds::Perfrun(options)),
         run,
         args.environment.environment(),
     )?;

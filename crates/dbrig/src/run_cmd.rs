@@ -142,7 +142,7 @@ pub async fn measure_load(
     c: LoadCommand<'_>,
 ) -> Result<ExitCode> {
     let plan = Plan::single(SingleCommand {
-        workload: WorkloadKind::Load(load),
+        workload: WorkloadKind::new(dbrig_workload::kinds::Load(load)),
         configuration: Configuration::external("default", target),
         server: None,
         run,
@@ -336,7 +336,7 @@ pub async fn run(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
     // Decided now, so the header printed before the run and the stored trial agree.
     run.rand_seed = run.resolved_seed();
     let plan = Plan::single(SingleCommand {
-        workload: WorkloadKind::Oltp(workload.clone()),
+        workload: workload.clone().into_kind(),
         configuration: Configuration::external("default", target.clone()),
         server: None,
         run: run.clone(),

@@ -549,7 +549,7 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         force_load: false,
     };
     let plan = Plan::single(SingleCommand {
-        workload: WorkloadKind::TpchPower(options),
+        workload: WorkloadKind::new(dbrig_workload::kinds::TpchPower(options)),
         configuration,
         server,
         run: dbrig_workload::RunOptions::default(),
@@ -681,7 +681,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
         force_load: false,
     };
     let plan = Plan::single(SingleCommand {
-        workload: WorkloadKind::TpchThroughput(options),
+        workload: WorkloadKind::new(dbrig_workload::kinds::TpchThroughput(options)),
         configuration,
         server,
         run: dbrig_workload::RunOptions::default(),

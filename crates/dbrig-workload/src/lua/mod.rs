@@ -376,7 +376,7 @@ impl LuaWorkload {
         connect: &ConnectOptions,
         threads: u32,
         seed: u64,
-        progress: &dyn crate::progress::LoadProgress,
+        progress: &dyn crate::progress::Progress,
     ) -> Result<Option<crate::Prepared>, WorkloadError> {
         let mut run = self.run_options();
         run.threads = threads.max(1);
@@ -390,7 +390,7 @@ impl LuaWorkload {
                 return Ok(None);
             }
             Some(e) => {
-                progress.say(&format!(
+                progress.note(&format!(
                     "{} on {target} was {}: running its cleanup first",
                     self.name(),
                     if e.state == "ready" {
@@ -403,7 +403,7 @@ impl LuaWorkload {
             }
             None => {}
         }
-        progress.say(&format!("preparing {} on {target}", self.name()));
+        progress.note(&format!("preparing {} on {target}", self.name()));
         let began = std::time::Instant::now();
         self.prepare(target, connect, &run).await.map_err(|e| {
             WorkloadError::InvalidOptions(format!(
@@ -513,7 +513,7 @@ impl LuaWorkload {
 pub struct Reporter<'a> {
     lua: Lua,
     path: PathBuf,
-    inner: &'a dyn crate::TrialProgress,
+    inner: &'a dyn crate::progress::Progress,
     intermediate: Option<Function>,
     cumulative: Option<Function>,
     interval_s: f64,
@@ -523,7 +523,7 @@ impl<'a> Reporter<'a> {
     pub fn new(
         w: &LuaWorkload,
         target: &Target,
-        inner: &'a dyn crate::TrialProgress,
+        inner: &'a dyn crate::progress::Progress,
     ) -> Result<Self, WorkloadError> {
         let run = w.run_options();
         let ctx = Ctx::new(
@@ -599,19 +599,13 @@ impl<'a> Reporter<'a> {
     }
 }
 
-impl crate::TrialProgress for Reporter<'_> {
-    fn note(&self, line: &str) {
-        self.inner.note(line);
-    }
-    fn measuring(&self) {
-        self.inner.measuring();
-    }
-    fn connected(&self) {
-        self.inner.connected();
-    }
-    fn interval(&self, s: &dbrig_core::IntervalSample) {
+impl crate::progress::Progress for Reporter<'_> {
+    fn event(&self, event: crate::progress::ProgressEvent<'_>) {
+        let crate::progress::ProgressEvent::Interval(s) = event else {
+            return self.inner.event(event);
+        };
         let Some(f) = &self.intermediate else {
-            return self.inner.interval(s);
+            return self.inner.event(event);
         };
         let d = self.interval_s;
         let stat = self.stat(&[
@@ -631,9 +625,6 @@ impl crate::TrialProgress for Reporter<'_> {
             self.inner
                 .note(&lua_error(&self.path, "report_intermediate", one_line(&e)).to_string());
         }
-    }
-    fn power_query(&self, r: &crate::tpch::PowerReport) {
-        self.inner.power_query(r);
     }
 }
 

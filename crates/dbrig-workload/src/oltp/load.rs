@@ -20,7 +20,7 @@ use rand::rngs::SmallRng;
 use super::{Oltp, digits, sql_for, table_name};
 use crate::error::WorkloadError;
 use crate::loading::{TypedRows, bulk_load_typed, loader_options, prefetch_rows};
-use crate::progress::{LoadProgress, RowMeter};
+use crate::progress::{Progress, RowMeter};
 use crate::registry;
 use crate::tasks::join_tasks;
 
@@ -93,7 +93,7 @@ impl Oltp {
         connect: &ConnectOptions,
         threads: u32,
         seed: u64,
-        progress: &dyn LoadProgress,
+        progress: &dyn Progress,
     ) -> Result<PrepareReport, WorkloadError> {
         let mut conn = Connection::connect(target, connect).await?;
         let dialect = conn.dialect();
@@ -134,7 +134,7 @@ impl Oltp {
             .collect();
         registry::create_all(&mut conn, REGISTRY_KIND, &creates, &data).await?;
         for t in &tables {
-            progress.say(&format!("created table {t}"));
+            progress.note(&format!("created table {t}"));
         }
         if self.kind.is_bulk() {
             registry::mark_all_ready(&mut conn, &tables).await?;
@@ -278,23 +278,23 @@ impl Oltp {
         let index_s = (finished - rows_in).as_secs_f64();
         let figures = meter.figures();
         if dialect == Dialect::Sqlite {
-            progress.say(&format!(
+            progress.note(&format!(
                 "SQLite load pragmas: {}",
                 dbrig_driver::SQLITE_LOAD_PRAGMAS
             ));
         }
-        progress.say(&format!(
+        progress.note(&format!(
             "loaded {rows} rows in {load_s:.2} s ({:.0} rows/s, {parallel} loaders{})",
             rows as f64 / load_s.max(1e-9),
             path.map(|p| format!(", {p}")).unwrap_or_default()
         ));
         for line in figures.lines() {
-            progress.say(&format!("  {line}"));
+            progress.note(&format!("  {line}"));
         }
         // Last: only now is every row and index there.
         registry::mark_all_ready(&mut conn, &tables).await?;
         if o.create_secondary {
-            progress.say(&format!(
+            progress.note(&format!(
                 "created secondary indexes in {index_s:.2} s after the last row (each table's as soon as its rows were in)"
             ));
         }

@@ -15,7 +15,7 @@ use dbrig_driver::{
 
 use super::ScriptOptions;
 use crate::error::WorkloadError;
-use crate::progress::{LoadProgress, RowCounter, RowMeter};
+use crate::progress::{Progress, RowCounter, RowMeter};
 use crate::registry;
 use crate::sql::{DialectSql, SqlSet};
 
@@ -187,7 +187,7 @@ pub async fn init(
     target: &Target,
     connect: &ConnectOptions,
     options: &ScriptOptions,
-    progress: &dyn LoadProgress,
+    progress: &dyn Progress,
 ) -> Result<InitReport, WorkloadError> {
     let scale = options.scale.max(1);
     let started = Instant::now();
@@ -200,7 +200,7 @@ pub async fn init(
     }
     for t in TABLES {
         if conn.table_exists(t).await? {
-            progress.say(&format!("dropping {t}"));
+            progress.note(&format!("dropping {t}"));
             registry::drop_table(&mut conn, t).await?;
         }
     }
@@ -213,7 +213,7 @@ pub async fn init(
     let fillfactor = options.fillfactor.to_string();
     let vars = [("aid_type", aid_type), ("fillfactor", fillfactor.as_str())];
     let data = serde_json::json!({ "scale": scale }).to_string();
-    progress.say("creating tables");
+    progress.note("creating tables");
     let creates: Vec<(&str, String)> = TABLES
         .iter()
         .map(|t| {
@@ -223,7 +223,7 @@ pub async fn init(
         .collect();
     registry::create_all(&mut conn, KIND, &creates, &data).await?;
     let s = i64::from(scale);
-    progress.say(&format!("generating data (client-side), scale {scale}"));
+    progress.note(&format!("generating data (client-side), scale {scale}"));
     // PostgreSQL: pgbench -i's transaction, the rows copied frozen (see `load_begin`).
     let sql = sql_for(dialect);
     let frozen = sql.has("load_begin");
@@ -297,14 +297,14 @@ pub async fn init(
     }
     let figures = meter.figures();
     for line in figures.lines() {
-        progress.say(&format!("  {line}"));
+        progress.note(&format!("  {line}"));
     }
-    progress.say("vacuuming and analyzing");
+    progress.note("vacuuming and analyzing");
     run_section(&mut conn, "analyze", &[]).await?;
-    progress.say("creating primary keys");
+    progress.note("creating primary keys");
     run_section(&mut conn, "primary_keys", &[]).await?;
     if options.foreign_keys {
-        progress.say("creating foreign keys");
+        progress.note("creating foreign keys");
         run_section(&mut conn, "foreign_keys", &[]).await?;
     }
     registry::mark_all_ready(&mut conn, &TABLES).await?;

@@ -957,7 +957,12 @@ mod profile {
             .build()
             .unwrap();
         let outcome = rt
-            .block_on(run(&workload, &spec, Stopper::new(), &crate::kind::Quiet))
+            .block_on(run(
+                &workload,
+                &spec,
+                Stopper::new(),
+                &crate::progress::Quiet,
+            ))
             .unwrap()
             .expect("not interrupted");
         assert_eq!(outcome.measured.total.events, events);

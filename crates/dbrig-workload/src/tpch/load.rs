@@ -14,7 +14,7 @@ use super::data::{Table, TextChunks};
 use super::{REGISTRY_KIND, ScaleFactor, schema_sql};
 use crate::error::WorkloadError;
 use crate::loading::{TypedRows, bulk_load_typed, loader_options, prefetch, prefetch_rows};
-use crate::progress::{LoadProgress, RowCounter, RowMeter};
+use crate::progress::{Progress, RowCounter, RowMeter};
 use crate::registry;
 use crate::sql::SqlSet;
 use crate::tasks::join_tasks;
@@ -218,7 +218,7 @@ pub async fn load(
     target: &Target,
     connect: &ConnectOptions,
     options: &LoadOptions,
-    progress: &dyn LoadProgress,
+    progress: &dyn Progress,
 ) -> Result<LoadReport, WorkloadError> {
     let all_started = Instant::now();
     let sf = options.scale_factor.get();
@@ -230,7 +230,7 @@ pub async fn load(
     let mut steps = Vec::new();
     let mut timed = |name: &str, started: Instant| {
         let seconds = started.elapsed().as_secs_f64();
-        progress.say(&format!("{name}: {seconds:.3} s"));
+        progress.note(&format!("{name}: {seconds:.3} s"));
         steps.push(Step {
             name: name.to_owned(),
             seconds,
@@ -355,18 +355,18 @@ pub async fn load(
     let total: u64 = counts.values().sum();
     let figures = meter.figures();
     if dialect == Dialect::Sqlite {
-        progress.say(&format!(
+        progress.note(&format!(
             "SQLite load pragmas: {}",
             dbrig_driver::SQLITE_LOAD_PRAGMAS
         ));
     }
-    progress.say(&format!(
+    progress.note(&format!(
         "loaded {total} rows with {parallel} loader(s) ({:.0} rows/s{})",
         total as f64 / started.elapsed().as_secs_f64().max(1e-9),
         path.map(|p| format!(", {p}")).unwrap_or_default()
     ));
     for line in figures.lines() {
-        progress.say(&format!("  {line}"));
+        progress.note(&format!("  {line}"));
     }
     timed("load", started);
 
@@ -415,7 +415,7 @@ pub async fn load(
     registry::mark_all_ready(&mut conn, &Table::ALL.map(Table::name)).await?;
 
     let size_bytes = size_on_disk(&mut conn).await?;
-    progress.say(&format!(
+    progress.note(&format!(
         "size on disk: {:.1} MiB",
         size_bytes as f64 / 1048576.0
     ));

@@ -48,9 +48,14 @@ use evalexpr::{
 };
 use serde::Serialize;
 
+use crate::blocks::Block;
 use crate::data::{ReportData, StoredCell};
 use crate::error::ReportError;
+use crate::items::{Item, SECONDS};
+use crate::kind::{KindReport, SectionBlock, SingleFormat};
 use crate::table::{Align, Table, TextStyle};
+use dbrig_core::results::TrialResult;
+use dbrig_store::{CellRow, TrialRow};
 
 /// Both sides of a comparison.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -872,7 +877,8 @@ impl PerfRun {
     /// The perfrun of a run: `dbrig perfrun`'s two configurations, or a plan's first perfrun
     /// workload with its second configuration against the first.
     pub fn load(store: &Store, run: RunId) -> Result<PerfRun, ReportError> {
-        let data = ReportData::load(store, run)?;
+        // This kind's items are all a perfrun reads (the registry is above this file).
+        let data = ReportData::load_with(store, run, |r| PerfrunKind.items(r))?;
         let cells = data
             .sections
             .iter()
@@ -1340,6 +1346,113 @@ pub fn perfrun_json(
         "pairs_total": total,
         "pairs": pairs,
     }))
+}
+
+/// perfrun's report: an item per query and cache temperature, the seed's Query / Cache
+/// comparison of two sides, which also is the whole run of `dbrig perfrun`.
+pub struct PerfrunKind;
+
+/// Execution time per query and temperature (truncated to milliseconds, as the seed).
+pub fn perfrun_items(p: &PerfrunResult) -> Vec<Item> {
+    let mut out = Vec::new();
+    for q in &p.queries {
+        for t in Temperature::ALL {
+            let e = q.execution(t);
+            let value = e.execution_time_s().filter(|_| e.error.is_none());
+            out.push(Item::new(format!("{} {t}", q.file), SECONDS, value));
+        }
+    }
+    out
+}
+
+impl KindReport for PerfrunKind {
+    fn kind(&self) -> ResultKind {
+        ResultKind::Perfrun
+    }
+
+    fn items(&self, result: &TrialResult) -> Vec<Item> {
+        match result {
+            TrialResult::Perfrun(p) => perfrun_items(p),
+            _ => Vec::new(),
+        }
+    }
+
+    fn single_text(
+        &self,
+        store: &Store,
+        cell: &CellRow,
+        _trial: &TrialRow,
+        _connects: &str,
+    ) -> Result<Option<String>, ReportError> {
+        self.whole_run(store, cell.run_id, None, SingleFormat::Text)
+            .transpose()
+    }
+
+    fn whole_run(
+        &self,
+        store: &Store,
+        run: RunId,
+        filter: Option<&str>,
+        format: SingleFormat,
+    ) -> Option<Result<String, ReportError>> {
+        Some((|| {
+            let p = PerfRun::load(store, run)?;
+            let f = p.filter(filter)?;
+            match format {
+                SingleFormat::Text => perfrun_text(&p, f.as_ref()),
+                SingleFormat::Json => Ok(crate::figures::json_text(&perfrun_json(&p, f.as_ref())?)),
+            }
+        })())
+    }
+
+    fn whole_run_json(
+        &self,
+        store: &Store,
+        run: RunId,
+    ) -> Option<Result<serde_json::Value, ReportError>> {
+        Some((|| {
+            let p = PerfRun::load(store, run)?;
+            perfrun_json(&p, p.filter(None)?.as_ref())
+        })())
+    }
+
+    fn section(
+        &self,
+        data: &ReportData,
+        _workloads: &[String],
+    ) -> Result<Vec<SectionBlock>, ReportError> {
+        let mut out = Vec::new();
+        for run in PerfRun::all(data) {
+            let filter = run.filter(data.perfrun_filter.as_deref())?;
+            out.push((
+                Some(run.workload.clone()),
+                Block::Text {
+                    title: format!(
+                        "{}: {} vs {} (baseline)",
+                        run.workload, run.b.configuration, run.a.configuration
+                    ),
+                    body: perfrun_text(&run, filter.as_ref())?,
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    fn os_chart(&self) -> bool {
+        false
+    }
+
+    /// The perfrun comparisons with their filter.
+    fn json(&self, data: &ReportData, out: &mut serde_json::Value) -> Result<(), ReportError> {
+        let perfruns = PerfRun::all(data)
+            .iter()
+            .map(|r| perfrun_json(r, r.filter(data.perfrun_filter.as_deref())?.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !perfruns.is_empty() {
+            out["perfrun"] = serde_json::Value::Array(perfruns);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -16,9 +16,7 @@
 use std::fmt::Write;
 
 use dbrig_core::results::tpch::{QueryStatus, StreamReport, qphh_at_size};
-use dbrig_core::results::{
-    OsSpan, PowerReport, QueryOutcome, ResultKind, ThroughputReport, TrialResult,
-};
+use dbrig_core::results::{PowerReport, QueryOutcome, ResultKind, ThroughputReport, TrialResult};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -29,6 +27,7 @@ use crate::data::ReportData;
 use crate::error::ReportError;
 use crate::items::{query_order, step_label};
 use crate::palette::colour;
+use crate::records::os_table;
 use crate::table::{Align, Table, TextStyle, seconds_text};
 
 /// How a query ended, worst last (a merge of several trials keeps the worst).
@@ -823,87 +822,6 @@ pub fn power_text(report: &PowerReport, target: &str) -> String {
     out
 }
 
-/// The OS statistics of every timed run of `steps` (label, step), as the DBT-3 launcher
-/// sampled them per query run: each run's span on the trial's OS sampling clock, its length,
-/// CPU shares of all CPUs, disk rates, and the server process's CPU (100 = one CPU) and RSS.
-/// A step run under launcher controls has a row per run (warm-ups and skipped runs marked);
-/// any other step one row. `None` when no step recorded any (OS sampling off).
-pub fn os_table<'a>(
-    title: String,
-    steps: impl IntoIterator<Item = (String, &'a QueryOutcome)>,
-) -> Option<Table> {
-    let mut rows = Vec::new();
-    let mb = |b: f64| format!("{:.1}", b / 1e6);
-    let mut row = |label: &str, run: String, span: &OsSpan| {
-        let o = &span.os;
-        rows.push(vec![
-            label.to_owned(),
-            run,
-            format!("{:.3}", span.start_s),
-            format!("{:.3}", span.seconds()),
-            format!("{:.1}", o.cpu_user_pct),
-            format!("{:.1}", o.cpu_system_pct),
-            format!("{:.1}", o.cpu_iowait_pct),
-            mb(o.disk_read_bytes_per_s),
-            mb(o.disk_write_bytes_per_s),
-            o.process_cpu_pct.map_or("-".into(), |p| format!("{p:.1}")),
-            o.process_rss_bytes.map_or("-".into(), |b| {
-                format!("{:.1}", b as f64 / (1024.0 * 1024.0))
-            }),
-        ]);
-    };
-    for (label, q) in steps {
-        match q.detail.as_deref() {
-            Some(d) if d.runs.iter().any(|r| r.os.is_some()) => {
-                for r in &d.runs {
-                    let Some(span) = &r.os else { continue };
-                    let run = if r.warmup {
-                        "warm-up".to_owned()
-                    } else if r.skipped {
-                        "skipped".to_owned()
-                    } else {
-                        r.run.to_string()
-                    };
-                    row(&label, run, span);
-                }
-            }
-            _ => {
-                if let Some(span) = q.os.as_deref() {
-                    row(&label, "1".into(), span);
-                }
-            }
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    let mut align = vec![Align::Left, Align::Left];
-    align.extend([Align::Right; 9]);
-    Some(Table {
-        title,
-        header: [
-            "step",
-            "run",
-            "from s",
-            "seconds",
-            "user %",
-            "sys %",
-            "iowait %",
-            "read MB/s",
-            "write MB/s",
-            "server CPU %",
-            "server RSS MiB",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        align,
-        rows,
-        notes: vec![
-            "OS counters read at each run's start and end; \"from s\": seconds since the trial's OS sampling started (its samples' clock); CPU shares are of all CPUs, server CPU 100 = one CPU".to_owned(),
-        ],
-    })
-}
-
 /// A step's seconds as the seeds show them: `>T` for a timeout, `err` for an error, a `!`
 /// after a wrong answer's time.
 pub fn cell_text(o: &QueryOutcome) -> String {
@@ -1263,6 +1181,18 @@ pub fn qphh_table(data: &ReportData) -> Option<Table> {
             base.configuration
         )],
     })
+}
+
+/// The TPC-H metrics of a report (QphH@Size per configuration) into its JSON document, once
+/// (the power and the throughput test both have them).
+pub(crate) fn metrics_json(data: &ReportData, out: &mut serde_json::Value) {
+    if out.get("tpch_metrics").is_some() {
+        return;
+    }
+    let metrics = tpch_metrics(data);
+    if !metrics.is_empty() {
+        out["tpch_metrics"] = serde_json::to_value(metrics).unwrap_or_default();
+    }
 }
 
 #[cfg(test)]

@@ -9,12 +9,14 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use dbrig_core::results::{ResultKind, SqlBenchResult, SqlBenchStatus, TrialResult};
-use dbrig_store::TrialStatus;
+use dbrig_store::{CellRow, Store, TrialRow, TrialStatus};
 
+use crate::blocks::{Block, item_table};
 use crate::data::ReportData;
 use crate::error::ReportError;
-use crate::html::write_atomic;
-use crate::render::file_stem;
+use crate::files::{file_stem, write_atomic};
+use crate::items::{Item, SECONDS};
+use crate::kind::{KindReport, SectionBlock, ToolFiles};
 
 /// The key of a test's item.
 pub fn test_item(name: &str) -> String {
@@ -229,6 +231,68 @@ pub fn write_sql_bench(data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, Re
     }
     // Like `--format benchbase` on a run without OLTP trials: nothing to write is no error.
     Ok(files)
+}
+
+/// sql-bench's report: an item per test, its TOTALS and one per operation, in seconds.
+pub struct SqlBench;
+
+impl KindReport for SqlBench {
+    fn kind(&self) -> ResultKind {
+        ResultKind::SqlBench
+    }
+
+    fn items(&self, result: &TrialResult) -> Vec<Item> {
+        match result {
+            TrialResult::SqlBench(r) => items(r)
+                .into_iter()
+                .map(|(name, v)| Item::new(name, SECONDS, v))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn single_text(
+        &self,
+        _store: &Store,
+        cell: &CellRow,
+        trial: &TrialRow,
+        _connects: &str,
+    ) -> Result<Option<String>, ReportError> {
+        Ok(match trial.result.as_ref() {
+            Some(TrialResult::SqlBench(r)) => {
+                Some(run_file(r, &trial.started_at, &cell.target, ""))
+            }
+            _ => None,
+        })
+    }
+
+    fn section(
+        &self,
+        data: &ReportData,
+        workloads: &[String],
+    ) -> Result<Vec<SectionBlock>, ReportError> {
+        Ok(workloads
+            .iter()
+            .map(|w| {
+                let t = item_table(
+                    data,
+                    w,
+                    "median seconds over trials: each test's Total time, TOTALS, and run-all-tests' totals per operation",
+                );
+                (Some(w.clone()), Block::Table(t))
+            })
+            .collect())
+    }
+
+    fn tool_files(
+        &self,
+        tool: ToolFiles,
+        _store: &Store,
+        data: &ReportData,
+        dir: &Path,
+    ) -> Option<Result<Vec<PathBuf>, ReportError>> {
+        (tool == ToolFiles::SqlBench).then(|| write_sql_bench(data, dir))
+    }
 }
 
 #[cfg(test)]

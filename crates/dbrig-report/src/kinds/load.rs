@@ -4,7 +4,14 @@
 
 use std::fmt::Write;
 
-use dbrig_core::results::LoadResult;
+use dbrig_core::results::{LoadResult, ResultKind, TrialResult};
+use dbrig_store::{CellRow, Store, TrialRow};
+
+use crate::blocks::{Block, item_table};
+use crate::data::ReportData;
+use crate::error::ReportError;
+use crate::items::{Item, ROWS_PER_SECOND, SECONDS};
+use crate::kind::{KindReport, SectionBlock};
 
 /// The console report of one load on `target`.
 pub fn load_text(r: &LoadResult, target: &str) -> String {
@@ -25,6 +32,81 @@ pub fn load_text(r: &LoadResult, target: &str) -> String {
         let _ = writeln!(out, "  size on disk {:.1} MiB", b as f64 / 1048576.0);
     }
     out
+}
+
+/// The loads' report: each table's and the total's rows/s (MB/s beside it), each step's
+/// seconds.
+pub struct Load;
+
+/// Each table's rows/s and MB/s, the total's, then each step's seconds and the whole load's.
+fn load_items(r: &LoadResult) -> Vec<Item> {
+    let f = &r.figures;
+    // A table of a few rows has no rate (`TableLoad::has_rate`): no item to compare.
+    let tables = f
+        .tables
+        .iter()
+        .filter(|t| t.has_rate())
+        .map(|t| (t.table.as_str(), t.rows_per_s(), t.mb_per_s()));
+    let mut out = Vec::new();
+    let total = (f.rows >= dbrig_core::results::load::MIN_ROWS_FOR_A_RATE)
+        .then(|| ("total", f.rows_per_s(), f.mb_per_s()));
+    for (name, rows, mb) in tables.chain(total) {
+        out.push(Item::new(name, ROWS_PER_SECOND, Some(rows)));
+        out.push(Item::derived(name, "MB/s", mb));
+    }
+    for s in &r.steps {
+        out.push(Item::new(
+            format!("{} step", s.name),
+            SECONDS,
+            Some(s.seconds),
+        ));
+    }
+    out.push(Item::new("load test", SECONDS, Some(r.total_seconds)));
+    out
+}
+
+impl KindReport for Load {
+    fn kind(&self) -> ResultKind {
+        ResultKind::Load
+    }
+
+    fn items(&self, result: &TrialResult) -> Vec<Item> {
+        match result {
+            TrialResult::Load(r) => load_items(r),
+            _ => Vec::new(),
+        }
+    }
+
+    fn single_text(
+        &self,
+        _store: &Store,
+        cell: &CellRow,
+        trial: &TrialRow,
+        connects: &str,
+    ) -> Result<Option<String>, ReportError> {
+        Ok(match trial.result.as_ref() {
+            Some(TrialResult::Load(r)) => Some(load_text(r, &cell.target) + connects),
+            _ => None,
+        })
+    }
+
+    fn section(
+        &self,
+        data: &ReportData,
+        workloads: &[String],
+    ) -> Result<Vec<SectionBlock>, ReportError> {
+        Ok(workloads
+            .iter()
+            .map(|w| {
+                let t = item_table(
+                    data,
+                    w,
+                    "median over trials: rows/s and MB/s per table and in total, seconds per step",
+                );
+                (Some(w.clone()), Block::Table(t))
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]

@@ -13,8 +13,7 @@ use dbrig_store::{Store, TrialStatus, parse_rfc3339};
 
 use crate::data::ReportData;
 use crate::error::ReportError;
-use crate::html::write_atomic;
-use crate::render::file_stem;
+use crate::files::{file_stem, write_atomic};
 
 /// BenchBase's name of a target's database system (its `DatabaseType`).
 fn dbms_type(target: &str) -> &'static str {

@@ -4,9 +4,16 @@
 
 use std::fmt::Write;
 
-use dbrig_core::results::MicroResult;
+use dbrig_core::results::{MicroResult, ResultKind, TrialResult};
+use dbrig_store::{CellRow, Store, TrialRow};
 
-use crate::items::ROWS_PER_SECOND;
+use crate::blocks::{Block, item_table};
+use crate::data::ReportData;
+use crate::error::ReportError;
+use crate::items::Item;
+use crate::kind::{KindReport, SectionBlock};
+
+use crate::items::{ROWS_PER_SECOND, rate_rule};
 
 /// A value in its unit's precision: whole rows per second, 4 decimals of a millisecond,
 /// milliseconds of a second.
@@ -90,6 +97,70 @@ pub fn result_text(r: &MicroResult, target: &str) -> String {
     out
 }
 
+/// The micro-benchmarks' report: an item per table type or query and per figure derived.
+pub struct Micro;
+
+/// Each item's mean in its own unit, then what the seeds derive from it: rows/s (when the
+/// item is timed in another unit), MB/s of the table's data, cycles per row.
+pub fn micro_items(m: &MicroResult) -> Vec<Item> {
+    let mut out = Vec::new();
+    for i in &m.items {
+        out.push(Item::new(i.name.clone(), &i.unit, Some(rate_rule(i))));
+        if i.unit != ROWS_PER_SECOND
+            && let Some(r) = i.rows_per_s
+        {
+            out.push(Item::derived(&i.name, ROWS_PER_SECOND, r));
+        }
+        if let Some(mb) = i.mb_per_s {
+            out.push(Item::derived(&i.name, "MB/s", mb));
+        }
+        if let Some(c) = i.cycles_per_row {
+            out.push(Item::derived(&i.name, "cycles/row", c));
+        }
+    }
+    out
+}
+
+impl KindReport for Micro {
+    fn kind(&self) -> ResultKind {
+        ResultKind::Micro
+    }
+
+    fn items(&self, result: &TrialResult) -> Vec<Item> {
+        match result {
+            TrialResult::Micro(m) => micro_items(m),
+            _ => Vec::new(),
+        }
+    }
+
+    fn single_text(
+        &self,
+        _store: &Store,
+        cell: &CellRow,
+        trial: &TrialRow,
+        connects: &str,
+    ) -> Result<Option<String>, ReportError> {
+        Ok(match trial.result.as_ref() {
+            Some(TrialResult::Micro(r)) => Some(result_text(r, &cell.target) + connects),
+            _ => None,
+        })
+    }
+
+    fn section(
+        &self,
+        data: &ReportData,
+        workloads: &[String],
+    ) -> Result<Vec<SectionBlock>, ReportError> {
+        Ok(workloads
+            .iter()
+            .map(|w| {
+                let t = item_table(data, w, "median of each item, in its own unit");
+                (Some(w.clone()), Block::Table(t))
+            })
+            .collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +231,47 @@ mod tests {
             cached.contains(" ms/query  (") && cached.contains("answer: 6667"),
             "{cached}"
         );
+    }
+
+    #[test]
+    fn a_micro_item_gets_a_row_per_figure_in_its_own_unit() {
+        let loop_item = dbrig_core::results::MicroItem::new(
+            "loop",
+            "SELECT 1",
+            "ms/query",
+            vec![0.5, 0.5],
+            vec![0.5, 0.5],
+            1000,
+        )
+        .with_rates(Some(2_000_000), Some(2000.0));
+        let m = dbrig_core::results::MicroResult {
+            benchmark: "scan_filter".into(),
+            dialect: "sqlite".into(),
+            server_version: "3".into(),
+            engine: None,
+            rows: 1000,
+            runs: 2,
+            seed: 1,
+            cpu_mhz: Some(2000.0),
+            settings: vec![],
+            items: vec![loop_item],
+            skipped: vec![],
+        };
+        let items = micro_items(&m);
+        let units: Vec<(&str, &str, bool)> = items
+            .iter()
+            .map(|i| (i.name.as_str(), i.unit.as_str(), i.derived))
+            .collect();
+        assert_eq!(
+            units,
+            [
+                ("loop", "ms/query", false),
+                ("loop", "rows/s", true),
+                ("loop", "MB/s", true),
+                ("loop", "cycles/row", true)
+            ]
+        );
+        assert_eq!(items[2].key(), "loop (MB/s)");
+        assert!((items[1].value.unwrap() - 2000.0).abs() < 1e-9);
     }
 }

@@ -1,0 +1,156 @@
+//! What a report does with each kind of stored result, behind one trait: a [`KindReport`] is a
+//! kind's items (what plan tables, comparisons and CSV exports rank), its single-run reprint
+//! (text and JSON, as its command printed it), its section of a plan report, its charts and
+//! its own parts of the exports. Each kind is a module of `kinds/`, registered in
+//! `kinds/mod.rs`; the cross-cutting files (data, tables, html, render, export, …) reach a
+//! kind only through the registry.
+
+use std::path::{Path, PathBuf};
+
+use dbrig_core::results::{ResultKind, TrialResult};
+use dbrig_store::{CellRow, RunId, Store, TrialRow};
+
+use crate::blocks::Block;
+use crate::data::ReportData;
+use crate::error::ReportError;
+use crate::items::Item;
+
+/// The two forms of a single run's report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SingleFormat {
+    /// The console text the command prints.
+    Text,
+    /// One pretty-printed JSON object.
+    Json,
+}
+
+/// Files in another tool's layout that a kind's results can be written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolFiles {
+    /// BenchBase's result files (OLTP).
+    Benchbase,
+    /// sql-bench's `HOST/YYYY-MM-DD/` layout.
+    SqlBench,
+}
+
+/// One block of a section, with the workload it belongs to (`None`: the section's own).
+pub type SectionBlock = (Option<String>, Block);
+
+/// A figure of a kind over a whole report rather than of one cell (TPC-H's Power@Size,
+/// Throughput@Size and QphH@Size per configuration), a row of the cells CSV.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindFigure {
+    /// What the row says in its `kind` and `workload` columns (`tpch`).
+    pub kind: &'static str,
+    pub configuration: String,
+    /// The item and its unit (`QphH@Size`).
+    pub name: &'static str,
+    /// Higher is better.
+    pub value: f64,
+}
+
+/// How a report shows one kind of result. Every method but the identity, the items and the
+/// section has the default of a kind without that part.
+pub trait KindReport: Sync {
+    /// The kind of stored result this reports.
+    fn kind(&self) -> ResultKind;
+
+    /// The measured items of one trial's result, each in its own unit (empty for a kind
+    /// ranked by its throughput: OLTP).
+    fn items(&self, result: &TrialResult) -> Vec<Item>;
+
+    /// A single command's trial as its command printed it. `connects`: the connections'
+    /// set-up times line (kinds that time no connections of their own keep them in the
+    /// connection facts). `None`: nothing measured to show.
+    fn single_text(
+        &self,
+        store: &Store,
+        cell: &CellRow,
+        trial: &TrialRow,
+        connects: &str,
+    ) -> Result<Option<String>, ReportError>;
+
+    /// A single command's trial as JSON (what the run was is added by the caller). `None`:
+    /// nothing measured to show.
+    fn single_json(
+        &self,
+        _store: &Store,
+        _cell: &CellRow,
+        trial: &TrialRow,
+    ) -> Result<Option<serde_json::Value>, ReportError> {
+        Ok(trial.result.as_ref().map(|r| {
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            // The kind is said once, at the top, for every kind alike.
+            if let Some(o) = v.as_object_mut() {
+                o.remove("kind");
+            }
+            v
+        }))
+    }
+
+    /// A whole run this kind reports itself (perfrun: its two sides), `filter` given or the
+    /// one given at collection; `None` for kinds reported trial by trial.
+    fn whole_run(
+        &self,
+        _store: &Store,
+        _run: RunId,
+        _filter: Option<&str>,
+        _format: SingleFormat,
+    ) -> Option<Result<String, ReportError>> {
+        None
+    }
+
+    /// [`KindReport::whole_run`] as a JSON value.
+    fn whole_run_json(
+        &self,
+        _store: &Store,
+        _run: RunId,
+    ) -> Option<Result<serde_json::Value, ReportError>> {
+        None
+    }
+
+    /// The blocks of this kind's section of a plan report, for its `workloads` in plan order.
+    fn section(
+        &self,
+        data: &ReportData,
+        workloads: &[String],
+    ) -> Result<Vec<SectionBlock>, ReportError>;
+
+    /// The charts of one workload, named for file names (the OS statistics chart, which
+    /// every kind but perfrun has, is added by the caller: [`KindReport::os_chart`]).
+    fn charts(
+        &self,
+        _store: &Store,
+        _data: &ReportData,
+        _workload: &str,
+    ) -> Result<Vec<(&'static str, String)>, ReportError> {
+        Ok(Vec::new())
+    }
+
+    /// Whether a workload of this kind gets the OS statistics chart.
+    fn os_chart(&self) -> bool {
+        true
+    }
+
+    /// The kind's own parts of the plan report's JSON document, added to `out`.
+    fn json(&self, _data: &ReportData, _out: &mut serde_json::Value) -> Result<(), ReportError> {
+        Ok(())
+    }
+
+    /// The kind's figures over the whole report, after the cells in the cells CSV.
+    fn figures(&self, _data: &ReportData) -> Vec<KindFigure> {
+        Vec::new()
+    }
+
+    /// The kind's results in another tool's layout, when it has that tool's: the files
+    /// written into `dir`.
+    fn tool_files(
+        &self,
+        _tool: ToolFiles,
+        _store: &Store,
+        _data: &ReportData,
+        _dir: &Path,
+    ) -> Option<Result<Vec<PathBuf>, ReportError>> {
+        None
+    }
+}

@@ -1,0 +1,106 @@
+//! One module per kind of stored result, each implementing [`crate::kind::KindReport`], and the
+//! registry that finds a kind's report ([`of`]: the one match a new kind joins). The modules'
+//! helpers live beside them: `tpch.rs` (what the power and throughput tests share),
+//! `pgbench.rs` (a script run's pgbench lines, OLTP's), `benchbase.rs` (OLTP's BenchBase files).
+
+use std::path::{Path, PathBuf};
+
+use dbrig_core::results::{ResultKind, TrialResult};
+use dbrig_store::Store;
+
+use crate::data::ReportData;
+use crate::error::ReportError;
+use crate::items::Item;
+use crate::kind::{KindReport, ToolFiles};
+
+pub mod benchbase;
+pub mod load;
+pub mod micro;
+pub mod oltp;
+pub mod perfrun;
+pub mod pgbench;
+pub mod sqlbench;
+pub mod tpch;
+pub mod tpch_power;
+pub mod tpch_throughput;
+
+/// The report of each kind of stored result.
+pub fn of(kind: ResultKind) -> &'static dyn KindReport {
+    match kind {
+        ResultKind::Oltp => &oltp::Oltp,
+        ResultKind::Micro => &micro::Micro,
+        ResultKind::TpchPower => &tpch_power::TpchPower,
+        ResultKind::TpchThroughput => &tpch_throughput::TpchThroughput,
+        ResultKind::Perfrun => &perfrun::PerfrunKind,
+        ResultKind::SqlBench => &sqlbench::SqlBench,
+        ResultKind::Load => &load::Load,
+    }
+}
+
+/// Every kind's report, in [`ResultKind::ALL`]'s order.
+pub fn all() -> impl Iterator<Item = &'static dyn KindReport> {
+    ResultKind::ALL.into_iter().map(of)
+}
+
+/// The items of one trial's result, by its kind's report (empty for OLTP).
+pub fn items(result: &TrialResult) -> Vec<Item> {
+    of(result.kind()).items(result)
+}
+
+/// Every chart of one workload that has data, named for file names: its kind's own (an OLTP
+/// workload's throughput and latency against clients and its timeline, a power test's bar
+/// chart), then the OS statistics of every kind but perfrun.
+pub fn workload_charts(
+    store: &Store,
+    data: &ReportData,
+    kind: ResultKind,
+    workload: &str,
+) -> Result<Vec<(&'static str, String)>, ReportError> {
+    let report = of(kind);
+    let mut out = report.charts(store, data, workload)?;
+    if report.os_chart() {
+        out.extend(
+            crate::charts::workload_os_chart(store, data, kind, workload)?.map(|s| ("os", s)),
+        );
+    }
+    Ok(out)
+}
+
+/// The results in another tool's layout, written into `dir` by the kind that has it.
+pub fn tool_files(
+    tool: ToolFiles,
+    store: &Store,
+    data: &ReportData,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, ReportError> {
+    all()
+        .find_map(|k| k.tool_files(tool, store, data, dir))
+        .unwrap_or_else(|| Ok(Vec::new()))
+}
+
+/// A power test's live view while it runs: its table and bar chart so far (the HTML page's
+/// live section, the console's chart).
+pub use tpch::{live_power_chart, live_power_table};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every stored kind of result has a registered report that says it is that kind's.
+    #[test]
+    fn every_result_kind_has_a_registered_report() {
+        for kind in ResultKind::ALL {
+            // Exhaustive on purpose: a new kind must be added here and to `of`.
+            let _: () = match kind {
+                ResultKind::Oltp
+                | ResultKind::Micro
+                | ResultKind::TpchPower
+                | ResultKind::TpchThroughput
+                | ResultKind::Perfrun
+                | ResultKind::SqlBench
+                | ResultKind::Load => (),
+            };
+            assert_eq!(of(kind).kind(), kind);
+        }
+    }
+}

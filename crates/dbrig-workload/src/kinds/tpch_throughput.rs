@@ -1,0 +1,159 @@
+//! The TPC-H throughput test as a kind: the same data as the power test (`tpch.rs`), S
+//! concurrent query streams per trial, Throughput@Size (and QphH@Size with a stored power run).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use dbrig_core::results::{ResultKind, TrialResult};
+use dbrig_driver::{ConnectOptions, Target};
+
+use super::tpch::{self as data, TpchPowerOptions};
+use crate::error::WorkloadError;
+use crate::kind::{Kind, KindFuture, Prepared, Registration, TrialOutput, abandonable};
+use crate::progress::Progress;
+use crate::runner::{RunSpec, Stopper};
+use crate::tpch::{self, PowerEnv, ThroughputOptions};
+
+pub const NAME: &str = "tpch_throughput";
+
+pub const REGISTRATION: Registration = Registration {
+    result: ResultKind::TpchThroughput,
+    parse,
+    path_options: |name| match name {
+        NAME => &["query-dir"],
+        _ => &[],
+    },
+    listed: &[(
+        "tpch-throughput",
+        "TPC-H throughput test: S concurrent streams, seconds per query, Ts, Throughput@Size",
+    )],
+};
+
+fn parse(name: &str, options: &serde_json::Value) -> Option<Result<Box<dyn Kind>, WorkloadError>> {
+    (crate::kind::normalized(name) == NAME)
+        .then(|| data::parse(NAME, options).map(|o| Box::new(TpchThroughput(o)) as Box<dyn Kind>))
+}
+
+/// A throughput test with its options.
+#[derive(Debug, Clone)]
+pub struct TpchThroughput(pub TpchPowerOptions);
+
+impl Kind for TpchThroughput {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn result_kind(&self) -> ResultKind {
+        ResultKind::TpchThroughput
+    }
+
+    fn options_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.0).unwrap_or_default()
+    }
+
+    fn clone_kind(&self) -> Box<dyn Kind> {
+        Box::new(self.clone())
+    }
+
+    fn writes(&self) -> bool {
+        self.0.refresh
+    }
+
+    fn cleanup_command(&self) -> String {
+        "dbrig tpch cleanup".into()
+    }
+
+    fn loads_large_data(&self) -> bool {
+        true
+    }
+
+    fn data_identity(&self) -> Option<serde_json::Value> {
+        Some(data::tpch_identity(&self.0))
+    }
+
+    fn has_preflight(&self) -> bool {
+        true
+    }
+
+    fn preflight<'a>(
+        &'a mut self,
+        target: &'a Target,
+        connect: &'a ConnectOptions,
+        _threads: u32,
+        _space: Option<(&'a Path, u64)>,
+    ) -> KindFuture<'a, ()> {
+        Box::pin(data::preflight(&mut self.0, target, connect))
+    }
+
+    fn prepare_if_missing<'a>(
+        &'a self,
+        target: &'a Target,
+        connect: &'a ConnectOptions,
+        _threads: u32,
+        _seed: u64,
+        space: Option<(&'a Path, u64)>,
+        progress: &'a dyn Progress,
+    ) -> KindFuture<'a, Option<Prepared>> {
+        Box::pin(data::prepare_if_missing(
+            &self.0, target, connect, space, progress,
+        ))
+    }
+
+    fn trial<'a>(
+        &'a self,
+        spec: &'a RunSpec,
+        interrupt: Arc<Stopper>,
+        progress: &'a dyn Progress,
+        _env: Option<&'a mut dyn PowerEnv>,
+    ) -> KindFuture<'a, Option<TrialOutput>> {
+        let o = &self.0;
+        Box::pin(async move {
+            let note = |line: &str| progress.note(line);
+            abandonable(&interrupt, async {
+                let options = ThroughputOptions {
+                    streams: o.streams,
+                    params: o.params(),
+                    queries: o.chosen_queries(spec.target.dialect())?,
+                    refresh: o.refresh,
+                    timeout: o.timeout.map(dbrig_core::limits::duration),
+                    os_meter: spec.os_meter.clone(),
+                };
+                let mut r =
+                    tpch::throughput_test(&spec.target, &spec.connect, &options, &note).await?;
+                if let Some(p) = &o.power_run {
+                    r.power_run = Some(p.run);
+                    r.power_at_size = Some(p.power_at_size);
+                    r.qphh_at_size = r
+                        .throughput_at_size
+                        .map(|t| tpch::qphh_at_size(p.power_at_size, t));
+                }
+                Ok(TrialResult::TpchThroughput(r))
+            })
+            .await
+        })
+    }
+
+    fn work_units(&self, output: &TrialOutput) -> (u64, &'static str) {
+        match &output.result {
+            TrialResult::TpchThroughput(r) => (r.outcomes().count() as u64, "query"),
+            _ => (0, "query"),
+        }
+    }
+
+    fn summary(&self, output: &TrialOutput) -> String {
+        let TrialResult::TpchThroughput(r) = &output.result else {
+            return String::new();
+        };
+        format!(
+            "{} streams in {:.3} s, Throughput@Size {}{}",
+            r.streams,
+            r.ts_s,
+            r.throughput_at_size
+                .map_or("n/a".to_owned(), |p| format!("{p:.2}")),
+            r.failure
+                .as_deref()
+                .map(|f| format!(" ({f})"))
+                .unwrap_or_default()
+        )
+    }
+}
