@@ -2,9 +2,9 @@
 //! its name, its options (stored with the cell and hashed into its key), the identity of the
 //! data it prepares, its preflight, its prepare step and its trial, which returns the kind's
 //! typed [`dbrig_core::results::TrialResult`] in a [`TrialOutput`], everything it tells on the
-//! way going through one [`Progress`]. Each kind is a module of [`crate::kinds`]; this file
-//! holds the trait and the registry ([`REGISTRY`]) that resolves a plan's name to a kind, and
-//! matches no kind.
+//! way going through one [`Progress`]. Each kind is a module of `kinds/`; this file
+//! holds the trait and what every kind shares; the registry that resolves a plan's name to a
+//! kind is `kinds/mod.rs`'s (`REGISTRY`). Nothing here matches a kind.
 //!
 //! The executor runs each kind the same way (target up, prepare once, trial, record), whichever
 //! command or plan took it; the results database stores the typed result and every report
@@ -28,8 +28,8 @@ use crate::tpch::PowerEnv;
 /// What a kind's step returns: a boxed future, so that kinds are objects of one registry.
 pub type KindFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, WorkloadError>> + Send + 'a>>;
 
-/// One kind of workload: a module of [`crate::kinds`] implements it and adds one line to
-/// [`REGISTRY`]. Every method but the identity and the trial has the default of a kind that
+/// One kind of workload: a module of `kinds/` implements it and adds one line to
+/// `kinds/mod.rs`'s `REGISTRY`. Every method but the identity and the trial has the default of a kind that
 /// prepares nothing, checks nothing first and does not write.
 pub trait Kind: std::fmt::Debug + Send + Sync {
     /// The name results are stored under.
@@ -145,32 +145,9 @@ pub struct Registration {
     pub listed: &'static [(&'static str, &'static str)],
 }
 
-/// Every kind, in the order a name is tried: the one list a new kind joins.
-pub const REGISTRY: &[Registration] = &[
-    crate::kinds::lua::REGISTRATION,
-    crate::kinds::oltp::REGISTRATION,
-    crate::kinds::connect::REGISTRATION,
-    crate::kinds::script::REGISTRATION,
-    crate::kinds::micro::REGISTRATION,
-    crate::kinds::tpch_power::REGISTRATION,
-    crate::kinds::tpch_throughput::REGISTRATION,
-    crate::kinds::perfrun::REGISTRATION,
-    crate::kinds::load::REGISTRATION,
-    crate::kinds::sql_bench::REGISTRATION,
-];
-
-/// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
-/// trial does (the options are those of `dbrig micro NAME` and the kinds' option structs).
-pub fn plan_only_kinds() -> Vec<(&'static str, &'static str)> {
-    REGISTRY
-        .iter()
-        .flat_map(|r| r.listed.iter().copied())
-        .collect()
-}
-
 /// A plan's workload: one registered [`Kind`].
 #[derive(Debug)]
-pub struct WorkloadKind(Box<dyn Kind>);
+pub struct WorkloadKind(pub(crate) Box<dyn Kind>);
 
 impl Clone for WorkloadKind {
     fn clone(&self) -> Self {
@@ -196,31 +173,6 @@ impl WorkloadKind {
     /// A kind built by a command (`dbrig run`, `dbrig tpch power`, …) rather than named.
     pub fn new(kind: impl Kind + 'static) -> Self {
         WorkloadKind(Box::new(kind))
-    }
-
-    /// The options of the kind named `name` that are paths (keys kebab-case), which a plan
-    /// resolves against its own folder: pgbench scripts (`FILE@WEIGHT`), query folders, the
-    /// sql-bench suite, memory_load's server-side file folder.
-    pub fn path_options(name: &str) -> &'static [&'static str] {
-        let name = name.trim().to_ascii_lowercase().replace('-', "_");
-        REGISTRY
-            .iter()
-            .map(|r| (r.path_options)(&name))
-            .find(|p| !p.is_empty())
-            .unwrap_or(&[])
-    }
-
-    /// The kind named `name` with its options (a JSON object; keys kebab-case). OLTP names
-    /// keep their aliases; micro-benchmarks and `tpch_power` accept `-` for `_`. A name ending
-    /// in `.lua` is always a sysbench Lua script (a file), never dbrig's workload of that name.
-    pub fn from_json(name: &str, options: &serde_json::Value) -> Result<Self, WorkloadError> {
-        let empty = serde_json::Value::Object(serde_json::Map::new());
-        let options = if options.is_null() { &empty } else { options };
-        REGISTRY
-            .iter()
-            .find_map(|r| (r.parse)(name, options))
-            .unwrap_or_else(|| Err(WorkloadError::UnknownWorkload(name.to_owned())))
-            .map(WorkloadKind)
     }
 
     /// The registered kind itself (a registration's `parse` returns it).
@@ -290,134 +242,4 @@ pub(crate) fn options_of<T: serde::de::DeserializeOwned>(
 /// A name as the registry compares it: trimmed, lower case, `_` for `-`.
 pub(crate) fn normalized(name: &str) -> String {
     name.trim().to_ascii_lowercase().replace('-', "_")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn names_resolve_to_their_kind() {
-        let o = WorkloadKind::from_json("oltp_read_write", &json!({"table-size": 10})).unwrap();
-        assert!(o.uses_clients() && o.is_timed() && o.writes());
-        assert_eq!(o.options_json()["table-size"], 10);
-        let ro = WorkloadKind::from_json("oltp_read_only", &serde_json::Value::Null).unwrap();
-        assert!(!ro.writes());
-        let m =
-            WorkloadKind::from_json("scan-filter", &json!({"rows": 7, "wide_rows": 0})).unwrap();
-        assert_eq!(m.name(), "scan_filter");
-        assert!(!m.uses_clients() && !m.is_timed() && !m.writes());
-        assert_eq!(m.options_json()["rows"], 7);
-        assert_eq!(m.options_json()["wide_rows"], 0);
-        let t =
-            WorkloadKind::from_json("tpch-power", &json!({"sf": 0.01, "queries": ["1"]})).unwrap();
-        assert_eq!(t.name(), "tpch_power");
-        assert!(!t.writes());
-        let r =
-            WorkloadKind::from_json("tpch_power", &json!({"sf": 0.01, "refresh": true})).unwrap();
-        assert!(r.writes(), "RF1/RF2 change the data");
-    }
-
-    #[test]
-    fn every_listed_plan_kind_resolves() {
-        for (name, _) in plan_only_kinds() {
-            let options = match name {
-                n if n.starts_with("tpch") => json!({"sf": 0.01}),
-                "perfrun" => json!({"tpch": true}),
-                "script" => json!({"builtins": ["select-only@2", "tpcb"]}),
-                "sql-bench" => json!({"tests": ["connect"], "small-test": true}),
-                "load" => json!({"of": "oltp_read_only"}),
-                _ => json!({}),
-            };
-            let k = WorkloadKind::from_json(name, &options).unwrap();
-            assert_eq!(k.name(), name.replace('-', "_"));
-        }
-    }
-
-    /// Every kind of stored result has a registered kind that produces it: a new
-    /// `TrialResult` variant without its `Kind` fails here (the match has no wildcard).
-    #[test]
-    fn every_result_kind_has_a_registered_kind() {
-        for kind in ResultKind::ALL {
-            // Exhaustive on purpose: a new variant must be added here and registered.
-            let _: () = match kind {
-                ResultKind::Oltp
-                | ResultKind::Micro
-                | ResultKind::TpchPower
-                | ResultKind::TpchThroughput
-                | ResultKind::Perfrun
-                | ResultKind::SqlBench
-                | ResultKind::Load => (),
-            };
-            assert!(
-                REGISTRY.iter().any(|r| r.result == kind),
-                "no registered Kind produces {kind:?}"
-            );
-        }
-        // And what a registration says it produces is what its kinds produce.
-        for (name, options) in [
-            ("oltp_read_write", json!({})),
-            ("connect", json!({})),
-            ("script", json!({"builtins": ["tpcb"]})),
-            ("tmp_groupby", json!({})),
-            ("tpch-power", json!({"sf": 0.01})),
-            ("tpch-throughput", json!({"sf": 0.01})),
-            ("perfrun", json!({"tpch": true})),
-            ("load", json!({"of": "oltp_read_only"})),
-            ("sql-bench", json!({"tests": ["connect"]})),
-        ] {
-            let k = WorkloadKind::from_json(name, &options).unwrap();
-            let r = REGISTRY
-                .iter()
-                .find(|r| (r.parse)(name, &options).is_some())
-                .unwrap();
-            assert_eq!(k.result_kind(), r.result, "{name}");
-        }
-    }
-
-    #[test]
-    fn perfrun_needs_one_query_source() {
-        let e = WorkloadKind::from_json("perfrun", &json!({})).unwrap_err();
-        assert!(e.to_string().contains("queries = DIR"), "{e}");
-        let e = WorkloadKind::from_json("perfrun", &json!({"tpch": true, "queries": "/tmp"}))
-            .unwrap_err();
-        assert!(e.to_string().contains("not both"), "{e}");
-        let e =
-            WorkloadKind::from_json("perfrun", &json!({"queries": "/nonexistent/q"})).unwrap_err();
-        assert!(e.to_string().contains("cannot read the folder"), "{e}");
-        let p = WorkloadKind::from_json("perfrun", &json!({"tpch": true, "filter": "rows_a > 1"}))
-            .unwrap();
-        assert!(p.has_preflight() && !p.writes() && p.data_identity().is_none());
-        assert_eq!(p.options_json()["filter"], "rows_a > 1");
-    }
-
-    #[test]
-    fn bad_options_name_the_option() {
-        let e = WorkloadKind::from_json("memory_load", &json!({"rowz": 1})).unwrap_err();
-        assert!(
-            e.to_string().contains("unknown option 'rowz'") && e.to_string().contains("rows"),
-            "{e}"
-        );
-        let e = WorkloadKind::from_json("tmp_groupby", &json!({"runs": 0})).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("0 is out of range: give 1 to 1000000 runs"),
-            "{e}"
-        );
-        let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 0})).unwrap_err();
-        assert!(e.to_string().contains("scale factor"), "{e}");
-        let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 1, "qeries": []})).unwrap_err();
-        assert!(e.to_string().contains("qeries"), "{e}");
-        let e = WorkloadKind::from_json("tpch-power", &json!({"sf": 1, "streams": 2})).unwrap_err();
-        assert!(e.to_string().contains("tpch-throughput"), "{e}");
-        let t =
-            WorkloadKind::from_json("tpch-throughput", &json!({"sf": 0.01, "streams": 2})).unwrap();
-        assert_eq!(
-            (t.name(), t.options_json()["streams"].as_u64()),
-            ("tpch_throughput", Some(2))
-        );
-        let e = WorkloadKind::from_json("nope", &json!({})).unwrap_err();
-        assert!(matches!(e, WorkloadError::UnknownWorkload(_)), "{e}");
-    }
 }

@@ -16,7 +16,7 @@ use dbrig_core::results::{LoadResult, LoadStep};
 use dbrig_driver::{ConnectOptions, Connection, Target};
 
 use crate::error::WorkloadError;
-use crate::kinds::TpchPowerOptions;
+use crate::kinds::tpch::TpchPowerOptions;
 use crate::progress::Progress;
 use crate::{Oltp, OltpKind, OltpOptions, ScriptOptions, Workload, tpch};
 

@@ -493,7 +493,7 @@ pub fn list(format: Format) -> Result<ExitCode> {
                 "description": w.description,
                 "aliases": w.aliases,
             })).collect::<Vec<_>>(),
-            "plan_workloads": dbrig_workload::kind::plan_only_kinds().iter().map(|(n, d)| serde_json::json!({
+            "plan_workloads": dbrig_workload::kinds::plan_only_kinds().iter().map(|(n, d)| serde_json::json!({
                 "name": n,
                 "description": d,
             })).collect::<Vec<_>>(),
@@ -522,7 +522,7 @@ pub fn list(format: Format) -> Result<ExitCode> {
     outln!(
         "\nIn plans also ([[workload]] name; options as `dbrig micro NAME --help`, or sf, queries, seed, refresh, streams … for TPC-H, queries or tpch for perfrun):"
     )?;
-    for (name, description) in dbrig_workload::kind::plan_only_kinds() {
+    for (name, description) in dbrig_workload::kinds::plan_only_kinds() {
         outln!("  {name:<24}{description}")?;
     }
     for (title, opts) in &options {
