@@ -307,6 +307,19 @@ fn direction_note(units: &[(String, bool)]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// A section of one item table per workload, each titled `title`: the layout of every kind
+/// whose items each stand in their own unit.
+pub fn item_sections(
+    data: &ReportData,
+    workloads: &[String],
+    title: &str,
+) -> Vec<(Option<String>, Block)> {
+    workloads
+        .iter()
+        .map(|w| (Some(w.clone()), Block::Table(item_table(data, w, title))))
+        .collect()
+}
+
 /// A workload measured in items (a micro-benchmark, a throughput test): rows = its items,
 /// each in its own unit, with the same median and ratio columns as [`workload_table`]. Items
 /// measured at several client counts (CPU per unit of work beside an OLTP workload) get a row

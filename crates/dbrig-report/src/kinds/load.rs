@@ -7,7 +7,7 @@ use std::fmt::Write;
 use dbrig_core::results::{LoadResult, ResultKind, TrialResult};
 use dbrig_store::{CellRow, Store, TrialRow};
 
-use crate::blocks::{Block, item_table};
+use crate::blocks::item_sections;
 use crate::data::ReportData;
 use crate::error::ReportError;
 use crate::items::{Item, ROWS_PER_SECOND, SECONDS};
@@ -95,17 +95,11 @@ impl KindReport for Load {
         data: &ReportData,
         workloads: &[String],
     ) -> Result<Vec<SectionBlock>, ReportError> {
-        Ok(workloads
-            .iter()
-            .map(|w| {
-                let t = item_table(
-                    data,
-                    w,
-                    "median over trials: rows/s and MB/s per table and in total, seconds per step",
-                );
-                (Some(w.clone()), Block::Table(t))
-            })
-            .collect())
+        Ok(item_sections(
+            data,
+            workloads,
+            "median over trials: rows/s and MB/s per table and in total, seconds per step",
+        ))
     }
 }
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use dbrig_core::results::{MicroResult, ResultKind, TrialResult};
 use dbrig_store::{CellRow, Store, TrialRow};
 
-use crate::blocks::{Block, item_table};
+use crate::blocks::item_sections;
 use crate::data::ReportData;
 use crate::error::ReportError;
 use crate::items::Item;
@@ -151,13 +151,11 @@ impl KindReport for Micro {
         data: &ReportData,
         workloads: &[String],
     ) -> Result<Vec<SectionBlock>, ReportError> {
-        Ok(workloads
-            .iter()
-            .map(|w| {
-                let t = item_table(data, w, "median of each item, in its own unit");
-                (Some(w.clone()), Block::Table(t))
-            })
-            .collect())
+        Ok(item_sections(
+            data,
+            workloads,
+            "median of each item, in its own unit",
+        ))
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use dbrig_core::results::{ResultKind, SqlBenchResult, SqlBenchStatus, TrialResult};
 use dbrig_store::{CellRow, Store, TrialRow, TrialStatus};
 
-use crate::blocks::{Block, item_table};
+use crate::blocks::item_sections;
 use crate::data::ReportData;
 use crate::error::ReportError;
 use crate::files::{file_stem, write_atomic};
@@ -271,17 +271,11 @@ impl KindReport for SqlBench {
         data: &ReportData,
         workloads: &[String],
     ) -> Result<Vec<SectionBlock>, ReportError> {
-        Ok(workloads
-            .iter()
-            .map(|w| {
-                let t = item_table(
-                    data,
-                    w,
-                    "median seconds over trials: each test's Total time, TOTALS, and run-all-tests' totals per operation",
-                );
-                (Some(w.clone()), Block::Table(t))
-            })
-            .collect())
+        Ok(item_sections(
+            data,
+            workloads,
+            "median seconds over trials: each test's Total time, TOTALS, and run-all-tests' totals per operation",
+        ))
     }
 
     fn tool_files(

@@ -293,6 +293,66 @@ pub(crate) async fn preflight(
     checked
 }
 
+/// The methods both TPC-H tests implement the same way, for their `impl Kind` (the kind holds
+/// its [`TpchPowerOptions`] as `.0`): options, the data they share (its identity, prepare step
+/// and preflight), whether they write (the refresh functions).
+macro_rules! tpch_data_methods {
+    () => {
+        fn options_json(&self) -> serde_json::Value {
+            serde_json::to_value(&self.0).unwrap_or_default()
+        }
+
+        fn clone_kind(&self) -> Box<dyn crate::kind::Kind> {
+            Box::new(self.clone())
+        }
+
+        fn writes(&self) -> bool {
+            self.0.refresh
+        }
+
+        fn cleanup_command(&self) -> String {
+            "dbrig tpch cleanup".into()
+        }
+
+        fn loads_large_data(&self) -> bool {
+            true
+        }
+
+        fn data_identity(&self) -> Option<serde_json::Value> {
+            Some(super::tpch::tpch_identity(&self.0))
+        }
+
+        fn has_preflight(&self) -> bool {
+            true
+        }
+
+        fn preflight<'a>(
+            &'a mut self,
+            target: &'a dbrig_driver::Target,
+            connect: &'a dbrig_driver::ConnectOptions,
+            _threads: u32,
+            _space: Option<(&'a std::path::Path, u64)>,
+        ) -> crate::kind::KindFuture<'a, ()> {
+            Box::pin(super::tpch::preflight(&mut self.0, target, connect))
+        }
+
+        fn prepare_if_missing<'a>(
+            &'a self,
+            target: &'a dbrig_driver::Target,
+            connect: &'a dbrig_driver::ConnectOptions,
+            _threads: u32,
+            _seed: u64,
+            space: Option<(&'a std::path::Path, u64)>,
+            progress: &'a dyn crate::progress::Progress,
+        ) -> crate::kind::KindFuture<'a, Option<crate::kind::Prepared>> {
+            Box::pin(super::tpch::prepare_if_missing(
+                &self.0, target, connect, space, progress,
+            ))
+        }
+    };
+}
+pub(crate) use tpch_data_methods;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,15 +1,13 @@
 //! The TPC-H throughput test as a kind: the same data as the power test (`tpch.rs`), S
 //! concurrent query streams per trial, Throughput@Size (and QphH@Size with a stored power run).
 
-use std::path::Path;
 use std::sync::Arc;
 
 use dbrig_core::results::{ResultKind, TrialResult};
-use dbrig_driver::{ConnectOptions, Target};
 
 use super::tpch::{self as data, TpchPowerOptions};
 use crate::error::WorkloadError;
-use crate::kind::{Kind, KindFuture, Prepared, Registration, TrialOutput, abandonable};
+use crate::kind::{Kind, KindFuture, Registration, TrialOutput, abandonable};
 use crate::progress::Progress;
 use crate::runner::{RunSpec, Stopper};
 use crate::tpch::{self, PowerEnv, ThroughputOptions};
@@ -47,57 +45,7 @@ impl Kind for TpchThroughput {
         ResultKind::TpchThroughput
     }
 
-    fn options_json(&self) -> serde_json::Value {
-        serde_json::to_value(&self.0).unwrap_or_default()
-    }
-
-    fn clone_kind(&self) -> Box<dyn Kind> {
-        Box::new(self.clone())
-    }
-
-    fn writes(&self) -> bool {
-        self.0.refresh
-    }
-
-    fn cleanup_command(&self) -> String {
-        "dbrig tpch cleanup".into()
-    }
-
-    fn loads_large_data(&self) -> bool {
-        true
-    }
-
-    fn data_identity(&self) -> Option<serde_json::Value> {
-        Some(data::tpch_identity(&self.0))
-    }
-
-    fn has_preflight(&self) -> bool {
-        true
-    }
-
-    fn preflight<'a>(
-        &'a mut self,
-        target: &'a Target,
-        connect: &'a ConnectOptions,
-        _threads: u32,
-        _space: Option<(&'a Path, u64)>,
-    ) -> KindFuture<'a, ()> {
-        Box::pin(data::preflight(&mut self.0, target, connect))
-    }
-
-    fn prepare_if_missing<'a>(
-        &'a self,
-        target: &'a Target,
-        connect: &'a ConnectOptions,
-        _threads: u32,
-        _seed: u64,
-        space: Option<(&'a Path, u64)>,
-        progress: &'a dyn Progress,
-    ) -> KindFuture<'a, Option<Prepared>> {
-        Box::pin(data::prepare_if_missing(
-            &self.0, target, connect, space, progress,
-        ))
-    }
+    super::tpch::tpch_data_methods!();
 
     fn trial<'a>(
         &'a self,
