@@ -513,12 +513,13 @@ impl Connection {
     }
 
     /// Run `sql` as a text query and return its first result set's cells as the server sent
-    /// them ([`TextRows`]); the lean MariaDB/MySQL client copies them straight from its
-    /// packets, the other backends' values are written as text.
+    /// them ([`TextRows`]); the lean MariaDB/MySQL and PostgreSQL clients copy them straight
+    /// from their packets, the other backends' values are written as text.
     pub async fn query_text(&mut self, sql: &str) -> Result<TextRows, DriverError> {
         bounded!(self, async {
             match &mut self.backend {
                 Backend::MysqlWire(b) => b.query_text(sql).await,
+                Backend::PostgresWire(b) => b.query_text(sql).await,
                 other => dispatch!(other, b => b.query_rows(sql, &[], true).await)
                     .map(TextRows::from_rows),
             }

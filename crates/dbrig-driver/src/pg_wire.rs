@@ -29,7 +29,7 @@ use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 
 use crate::bulk::{BulkLoad, BulkText, PgBinaryRows};
 use crate::cancel::{CancelHandle, Inner};
-use crate::conn::{ConnectOptions, Outcome, PipelineItem, Rows};
+use crate::conn::{ConnectOptions, Outcome, PipelineItem, Rows, TextRows};
 use crate::error::{DriverError, ErrorKind, ErrorPolicy};
 use crate::postgres::{Cell, CopyIn, PgParam, PgText, hex, server_error};
 use crate::target::{Endpoint, Target};
@@ -250,6 +250,27 @@ fn decode_row(body: &[u8], columns: &[Column]) -> Result<Vec<Value>, DriverError
         values.push(v);
     }
     Ok(values)
+}
+
+/// A text DataRow's cells appended to `out`: `nfields` of them (a row with fewer is filled
+/// with NULLs, one with more cut, so every row keeps the result's width).
+fn text_cells(body: &[u8], nfields: usize, out: &mut TextRows) -> Result<(), DriverError> {
+    let mut f = Fields(body);
+    let n = f.i16()?.max(0) as usize;
+    for _ in 0..n.min(nfields) {
+        match f.value()? {
+            Some(raw) => {
+                let start = out.data.len();
+                out.data.extend_from_slice(raw);
+                out.cells.push(Some(start..out.data.len()));
+            }
+            None => out.cells.push(None),
+        }
+    }
+    for _ in n..nfields {
+        out.cells.push(None);
+    }
+    Ok(())
 }
 
 /// The rows a CommandComplete tag counts (its last word; none for `CREATE TABLE` and the like).
@@ -1093,6 +1114,47 @@ impl PgWireConnection {
         self.read_results(None).await.map(Self::first_set)
     }
 
+    /// A simple query's first result set, its cells as the server sent them (the simple
+    /// protocol returns text): copied from the DataRows into one buffer, with no value decoded,
+    /// no column name kept and no string per cell (a sysbench script's `con:query()`: its rows
+    /// go to Lua as the server's text). The first error wins, as in [`Self::read_results`].
+    pub(crate) async fn query_text(&mut self, sql: &str) -> Result<TextRows, DriverError> {
+        if let Err(e) = put_query(&mut self.wbuf, sql) {
+            self.wbuf.clear();
+            return Err(e);
+        }
+        self.flush().await?;
+        let mut out = TextRows::default();
+        // 0: before the first result set; 1: in it; 2: past it (later sets are read over).
+        let mut state = 0u8;
+        let mut error = None;
+        loop {
+            let (msg, len) = self.next_reply().await?;
+            let body = &self.rbuf[5..5 + len];
+            match msg {
+                Msg::Description if state == 0 => {
+                    out.nfields = Fields(body).i16()?.max(0) as usize;
+                    state = 1;
+                }
+                Msg::Row if state == 1 => text_cells(body, out.nfields, &mut out)?,
+                Msg::Complete if state == 1 => state = 2,
+                Msg::Failed(e) => {
+                    error.get_or_insert(e);
+                }
+                Msg::Ready => {
+                    self.rbuf.advance(5 + len);
+                    break;
+                }
+                _ => {}
+            }
+            self.rbuf.advance(5 + len);
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
     /// One simple-protocol query, every statement's outcome and rows (as text).
     pub(crate) async fn query_results_text(
         &mut self,
@@ -1322,6 +1384,40 @@ impl PgWireConnection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A DataRow body: the cell count, then each cell's length (-1: NULL) and bytes.
+    fn data_row(cells: &[Option<&[u8]>]) -> Vec<u8> {
+        let mut b = (cells.len() as i16).to_be_bytes().to_vec();
+        for c in cells {
+            match c {
+                Some(v) => {
+                    b.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                    b.extend_from_slice(v);
+                }
+                None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn text_rows_keep_the_servers_bytes_and_the_results_width() {
+        let mut out = TextRows {
+            nfields: 3,
+            ..TextRows::default()
+        };
+        text_cells(&data_row(&[Some(b"12.50"), None, Some(b"")]), 3, &mut out).unwrap();
+        // Not UTF-8: kept as sent (the decoded path wrote such a cell as hex).
+        text_cells(&data_row(&[Some(b"\xff"), Some(b"x")]), 3, &mut out).unwrap();
+        assert_eq!(out.nrows(), 2);
+        let rows: Vec<Vec<Option<&[u8]>>> = (0..2).map(|r| out.row(r).collect()).collect();
+        assert_eq!(rows[0], vec![Some(&b"12.50"[..]), None, Some(&b""[..])]);
+        assert_eq!(rows[1], vec![Some(&b"\xff"[..]), Some(&b"x"[..]), None]);
+        // A cell running past its message is the server's fault, said as such.
+        let mut bad = data_row(&[Some(b"abc")]);
+        bad.truncate(bad.len() - 1);
+        assert!(text_cells(&bad, 1, &mut out).is_err());
+    }
 
     #[test]
     fn tags_count_their_rows() {

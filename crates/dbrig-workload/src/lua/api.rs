@@ -328,6 +328,7 @@ fn install(
     install_exit(lua, ctx)?;
     let raw = lua.create_table()?;
     raw.set("driver_name", driver_name(ctx.target.dialect()))?;
+    raw.set("row_other", row_other())?;
     {
         // `ffi.C.sb_counter_inc(tid, counter)` of a script's `require("ffi")` (prelude.lua):
         // sysbench's per-thread counters, here the state's event tally.
@@ -875,6 +876,17 @@ fn start(lua: &Lua, ctx: &Ctx, query: &str, mut run: Running) -> mlua::Result<Re
     }
 }
 
+/// The mark `con:query_row()`'s native call puts before a reply that is not a row's cells
+/// (the prelude compares it with `raw.row_other`): an address no script value can have.
+fn row_other() -> mlua::LightUserData {
+    static MARK: u8 = 0;
+    mlua::LightUserData(
+        std::ptr::from_ref(&MARK)
+            .cast_mut()
+            .cast::<std::ffi::c_void>(),
+    )
+}
+
 /// A finished statement as the two values the Lua half expects: (result, error).
 fn reply(lua: &Lua, ctx: &Ctx, done: Done, query: &str) -> mlua::Result<Reply> {
     Ok(match done {
@@ -885,33 +897,48 @@ fn reply(lua: &Lua, ctx: &Ctx, done: Done, query: &str) -> mlua::Result<Reply> {
     })
 }
 
-/// A text query (`con:query()`, a bulk insert's INSERT): rows kept when it returns rows.
+/// A text query (`con:query()`, a bulk insert's INSERT) as a future that owns what it needs,
+/// for [`start`] to park when its first poll waits.
 fn text_run(ctx: Arc<Ctx>, slot: Arc<Slot>, sql: String) -> Running {
-    Box::pin(async move {
-        let mut c = match take(&slot) {
-            Ok(c) => c,
-            Err(e) => return Done::Failed(e),
-        };
-        let done = if returns_rows(&sql) {
-            match c.query_text(&sql).await {
-                Ok(rows) => {
-                    ctx.count(StatementClass::Read);
-                    Done::Rows(Rows::new(rows))
-                }
-                Err(e) => Done::Failed(e),
+    Box::pin(async move { text_done(&ctx, &slot, &sql).await })
+}
+
+/// A text query run to its end: rows kept when it returns rows. Borrows what it needs, so a
+/// connection that answers within the call runs it with no boxed future and no copy of the
+/// text ([`run_in_call`]).
+async fn text_done(ctx: &Ctx, slot: &Slot, sql: &str) -> Done {
+    let mut c = match take(slot) {
+        Ok(c) => c,
+        Err(e) => return Done::Failed(e),
+    };
+    let done = if returns_rows(sql) {
+        match c.query_text(sql).await {
+            Ok(rows) => {
+                ctx.count(StatementClass::Read);
+                Done::Rows(Rows::new(rows))
             }
-        } else {
-            match c.execute_text(&sql).await {
-                Ok(o) => {
-                    ctx.count(o.class());
-                    Done::Nothing
-                }
-                Err(e) => Done::Failed(e),
+            Err(e) => Done::Failed(e),
+        }
+    } else {
+        match c.execute_text(sql).await {
+            Ok(o) => {
+                ctx.count(o.class());
+                Done::Nothing
             }
-        };
-        *slot.lock().expect("slot") = Some(c);
-        done
-    })
+            Err(e) => Done::Failed(e),
+        }
+    };
+    *slot.lock().expect("slot") = Some(c);
+    done
+}
+
+/// Whether the connection in `slot` blocks its thread, so a statement on it answers within
+/// the call ([`Connection::completes_in_call`]).
+fn answers_in_call(slot: &Slot) -> bool {
+    slot.lock()
+        .expect("slot")
+        .as_ref()
+        .is_some_and(|c| c.completes_in_call())
 }
 
 /// The bulk insert's buffered INSERT, if it holds rows (the buffer is left with its head).
@@ -938,9 +965,61 @@ fn flush(lua: &Lua, con: &Con, last: bool) -> mlua::Result<Reply> {
 
 impl UserData for Con {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("query", |lua, this, sql: String| {
-            let run = text_run(Arc::clone(&this.ctx), Arc::clone(&this.slot), sql.clone());
-            start(lua, &this.ctx, &sql, run)
+        // On a connection that answers within the call the query runs right here, its text
+        // borrowed from Lua (no copy, no boxed future), and a result set's row count comes
+        // with it (the Lua half would otherwise ask for it in a second call); otherwise
+        // through `start`, which may leave it to `await_pending`.
+        m.add_method("query", |lua, this, sql: mlua::String| {
+            let sql = sql.to_str()?;
+            if answers_in_call(&this.slot) {
+                let done = run_in_call(text_done(&this.ctx, &this.slot, &sql));
+                let n = match &done {
+                    Done::Rows(rs) => LuaValue::Number(rs.text.nrows() as f64),
+                    _ => LuaValue::Nil,
+                };
+                let (r, e) = reply(lua, &this.ctx, done, &sql)?;
+                return Ok((r, e, n));
+            }
+            let run = text_run(
+                Arc::clone(&this.ctx),
+                Arc::clone(&this.slot),
+                sql.to_owned(),
+            );
+            let (r, e) = start(lua, &this.ctx, &sql, run)?;
+            Ok((r, e, LuaValue::Nil))
+        });
+        // `con:query_row(sql)`: on a connection that answers within the call, the first row's
+        // cells themselves (nil for NULL; one nil without a row), with no result object made
+        // for them; otherwise, and for no result set or an error, `ROW_OTHER` then what
+        // `query` returns (prelude.lua `row_of`).
+        m.add_method("query_row", |lua, this, sql: mlua::String| {
+            let sql = sql.to_str()?;
+            let mut out = mlua::MultiValue::new();
+            if answers_in_call(&this.slot) {
+                match run_in_call(text_done(&this.ctx, &this.slot, &sql)) {
+                    Done::Rows(rs) => {
+                        rs.first_row(lua, &mut out)?;
+                        return Ok(out);
+                    }
+                    done => {
+                        let (r, e) = reply(lua, &this.ctx, done, &sql)?;
+                        out.push_back(LuaValue::LightUserData(row_other()));
+                        out.push_back(r);
+                        out.push_back(e);
+                        return Ok(out);
+                    }
+                }
+            }
+            let run = text_run(
+                Arc::clone(&this.ctx),
+                Arc::clone(&this.slot),
+                sql.to_owned(),
+            );
+            let (r, e) = start(lua, &this.ctx, &sql, run)?;
+            out.push_back(LuaValue::LightUserData(row_other()));
+            out.push_back(r);
+            out.push_back(e);
+            Ok(out)
         });
         m.add_async_method("prepare", |lua, this, sql: String| async move {
             let text = if this.ctx.target.dialect() == Dialect::Postgres {
@@ -1188,11 +1267,7 @@ pub(super) enum Here {
 impl StmtCore {
     /// Whether the statement's connection blocks its thread, so it answers within the call.
     fn answers_in_call(&self) -> bool {
-        self.slot
-            .lock()
-            .expect("slot")
-            .as_ref()
-            .is_some_and(|c| c.completes_in_call())
+        answers_in_call(&self.slot)
     }
 
     /// Execute with the values the FFI binds left, when the connection answers within the
@@ -1364,6 +1439,22 @@ impl Rows {
         Self { text, next: 0 }
     }
 
+    /// What `con:query_row()` returns: the first row's cells as values (nil for NULL), or
+    /// one nil when there is no row.
+    fn first_row(&self, lua: &Lua, out: &mut mlua::MultiValue) -> mlua::Result<()> {
+        if self.text.nrows() == 0 {
+            out.push_back(LuaValue::Nil);
+            return Ok(());
+        }
+        for cell in self.text.row(0) {
+            out.push_back(match cell {
+                Some(bytes) => LuaValue::String(lua.create_string(bytes)?),
+                None => LuaValue::Nil,
+            });
+        }
+        Ok(())
+    }
+
     /// Row `row` as the Lua table sysbench makes (NULL cells left out).
     fn table(&self, lua: &Lua, row: usize) -> mlua::Result<Table> {
         let t = lua.create_table_with_capacity(self.text.nfields, 0)?;
@@ -1387,20 +1478,10 @@ impl UserData for Rows {
             this.next += 1;
             Ok(LuaValue::Table(this.table(lua, this.next - 1)?))
         });
-        // `con:query_row()`: the first row's cells as values (nil for NULL), in one call.
+        // `con:query_row()` on a result its native call did not read: the first row's cells.
         m.add_method("first_row", |lua, this, ()| {
             let mut out = mlua::MultiValue::with_capacity(this.text.nfields);
-            if this.text.nrows() == 0 {
-                // No row: one nil, as before.
-                out.push_back(LuaValue::Nil);
-                return Ok(out);
-            }
-            for cell in this.text.row(0) {
-                out.push_back(match cell {
-                    Some(bytes) => LuaValue::String(lua.create_string(bytes)?),
-                    None => LuaValue::Nil,
-                });
-            }
+            this.first_row(lua, &mut out)?;
             Ok(out)
         });
     }

@@ -183,7 +183,11 @@ end
 function Result:fetch_row() return self._r:fetch_row() end
 function Result:free() return true end
 Result.__tostring = function() return "<sql_result>" end
-local function result(r) if r == nil then return nil end return setmetatable({ _r = r }, Result) end
+-- `n`: the row count when the native call gave it (else `nrows` is asked for when read).
+local function result(r, n)
+  if r == nil then return nil end
+  return setmetatable({ _r = r, nrows = n }, Result)
+end
 
 -- A prepared statement's result whose rows dbrig counted only: one object per statement,
 -- reused as sysbench reuses its connection's result.
@@ -282,15 +286,24 @@ Stmt.__tostring = function() return "<sql_statement>" end
 
 local Con = methods("sql_connection")
 function Con:query(sql)
-  local r, e = settle(self._c:query(sql))
+  local r, e, n = self._c:query(sql)
+  if r == true then r, e = await_pending() end
   if e then raise(e, 2, self) end
-  return result(r)
+  return result(r, n)
 end
-function Con:query_row(sql)
-  local r, e = settle(self._c:query(sql))
-  if e then raise(e, 2, self) end
+-- The native query_row returns the first row's cells, or `row_other` and what `query`
+-- returns (a statement still waiting, no result set, an error). Called in tail position
+-- from Con:query_row, so that an error's level counts the same frames as in Con:query.
+local row_other = raw.row_other
+local function row_of(con, a, ...)
+  if a ~= row_other then return a, ... end
+  local r, e = settle(...)
+  if e then raise(e, 2, con) end
   if r == nil then return nil end
   return r:first_row()
+end
+function Con:query_row(sql)
+  return row_of(self, self._c:query_row(sql))
 end
 function Con:prepare(sql)
   local s, e = self._c:prepare(sql)
