@@ -27,7 +27,7 @@ pub mod url;
 pub mod value;
 
 pub use counters::{QueryCounters, StatementClass};
-pub use error::ErrorClass;
+pub use error::{ErrorClass, LimitProblem, ValueError};
 pub use histogram::LatencyHistogram;
 pub use keys::{KeyDistribution, KeyGenerator};
 pub use measure::{ClientWork, Fairness, IntervalSample, LatencySummary, Measurements};

@@ -15,6 +15,7 @@
 
 use std::fmt;
 
+use crate::{LimitProblem, ValueError};
 use serde::de::{self, Deserializer, Visitor};
 
 /// The range of one kind of value.
@@ -102,19 +103,17 @@ impl Limit {
     }
 
     /// `v` when it is in range, else why not (the range included).
-    pub fn check(&self, v: f64, whole: bool) -> Result<f64, String> {
-        let shown = number(v);
+    pub fn check(&self, v: f64, whole: bool) -> Result<f64, ValueError> {
+        let refuse = |problem| ValueError::Limit {
+            shown: number(v),
+            problem,
+            range: self.describe(),
+        };
         if !v.is_finite() {
-            return Err(format!(
-                "{shown} is not a finite number: give {}",
-                self.describe()
-            ));
+            return Err(refuse(LimitProblem::NotFinite));
         }
         if whole && v.fract() != 0.0 {
-            return Err(format!(
-                "{shown} is not a whole number: give {}",
-                self.describe()
-            ));
+            return Err(refuse(LimitProblem::NotWhole));
         }
         if v == 0.0 && self.zero.is_some() {
             return Ok(0.0);
@@ -130,7 +129,7 @@ impl Limit {
             v > self.max
         };
         if low || high {
-            return Err(format!("{shown} is out of range: give {}", self.describe()));
+            return Err(refuse(LimitProblem::OutOfRange));
         }
         Ok(v)
     }
@@ -218,13 +217,11 @@ pub trait Bounded {
     const LIMIT: Limit;
 
     /// `v` in range, or the message that says the range.
-    fn check(v: Given) -> Result<Self::Value, String> {
-        let out_of_range = || {
-            format!(
-                "{} is out of range: give {}",
-                v.shown(),
-                Self::LIMIT.describe()
-            )
+    fn check(v: Given) -> Result<Self::Value, ValueError> {
+        let out_of_range = || ValueError::Limit {
+            shown: v.shown(),
+            problem: LimitProblem::OutOfRange,
+            range: Self::LIMIT.describe(),
         };
         match v {
             Given::Int(_) => {
@@ -241,17 +238,18 @@ pub trait Bounded {
 }
 
 /// Parse a command-line value and check its range (clap's `value_parser`).
-pub fn parse<B: Bounded>(s: &str) -> Result<B::Value, String> {
+pub fn parse<B: Bounded>(s: &str) -> Result<B::Value, ValueError> {
     let t = s.trim();
     if let Ok(i) = t.parse::<i128>() {
         return B::check(Given::Int(i));
     }
     match t.parse::<f64>() {
         Ok(v) => B::check(Given::Float(v)),
-        Err(_) => Err(format!(
-            "'{s}' is not a number: give {}",
-            B::LIMIT.describe()
-        )),
+        Err(_) => Err(ValueError::Limit {
+            shown: format!("'{s}'"),
+            problem: LimitProblem::NotANumber,
+            range: B::LIMIT.describe(),
+        }),
     }
 }
 
@@ -451,7 +449,7 @@ mod tests {
 
     #[test]
     fn out_of_range_values_are_refused_with_the_range() {
-        let e = parse::<RunSeconds>("1e23").unwrap_err();
+        let e = parse::<RunSeconds>("1e23").unwrap_err().to_string();
         assert_eq!(
             e,
             "1e23 is out of range: give 0 (no limit) or 0.001 to 31536000 seconds (365 days)"
@@ -459,11 +457,13 @@ mod tests {
         assert!(
             parse::<RunSeconds>("1e-300")
                 .unwrap_err()
+                .to_string()
                 .starts_with("1e-300 is out")
         );
         assert!(
             parse::<IntervalSeconds>("-1")
                 .unwrap_err()
+                .to_string()
                 .ends_with("86400 seconds (1 day)")
         );
         assert_eq!(parse::<RunSeconds>("0"), Ok(0.0));
@@ -474,6 +474,7 @@ mod tests {
         assert!(
             parse::<TimeoutSeconds>("0")
                 .unwrap_err()
+                .to_string()
                 .contains("0.001 to 604800")
         );
         assert!(parse::<Percentile>("0").is_err());
@@ -489,12 +490,19 @@ mod tests {
         assert!(
             parse::<Clients>("0")
                 .unwrap_err()
+                .to_string()
                 .contains("1 to 1000000 clients")
         );
-        assert!(parse::<Clients>("-1").unwrap_err().contains("out of range"));
+        assert!(
+            parse::<Clients>("-1")
+                .unwrap_err()
+                .to_string()
+                .contains("out of range")
+        );
         assert!(
             parse::<Clients>("2.5")
                 .unwrap_err()
+                .to_string()
                 .contains("not a whole number")
         );
         assert!(parse::<Clients>("4294967296").is_err());

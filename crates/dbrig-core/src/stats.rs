@@ -559,14 +559,16 @@ impl fmt::Display for Correction {
 }
 
 impl std::str::FromStr for Correction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ValueError;
+    fn from_str(s: &str) -> Result<Self, crate::ValueError> {
         match s.to_ascii_lowercase().as_str() {
             "fdr" | "bh" | "benjamini-hochberg" => Ok(Correction::Fdr),
             "holm" => Ok(Correction::Holm),
-            _ => Err(format!(
-                "unknown correction {s:?}: fdr (Benjamini-Hochberg, the default) or holm"
-            )),
+            _ => Err(crate::ValueError::Unknown {
+                what: "correction",
+                given: s.to_owned(),
+                expected: "fdr (Benjamini-Hochberg, the default) or holm".to_owned(),
+            }),
         }
     }
 }
@@ -1690,6 +1692,7 @@ mod tests {
             "bonferroni"
                 .parse::<Correction>()
                 .unwrap_err()
+                .to_string()
                 .contains("fdr")
         );
         assert_eq!(Correction::Holm.to_string(), "holm");

@@ -351,23 +351,23 @@ fn truncate(mut s: String, max: usize) -> String {
 }
 
 /// `sync` and drop the page cache. `Err` says why not (not root, read-only /proc…).
-pub fn drop_caches() -> std::result::Result<(), String> {
+pub fn drop_caches() -> std::result::Result<(), dbrig_server::ManagedError> {
     dbrig_server::host::drop_page_cache()
 }
 
 /// Pin every thread of `pid` to `cpus` (taskset syntax).
-pub fn pin(pid: u32, cpus: &str) -> std::result::Result<(), String> {
+pub fn pin(pid: u32, cpus: &str) -> std::io::Result<()> {
     let o = Command::new("taskset")
         .args(["-a", "-cp", cpus, &pid.to_string()])
         .output()
-        .map_err(|e| format!("taskset not available: {e}"))?;
+        .map_err(|e| std::io::Error::new(e.kind(), format!("taskset not available: {e}")))?;
     if o.status.success() {
         Ok(())
     } else {
-        Err(format!(
+        Err(std::io::Error::other(format!(
             "taskset -a -cp {cpus} {pid}: {}",
             String::from_utf8_lossy(&o.stderr).trim()
-        ))
+        )))
     }
 }
 

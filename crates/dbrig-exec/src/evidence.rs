@@ -20,14 +20,14 @@ use std::time::{Duration, Instant};
 
 use dbrig_core::results::evidence::ON_CPU;
 use dbrig_core::results::{CounterInterval, CounterSeries, TrialEvidence, WaitSamples, WorkCpu};
-use dbrig_driver::{ConnectOptions, Connection, Dialect, Target, own_sessions};
+use dbrig_driver::{ConnectOptions, Connection, Dialect, DriverError, Target, own_sessions};
 use dbrig_server::{ProcessUsage, tree_cpu_s};
 use dbrig_workload::perfrun::{background_innodb_counter, delta, name_values, status_gauge};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::probes::{asking, probe_sql};
-use crate::profile::Profiler;
+use crate::profile::{ProfileError, Profiler};
 
 /// What the plan asks to be collected besides CPU and counters.
 #[derive(Debug, Clone, Copy, Default)]
@@ -74,20 +74,63 @@ enum Tick {
 }
 
 /// The wait sampler's task.
-type WaitSampler = JoinHandle<Result<WaitSamples, String>>;
+type WaitSampler = JoinHandle<Result<WaitSamples, SamplerError>>;
+
+/// Why a sampler (counters, waits) stopped without its figures; said in the trial's notes.
+#[derive(Debug, thiserror::Error)]
+pub enum SamplerError {
+    #[error("{0}")]
+    Connect(DriverError),
+    /// A query failed: the server's message and the source read (one line, not the query).
+    #[error("{} (reading {reading})", .error.message)]
+    Read { reading: String, error: DriverError },
+    #[error(
+        "the server runs without performance_schema (start it with performance_schema=ON; a managed server: add it to the configuration's params)"
+    )]
+    NoPerformanceSchema,
+    #[error(
+        "performance_schema keeps no current waits (enable the events_waits_current consumer and the wait/% instruments: performance-schema-consumer-events-waits-current=ON, performance-schema-instrument='wait/%=ON')"
+    )]
+    NoCurrentWaits,
+}
+
+/// Why a CPU figure is impossible and is not stored.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CpuNotStored {
+    #[error(
+        "/proc gave no consistent reading of its processes (they kept ending while it was read)"
+    )]
+    NoConsistentReading,
+    #[error("its CPU time went down by {0:.3} s over the trial (a process left unseen)")]
+    WentDown(f64),
+    #[error("{spent:.3} s of CPU in {interval_s:.3} s is more than the host's {cpus} CPUs have")]
+    MoreThanTheHost {
+        spent: f64,
+        interval_s: f64,
+        cpus: u32,
+    },
+    #[error(
+        "no CPU time for {units} unit(s) of work: below /proc's resolution ({tick_ms} ms) over {interval_s:.3} s"
+    )]
+    BelowResolution {
+        units: u64,
+        tick_ms: f64,
+        interval_s: f64,
+    },
+}
 
 /// Collects one trial's evidence; see the module documentation.
 pub struct Collector {
     server_pid: Option<u32>,
     start: Mutex<Option<CpuMark>>,
     ticks: Option<mpsc::UnboundedSender<Tick>>,
-    counters: Option<JoinHandle<Result<CounterSeries, String>>>,
+    counters: Option<JoinHandle<Result<CounterSeries, SamplerError>>>,
     waits: Option<(oneshot::Sender<()>, WaitSampler)>,
     /// How many times the measured interval has begun: the wait sampler counts only within
     /// the latest (0: not yet).
     measuring_since: Arc<AtomicU64>,
     /// The profiler of the current measured interval, or why there is none.
-    profiler: Mutex<Option<Result<Profiler, String>>>,
+    profiler: Mutex<Option<Result<Profiler, ProfileError>>>,
     profile: bool,
     notes: Vec<String>,
     off: bool,
@@ -222,9 +265,9 @@ impl Collector {
     fn follow(&self) {
         let mut profiler = self.profiler.lock().expect("profiler lock");
         if let Some(Ok(p)) = profiler.as_mut()
-            && let Err(line) = p.follow()
+            && let Err(why) = p.follow()
         {
-            *profiler = Some(Err(line));
+            *profiler = Some(Err(why));
         }
     }
 
@@ -333,9 +376,9 @@ impl Collector {
             }
             Some(Ok(p)) => match p.finish().await {
                 Ok(profile) => evidence.profile = Some(profile),
-                Err(line) => self.notes.push(line),
+                Err(why) => self.notes.push(why.to_string()),
             },
-            Some(Err(line)) => self.notes.push(line),
+            Some(Err(why)) => self.notes.push(why.to_string()),
             None => {}
         }
         evidence.notes = std::mem::take(&mut self.notes);
@@ -359,36 +402,38 @@ impl CpuReading {
     /// why that figure is impossible and must not be stored: a reading that failed, CPU time
     /// that went down, more than the host's CPUs have in the interval, or none at all for work
     /// that was done.
-    fn spent(&self, a: Option<f64>, b: Option<f64>, expected: bool) -> Result<Option<f64>, String> {
+    fn spent(
+        &self,
+        a: Option<f64>,
+        b: Option<f64>,
+        expected: bool,
+    ) -> Result<Option<f64>, CpuNotStored> {
         let (Some(a), Some(b)) = (a, b) else {
             return match expected {
-                true => Err("/proc gave no consistent reading of its processes (they kept ending while it was read)".to_owned()),
+                true => Err(CpuNotStored::NoConsistentReading),
                 false => Ok(None),
             };
         };
         let spent = b - a;
         let slack = 2.0 * self.tick_s;
         if spent < -slack {
-            return Err(format!(
-                "its CPU time went down by {:.3} s over the trial (a process left unseen)",
-                -spent
-            ));
+            return Err(CpuNotStored::WentDown(-spent));
         }
         if let Some(cpus) = self.cpus
             && spent > self.interval_s * f64::from(cpus) + slack
         {
-            return Err(format!(
-                "{spent:.3} s of CPU in {:.3} s is more than the host's {cpus} CPUs have",
-                self.interval_s
-            ));
+            return Err(CpuNotStored::MoreThanTheHost {
+                spent,
+                interval_s: self.interval_s,
+                cpus,
+            });
         }
         if spent < self.tick_s / 2.0 && self.units > 0 {
-            return Err(format!(
-                "no CPU time for {} unit(s) of work: below /proc's resolution ({} ms) over {:.3} s",
-                self.units,
-                self.tick_s * 1000.0,
-                self.interval_s
-            ));
+            return Err(CpuNotStored::BelowResolution {
+                units: self.units,
+                tick_ms: self.tick_s * 1000.0,
+                interval_s: self.interval_s,
+            });
         }
         Ok(Some(spent.max(0.0)))
     }
@@ -446,13 +491,16 @@ async fn counter_snapshot(
     queries: &[String],
     sources: &[String],
     dialect: Dialect,
-) -> Result<Status, String> {
+) -> Result<Status, SamplerError> {
     let mut out = Status::new();
     for (sql, source) in queries.iter().zip(sources) {
         let rows = conn
             .query(sql, &[])
             .await
-            .map_err(|e| format!("{} (reading {source})", e.message))?;
+            .map_err(|error| SamplerError::Read {
+                reading: source.clone(),
+                error,
+            })?;
         out.extend(name_values(rows).filter(|(n, _)| {
             dialect != Dialect::Mysql || !(status_gauge(n) || background_innodb_counter(n))
         }));
@@ -474,12 +522,12 @@ async fn sample_counters(
     target: Target,
     connect: ConnectOptions,
     mut ticks: mpsc::UnboundedReceiver<Tick>,
-) -> Result<CounterSeries, String> {
+) -> Result<CounterSeries, SamplerError> {
     let dialect = target.dialect();
     let sql = |name: &str| probe_sql(&target, name).unwrap_or_default();
     let mut conn = Connection::connect(&target, &connect)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(SamplerError::Connect)?;
     let mut queries = vec![sql("counters")];
     let mut sources = Vec::new();
     match dialect {
@@ -552,28 +600,31 @@ async fn sample_waits(
     every: Duration,
     measuring: Arc<AtomicU64>,
     mut stop: oneshot::Receiver<()>,
-) -> Result<WaitSamples, String> {
+) -> Result<WaitSamples, SamplerError> {
     let mut conn = Connection::connect(&target, &connect)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(SamplerError::Connect)?;
     let source = match target.dialect() {
         Dialect::Mysql => {
             let sql = probe_sql(&target, "wait_source").unwrap_or_default();
             let row = conn
                 .query(&sql, &[])
                 .await
-                .map_err(|e| e.message)?
+                .map_err(|error| SamplerError::Read {
+                    reading: "performance_schema's settings".to_owned(),
+                    error,
+                })?
                 .into_iter()
                 .next()
                 .unwrap_or_default();
             let on = |i: usize| row.get(i).and_then(|v| v.as_i64()).unwrap_or(0) > 0;
             if !on(0) {
                 conn.close().await;
-                return Err("the server runs without performance_schema (start it with performance_schema=ON; a managed server: add it to the configuration's params)".into());
+                return Err(SamplerError::NoPerformanceSchema);
             }
             if !on(1) {
                 conn.close().await;
-                return Err("performance_schema keeps no current waits (enable the events_waits_current consumer and the wait/% instruments: performance-schema-consumer-events-waits-current=ON, performance-schema-instrument='wait/%=ON')".into());
+                return Err(SamplerError::NoCurrentWaits);
             }
             "performance_schema.events_waits_current"
         }
@@ -600,13 +651,19 @@ async fn sample_waits(
                 if let Some(lock_sql) = &lock_sql
                     && lock_waiting.0.is_none_or(|at| at.elapsed() >= INNODB_TRX_REFRESH)
                 {
-                    let rows = conn.query(lock_sql, &[]).await.map_err(|e| e.message)?;
+                    let rows = conn.query(lock_sql, &[]).await.map_err(|error| SamplerError::Read {
+                        reading: "INNODB_TRX".to_owned(),
+                        error,
+                    })?;
                     lock_waiting = (
                         Some(Instant::now()),
                         rows.iter().filter_map(|r| r.first()?.as_i64()).collect(),
                     );
                 }
-                let rows = conn.query(&sql, &[]).await.map_err(|e| e.message)?;
+                let rows = conn.query(&sql, &[]).await.map_err(|error| SamplerError::Read {
+                    reading: source.to_owned(),
+                    error,
+                })?;
                 // Counted within the measured interval only (a warm-up's start again).
                 let now_measuring = measuring.load(Ordering::SeqCst);
                 if now_measuring == 0 {
@@ -682,20 +739,23 @@ mod tests {
             reading(0.1, 0).spent(Some(5.0), Some(5.0), true),
             Ok(Some(0.0))
         );
-        let down = r.spent(Some(5.0), Some(4.0), true).unwrap_err();
+        let down = r.spent(Some(5.0), Some(4.0), true).unwrap_err().to_string();
         assert!(down.contains("went down by 1.000 s"), "{down}");
-        let over = r.spent(Some(0.0), Some(20.5), true).unwrap_err();
+        let over = r
+            .spent(Some(0.0), Some(20.5), true)
+            .unwrap_err()
+            .to_string();
         assert!(over.contains("more than the host's 2 CPUs"), "{over}");
         // All of both CPUs for the whole interval is possible.
         assert_eq!(r.spent(Some(0.0), Some(20.0), true), Ok(Some(20.0)));
-        let none = r.spent(Some(3.0), Some(3.0), true).unwrap_err();
+        let none = r.spent(Some(3.0), Some(3.0), true).unwrap_err().to_string();
         assert!(none.contains("no CPU time for 20000 unit(s)"), "{none}");
         // Down by exactly the two ticks of slack: rounding, not a lost process.
         assert_eq!(
             reading(0.1, 0).spent(Some(0.0), Some(-2.0 * TICK), true),
             Ok(Some(0.0))
         );
-        let failed = r.spent(Some(3.0), None, true).unwrap_err();
+        let failed = r.spent(Some(3.0), None, true).unwrap_err().to_string();
         assert!(failed.contains("no consistent reading"), "{failed}");
         assert_eq!(r.spent(None, None, false), Ok(None));
         // Without the host's CPU count, no upper bound.

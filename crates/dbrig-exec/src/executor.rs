@@ -778,7 +778,7 @@ impl<'a> Executor<'a> {
                         "warning: {e}; trials run with a warm page cache (recorded on each trial)"
                     ),
                 );
-                self.cache_drop_refused = Some(e.clone());
+                self.cache_drop_refused = Some(e.to_string());
                 Some(format!("not dropped: {e}"))
             }
             (Some(e), Err(_)) => Some(format!("not dropped: {e}")),
@@ -1131,8 +1131,8 @@ fn restart_params(
     configuration: &dbrig_server::Params,
     query: &[String],
     replace: bool,
-) -> std::result::Result<dbrig_server::Params, String> {
-    let extra = dbrig_server::Params::parse(query).map_err(|e| e.to_string())?;
+) -> std::result::Result<dbrig_server::Params, dbrig_server::ManagedError> {
+    let extra = dbrig_server::Params::parse(query)?;
     Ok(if replace && !query.is_empty() {
         extra
     } else {
@@ -1166,7 +1166,11 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
         self.server.is_some()
     }
 
-    fn restart(&mut self, params: &[String], replace: bool) -> std::result::Result<Target, String> {
+    fn restart(
+        &mut self,
+        params: &[String],
+        replace: bool,
+    ) -> std::result::Result<Target, tpch::EnvError> {
         let name = self
             .server
             .as_deref()
@@ -1188,8 +1192,8 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
         Ok(target)
     }
 
-    fn drop_caches(&mut self) -> std::result::Result<(), String> {
-        environment::drop_caches()
+    fn drop_caches(&mut self) -> std::result::Result<(), tpch::EnvError> {
+        Ok(environment::drop_caches()?)
     }
 
     fn shell_hook(&mut self, name: &str, command: &str) -> HookOutput {

@@ -32,6 +32,41 @@ pub const FREQUENCY_HZ: u32 = 99;
 /// The line said when perf is not on the PATH.
 pub const PERF_MISSING: &str = "profile: `perf` is not installed (Debian: apt-get install linux-perf; Ubuntu: linux-tools-generic); the trials run without a profile";
 
+/// Why a trial has no profile: each is the one line the trial's notes say.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("profile: no scratch {what} for perf ({source}); no profile")]
+    Scratch {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{PERF_MISSING}")]
+    PerfMissing,
+    #[error("profile: `perf` could not be started ({0}); no profile")]
+    StartRecord(std::io::Error),
+    #[error("profile: `perf script` could not be started ({0}); no profile")]
+    StartScript(std::io::Error),
+    #[error("profile: the server process {0} is gone; no profile")]
+    ServerGone(u32),
+    #[error("profile: {0}")]
+    Wait(#[from] std::io::Error),
+    #[error("profile: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error("profile: `perf script` failed ({status}: {first_line}); no profile")]
+    Script { status: String, first_line: String },
+    #[error("profile: the perf samples could not be folded ({0}); no profile")]
+    Fold(String),
+    /// perf exited before it was stopped: not permitted, most likely, and how to permit it.
+    #[error(
+        "profile: `perf record` may not watch the server ({status}: {first_line}); {how}; the trials run without a profile"
+    )]
+    NotPermitted {
+        status: String,
+        first_line: String,
+        how: String,
+    },
+}
+
 /// The `perf record`s running for the server's processes: system-wide, the one sampling every
 /// CPU; otherwise one started with the measured interval on the process tree as it was, and
 /// one more for each set of processes that appeared since (PostgreSQL forks a backend per
@@ -61,11 +96,14 @@ pub fn may_sample_every_cpu() -> bool {
 impl Profiler {
     /// Start sampling `pid` and its live descendants. Err: the line to say (perf missing or
     /// not startable).
-    pub fn start(pid: u32) -> Result<Profiler, String> {
+    pub fn start(pid: u32) -> Result<Profiler, ProfileError> {
         let dir = tempfile::Builder::new()
             .prefix("dbrig-profile")
             .tempdir()
-            .map_err(|e| format!("profile: no scratch directory for perf ({e}); no profile"))?;
+            .map_err(|source| ProfileError::Scratch {
+                what: "directory",
+                source,
+            })?;
         let system_wide = may_sample_every_cpu();
         let mut p = Profiler {
             root: pid,
@@ -76,16 +114,14 @@ impl Profiler {
         };
         p.follow()?;
         if p.watched.is_empty() {
-            return Err(format!(
-                "profile: the server process {pid} is gone; no profile"
-            ));
+            return Err(ProfileError::ServerGone(pid));
         }
         Ok(p)
     }
 
     /// Also sample the server's processes that appeared since the last look (new
     /// connections' backends). Err: perf could not be started.
-    pub fn follow(&mut self) -> Result<(), String> {
+    pub fn follow(&mut self) -> Result<(), ProfileError> {
         let new: Vec<u32> = dbrig_server::process_tree(self.root)
             .into_iter()
             .filter(|p| !self.watched.contains(p))
@@ -100,8 +136,12 @@ impl Profiler {
             return Ok(());
         }
         let n = self.sessions.len();
-        let stderr = std::fs::File::create(self.dir.path().join(format!("perf{n}.err")))
-            .map_err(|e| format!("profile: no scratch file for perf ({e}); no profile"))?;
+        let stderr = std::fs::File::create(self.dir.path().join(format!("perf{n}.err"))).map_err(
+            |source| ProfileError::Scratch {
+                what: "file",
+                source,
+            },
+        )?;
         let mut perf = Command::new("perf");
         perf.args(["record", "-q", "-g", "-e", EVENT, "-F"])
             .arg(FREQUENCY_HZ.to_string());
@@ -118,9 +158,9 @@ impl Profiler {
             .stdout(Stdio::null())
             .stderr(stderr)
             .spawn()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => PERF_MISSING.to_owned(),
-                _ => format!("profile: `perf` could not be started ({e}); no profile"),
+            .map_err(|source| match source.kind() {
+                std::io::ErrorKind::NotFound => ProfileError::PerfMissing,
+                _ => ProfileError::StartRecord(source),
             })?;
         self.watched.extend(new);
         self.sessions.push(child);
@@ -128,10 +168,8 @@ impl Profiler {
     }
 
     /// Stop sampling and fold what perf recorded. Err: the line to say.
-    pub async fn finish(self) -> Result<Profile, String> {
-        tokio::task::spawn_blocking(move || self.finish_blocking())
-            .await
-            .map_err(|e| format!("profile: {e}"))?
+    pub async fn finish(self) -> Result<Profile, ProfileError> {
+        tokio::task::spawn_blocking(move || self.finish_blocking()).await?
     }
 
     /// Stop without folding (the measured interval began again: a warm-up is over).
@@ -142,7 +180,7 @@ impl Profiler {
         }
     }
 
-    fn finish_blocking(mut self) -> Result<Profile, String> {
+    fn finish_blocking(mut self) -> Result<Profile, ProfileError> {
         // A perf that already exited could not watch the server: that is its failure.
         let early: Vec<bool> = self
             .sessions
@@ -161,7 +199,7 @@ impl Profiler {
             if !stopped {
                 let _ = c.kill();
             }
-            let status = c.wait().map_err(|e| format!("profile: {e}"))?;
+            let status = c.wait()?;
             let data = self.dir.path().join(format!("perf{n}.data"));
             if early || !data.exists() {
                 let stderr = std::fs::read_to_string(self.dir.path().join(format!("perf{n}.err")))
@@ -188,7 +226,7 @@ impl Profiler {
 
 /// `perf script` of the recorded samples (only those of the processes `keep`, when given),
 /// folded by inferno.
-fn fold(data: &Path, keep: Option<&[u32]>) -> Result<Vec<(String, u64)>, String> {
+fn fold(data: &Path, keep: Option<&[u32]>) -> Result<Vec<(String, u64)>, ProfileError> {
     let mut script = Command::new("perf");
     // Without the period field inferno counts each sample once (with it, it would weigh
     // them by nanoseconds of clock).
@@ -206,19 +244,18 @@ fn fold(data: &Path, keep: Option<&[u32]>) -> Result<Vec<(String, u64)>, String>
         .arg(data)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("profile: `perf script` could not be started ({e}); no profile"))?;
+        .map_err(ProfileError::StartScript)?;
     if !script.status.success() {
-        return Err(format!(
-            "profile: `perf script` failed ({}: {}); no profile",
-            script.status,
-            first_line(&String::from_utf8_lossy(&script.stderr))
-        ));
+        return Err(ProfileError::Script {
+            status: script.status.to_string(),
+            first_line: first_line(&String::from_utf8_lossy(&script.stderr)).to_owned(),
+        });
     }
     let mut folded = Vec::new();
     use inferno::collapse::Collapse;
     inferno::collapse::perf::Folder::default()
         .collapse(&script.stdout[..], &mut folded)
-        .map_err(|e| format!("profile: the perf samples could not be folded ({e}); no profile"))?;
+        .map_err(|e| ProfileError::Fold(e.to_string()))?;
     Ok(folded
         .lines()
         .map_while(Result::ok)
@@ -241,7 +278,7 @@ fn first_line(text: &str) -> &str {
 
 /// The line for a perf that exited before it was stopped: not permitted, most likely, and
 /// how to permit it.
-fn not_permitted_line(status: &str, stderr: &str) -> String {
+fn not_permitted_line(status: &str, stderr: &str) -> ProfileError {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .ok()
         .and_then(|s| s.trim().parse::<i32>().ok());
@@ -257,10 +294,11 @@ fn not_permitted_line(status: &str, stderr: &str) -> String {
                 .to_owned()
         }
     };
-    format!(
-        "profile: `perf record` may not watch the server ({status}: {}); {how}; the trials run without a profile",
-        first_line(stderr)
-    )
+    ProfileError::NotPermitted {
+        status: status.to_owned(),
+        first_line: first_line(stderr).to_owned(),
+        how,
+    }
 }
 
 #[cfg(test)]

@@ -495,13 +495,13 @@ fn cpu_list(ranges: &[(u32, u32)]) -> String {
 /// Writes dirty pages to disk (`sync(2)`) and drops the page cache, dentries and inodes
 /// (`3` to `/proc/sys/vm/drop_caches`), so the next read comes from the disk. Needs root (and
 /// a writable `/proc/sys`); `Err` says why not.
-pub fn drop_page_cache() -> Result<(), String> {
+pub fn drop_page_cache() -> Result<(), crate::ManagedError> {
     drop_page_cache_via(Path::new("/proc/sys/vm/drop_caches"))
 }
 
-fn drop_page_cache_via(control: &Path) -> Result<(), String> {
+fn drop_page_cache_via(control: &Path) -> Result<(), crate::ManagedError> {
     rustix::fs::sync();
-    fs::write(control, "3\n").map_err(|e| format!("cannot drop the page cache: {e}"))
+    fs::write(control, "3\n").map_err(crate::ManagedError::PageCache)
 }
 
 /// The process listening on TCP `port` of this host and its executable, found through
@@ -1013,9 +1013,11 @@ mod tests {
         // machine's cache under other benchmarks.
         let dir = tempfile::tempdir().unwrap();
         let control = dir.path().join("drop_caches");
-        assert_eq!(drop_page_cache_via(&control), Ok(()));
+        assert!(drop_page_cache_via(&control).is_ok());
         assert_eq!(fs::read_to_string(&control).unwrap(), "3\n");
-        let err = drop_page_cache_via(&dir.path().join("no/such/file")).unwrap_err();
+        let err = drop_page_cache_via(&dir.path().join("no/such/file"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("cannot drop the page cache: "), "{err}");
     }
 

@@ -6,6 +6,8 @@ use dbrig_driver::DriverError;
 pub enum WorkloadError {
     #[error(transparent)]
     Driver(#[from] DriverError),
+    #[error(transparent)]
+    Launcher(#[from] crate::tpch::launcher::LauncherError),
     #[error(
         "table {table} already exists on {target}: run `dbrig cleanup {workload}` first, or use another database"
     )]

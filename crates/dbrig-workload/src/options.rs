@@ -7,19 +7,21 @@ use std::time::Duration;
 use clap::Args;
 use dbrig_core::limits;
 use dbrig_core::results::Protocol;
-use dbrig_core::{ArrivalSchedule, KeyDistribution};
+use dbrig_core::{ArrivalSchedule, KeyDistribution, ValueError};
 use serde::{Deserialize, Serialize};
 
-fn parse_protocol(s: &str) -> Result<Protocol, String> {
+use crate::WorkloadError;
+
+fn parse_protocol(s: &str) -> Result<Protocol, ValueError> {
     s.parse()
 }
 
 /// Parse sysbench-style booleans: on/off, true/false, yes/no, 1/0.
-pub fn parse_bool(s: &str) -> Result<bool, String> {
+pub fn parse_bool(s: &str) -> Result<bool, ValueError> {
     match s.to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{s}' is not a boolean (use on/off)")),
+        _ => Err(ValueError::NotABoolean(s.to_owned())),
     }
 }
 
@@ -292,11 +294,11 @@ impl RunOptions {
     /// Check combinations clap cannot check; the message names the option and the fix.
     /// Each value's own range is checked where it is read (`dbrig_core::limits`, for the
     /// command line and plan files alike).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), WorkloadError> {
         match (self.protocol, self.ps_mode) {
             (Some(Protocol::Simple), Some(PsMode::Auto))
             | (Some(Protocol::Prepared | Protocol::Extended), Some(PsMode::Disable)) => {
-                return Err(format!(
+                return Err(WorkloadError::InvalidOptions(format!(
                     "--protocol {} and --ps-mode {} contradict each other: give one of them",
                     self.protocol.map_or("", |p| p.name()),
                     if self.ps_mode == Some(PsMode::Auto) {
@@ -304,12 +306,14 @@ impl RunOptions {
                     } else {
                         "disable"
                     }
-                ));
+                )));
             }
             _ => {}
         }
         if self.time <= 0.0 && self.events == 0 {
-            return Err("--time 0 and --events 0 would run forever: set one of them".into());
+            return Err(WorkloadError::InvalidOptions(
+                "--time 0 and --events 0 would run forever: set one of them".into(),
+            ));
         }
         Ok(())
     }
@@ -408,7 +412,8 @@ mod tests {
         );
         let e = o(Some(Protocol::Extended), Some(PsMode::Disable))
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("contradict"), "{e}");
     }
 }

@@ -322,7 +322,7 @@ async fn set_up(
     interrupt: &Stopper,
 ) -> Result<Option<SetUp>, WorkloadError> {
     let o = &spec.options;
-    o.validate().map_err(WorkloadError::InvalidOptions)?;
+    o.validate()?;
     // Every connection of the run speaks the run's protocol mode (the workload's default
     // unless `--protocol` / `--ps-mode` say): through a transaction pooler the check below
     // must not name statements either.

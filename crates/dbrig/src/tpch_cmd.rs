@@ -760,10 +760,7 @@ fn import_launcher(a: ImportLauncherArgs) -> Result<ExitCode> {
         scale_factor: a.scale_factor.clone(),
         overrides,
     };
-    let imported = import(&a.top, &inputs, &mut |p| {
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-    })
-    .map_err(|e| anyhow!(e))?;
+    let imported = import(&a.top, &inputs, &mut |p| std::fs::read_to_string(p))?;
     match &a.output {
         None => crate::out::text(&imported.plan)?,
         Some(path) => {

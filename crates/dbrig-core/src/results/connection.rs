@@ -35,12 +35,16 @@ impl Protocol {
 }
 
 impl std::str::FromStr for Protocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ValueError;
+    fn from_str(s: &str) -> Result<Self, crate::ValueError> {
         Protocol::ALL
             .into_iter()
             .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| format!("unknown protocol '{s}' (simple, extended or prepared)"))
+            .ok_or_else(|| crate::ValueError::Unknown {
+                what: "protocol",
+                given: s.to_owned(),
+                expected: "simple, extended or prepared".to_owned(),
+            })
     }
 }
 

@@ -89,12 +89,16 @@ impl fmt::Display for ResultKind {
 }
 
 impl FromStr for ResultKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ValueError;
+    fn from_str(s: &str) -> Result<Self, crate::ValueError> {
         ResultKind::ALL
             .into_iter()
             .find(|k| k.as_str() == s)
-            .ok_or_else(|| format!("unknown result kind {s:?}"))
+            .ok_or_else(|| crate::ValueError::Unknown {
+                what: "result kind",
+                given: s.to_owned(),
+                expected: ResultKind::ALL.map(|k| k.as_str()).join(", "),
+            })
     }
 }
 

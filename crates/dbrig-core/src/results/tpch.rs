@@ -281,13 +281,15 @@ impl PowerReport {
 }
 
 impl std::str::FromStr for Reduction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ValueError;
+    fn from_str(s: &str) -> Result<Self, crate::ValueError> {
         Reduction::ALL
             .into_iter()
             .find(|r| r.as_str() == s.trim().to_ascii_lowercase().replace('_', "-"))
-            .ok_or_else(|| {
-                format!("unknown reduction {s:?}: simple-average, min-max or analyze-explain")
+            .ok_or_else(|| crate::ValueError::Unknown {
+                what: "reduction",
+                given: s.to_owned(),
+                expected: "simple-average, min-max or analyze-explain".to_owned(),
             })
     }
 }

@@ -41,6 +41,9 @@ pub use server::{ConnectionInfo, ManagedServer, ServerState, ServerStatus};
 /// Why a managed-server operation failed. Every message is one line and names the server.
 #[derive(Debug, thiserror::Error)]
 pub enum ManagedError {
+    /// `/proc/sys/vm/drop_caches` refused (not root, read-only /proc…).
+    #[error("cannot drop the page cache: {0}")]
+    PageCache(std::io::Error),
     #[error("server definition: {0}")]
     BadDefinition(String),
     #[error("server {server}: {what} not found (looked for {looked})")]

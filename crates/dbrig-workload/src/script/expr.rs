@@ -36,14 +36,17 @@ impl Val {
         }
     }
 
-    fn to_bool(self) -> Result<bool, String> {
+    fn to_bool(self) -> Result<bool, EvalError> {
         match self {
             Val::Bool(b) => Ok(b),
-            v => Err(format!("cannot coerce {} to boolean", v.type_name())),
+            v => Err(EvalError::Coerce {
+                from: v.type_name(),
+                to: "boolean",
+            }),
         }
     }
 
-    fn to_int(self) -> Result<i64, String> {
+    fn to_int(self) -> Result<i64, EvalError> {
         match self {
             Val::Int(i) => Ok(i),
             Val::Double(d) => {
@@ -51,20 +54,26 @@ impl Val {
                 // FLOAT8_FITS_IN_INT64: [-2^63, 2^63).
                 if r.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r)
                 {
-                    Err(format!("double to int overflow for {r:.6}"))
+                    Err(EvalError::DoubleToInt(r))
                 } else {
                     Ok(r as i64)
                 }
             }
-            v => Err(format!("cannot coerce {} to int", v.type_name())),
+            v => Err(EvalError::Coerce {
+                from: v.type_name(),
+                to: "int",
+            }),
         }
     }
 
-    fn to_double(self) -> Result<f64, String> {
+    fn to_double(self) -> Result<f64, EvalError> {
         match self {
             Val::Double(d) => Ok(d),
             Val::Int(i) => Ok(i as f64),
-            v => Err(format!("cannot coerce {} to double", v.type_name())),
+            v => Err(EvalError::Coerce {
+                from: v.type_name(),
+                to: "double",
+            }),
         }
     }
 
@@ -145,7 +154,7 @@ impl VarValue {
 
     /// `makeVariableValue`: NULL, a boolean word (prefixes of true/yes/false/no, on, off), an
     /// integer, or a double; anything else is an error.
-    pub fn value(&self, name: &str) -> Result<Val, String> {
+    pub fn value(&self, name: &str) -> Result<Val, EvalError> {
         let s = match self {
             VarValue::Val(v) => return Ok(*v),
             VarValue::Text(s) => s.as_str(),
@@ -153,7 +162,10 @@ impl VarValue {
         let lower = s.to_ascii_lowercase();
         let prefix_of = |word: &str| !lower.is_empty() && word.starts_with(lower.as_str());
         if lower.is_empty() {
-            return Err(format!("malformed variable \"{name}\" value: \"\""));
+            return Err(EvalError::Malformed {
+                name: name.to_owned(),
+                value: String::new(),
+            });
         }
         if lower == "null" {
             return Ok(Val::Null);
@@ -170,13 +182,16 @@ impl VarValue {
             return t
                 .parse::<i64>()
                 .map(Val::Int)
-                .map_err(|_| format!("value \"{s}\" is out of range for type bigint"));
+                .map_err(|_| EvalError::BigintRange(s.to_owned()));
         }
         match s.trim().parse::<f64>() {
             Ok(d) if d.is_finite() || s.trim().to_ascii_lowercase().contains("inf") => {
                 Ok(Val::Double(d))
             }
-            _ => Err(format!("malformed variable \"{name}\" value: \"{s}\"")),
+            _ => Err(EvalError::Malformed {
+                name: name.to_owned(),
+                value: s.to_owned(),
+            }),
         }
     }
 }
@@ -740,17 +755,55 @@ pub struct Env<'a> {
     pub debug: &'a mut Vec<String>,
 }
 
+/// Why an expression could not be evaluated: pgbench's own message for each case, so a script
+/// that fails under pgbench fails here with the same words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    #[error("cannot coerce {from} to {to}")]
+    Coerce {
+        from: &'static str,
+        to: &'static str,
+    },
+    #[error("double to int overflow for {0:.6}")]
+    DoubleToInt(f64),
+    #[error("malformed variable \"{name}\" value: \"{value}\"")]
+    Malformed { name: String, value: String },
+    #[error("value \"{0}\" is out of range for type bigint")]
+    BigintRange(String),
+    #[error("undefined variable \"{0}\"")]
+    Undefined(String),
+    /// An integer operation (add, sub, mul, div) out of bigint's range.
+    #[error("bigint {0} out of range")]
+    BigintOp(&'static str),
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("empty range given to random")]
+    EmptyRandomRange,
+    #[error("random range is too large")]
+    RandomRangeTooLarge,
+    #[error("gaussian parameter must be at least {MIN_GAUSSIAN_PARAM:.6} (not {0:.6})")]
+    GaussianParameter(f64),
+    #[error(
+        "zipfian parameter must be in range [{MIN_ZIPFIAN_PARAM:.3}, {MAX_ZIPFIAN_PARAM:.0}] (not {0:.6})"
+    )]
+    ZipfianParameter(f64),
+    #[error("exponential parameter must be greater than zero (not {0:.6})")]
+    ExponentialParameter(f64),
+    #[error("permute size parameter must be greater than zero")]
+    PermuteSize,
+}
+
 const MIN_GAUSSIAN_PARAM: f64 = 2.0;
 const MIN_ZIPFIAN_PARAM: f64 = 1.001;
 const MAX_ZIPFIAN_PARAM: f64 = 1000.0;
 
 impl Expr {
     /// Evaluate; an error is pgbench's message for it.
-    pub fn eval(&self, env: &mut Env<'_>) -> Result<Val, String> {
+    pub fn eval(&self, env: &mut Env<'_>) -> Result<Val, EvalError> {
         match self {
             Expr::Const(v) => Ok(*v),
             Expr::Var(name) => match env.vars.get(name) {
-                None => Err(format!("undefined variable \"{name}\"")),
+                None => Err(EvalError::Undefined(name.clone())),
                 Some(v) => v.value(name),
             },
             Expr::Call(f, args) => match f {
@@ -799,7 +852,7 @@ impl Expr {
     }
 }
 
-fn standard(f: Func, v: &[Val], env: &mut Env<'_>) -> Result<Val, String> {
+fn standard(f: Func, v: &[Val], env: &mut Env<'_>) -> Result<Val, EvalError> {
     if f != Func::Is && f != Func::Debug && v.contains(&Val::Null) {
         return Ok(Val::Null);
     }
@@ -830,21 +883,21 @@ fn standard(f: Func, v: &[Val], env: &mut Env<'_>) -> Result<Val, String> {
             }
             let (a, b) = (l.to_int()?, r.to_int()?);
             Ok(match f {
-                Func::Add => Val::Int(a.checked_add(b).ok_or("bigint add out of range")?),
-                Func::Sub => Val::Int(a.checked_sub(b).ok_or("bigint sub out of range")?),
-                Func::Mul => Val::Int(a.checked_mul(b).ok_or("bigint mul out of range")?),
+                Func::Add => Val::Int(a.checked_add(b).ok_or(EvalError::BigintOp("add"))?),
+                Func::Sub => Val::Int(a.checked_sub(b).ok_or(EvalError::BigintOp("sub"))?),
+                Func::Mul => Val::Int(a.checked_mul(b).ok_or(EvalError::BigintOp("mul"))?),
                 Func::Eq => Val::Bool(a == b),
                 Func::Ne => Val::Bool(a != b),
                 Func::Le => Val::Bool(a <= b),
                 Func::Lt => Val::Bool(a < b),
                 _ => {
                     if b == 0 {
-                        return Err("division by zero".into());
+                        return Err(EvalError::DivisionByZero);
                     }
                     if b == -1 {
                         if f == Func::Div {
                             if a == i64::MIN {
-                                return Err("bigint div out of range".into());
+                                return Err(EvalError::BigintOp("div"));
                             }
                             Val::Int(-a)
                         } else {
@@ -916,14 +969,14 @@ fn standard(f: Func, v: &[Val], env: &mut Env<'_>) -> Result<Val, String> {
         Func::Random | Func::RandomGaussian | Func::RandomExponential | Func::RandomZipfian => {
             let (min, max) = (v[0].to_int()?, v[1].to_int()?);
             if min > max {
-                return Err("empty range given to random".into());
+                return Err(EvalError::EmptyRandomRange);
             }
             if max
                 .checked_sub(min)
                 .and_then(|d| d.checked_add(1))
                 .is_none()
             {
-                return Err("random range is too large".into());
+                return Err(EvalError::RandomRangeTooLarge);
             }
             if f == Func::Random {
                 return Ok(Val::Int(env.rng.uniform(min, max)));
@@ -932,25 +985,19 @@ fn standard(f: Func, v: &[Val], env: &mut Env<'_>) -> Result<Val, String> {
             Ok(Val::Int(match f {
                 Func::RandomGaussian => {
                     if p < MIN_GAUSSIAN_PARAM {
-                        return Err(format!(
-                            "gaussian parameter must be at least {MIN_GAUSSIAN_PARAM:.6} (not {p:.6})"
-                        ));
+                        return Err(EvalError::GaussianParameter(p));
                     }
                     env.rng.gaussian(min, max, p)
                 }
                 Func::RandomZipfian => {
                     if !(MIN_ZIPFIAN_PARAM..=MAX_ZIPFIAN_PARAM).contains(&p) {
-                        return Err(format!(
-                            "zipfian parameter must be in range [{MIN_ZIPFIAN_PARAM:.3}, {MAX_ZIPFIAN_PARAM:.0}] (not {p:.6})"
-                        ));
+                        return Err(EvalError::ZipfianParameter(p));
                     }
                     env.rng.zipfian(min, max, p)
                 }
                 _ => {
                     if p <= 0.0 {
-                        return Err(format!(
-                            "exponential parameter must be greater than zero (not {p:.6})"
-                        ));
+                        return Err(EvalError::ExponentialParameter(p));
                     }
                     env.rng.exponential(min, max, p)
                 }
@@ -973,7 +1020,7 @@ fn standard(f: Func, v: &[Val], env: &mut Env<'_>) -> Result<Val, String> {
         Func::Permute => {
             let (x, size, seed) = (v[0].to_int()?, v[1].to_int()?, v[2].to_int()?);
             if size <= 0 {
-                return Err("permute size parameter must be greater than zero".into());
+                return Err(EvalError::PermuteSize);
             }
             Ok(Val::Int(prng::permute(x, size, seed)))
         }
@@ -985,8 +1032,10 @@ fn standard(f: Func, v: &[Val], env: &mut Env<'_>) -> Result<Val, String> {
 mod tests {
     use super::*;
 
-    fn eval_with(text: &str, vars: &[(&str, VarValue)]) -> Result<Val, String> {
-        let e = parse(text).map_err(|e| format!("syntax: {} at {}", e.message, e.offset))?;
+    /// Evaluates `text` (which must parse) with `vars`.
+    fn eval_with(text: &str, vars: &[(&str, VarValue)]) -> Result<Val, EvalError> {
+        let e =
+            parse(text).unwrap_or_else(|e| panic!("{text}: syntax: {} at {}", e.message, e.offset));
         let vars: Variables = vars
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
@@ -1195,7 +1244,7 @@ mod tests {
 
     #[test]
     fn runtime_errors_are_pgbenchs() {
-        let err = |t: &str| eval_with(t, &[]).unwrap_err();
+        let err = |t: &str| eval_with(t, &[]).unwrap_err().to_string();
         assert_eq!(err("1 / 0"), "division by zero");
         assert_eq!(err("5 % 0"), "division by zero");
         assert_eq!(err(":nope + 1"), "undefined variable \"nope\"");
@@ -1277,7 +1326,10 @@ mod tests {
         assert_eq!(eval_with(":x is null", &[("x", t("NULL"))]), Ok(Bool(true)));
         assert_eq!(
             eval_with(":x + 1", &[("x", t("abc"))]),
-            Err("malformed variable \"x\" value: \"abc\"".into())
+            Err(EvalError::Malformed {
+                name: "x".into(),
+                value: "abc".into()
+            })
         );
     }
 

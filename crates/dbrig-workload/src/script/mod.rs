@@ -92,7 +92,7 @@ const SHELL_ENV: [&str; 6] = ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "USER"];
 /// Run a `\shell` / `\setshell` command line through /bin/sh with [`SHELL_ENV`] only; its
 /// standard output when it exits with 0. Blocks the worker thread, as pgbench's `system()`
 /// blocks its thread.
-fn run_shell(command: &str) -> Result<String, String> {
+fn run_shell(command: &str) -> std::io::Result<String> {
     let out = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(command)
@@ -105,12 +105,17 @@ fn run_shell(command: &str) -> Result<String, String> {
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(|e| format!("cannot run shell command \"{command}\": {e}"))?;
+        .map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot run shell command \"{command}\": {e}"),
+            )
+        })?;
     if !out.status.success() {
-        return Err(format!(
+        return Err(std::io::Error::other(format!(
             "shell command \"{command}\" failed ({})",
             out.status
-        ));
+        )));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -152,7 +157,7 @@ const BUILTINS: [Builtin; 3] = [
 ];
 
 /// pgbench's names and their unambiguous prefixes (`-b tpcb`, `-b select`).
-fn find_builtin(name: &str) -> Result<&'static Builtin, String> {
+fn find_builtin(name: &str) -> Result<&'static Builtin, WorkloadError> {
     if let Some(b) = BUILTINS.iter().find(|b| b.name == name) {
         return Ok(b);
     }
@@ -162,14 +167,14 @@ fn find_builtin(name: &str) -> Result<&'static Builtin, String> {
         .collect();
     match matches.as_slice() {
         [one] => Ok(one),
-        _ => Err(format!(
+        _ => Err(WorkloadError::InvalidOptions(format!(
             "no built-in script named \"{name}\" (available: {})",
             BUILTINS
                 .iter()
                 .map(|b| b.name)
                 .collect::<Vec<_>>()
                 .join(", ")
-        )),
+        ))),
     }
 }
 
@@ -187,7 +192,7 @@ struct Weighted {
 }
 
 /// `NAME[@WEIGHT]`.
-fn split_weight(spec: &str) -> Result<(&str, u64), String> {
+fn split_weight(spec: &str) -> Result<(&str, u64), WorkloadError> {
     match spec.rsplit_once('@') {
         Some((name, w)) if !name.is_empty() => w
             .trim()
@@ -196,7 +201,9 @@ fn split_weight(spec: &str) -> Result<(&str, u64), String> {
             .filter(|w| *w <= i32::MAX as u64)
             .map(|w| (name, w))
             .ok_or_else(|| {
-                format!("invalid weight specification: {spec} (a whole number from 0 on)")
+                WorkloadError::InvalidOptions(format!(
+                    "invalid weight specification: {spec} (a whole number from 0 on)"
+                ))
             }),
         _ => Ok((spec, 1)),
     }
@@ -225,8 +232,8 @@ impl ScriptWorkload {
         }
         let mut scripts = Vec::new();
         for spec in &options.builtins {
-            let (name, weight) = split_weight(spec).map_err(bad)?;
-            let b = find_builtin(name).map_err(bad)?;
+            let (name, weight) = split_weight(spec)?;
+            let b = find_builtin(name)?;
             let source = format!("builtin: {}", b.name);
             let parse = |sql| parse::parse(&source, sql).map_err(|e| bad(e.to_string()));
             scripts.push(Weighted {
@@ -238,7 +245,7 @@ impl ScriptWorkload {
             });
         }
         for spec in &options.scripts {
-            let (file, weight) = split_weight(spec).map_err(bad)?;
+            let (file, weight) = split_weight(spec)?;
             let text = std::fs::read_to_string(PathBuf::from(file))
                 .map_err(|e| bad(format!("cannot read script {file}: {e}")))?;
             let script = parse::parse_script(file, &text, options.allow_shell)

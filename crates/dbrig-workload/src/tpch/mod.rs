@@ -39,9 +39,9 @@ pub use load::{
 };
 pub use params::{ParamMode, QueryParams, substitute};
 pub use power::{
-    ParamsMode, PowerControls, PowerEnv, PowerOptions, PowerReport, QueryControls, QueryDetail,
-    QueryOutcome, QueryStatus, Reduction, RunRecord, detect_scale_factor, power_at_size,
-    power_test, power_test_controlled, reduce, run_query, run_query_timeout,
+    EnvError, ParamsMode, PowerControls, PowerEnv, PowerOptions, PowerReport, QueryControls,
+    QueryDetail, QueryOutcome, QueryStatus, Reduction, RunRecord, detect_scale_factor,
+    power_at_size, power_test, power_test_controlled, reduce, run_query, run_query_timeout,
 };
 pub use queries::{Query, QuerySet, STREAM0_ORDER, split_statements};
 pub use throughput::{

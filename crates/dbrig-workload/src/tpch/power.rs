@@ -481,15 +481,19 @@ impl PowerControls {
 /// What the power test may ask of the environment it runs in. The `dbrig` binary implements
 /// it over its managed servers (`environment.rs`); an external target can run shell hooks but
 /// not restart anything.
+/// Why the environment could not do what the power test asked (its own error, one line): the
+/// environment lives in a crate above this one.
+pub type EnvError = Box<dyn std::error::Error + Send + Sync>;
+
 pub trait PowerEnv: Send {
     /// Whether the server can be restarted (a managed server).
     fn can_restart(&self) -> bool;
     /// Restart the server with these startup parameters (`KEY=VALUE`): instead of the
     /// configuration's own when `replace` and there are any, else over them; the target to
     /// reconnect to.
-    fn restart(&mut self, params: &[String], replace: bool) -> Result<Target, String>;
+    fn restart(&mut self, params: &[String], replace: bool) -> Result<Target, EnvError>;
     /// Drop the OS page cache.
-    fn drop_caches(&mut self) -> Result<(), String>;
+    fn drop_caches(&mut self) -> Result<(), EnvError>;
     /// Run a shell hook, returning its record (command, exit code, output).
     fn shell_hook(&mut self, name: &str, command: &str) -> HookOutput;
     /// Whether restart controls on a server that cannot be restarted are an error (the
@@ -982,6 +986,7 @@ async fn run_controlled(
             match env.drop_caches() {
                 Ok(()) => caches_dropped = true,
                 Err(e) => {
+                    let e = e.to_string();
                     if !detail.notes.contains(&e) {
                         progress(&format!("warning: {e}"));
                         detail.notes.push(e);
@@ -1239,11 +1244,11 @@ mod tests {
         fn can_restart(&self) -> bool {
             true
         }
-        fn restart(&mut self, _params: &[String], _replace: bool) -> Result<Target, String> {
+        fn restart(&mut self, _params: &[String], _replace: bool) -> Result<Target, EnvError> {
             self.restarts += 1;
             Ok(self.target.clone())
         }
-        fn drop_caches(&mut self) -> Result<(), String> {
+        fn drop_caches(&mut self) -> Result<(), EnvError> {
             self.drops += 1;
             Ok(())
         }
