@@ -196,3 +196,219 @@ async fn postgres_builds_and_checks() {
     build_check_corrupt(&db.url).await;
     db.done().await;
 }
+
+// ---- The transactions' effects, on a small database ----
+
+use dbrig_core::EventTally;
+use dbrig_workload::tpcc::Population;
+use dbrig_workload::tpcc::txn::{RunShape, TpccClient, TxType};
+
+async fn fig(c: &mut Connection, sql: &str) -> f64 {
+    let rows = c.query(sql, &[]).await.unwrap();
+    match &rows[0][0] {
+        Value::Text(s) => s.parse().unwrap(),
+        Value::Float(f) => *f,
+        Value::Null => 0.0,
+        v => v.as_i64().unwrap() as f64,
+    }
+}
+
+/// The figures the transactions move, read at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Figures {
+    next_o_id: f64,
+    orders: f64,
+    new_orders: f64,
+    lines: f64,
+    undelivered: f64,
+    order_cnt: f64,
+    s_ytd: f64,
+    w_ytd: f64,
+    d_ytd: f64,
+    balance: f64,
+    ytd_payment: f64,
+    payment_cnt: f64,
+    delivery_cnt: f64,
+    history: f64,
+    h_amount: f64,
+    delivered_amount: f64,
+    run_quantity: f64,
+}
+
+async fn figures(c: &mut Connection) -> Figures {
+    Figures {
+        next_o_id: fig(c, "SELECT SUM(d_next_o_id) FROM district").await,
+        orders: fig(c, "SELECT COUNT(*) FROM orders").await,
+        new_orders: fig(c, "SELECT COUNT(*) FROM new_order").await,
+        lines: fig(c, "SELECT COUNT(*) FROM order_line").await,
+        undelivered: fig(c, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL").await,
+        order_cnt: fig(c, "SELECT SUM(s_order_cnt) FROM stock").await,
+        s_ytd: fig(c, "SELECT SUM(s_ytd) FROM stock").await,
+        w_ytd: fig(c, "SELECT SUM(w_ytd) FROM warehouse").await,
+        d_ytd: fig(c, "SELECT SUM(d_ytd) FROM district").await,
+        balance: fig(c, "SELECT SUM(c_balance) FROM customer").await,
+        ytd_payment: fig(c, "SELECT SUM(c_ytd_payment) FROM customer").await,
+        payment_cnt: fig(c, "SELECT SUM(c_payment_cnt) FROM customer").await,
+        delivery_cnt: fig(c, "SELECT SUM(c_delivery_cnt) FROM customer").await,
+        history: fig(c, "SELECT COUNT(*) FROM history").await,
+        h_amount: fig(c, "SELECT SUM(h_amount) FROM history").await,
+        delivered_amount: fig(
+            c,
+            "SELECT SUM(ol_amount) FROM order_line WHERE ol_delivery_d IS NOT NULL",
+        )
+        .await,
+        run_quantity: fig(
+            c,
+            "SELECT SUM(ol_quantity) FROM order_line WHERE ol_o_id > 1200",
+        )
+        .await,
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 0.005
+}
+
+/// Each transaction type's effects against what the specification says it does, the mix a
+/// deck deals, New-Order's rollbacks, and the consistency conditions after all of it.
+async fn transactions_do_what_the_spec_says(url: &str) {
+    let target = Target::parse(url).unwrap();
+    let quiet = |_: &str| {};
+    tpcc::load(&target, &ConnectOptions::default(), &options(2), &quiet)
+        .await
+        .unwrap();
+    let mut c = connect(url).await;
+    let data = tpcc::loaded_data(&mut c, &target).await.unwrap();
+    let pop = Population {
+        seed: data.seed,
+        scale: data.scale,
+        load_time: 0,
+    };
+    let shape = RunShape {
+        warehouses: 2,
+        scale: SMALL,
+        constants: pop.run_constants(11),
+        mix: [10, 10, 1, 1, 1],
+        home_warehouse: true,
+    };
+    let mut client = TpccClient::new(&mut c, 0, shape, 11).await.unwrap();
+    let mut run = async |c: &mut Connection, client: &mut TpccClient, t: TxType| {
+        let mut q = EventTally::default();
+        client.run(c, t, &mut q).await.unwrap();
+        q.rolled_back
+    };
+
+    // New-Order: one order of 5..=15 lines, its NEW-ORDER row, the district's next number;
+    // each line's stock ordered once more and its quantity added to S_YTD.
+    let mut committed = 0;
+    for _ in 0..20 {
+        let before = figures(&mut c).await;
+        let rolled_back = run(&mut c, &mut client, TxType::NewOrder).await;
+        let after = figures(&mut c).await;
+        if rolled_back {
+            assert_eq!(after, before, "a rolled-back New-Order changes nothing");
+            continue;
+        }
+        committed += 1;
+        let lines = after.lines - before.lines;
+        assert!((5.0..=15.0).contains(&lines), "{lines} lines");
+        assert_eq!(after.next_o_id - before.next_o_id, 1.0);
+        assert_eq!(after.orders - before.orders, 1.0);
+        assert_eq!(after.new_orders - before.new_orders, 1.0);
+        assert_eq!(after.undelivered - before.undelivered, 1.0);
+        assert_eq!(after.order_cnt - before.order_cnt, lines);
+        // S_YTD grew by exactly the new order's quantities (orders above the loaded 1 200
+        // are this test's), each 1..=10.
+        let qty = after.run_quantity - before.run_quantity;
+        assert!((lines..=10.0 * lines).contains(&qty), "{qty}");
+        assert_eq!(after.s_ytd - before.s_ytd, qty);
+    }
+    assert!(committed >= 15, "{committed} of 20 committed");
+
+    // Payment: the amount added to W_YTD, D_YTD and the customer's YTD payment, taken from
+    // the balance, and written to HISTORY.
+    for _ in 0..20 {
+        let before = figures(&mut c).await;
+        assert!(!run(&mut c, &mut client, TxType::Payment).await);
+        let after = figures(&mut c).await;
+        let amount = after.h_amount - before.h_amount;
+        assert!((1.0..=5000.0).contains(&amount), "{amount}");
+        assert_eq!(after.history - before.history, 1.0);
+        assert!(close(after.w_ytd - before.w_ytd, amount));
+        assert!(close(after.d_ytd - before.d_ytd, amount));
+        assert!(close(after.ytd_payment - before.ytd_payment, amount));
+        assert!(close(before.balance - after.balance, amount));
+        assert_eq!(after.payment_cnt - before.payment_cnt, 1.0);
+    }
+
+    // Delivery: the oldest new order of each of the home warehouse's ten districts delivered
+    // (a carrier, the lines dated) and its lines' amounts added to its customer's balance.
+    let before = figures(&mut c).await;
+    assert!(!run(&mut c, &mut client, TxType::Delivery).await);
+    let after = figures(&mut c).await;
+    assert_eq!(before.new_orders - after.new_orders, 10.0);
+    assert_eq!(before.undelivered - after.undelivered, 10.0);
+    assert_eq!(after.delivery_cnt - before.delivery_cnt, 10.0);
+    let delivered = after.delivered_amount - before.delivered_amount;
+    assert!(delivered > 0.0);
+    assert!(close(after.balance - before.balance, delivered));
+
+    // Order-Status and Stock-Level read and change nothing.
+    for t in [TxType::OrderStatus, TxType::StockLevel] {
+        let before = figures(&mut c).await;
+        for _ in 0..10 {
+            assert!(!run(&mut c, &mut client, t).await);
+        }
+        assert_eq!(figures(&mut c).await, before, "{}", t.name());
+    }
+
+    // The deck: 230 events deal 100/100/10/10/10; New-Order's rollbacks are about 1 %.
+    let mut kinds = std::collections::BTreeMap::<&str, u32>::new();
+    let mut rollbacks = 0;
+    for _ in 0..230 {
+        let mut q = EventTally::default();
+        client.event(&mut c, &mut q).await.unwrap();
+        *kinds.entry(q.kind.unwrap()).or_default() += 1;
+        rollbacks += u32::from(q.rolled_back);
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            ("delivery", 10),
+            ("new_order", 100),
+            ("order_status", 10),
+            ("payment", 100),
+            ("stock_level", 10)
+        ]
+    );
+    assert!(rollbacks <= 6, "{rollbacks} rollbacks of 100 New-Orders");
+
+    // After all of it the database is consistent.
+    let check = tpcc::check_consistency(&mut c).await.unwrap();
+    assert!(check.passed(), "{check:?}");
+    c.close().await;
+    tpcc::cleanup(&target, &ConnectOptions::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("tpcc.db").display());
+    transactions_do_what_the_spec_says(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_transactions() {
+    let db = Scratch::mariadb("txn").await;
+    transactions_do_what_the_spec_says(&db.url).await;
+    db.done().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_transactions() {
+    let db = Scratch::postgres("txn").await;
+    transactions_do_what_the_spec_says(&db.url).await;
+    db.done().await;
+}
