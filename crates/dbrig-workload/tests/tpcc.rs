@@ -292,7 +292,7 @@ async fn transactions_do_what_the_spec_says(url: &str) {
         home_warehouse: true,
     };
     let mut client = TpccClient::new(&mut c, 0, shape, 11).await.unwrap();
-    let mut run = async |c: &mut Connection, client: &mut TpccClient, t: TxType| {
+    let run = async |c: &mut Connection, client: &mut TpccClient, t: TxType| {
         let mut q = EventTally::default();
         client.run(c, t, &mut q).await.unwrap();
         q.rolled_back
