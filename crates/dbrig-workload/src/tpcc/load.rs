@@ -134,16 +134,9 @@ pub async fn loaded_data(
     })
 }
 
-/// Around a step's DDL on every table: the markers say dbrig's DDL runs, then what they are
-/// after it.
+/// Around a step's DDL on every table (see [`crate::loading::mark_ddl`]).
 async fn mark_ddl(conn: &mut Connection, running: bool) -> Result<(), WorkloadError> {
-    for t in Table::ALL {
-        match running {
-            true => registry::ddl_begins(conn, t.name()).await?,
-            false => registry::refresh_marker(conn, t.name()).await?,
-        }
-    }
-    Ok(())
+    crate::loading::mark_ddl(conn, &Table::ALL.map(Table::name), running).await
 }
 
 /// The loaders' jobs, biggest first so the last are small and loaders finish together: each
@@ -392,25 +385,8 @@ fn load_time() -> i64 {
 
 /// Bytes the nine tables take (as the TPC-H load measures them).
 pub async fn size_on_disk(conn: &mut Connection) -> Result<u64, WorkloadError> {
-    use dbrig_core::Value;
-    let stmt = schema_sql(conn.dialect()).render("table_size", &[]);
-    let as_u64 = |rows: Vec<Vec<Value>>| {
-        rows.first()
-            .and_then(|r| r.first())
-            .and_then(|v| match v {
-                Value::Text(s) => s.trim().parse::<f64>().ok().map(|f| f as u64),
-                v => v.as_i64().map(|i| i as u64),
-            })
-            .unwrap_or(0)
-    };
-    if conn.dialect() == Dialect::Sqlite {
-        return Ok(as_u64(conn.query(&stmt, &[]).await?));
-    }
-    let mut total = 0;
-    for t in Table::ALL {
-        total += as_u64(conn.query(&stmt, &[Value::Text(t.name().into())]).await?);
-    }
-    Ok(total)
+    let sql = schema_sql(conn.dialect());
+    crate::loading::tables_size(conn, sql, &Table::ALL.map(Table::name)).await
 }
 
 /// Drop the TPC-C tables dbrig created (refusing, before dropping anything, tables that are
@@ -419,27 +395,14 @@ pub async fn cleanup(
     target: &Target,
     connect: &ConnectOptions,
 ) -> Result<TpccCleanupReport, WorkloadError> {
-    let mut conn = Connection::connect(target, connect).await?;
-    let mut present = Vec::new();
-    let mut absent = Vec::new();
-    for t in Table::ALL.iter().rev() {
-        match conn.table_exists(t.name()).await? {
-            true => present.push(t.name().to_owned()),
-            false => absent.push(t.name().to_owned()),
-        }
-    }
-    for t in &present {
-        registry::verify(&mut conn, t, REGISTRY_KIND, target).await?;
-    }
-    for t in &present {
-        registry::drop_table(&mut conn, t).await?;
-    }
-    registry::drop_if_empty(&mut conn).await?;
-    conn.close().await;
-    Ok(TpccCleanupReport {
-        dropped: present,
-        absent,
-    })
+    let (dropped, absent) = crate::loading::drop_registered(
+        target,
+        connect,
+        &Table::ALL.map(Table::name),
+        REGISTRY_KIND,
+    )
+    .await?;
+    Ok(TpccCleanupReport { dropped, absent })
 }
 
 /// One warehouse's rows of one table (ITEM's all), as typed rows.

@@ -13,7 +13,16 @@ fn sqlite_prepare_run_plan_cleanup() {
     let target = format!("sqlite:{}", dir.path().join("tpcc.db").display());
     let o = ok(dbrig(
         &out,
-        &["prepare", "tpcc", "--warehouses", "1", "--target", &target, "--format", "json"],
+        &[
+            "prepare",
+            "tpcc",
+            "--warehouses",
+            "1",
+            "--target",
+            &target,
+            "--format",
+            "json",
+        ],
     ));
     let load = json(&o);
     assert_eq!(load["kind"], "load", "{}", text(&o));
@@ -30,7 +39,12 @@ fn sqlite_prepare_run_plan_cleanup() {
     assert_eq!(rows("item"), Some(100_000));
     assert_eq!(rows("customer"), Some(30_000));
     assert_eq!(rows("new_order"), Some(9_000));
-    assert!(load["data"].as_str().unwrap().contains("consistency checked"));
+    assert!(
+        load["data"]
+            .as_str()
+            .unwrap()
+            .contains("consistency checked")
+    );
     // A second prepare is refused: the tables exist.
     let again = dbrig(&out, &["prepare", "tpcc", "--target", &target]);
     assert!(!again.status.success());
@@ -39,8 +53,18 @@ fn sqlite_prepare_run_plan_cleanup() {
     let o = ok(dbrig(
         &out,
         &[
-            "run", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "2", "--target",
-            &target, "--format", "json",
+            "run",
+            "tpcc",
+            "--warehouses",
+            "1",
+            "--threads",
+            "2",
+            "--time",
+            "2",
+            "--target",
+            &target,
+            "--format",
+            "json",
         ],
     ));
     let r = json(&o);
@@ -53,7 +77,13 @@ fn sqlite_prepare_run_plan_cleanup() {
         .collect();
     assert_eq!(
         names,
-        ["new_order", "payment", "order_status", "delivery", "stock_level"]
+        [
+            "new_order",
+            "payment",
+            "order_status",
+            "delivery",
+            "stock_level"
+        ]
     );
     let new_orders = r["transactions"][0]["committed"].as_u64().unwrap();
     assert!(new_orders > 0 && r["nopm"].as_f64().unwrap() > 0.0);
@@ -62,9 +92,22 @@ fn sqlite_prepare_run_plan_cleanup() {
     // More warehouses than were loaded: refused before any client starts.
     let wrong = dbrig(
         &out,
-        &["run", "tpcc", "--warehouses", "3", "--time", "1", "--target", &target],
+        &[
+            "run",
+            "tpcc",
+            "--warehouses",
+            "3",
+            "--time",
+            "1",
+            "--target",
+            &target,
+        ],
     );
-    assert!(text(&wrong).contains("1 warehouse(s) loaded, 3 asked for"), "{}", text(&wrong));
+    assert!(
+        text(&wrong).contains("1 warehouse(s) loaded, 3 asked for"),
+        "{}",
+        text(&wrong)
+    );
 
     let plan = dir.path().join("plan.toml");
     std::fs::write(
