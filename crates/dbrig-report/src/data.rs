@@ -1297,6 +1297,49 @@ mod item_tests {
     use super::*;
     use crate::fixture;
 
+    /// A cell none of whose trials measured belongs to its kind's section: by its workload's
+    /// name (each kind's stored name, micro-benchmarks' own), else by the single command that
+    /// stored its run; a plan's unnamed cell is OLTP's. Every kind's section has its title.
+    #[test]
+    fn an_unmeasured_cell_finds_its_kind() {
+        let cell = |workload: &str| CellRow {
+            id: dbrig_store::CellId(1),
+            run_id: RunId(1),
+            cell_key: "k".into(),
+            configuration: "A".into(),
+            workload: workload.into(),
+            clients: 1,
+            options: serde_json::json!({}),
+            target: "sqlite:x".into(),
+        };
+        for kind in ResultKind::ALL {
+            if kind != ResultKind::Oltp {
+                assert_eq!(cell_kind(RunKind::Plan, &cell(kind.as_str()), &[]), kind);
+            }
+            if kind != ResultKind::SqlBench {
+                assert_eq!(cell_kind(RunKind::from(kind), &cell("label"), &[]), kind);
+            }
+            assert!(!kind_title(kind).is_empty());
+        }
+        assert_eq!(
+            cell_kind(RunKind::Plan, &cell("tpch-power"), &[]),
+            ResultKind::TpchPower
+        );
+        assert_eq!(
+            cell_kind(RunKind::Micro, &cell("scan_filter"), &[]),
+            ResultKind::Micro
+        );
+        assert_eq!(
+            cell_kind(RunKind::Plan, &cell("oltp_read_write"), &[]),
+            ResultKind::Oltp
+        );
+        assert_eq!(
+            cell_kind(RunKind::Plan, &cell("oltp"), &[]),
+            ResultKind::Oltp
+        );
+        assert_eq!(kind_title(ResultKind::Tpcc), "TPC-C");
+    }
+
     /// A micro item's MB/s and cycles/row are its seconds in other units: one hypothesis
     /// with the item, not more comparisons in the correction. The mixed plan's memory_load
     /// and groupby items each bring derived figures; the family counts their items only.
