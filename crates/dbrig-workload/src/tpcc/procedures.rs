@@ -3,7 +3,8 @@
 //! is one call and one round trip. The routines live in `sql/procedures.{mysql,postgres}.sql`;
 //! this module installs them ([`install`], [`uninstall`]), prepares their calls
 //! ([`Calls::prepare`]) and calls them with the same inputs the client-side mode draws
-//! ([`TxInput`]), so that one seeded sequence leaves the same database state in both modes.
+//! ([`TxInput`]), so that one seeded sequence leaves the same database state in both modes
+//! (up to the dates, the server's clock in both).
 //!
 //! SQLite has no stored procedures: the mode is refused there ([`routine_sql`]).
 
@@ -83,8 +84,8 @@ pub enum CustomerRef {
     LastName(String),
 }
 
-/// One transaction's inputs, everything the terminal draws (dates included, so that both modes
-/// write the same rows). Dates are `YYYY-MM-DD HH:MM:SS`; money in cents.
+/// One transaction's inputs, everything the terminal draws; money in cents. Dates are not
+/// inputs: the routines write the server's CURRENT_TIMESTAMP, as the client-side statements do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TxInput {
     NewOrder {
@@ -93,7 +94,6 @@ pub enum TxInput {
         c_id: u32,
         /// 5 to 15 lines (clause 2.4.1.3); the last may name an unused item (rollback).
         lines: Vec<OrderLine>,
-        entry_d: String,
     },
     Payment {
         w_id: u32,
@@ -102,7 +102,6 @@ pub enum TxInput {
         c_d_id: u32,
         customer: CustomerRef,
         amount_cents: u32,
-        date: String,
     },
     OrderStatus {
         w_id: u32,
@@ -112,7 +111,6 @@ pub enum TxInput {
     Delivery {
         w_id: u32,
         carrier_id: u32,
-        date: String,
     },
     StockLevel {
         w_id: u32,
@@ -295,7 +293,6 @@ pub fn call_params(dialect: Dialect, input: &TxInput) -> Vec<Value> {
             d_id,
             c_id,
             lines,
-            entry_d,
         } => vec![
             int(*w_id),
             int(*d_id),
@@ -303,7 +300,6 @@ pub fn call_params(dialect: Dialect, input: &TxInput) -> Vec<Value> {
             int_list(dialect, lines.iter().map(|l| l.i_id)),
             int_list(dialect, lines.iter().map(|l| l.supply_w_id)),
             int_list(dialect, lines.iter().map(|l| l.quantity)),
-            Value::Text(entry_d.clone()),
         ],
         TxInput::Payment {
             w_id,
@@ -312,7 +308,6 @@ pub fn call_params(dialect: Dialect, input: &TxInput) -> Vec<Value> {
             c_d_id,
             customer,
             amount_cents,
-            date,
         } => {
             let [id, last] = customer_params(customer);
             vec![
@@ -323,7 +318,6 @@ pub fn call_params(dialect: Dialect, input: &TxInput) -> Vec<Value> {
                 id,
                 last,
                 money(*amount_cents),
-                Value::Text(date.clone()),
             ]
         }
         TxInput::OrderStatus {
@@ -334,11 +328,7 @@ pub fn call_params(dialect: Dialect, input: &TxInput) -> Vec<Value> {
             let [id, last] = customer_params(customer);
             vec![int(*w_id), int(*d_id), id, last]
         }
-        TxInput::Delivery {
-            w_id,
-            carrier_id,
-            date,
-        } => vec![int(*w_id), int(*carrier_id), Value::Text(date.clone())],
+        TxInput::Delivery { w_id, carrier_id } => vec![int(*w_id), int(*carrier_id)],
         TxInput::StockLevel {
             w_id,
             d_id,
@@ -368,7 +358,6 @@ mod tests {
                     quantity: 7,
                 },
             ],
-            entry_d: "2026-11-29 08:00:00".into(),
         }
     }
 
@@ -383,7 +372,6 @@ mod tests {
                 c_d_id: 2,
                 customer: CustomerRef::LastName("BARBARBAR".into()),
                 amount_cents: 1205,
-                date: "2026-11-29 08:00:00".into(),
             },
             TxInput::OrderStatus {
                 w_id: 1,
@@ -393,7 +381,6 @@ mod tests {
             TxInput::Delivery {
                 w_id: 1,
                 carrier_id: 3,
-                date: "2026-11-29 08:00:00".into(),
             },
             TxInput::StockLevel {
                 w_id: 1,

@@ -3,8 +3,9 @@
 -- start with "-- name: NAME" (crate::sql); `procedures.rs` installs and calls them.
 --
 -- Unlike HammerDB's procedures, which draw their own random items inside the server, these take
--- every input the client-side mode draws (items, supplying warehouses, quantities, carrier,
--- dates), so the same seeded sequence gives the same database state in both modes; and they
+-- every input the client-side mode draws (items, supplying warehouses, quantities, customer,
+-- amount, carrier), so the same seeded sequence gives the same database state in both modes
+-- (dates are the server's CURRENT_TIMESTAMP in both, as in the client-side SQL); and they
 -- keep all of the specification's effects (clause 2.4.2.2: s_ytd, s_order_cnt, s_remote_cnt;
 -- 2.5.2.2: c_ytd_payment, c_payment_cnt, the BC customer's c_data; 2.7.4.2: c_delivery_cnt),
 -- which HammerDB leaves out.
@@ -12,8 +13,9 @@
 -- Each procedure runs in autocommit mode on the client's side: START TRANSACTION ... COMMIT
 -- inside. On any SQL error the handler rolls back and re-raises the error (its code unchanged:
 -- a deadlock is still 1213), so no transaction is ever left open on the connection.
--- A procedure's answer is its last result set, one row; New-Order's first column says whether
--- it committed (1) or rolled back on the unused item (0, clause 2.4.2.3).
+-- A procedure's answer is its one result set; New-Order's first column says whether it
+-- committed (1) or rolled back on the unused item (0, clause 2.4.2.3). A bad-credit customer's
+-- C_DATA gets "c_id c_d_id c_w_id d_id w_id amount|" in front, as the client-side mode writes it.
 --
 -- Lists (New-Order's lines) arrive as comma-separated integers: procedures take no arrays.
 -- Parameters are p_*, variables v_*: a MariaDB variable would shadow a column of its name.
@@ -25,8 +27,7 @@ DROP PROCEDURE IF EXISTS tpcc_new_order
 -- name: create_new_order
 CREATE PROCEDURE tpcc_new_order(
   p_w_id INT, p_d_id INT, p_c_id INT,
-  p_items VARCHAR(200), p_supply VARCHAR(200), p_quantities VARCHAR(100),
-  p_entry_d DATETIME)
+  p_items VARCHAR(200), p_supply VARCHAR(200), p_quantities VARCHAR(100))
 BEGIN
   DECLARE v_ol_cnt INT;
   DECLARE v_n INT DEFAULT 1;
@@ -66,13 +67,14 @@ BEGIN
     SET v_n = v_n + 1;
   END WHILE;
   INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-    VALUES (v_o_id, p_d_id, p_w_id, p_c_id, p_entry_d, NULL, v_ol_cnt, v_all_local);
+    VALUES (v_o_id, p_d_id, p_w_id, p_c_id, CURRENT_TIMESTAMP, NULL, v_ol_cnt, v_all_local);
   INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id);
   SET v_n = 1;
   each_line: WHILE v_n <= v_ol_cnt DO
     SET v_i_id = CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(p_items, ',', v_n), ',', -1) AS SIGNED);
     SET v_supply = CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(p_supply, ',', v_n), ',', -1) AS SIGNED);
     SET v_qty = CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(p_quantities, ',', v_n), ',', -1) AS SIGNED);
+    SET v_missing = 0;
     SELECT i_price, i_name, i_data INTO v_price, v_i_name, v_i_data FROM item WHERE i_id = v_i_id;
     IF v_missing = 1 THEN
       LEAVE each_line;
@@ -112,7 +114,7 @@ DROP PROCEDURE IF EXISTS tpcc_payment
 -- name: create_payment
 CREATE PROCEDURE tpcc_payment(
   p_w_id INT, p_d_id INT, p_c_w_id INT, p_c_d_id INT,
-  p_c_id INT, p_c_last VARCHAR(16), p_h_amount DECIMAL(6,2), p_h_date DATETIME)
+  p_c_id INT, p_c_last VARCHAR(16), p_h_amount DECIMAL(6,2))
 BEGIN
   DECLARE v_c_id INT;
   DECLARE v_n INT;
@@ -142,7 +144,7 @@ BEGIN
     UPDATE customer SET c_balance = c_balance - p_h_amount,
         c_ytd_payment = c_ytd_payment + p_h_amount, c_payment_cnt = c_payment_cnt + 1,
         c_data = LEFT(CONCAT(v_c_id, ' ', p_c_d_id, ' ', p_c_w_id, ' ', p_d_id, ' ', p_w_id, ' ',
-          p_h_amount, ' ', c_data), 500)
+          p_h_amount, '|', c_data), 500)
       WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id;
   ELSE
     UPDATE customer SET c_balance = c_balance - p_h_amount,
@@ -150,7 +152,7 @@ BEGIN
       WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id;
   END IF;
   INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-    VALUES (v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_h_date, p_h_amount,
+    VALUES (v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, CURRENT_TIMESTAMP, p_h_amount,
       CONCAT(v_w_name, '    ', v_d_name));
   COMMIT;
   SELECT v_c_id AS c_id, v_balance - p_h_amount AS c_balance, v_credit AS c_credit;
@@ -199,7 +201,7 @@ END
 DROP PROCEDURE IF EXISTS tpcc_delivery
 
 -- name: create_delivery
-CREATE PROCEDURE tpcc_delivery(p_w_id INT, p_carrier_id INT, p_delivery_d DATETIME)
+CREATE PROCEDURE tpcc_delivery(p_w_id INT, p_carrier_id INT)
 BEGIN
   DECLARE v_d_id INT DEFAULT 1;
   DECLARE v_o_id INT;
@@ -217,7 +219,7 @@ BEGIN
         WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id;
       UPDATE orders SET o_carrier_id = p_carrier_id
         WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id;
-      UPDATE order_line SET ol_delivery_d = p_delivery_d
+      UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP
         WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id;
       SELECT SUM(ol_amount) INTO v_total FROM order_line
         WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id;
@@ -250,16 +252,16 @@ BEGIN
 END
 
 -- name: call_new_order
-CALL tpcc_new_order(?, ?, ?, ?, ?, ?, ?)
+CALL tpcc_new_order(?, ?, ?, ?, ?, ?)
 
 -- name: call_payment
-CALL tpcc_payment(?, ?, ?, ?, ?, ?, ?, ?)
+CALL tpcc_payment(?, ?, ?, ?, ?, ?, ?)
 
 -- name: call_order_status
 CALL tpcc_order_status(?, ?, ?, ?)
 
 -- name: call_delivery
-CALL tpcc_delivery(?, ?, ?)
+CALL tpcc_delivery(?, ?)
 
 -- name: call_stock_level
 CALL tpcc_stock_level(?, ?, ?)

@@ -3,8 +3,9 @@
 -- "-- name: NAME" (crate::sql); `procedures.rs` installs and calls them.
 --
 -- Unlike HammerDB's functions, which draw their own random items inside the server, these take
--- every input the client-side mode draws (items, supplying warehouses, quantities, carrier,
--- dates), so the same seeded sequence gives the same database state in both modes; and they
+-- every input the client-side mode draws (items, supplying warehouses, quantities, customer,
+-- amount, carrier), so the same seeded sequence gives the same database state in both modes
+-- (dates are the server's CURRENT_TIMESTAMP in both, as in the client-side SQL); and they
 -- keep all of the specification's effects (clause 2.4.2.2: s_ytd, s_order_cnt, s_remote_cnt;
 -- 2.5.2.2: c_ytd_payment, c_payment_cnt, the BC customer's c_data; 2.7.4.2: c_delivery_cnt),
 -- which HammerDB leaves out. Lines are processed one by one in the order given, as the
@@ -13,19 +14,20 @@
 -- A function runs inside the calling statement's transaction (autocommit: one transaction per
 -- call). New-Order's unused item (clause 2.4.2.3) raises SQLSTATE TPC01 after the earlier lines
 -- were processed, which aborts and rolls back the whole transaction on the server; the caller
--- counts that code as the specification's rollback, not as an error.
+-- counts that code as the specification's rollback, not as an error. A bad-credit customer's
+-- C_DATA gets "c_id c_d_id c_w_id d_id w_id amount|" in front, as the client-side mode writes it.
 --
 -- Parameters are p_*, variables v_*: PL/pgSQL refuses a name that is both a variable and a
 -- column. Bodies are dollar-quoted and hold no question mark (the renderer numbers them) and
 -- no comment lines (the section parser drops them).
 
 -- name: drop_new_order
-DROP FUNCTION IF EXISTS tpcc_new_order(INTEGER, INTEGER, INTEGER, INTEGER[], INTEGER[], INTEGER[], TIMESTAMP)
+DROP FUNCTION IF EXISTS tpcc_new_order(INTEGER, INTEGER, INTEGER, INTEGER[], INTEGER[], INTEGER[])
 
 -- name: create_new_order
 CREATE OR REPLACE FUNCTION tpcc_new_order(
   p_w_id INTEGER, p_d_id INTEGER, p_c_id INTEGER,
-  p_items INTEGER[], p_supply INTEGER[], p_quantities INTEGER[], p_entry_d TIMESTAMP,
+  p_items INTEGER[], p_supply INTEGER[], p_quantities INTEGER[],
   OUT o_id INTEGER, OUT total NUMERIC(12,2))
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -55,7 +57,7 @@ BEGIN
     v_all_local := 0;
   END IF;
   INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-    VALUES (o_id, p_d_id, p_w_id, p_c_id, p_entry_d, NULL, v_ol_cnt, v_all_local);
+    VALUES (o_id, p_d_id, p_w_id, p_c_id, CURRENT_TIMESTAMP, NULL, v_ol_cnt, v_all_local);
   INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (o_id, p_d_id, p_w_id);
   FOR n IN 1 .. v_ol_cnt LOOP
     SELECT i_price, i_name, i_data INTO v_price, v_i_name, v_i_data FROM item
@@ -89,12 +91,12 @@ END
 $$
 
 -- name: drop_payment
-DROP FUNCTION IF EXISTS tpcc_payment(INTEGER, INTEGER, INTEGER, INTEGER, INTEGER, VARCHAR, NUMERIC, TIMESTAMP)
+DROP FUNCTION IF EXISTS tpcc_payment(INTEGER, INTEGER, INTEGER, INTEGER, INTEGER, VARCHAR, NUMERIC)
 
 -- name: create_payment
 CREATE OR REPLACE FUNCTION tpcc_payment(
   p_w_id INTEGER, p_d_id INTEGER, p_c_w_id INTEGER, p_c_d_id INTEGER,
-  p_c_id INTEGER, p_c_last VARCHAR, p_h_amount NUMERIC, p_h_date TIMESTAMP,
+  p_c_id INTEGER, p_c_last VARCHAR, p_h_amount NUMERIC,
   OUT c_id INTEGER, OUT c_balance NUMERIC(12,2), OUT c_credit CHAR(2))
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -119,12 +121,12 @@ BEGIN
   UPDATE customer AS c SET c_balance = c.c_balance - v_amount,
       c_ytd_payment = c.c_ytd_payment + v_amount, c_payment_cnt = c.c_payment_cnt + 1,
       c_data = CASE WHEN c.c_credit = 'BC' THEN left(c.c_id || ' ' || p_c_d_id || ' ' || p_c_w_id
-        || ' ' || p_d_id || ' ' || p_w_id || ' ' || v_amount || ' ' || c.c_data, 500)
+        || ' ' || p_d_id || ' ' || p_w_id || ' ' || v_amount || '|' || c.c_data, 500)
         ELSE c.c_data END
     WHERE c.c_w_id = p_c_w_id AND c.c_d_id = p_c_d_id AND c.c_id = tpcc_payment.c_id
     RETURNING c.c_balance, c.c_credit INTO c_balance, c_credit;
   INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-    VALUES (tpcc_payment.c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_h_date, v_amount,
+    VALUES (tpcc_payment.c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, CURRENT_TIMESTAMP, v_amount,
       v_w_name || '    ' || v_d_name);
 END
 $$
@@ -173,11 +175,11 @@ END
 $$
 
 -- name: drop_delivery
-DROP FUNCTION IF EXISTS tpcc_delivery(INTEGER, INTEGER, TIMESTAMP)
+DROP FUNCTION IF EXISTS tpcc_delivery(INTEGER, INTEGER)
 
 -- name: create_delivery
 CREATE OR REPLACE FUNCTION tpcc_delivery(
-  p_w_id INTEGER, p_carrier_id INTEGER, p_delivery_d TIMESTAMP, OUT delivered INTEGER)
+  p_w_id INTEGER, p_carrier_id INTEGER, OUT delivered INTEGER)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_o_id INTEGER;
@@ -192,7 +194,7 @@ BEGIN
     UPDATE orders SET o_carrier_id = p_carrier_id
       WHERE o_w_id = p_w_id AND o_d_id = d AND o_id = v_o_id
       RETURNING o_c_id INTO v_c_id;
-    UPDATE order_line SET ol_delivery_d = p_delivery_d
+    UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP
       WHERE ol_w_id = p_w_id AND ol_d_id = d AND ol_o_id = v_o_id;
     SELECT sum(ol_amount) INTO v_total FROM order_line
       WHERE ol_w_id = p_w_id AND ol_d_id = d AND ol_o_id = v_o_id;
@@ -221,16 +223,16 @@ END
 $$
 
 -- name: call_new_order
-SELECT o_id, total FROM tpcc_new_order(?, ?, ?, ?::TEXT::INTEGER[], ?::TEXT::INTEGER[], ?::TEXT::INTEGER[], ?::TIMESTAMP)
+SELECT o_id, total FROM tpcc_new_order(?, ?, ?, ?::TEXT::INTEGER[], ?::TEXT::INTEGER[], ?::TEXT::INTEGER[])
 
 -- name: call_payment
-SELECT c_id, c_balance, c_credit FROM tpcc_payment(?, ?, ?, ?, ?, ?::VARCHAR, ?::NUMERIC, ?::TIMESTAMP)
+SELECT c_id, c_balance, c_credit FROM tpcc_payment(?, ?, ?, ?, ?, ?::VARCHAR, ?::NUMERIC)
 
 -- name: call_order_status
 SELECT * FROM tpcc_order_status(?, ?, ?, ?::VARCHAR)
 
 -- name: call_delivery
-SELECT delivered FROM tpcc_delivery(?, ?, ?::TIMESTAMP)
+SELECT delivered FROM tpcc_delivery(?, ?)
 
 -- name: call_stock_level
 SELECT low_stock FROM tpcc_stock_level(?, ?, ?)
