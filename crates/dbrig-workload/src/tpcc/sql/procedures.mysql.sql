@@ -208,13 +208,21 @@ BEGIN
   DECLARE v_c_id INT;
   DECLARE v_total DECIMAL(12,2);
   DECLARE v_delivered INT DEFAULT 0;
+  DECLARE v_taken INT;
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_o_id = NULL;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
   START TRANSACTION;
   WHILE v_d_id <= 10 DO
     SET v_o_id = NULL;
-    SELECT MIN(no_o_id) INTO v_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id;
+    SELECT no_o_id INTO v_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id
+      ORDER BY no_o_id LIMIT 1 FOR UPDATE;
     IF v_o_id IS NOT NULL THEN
       DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND no_o_id = v_o_id;
+      SET v_taken = ROW_COUNT();
+    ELSE
+      SET v_taken = 0;
+    END IF;
+    IF v_taken > 0 THEN
       SELECT o_c_id INTO v_c_id FROM orders
         WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id;
       UPDATE orders SET o_carrier_id = p_carrier_id

@@ -185,12 +185,16 @@ DECLARE
   v_o_id INTEGER;
   v_c_id INTEGER;
   v_total NUMERIC(12,2);
+  v_taken INTEGER;
 BEGIN
   delivered := 0;
   FOR d IN 1 .. 10 LOOP
-    SELECT min(no_o_id) INTO v_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = d;
-    CONTINUE WHEN v_o_id IS NULL;
+    SELECT no_o_id INTO v_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = d
+      ORDER BY no_o_id LIMIT 1 FOR UPDATE;
+    CONTINUE WHEN NOT FOUND;
     DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = d AND no_o_id = v_o_id;
+    GET DIAGNOSTICS v_taken = ROW_COUNT;
+    CONTINUE WHEN v_taken = 0;
     UPDATE orders SET o_carrier_id = p_carrier_id
       WHERE o_w_id = p_w_id AND o_d_id = d AND o_id = v_o_id
       RETURNING o_c_id INTO v_c_id;
