@@ -29,6 +29,7 @@ pub mod sql;
 pub mod sqlbench;
 pub mod sysbench_bulk;
 mod tasks;
+pub mod tpcc;
 pub mod tpch;
 
 use dbrig_core::{EventTally, KeyGenerator};

@@ -449,7 +449,10 @@ mod tests {
             threshold: 10,
         };
         rows.rows[0][0] = Value::Int(0);
-        assert!(committed(Dialect::Mysql, &sl, &rows), "a count of 0 is no rollback");
+        assert!(
+            committed(Dialect::Mysql, &sl, &rows),
+            "a count of 0 is no rollback"
+        );
         let e = |code: &str| {
             DriverError::new(
                 dbrig_driver::ErrorKind::Statement,
