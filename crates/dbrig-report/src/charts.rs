@@ -802,7 +802,8 @@ pub fn workload_charts(
         | ResultKind::TpchThroughput
         | ResultKind::Perfrun
         | ResultKind::SqlBench
-        | ResultKind::Load => {}
+        | ResultKind::Load
+        | ResultKind::Tpcc => {}
     }
     if kind != ResultKind::Perfrun {
         out.extend(workload_os_chart(store, data, kind, workload)?.map(|s| ("os", s)));

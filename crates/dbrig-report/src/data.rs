@@ -154,6 +154,7 @@ fn kind_of_name(name: &str) -> Option<ResultKind> {
         "perfrun" => Some(ResultKind::Perfrun),
         "sql_bench" => Some(ResultKind::SqlBench),
         "load" => Some(ResultKind::Load),
+        "tpcc" => Some(ResultKind::Tpcc),
         "memory_load" | "scan_filter" | "tmp_groupby" => Some(ResultKind::Micro),
         _ => None,
     }
@@ -178,6 +179,7 @@ fn cell_kind(run_kind: RunKind, cell: &CellRow, trials: &[TrialRow]) -> ResultKi
         RunKind::TpchThroughput => ResultKind::TpchThroughput,
         RunKind::Perfrun => ResultKind::Perfrun,
         RunKind::Load => ResultKind::Load,
+        RunKind::Tpcc => ResultKind::Tpcc,
         RunKind::Plan | RunKind::Oltp => ResultKind::Oltp,
     }
 }
@@ -416,7 +418,9 @@ impl ItemUnit {
 /// Rates and scores grow with speed (rows/s, MB/s, Power@Size); times and costs shrink
 /// (s, ms/query, cycles/row).
 pub fn higher_is_better(unit: &str) -> bool {
-    unit.ends_with("/s") || unit.ends_with("@Size") || unit == "QPS" || unit == "TPS"
+    unit.ends_with("/s")
+        || unit.ends_with("@Size")
+        || ["QPS", "TPS", crate::tpcc::NOPM, crate::tpcc::TPM].contains(&unit)
 }
 
 impl CellData {
@@ -579,6 +583,7 @@ pub fn kind_title(kind: ResultKind) -> &'static str {
         ResultKind::Perfrun => "perfrun",
         ResultKind::SqlBench => "sql-bench",
         ResultKind::Load => "Loads",
+        ResultKind::Tpcc => "TPC-C",
     }
 }
 

@@ -34,6 +34,11 @@ pub struct Item {
 }
 
 impl Item {
+    /// An item measured directly (not derived), for the kinds' own modules.
+    pub(crate) fn of(name: impl Into<String>, unit: &str, value: Option<f64>) -> Self {
+        Item::new(name, unit, value)
+    }
+
     fn new(name: impl Into<String>, unit: &str, value: Option<f64>) -> Self {
         Item {
             name: name.into(),
@@ -82,6 +87,7 @@ pub fn items(result: &TrialResult) -> Vec<Item> {
             .map(|(name, v)| Item::new(name, SECONDS, v))
             .collect(),
         TrialResult::Load(r) => load_items(r),
+        TrialResult::Tpcc(r) => crate::tpcc::tpcc_items(r),
     }
 }
 

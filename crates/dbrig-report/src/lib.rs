@@ -42,6 +42,7 @@ pub mod single;
 pub mod sqlbench;
 pub mod table;
 pub mod tables;
+pub mod tpcc;
 pub mod tpch;
 pub mod why;
 

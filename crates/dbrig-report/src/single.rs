@@ -150,6 +150,7 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
             crate::sqlbench::run_file(r, &trial.started_at, target, "")
         }
         Some(TrialResult::Load(r)) => crate::load::load_text(r, target) + &connects,
+        Some(TrialResult::Tpcc(r)) => crate::tpcc::tpcc_text(r, target) + &connects,
         Some(TrialResult::Perfrun(_)) => {
             return perfrun_report(store, run, None, SingleFormat::Text);
         }

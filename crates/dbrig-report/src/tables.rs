@@ -675,6 +675,16 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
                     add(w, Block::Table(t));
                 }
             }
+            ResultKind::Tpcc => {
+                for w in &s.workloads {
+                    let t = item_table(
+                        data,
+                        w,
+                        "median over trials: NOPM, TPM, and each transaction type's p90 latency",
+                    );
+                    add(w, Block::Table(t));
+                }
+            }
             ResultKind::Load => {
                 for w in &s.workloads {
                     let t = item_table(

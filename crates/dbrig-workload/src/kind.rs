@@ -301,6 +301,8 @@ impl TrialOutput {
                 "operation",
             ),
             (TrialResult::Load(r), _) => (r.figures.rows, "row"),
+            // CPU per New-Order, as the TPC-C comparisons quote it.
+            (TrialResult::Tpcc(r), _) => (r.new_orders, "new order"),
         }
     }
 
@@ -389,6 +391,15 @@ impl TrialOutput {
                 r.total_seconds,
                 r.figures.rows_per_s(),
                 r.figures.mb_per_s()
+            ),
+            (TrialResult::Tpcc(r), _) => format!(
+                "{:.0} NOPM, {} TPM, {} warehouse(s)",
+                r.nopm,
+                r.tpm.map_or_else(
+                    || format!("{:.0} client", r.client_tpm),
+                    |t| format!("{t:.0}")
+                ),
+                r.warehouses
             ),
         }
     }
@@ -498,6 +509,13 @@ impl WorkloadKind {
             return Ok(WorkloadKind::Micro(m));
         }
         match name.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            crate::tpcc::NAME => {
+                let o: crate::tpcc::TpccOptions = serde_json::from_value(options.clone())
+                    .map_err(|e| WorkloadError::InvalidOptions(format!("tpcc options: {e}")))?;
+                Ok(WorkloadKind::Oltp(Workload::Tpcc(crate::tpcc::Tpcc::new(
+                    o,
+                ))))
+            }
             kind @ ("tpch_power" | "tpch_throughput") => {
                 let o: TpchPowerOptions = serde_json::from_value(options.clone())
                     .map_err(|e| WorkloadError::InvalidOptions(format!("{kind} options: {e}")))?;
@@ -548,6 +566,7 @@ impl WorkloadKind {
     pub fn result_kind(&self) -> dbrig_core::results::ResultKind {
         use dbrig_core::results::ResultKind;
         match self {
+            WorkloadKind::Oltp(Workload::Tpcc(_)) => ResultKind::Tpcc,
             WorkloadKind::Oltp(_) => ResultKind::Oltp,
             WorkloadKind::Micro(_) => ResultKind::Micro,
             WorkloadKind::TpchPower(_) => ResultKind::TpchPower,
@@ -588,7 +607,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Oltp(Workload::Oltp(o)) => o.kind.writes(),
             // A script may write; pgbench's built-ins but select-only do.
-            WorkloadKind::Oltp(Workload::Script(_) | Workload::Lua(_)) => true,
+            WorkloadKind::Oltp(Workload::Script(_) | Workload::Lua(_) | Workload::Tpcc(_)) => true,
             WorkloadKind::Oltp(Workload::Connect) => false,
             // A load trial makes its own data from nothing each time.
             WorkloadKind::Micro(_)
@@ -688,6 +707,45 @@ impl WorkloadKind {
             WorkloadKind::Oltp(Workload::Lua(w)) => {
                 w.prepare_if_missing(target, connect, threads, seed, progress)
                     .await
+            }
+            WorkloadKind::Oltp(Workload::Tpcc(t)) => {
+                let mut conn = Connection::connect(target, connect).await?;
+                let mut present = 0;
+                let mut half = false;
+                for table in crate::tpcc::Table::ALL {
+                    if conn.table_exists(table.name()).await? {
+                        present += 1;
+                        half |= crate::registry::lookup(&mut conn, table.name())
+                            .await?
+                            .is_none_or(|e| e.state != "ready");
+                    }
+                }
+                conn.close().await;
+                if present == crate::tpcc::Table::ALL.len() && !half {
+                    return Ok(None);
+                }
+                if present > 0 {
+                    // dbrig's own tables (cleanup proves each by its marker) left by an
+                    // interrupted build: never measured, built again.
+                    progress.say(&format!(
+                        "TPC-C tables on {target} were left half-built: dropping them and building {} warehouse(s) again",
+                        t.options.warehouses
+                    ));
+                    crate::tpcc::cleanup(target, connect).await?;
+                }
+                progress.say(&format!(
+                    "building TPC-C with {} warehouse(s) on {target}",
+                    t.options.warehouses
+                ));
+                let r = crate::tpcc::load(target, connect, &t.options.load_options(seed), progress)
+                    .await?;
+                Ok(Some(Prepared {
+                    line: format!(
+                        "built TPC-C, {} warehouse(s), in {:.2} s",
+                        r.warehouses, r.total_seconds
+                    ),
+                    figures: Some(r.figures),
+                }))
             }
             WorkloadKind::Oltp(Workload::Script(w)) => {
                 if !w.uses_builtins() {
@@ -808,6 +866,7 @@ impl WorkloadKind {
                 w.uses_builtins().then(|| pgbench_identity(&w.options))
             }
             WorkloadKind::Oltp(Workload::Lua(w)) => Some(w.options_json()),
+            WorkloadKind::Oltp(Workload::Tpcc(t)) => Some(t.options.data_identity()),
             WorkloadKind::Load(l) => Some(l.data_identity()),
             WorkloadKind::Micro(_)
             | WorkloadKind::Perfrun(_)
@@ -929,6 +988,13 @@ impl WorkloadKind {
                     Some(r) => r,
                     None => progress,
                 };
+                // TPC-C's NOPM and TPM: the server's counters when the measured interval
+                // begins (read by the progress relay) and after the clients.
+                let start = crate::tpcc::run::StartReading::new(shown, spec);
+                let shown: &dyn TrialProgress = match w {
+                    Workload::Tpcc(_) => &start,
+                    _ => shown,
+                };
                 let Some(mut run) = runner::run(w, spec, Arc::clone(&interrupt), shown).await?
                 else {
                     // Ctrl-C while the clients were set up: nothing was measured.
@@ -936,7 +1002,26 @@ impl WorkloadKind {
                 };
                 let warnings = std::mem::take(&mut run.warnings);
                 // The kind makes its own result of what its clients measured.
-                let output = w.trial_output(run, spec);
+                let before = match w {
+                    Workload::Tpcc(_) => start.reading().await?,
+                    _ => None,
+                };
+                let output = match (w, before) {
+                    (Workload::Tpcc(t), Some(before)) => {
+                        let mut conn = Connection::connect(&spec.target, &spec.connect).await?;
+                        let after = crate::tpcc::Reading::on(&mut conn).await?;
+                        let check = match t.options.consistency_check {
+                            true => {
+                                progress.note("checking the consistency conditions after the run");
+                                Some(crate::tpcc::check_consistency(&mut conn).await?)
+                            }
+                            false => None,
+                        };
+                        conn.close().await;
+                        t.trial_output(run, spec, before, after, check)
+                    }
+                    _ => w.trial_output(run, spec),
+                };
                 if let (Workload::Lua(l), Some(r), Some(m)) =
                     (w, &reporter, output.measurements.as_ref())
                 {

@@ -134,7 +134,7 @@ async fn add_primary_keys(conn: &mut Connection, sql: &SqlSet) -> Result<(), Wor
 
 /// Run `statements` (in order: the first starts first) on up to `parallel` connections of
 /// their own. Each is read as a query: MariaDB's ANALYZE TABLE returns a result set.
-async fn side_by_side(
+pub(crate) async fn side_by_side(
     target: &Target,
     connect: &ConnectOptions,
     parallel: u32,

@@ -208,3 +208,137 @@ SELECT d_w_id, d_id, d_ytd, s FROM (
     (SELECT SUM(h_amount) FROM history WHERE h_w_id = d_w_id AND h_d_id = d_id) AS s
   FROM district
 ) x WHERE s IS NULL OR ROUND(d_ytd, 2) <> ROUND(s, 2) ORDER BY d_w_id, d_id LIMIT 1
+
+-- ---- The five transactions, client-side (clause 2; one prepared statement each). ----
+-- Timestamps are the server's (CURRENT_TIMESTAMP), as HammerDB's procedures take them.
+
+-- name: begin
+BEGIN
+
+-- name: begin_write
+BEGIN
+
+-- name: commit
+COMMIT
+
+-- name: rollback
+ROLLBACK
+
+-- name: no_get_wh_cust
+SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse
+WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?
+
+-- name: no_get_dist
+SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ? FOR UPDATE
+
+-- name: no_upd_dist
+UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?
+
+-- name: no_ins_order
+INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local)
+VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)
+
+-- name: no_ins_new_order
+INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)
+
+-- name: no_get_item
+SELECT i_price, i_name, i_data FROM item WHERE i_id = ?
+
+-- name: no_get_stock
+SELECT s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06,
+  s_dist_07, s_dist_08, s_dist_09, s_dist_10
+FROM stock WHERE s_i_id = ? AND s_w_id = ? FOR UPDATE
+
+-- name: no_upd_stock
+UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1,
+  s_remote_cnt = s_remote_cnt + ?
+WHERE s_i_id = ? AND s_w_id = ?
+
+-- name: no_ins_order_line
+INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
+  ol_quantity, ol_amount, ol_dist_info)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+
+-- name: pay_upd_wh
+UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?
+
+-- name: pay_get_wh
+SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?
+
+-- name: pay_upd_dist
+UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?
+
+-- name: pay_get_dist
+SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district
+WHERE d_w_id = ? AND d_id = ?
+
+-- name: cust_by_name
+-- Payment's and Order-Status's customer by last name: the one at position n/2 rounded up
+-- of those sorted by first name (clause 2.5.2.2) is picked by the client.
+SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first
+
+-- name: pay_get_cust
+SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone,
+  c_since, c_credit, c_credit_lim, c_discount, c_balance
+FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE
+
+-- name: pay_get_cust_data
+SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?
+
+-- name: pay_upd_cust_bc
+UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?,
+  c_payment_cnt = c_payment_cnt + 1, c_data = ?
+WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?
+
+-- name: pay_upd_cust
+UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?,
+  c_payment_cnt = c_payment_cnt + 1
+WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?
+
+-- name: pay_ins_hist
+INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data)
+VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)
+
+-- name: os_get_cust
+SELECT c_balance, c_first, c_middle, c_last FROM customer
+WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?
+
+-- name: os_get_last_order
+SELECT o_id, o_carrier_id, o_entry_d FROM orders
+WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1
+
+-- name: os_get_lines
+SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line
+WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?
+
+-- name: dl_get_new_order
+SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ?
+ORDER BY no_o_id LIMIT 1 FOR UPDATE
+
+-- name: dl_del_new_order
+DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?
+
+-- name: dl_get_order_cust
+SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?
+
+-- name: dl_upd_order
+UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?
+
+-- name: dl_upd_lines
+UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP
+WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?
+
+-- name: dl_sum_lines
+SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?
+
+-- name: dl_upd_cust
+UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1
+WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?
+
+-- name: sl_get_dist
+SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?
+
+-- name: sl_count
+SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock
+WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ?
+  AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?

@@ -17,3 +17,8 @@ ANALYZE TABLE {table}
 
 -- name: table_size
 SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?
+
+-- name: server_transactions
+-- TPM's counters, as HammerDB reads them: the server's commits and rollbacks (every
+-- session's), one (name, value) row each.
+SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')
