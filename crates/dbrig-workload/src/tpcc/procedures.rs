@@ -12,59 +12,32 @@ use std::fmt::Write as _;
 
 use dbrig_core::Value;
 use dbrig_driver::{Connection, Dialect, DriverError, Rows, Statement};
+use rand::Rng;
+use rand::rngs::SmallRng;
 
+use super::data::DISTRICTS;
+use super::random::{last_name, nurand};
+use super::txn::{RunShape, TxType};
 use crate::WorkloadError;
 use crate::sql::SqlSet;
-
-/// The five routines, in the order of [`Transaction::ALL`]; each has sections `drop_NAME`,
-/// `create_NAME` and `call_NAME` in the dialect's file. The routine on the server is
-/// `tpcc_NAME`.
-const ROUTINES: [&str; 5] = [
-    "new_order",
-    "payment",
-    "order_status",
-    "delivery",
-    "stock_level",
-];
 
 /// SQLSTATE the PostgreSQL New-Order function raises for the unused item (clause 2.4.2.3): a
 /// function cannot end its transaction, so it aborts the calling statement, which rolls the
 /// whole transaction back on the server. The call counts it as the specification's rollback.
 pub const PG_ROLLBACK_SQLSTATE: &str = "TPC01";
 
-/// The five TPC-C transactions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Transaction {
-    NewOrder,
-    Payment,
-    OrderStatus,
-    Delivery,
-    StockLevel,
+/// A transaction type's place in [`TxType::ALL`]; its routine is `tpcc_NAME` with sections
+/// `drop_NAME`, `create_NAME` and `call_NAME` in the dialect's file (NAME: [`TxType::name`]).
+fn index(t: TxType) -> usize {
+    TxType::ALL
+        .iter()
+        .position(|&x| x == t)
+        .expect("a transaction type")
 }
 
-impl Transaction {
-    pub const ALL: [Transaction; 5] = [
-        Transaction::NewOrder,
-        Transaction::Payment,
-        Transaction::OrderStatus,
-        Transaction::Delivery,
-        Transaction::StockLevel,
-    ];
-
-    fn index(self) -> usize {
-        match self {
-            Transaction::NewOrder => 0,
-            Transaction::Payment => 1,
-            Transaction::OrderStatus => 2,
-            Transaction::Delivery => 3,
-            Transaction::StockLevel => 4,
-        }
-    }
-
-    /// The routine's name on the server.
-    pub fn routine(self) -> String {
-        format!("tpcc_{}", ROUTINES[self.index()])
-    }
+/// The routine's name on the server.
+pub fn routine(t: TxType) -> String {
+    format!("tpcc_{}", t.name())
 }
 
 /// One New-Order line as drawn (clause 2.4.1.5): item, supplying warehouse, quantity.
@@ -120,13 +93,13 @@ pub enum TxInput {
 }
 
 impl TxInput {
-    pub fn transaction(&self) -> Transaction {
+    pub fn transaction(&self) -> TxType {
         match self {
-            TxInput::NewOrder { .. } => Transaction::NewOrder,
-            TxInput::Payment { .. } => Transaction::Payment,
-            TxInput::OrderStatus { .. } => Transaction::OrderStatus,
-            TxInput::Delivery { .. } => Transaction::Delivery,
-            TxInput::StockLevel { .. } => Transaction::StockLevel,
+            TxInput::NewOrder { .. } => TxType::NewOrder,
+            TxInput::Payment { .. } => TxType::Payment,
+            TxInput::OrderStatus { .. } => TxType::OrderStatus,
+            TxInput::Delivery { .. } => TxType::Delivery,
+            TxInput::StockLevel { .. } => TxType::StockLevel,
         }
     }
 }
@@ -137,6 +110,106 @@ impl TxInput {
 pub struct CallOutcome {
     pub committed: bool,
     pub rows: Rows,
+}
+
+/// The inputs of transaction `t` drawn from a client's stream exactly as the client-side
+/// statements draw them (`super::txn`: the same calls in the same order), so one seed gives
+/// the same transactions in both modes.
+pub fn draw(rng: &mut SmallRng, shape: &RunShape, home: u32, t: TxType) -> TxInput {
+    let warehouse = |rng: &mut SmallRng| match shape.home_warehouse {
+        true => home,
+        false => rng.random_range(1..=shape.warehouses),
+    };
+    let other_warehouse = |rng: &mut SmallRng, w: u32| {
+        let o = rng.random_range(1..shape.warehouses);
+        if o >= w { o + 1 } else { o }
+    };
+    let customer_id =
+        |rng: &mut SmallRng| nurand(rng, 1023, 1, shape.scale.customers, shape.constants.c_id);
+    let last = |rng: &mut SmallRng| last_name(nurand(rng, 255, 0, 999, shape.constants.c_last));
+    match t {
+        TxType::NewOrder => {
+            let w_id = warehouse(rng);
+            let d_id = rng.random_range(1..=DISTRICTS);
+            let c_id = customer_id(rng);
+            let ol_cnt = rng.random_range(5..=15u32);
+            let rollback = rng.random_range(1..=100) == 1;
+            let lines = (1..=ol_cnt)
+                .map(|n| {
+                    let i_id = match rollback && n == ol_cnt {
+                        true => shape.scale.items + 1,
+                        false => nurand(rng, 8191, 1, shape.scale.items, shape.constants.ol_i_id),
+                    };
+                    let supply_w_id = match shape.warehouses > 1 && rng.random_range(1..=100) == 1 {
+                        true => other_warehouse(rng, w_id),
+                        false => w_id,
+                    };
+                    OrderLine {
+                        i_id,
+                        supply_w_id,
+                        quantity: rng.random_range(1..=10u32),
+                    }
+                })
+                .collect();
+            TxInput::NewOrder {
+                w_id,
+                d_id,
+                c_id,
+                lines,
+            }
+        }
+        TxType::Payment => {
+            let w_id = warehouse(rng);
+            let d_id = rng.random_range(1..=DISTRICTS);
+            let (c_w_id, c_d_id) = match shape.warehouses > 1 && rng.random_range(1..=100) > 85 {
+                true => (other_warehouse(rng, w_id), rng.random_range(1..=DISTRICTS)),
+                false => (w_id, d_id),
+            };
+            let by_name = rng.random_range(1..=100) <= 60;
+            let amount_cents = rng.random_range(100..=500_000i64) as u32;
+            let customer = match by_name {
+                true => CustomerRef::LastName(last(rng)),
+                false => CustomerRef::Id(customer_id(rng)),
+            };
+            TxInput::Payment {
+                w_id,
+                d_id,
+                c_w_id,
+                c_d_id,
+                customer,
+                amount_cents,
+            }
+        }
+        TxType::OrderStatus => {
+            let w_id = warehouse(rng);
+            let d_id = rng.random_range(1..=DISTRICTS);
+            let customer = match rng.random_range(1..=100) <= 60 {
+                true => CustomerRef::LastName(last(rng)),
+                false => CustomerRef::Id(customer_id(rng)),
+            };
+            TxInput::OrderStatus {
+                w_id,
+                d_id,
+                customer,
+            }
+        }
+        TxType::Delivery => {
+            let w_id = warehouse(rng);
+            TxInput::Delivery {
+                w_id,
+                carrier_id: rng.random_range(1..=10i32) as u32,
+            }
+        }
+        TxType::StockLevel => {
+            let w_id = warehouse(rng);
+            let d_id = rng.random_range(1..=DISTRICTS);
+            TxInput::StockLevel {
+                w_id,
+                d_id,
+                threshold: rng.random_range(10..=20i32) as u32,
+            }
+        }
+    }
 }
 
 /// The routines' SQL for a dialect; SQLite has none.
@@ -160,10 +233,10 @@ pub fn routine_sql(dialect: Dialect) -> Result<&'static SqlSet, WorkloadError> {
 /// exists, then created, so a changed signature never leaves an old routine beside the new.
 pub async fn install(conn: &mut Connection) -> Result<(), WorkloadError> {
     let sql = routine_sql(conn.dialect())?;
-    for name in ROUTINES {
-        conn.execute_text(sql.template(&format!("drop_{name}")))
+    for t in TxType::ALL {
+        conn.execute_text(sql.template(&format!("drop_{}", t.name())))
             .await?;
-        conn.execute_text(sql.template(&format!("create_{name}")))
+        conn.execute_text(sql.template(&format!("create_{}", t.name())))
             .await?;
     }
     Ok(())
@@ -172,8 +245,8 @@ pub async fn install(conn: &mut Connection) -> Result<(), WorkloadError> {
 /// Drop the five routines where they exist (cleanup).
 pub async fn uninstall(conn: &mut Connection) -> Result<(), WorkloadError> {
     let sql = routine_sql(conn.dialect())?;
-    for name in ROUTINES {
-        conn.execute_text(sql.template(&format!("drop_{name}")))
+    for t in TxType::ALL {
+        conn.execute_text(sql.template(&format!("drop_{}", t.name())))
             .await?;
     }
     Ok(())
@@ -191,8 +264,8 @@ impl Calls {
     pub async fn prepare(conn: &mut Connection) -> Result<Self, WorkloadError> {
         let dialect = conn.dialect();
         let sql = routine_sql(dialect)?;
-        let mut statements = Vec::with_capacity(ROUTINES.len());
-        for t in Transaction::ALL {
+        let mut statements = Vec::with_capacity(TxType::ALL.len());
+        for t in TxType::ALL {
             statements.push(conn.prepare(&call_sql(sql, t)).await?);
         }
         let statements = statements
@@ -212,7 +285,7 @@ impl Calls {
         conn: &mut Connection,
         input: &TxInput,
     ) -> Result<CallOutcome, DriverError> {
-        let stmt = self.statements[input.transaction().index()];
+        let stmt = self.statements[index(input.transaction())];
         let params = call_params(self.dialect, input);
         match conn.execute_rows(stmt, &params).await {
             Ok(rows) => Ok(CallOutcome {
@@ -229,14 +302,14 @@ impl Calls {
 }
 
 /// The call statement of a transaction, placeholders numbered for the dialect.
-fn call_sql(sql: &SqlSet, t: Transaction) -> String {
-    sql.render(&format!("call_{}", ROUTINES[t.index()]), &[])
+fn call_sql(sql: &SqlSet, t: TxType) -> String {
+    sql.render(&format!("call_{}", t.name()), &[])
 }
 
 /// Whether a call that answered committed: only MariaDB/MySQL's New-Order can answer a
 /// rollback, as its first column (`is_committed` = 0).
 fn committed(dialect: Dialect, input: &TxInput, rows: &Rows) -> bool {
-    if dialect != Dialect::Mysql || input.transaction() != Transaction::NewOrder {
+    if dialect != Dialect::Mysql || input.transaction() != TxType::NewOrder {
         return true;
     }
     rows.rows
@@ -249,7 +322,7 @@ fn committed(dialect: Dialect, input: &TxInput, rows: &Rows) -> bool {
 /// Whether a failed call is PostgreSQL New-Order's rollback on the unused item (by SQLSTATE).
 fn is_spec_rollback(dialect: Dialect, input: &TxInput, e: &DriverError) -> bool {
     dialect == Dialect::Postgres
-        && input.transaction() == Transaction::NewOrder
+        && input.transaction() == TxType::NewOrder
         && e.code.as_deref() == Some(PG_ROLLBACK_SQLSTATE)
 }
 
@@ -390,16 +463,16 @@ mod tests {
         ];
         for dialect in [Dialect::Mysql, Dialect::Postgres] {
             let sql = routine_sql(dialect).unwrap();
-            for name in ROUTINES {
+            for t in TxType::ALL {
                 for part in ["drop", "create"] {
-                    let body = sql.template(&format!("{part}_{name}"));
-                    assert!(body.contains(&format!("tpcc_{name}")), "{part}_{name}");
+                    let body = sql.template(&format!("{part}_{}", t.name()));
+                    assert!(body.contains(&routine(t)), "{part} {t:?}");
                 }
             }
-            for (t, input) in Transaction::ALL.into_iter().zip(&inputs) {
+            for (t, input) in TxType::ALL.into_iter().zip(&inputs) {
                 assert_eq!(input.transaction(), t);
                 let call = call_sql(sql, t);
-                assert!(call.contains(&t.routine()), "{call}");
+                assert!(call.contains(&routine(t)), "{call}");
                 let params = call_params(dialect, input);
                 let slots = match dialect {
                     Dialect::Postgres => (1..=params.len() + 1)
