@@ -306,6 +306,7 @@ async fn transactions_do_what_the_spec_says(url: &str) {
         constants: pop.run_constants(11),
         mix: [10, 10, 1, 1, 1],
         home_warehouse: true,
+        procedures: false,
     };
     let mut client = TpccClient::new(&mut c, 0, shape, 11).await.unwrap();
     let run = async |c: &mut Connection, client: &mut TpccClient, t: TxType| {

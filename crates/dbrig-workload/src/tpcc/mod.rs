@@ -3,7 +3,8 @@
 //! clause 4.3 generated deterministically from a seed (`random.rs`: NURand and the strings of
 //! clause 4.3.2; `data.rs`: each table's rows, per warehouse so warehouses load in parallel),
 //! the load through the engines' bulk paths (`load.rs`), and the consistency conditions of
-//! clause 3.3.2 (`check.rs`).
+//! clause 3.3.2 (`check.rs`); the transactions as client-side statements (`txn.rs`) or as
+//! stored routines, HammerDB's way (`procedures.rs`, SQL in `sql/procedures.*.sql`).
 //!
 //! SQL is data: the schema and the checks per dialect in `sql/{common,mysql,postgres,sqlite}.sql`.
 
@@ -11,6 +12,7 @@ pub mod check;
 pub mod data;
 pub mod load;
 pub mod options;
+pub mod procedures;
 pub mod random;
 pub mod run;
 pub mod txn;

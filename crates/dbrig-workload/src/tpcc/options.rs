@@ -35,6 +35,12 @@ pub struct TpccOptions {
     #[arg(long)]
     #[serde(default)]
     pub all_warehouses: bool,
+    /// tpcc run: each transaction as one call of a stored routine (MariaDB/MySQL procedures,
+    /// PostgreSQL functions: HammerDB's way), installed in the database before the clients
+    /// start, instead of client-side statements. Same inputs, same effects. Not on SQLite.
+    #[arg(long)]
+    #[serde(default)]
+    pub procedures: bool,
     /// Loader connections (on the command line: `--load-parallel`; 0: one per CPU, at least
     /// 2; SQLite always 1).
     #[arg(skip)]
@@ -62,6 +68,7 @@ impl Default for TpccOptions {
             consistency_check: true,
             mix: Mix::SPEC,
             all_warehouses: false,
+            procedures: false,
             load_parallel: 0,
             scale: Scale::SPEC,
         }

@@ -120,6 +120,10 @@ impl Tpcc {
                 loaded.warehouses
             ));
         }
+        if self.options.procedures {
+            // Once, before the clients prepare their calls.
+            super::procedures::install(conn).await?;
+        }
         *self.loaded.lock().expect("tpcc data lock") = Some(loaded);
         Ok(warnings)
     }
@@ -142,6 +146,7 @@ impl Tpcc {
             constants: pop.run_constants(seed),
             mix: self.options.mix.0,
             home_warehouse: !self.options.all_warehouses,
+            procedures: self.options.procedures,
         })
     }
 

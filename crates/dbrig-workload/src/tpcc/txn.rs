@@ -66,6 +66,17 @@ impl TxType {
         }
     }
 
+    /// The statement kind a stored-procedure call is timed under.
+    pub fn call_name(self) -> &'static str {
+        match self {
+            TxType::NewOrder => "call_new_order",
+            TxType::Payment => "call_payment",
+            TxType::OrderStatus => "call_order_status",
+            TxType::Delivery => "call_delivery",
+            TxType::StockLevel => "call_stock_level",
+        }
+    }
+
     /// Whether it writes (SQLite's writers take their turn at the write lock).
     fn writes(self) -> bool {
         !matches!(self, TxType::OrderStatus | TxType::StockLevel)
@@ -122,6 +133,8 @@ pub struct RunShape {
     /// Each client keeps one warehouse (`(client % warehouses) + 1`); else a random one per
     /// transaction.
     pub home_warehouse: bool,
+    /// Each transaction one call of its stored routine (`super::procedures`).
+    pub procedures: bool,
 }
 
 /// One client's state.
@@ -137,6 +150,8 @@ pub struct TpccClient {
     turn: Option<tokio::sync::OwnedMutexGuard<()>>,
     /// The statement that rolls back (text, for `abort`).
     rollback: String,
+    /// The stored routines' calls, in the stored-procedure mode (no statements then).
+    calls: Option<super::procedures::Calls>,
 }
 
 impl std::fmt::Debug for TpccClient {
@@ -207,9 +222,24 @@ impl TpccClient {
     ) -> Result<TpccClient, DriverError> {
         let sql = schema_sql(conn.dialect());
         let mut stmts = Vec::with_capacity(STATEMENTS.len());
-        for name in STATEMENTS {
-            stmts.push(conn.prepare(&sql.render(name, &[])).await?);
-        }
+        let calls =
+            match shape.procedures {
+                true => Some(super::procedures::Calls::prepare(conn).await.map_err(
+                    |e| match e {
+                        crate::WorkloadError::Driver(d) => d,
+                        other => DriverError::fatal(
+                            dbrig_driver::ErrorKind::Unsupported,
+                            other.to_string(),
+                        ),
+                    },
+                )?),
+                false => {
+                    for name in STATEMENTS {
+                        stmts.push(conn.prepare(&sql.render(name, &[])).await?);
+                    }
+                    None
+                }
+            };
         let mut rng = SmallRng::seed_from_u64(seed ^ (u64::from(index) << 32) ^ 0x7C_C0);
         let writer_queue = crate::oltp::uses_writer_queue(conn.target())
             .then(|| crate::oltp::sqlite_writer_queue(conn.target()));
@@ -224,6 +254,7 @@ impl TpccClient {
             writer_queue,
             turn: None,
             rollback: sql.render("rollback", &[]),
+            calls,
         })
     }
 
@@ -312,6 +343,17 @@ impl TpccClient {
         t: TxType,
         q: &mut EventTally,
     ) -> Result<(), DriverError> {
+        if let Some(calls) = &self.calls {
+            // One call; the routine owns its transaction. The inputs are drawn as the
+            // statements below draw them.
+            let input = super::procedures::draw(&mut self.rng, &self.shape, self.home, t);
+            let began = Instant::now();
+            let out = calls.call(conn, &input).await;
+            q.time(t.call_name(), began.elapsed().as_micros() as u64);
+            q.queries.other += 1;
+            q.rolled_back = !out?.committed;
+            return Ok(());
+        }
         // A turn left by an attempt that failed without a rollback ends.
         self.turn = None;
         if t.writes()
