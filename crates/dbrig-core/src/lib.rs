@@ -31,7 +31,7 @@ pub use error::{ErrorClass, LimitProblem, ValueError};
 pub use histogram::LatencyHistogram;
 pub use keys::{KeyDistribution, KeyGenerator};
 pub use measure::{ClientWork, Fairness, IntervalSample, LatencySummary, Measurements};
-pub use merge::{EventCounts, IntervalCounts, RunMeasurements};
+pub use merge::{EventCounts, EventKinds, IntervalCounts, KindCounts, RunMeasurements};
 pub use schedule::{ArrivalSchedule, Arrivals};
 pub use statements::{EventTally, StatementHistograms, StatementLatency};
 pub use value::Value;

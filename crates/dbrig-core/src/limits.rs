@@ -410,6 +410,8 @@ ranges! {
     PerTransaction: u32 = Limit::new(0.0, 1_000_000.0, "per transaction");
     /// Items of one statement (`--random-points`, `--number-of-ranges`, `--bulk-rows`).
     PerStatement: u32 = Limit::new(1.0, 100_000.0, "");
+    /// TPC-C warehouses (`--warehouses`; about 100 MB each).
+    Warehouses: u32 = Limit::new(1.0, 100_000.0, "warehouses");
     /// pgbench's scale (`--scale`): 100 000 accounts per unit.
     PgbenchScale: u32 = Limit::new(1.0, 1_000_000.0, "").or_zero("automatic");
     /// pgbench-init's fill factor (PostgreSQL's range).

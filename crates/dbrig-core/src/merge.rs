@@ -90,6 +90,73 @@ impl EventCounts {
     }
 }
 
+/// The outcomes of one kind of event (a TPC-C transaction type), as the workload names it
+/// in [`crate::EventTally::kind`].
+#[derive(Debug, Clone, Default)]
+pub struct KindCounts {
+    /// Events that ended committed.
+    pub committed: u64,
+    /// Events that ended in the rollback the workload meant (TPC-C's New-Orders with an
+    /// unused item).
+    pub rolled_back: u64,
+    /// Events restarted at least once after a retryable error (deadlock, serialization).
+    pub retried: u64,
+    /// Events that ended failed: out of tries (`--max-tries`) by kind of failure, or stopped
+    /// by an error that is not retried (`other`).
+    pub failed: FailedEvents,
+    /// Latency of the committed and rolled-back events (µs, as the run's).
+    pub latency: LatencyHistogram,
+}
+
+impl KindCounts {
+    pub fn merge(&mut self, o: &KindCounts) {
+        self.committed += o.committed;
+        self.rolled_back += o.rolled_back;
+        self.retried += o.retried;
+        self.failed.merge(&o.failed);
+        self.latency.add(&o.latency);
+    }
+}
+
+/// [`KindCounts`] per kind of event, in the order kinds first appeared. A workload has a
+/// handful of kinds: a short list scanned by name.
+#[derive(Debug, Clone, Default)]
+pub struct EventKinds {
+    kinds: Vec<(&'static str, KindCounts)>,
+}
+
+impl EventKinds {
+    /// The counts of `kind`, made empty on first use.
+    pub fn entry(&mut self, kind: &'static str) -> &mut KindCounts {
+        let at = match self.kinds.iter().position(|(k, _)| *k == kind) {
+            Some(at) => at,
+            None => {
+                self.kinds.push((kind, KindCounts::default()));
+                self.kinds.len() - 1
+            }
+        };
+        &mut self.kinds[at].1
+    }
+
+    pub fn get(&self, kind: &str) -> Option<&KindCounts> {
+        self.kinds.iter().find(|(k, _)| *k == kind).map(|(_, c)| c)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &KindCounts)> {
+        self.kinds.iter().map(|(k, c)| (*k, c))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    pub fn merge(&mut self, o: &EventKinds) {
+        for (k, c) in &o.kinds {
+            self.entry(k).merge(c);
+        }
+    }
+}
+
 /// One report interval of a run, keyed by the time it ended.
 #[derive(Debug, Clone)]
 pub struct IntervalCounts {
@@ -198,6 +265,9 @@ pub struct RunMeasurements {
     pub intervals: Vec<IntervalCounts>,
     /// Latency per kind of statement (measured events only).
     pub statements: StatementHistograms,
+    /// Outcomes and latency per kind of event, for workloads that name their events' kinds
+    /// (TPC-C's transaction types); empty for the others.
+    pub kinds: EventKinds,
     /// Each client's measured work, by client number (in order).
     pub clients: Vec<(u32, ClientWork)>,
     pub connects: ConnectCounts,
@@ -226,6 +296,7 @@ impl RunMeasurements {
             }
         }
         self.statements.add(&o.statements);
+        self.kinds.merge(&o.kinds);
         self.clients.extend_from_slice(&o.clients);
         self.clients.sort_by_key(|&(i, _)| i);
         self.connects.merge(&o.connects);
@@ -321,6 +392,15 @@ mod tests {
                         c.record(&e.queries, e.ignored, 0, e.latency_us, e.service_us);
                     }
                     part.statements.record(e.statement, e.service_us);
+                    // A kind per event (as TPC-C's transaction types), some rolled back.
+                    let k = part.kinds.entry(e.statement);
+                    match e.latency_us % 7 == 0 {
+                        true => k.rolled_back += 1,
+                        false => k.committed += 1,
+                    }
+                    k.retried += e.ignored;
+                    k.failed.deadlock += u64::from(e.latency_us % 11 == 0);
+                    k.latency.record_us(e.latency_us);
                 }
                 for (i, c) in by_interval.iter().enumerate() {
                     if c.events > 0 {
@@ -384,6 +464,17 @@ mod tests {
                 assert_same_histogram(&merged.total.latency, &whole.total.latency, &what);
                 assert_same_histogram(&merged.total.service, &whole.total.service, &what);
                 assert_eq!(merged.statements.summaries(), whole.statements.summaries());
+                for (kind, w) in whole.kinds.iter() {
+                    let m = merged.kinds.get(kind).expect("every kind merged");
+                    let what = format!("{what}, kind {kind}");
+                    assert_eq!(
+                        (m.committed, m.rolled_back, m.retried, m.failed),
+                        (w.committed, w.rolled_back, w.retried, w.failed),
+                        "{what}"
+                    );
+                    assert_same_histogram(&m.latency, &w.latency, &what);
+                }
+                assert_eq!(merged.kinds.iter().count(), 3, "{what}");
                 assert_eq!(merged.intervals.len(), INTERVALS as usize, "{what}");
                 for (m, w) in merged.intervals.iter().zip(&whole.intervals) {
                     assert_eq!(m.end, w.end, "{what}: intervals in order of their end");

@@ -27,6 +27,13 @@ pub struct EventTally {
     /// sysbench script's `sb_counter_inc(tid, SB_CNT_ERROR)`, as its TPC-C suites do for an
     /// intentional rollback).
     pub ignored_errors: u64,
+    /// The kind of event this is, for workloads whose events are of several kinds (TPC-C's
+    /// transaction types): the runner counts outcomes and latency per kind
+    /// ([`crate::merge::EventKinds`]). Kept across an event's retries: a workload that finds
+    /// it set at the start of an event knows the event is being retried.
+    pub kind: Option<&'static str>,
+    /// The event ended in a rollback the workload meant (not an error).
+    pub rolled_back: bool,
 }
 
 impl EventTally {
@@ -34,6 +41,8 @@ impl EventTally {
         self.queries = QueryCounters::default();
         self.statements.clear();
         self.ignored_errors = 0;
+        self.kind = None;
+        self.rolled_back = false;
     }
 
     pub fn time(&mut self, kind: &'static str, us: u64) {

@@ -95,6 +95,12 @@ pub trait FieldWriter: Send + 'static {
     fn numeric(&mut self, unscaled: i64, scale: u16);
     /// A DATE, as days since 1970-01-01.
     fn date(&mut self, unix_days: i32);
+    /// A TIMESTAMP (PostgreSQL, without time zone) or DATETIME (MariaDB), as whole seconds
+    /// since 1970-01-01 00:00:00, read as a wall-clock time (no zone is applied).
+    fn timestamp(&mut self, unix_seconds: i64);
+    /// A NULL in a column of type `of` (MariaDB's bulk command declares each parameter's type
+    /// from a chunk's first row, NULL or not).
+    fn null(&mut self, of: FieldType);
     /// Bytes written so far.
     fn len(&self) -> usize;
     /// Rows written so far.
@@ -104,6 +110,39 @@ pub trait FieldWriter: Send + 'static {
     fn is_empty(&self) -> bool {
         self.rows() == 0
     }
+}
+
+/// A column's type as a [`FieldWriter`] writes it: what a NULL stands in for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Int4,
+    Int8,
+    Text,
+    Numeric,
+    Date,
+    Timestamp,
+}
+
+/// `TIMESTAMP`'s text, `YYYY-MM-DD HH:MM:SS`.
+const TIMESTAMP_TEXT_LEN: u64 = 19;
+
+/// Seconds between 1970-01-01 and 2000-01-01 (PostgreSQL's epoch).
+const PG_EPOCH_UNIX_SECONDS: i64 = 946_684_800;
+
+/// The calendar date and time of day of `unix_seconds`: (year, month, day, hour, minute,
+/// second).
+pub fn civil_from_seconds(unix_seconds: i64) -> (i32, u8, u8, u8, u8, u8) {
+    let days = unix_seconds.div_euclid(86_400);
+    let secs = unix_seconds.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days as i32);
+    (
+        y,
+        m,
+        d,
+        (secs / 3600) as u8,
+        (secs / 60 % 60) as u8,
+        (secs % 60) as u8,
+    )
 }
 
 /// Digits of `n` in decimal (1 for 0).
@@ -255,6 +294,20 @@ impl FieldWriter for PgBinaryChunk {
         self.text_bytes += DATE_TEXT_LEN;
     }
 
+    /// Microseconds since 2000-01-01 00:00:00 (PostgreSQL's integer timestamps).
+    fn timestamp(&mut self, unix_seconds: i64) {
+        self.buf.extend_from_slice(&8i32.to_be_bytes());
+        let micros = (unix_seconds - PG_EPOCH_UNIX_SECONDS) * 1_000_000;
+        self.buf.extend_from_slice(&micros.to_be_bytes());
+        self.text_bytes += TIMESTAMP_TEXT_LEN;
+    }
+
+    /// A field length of -1; `\N` in bulk text.
+    fn null(&mut self, _of: FieldType) {
+        self.buf.extend_from_slice(&(-1i32).to_be_bytes());
+        self.text_bytes += 2;
+    }
+
     fn len(&self) -> usize {
         self.buf.len()
     }
@@ -282,6 +335,8 @@ pub struct MariaDbBulkChunk {
 
 /// The binary protocol's "a value follows" indicator.
 const MARIADB_INDICATOR_NONE: u8 = 0;
+/// The binary protocol's "this value is NULL" indicator (no value follows).
+const MARIADB_INDICATOR_NULL: u8 = 1;
 
 impl MariaDbBulkChunk {
     fn field(&mut self, ty: u8) {
@@ -387,6 +442,31 @@ impl FieldWriter for MariaDbBulkChunk {
         self.buf.push(m);
         self.buf.push(d);
         self.text_bytes += DATE_TEXT_LEN;
+    }
+
+    fn timestamp(&mut self, unix_seconds: i64) {
+        self.field(crate::mysql_wire::TYPE_DATETIME);
+        let (y, mo, d, h, mi, s) = civil_from_seconds(unix_seconds);
+        self.buf.push(7);
+        self.buf.extend_from_slice(&(y as u16).to_le_bytes());
+        self.buf.extend_from_slice(&[mo, d, h, mi, s]);
+        self.text_bytes += TIMESTAMP_TEXT_LEN;
+    }
+
+    fn null(&mut self, of: FieldType) {
+        use crate::mysql_wire::{TYPE_DATE, TYPE_DATETIME, TYPE_LONG, TYPE_LONGLONG};
+        let ty = match of {
+            FieldType::Int4 => TYPE_LONG,
+            FieldType::Int8 => TYPE_LONGLONG,
+            FieldType::Date => TYPE_DATE,
+            FieldType::Timestamp => TYPE_DATETIME,
+            FieldType::Text | FieldType::Numeric => crate::mysql_wire::TYPE_VAR_STRING,
+        };
+        if self.rows == 1 {
+            self.types.push(ty);
+        }
+        self.buf.push(MARIADB_INDICATOR_NULL);
+        self.text_bytes += 2;
     }
 
     fn len(&self) -> usize {

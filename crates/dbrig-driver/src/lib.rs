@@ -30,8 +30,8 @@ mod tls;
 mod wire_socket;
 
 pub use bulk::{
-    BulkLoad, BulkText, FieldWriter, MariaDbBulkChunk, MariaDbBulkRows, PgBinaryChunk,
-    PgBinaryRows, encode_bulk_row,
+    BulkLoad, BulkText, FieldType, FieldWriter, MariaDbBulkChunk, MariaDbBulkRows, PgBinaryChunk,
+    PgBinaryRows, civil_from_seconds, encode_bulk_row,
 };
 pub use cancel::CancelHandle;
 pub use conn::{

@@ -469,7 +469,7 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
 /// The rows of a typed chunk back as values (integers as `Int`, everything else as its text),
 /// for the fallback of a server that refuses the bulk command.
 fn typed_rows(chunk: &MariaDbBulkChunk) -> Vec<Vec<Value>> {
-    use super::{TYPE_DATE, TYPE_LONG, TYPE_LONGLONG};
+    use super::{TYPE_DATE, TYPE_DATETIME, TYPE_LONG, TYPE_LONGLONG};
     let mut rows = Vec::with_capacity(chunk.rows() as usize);
     let b = &chunk.buf;
     let mut at = 0;
@@ -498,6 +498,20 @@ fn typed_rows(chunk: &MariaDbBulkChunk) -> Vec<Vec<Value>> {
                     let y = u16::from_le_bytes([b[at + 1], b[at + 2]]);
                     let v = format!("{y:04}-{:02}-{:02}", b[at + 3], b[at + 4]);
                     at += 5;
+                    Value::Text(v)
+                }
+                TYPE_DATETIME => {
+                    // The length byte (7), then year, month, day, hour, minute, second.
+                    let y = u16::from_le_bytes([b[at + 1], b[at + 2]]);
+                    let v = format!(
+                        "{y:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+                        b[at + 3],
+                        b[at + 4],
+                        b[at + 5],
+                        b[at + 6],
+                        b[at + 7]
+                    );
+                    at += 8;
                     Value::Text(v)
                 }
                 _ => {

@@ -63,6 +63,7 @@ const TYPE_DOUBLE: u8 = 0x05;
 const TYPE_NULL: u8 = 0x06;
 pub(crate) const TYPE_LONGLONG: u8 = 0x08;
 pub(crate) const TYPE_DATE: u8 = 0x0A;
+pub(crate) const TYPE_DATETIME: u8 = 0x0C;
 pub(crate) const TYPE_VAR_STRING: u8 = 0xFD;
 
 /// TCP or Unix socket, read and written as one byte stream.

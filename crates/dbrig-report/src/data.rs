@@ -149,13 +149,11 @@ impl CellOptions {
 /// one failed before it measured): it still belongs to its kind's section.
 fn kind_of_name(name: &str) -> Option<ResultKind> {
     match name.replace('-', "_").as_str() {
-        "tpch_power" => Some(ResultKind::TpchPower),
-        "tpch_throughput" => Some(ResultKind::TpchThroughput),
-        "perfrun" => Some(ResultKind::Perfrun),
-        "sql_bench" => Some(ResultKind::SqlBench),
-        "load" => Some(ResultKind::Load),
         "memory_load" | "scan_filter" | "tmp_groupby" => Some(ResultKind::Micro),
-        _ => None,
+        // The other kinds' workloads go by their kind's stored name (OLTP's by their own).
+        n => ResultKind::ALL
+            .into_iter()
+            .find(|k| *k != ResultKind::Oltp && k.as_str() == n),
     }
 }
 
@@ -173,12 +171,12 @@ fn cell_kind(run_kind: RunKind, cell: &CellRow, trials: &[TrialRow]) -> ResultKi
         return k;
     }
     match run_kind {
-        RunKind::Micro => ResultKind::Micro,
-        RunKind::TpchPower => ResultKind::TpchPower,
-        RunKind::TpchThroughput => ResultKind::TpchThroughput,
-        RunKind::Perfrun => ResultKind::Perfrun,
-        RunKind::Load => ResultKind::Load,
         RunKind::Plan | RunKind::Oltp => ResultKind::Oltp,
+        // A single command's run is named after the one kind it measures.
+        single => ResultKind::ALL
+            .into_iter()
+            .find(|k| RunKind::from(*k) == single)
+            .unwrap_or(ResultKind::Oltp),
     }
 }
 
@@ -416,7 +414,11 @@ impl ItemUnit {
 /// Rates and scores grow with speed (rows/s, MB/s, Power@Size); times and costs shrink
 /// (s, ms/query, cycles/row).
 pub fn higher_is_better(unit: &str) -> bool {
-    unit.ends_with("/s") || unit.ends_with("@Size") || unit == "QPS" || unit == "TPS"
+    unit.ends_with("/s")
+        || unit.ends_with("@Size")
+        || unit == "QPS"
+        || unit == "TPS"
+        || crate::kinds::all().any(|k| k.higher_units().contains(&unit))
 }
 
 impl CellData {
@@ -571,15 +573,7 @@ pub struct Section {
 
 /// A section's title.
 pub fn kind_title(kind: ResultKind) -> &'static str {
-    match kind {
-        ResultKind::Oltp => "OLTP",
-        ResultKind::Micro => "Micro-benchmarks",
-        ResultKind::TpchPower => "TPC-H power test",
-        ResultKind::TpchThroughput => "TPC-H throughput test",
-        ResultKind::Perfrun => "perfrun",
-        ResultKind::SqlBench => "sql-bench",
-        ResultKind::Load => "Loads",
-    }
+    crate::kinds::of(kind).title()
 }
 
 /// How a run's plan asked its changes to be called: the defaults, with the noise band of its
@@ -1302,6 +1296,49 @@ mod item_tests {
 
     use super::*;
     use crate::fixture;
+
+    /// A cell none of whose trials measured belongs to its kind's section: by its workload's
+    /// name (each kind's stored name, micro-benchmarks' own), else by the single command that
+    /// stored its run; a plan's unnamed cell is OLTP's. Every kind's section has its title.
+    #[test]
+    fn an_unmeasured_cell_finds_its_kind() {
+        let cell = |workload: &str| CellRow {
+            id: dbrig_store::CellId(1),
+            run_id: RunId(1),
+            cell_key: "k".into(),
+            configuration: "A".into(),
+            workload: workload.into(),
+            clients: 1,
+            options: serde_json::json!({}),
+            target: "sqlite:x".into(),
+        };
+        for kind in ResultKind::ALL {
+            if kind != ResultKind::Oltp {
+                assert_eq!(cell_kind(RunKind::Plan, &cell(kind.as_str()), &[]), kind);
+            }
+            if kind != ResultKind::SqlBench {
+                assert_eq!(cell_kind(RunKind::from(kind), &cell("label"), &[]), kind);
+            }
+            assert!(!kind_title(kind).is_empty());
+        }
+        assert_eq!(
+            cell_kind(RunKind::Plan, &cell("tpch-power"), &[]),
+            ResultKind::TpchPower
+        );
+        assert_eq!(
+            cell_kind(RunKind::Micro, &cell("scan_filter"), &[]),
+            ResultKind::Micro
+        );
+        assert_eq!(
+            cell_kind(RunKind::Plan, &cell("oltp_read_write"), &[]),
+            ResultKind::Oltp
+        );
+        assert_eq!(
+            cell_kind(RunKind::Plan, &cell("oltp"), &[]),
+            ResultKind::Oltp
+        );
+        assert_eq!(kind_title(ResultKind::Tpcc), "TPC-C");
+    }
 
     /// A micro item's MB/s and cycles/row are its seconds in other units: one hypothesis
     /// with the item, not more comparisons in the correction. The mixed plan's memory_load

@@ -55,6 +55,15 @@ pub trait KindReport: Sync {
     /// The kind of stored result this reports.
     fn kind(&self) -> ResultKind;
 
+    /// The title of this kind's section of a plan report.
+    fn title(&self) -> &'static str;
+
+    /// The units of this kind's items that grow with speed, beyond the rates and scores every
+    /// kind reads the same way (`/s`, `@Size`, QPS, TPS): TPC-C's NOPM and TPM.
+    fn higher_units(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The measured items of one trial's result, each in its own unit (empty for a kind
     /// ranked by its throughput: OLTP).
     fn items(&self, result: &TrialResult) -> Vec<Item>;

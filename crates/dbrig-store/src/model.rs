@@ -133,6 +133,8 @@ text_enum!(
         Perfrun = "perfrun",
         /// `dbrig prepare WORKLOAD`, `dbrig tpch load`: a load measured on its own
         Load = "load",
+        /// `dbrig run tpcc`
+        Tpcc = "tpcc",
     }
 );
 
@@ -145,6 +147,7 @@ impl From<ResultKind> for RunKind {
             ResultKind::TpchThroughput => RunKind::TpchThroughput,
             ResultKind::Perfrun => RunKind::Perfrun,
             ResultKind::Load => RunKind::Load,
+            ResultKind::Tpcc => RunKind::Tpcc,
             // No single command runs sql-bench: only plans do.
             ResultKind::SqlBench => RunKind::Plan,
         }

@@ -30,6 +30,7 @@ pub mod sql;
 pub mod sqlbench;
 pub mod sysbench_bulk;
 mod tasks;
+pub mod tpcc;
 pub mod tpch;
 
 use dbrig_core::{EventTally, KeyGenerator};
@@ -55,6 +56,8 @@ pub enum Workload {
     Lua(LuaWorkload),
     /// Connection set-up itself: each event a new connection.
     Connect,
+    /// TPC-C's five transactions (client-side statements).
+    Tpcc(tpcc::Tpcc),
 }
 
 /// A client's per-connection state for its workload.
@@ -64,6 +67,7 @@ pub enum Client {
     Script(script::ScriptClient),
     Lua(Box<lua::LuaClient>),
     Connect(connect::ConnectClient),
+    Tpcc(Box<tpcc::txn::TpccClient>),
 }
 
 /// A workload's name, aliases and one-line description, for `dbrig list`.
@@ -104,6 +108,7 @@ impl Workload {
             Workload::Script(_) => WorkloadKind::new(kinds::PgbenchScripts::new(self)),
             Workload::Lua(_) => WorkloadKind::new(kinds::LuaScript::new(self)),
             Workload::Connect => WorkloadKind::new(kinds::Connect::new()),
+            Workload::Tpcc(_) => WorkloadKind::new(kinds::Tpcc::new(self)),
         }
     }
 
@@ -118,6 +123,7 @@ impl Workload {
             Workload::Script(_) => script::NAME,
             Workload::Lua(l) => l.name(),
             Workload::Connect => connect::NAME,
+            Workload::Tpcc(_) => tpcc::NAME,
         }
     }
 
@@ -128,6 +134,7 @@ impl Workload {
             Workload::Script(s) => serde_json::to_value(&*s.options).unwrap_or_default(),
             Workload::Lua(l) => l.options_json(),
             Workload::Connect => serde_json::json!({}),
+            Workload::Tpcc(t) => serde_json::to_value(&*t.options).unwrap_or_default(),
         }
     }
 
@@ -139,6 +146,7 @@ impl Workload {
             Workload::Script(s) => s.notes(protocol),
             Workload::Lua(l) => l.notes(),
             Workload::Connect => Vec::new(),
+            Workload::Tpcc(t) => t.notes(target),
         }
     }
 
@@ -158,6 +166,9 @@ impl Workload {
             // Each event a connection: its figures are the OLTP ones, transactions the
             // connections made.
             Workload::Connect => oltp_result::trial_output(run, spec, notes),
+            // Its own figures need the server's counters around the run: made by the kind's
+            // trial (`Tpcc::trial_output`); here only what the clients measured.
+            Workload::Tpcc(_) => oltp_result::trial_output(run, spec, notes),
         }
     }
 
@@ -165,7 +176,9 @@ impl Workload {
     /// sysbench's `--db-ps-mode=auto`; pgbench scripts simple, pgbench's default.
     pub fn default_protocol(&self) -> Protocol {
         match self {
-            Workload::Oltp(_) | Workload::Connect | Workload::Lua(_) => Protocol::Prepared,
+            Workload::Oltp(_) | Workload::Connect | Workload::Lua(_) | Workload::Tpcc(_) => {
+                Protocol::Prepared
+            }
             Workload::Script(_) => script::DEFAULT_PROTOCOL,
         }
     }
@@ -183,9 +196,11 @@ impl Workload {
     pub fn extra_retry_codes(&self, dialect: dbrig_driver::Dialect) -> Vec<&'static str> {
         match self {
             Workload::Oltp(o) if o.retries_duplicate_keys(dialect) => vec![oltp::DUPLICATE_KEY],
-            Workload::Oltp(_) | Workload::Script(_) | Workload::Lua(_) | Workload::Connect => {
-                Vec::new()
-            }
+            Workload::Oltp(_)
+            | Workload::Script(_)
+            | Workload::Lua(_)
+            | Workload::Connect
+            | Workload::Tpcc(_) => Vec::new(),
         }
     }
 
@@ -198,6 +213,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
             Workload::Script(s) => s.check_ready(conn).await,
+            Workload::Tpcc(t) => t.check_ready(conn, allow_mismatch).await,
             Workload::Lua(_) | Workload::Connect => Ok(Vec::new()),
         }
     }
@@ -221,6 +237,9 @@ impl Workload {
                 l.new_client(conn, index, threads, keys, seed).await?,
             ))),
             Workload::Connect => Ok(Client::Connect(connect::ConnectClient)),
+            Workload::Tpcc(t) => Ok(Client::Tpcc(Box::new(
+                t.new_client(conn, index, seed).await?,
+            ))),
         }
     }
 }
@@ -236,6 +255,7 @@ impl Client {
             Client::Script(c) => c.event(conn, q).await,
             Client::Lua(c) => c.event(conn, q).await,
             Client::Connect(c) => c.event(conn, q).await,
+            Client::Tpcc(c) => c.event(conn, q).await,
         }
     }
 
@@ -243,7 +263,7 @@ impl Client {
     pub fn fatal_hint(&self, e: &DriverError) -> Option<String> {
         match self {
             Client::Oltp(c) => c.fatal_hint(e),
-            Client::Script(_) | Client::Lua(_) | Client::Connect(_) => None,
+            Client::Script(_) | Client::Lua(_) | Client::Connect(_) | Client::Tpcc(_) => None,
         }
     }
 
@@ -257,7 +277,7 @@ impl Client {
     pub async fn finish(&mut self, conn: &mut Connection, q: &mut EventTally) -> Option<String> {
         match self {
             Client::Oltp(c) => c.finish(conn, q).await,
-            Client::Script(_) | Client::Connect(_) => None,
+            Client::Script(_) | Client::Connect(_) | Client::Tpcc(_) => None,
             Client::Lua(c) => c.finish(conn, q).await,
         }
     }
@@ -268,6 +288,7 @@ impl Client {
             Client::Script(c) => c.abort(conn).await,
             Client::Lua(c) => c.abort(conn).await,
             Client::Connect(_) => {}
+            Client::Tpcc(c) => c.abort(conn).await,
         }
     }
 }

@@ -32,6 +32,8 @@ pub enum LoadOf {
     Tpch(Box<TpchPowerOptions>),
     /// pgbench's tables (pgbench -i): scale, fillfactor, foreign keys.
     PgbenchInit(ScriptOptions),
+    /// The TPC-C tables (warehouses, loaders, the check after the load).
+    Tpcc(crate::tpcc::TpccOptions),
 }
 
 /// A load measured as a trial.
@@ -46,6 +48,7 @@ pub struct LoadTest {
 /// `of`'s spelling of TPC-H and pgbench-init (an OLTP workload goes by its own name).
 const OF_TPCH: &str = "tpch";
 const OF_PGBENCH: &str = "pgbench-init";
+const OF_TPCC: &str = crate::tpcc::NAME;
 
 impl LoadTest {
     /// The plan's form: `of` and `replace` (default true), the rest the loaded workload's
@@ -79,6 +82,7 @@ impl LoadTest {
                 LoadOf::Tpch(Box::new(o))
             }
             OF_PGBENCH => LoadOf::PgbenchInit(serde_json::from_value(rest).map_err(bad)?),
+            OF_TPCC => LoadOf::Tpcc(serde_json::from_value(rest).map_err(bad)?),
             _ => {
                 let oltp: OltpOptions = serde_json::from_value(rest).map_err(bad)?;
                 match Workload::from_name(&of, oltp)? {
@@ -103,6 +107,7 @@ impl LoadTest {
             ),
             LoadOf::Tpch(o) => (OF_TPCH, serde_json::to_value(o).unwrap_or_default()),
             LoadOf::PgbenchInit(o) => (OF_PGBENCH, serde_json::to_value(o).unwrap_or_default()),
+            LoadOf::Tpcc(o) => (OF_TPCC, serde_json::to_value(o).unwrap_or_default()),
         };
         let mut v = serde_json::json!({ "of": of, "replace": self.replace });
         if let (Some(map), Some(o)) = (v.as_object_mut(), options.as_object()) {
@@ -118,6 +123,7 @@ impl LoadTest {
             LoadOf::Oltp(o) => crate::kinds::oltp::oltp_identity(&o.options),
             LoadOf::Tpch(o) => crate::kinds::tpch::tpch_identity(o),
             LoadOf::PgbenchInit(o) => crate::kinds::script::pgbench_identity(o),
+            LoadOf::Tpcc(o) => o.data_identity(),
         }
     }
 
@@ -130,7 +136,7 @@ impl LoadTest {
                 tpch::check_load_fits(sf, space, o.force_load)
             }
             LoadOf::PgbenchInit(o) => crate::script::init::check_fits(o, space),
-            LoadOf::Oltp(_) => Ok(()),
+            LoadOf::Oltp(_) | LoadOf::Tpcc(_) => Ok(()),
         }
     }
 
@@ -159,6 +165,7 @@ impl LoadTest {
             (_, true) | (LoadOf::PgbenchInit(_), _) => Ok(()),
             (LoadOf::Oltp(o), false) => o.refuse_existing(&mut conn, target, threads).await,
             (LoadOf::Tpch(_), false) => tpch::refuse_existing(&mut conn, target).await,
+            (LoadOf::Tpcc(_), false) => crate::tpcc::refuse_existing(&mut conn, target).await,
         };
         conn.close().await;
         refused
@@ -229,6 +236,31 @@ impl LoadTest {
                     steps: vec![step("init", i.seconds)],
                     loaders: 1,
                     figures: i.figures,
+                    ..LoadResult::default()
+                }
+            }
+            LoadOf::Tpcc(o) => {
+                if self.replace {
+                    let c = crate::tpcc::cleanup(target, connect).await?;
+                    if !c.dropped.is_empty() {
+                        progress.note(&format!("dropped {} TPC-C table(s) first", c.dropped.len()));
+                    }
+                }
+                let l = crate::tpcc::load(target, connect, &o.load_options(seed), progress).await?;
+                LoadResult {
+                    of: OF_TPCC.to_owned(),
+                    data: format!(
+                        "TPC-C, {} warehouse(s){}",
+                        l.warehouses,
+                        match &l.check {
+                            Some(c) if c.passed() => ", consistency checked",
+                            _ => "",
+                        }
+                    ),
+                    steps: l.steps.iter().map(|s| step(&s.name, s.seconds)).collect(),
+                    loaders: l.parallel,
+                    figures: l.figures,
+                    size_bytes: Some(l.size_bytes),
                     ..LoadResult::default()
                 }
             }

@@ -159,6 +159,84 @@ pub fn check_fits(
     }
 }
 
+/// Around a step's DDL on `tables`: the markers say dbrig's DDL runs
+/// ([`crate::registry::ddl_begins`]), then what they are after it
+/// ([`crate::registry::refresh_marker`]). TPC-H's and TPC-C's keys and indexes.
+pub(crate) async fn mark_ddl(
+    conn: &mut dbrig_driver::Connection,
+    tables: &[&str],
+    running: bool,
+) -> Result<(), crate::WorkloadError> {
+    for t in tables {
+        match running {
+            true => crate::registry::ddl_begins(conn, t).await?,
+            false => crate::registry::refresh_marker(conn, t).await?,
+        }
+    }
+    Ok(())
+}
+
+/// Drop those of `tables` that exist, each proven dbrig's (`kind` in the registry, its very
+/// marker) before any is dropped; (dropped, absent), in `tables`' order reversed.
+pub(crate) async fn drop_registered(
+    target: &dbrig_driver::Target,
+    connect: &dbrig_driver::ConnectOptions,
+    tables: &[&str],
+    kind: &str,
+) -> Result<(Vec<String>, Vec<String>), crate::WorkloadError> {
+    use crate::registry;
+    let mut conn = dbrig_driver::Connection::connect(target, connect).await?;
+    let mut present = Vec::new();
+    let mut absent = Vec::new();
+    for t in tables.iter().rev() {
+        match conn.table_exists(t).await? {
+            true => present.push((*t).to_owned()),
+            false => absent.push((*t).to_owned()),
+        }
+    }
+    // Refuse before dropping anything.
+    for t in &present {
+        registry::verify(&mut conn, t, kind, target).await?;
+    }
+    for t in &present {
+        registry::drop_table(&mut conn, t).await?;
+    }
+    registry::drop_if_empty(&mut conn).await?;
+    conn.close().await;
+    Ok((present, absent))
+}
+
+/// Bytes `tables` take by the dialect's `table_size` section: MariaDB data_length +
+/// index_length, PostgreSQL pg_total_relation_size (each a table's, bound by name), SQLite
+/// the database file (one query, no binds).
+pub(crate) async fn tables_size(
+    conn: &mut dbrig_driver::Connection,
+    sql: &crate::sql::SqlSet,
+    tables: &[&str],
+) -> Result<u64, crate::WorkloadError> {
+    use dbrig_core::Value;
+    let stmt = sql.render("table_size", &[]);
+    let as_u64 = |rows: Vec<Vec<Value>>| {
+        rows.first()
+            .and_then(|r| r.first())
+            .map(|v| match v {
+                Value::Int(i) => *i as u64,
+                Value::Float(f) => *f as u64,
+                Value::Text(s) => s.trim().parse::<f64>().unwrap_or(0.0) as u64,
+                Value::Null => 0,
+            })
+            .unwrap_or(0)
+    };
+    if conn.dialect() == dbrig_driver::Dialect::Sqlite {
+        return Ok(as_u64(conn.query(&stmt, &[]).await?));
+    }
+    let mut total = 0;
+    for t in tables {
+        total += as_u64(conn.query(&stmt, &[Value::Text((*t).into())]).await?);
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

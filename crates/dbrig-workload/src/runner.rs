@@ -1483,6 +1483,23 @@ async fn client_loop(
             let service_us = end.saturating_duration_since(began).as_micros() as u64;
             let mut guard = stats.lock().expect("stats lock");
             let s = &mut *guard;
+            // Per kind of event (TPC-C's transaction types), where the workload names it.
+            if let Some(k) = q.kind {
+                let c = s.part.kinds.entry(k);
+                c.retried += u64::from(restarted);
+                match (failed, &result) {
+                    (Some(FailureKind::Serialization), _) => c.failed.serialization += 1,
+                    (Some(FailureKind::Deadlock), _) => c.failed.deadlock += 1,
+                    (Some(FailureKind::Other), _) | (None, Err(_)) => c.failed.other += 1,
+                    (None, Ok(())) => {
+                        match q.rolled_back {
+                            true => c.rolled_back += 1,
+                            false => c.committed += 1,
+                        }
+                        c.latency.record_us(latency_us);
+                    }
+                }
+            }
             if let Some(kind) = failed {
                 for t in [&mut s.part.total, &mut s.interval] {
                     t.ignored_errors += ignored;

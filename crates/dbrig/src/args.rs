@@ -264,6 +264,8 @@ pub struct WorkloadArgs {
     pub script: ScriptOptions,
     #[command(flatten, next_help_heading = "sysbench Lua script options")]
     pub lua: dbrig_workload::LuaOptions,
+    #[command(flatten, next_help_heading = "TPC-C options (prepare|cleanup tpcc)")]
+    pub tpcc: dbrig_workload::tpcc::TpccOptions,
     #[command(
         flatten,
         next_help_heading = "Environment options (recorded with the trial)"

@@ -39,6 +39,12 @@ fn workload_of(args: &WorkloadArgs) -> Result<Workload> {
         Some(name) if scripts => Err(anyhow!(
             "--script and --builtin run pgbench scripts; they do not go with the workload {name}"
         )),
+        Some(dbrig_workload::tpcc::NAME) => Ok(Workload::Tpcc(dbrig_workload::tpcc::Tpcc::new(
+            dbrig_workload::tpcc::TpccOptions {
+                load_parallel: args.oltp.load_parallel,
+                ..args.tpcc.clone()
+            },
+        ))),
         Some(name) => Ok(Workload::from_name(name, args.oltp.clone())?),
     }
 }
@@ -55,6 +61,12 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         }
         script.scale = script.scale.max(1);
         LoadOf::PgbenchInit(script)
+    } else if args.workload.as_deref() == Some(dbrig_workload::tpcc::NAME) {
+        // The loaders are the one `--load-parallel` every prepare takes.
+        LoadOf::Tpcc(dbrig_workload::tpcc::TpccOptions {
+            load_parallel: args.oltp.load_parallel,
+            ..args.tpcc.clone()
+        })
     } else {
         let workload = workload_of(&args)?;
         if let Workload::Lua(l) = &workload {
@@ -73,6 +85,10 @@ pub async fn prepare(args: WorkloadArgs, argv: &[String]) -> Result<ExitCode> {
         LoadOf::PgbenchInit(o) => format!(
             "dbrig: interrupted: pgbench-init stopped; pgbench's tables on {target} are left half-made: run `dbrig prepare {PGBENCH_INIT} --scale {} {on}` again",
             o.scale
+        ),
+        LoadOf::Tpcc(o) => format!(
+            "dbrig: interrupted: prepare of tpcc stopped; the TPC-C tables on {target} are left half-built (never measured). Finish with `dbrig cleanup tpcc {on}` then `dbrig prepare tpcc --warehouses {} {on}` again",
+            o.warehouses
         ),
         _ => {
             let tables = match &of {
@@ -177,6 +193,21 @@ pub async fn cleanup(args: WorkloadArgs) -> Result<ExitCode> {
             outln!("Nothing to drop on {target}: no table of pgbench-init exists")?;
         } else {
             outln!("Dropped {} on {target}", dropped.join(", "))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.workload.as_deref() == Some(dbrig_workload::tpcc::NAME) {
+        let r = dbrig_workload::tpcc::cleanup(&target, &args.run.connect_options()).await?;
+        if args.format == Format::Json {
+            crate::out::text(&dbrig_report::json_text(&serde_json::json!({
+                "workload": dbrig_workload::tpcc::NAME,
+                "target": target.to_string(),
+                "dropped": r.dropped,
+            })))?;
+        } else if r.dropped.is_empty() {
+            outln!("Nothing to drop on {target}: no table of tpcc exists")?;
+        } else {
+            outln!("Dropped {} on {target}", r.dropped.join(", "))?;
         }
         return Ok(ExitCode::SUCCESS);
     }

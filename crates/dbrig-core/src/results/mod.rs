@@ -11,6 +11,7 @@ pub mod load;
 pub mod micro;
 pub mod perfrun;
 pub mod sqlbench;
+pub mod tpcc;
 pub mod tpch;
 
 use std::fmt;
@@ -37,6 +38,7 @@ pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};
 pub use sqlbench::{
     SqlBenchOperation, SqlBenchResult, SqlBenchStatus, SqlBenchTest, SqlBenchTime, perl_error_line,
 };
+pub use tpcc::{TpccCheckFailure, TpccConsistency, TpccResult, TpccTransaction};
 pub use tpch::{PowerReport, QueryOutcome, QueryStatus, ThroughputReport};
 
 /// The kinds of workload dbrig measures: a closed set, matched wherever a kind decides how a
@@ -56,10 +58,12 @@ pub enum ResultKind {
     SqlBench,
     /// A workload's data load (OLTP prepare, TPC-H load, pgbench-init): steps, rows/s, MB/s.
     Load,
+    /// TPC-C (TPROC-C): NOPM, TPM, per transaction type counts and latency.
+    Tpcc,
 }
 
 impl ResultKind {
-    pub const ALL: [ResultKind; 7] = [
+    pub const ALL: [ResultKind; 8] = [
         ResultKind::Oltp,
         ResultKind::Micro,
         ResultKind::TpchPower,
@@ -67,6 +71,7 @@ impl ResultKind {
         ResultKind::Perfrun,
         ResultKind::SqlBench,
         ResultKind::Load,
+        ResultKind::Tpcc,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -78,6 +83,7 @@ impl ResultKind {
             ResultKind::Perfrun => "perfrun",
             ResultKind::SqlBench => "sql_bench",
             ResultKind::Load => "load",
+            ResultKind::Tpcc => "tpcc",
         }
     }
 }
@@ -199,6 +205,7 @@ pub enum TrialResult {
     Perfrun(PerfrunResult),
     SqlBench(SqlBenchResult),
     Load(LoadResult),
+    Tpcc(TpccResult),
 }
 
 impl TrialResult {
@@ -211,6 +218,7 @@ impl TrialResult {
             TrialResult::Perfrun(_) => ResultKind::Perfrun,
             TrialResult::SqlBench(_) => ResultKind::SqlBench,
             TrialResult::Load(_) => ResultKind::Load,
+            TrialResult::Tpcc(_) => ResultKind::Tpcc,
         }
     }
 
@@ -224,6 +232,7 @@ impl TrialResult {
             TrialResult::Perfrun(r) => Some(&r.server.version),
             TrialResult::SqlBench(r) => Some(&r.server_version),
             TrialResult::Load(r) => Some(&r.server_version),
+            TrialResult::Tpcc(r) => Some(&r.server_version),
         }
     }
 
@@ -239,6 +248,7 @@ impl TrialResult {
             TrialResult::TpchThroughput(r) => r.failure.clone(),
             TrialResult::SqlBench(r) => r.failure(),
             TrialResult::Perfrun(r) => r.failure(),
+            TrialResult::Tpcc(r) => r.failure(),
             _ => None,
         }
     }

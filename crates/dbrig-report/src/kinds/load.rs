@@ -70,6 +70,10 @@ impl KindReport for Load {
         ResultKind::Load
     }
 
+    fn title(&self) -> &'static str {
+        "Loads"
+    }
+
     fn items(&self, result: &TrialResult) -> Vec<Item> {
         match result {
             TrialResult::Load(r) => load_items(r),

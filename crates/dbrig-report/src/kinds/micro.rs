@@ -126,6 +126,10 @@ impl KindReport for Micro {
         ResultKind::Micro
     }
 
+    fn title(&self) -> &'static str {
+        "Micro-benchmarks"
+    }
+
     fn items(&self, result: &TrialResult) -> Vec<Item> {
         match result {
             TrialResult::Micro(m) => micro_items(m),

@@ -20,6 +20,7 @@ pub mod oltp;
 pub mod perfrun;
 pub mod pgbench;
 pub mod sqlbench;
+pub mod tpcc;
 pub mod tpch;
 pub mod tpch_power;
 pub mod tpch_throughput;
@@ -34,6 +35,7 @@ pub fn of(kind: ResultKind) -> &'static dyn KindReport {
         ResultKind::Perfrun => &perfrun::PerfrunKind,
         ResultKind::SqlBench => &sqlbench::SqlBench,
         ResultKind::Load => &load::Load,
+        ResultKind::Tpcc => &tpcc::Tpcc,
     }
 }
 
@@ -98,7 +100,8 @@ mod tests {
                 | ResultKind::TpchThroughput
                 | ResultKind::Perfrun
                 | ResultKind::SqlBench
-                | ResultKind::Load => (),
+                | ResultKind::Load
+                | ResultKind::Tpcc => (),
             };
             assert_eq!(of(kind).kind(), kind);
         }

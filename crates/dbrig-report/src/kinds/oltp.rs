@@ -33,6 +33,10 @@ impl KindReport for Oltp {
         ResultKind::Oltp
     }
 
+    fn title(&self) -> &'static str {
+        "OLTP"
+    }
+
     fn items(&self, _result: &TrialResult) -> Vec<Item> {
         Vec::new()
     }

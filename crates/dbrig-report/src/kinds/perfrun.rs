@@ -1370,6 +1370,10 @@ impl KindReport for PerfrunKind {
         ResultKind::Perfrun
     }
 
+    fn title(&self) -> &'static str {
+        "perfrun"
+    }
+
     fn items(&self, result: &TrialResult) -> Vec<Item> {
         match result {
             TrialResult::Perfrun(p) => perfrun_items(p),

@@ -241,6 +241,10 @@ impl KindReport for SqlBench {
         ResultKind::SqlBench
     }
 
+    fn title(&self) -> &'static str {
+        "sql-bench"
+    }
+
     fn items(&self, result: &TrialResult) -> Vec<Item> {
         match result {
             TrialResult::SqlBench(r) => items(r)

@@ -29,6 +29,10 @@ impl KindReport for TpchPower {
         ResultKind::TpchPower
     }
 
+    fn title(&self) -> &'static str {
+        "TPC-H power test"
+    }
+
     fn items(&self, result: &TrialResult) -> Vec<Item> {
         match result {
             TrialResult::TpchPower(p) => power_items(p),

@@ -63,6 +63,10 @@ impl KindReport for TpchThroughput {
         ResultKind::TpchThroughput
     }
 
+    fn title(&self) -> &'static str {
+        "TPC-H throughput test"
+    }
+
     fn items(&self, result: &TrialResult) -> Vec<Item> {
         match result {
             TrialResult::TpchThroughput(t) => throughput_items(t),

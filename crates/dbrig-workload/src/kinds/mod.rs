@@ -1,6 +1,6 @@
 //! One module per kind of workload, each implementing [`crate::kind::Kind`], and the registry
 //! ([`REGISTRY`]) that resolves a plan's name to one of them. The client-driven kinds (OLTP, pgbench scripts, Lua scripts,
-//! connect) share the runner's client loop through `clients.rs`; the TPC-H tests share their
+//! connect, TPC-C) share the runner's client loop through `clients.rs`; the TPC-H tests share their
 //! options and data through `tpch.rs`.
 
 use crate::error::WorkloadError;
@@ -15,6 +15,7 @@ pub mod oltp;
 pub mod perfrun;
 pub mod script;
 pub mod sql_bench;
+pub mod tpcc;
 pub mod tpch;
 pub mod tpch_power;
 pub mod tpch_throughput;
@@ -27,6 +28,7 @@ pub use oltp::SysbenchOltp;
 pub use perfrun::Perfrun;
 pub use script::PgbenchScripts;
 pub use sql_bench::SqlBench;
+pub use tpcc::Tpcc;
 pub use tpch::{PowerRef, TpchPowerOptions};
 pub use tpch_power::TpchPower;
 pub use tpch_throughput::TpchThroughput;
@@ -43,6 +45,7 @@ pub const REGISTRY: &[Registration] = &[
     perfrun::REGISTRATION,
     load::REGISTRATION,
     sql_bench::REGISTRATION,
+    tpcc::REGISTRATION,
 ];
 
 /// The kinds a plan runs besides the OLTP workloads, for `dbrig list`: name and what a
@@ -138,7 +141,8 @@ mod tests {
                 | ResultKind::TpchThroughput
                 | ResultKind::Perfrun
                 | ResultKind::SqlBench
-                | ResultKind::Load => (),
+                | ResultKind::Load
+                | ResultKind::Tpcc => (),
             };
             assert!(
                 REGISTRY.iter().any(|r| r.result == kind),
@@ -156,6 +160,7 @@ mod tests {
             ("perfrun", json!({"tpch": true})),
             ("load", json!({"of": "oltp_read_only"})),
             ("sql-bench", json!({"tests": ["connect"]})),
+            ("tpcc", json!({"warehouses": 2})),
         ] {
             let k = WorkloadKind::from_json(name, &options).unwrap();
             let r = REGISTRY

@@ -169,11 +169,11 @@ impl OltpKind {
 /// newcomers for seconds and the latency tail measured the back-off. dbrig's writers to one
 /// file queue in a fair FIFO (tokio's mutex) instead, so a writer's latency is its real wait
 /// for the lock. One queue per file (per process), the shared in-memory database included.
-fn uses_writer_queue(target: &dbrig_driver::Target) -> bool {
+pub(crate) fn uses_writer_queue(target: &dbrig_driver::Target) -> bool {
     matches!(target, dbrig_driver::Target::Sqlite { .. })
 }
 
-fn sqlite_writer_queue(target: &dbrig_driver::Target) -> Arc<tokio::sync::Mutex<()>> {
+pub(crate) fn sqlite_writer_queue(target: &dbrig_driver::Target) -> Arc<tokio::sync::Mutex<()>> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
     static QUEUES: OnceLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> = OnceLock::new();

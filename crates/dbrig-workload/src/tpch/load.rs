@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use dbrig_core::Value;
 use dbrig_driver::{BulkLoad, BulkText, ConnectOptions, Connection, Dialect, FieldWriter, Target};
 
 use super::data::{Table, TextChunks};
@@ -134,7 +133,7 @@ async fn add_primary_keys(conn: &mut Connection, sql: &SqlSet) -> Result<(), Wor
 
 /// Run `statements` (in order: the first starts first) on up to `parallel` connections of
 /// their own. Each is read as a query: MariaDB's ANALYZE TABLE returns a result set.
-async fn side_by_side(
+pub(crate) async fn side_by_side(
     target: &Target,
     connect: &ConnectOptions,
     parallel: u32,
@@ -201,16 +200,9 @@ pub async fn refuse_existing(conn: &mut Connection, target: &Target) -> Result<(
     Ok(())
 }
 
-/// Around a step's DDL on every table: the markers say dbrig's DDL runs
-/// ([`registry::ddl_begins`]), then what they are after it ([`registry::refresh_marker`]).
+/// Around a step's DDL on every table (see [`crate::loading::mark_ddl`]).
 async fn mark_ddl(conn: &mut Connection, running: bool) -> Result<(), WorkloadError> {
-    for t in Table::ALL {
-        match running {
-            true => registry::ddl_begins(conn, t.name()).await?,
-            false => registry::refresh_marker(conn, t.name()).await?,
-        }
-    }
-    Ok(())
+    crate::loading::mark_ddl(conn, &Table::ALL.map(Table::name), running).await
 }
 
 /// Run the load test.
@@ -445,26 +437,7 @@ pub async fn load(
 /// pg_total_relation_size, SQLite the database file (page_count × page_size).
 pub async fn size_on_disk(conn: &mut Connection) -> Result<u64, WorkloadError> {
     let sql = schema_sql(conn.dialect());
-    let stmt = sql.render("table_size", &[]);
-    let as_u64 = |rows: Vec<Vec<Value>>| {
-        rows.first()
-            .and_then(|r| r.first())
-            .map(|v| match v {
-                Value::Int(i) => *i as u64,
-                Value::Float(f) => *f as u64,
-                Value::Text(s) => s.trim().parse::<f64>().unwrap_or(0.0) as u64,
-                Value::Null => 0,
-            })
-            .unwrap_or(0)
-    };
-    if conn.dialect() == Dialect::Sqlite {
-        return Ok(as_u64(conn.query(&stmt, &[]).await?));
-    }
-    let mut total = 0;
-    for t in Table::ALL {
-        total += as_u64(conn.query(&stmt, &[Value::Text(t.name().into())]).await?);
-    }
-    Ok(total)
+    crate::loading::tables_size(conn, sql, &Table::ALL.map(Table::name)).await
 }
 
 /// Drop the TPC-H tables dbrig created (refusing, before dropping anything, tables that are
@@ -473,29 +446,14 @@ pub async fn cleanup(
     target: &Target,
     connect: &ConnectOptions,
 ) -> Result<TpchCleanupReport, WorkloadError> {
-    let mut conn = Connection::connect(target, connect).await?;
-    let mut present = Vec::new();
-    let mut absent = Vec::new();
-    for t in Table::ALL.iter().rev() {
-        if conn.table_exists(t.name()).await? {
-            present.push(t.name().to_owned());
-        } else {
-            absent.push(t.name().to_owned());
-        }
-    }
-    // Refuse before dropping anything.
-    for t in &present {
-        registry::verify(&mut conn, t, REGISTRY_KIND, target).await?;
-    }
-    for t in &present {
-        registry::drop_table(&mut conn, t).await?;
-    }
-    registry::drop_if_empty(&mut conn).await?;
-    conn.close().await;
-    Ok(TpchCleanupReport {
-        dropped: present,
-        absent,
-    })
+    let (dropped, absent) = crate::loading::drop_registered(
+        target,
+        connect,
+        &Table::ALL.map(Table::name),
+        REGISTRY_KIND,
+    )
+    .await?;
+    Ok(TpchCleanupReport { dropped, absent })
 }
 
 /// One part of one TPC-H table, as typed rows.

@@ -29,6 +29,7 @@ mod secrets;
 mod sqlbench;
 mod sqlite;
 mod tls;
+mod tpcc;
 mod tpch;
 
 use std::path::Path;

@@ -58,6 +58,11 @@ fn shape(r: &TrialResult) -> Value {
             "tables": r.figures.tables.iter().map(|t| (t.table.clone(), t.rows)).collect::<Vec<_>>(),
             "steps": r.steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
         }),
+        TrialResult::Tpcc(r) => json!({
+            "tpcc": r.transactions.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+            "warehouses": r.warehouses,
+            "checked": r.consistency.as_ref().map(|c| c.checked.clone()),
+        }),
     }
 }
 
