@@ -69,8 +69,8 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 10.0, value_parser = limits::parse::<limits::RunSeconds>)]
     #[serde(deserialize_with = "limits::de::<limits::RunSeconds, _>")]
     pub time: f64,
-    /// Seconds of load before measurement starts; never counted.
-    #[arg(long, default_value_t = 0.0, value_parser = limits::parse::<limits::WarmupSeconds>)]
+    /// Seconds of load before measurement starts; never counted (sysbench's --warmup-time).
+    #[arg(long, alias = "warmup-time", default_value_t = 0.0, value_parser = limits::parse::<limits::WarmupSeconds>)]
     #[serde(deserialize_with = "limits::de::<limits::WarmupSeconds, _>")]
     pub warmup: f64,
     /// Open loop: events per second in total (0 = closed loop). Latency is measured from each

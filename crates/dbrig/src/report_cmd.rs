@@ -122,7 +122,7 @@ fn parse_noise_band(s: &str) -> std::result::Result<f64, String> {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// Run id (see `dbrig runs`) or `latest`.
+    /// Run id (see `dbrig runs`), `latest`, or `latest~N` (the Nth run before the latest).
     #[arg(default_value = "latest")]
     pub run: String,
     #[command(flatten)]
@@ -131,25 +131,46 @@ pub struct ReportArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Baseline run id (or `latest`).
+    /// Baseline run id (or `latest`, `latest~N`: the Nth run before the latest).
     pub run_a: String,
-    /// Run compared with it (or `latest`).
+    /// Run compared with it (or `latest`, `latest~N`).
     pub run_b: String,
     #[command(flatten)]
     pub opts: ReportOptions,
 }
 
-/// `latest` or a run id that the results database holds.
+/// `latest`, `latest~N` (as git's `HEAD~N`: the Nth run begun before the latest) or a run id
+/// that the results database holds.
 fn resolve_run(store: &Store, arg: &str) -> Result<RunId> {
-    let id = if arg.eq_ignore_ascii_case("latest") {
-        store
+    let not_a_run = || anyhow!("run {arg:?} is neither a run id, `latest` nor `latest~N`");
+    let back = match arg.get(..6) {
+        Some(head) if head.eq_ignore_ascii_case("latest") => match &arg[6..] {
+            "" => Some(0),
+            rest => Some(
+                rest.strip_prefix('~')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .ok_or_else(not_a_run)?,
+            ),
+        },
+        _ => None,
+    };
+    let id = match back {
+        Some(0) => store
             .latest_run_id()?
-            .ok_or_else(|| anyhow!("the results database holds no runs yet"))?
-    } else {
-        RunId(
-            arg.parse()
-                .map_err(|_| anyhow!("run {arg:?} is neither a run id nor `latest`"))?,
-        )
+            .ok_or_else(|| anyhow!("the results database holds no runs yet"))?,
+        Some(n) => {
+            let runs = store.runs()?;
+            let held = runs.len();
+            runs.get(held.checked_sub(n + 1).ok_or_else(|| {
+                anyhow!(
+                    "{arg}: the results database holds {held} run(s), not {}",
+                    n + 1
+                )
+            })?)
+            .map(|r| r.id)
+            .ok_or_else(not_a_run)?
+        }
+        None => RunId(arg.parse().map_err(|_| not_a_run())?),
     };
     store.run(id).map_err(|_| {
         anyhow!(

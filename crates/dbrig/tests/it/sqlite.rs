@@ -1,8 +1,8 @@
 //! Embedded SQLite: the default target.
 
 use crate::{
-    dbrig, every_workload, json, missing_and_existing_tables, ok,
-    read_write_counts as check_read_write_counts,
+    dbrig, error_line, every_workload, json, missing_and_existing_tables, ok,
+    read_write_counts as check_read_write_counts, text,
 };
 
 #[test]
@@ -182,4 +182,68 @@ fn cleanup_as_json() {
         serde_json::json!(["sbtest1", "sbtest2"]),
         "{v}"
     );
+}
+
+/// `latest~N` names the Nth run before the latest, as git's `HEAD~N`, in `report` and
+/// `compare`; one too far back, or a malformed one, is one line and a non-zero exit.
+#[test]
+fn runs_are_named_back_from_the_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let target = format!("--target=sqlite:{}", out.join("back.sqlite").display());
+    for events in ["30", "40", "50"] {
+        ok(dbrig(
+            out,
+            &[
+                "run",
+                "oltp_point_select",
+                "--prepare",
+                "--table-size=1000",
+                "--time=0",
+                &format!("--events={events}"),
+                &target,
+                "--format=json",
+            ],
+        ));
+    }
+    let id_of = |name: &str| {
+        json(&ok(dbrig(out, &["report", name, "--format=json"])))["run_id"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no run id in the report of {name}"))
+    };
+    assert_eq!(id_of("latest"), 3);
+    assert_eq!(id_of("latest~0"), 3);
+    assert_eq!(id_of("latest~1"), 2);
+    assert_eq!(id_of("LATEST~2"), 1);
+    let compared = text(&ok(dbrig(out, &["compare", "latest~2", "latest"])));
+    assert!(
+        compared.contains("(run 1) vs") && compared.contains("(run 3)"),
+        "{compared}"
+    );
+    let too_far = error_line(&dbrig(out, &["compare", "latest~3", "latest"]));
+    assert!(too_far.contains("holds 3 run(s), not 4"), "{too_far}");
+    let bad = error_line(&dbrig(out, &["report", "latest~two"]));
+    assert!(bad.contains("neither a run id"), "{bad}");
+}
+
+/// sysbench 1.0's `--warmup-time` is dbrig's `--warmup`.
+#[test]
+fn sysbenchs_warmup_time_is_the_warm_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let target = format!("--target=sqlite:{}", out.join("warm.sqlite").display());
+    let run = json(&ok(dbrig(
+        out,
+        &[
+            "run",
+            "oltp_point_select",
+            "--prepare",
+            "--table-size=1000",
+            "--time=0.5",
+            "--warmup-time=0.3",
+            &target,
+            "--format=json",
+        ],
+    )));
+    assert_eq!(run["warmup_s"].as_f64(), Some(0.3), "{run}");
 }
