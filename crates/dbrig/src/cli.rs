@@ -101,6 +101,9 @@ pub enum Command {
         /// Write every command's page into this folder (created if missing) instead.
         #[arg(long, value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
+        /// With --dir: Markdown pages for the user guide's reference instead of roff.
+        #[arg(long, requires = "dir")]
+        markdown: bool,
     },
 }
 
@@ -125,6 +128,11 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     clap_mangen::Man::new(man_command()).render(&mut out)?;
     Ok(out)
+}
+
+/// The guide's Markdown reference, a page per command, into `dir`; the files written.
+pub fn reference_pages(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    crate::reference::write_pages(&man_command(), dir)
 }
 
 /// Write the man page of dbrig and of every command and sub-command (`dbrig-tpch-power.1`)

@@ -10,6 +10,7 @@ mod info_cmd;
 mod micro_cmd;
 mod out;
 mod perfrun_cmd;
+mod reference;
 mod report_cmd;
 mod run_cmd;
 mod server_cmd;
@@ -70,11 +71,24 @@ fn main() -> ExitCode {
                 out::text(&String::from_utf8_lossy(&cli::completions(shell)))
                     .map(|()| ExitCode::SUCCESS)
             }
-            cli::Command::Man { dir: None } => cli::man_page()
+            cli::Command::Man { dir: None, .. } => cli::man_page()
                 .map_err(anyhow::Error::from)
                 .and_then(|m| out::text(&String::from_utf8_lossy(&m)))
                 .map(|()| ExitCode::SUCCESS),
-            cli::Command::Man { dir: Some(dir) } => cli::man_pages(&dir)
+            cli::Command::Man {
+                dir: Some(dir),
+                markdown: true,
+            } => cli::reference_pages(&dir)
+                .map_err(|e| anyhow::anyhow!("cannot write the reference to {}: {e}", dir.display()))
+                .and_then(|pages| {
+                    out::text(&format!(
+                        "wrote {} reference pages to {}\n",
+                        pages.len(),
+                        dir.display()
+                    ))
+                })
+                .map(|()| ExitCode::SUCCESS),
+            cli::Command::Man { dir: Some(dir), .. } => cli::man_pages(&dir)
                 .map_err(|e| anyhow::anyhow!("cannot write man pages to {}: {e}", dir.display()))
                 .and_then(|pages| {
                     out::text(&format!(
