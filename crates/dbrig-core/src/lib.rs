@@ -10,6 +10,7 @@
 
 pub mod answers;
 pub mod calendar;
+pub mod changepoint;
 pub mod counters;
 pub mod error;
 pub mod fit;
