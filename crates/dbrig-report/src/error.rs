@@ -11,6 +11,8 @@ pub enum ReportError {
     Store(#[from] StoreError),
     #[error("run {run} has no cells: nothing to report yet")]
     EmptyRun { run: RunId },
+    #[error("the results database holds no runs yet: nothing to gate")]
+    NothingToGate,
     #[error("run {run} compared with itself: pass two different runs")]
     SameRun { run: RunId },
     #[error("a report shows one run, or two runs compared; {count} were given")]

@@ -28,6 +28,8 @@ pub mod files;
 #[doc(hidden)]
 pub mod fixture;
 pub mod flame;
+pub mod gate;
+pub mod history;
 pub mod html;
 pub mod items;
 pub mod kind;

@@ -86,6 +86,12 @@ pub enum Command {
     Report(crate::report_cmd::ReportArgs),
     /// Compare two stored runs (RUN_A is the baseline).
     Compare(crate::report_cmd::CompareArgs),
+    /// The results database's history: a series per workload, configuration, client count,
+    /// host and metric, each run a point with its trials, change points marked.
+    History(crate::history_cmd::HistoryArgs),
+    /// Hold a run against its series' history for CI: exit 0 (no regression), 1 (regression
+    /// beyond the noise band), 3 (not enough history or trials to decide).
+    Gate(crate::history_cmd::GateArgs),
     /// DBT-3 / TPC-H: generate .tbl files, load test, power test, answer check, cleanup.
     Tpch(crate::tpch_cmd::TpchArgs),
     /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).

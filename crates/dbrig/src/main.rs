@@ -6,6 +6,7 @@ mod args;
 mod cli;
 mod connection;
 mod console;
+mod history_cmd;
 mod info_cmd;
 mod micro_cmd;
 mod out;
@@ -65,6 +66,8 @@ fn main() -> ExitCode {
             cli::Command::Perfrun(a) => perfrun_cmd::perfrun(a, &argv).await,
             cli::Command::Report(a) => report_cmd::report(a),
             cli::Command::Compare(a) => report_cmd::compare(a),
+            cli::Command::History(a) => history_cmd::history_command(a),
+            cli::Command::Gate(a) => history_cmd::gate_command(a),
             cli::Command::Tpch(a) => tpch_cmd::tpch(a, &argv).await,
             cli::Command::Server(a) => server_cmd::server(a),
             cli::Command::Completions { shell } => {

@@ -107,7 +107,7 @@ pub struct ReportOptions {
 
 /// `--noise-band PERCENT` as the fraction reports compare with (one rule:
 /// [`dbrig_core::stats::noise_band_from_percent`]).
-fn parse_noise_band(s: &str) -> std::result::Result<f64, String> {
+pub(crate) fn parse_noise_band(s: &str) -> std::result::Result<f64, String> {
     s.trim()
         .parse::<f64>()
         .ok()
@@ -141,7 +141,7 @@ pub struct CompareArgs {
 
 /// `latest`, `latest~N` (as git's `HEAD~N`: the Nth run begun before the latest) or a run id
 /// that the results database holds.
-fn resolve_run(store: &Store, arg: &str) -> Result<RunId> {
+pub(crate) fn resolve_run(store: &Store, arg: &str) -> Result<RunId> {
     let not_a_run = || anyhow!("run {arg:?} is neither a run id, `latest` nor `latest~N`");
     let back = match arg.get(..6) {
         Some(head) if head.eq_ignore_ascii_case("latest") => match &arg[6..] {

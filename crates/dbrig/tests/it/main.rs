@@ -10,6 +10,7 @@ mod credential_files;
 mod explain;
 mod fidelity;
 mod hangs;
+mod history;
 mod install;
 mod lua;
 mod managed;
