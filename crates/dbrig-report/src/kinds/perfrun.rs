@@ -526,14 +526,31 @@ pub fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Why a translated filter is not one [`build`] accepts (the syntax error told to the user
+/// when no token of it is found to blame).
+#[derive(Debug, thiserror::Error)]
+enum Unfit {
+    #[error("{0}")]
+    Parse(evalexpr::EvalexprError<DefaultNumericTypes>),
+    /// `name 1`: evalexpr reads a function call.
+    #[error("an operator is missing between two operands")]
+    MissingOperator,
+    #[error("{0} is not allowed in a filter")]
+    NotAllowed(evalexpr::Operator<DefaultNumericTypes>),
+    #[error("{operator} needs {want} operand(s)")]
+    Operands {
+        operator: evalexpr::Operator<DefaultNumericTypes>,
+        want: usize,
+    },
+}
+
 /// Parse with `evalexpr` and accept only what a filter may contain. `evalexpr`'s parser is
 /// lenient (`a || )` gives an `Or` with one operand, `name 1` a function call), so the tree's
 /// shape is checked here: every operator has its operands, and there are no functions,
 /// assignments, tuples or `;` chains.
-fn build(text: &str) -> Result<Node<DefaultNumericTypes>, String> {
+fn build(text: &str) -> Result<Node<DefaultNumericTypes>, Unfit> {
     use evalexpr::Operator as O;
-    let node =
-        evalexpr::build_operator_tree::<DefaultNumericTypes>(text).map_err(|e| e.to_string())?;
+    let node = evalexpr::build_operator_tree::<DefaultNumericTypes>(text).map_err(Unfit::Parse)?;
     for n in node.iter() {
         let want = match n.operator() {
             O::Add
@@ -552,13 +569,14 @@ fn build(text: &str) -> Result<Node<DefaultNumericTypes>, String> {
             | O::Or => 2,
             O::Not | O::Neg | O::RootNode => 1,
             O::Const { .. } | O::VariableIdentifierRead { .. } => 0,
-            O::FunctionIdentifier { .. } => {
-                return Err("an operator is missing between two operands".into());
-            }
-            other => return Err(format!("{other} is not allowed in a filter")),
+            O::FunctionIdentifier { .. } => return Err(Unfit::MissingOperator),
+            other => return Err(Unfit::NotAllowed(other.clone())),
         };
         if n.children().len() != want {
-            return Err(format!("{} needs {want} operand(s)", n.operator()));
+            return Err(Unfit::Operands {
+                operator: n.operator().clone(),
+                want,
+            });
         }
     }
     Ok(node)
@@ -769,7 +787,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
 /// Where a filter stops making sense: the first token after which no completion (closing
 /// parentheses, optionally after one more operand) parses. `evalexpr` reports no positions,
 /// so this finds one by re-parsing prefixes.
-fn locate_error(toks: &[Tok], whole: &str) -> (Option<usize>, String) {
+fn locate_error(toks: &[Tok], whole: &Unfit) -> (Option<usize>, String) {
     let parses = |s: &str| build(s).is_ok();
     for k in 1..=toks.len() {
         let prefix = join(&toks[..k]);
@@ -1694,6 +1712,24 @@ Handler_read_rnd                             583                0       -583
         assert!(e.to_string().contains("needs a pattern"), "{e}");
         // Syntax only (before the servers are reached).
         assert!(Filter::parse("$Query !~ m{x} and Execution_time1 > 1", None).is_ok());
+    }
+
+    /// What `evalexpr` parses but a filter may not hold is a variant each, said as before.
+    #[test]
+    fn unfit_filter_trees_are_typed() {
+        assert!(matches!(build("x x"), Err(Unfit::MissingOperator)));
+        let e = build("x = 1").unwrap_err();
+        assert!(
+            matches!(e, Unfit::NotAllowed(evalexpr::Operator::Assign)),
+            "{e:?}"
+        );
+        // evalexpr's own spelling of the operator, as the message always had it.
+        assert_eq!(e.to_string(), " =  is not allowed in a filter");
+        let e = build("x +").unwrap_err();
+        assert!(matches!(e, Unfit::Operands { want: 2, .. }), "{e:?}");
+        let e = build("x )").unwrap_err();
+        assert!(matches!(e, Unfit::Parse(_)), "{e:?}");
+        assert!(build("x > 1 && !(x < 3)").is_ok());
     }
 
     #[test]
