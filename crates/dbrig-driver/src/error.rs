@@ -166,6 +166,31 @@ impl DriverError {
     }
 }
 
+/// A part of a target URL that does not read: the host and port, or a TLS parameter's value
+/// (`TargetError` says it after the redacted URL).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UrlPartError {
+    #[error("unclosed '[' in host")]
+    UnclosedBracket,
+    #[error("unexpected '{0}' after host")]
+    AfterHost(String),
+    #[error("port '{0}' is not a number from 1 to 65535")]
+    Port(String),
+    /// `accepted`: the modes there are (`TlsMode::ACCEPTED`).
+    #[error("sslmode '{value}' is not one of {accepted}")]
+    TlsMode {
+        value: String,
+        accepted: &'static str,
+    },
+    #[error("channel_binding '{0}' is not prefer, require or disable")]
+    ChannelBinding(String),
+    /// `key` as the URL spelled it: `sslminversion`, `ssl_min_protocol_version`, …
+    #[error(
+        "{key} '{value}' is not TLSv1.2 or TLSv1.3 (the TLS versions dbrig speaks; 1.0 and 1.1 are not)"
+    )]
+    TlsVersion { key: String, value: String },
+}
+
 /// The codes of [`DriverError::is_schema_mismatch`] (the engines' codes do not overlap):
 /// PostgreSQL's SQLSTATEs for an undefined column or function, a datatype mismatch, a value
 /// that cannot be coerced, the wrong kind of object, an ambiguous column or function;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use dbrig_core::url;
 
+use crate::error::UrlPartError;
 use crate::tls::TlsOptions;
 
 /// The SQL dialect of a target; workloads pick their SQL files by it.
@@ -244,7 +245,7 @@ impl Target {
                 Some((key, value)) if !value.is_empty() => {
                     if !tls
                         .take_param(key, &url::percent_decode(value))
-                        .map_err(|r| err(&r))?
+                        .map_err(|r| err(&r.to_string()))?
                     {
                         return Err(err(&format!(
                             "unknown URL parameter '{pair}' (known: socket=PATH, sslmode=MODE, \
@@ -273,7 +274,9 @@ impl Target {
             // libpq: a socket directory holds one socket per port (`.s.PGSQL.PORT`), and the
             // URL's port (else PGPORT) picks it; a socket file names its own port.
             Some(path) if dialect == Dialect::Postgres => {
-                let url_port = split_host_port(hostport).map_err(|r| err(&r))?.1;
+                let url_port = split_host_port(hostport)
+                    .map_err(|r| err(&r.to_string()))?
+                    .1;
                 match (pg_socket_dir_and_port(&path).1, url_port) {
                     (Some(named), Some(port)) if port != named => {
                         return Err(err(&format!(
@@ -292,7 +295,7 @@ impl Target {
             }
             Some(path) => Endpoint::Socket(path),
             None => {
-                let (host, port) = split_host_port(hostport).map_err(|r| err(&r))?;
+                let (host, port) = split_host_port(hostport).map_err(|r| err(&r.to_string()))?;
                 let port = port.or(env_port).unwrap_or(default_port);
                 match (host.is_empty(), env_host) {
                     (false, _) => Endpoint::Tcp { host, port },
@@ -624,14 +627,14 @@ fn escape(s: &str, keep: &[char]) -> String {
     out
 }
 
-fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
+fn split_host_port(s: &str) -> Result<(String, Option<u16>), UrlPartError> {
     // [::1]:5432 style IPv6 literals.
     if let Some(rest) = s.strip_prefix('[') {
-        let (host, tail) = rest.split_once(']').ok_or("unclosed '[' in host")?;
+        let (host, tail) = rest.split_once(']').ok_or(UrlPartError::UnclosedBracket)?;
         let port = match tail.strip_prefix(':') {
             Some(p) => Some(parse_port(p)?),
             None if tail.is_empty() => None,
-            None => return Err(format!("unexpected '{tail}' after host")),
+            None => return Err(UrlPartError::AfterHost(tail.to_owned())),
         };
         return Ok((host.to_owned(), port));
     }
@@ -641,11 +644,11 @@ fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
     }
 }
 
-fn parse_port(p: &str) -> Result<u16, String> {
+fn parse_port(p: &str) -> Result<u16, UrlPartError> {
     p.parse::<u16>()
         .ok()
         .filter(|&n| n > 0)
-        .ok_or_else(|| format!("port '{p}' is not a number from 1 to 65535"))
+        .ok_or_else(|| UrlPartError::Port(p.to_owned()))
 }
 
 /// libpq's convention: a socket path is a directory holding `.s.PGSQL.<port>`; accept either
@@ -1084,5 +1087,40 @@ mod tests {
             let e = Target::parse(url).unwrap_err().to_string();
             assert!(e.contains(needle), "{url}: {e}");
         }
+    }
+
+    /// The host and port are read into a variant per fault, each said as before after the
+    /// redacted URL.
+    #[test]
+    fn host_and_port_faults_are_typed() {
+        assert_eq!(
+            split_host_port("h:0"),
+            Err(UrlPartError::Port("0".to_owned()))
+        );
+        assert_eq!(
+            split_host_port("h:99999"),
+            Err(UrlPartError::Port("99999".to_owned()))
+        );
+        assert_eq!(split_host_port("[::1"), Err(UrlPartError::UnclosedBracket));
+        assert_eq!(
+            split_host_port("[::1]x"),
+            Err(UrlPartError::AfterHost("x".to_owned()))
+        );
+        assert_eq!(
+            split_host_port("[::1]:5433"),
+            Ok(("::1".to_owned(), Some(5433)))
+        );
+        assert_eq!(parse_port("65535"), Ok(65535));
+        assert_eq!(
+            Target::parse("mysql://root:pw@h:0/db")
+                .unwrap_err()
+                .to_string(),
+            "invalid target URL 'mysql://root:***@h:0/db': port '0' is not a number from 1 to 65535"
+        );
+        let e = Target::parse_with_env("postgres://h/db", &|n| {
+            (n == "PGPORT").then(|| "x".to_owned())
+        })
+        .unwrap_err();
+        assert_eq!(e.reason, "PGPORT: port 'x' is not a number from 1 to 65535");
     }
 }

@@ -28,7 +28,7 @@ use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
 
-use crate::error::{DriverError, ErrorKind};
+use crate::error::{DriverError, ErrorKind, UrlPartError};
 
 /// How hard to insist on TLS and what to check (libpq's `sslmode`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -128,12 +128,13 @@ impl TlsOptions {
 
     /// Take one URL parameter if it is a TLS one: `Ok(true)` taken, `Ok(false)` not TLS,
     /// `Err` a TLS parameter with a bad value.
-    pub(crate) fn take_param(&mut self, key: &str, value: &str) -> Result<bool, String> {
+    pub(crate) fn take_param(&mut self, key: &str, value: &str) -> Result<bool, UrlPartError> {
         let path = || Some(PathBuf::from(value));
         match key.to_ascii_lowercase().replace('_', "-").as_str() {
             "sslmode" | "ssl-mode" | "ssl" | "tls" => {
-                self.mode = TlsMode::parse(value).ok_or_else(|| {
-                    format!("sslmode '{value}' is not one of {}", TlsMode::ACCEPTED)
+                self.mode = TlsMode::parse(value).ok_or_else(|| UrlPartError::TlsMode {
+                    value: value.to_owned(),
+                    accepted: TlsMode::ACCEPTED,
                 })?
             }
             "sslrootcert" | "ssl-ca" => self.root_cert = path(),
@@ -144,21 +145,18 @@ impl TlsOptions {
                     "prefer" => None,
                     "require" => Some(true),
                     "disable" => Some(false),
-                    _ => {
-                        return Err(format!(
-                            "channel_binding '{value}' is not prefer, require or disable"
-                        ));
-                    }
+                    _ => return Err(UrlPartError::ChannelBinding(value.to_owned())),
                 }
             }
             "sslminversion" | "ssl-min-protocol-version" | "tls-version" => {
                 // Named as the URL spelled it: `sslminversion`, `ssl_min_protocol_version`, …
-                self.min_version = Some(TlsVersion::parse(value).ok_or_else(|| {
-                    format!(
-                        "{key} '{value}' is not TLSv1.2 or TLSv1.3 (the TLS versions dbrig \
-                         speaks; 1.0 and 1.1 are not)"
+                self.min_version =
+                    Some(
+                        TlsVersion::parse(value).ok_or_else(|| UrlPartError::TlsVersion {
+                            key: key.to_owned(),
+                            value: value.to_owned(),
+                        })?,
                     )
-                })?)
             }
             _ => return Ok(false),
         }
@@ -776,5 +774,39 @@ mod tests {
         assert!(e.message.contains("mode 644"), "{e}");
         assert!(e.message.contains("chmod 600"), "{e}");
         assert!(!e.message.contains('\n'), "{e}");
+    }
+
+    /// A TLS parameter with a bad value is a variant of its own; any other key is not TLS's.
+    #[test]
+    fn bad_tls_parameters_are_typed() {
+        let mut o = TlsOptions::default();
+        assert_eq!(
+            o.take_param("sslmode", "maybe"),
+            Err(UrlPartError::TlsMode {
+                value: "maybe".to_owned(),
+                accepted: TlsMode::ACCEPTED,
+            })
+        );
+        assert_eq!(
+            o.take_param("channel_binding", "always"),
+            Err(UrlPartError::ChannelBinding("always".to_owned()))
+        );
+        let e = o
+            .take_param("ssl_min_protocol_version", "TLSv1.1")
+            .unwrap_err();
+        assert_eq!(
+            e,
+            UrlPartError::TlsVersion {
+                key: "ssl_min_protocol_version".to_owned(),
+                value: "TLSv1.1".to_owned(),
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "ssl_min_protocol_version 'TLSv1.1' is not TLSv1.2 or TLSv1.3 (the TLS versions dbrig speaks; 1.0 and 1.1 are not)"
+        );
+        assert_eq!(o.take_param("compress", "1"), Ok(false));
+        assert_eq!(o.take_param("sslmode", "require"), Ok(true));
+        assert_eq!(o.mode, TlsMode::Require);
     }
 }

@@ -1140,6 +1140,16 @@ fn restart_params(
     })
 }
 
+/// Why a power test's restart did not happen, as the power test tells it.
+#[derive(Debug, thiserror::Error)]
+enum RestartError {
+    #[error("the configuration's target is external: dbrig cannot restart it")]
+    External,
+    /// The server did not come back: the error with its causes, on one line.
+    #[error("{}", .0.one_line())]
+    Server(ExecError),
+}
+
 /// What a TPC-H power test's launcher controls ask of a trial: restarts of the
 /// configuration's managed server (a query's own startup parameters over the
 /// configuration's), page-cache drops and shell hooks, through the plan's own machinery.
@@ -1171,15 +1181,12 @@ impl tpch::PowerEnv for PlanPowerEnv<'_> {
         params: &[String],
         replace: bool,
     ) -> std::result::Result<Target, tpch::EnvError> {
-        let name = self
-            .server
-            .as_deref()
-            .ok_or("the configuration's target is external: dbrig cannot restart it")?;
+        let name = self.server.as_deref().ok_or(RestartError::External)?;
         let params = restart_params(&self.params, params, replace)?;
         let (target, pid) = self
             .servers
             .ensure(name, &params, true, self.read_only)
-            .map_err(|e| e.one_line())?;
+            .map_err(RestartError::Server)?;
         if let Some(c) = &self.os_clock {
             c.follow(pid);
         }
@@ -1256,6 +1263,52 @@ fn files_needed(conf: &crate::plan::Configuration, run: &dbrig_workload::RunOpti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A restart the power test asks for and cannot have: the reason is typed (an external
+    /// target, or the server's error with its causes) and told on one line.
+    #[test]
+    fn a_restart_that_cannot_happen_says_why() {
+        use tpch::PowerEnv;
+        let dir = tempfile::tempdir().unwrap();
+        let mut servers = Servers::new(dir.path(), &[], &Default::default());
+        let secrets = Secrets::default();
+        let mut env = PlanPowerEnv {
+            servers: &mut servers,
+            server: None,
+            data_database: None,
+            current: None,
+            params: dbrig_server::Params::default(),
+            read_only: false,
+            hook_timeout: 1.0,
+            secrets: &secrets,
+            strict: true,
+            restarts: 0,
+            os_clock: None,
+        };
+        let e = env.restart(&[], false).unwrap_err();
+        assert!(
+            matches!(e.downcast_ref(), Some(RestartError::External)),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "the configuration's target is external: dbrig cannot restart it"
+        );
+        env.server = Some("nosuch".to_owned());
+        let e = env.restart(&[], false).unwrap_err();
+        assert!(
+            matches!(
+                e.downcast_ref(),
+                Some(RestartError::Server(ExecError::Plan(_)))
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "no [[server]] named 'nosuch'");
+        assert_eq!(env.restarts, 0);
+        // The causes stay in the line (a context alone would hide them).
+        let e = RestartError::Server(crate::error::plan("port taken").context("starting server A"));
+        assert_eq!(e.to_string(), "starting server A: port taken");
+    }
 
     #[test]
     fn query_params_replace_the_configurations_unless_merged() {

@@ -665,11 +665,12 @@ fn workload_options_json(options: Option<&toml::Table>) -> serde_json::Value {
     serde_json::Value::Object(merged)
 }
 
-/// Merge the run option tables (later wins) and read them as [`RunOptions`]. On an error, the
-/// path of the key it is about (the last table that sets it) and the message.
+/// Merge the run option tables (later wins) and read them as [`RunOptions`]. An error is said
+/// at the key it is about (the last table that sets it), placed by `at`.
 fn run_options<'p>(
     layers: &[(Option<&'p toml::Table>, Vec<Seg<'p>>)],
-) -> std::result::Result<RunOptions, (Vec<Seg<'p>>, String)> {
+    at: &dyn Fn(&[Seg<'p>]) -> String,
+) -> Result<RunOptions> {
     let kebab = |t: &toml::Table| -> toml::Table {
         t.iter()
             .map(|(k, v)| (k.replace('_', "-"), v.clone()))
@@ -685,17 +686,17 @@ fn run_options<'p>(
         Err(e) => {
             // Which key: the last table's key that fails on its own (each option's own
             // range, or a key RunOptions does not have).
-            for (t, at) in layers.iter().rev() {
+            for (t, place) in layers.iter().rev() {
                 for (k, v) in t.iter().flat_map(|t| t.iter()) {
                     let one = toml::Table::from_iter([(k.replace('_', "-"), v.clone())]);
                     if let Err(e) = toml::Value::Table(one).try_into::<RunOptions>() {
-                        let mut p = at.clone();
+                        let mut p = place.clone();
                         p.push(Seg::Key(k.as_str()));
-                        return Err((p, format!("{k}: {}", e.message())));
+                        bail!("{}: run options: {k}: {}", at(&p), e.message());
                     }
                 }
             }
-            Err((layers[0].1.clone(), one_line(e)))
+            bail!("{}: run options: {}", at(&layers[0].1), one_line(e))
         }
     }
 }
@@ -715,13 +716,13 @@ fn beside(plan: &Path, p: &Path) -> PathBuf {
 /// A plan's sysbench Lua script (`script = "FILE.lua"`, or a `name` ending in `.lua`): a file
 /// beside the plan file, else (a bare name) one of sysbench's bundled scripts. A `.lua` name is
 /// always a file, never dbrig's own workload of the same name; a `script` without `.lua` is
-/// refused rather than guessed.
-fn lua_script_path(plan: &Path, script: &str) -> std::result::Result<String, String> {
+/// refused rather than guessed. `at` is where the plan file names it.
+fn lua_script_path(plan: &Path, script: &str, at: &str) -> Result<String> {
     let script = script.trim();
     if !dbrig_workload::lua::is_script_name(script) {
-        return Err(format!(
-            "script = \"{script}\" is not a Lua script (FILE.lua): for dbrig's own workload write name = \"{script}\", for a script give its file name with .lua"
-        ));
+        bail!(
+            "{at}: script = \"{script}\" is not a Lua script (FILE.lua): for dbrig's own workload write name = \"{script}\", for a script give its file name with .lua"
+        );
     }
     let near = beside(plan, Path::new(script));
     if near.is_file() {
@@ -741,11 +742,11 @@ fn lua_script_path(plan: &Path, script: &str) -> std::result::Result<String, Str
     } else {
         String::new()
     };
-    Err(format!(
-        "no Lua script {} (a relative path in a plan is relative to the plan file's folder), nor {script} among sysbench's scripts in {}{hint}",
+    bail!(
+        "{at}: no Lua script {} (a relative path in a plan is relative to the plan file's folder), nor {script} among sysbench's scripts in {}{hint}",
         near.display(),
         dbrig_workload::lua::SYSBENCH_DIRS.join(", ")
-    ))
+    )
 }
 
 /// A password given on the command line to a whole plan: `dbrig run PLAN --password-env VAR`
@@ -1090,7 +1091,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
             if !w.name.is_empty() {
                 bail!("{script_at}: a [[workload]] has a name or a script, not both");
             }
-            w.name = lua_script_path(path, script).map_err(|e| anyhow!("{script_at}: {e}"))?;
+            w.name = lua_script_path(path, script, &script_at)?;
         } else if w.name.is_empty() {
             bail!(
                 "{}: every [[workload]] needs a name (or a script)",
@@ -1098,7 +1099,7 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
             );
         } else if dbrig_workload::lua::is_script_name(w.name.trim()) {
             let name_at = at(&[K("workload"), I(i), K("name")]);
-            w.name = lua_script_path(path, &w.name).map_err(|e| anyhow!("{name_at}: {e}"))?;
+            w.name = lua_script_path(path, &w.name, &name_at)?;
         }
         // Paths among the options are relative to the plan file's folder too.
         if let Some(options) = w.options.as_mut() {
@@ -1234,15 +1235,17 @@ fn resolve(path: &Path, text: &str, file: PlanFile) -> Result<Plan> {
                 continue;
             }
             for &clients in clients_list {
-                let mut run = run_options(&[
-                    (Some(&base_run), vec![K("run")]),
-                    (
-                        conf_file.run.as_ref(),
-                        vec![K("configuration"), I(ci), K("run")],
-                    ),
-                    (w.run.as_ref(), vec![K("workload"), I(wi), K("run")]),
-                ])
-                .map_err(|(p, e)| anyhow!("{}: run options: {e}", at(&p)))?;
+                let mut run = run_options(
+                    &[
+                        (Some(&base_run), vec![K("run")]),
+                        (
+                            conf_file.run.as_ref(),
+                            vec![K("configuration"), I(ci), K("run")],
+                        ),
+                        (w.run.as_ref(), vec![K("workload"), I(wi), K("run")]),
+                    ],
+                    &at,
+                )?;
                 run.threads = clients;
                 if !workload.is_timed() {
                     // The benchmark decides its own length: no duration, no warm-up.

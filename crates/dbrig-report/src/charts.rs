@@ -439,13 +439,16 @@ where
 /// would otherwise be lost in the line, a single point drawn not at all).
 const MARKED_BELOW: usize = 8;
 
+/// One panel of `chart` (the name its errors are told under).
 fn panel(
+    chart_name: &str,
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     caption: String,
     y_desc: &str,
     series: &[Line<'_>],
     legend: bool,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
+    let err = |e: &dyn std::fmt::Display| chart_error(chart_name, e);
     let t_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -460,7 +463,7 @@ fn panel(
         .x_label_area_size(40)
         .y_label_area_size(76)
         .build_cartesian_2d(0.0..t_max.max(1.0), 0.0..nice_max(top))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
         .label_style(font(TEXT_PX))
@@ -473,20 +476,20 @@ fn panel(
         .x_desc("seconds into the trial")
         .y_desc(y_desc)
         .draw()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| err(&e))?;
     for s in series {
         let c = colour(s.colour);
         let style = ShapeStyle::from(c).stroke_width(2);
         chart
             .draw_series(LineSeries::new(s.points.iter().copied(), style))
-            .map_err(|e| e.to_string())?
+            .map_err(|e| err(&e))?
             .label(s.label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
         // A line through fewer than two points draws nothing: mark the points themselves.
         if s.points.len() < MARKED_BELOW {
             chart
                 .draw_series(s.points.iter().map(|p| Circle::new(*p, 4, c.filled())))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| err(&e))?;
         }
     }
     if legend {
@@ -497,7 +500,7 @@ fn panel(
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| err(&e))?;
     }
     Ok(())
 }
@@ -510,7 +513,8 @@ pub fn timeline_chart(
     metric: Metric,
     series: &[TimelineSeries],
 ) -> Result<String, ReportError> {
-    let err = |e: String| chart_error(&format!("timeline {title}"), e);
+    let chart_name = format!("timeline {title}");
+    let err = |e: String| chart_error(&chart_name, e);
     let value: fn(&IntervalSample) -> f64 = match metric {
         Metric::Qps => |p| p.qps,
         Metric::Tps => |p| p.tps,
@@ -529,13 +533,13 @@ pub fn timeline_chart(
             )
         };
         panel(
+            &chart_name,
             &upper,
             format!("{title}: {} per interval", metric.label()),
             metric.label(),
             &of(value),
             true,
-        )
-        .map_err(err)?;
+        )?;
         // The axis names the percentile when every series sampled the same one.
         let pct = series
             .first()
@@ -546,13 +550,13 @@ pub fn timeline_chart(
             None => "latency at each trial's percentile, ms".to_owned(),
         };
         panel(
+            &chart_name,
             &lower,
             format!("{title}: latency per interval"),
             &y_desc,
             &of(|p| p.latency_pct_ms),
             false,
-        )
-        .map_err(err)?;
+        )?;
         root.present().map_err(|e| err(e.to_string()))?;
     }
     Ok(svg)
@@ -666,7 +670,8 @@ const OS_PANELS: [OsPanel; 8] = [
 /// CPU and RSS. Panels with no sample at all (no server process for an external target) are
 /// left out.
 pub fn os_chart(title: &str, series: &[OsSeries]) -> Result<String, ReportError> {
-    let err = |e: String| chart_error(&format!("OS statistics {title}"), e);
+    let chart_name = format!("OS statistics {title}");
+    let err = |e: String| chart_error(&chart_name, e);
     let panels: Vec<&OsPanel> = OS_PANELS
         .iter()
         .filter(|(_, _, v)| {
@@ -690,7 +695,14 @@ pub fn os_chart(title: &str, series: &[OsSeries]) -> Result<String, ReportError>
                     .map(|s| (s.label.as_str(), s.colour, s.samples.as_slice())),
                 |p: &OsSample| value(p).map(|v| (p.t_s, v)),
             );
-            panel(area, format!("{title}: {caption}"), unit, &lines, i == 0).map_err(err)?;
+            panel(
+                &chart_name,
+                area,
+                format!("{title}: {caption}"),
+                unit,
+                &lines,
+                i == 0,
+            )?;
         }
         root.present().map_err(|e| err(e.to_string()))?;
     }

@@ -60,12 +60,12 @@ impl fmt::Display for Metric {
 }
 
 impl FromStr for Metric {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ReportError;
+    fn from_str(s: &str) -> Result<Self, ReportError> {
         match s.to_ascii_lowercase().as_str() {
             "qps" => Ok(Metric::Qps),
             "tps" => Ok(Metric::Tps),
-            _ => Err(format!("unknown metric {s:?} (qps or tps)")),
+            _ => Err(ReportError::UnknownMetric(s.to_owned())),
         }
     }
 }

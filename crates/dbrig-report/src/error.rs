@@ -51,6 +51,17 @@ pub enum ReportError {
     Template(#[from] minijinja::Error),
     #[error("chart {chart}: {detail}")]
     Chart { chart: String, detail: String },
+    /// `--metric` (or a request's metric) that is neither QPS nor TPS.
+    #[error("unknown metric {0:?} (qps or tps)")]
+    UnknownMetric(String),
+    /// A record `--with` does not know.
+    #[error(
+        "unknown record {0:?}: give hooks, plans, os, loads or several of them separated by commas (hooks,plans,os,loads)"
+    )]
+    UnknownRecord(String),
+    /// A format there is none of; `known` lists the formats.
+    #[error("unknown format {given:?} ({known})")]
+    UnknownFormat { given: String, known: String },
 }
 
 /// A caret under the 1-based `column` of the line above it.

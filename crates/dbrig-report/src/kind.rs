@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use dbrig_core::results::{ResultKind, TrialResult};
 use dbrig_store::{CellRow, RunId, Store, TrialRow};
 
-use crate::blocks::Block;
+use crate::blocks::{Block, item_sections};
 use crate::data::ReportData;
 use crate::error::ReportError;
 use crate::items::Item;
@@ -49,8 +49,9 @@ pub struct KindFigure {
     pub value: f64,
 }
 
-/// How a report shows one kind of result. Every method but the identity, the items and the
-/// section has the default of a kind without that part.
+/// How a report shows one kind of result. Every method but the identity and the items has a
+/// default: of a kind without that part, or (the single-run text, the section) the common
+/// form the kind fills in (`trial_text`, `items_title`).
 pub trait KindReport: Sync {
     /// The kind of stored result this reports.
     fn kind(&self) -> ResultKind;
@@ -68,16 +69,30 @@ pub trait KindReport: Sync {
     /// ranked by its throughput: OLTP).
     fn items(&self, result: &TrialResult) -> Vec<Item>;
 
+    /// One trial's result of this kind as its command printed it on `target`, without the
+    /// connections' line; `None` for a result of another kind. What the default
+    /// [`KindReport::single_text`] shows.
+    fn trial_text(&self, _result: &TrialResult, _target: &str) -> Option<String> {
+        None
+    }
+
     /// A single command's trial as its command printed it. `connects`: the connections'
     /// set-up times line (kinds that time no connections of their own keep them in the
-    /// connection facts). `None`: nothing measured to show.
+    /// connection facts). `None`: nothing measured to show. By default the result's
+    /// [`KindReport::trial_text`], then `connects`.
     fn single_text(
         &self,
-        store: &Store,
+        _store: &Store,
         cell: &CellRow,
         trial: &TrialRow,
         connects: &str,
-    ) -> Result<Option<String>, ReportError>;
+    ) -> Result<Option<String>, ReportError> {
+        Ok(trial
+            .result
+            .as_ref()
+            .and_then(|r| self.trial_text(r, &cell.target))
+            .map(|text| text + connects))
+    }
 
     /// A single command's trial as JSON (what the run was is added by the caller). `None`:
     /// nothing measured to show.
@@ -118,12 +133,23 @@ pub trait KindReport: Sync {
         None
     }
 
+    /// The title of each workload's item table in the default [`KindReport::section`]: what
+    /// its figures are.
+    fn items_title(&self) -> &'static str {
+        "median of each item, in its own unit"
+    }
+
     /// The blocks of this kind's section of a plan report, for its `workloads` in plan order.
+    /// By default one item table per workload ([`item_sections`]), titled
+    /// [`KindReport::items_title`]: the layout of a kind whose items each stand in their own
+    /// unit.
     fn section(
         &self,
         data: &ReportData,
         workloads: &[String],
-    ) -> Result<Vec<SectionBlock>, ReportError>;
+    ) -> Result<Vec<SectionBlock>, ReportError> {
+        Ok(item_sections(data, workloads, self.items_title()))
+    }
 
     /// The charts of one workload, named for file names (the OS statistics chart, which
     /// every kind but perfrun has, is added by the caller: [`KindReport::os_chart`]).

@@ -11,6 +11,7 @@ use dbrig_core::results::{HookOutput, OsSpan, QueryOutcome, TrialResult};
 use serde::Serialize;
 
 use crate::data::ReportData;
+use crate::error::ReportError;
 use crate::items::step_label;
 use crate::table::{Align, Table, TextStyle};
 
@@ -24,10 +25,10 @@ pub struct With {
 }
 
 impl std::str::FromStr for With {
-    type Err = String;
+    type Err = ReportError;
 
     /// `hooks`, `plans`, `os`, `loads`, or several separated by commas.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ReportError> {
         let mut w = With::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
@@ -35,11 +36,7 @@ impl std::str::FromStr for With {
                 "plans" => w.plans = true,
                 "os" => w.os = true,
                 "loads" => w.loads = true,
-                other => {
-                    return Err(format!(
-                        "unknown record {other:?}: give hooks, plans, os, loads or several of them separated by commas (hooks,plans,os,loads)"
-                    ));
-                }
+                other => return Err(ReportError::UnknownRecord(other.to_owned())),
             }
         }
         Ok(w)

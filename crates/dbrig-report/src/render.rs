@@ -88,16 +88,14 @@ impl fmt::Display for Format {
 }
 
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ReportError;
+    fn from_str(s: &str) -> Result<Self, ReportError> {
         Format::ALL
             .into_iter()
             .find(|f| f.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown format {s:?} ({})",
-                    Format::ALL.map(Format::as_str).join(", ")
-                )
+            .ok_or_else(|| ReportError::UnknownFormat {
+                given: s.to_owned(),
+                known: Format::ALL.map(Format::as_str).join(", "),
             })
     }
 }
@@ -381,6 +379,41 @@ mod tests {
         for f in Format::ALL {
             assert_eq!(f.as_str().parse::<Format>().unwrap(), f);
         }
-        assert!("pdf".parse::<Format>().unwrap_err().contains("csv-trials"));
+        assert!(
+            "pdf"
+                .parse::<Format>()
+                .unwrap_err()
+                .to_string()
+                .contains("csv-trials")
+        );
+    }
+
+    /// The names clap and plans take are refused with a variant each, said as before.
+    #[test]
+    fn unknown_names_are_typed() {
+        let e = "pdf".parse::<Format>().unwrap_err();
+        assert!(
+            matches!(&e, ReportError::UnknownFormat { given, .. } if given == "pdf"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string().starts_with("unknown format \"pdf\" (text, "),
+            "{e}"
+        );
+        let e = "qpm".parse::<Metric>().unwrap_err();
+        assert!(
+            matches!(&e, ReportError::UnknownMetric(m) if m == "qpm"),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "unknown metric \"qpm\" (qps or tps)");
+        let e = "hooks,cpu".parse::<crate::records::With>().unwrap_err();
+        assert!(
+            matches!(&e, ReportError::UnknownRecord(r) if r == "cpu"),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "unknown record \"cpu\": give hooks, plans, os, loads or several of them separated by commas (hooks,plans,os,loads)"
+        );
     }
 }

@@ -68,6 +68,11 @@ pub enum WorkloadError {
     UnknownWorkload(String),
     #[error("{0}")]
     InvalidOptions(String),
+    /// A TPC-C transaction mix (`mix = "…"`) that is not five counts.
+    #[error(
+        "invalid transaction mix '{0}': give five whole numbers, New-Order,Payment,Order-Status,Delivery,Stock-Level (the specification's: 10,10,1,1,1), at least one above 0, each at most 1000"
+    )]
+    InvalidMix(String),
     #[error("could not connect {failed} of {clients} clients to {target}{untried}: {first}")]
     ConnectFailed {
         failed: u32,

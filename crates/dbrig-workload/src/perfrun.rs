@@ -289,12 +289,8 @@ impl PerfSide {
 
     /// Run a statement untimed and unmeasured (a query's setup or teardown, such as TPC-H
     /// Q15's view).
-    pub async fn run_untimed(&mut self, sql: &str) -> Result<(), String> {
-        self.conn
-            .execute_text(sql)
-            .await
-            .map(|_| ())
-            .map_err(|e| error_text(&e))
+    pub async fn run_untimed(&mut self, sql: &str) -> Result<(), DriverError> {
+        self.conn.execute_text(sql).await.map(|_| ())
     }
 
     /// Every counter this side reports.
@@ -769,7 +765,7 @@ impl PerfQueryFile {
         for s in &self.setup {
             if let Err(e) = side.run_untimed(s).await {
                 return Execution {
-                    error: Some(format!("setup statement failed: {e}")),
+                    error: Some(format!("setup statement failed: {}", error_text(&e))),
                     ..Execution::default()
                 };
             }

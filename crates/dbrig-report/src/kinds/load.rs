@@ -5,13 +5,9 @@
 use std::fmt::Write;
 
 use dbrig_core::results::{LoadResult, ResultKind, TrialResult};
-use dbrig_store::{CellRow, Store, TrialRow};
 
-use crate::blocks::item_sections;
-use crate::data::ReportData;
-use crate::error::ReportError;
 use crate::items::{Item, ROWS_PER_SECOND, SECONDS};
-use crate::kind::{KindReport, SectionBlock};
+use crate::kind::KindReport;
 
 /// The console report of one load on `target`.
 pub fn load_text(r: &LoadResult, target: &str) -> String {
@@ -81,29 +77,15 @@ impl KindReport for Load {
         }
     }
 
-    fn single_text(
-        &self,
-        _store: &Store,
-        cell: &CellRow,
-        trial: &TrialRow,
-        connects: &str,
-    ) -> Result<Option<String>, ReportError> {
-        Ok(match trial.result.as_ref() {
-            Some(TrialResult::Load(r)) => Some(load_text(r, &cell.target) + connects),
+    fn trial_text(&self, result: &TrialResult, target: &str) -> Option<String> {
+        match result {
+            TrialResult::Load(r) => Some(load_text(r, target)),
             _ => None,
-        })
+        }
     }
 
-    fn section(
-        &self,
-        data: &ReportData,
-        workloads: &[String],
-    ) -> Result<Vec<SectionBlock>, ReportError> {
-        Ok(item_sections(
-            data,
-            workloads,
-            "median over trials: rows/s and MB/s per table and in total, seconds per step",
-        ))
+    fn items_title(&self) -> &'static str {
+        "median over trials: rows/s and MB/s per table and in total, seconds per step"
     }
 }
 

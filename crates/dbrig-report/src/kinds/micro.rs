@@ -5,13 +5,9 @@
 use std::fmt::Write;
 
 use dbrig_core::results::{MicroResult, ResultKind, TrialResult};
-use dbrig_store::{CellRow, Store, TrialRow};
 
-use crate::blocks::item_sections;
-use crate::data::ReportData;
-use crate::error::ReportError;
 use crate::items::Item;
-use crate::kind::{KindReport, SectionBlock};
+use crate::kind::KindReport;
 
 use crate::items::{ROWS_PER_SECOND, rate_rule};
 
@@ -137,29 +133,11 @@ impl KindReport for Micro {
         }
     }
 
-    fn single_text(
-        &self,
-        _store: &Store,
-        cell: &CellRow,
-        trial: &TrialRow,
-        connects: &str,
-    ) -> Result<Option<String>, ReportError> {
-        Ok(match trial.result.as_ref() {
-            Some(TrialResult::Micro(r)) => Some(result_text(r, &cell.target) + connects),
+    fn trial_text(&self, result: &TrialResult, target: &str) -> Option<String> {
+        match result {
+            TrialResult::Micro(r) => Some(result_text(r, target)),
             _ => None,
-        })
-    }
-
-    fn section(
-        &self,
-        data: &ReportData,
-        workloads: &[String],
-    ) -> Result<Vec<SectionBlock>, ReportError> {
-        Ok(item_sections(
-            data,
-            workloads,
-            "median of each item, in its own unit",
-        ))
+        }
     }
 }
 

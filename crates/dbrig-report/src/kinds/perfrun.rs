@@ -339,7 +339,7 @@ impl Filter {
             message,
         };
         let column = |byte: usize| text[..byte].chars().count() + 1;
-        let mut toks = lex(text).map_err(|(at, msg)| syntax(column(at), msg))?;
+        let mut toks = lex(text).map_err(|(at, why)| syntax(column(at), why.to_string()))?;
         if toks.is_empty() {
             return Err(syntax(1, "the filter is empty".into()));
         }
@@ -526,14 +526,31 @@ pub fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Why a translated filter is not one [`build`] accepts (the syntax error told to the user
+/// when no token of it is found to blame).
+#[derive(Debug, thiserror::Error)]
+enum Unfit {
+    #[error("{0}")]
+    Parse(evalexpr::EvalexprError<DefaultNumericTypes>),
+    /// `name 1`: evalexpr reads a function call.
+    #[error("an operator is missing between two operands")]
+    MissingOperator,
+    #[error("{0} is not allowed in a filter")]
+    NotAllowed(evalexpr::Operator<DefaultNumericTypes>),
+    #[error("{operator} needs {want} operand(s)")]
+    Operands {
+        operator: evalexpr::Operator<DefaultNumericTypes>,
+        want: usize,
+    },
+}
+
 /// Parse with `evalexpr` and accept only what a filter may contain. `evalexpr`'s parser is
 /// lenient (`a || )` gives an `Or` with one operand, `name 1` a function call), so the tree's
 /// shape is checked here: every operator has its operands, and there are no functions,
 /// assignments, tuples or `;` chains.
-fn build(text: &str) -> Result<Node<DefaultNumericTypes>, String> {
+fn build(text: &str) -> Result<Node<DefaultNumericTypes>, Unfit> {
     use evalexpr::Operator as O;
-    let node =
-        evalexpr::build_operator_tree::<DefaultNumericTypes>(text).map_err(|e| e.to_string())?;
+    let node = evalexpr::build_operator_tree::<DefaultNumericTypes>(text).map_err(Unfit::Parse)?;
     for n in node.iter() {
         let want = match n.operator() {
             O::Add
@@ -552,13 +569,14 @@ fn build(text: &str) -> Result<Node<DefaultNumericTypes>, String> {
             | O::Or => 2,
             O::Not | O::Neg | O::RootNode => 1,
             O::Const { .. } | O::VariableIdentifierRead { .. } => 0,
-            O::FunctionIdentifier { .. } => {
-                return Err("an operator is missing between two operands".into());
-            }
-            other => return Err(format!("{other} is not allowed in a filter")),
+            O::FunctionIdentifier { .. } => return Err(Unfit::MissingOperator),
+            other => return Err(Unfit::NotAllowed(other.clone())),
         };
         if n.children().len() != want {
-            return Err(format!("{} needs {want} operand(s)", n.operator()));
+            return Err(Unfit::Operands {
+                operator: n.operator().clone(),
+                want,
+            });
         }
     }
     Ok(node)
@@ -612,8 +630,32 @@ fn regex_literal(text: &str, from: usize) -> Option<(String, usize)> {
     Some((pattern, end))
 }
 
-/// Split the filter into tokens and translate each; `Err((byte offset, message))`.
-fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
+/// Why a filter does not split into tokens (told with the column it starts at).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum LexError {
+    #[error("this string is not closed")]
+    UnclosedString,
+    #[error("{0} is not a number")]
+    NotANumber(String),
+    #[error("a name must follow $")]
+    NoName,
+    #[error("this ) has no matching (")]
+    UnmatchedClose,
+    /// `=~` or `!~` without the name it matches.
+    #[error("{0} needs a name before it ($Query)")]
+    MatchWithoutName(&'static str),
+    #[error("{0} needs a pattern after it: m{{…}} or /…/")]
+    MatchWithoutPattern(&'static str),
+    #[error("use == to compare")]
+    SingleEquals,
+    #[error("unexpected character {0:?}")]
+    Unexpected(char),
+    #[error("this ( is never closed")]
+    UnclosedOpen,
+}
+
+/// Split the filter into tokens and translate each; `Err((byte offset, why))`.
+fn lex(text: &str) -> Result<Vec<Tok>, (usize, LexError)> {
     let bytes = text.as_bytes();
     let mut toks = Vec::new();
     let mut i = 0;
@@ -636,7 +678,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                 i += 1;
                 loop {
                     let Some(ch) = text[i..].chars().next() else {
-                        return Err((start, "this string is not closed".into()));
+                        return Err((start, LexError::UnclosedString));
                     };
                     i += ch.len_utf8();
                     if ch as u32 == u32::from(c) {
@@ -644,7 +686,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                     }
                     if ch == '\\' {
                         let Some(esc) = text[i..].chars().next() else {
-                            return Err((start, "this string is not closed".into()));
+                            return Err((start, LexError::UnclosedString));
                         };
                         i += esc.len_utf8();
                         s.push(esc);
@@ -671,7 +713,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                 let lit = &text[start..i];
                 let v: f64 = lit
                     .parse()
-                    .map_err(|_| (start, format!("{lit} is not a number")))?;
+                    .map_err(|_| (start, LexError::NotANumber(lit.to_owned())))?;
                 push(&mut toks, &format!("{v:?}"), TokKind::Operand);
             }
             b'$' | b'_' | b'a'..=b'z' | b'A'..=b'Z' => {
@@ -682,7 +724,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                 }
                 let word = &text[word_start..i];
                 if word.is_empty() {
-                    return Err((start, "a name must follow $".into()));
+                    return Err((start, LexError::NoName));
                 }
                 match word.to_ascii_lowercase().as_str() {
                     "and" => push(&mut toks, "&&", TokKind::Operator),
@@ -707,7 +749,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
             b')' => {
                 depth -= 1;
                 if depth < 0 {
-                    return Err((start, "this ) has no matching (".into()));
+                    return Err((start, LexError::UnmatchedClose));
                 }
                 i += 1;
                 push(&mut toks, ")", TokKind::Close);
@@ -718,13 +760,12 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                     "==" | "!=" | "<=" | ">=" | "&&" | "||" => two,
                     "=~" | "!~" => {
                         // Perl's match: the name before it, a pattern after it.
+                        let matcher = if two == "=~" { "=~" } else { "!~" };
                         let Some(name) = toks.pop().filter(|t| t.kind == TokKind::Ident) else {
-                            return Err((start, format!("{two} needs a name before it ($Query)")));
+                            return Err((start, LexError::MatchWithoutName(matcher)));
                         };
-                        let (pattern, end) = regex_literal(text, i + 2).ok_or((
-                            start,
-                            format!("{two} needs a pattern after it: m{{…}} or /…/"),
-                        ))?;
+                        let (pattern, end) = regex_literal(text, i + 2)
+                            .ok_or((start, LexError::MatchWithoutPattern(matcher)))?;
                         i = end;
                         let slot = format!("dbrig_match_{}", toks.len());
                         toks.push(Tok {
@@ -746,10 +787,10 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
                         b'<' | b'>' | b'!' | b'+' | b'-' | b'*' | b'/' | b'%' | b'^' => {
                             &text[i..i + 1]
                         }
-                        b'=' => return Err((start, "use == to compare".into())),
+                        b'=' => return Err((start, LexError::SingleEquals)),
                         _ => {
                             let ch = text[i..].chars().next().unwrap_or('?');
-                            return Err((start, format!("unexpected character {ch:?}")));
+                            return Err((start, LexError::Unexpected(ch)));
                         }
                     },
                 };
@@ -761,7 +802,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
     if depth > 0
         && let Some(open) = toks.iter().rev().find(|t| t.kind == TokKind::Open)
     {
-        return Err((open.start, "this ( is never closed".into()));
+        return Err((open.start, LexError::UnclosedOpen));
     }
     Ok(toks)
 }
@@ -769,7 +810,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, (usize, String)> {
 /// Where a filter stops making sense: the first token after which no completion (closing
 /// parentheses, optionally after one more operand) parses. `evalexpr` reports no positions,
 /// so this finds one by re-parsing prefixes.
-fn locate_error(toks: &[Tok], whole: &str) -> (Option<usize>, String) {
+fn locate_error(toks: &[Tok], whole: &Unfit) -> (Option<usize>, String) {
     let parses = |s: &str| build(s).is_ok();
     for k in 1..=toks.len() {
         let prefix = join(&toks[..k]);
@@ -1694,6 +1735,47 @@ Handler_read_rnd                             583                0       -583
         assert!(e.to_string().contains("needs a pattern"), "{e}");
         // Syntax only (before the servers are reached).
         assert!(Filter::parse("$Query !~ m{x} and Execution_time1 > 1", None).is_ok());
+    }
+
+    /// What `evalexpr` parses but a filter may not hold is a variant each, said as before.
+    #[test]
+    fn unfit_filter_trees_are_typed() {
+        assert!(matches!(build("x x"), Err(Unfit::MissingOperator)));
+        let e = build("x = 1").unwrap_err();
+        assert!(
+            matches!(e, Unfit::NotAllowed(evalexpr::Operator::Assign)),
+            "{e:?}"
+        );
+        // evalexpr's own spelling of the operator, as the message always had it.
+        assert_eq!(e.to_string(), " =  is not allowed in a filter");
+        let e = build("x +").unwrap_err();
+        assert!(matches!(e, Unfit::Operands { want: 2, .. }), "{e:?}");
+        let e = build("x )").unwrap_err();
+        assert!(matches!(e, Unfit::Parse(_)), "{e:?}");
+        assert!(build("x > 1 && !(x < 3)").is_ok());
+    }
+
+    /// A filter that does not split into tokens: a variant per fault at the byte it starts
+    /// at, said as before (with its column) by `Filter::parse`.
+    #[test]
+    fn lexing_faults_are_typed() {
+        let fault = |f: &str| lex(f).map(|_| ()).unwrap_err();
+        assert_eq!(fault("a == 'x"), (5, LexError::UnclosedString));
+        assert_eq!(fault("a == 1..2"), (5, LexError::NotANumber("1..2".into())));
+        assert_eq!(fault("$ > 1"), (0, LexError::NoName));
+        assert_eq!(fault("a > 1)"), (5, LexError::UnmatchedClose));
+        assert_eq!(fault("(a > 1"), (0, LexError::UnclosedOpen));
+        assert_eq!(fault("=~ /x/"), (0, LexError::MatchWithoutName("=~")));
+        assert_eq!(fault("q !~ 3"), (2, LexError::MatchWithoutPattern("!~")));
+        assert_eq!(fault("a = 1"), (2, LexError::SingleEquals));
+        assert_eq!(fault("a > 1 ; b"), (6, LexError::Unexpected(';')));
+        let e = Filter::parse("q !~ 3", None).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "filter does not parse at column 3: !~ needs a pattern after it: m{…} or /…/\n"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

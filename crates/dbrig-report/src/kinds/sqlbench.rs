@@ -11,12 +11,11 @@ use std::path::{Path, PathBuf};
 use dbrig_core::results::{ResultKind, SqlBenchResult, SqlBenchStatus, TrialResult};
 use dbrig_store::{CellRow, Store, TrialRow, TrialStatus};
 
-use crate::blocks::item_sections;
 use crate::data::ReportData;
 use crate::error::ReportError;
 use crate::files::{file_stem, write_atomic};
 use crate::items::{Item, SECONDS};
-use crate::kind::{KindReport, SectionBlock, ToolFiles};
+use crate::kind::{KindReport, ToolFiles};
 
 /// The key of a test's item.
 pub fn test_item(name: &str) -> String {
@@ -270,16 +269,8 @@ impl KindReport for SqlBench {
         })
     }
 
-    fn section(
-        &self,
-        data: &ReportData,
-        workloads: &[String],
-    ) -> Result<Vec<SectionBlock>, ReportError> {
-        Ok(item_sections(
-            data,
-            workloads,
-            "median seconds over trials: each test's Total time, TOTALS, and run-all-tests' totals per operation",
-        ))
+    fn items_title(&self) -> &'static str {
+        "median seconds over trials: each test's Total time, TOTALS, and run-all-tests' totals per operation"
     }
 
     fn tool_files(

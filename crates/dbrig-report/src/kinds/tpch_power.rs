@@ -3,7 +3,7 @@
 //! metrics in the JSON export.
 
 use dbrig_core::results::{PowerReport, ResultKind, TrialResult};
-use dbrig_store::{CellRow, Store, TrialRow};
+use dbrig_store::Store;
 
 use super::tpch::{TpchReport, power_text, tpch_chart, tpch_metrics, tpch_table};
 use crate::blocks::Block;
@@ -40,17 +40,11 @@ impl KindReport for TpchPower {
         }
     }
 
-    fn single_text(
-        &self,
-        _store: &Store,
-        cell: &CellRow,
-        trial: &TrialRow,
-        connects: &str,
-    ) -> Result<Option<String>, ReportError> {
-        Ok(match trial.result.as_ref() {
-            Some(TrialResult::TpchPower(r)) => Some(power_text(r, &cell.target) + connects),
+    fn trial_text(&self, result: &TrialResult, target: &str) -> Option<String> {
+        match result {
+            TrialResult::TpchPower(r) => Some(power_text(r, target)),
             _ => None,
-        })
+        }
     }
 
     fn section(

@@ -3,7 +3,6 @@
 //! console output.
 
 use dbrig_core::results::{ResultKind, ThroughputReport, TrialResult};
-use dbrig_store::{CellRow, Store, TrialRow};
 
 use super::tpch::{qphh_table, scale_factor_note, throughput_text};
 use crate::blocks::{Block, item_table};
@@ -74,19 +73,11 @@ impl KindReport for TpchThroughput {
         }
     }
 
-    fn single_text(
-        &self,
-        _store: &Store,
-        cell: &CellRow,
-        trial: &TrialRow,
-        connects: &str,
-    ) -> Result<Option<String>, ReportError> {
-        Ok(match trial.result.as_ref() {
-            Some(TrialResult::TpchThroughput(r)) => {
-                Some(throughput_text(r, &cell.target) + connects)
-            }
+    fn trial_text(&self, result: &TrialResult, target: &str) -> Option<String> {
+        match result {
+            TrialResult::TpchThroughput(r) => Some(throughput_text(r, target)),
             _ => None,
-        })
+        }
     }
 
     fn section(

@@ -269,7 +269,13 @@ fn os_statistics_per_query_run_in_the_plan_report() {
     let text = records_text(&data, with).unwrap();
     assert!(text.contains("OS statistics per query run"), "{text}");
     assert!("hooks,plans,os".parse::<With>().unwrap().os);
-    assert!("cpu".parse::<With>().unwrap_err().contains("os"));
+    assert!(
+        "cpu"
+            .parse::<With>()
+            .unwrap_err()
+            .to_string()
+            .contains("os")
+    );
     let html = dbrig_report::render_html(&store, &data).unwrap();
     assert!(
         html.contains("<h2>OS statistics per query run</h2>"),

@@ -34,6 +34,26 @@ pub enum OptKind {
     List,
 }
 
+/// Why a script's state could not be made, or what it declares not read.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The script's error (or the API's under it) as one line: the message with its script
+    /// line, without the traceback.
+    #[error("{}", super::one_line(.0))]
+    Lua(#[from] mlua::Error),
+    #[error("sysbench.cmdline.options: each entry is NAME = {{description, default}}")]
+    OptionEntry,
+}
+
+/// A value given to a script's option that its declared type does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionValueError {
+    #[error("'{0}' is not on or off")]
+    NotOnOff(String),
+    #[error("'{0}' is not a number")]
+    NotANumber(String),
+}
+
 /// An option a script declares in `sysbench.cmdline.options`.
 #[derive(Debug, Clone)]
 pub struct Declared {
@@ -213,13 +233,12 @@ pub fn new_state(
     threads: u32,
     command: &str,
     run: &RunOptions,
-) -> Result<Lua, String> {
+) -> Result<Lua, StateError> {
     let lua = Lua::new();
-    let e = |e: mlua::Error| super::one_line(&e);
-    install(&lua, script, ctx, tid, threads, command, run).map_err(e)?;
+    install(&lua, script, ctx, tid, threads, command, run)?;
     let name = format!("@{}", script.path.display());
-    lua.load(&script.source).set_name(name).exec().map_err(e)?;
-    set_opts(&lua, script, threads, run).map_err(e)?;
+    lua.load(&script.source).set_name(name).exec()?;
+    set_opts(&lua, script, threads, run)?;
     Ok(lua)
 }
 
@@ -590,20 +609,17 @@ pub fn modules_name(lua: &Lua, word: &str) -> bool {
 }
 
 /// The options the script declared (after its top level ran).
-pub fn declared(lua: &Lua) -> Result<Vec<Declared>, String> {
-    let e = |e: mlua::Error| super::one_line(&e);
-    let sb: Table = lua.globals().get("sysbench").map_err(e)?;
-    let cmdline: Table = sb.get("cmdline").map_err(e)?;
+pub fn declared(lua: &Lua) -> Result<Vec<Declared>, StateError> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sb.get("cmdline")?;
     let Ok(Some(opts)) = cmdline.get::<Option<Table>>("options") else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
     for pair in opts.pairs::<String, Table>() {
-        let (name, def) = pair.map_err(|_| {
-            "sysbench.cmdline.options: each entry is NAME = {description, default}".to_owned()
-        })?;
-        let description: String = def.get::<Option<String>>(1).map_err(e)?.unwrap_or_default();
-        let default: LuaValue = def.get(2).map_err(e)?;
+        let (name, def) = pair.map_err(|_| StateError::OptionEntry)?;
+        let description: String = def.get::<Option<String>>(1)?.unwrap_or_default();
+        let default: LuaValue = def.get(2)?;
         let given: Option<i64> = def.get(3).ok().flatten();
         let kind = match given {
             Some(1) => OptKind::Bool,
@@ -649,11 +665,11 @@ fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
-pub fn convert_check(kind: OptKind, v: &str) -> Result<(), String> {
+pub fn convert_check(kind: OptKind, v: &str) -> Result<(), OptionValueError> {
     match kind {
-        OptKind::Bool if parse_bool(v).is_none() => Err(format!("'{v}' is not on or off")),
+        OptKind::Bool if parse_bool(v).is_none() => Err(OptionValueError::NotOnOff(v.to_owned())),
         OptKind::Number if v.trim().parse::<f64>().is_err() => {
-            Err(format!("'{v}' is not a number"))
+            Err(OptionValueError::NotANumber(v.to_owned()))
         }
         _ => Ok(()),
     }
@@ -699,7 +715,7 @@ fn set_opts(lua: &Lua, script: &Script, threads: u32, run: &RunOptions) -> mlua:
             "disable"
         },
     )?;
-    let declared = declared(lua).map_err(mlua::Error::RuntimeError)?;
+    let declared = declared(lua).map_err(|e| mlua::Error::RuntimeError(e.to_string()))?;
     for d in &declared {
         let v = script
             .values
@@ -741,10 +757,9 @@ pub fn commands(lua: &Lua) -> Vec<String> {
 
 /// A command's function and whether it runs in every thread: `sysbench.cmdline.commands`
 /// first, else the global function of that name.
-pub fn command(lua: &Lua, name: &str) -> Result<(Option<Function>, bool), String> {
-    let e = |e: mlua::Error| super::one_line(&e);
-    let sb: Table = lua.globals().get("sysbench").map_err(e)?;
-    let cmdline: Table = sb.get("cmdline").map_err(e)?;
+pub fn command(lua: &Lua, name: &str) -> Result<(Option<Function>, bool), StateError> {
+    let sb: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sb.get("cmdline")?;
     if let Ok(Some(cmds)) = cmdline.get::<Option<Table>>("commands")
         && let Ok(Some(entry)) = cmds.get::<Option<Table>>(name)
         && let Ok(Some(f)) = entry.get::<Option<Function>>(1)
@@ -752,10 +767,7 @@ pub fn command(lua: &Lua, name: &str) -> Result<(Option<Function>, bool), String
         let parallel = matches!(entry.get::<LuaValue>(2), Ok(LuaValue::Boolean(true)));
         return Ok((Some(f), parallel));
     }
-    Ok((
-        lua.globals().get::<Option<Function>>(name).map_err(e)?,
-        false,
-    ))
+    Ok((lua.globals().get::<Option<Function>>(name)?, false))
 }
 
 /// The error descriptor sysbench builds for a failed statement; `restart` marks an error
@@ -1484,5 +1496,55 @@ impl UserData for Rows {
             this.first_row(lua, &mut out)?;
             Ok(out)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value an option's type does not take is a variant per type, said as before.
+    #[test]
+    fn option_values_are_checked_by_type() {
+        assert_eq!(
+            convert_check(OptKind::Bool, "maybe"),
+            Err(OptionValueError::NotOnOff("maybe".to_owned()))
+        );
+        assert_eq!(
+            convert_check(OptKind::Number, "ten"),
+            Err(OptionValueError::NotANumber("ten".to_owned()))
+        );
+        assert_eq!(
+            OptionValueError::NotOnOff("maybe".to_owned()).to_string(),
+            "'maybe' is not on or off"
+        );
+        assert_eq!(convert_check(OptKind::Bool, "on"), Ok(()));
+        assert_eq!(convert_check(OptKind::Number, " 1.5 "), Ok(()));
+        assert_eq!(convert_check(OptKind::String, "anything"), Ok(()));
+    }
+
+    /// What a state declares: an option entry that is not a table is told as such, a state
+    /// without the API is Lua's own error on one line.
+    #[test]
+    fn declared_options_that_do_not_read_are_typed() {
+        let lua = Lua::new();
+        lua.load("sysbench = { cmdline = { options = { rows = 10 } } }")
+            .exec()
+            .unwrap();
+        let e = declared(&lua).unwrap_err();
+        assert!(matches!(e, StateError::OptionEntry), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "sysbench.cmdline.options: each entry is NAME = {description, default}"
+        );
+        let lua = Lua::new();
+        lua.load("sysbench = { cmdline = { options = { rows = {'how many', 10} } } }")
+            .exec()
+            .unwrap();
+        let d = declared(&lua).unwrap();
+        assert_eq!((d[0].name.as_str(), d[0].kind), ("rows", OptKind::Number));
+        let e = declared(&Lua::new()).unwrap_err();
+        assert!(matches!(e, StateError::Lua(_)), "{e:?}");
+        assert!(!e.to_string().contains("stack traceback"), "{e}");
     }
 }

@@ -307,7 +307,7 @@ impl LuaWorkload {
                 Err(lua_error(
                     &self.script.path,
                     name,
-                    "its thread ended without an answer (it panicked)".into(),
+                    "its thread ended without an answer (it panicked)",
                 ))
             })
         })
@@ -475,7 +475,7 @@ impl LuaWorkload {
             return Err(fatal(
                 &self.script.path,
                 "loading",
-                "the script defines no event() function".into(),
+                "the script defines no event() function",
             ));
         }
         let mut client = LuaClient {
@@ -683,18 +683,18 @@ fn command_thread(
     rt.block_on(async {
         let lua = command_state(script, target, connect, run, tid, name)?;
         let (f, _) = api::command(&lua, name).map_err(|m| lua_error(&script.path, name, m))?;
-        let f = f.ok_or_else(|| lua_error(&script.path, name, "the command is gone".into()))?;
+        let f = f.ok_or_else(|| lua_error(&script.path, name, "the command is gone"))?;
         call_hook(&script.path, name, f.call_async::<LuaValue>(())).await
     })
 }
 
 /// What a script error becomes in a command or hook: the script, the hook, the message
 /// (which holds the line).
-fn lua_error(path: &Path, hook: &str, message: String) -> WorkloadError {
+fn lua_error(path: &Path, hook: &str, message: impl std::fmt::Display) -> WorkloadError {
     WorkloadError::InvalidOptions(format!("{}: in {hook}: {message}", path.display()))
 }
 
-fn fatal(path: &Path, hook: &str, message: String) -> DriverError {
+fn fatal(path: &Path, hook: &str, message: impl std::fmt::Display) -> DriverError {
     DriverError::fatal(
         ErrorKind::Statement,
         format!("{}: in {hook}: {message}", path.display()),
@@ -721,7 +721,7 @@ async fn call_hook(
     f: impl Future<Output = mlua::Result<LuaValue>>,
 ) -> Result<(), WorkloadError> {
     match f.await {
-        Ok(LuaValue::Boolean(false)) => Err(lua_error(path, hook, "the command failed".into())),
+        Ok(LuaValue::Boolean(false)) => Err(lua_error(path, hook, "the command failed")),
         Ok(_) => Ok(()),
         Err(e) => Err(lua_error(path, hook, one_line(&e))),
     }
@@ -937,7 +937,7 @@ pub fn describe_options(w: &LuaWorkload) -> Vec<(String, String, String)> {
 }
 
 impl OptKind {
-    fn check(&self, v: &str) -> Result<(), String> {
+    fn check(&self, v: &str) -> Result<(), api::OptionValueError> {
         api::convert_check(*self, v)
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use dbrig_core::limits;
 
 use super::data::Scale;
+use crate::WorkloadError;
 
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -126,14 +127,10 @@ impl std::fmt::Display for Mix {
 }
 
 impl std::str::FromStr for Mix {
-    type Err = String;
+    type Err = WorkloadError;
 
-    fn from_str(s: &str) -> Result<Mix, String> {
-        let bad = || {
-            format!(
-                "invalid transaction mix '{s}': give five whole numbers, New-Order,Payment,Order-Status,Delivery,Stock-Level (the specification's: 10,10,1,1,1), at least one above 0, each at most 1000"
-            )
-        };
+    fn from_str(s: &str) -> Result<Mix, WorkloadError> {
+        let bad = || WorkloadError::InvalidMix(s.to_owned());
         let parts: Vec<u32> = s
             .split(',')
             .map(|p| p.trim().parse::<u32>().map_err(|_| bad()))
@@ -147,8 +144,8 @@ impl std::str::FromStr for Mix {
 }
 
 impl TryFrom<String> for Mix {
-    type Error = String;
-    fn try_from(s: String) -> Result<Mix, String> {
+    type Error = WorkloadError;
+    fn try_from(s: String) -> Result<Mix, WorkloadError> {
         s.parse()
     }
 }
@@ -179,10 +176,12 @@ mod tests {
             "-1,1,1,1,1",
             "1001,1,1,1,1",
         ] {
+            let e = bad.parse::<Mix>().unwrap_err();
             assert!(
-                bad.parse::<Mix>().unwrap_err().contains("transaction mix"),
+                matches!(&e, WorkloadError::InvalidMix(s) if s == bad),
                 "{bad}"
             );
+            assert!(e.to_string().contains("transaction mix"), "{bad}");
         }
         let o: TpccOptions =
             serde_json::from_value(serde_json::json!({"warehouses": 2, "mix": "1,1,1,1,1"}))
