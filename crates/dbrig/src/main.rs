@@ -13,6 +13,7 @@ mod perfrun_cmd;
 mod report_cmd;
 mod run_cmd;
 mod server_cmd;
+mod tpcc_cmd;
 mod tpch_cmd;
 
 use std::process::ExitCode;
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
             cli::Command::Report(a) => report_cmd::report(a),
             cli::Command::Compare(a) => report_cmd::compare(a),
             cli::Command::Tpch(a) => tpch_cmd::tpch(a, &argv).await,
+            cli::Command::Tpcc(a) => tpcc_cmd::tpcc(a).await,
             cli::Command::Server(a) => server_cmd::server(a),
             cli::Command::Completions { shell } => {
                 out::text(&String::from_utf8_lossy(&cli::completions(shell)))
