@@ -564,6 +564,89 @@ mod tests {
         assert!(crate::data::higher_is_better(TPMC));
     }
 
+    /// A stored TPC-C trial: its per-type latency table, its two charts (NOPM against
+    /// clients, NOPM per interval), and BenchBase's files under its tpcc names.
+    #[test]
+    fn a_stored_trial_gets_its_latency_table_charts_and_benchbase_files() {
+        use dbrig_core::results::TpccInterval;
+        let mut store = dbrig_store::Store::open_in_memory().unwrap();
+        let r = TpccResult {
+            intervals: vec![
+                TpccInterval {
+                    t_s: 1.0,
+                    nopm: 1100.0,
+                    tpm: None,
+                },
+                TpccInterval {
+                    t_s: 2.0,
+                    nopm: 1300.0,
+                    tpm: None,
+                },
+            ],
+            ..result()
+        };
+        let run = crate::fixture::one_measured_run(
+            &mut store,
+            dbrig_store::RunKind::Plan,
+            "tpcc",
+            &TrialResult::Tpcc(r),
+            &crate::fixture::measurements(4, 4000.0, 2.0, 5, 0.03),
+        )
+        .unwrap();
+        let data = crate::ReportData::load(&store, run).unwrap();
+        let t = latency_table(&data, "tpcc");
+        assert_eq!(t.rows.len(), 2, "{t:?}");
+        assert_eq!(t.rows[0][2..6], ["new_order", "1200", "0.00", "12.50"]);
+        assert_eq!(t.rows[0][9..], ["5 s", "met"]);
+        assert_eq!(t.rows[1][2..4], ["stock_level", "0"]);
+        assert_eq!(t.rows[1][10], "(none ran)");
+
+        let charts = Tpcc.charts(&store, &data, "tpcc").unwrap();
+        let names: Vec<&str> = charts.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["nopm", "nopm_timeline"]);
+        assert!(charts[1].1.contains("tpcc: NOPM per interval"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let files = write_benchbase(&store, &data, dir.path()).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().any(|n| n.ends_with(".summary.json")),
+            "{names:?}"
+        );
+        for bb in ["NewOrder", "StockLevel"] {
+            assert!(
+                names
+                    .iter()
+                    .any(|n| n.ends_with(&format!(".results.{bb}.csv"))),
+                "{bb}: {names:?}"
+            );
+        }
+        let new_order = files
+            .iter()
+            .find(|f| f.to_string_lossy().ends_with(".results.NewOrder.csv"))
+            .unwrap();
+        let csv = std::fs::read_to_string(new_order).unwrap();
+        // 1 200 New-Orders in 60 s: 20 a second; its p90 in the 90th percentile column.
+        assert_eq!(
+            csv.lines().nth(1).unwrap(),
+            "0,20.000,,,,0.000,,12.500,0.000,0.000,0.000,"
+        );
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                files
+                    .iter()
+                    .find(|f| f.to_string_lossy().ends_with(".summary.json"))
+                    .unwrap(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["Benchmark Type"], "tpcc");
+    }
+
     #[test]
     fn items_rank_nopm_and_tpm_higher_and_latency_lower() {
         let items = tpcc_items(&result());
