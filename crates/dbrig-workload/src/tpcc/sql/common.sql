@@ -230,20 +230,20 @@ ORDER BY ol_w_id, ol_d_id, ol_o_id, ol_number LIMIT 1
 
 -- name: check_10
 -- Clause 3.3.2.10: C_BALANCE = sum(OL_AMOUNT of the customer's delivered lines) -
--- sum(H_AMOUNT of the customer's payments), per customer. Both sums grouped once (HISTORY has
--- no index by customer), rounded to the cent.
-SELECT c_w_id, c_d_id, c_id, c_balance, COALESCE(ol, 0), COALESCE(h, 0) FROM customer
-  LEFT JOIN (
-    SELECT o_w_id, o_d_id, o_c_id, SUM(ol_amount) AS ol FROM orders
-      JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
-    WHERE ol_delivery_d IS NOT NULL GROUP BY o_w_id, o_d_id, o_c_id
-  ) a ON a.o_w_id = c_w_id AND a.o_d_id = c_d_id AND a.o_c_id = c_id
-  LEFT JOIN (
-    SELECT h_c_w_id, h_c_d_id, h_c_id, SUM(h_amount) AS h FROM history
-    GROUP BY h_c_w_id, h_c_d_id, h_c_id
-  ) b ON b.h_c_w_id = c_w_id AND b.h_c_d_id = c_d_id AND b.h_c_id = c_id
-WHERE ROUND(c_balance, 2) <> ROUND(COALESCE(ol, 0) - COALESCE(h, 0), 2)
-ORDER BY c_w_id, c_d_id, c_id LIMIT 1
+-- sum(H_AMOUNT of the customer's payments), per customer. One grouping of the three tables'
+-- rows by customer (HISTORY has no index by customer; joining grouped subqueries let
+-- PostgreSQL plan a nested loop of customers by payments, a minute at one warehouse),
+-- rounded to the cent.
+SELECT w, d, c, SUM(bal), SUM(ol), SUM(h) FROM (
+  SELECT c_w_id AS w, c_d_id AS d, c_id AS c, c_balance AS bal, 0 AS ol, 0 AS h FROM customer
+  UNION ALL
+  SELECT o_w_id, o_d_id, o_c_id, 0, ol_amount, 0 FROM orders
+    JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
+  WHERE ol_delivery_d IS NOT NULL
+  UNION ALL
+  SELECT h_c_w_id, h_c_d_id, h_c_id, 0, 0, h_amount FROM history
+) x GROUP BY w, d, c HAVING ROUND(SUM(bal), 2) <> ROUND(SUM(ol) - SUM(h), 2)
+ORDER BY w, d, c LIMIT 1
 
 -- name: check_11
 -- Clause 3.3.2.11, which holds only for the database as loaded (each Delivery removes a
@@ -258,15 +258,16 @@ WHERE n_o - COALESCE(n_no, 0) <> ? ORDER BY o_w_id, o_d_id LIMIT 1
 -- name: check_12
 -- Clause 3.3.2.12: C_BALANCE + C_YTD_PAYMENT = sum(OL_AMOUNT of the customer's delivered
 -- lines), per customer (the specification asks it of randomly selected customers; every
--- customer costs the same one grouping).
-SELECT c_w_id, c_d_id, c_id, c_balance, c_ytd_payment, COALESCE(ol, 0) FROM customer
-  LEFT JOIN (
-    SELECT o_w_id, o_d_id, o_c_id, SUM(ol_amount) AS ol FROM orders
-      JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
-    WHERE ol_delivery_d IS NOT NULL GROUP BY o_w_id, o_d_id, o_c_id
-  ) a ON a.o_w_id = c_w_id AND a.o_d_id = c_d_id AND a.o_c_id = c_id
-WHERE ROUND(c_balance + c_ytd_payment, 2) <> ROUND(COALESCE(ol, 0), 2)
-ORDER BY c_w_id, c_d_id, c_id LIMIT 1
+-- customer costs the same one grouping, as in check_10).
+SELECT w, d, c, SUM(bal), SUM(ol) FROM (
+  SELECT c_w_id AS w, c_d_id AS d, c_id AS c, c_balance + c_ytd_payment AS bal, 0 AS ol
+  FROM customer
+  UNION ALL
+  SELECT o_w_id, o_d_id, o_c_id, 0, ol_amount FROM orders
+    JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
+  WHERE ol_delivery_d IS NOT NULL
+) x GROUP BY w, d, c HAVING ROUND(SUM(bal), 2) <> ROUND(SUM(ol), 2)
+ORDER BY w, d, c LIMIT 1
 
 -- ---- The five transactions, client-side (clause 2; one prepared statement each). ----
 -- Timestamps are the server's (CURRENT_TIMESTAMP), as HammerDB's procedures take them.
