@@ -132,6 +132,22 @@ fn nice_max(v: f64) -> f64 {
 /// cell has fewer than 6 trials and no finite interval).
 /// `None` when no cell of the workload has a counted trial: a chart of nothing is left out.
 pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<Option<String>, ReportError> {
+    clients_chart(
+        data,
+        workload,
+        &format!("{workload}: {} vs clients", data.metric.label()),
+        &format!("{} (median; bars: 95 % CI or min-max)", data.metric.label()),
+    )
+}
+
+/// A cell's value against client count (a workload's throughput, or an item cell's figure:
+/// TPC-C's NOPM, keyed `"{label} NOPM"`), drawn as [`throughput_chart`] draws throughput.
+pub(crate) fn clients_chart(
+    data: &ReportData,
+    workload: &str,
+    caption: &str,
+    y_desc: &str,
+) -> Result<Option<String>, ReportError> {
     let name = format!("throughput {workload}");
     let err = |e: DrawingAreaErrorKind<_>| chart_error(&name, e);
     let clients = &data.clients_of(workload);
@@ -164,10 +180,7 @@ pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<Option<Stri
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{workload}: {} vs clients", data.metric.label()),
-                font(CAPTION_PX),
-            )
+            .caption(caption, font(CAPTION_PX))
             .margin(12)
             .x_label_area_size(46)
             .y_label_area_size(84)
@@ -184,10 +197,7 @@ pub fn throughput_chart(data: &ReportData, workload: &str) -> Result<Option<Stri
             .y_labels(Y_TICKS)
             .y_label_formatter(&tick_formatter(0.0, nice_max(top), Y_TICKS))
             .x_desc("clients")
-            .y_desc(format!(
-                "{} (median; bars: 95 % CI or min-max)",
-                data.metric.label()
-            ))
+            .y_desc(y_desc)
             .draw()
             .map_err(err)?;
         for (i, (conf, points)) in data.configurations.iter().zip(&per_conf).enumerate() {
@@ -411,10 +421,28 @@ pub struct TimelineSeries {
 }
 
 /// One line of a time panel: (seconds, value) points in a configuration's colour.
-struct Line<'a> {
-    label: &'a str,
-    colour: usize,
-    points: Vec<(f64, f64)>,
+pub(crate) struct Line<'a> {
+    pub label: &'a str,
+    pub colour: usize,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One panel of lines over the seconds of a trial (TPC-C's NOPM per interval).
+pub(crate) fn time_chart(
+    name: &str,
+    caption: String,
+    y_desc: &str,
+    series: &[Line<'_>],
+) -> Result<String, ReportError> {
+    let err = |e: String| chart_error(name, e);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        panel(&root, caption, y_desc, series, true).map_err(err)?;
+        root.present().map_err(|e| err(e.to_string()))?;
+    }
+    Ok(svg)
 }
 
 /// The lines of `series` for one value of their samples (`None`: no point at that time).

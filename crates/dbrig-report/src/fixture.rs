@@ -1441,6 +1441,29 @@ pub fn settings_run(
     Ok(run)
 }
 
+/// [`one_trial_run`] with the trial's measurements stored too (throughput, latency,
+/// intervals: what exports in other tools' layouts read).
+pub fn one_measured_run(
+    store: &mut Store,
+    kind: RunKind,
+    workload: &str,
+    result: &TrialResult,
+    measurements: &Measurements,
+) -> Result<RunId, StoreError> {
+    let mut clock = 10;
+    single(
+        store,
+        kind,
+        workload,
+        1,
+        &mut clock,
+        &Measured {
+            measurements: Some(measurements),
+            ..Measured::result(result.server_version().unwrap_or("?"), result)
+        },
+    )
+}
+
 /// A single command's run of one trial of `workload` with `result` and `environment`, as the
 /// executor stores it: what a test of one kind's report is built from.
 pub fn one_trial_run(

@@ -213,7 +213,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => o.check_ready(conn, threads, allow_mismatch).await,
             Workload::Script(s) => s.check_ready(conn).await,
-            Workload::Tpcc(t) => t.check_ready(conn, allow_mismatch).await,
+            Workload::Tpcc(t) => t.check_ready(conn, threads, allow_mismatch).await,
             Workload::Lua(_) | Workload::Connect => Ok(Vec::new()),
         }
     }
@@ -238,7 +238,7 @@ impl Workload {
             ))),
             Workload::Connect => Ok(Client::Connect(connect::ConnectClient)),
             Workload::Tpcc(t) => Ok(Client::Tpcc(Box::new(
-                t.new_client(conn, index, seed).await?,
+                t.new_client(conn, index, threads, seed).await?,
             ))),
         }
     }
@@ -256,6 +256,16 @@ impl Client {
             Client::Lua(c) => c.event(conn, q).await,
             Client::Connect(c) => c.event(conn, q).await,
             Client::Tpcc(c) => c.event(conn, q).await,
+        }
+    }
+
+    /// When the client's next event is due, where the workload paces its own events (TPC-C's
+    /// keying and think times); `None`: at once. The wait is not the event's: its latency
+    /// counts from the instant returned.
+    pub fn due(&mut self) -> Option<std::time::Instant> {
+        match self {
+            Client::Tpcc(c) => c.due(),
+            _ => None,
         }
     }
 

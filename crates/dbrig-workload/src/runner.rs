@@ -1373,6 +1373,14 @@ async fn client_loop(
                 _ = shared.stop.stopped() => break,
             }
             (at, Instant::now())
+        } else if let Some(at) = client.due() {
+            // The workload's own pacing (TPC-C's keying and think times): the event is due
+            // then, and a client still busy past it makes it wait, as an arrival would.
+            tokio::select! {
+                _ = tokio::time::sleep_until(at.into()) => {}
+                _ = shared.stop.stopped() => break,
+            }
+            (at, Instant::now())
         } else {
             // Closed loop: the event is due when it starts (one clock read).
             let now = Instant::now();

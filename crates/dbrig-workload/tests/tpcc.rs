@@ -152,14 +152,15 @@ async fn build_check_corrupt(url: &str) {
     let data = tpcc::loaded_data(&mut c, &target).await.unwrap();
     assert_eq!((data.warehouses, data.seed, data.scale), (2, 7, SMALL));
 
-    let before = tpcc::check_consistency(&mut c).await.unwrap();
+    let before = tpcc::check_conditions(&mut c, Some(SMALL)).await.unwrap();
     assert!(before.passed(), "{before:?}");
+    assert_eq!(before.checked, (1..=12).collect::<Vec<u8>>());
+    let failed = |r: tpcc::CheckReport| r.failures.iter().map(|f| f.condition).collect::<Vec<u8>>();
     c.execute_text("UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 2")
         .await
         .unwrap();
     let after = tpcc::check_consistency(&mut c).await.unwrap();
-    let failed: Vec<u8> = after.failures.iter().map(|f| f.condition).collect();
-    assert_eq!(failed, [1, 8], "{after:?}");
+    assert_eq!(failed(after.clone()), [1, 8], "{after:?}");
     assert_eq!(after.failures[0].row[0], "2");
     assert!(
         after.failures[0].to_string().starts_with(
@@ -173,14 +174,45 @@ async fn build_check_corrupt(url: &str) {
     c.execute_text("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 3 AND no_o_id = 1200")
         .await
         .unwrap();
-    let failed: Vec<u8> = tpcc::check_consistency(&mut c)
-        .await
-        .unwrap()
-        .failures
-        .iter()
-        .map(|f| f.condition)
-        .collect();
-    assert_eq!(failed, [1, 2, 5, 8]);
+    assert_eq!(
+        failed(tpcc::check_consistency(&mut c).await.unwrap()),
+        [1, 2, 5, 8]
+    );
+    // As loaded, the district also has one order too many beside its NEW-ORDER rows (11).
+    assert_eq!(
+        failed(tpcc::check_conditions(&mut c, Some(SMALL)).await.unwrap()),
+        [1, 2, 5, 8, 11]
+    );
+    // A delivered order's line without its delivery date (7).
+    c.execute_text(
+        "UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1 AND ol_number = 1",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        failed(tpcc::check_consistency(&mut c).await.unwrap()),
+        [1, 2, 5, 7, 8]
+    );
+    // An order's line gone: its district's line count (4) and the order's (6).
+    c.execute_text(
+        "DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 5 AND ol_number = 1",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        failed(tpcc::check_consistency(&mut c).await.unwrap()),
+        [1, 2, 4, 5, 6, 7, 8]
+    );
+    // A customer's balance off by a cent: against the payments (10) and the YTD payment (12).
+    c.execute_text(
+        "UPDATE customer SET c_balance = c_balance + 0.01 WHERE c_w_id = 2 AND c_d_id = 4 AND c_id = 7",
+    )
+    .await
+    .unwrap();
+    let r = tpcc::check_consistency(&mut c).await.unwrap();
+    assert_eq!(failed(r.clone()), [1, 2, 4, 5, 6, 7, 8, 10, 12]);
+    let ten = r.failures.iter().find(|f| f.condition == 10).unwrap();
+    assert_eq!(ten.row[..3], ["2", "4", "7"], "{ten}");
     c.close().await;
 
     // A second load onto the tables is refused; cleanup drops the nine.
@@ -400,9 +432,23 @@ async fn transactions_do_what_the_spec_says(url: &str) {
     );
     assert!(rollbacks <= 6, "{rollbacks} rollbacks of 100 New-Orders");
 
-    // After all of it the database is consistent.
+    // After all of it the database is consistent; but no longer as loaded: the Deliveries
+    // took NEW-ORDER rows (condition 11 holds only for the load).
     let check = tpcc::check_consistency(&mut c).await.unwrap();
     assert!(check.passed(), "{check:?}");
+    let loaded = tpcc::loaded_data(&mut c, &target).await.unwrap();
+    let as_loaded = tpcc::check_conditions(&mut c, Some(loaded.scale))
+        .await
+        .unwrap();
+    assert_eq!(
+        as_loaded
+            .failures
+            .iter()
+            .map(|f| f.condition)
+            .collect::<Vec<_>>(),
+        [11],
+        "{as_loaded:?}"
+    );
     c.close().await;
     tpcc::cleanup(&target, &ConnectOptions::default())
         .await

@@ -1114,8 +1114,8 @@ async fn modes_agree(dialect: Dialect) {
             procedures,
             ..TpccOptions::default()
         });
-        kind.check_ready(&mut c, false).await.unwrap();
-        let mut client = kind.new_client(&mut c, 0, 99).await.unwrap();
+        kind.check_ready(&mut c, 1, false).await.unwrap();
+        let mut client = kind.new_client(&mut c, 0, 1, 99).await.unwrap();
         let mut q = EventTally::default();
         for _ in 0..600 {
             q.clear();

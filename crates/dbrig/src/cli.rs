@@ -94,6 +94,8 @@ pub enum Command {
     Gate(crate::history_cmd::GateArgs),
     /// DBT-3 / TPC-H: generate .tbl files, load test, power test, answer check, cleanup.
     Tpch(crate::tpch_cmd::TpchArgs),
+    /// TPC-C: the consistency check of a prepared database (`tpcc check`).
+    Tpcc(crate::tpcc_cmd::TpccArgs),
     /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).
     Server(crate::server_cmd::ServerArgs),
     /// Print a shell completion script (`dbrig completions bash > /etc/bash_completion.d/dbrig`).

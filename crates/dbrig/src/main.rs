@@ -15,6 +15,7 @@ mod reference;
 mod report_cmd;
 mod run_cmd;
 mod server_cmd;
+mod tpcc_cmd;
 mod tpch_cmd;
 
 use std::process::ExitCode;
@@ -69,6 +70,7 @@ fn main() -> ExitCode {
             cli::Command::History(a) => history_cmd::history_command(a),
             cli::Command::Gate(a) => history_cmd::gate_command(a),
             cli::Command::Tpch(a) => tpch_cmd::tpch(a, &argv).await,
+            cli::Command::Tpcc(a) => tpcc_cmd::tpcc(a).await,
             cli::Command::Server(a) => server_cmd::server(a),
             cli::Command::Completions { shell } => {
                 out::text(&String::from_utf8_lossy(&cli::completions(shell)))

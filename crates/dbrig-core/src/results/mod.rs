@@ -38,7 +38,7 @@ pub use perfrun::{Execution, PerfQuery, PerfrunResult, SideInfo};
 pub use sqlbench::{
     SqlBenchOperation, SqlBenchResult, SqlBenchStatus, SqlBenchTest, SqlBenchTime, perl_error_line,
 };
-pub use tpcc::{TpccCheckFailure, TpccConsistency, TpccResult, TpccTransaction};
+pub use tpcc::{TpccCheckFailure, TpccConsistency, TpccInterval, TpccResult, TpccTransaction};
 pub use tpch::{PowerReport, QueryOutcome, QueryStatus, ThroughputReport};
 
 /// The kinds of workload dbrig measures: a closed set, matched wherever a kind decides how a

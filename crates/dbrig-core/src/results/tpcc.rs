@@ -2,7 +2,8 @@
 //! change of `sum(d_next_o_id)` over the timed interval, per minute), TPM from the server's
 //! own transaction counters, and per transaction type the client's counts (committed, rolled
 //! back, retried, failed by error class) and latency percentiles against the specification's
-//! 90th percentile limits; the consistency check after the run.
+//! 90th percentile limits; the consistency check after the run. tpmC only for a run with
+//! keying and think times, with its efficiency against the specification's ceiling.
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +40,18 @@ impl TpccTransaction {
     pub fn within_limit(&self) -> bool {
         self.p90_ms <= self.p90_limit_s * 1000.0
     }
+}
+
+/// NOPM over one interval of the run (HammerDB's transaction counter's line): the change of
+/// `sum(d_next_o_id)` since the previous reading, per minute.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TpccInterval {
+    /// Seconds from the start of the measured interval to this reading.
+    pub t_s: f64,
+    pub nopm: f64,
+    /// The server's transactions per minute over the interval (`None`: SQLite keeps none).
+    pub tpm: Option<f64>,
 }
 
 /// A consistency condition that failed, with the first row that breaks it.
@@ -87,6 +100,17 @@ pub struct TpccResult {
     /// transaction.
     pub home_warehouse: bool,
     pub transactions: Vec<TpccTransaction>,
+    /// Keying and think times were on (ten terminals per warehouse, clause 5.2.5).
+    pub key_and_think: bool,
+    /// New-Orders completed (committed and rolled back) per minute of the measured interval:
+    /// the specification's tpmC, only with keying and think times on (`None` otherwise: a
+    /// run without them is not measured as the specification measures).
+    pub tpmc: Option<f64>,
+    /// tpmC against the ceiling of 12.86 per warehouse, per cent.
+    pub tpmc_efficiency_pct: Option<f64>,
+    /// NOPM per interval sample (every second, or `--report-interval`), from the same
+    /// counter read again.
+    pub intervals: Vec<TpccInterval>,
     /// The check after the run (`None`: not asked for).
     pub consistency: Option<TpccConsistency>,
     /// What the run did not do as the specification says, a line each.

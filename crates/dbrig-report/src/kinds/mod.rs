@@ -75,9 +75,15 @@ pub fn tool_files(
     data: &ReportData,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    all()
-        .find_map(|k| k.tool_files(tool, store, data, dir))
-        .unwrap_or_else(|| Ok(Vec::new()))
+    // Every kind that has the tool's layout writes its own cells' files (BenchBase: OLTP's
+    // and TPC-C's).
+    let mut files = Vec::new();
+    for k in all() {
+        if let Some(written) = k.tool_files(tool, store, data, dir) {
+            files.extend(written?);
+        }
+    }
+    Ok(files)
 }
 
 /// A power test's live view while it runs: its table and bar chart so far (the HTML page's

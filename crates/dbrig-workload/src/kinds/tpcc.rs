@@ -155,7 +155,8 @@ impl Kind for Tpcc {
                 return Ok(None);
             };
             let warnings = std::mem::take(&mut run.warnings);
-            let output = match start.reading().await? {
+            let readings = start.reading().await?;
+            let output = match readings.start {
                 Some(before) => {
                     let mut conn = Connection::connect(&spec.target, &spec.connect).await?;
                     let after = Reading::on(&mut conn).await;
@@ -167,7 +168,14 @@ impl Kind for Tpcc {
                         _ => None,
                     };
                     conn.close().await;
-                    t.trial_output(run, spec, before, after?, check.transpose()?)
+                    t.trial_output(
+                        run,
+                        spec,
+                        before,
+                        after?,
+                        &readings.samples,
+                        check.transpose()?,
+                    )
                 }
                 // The clients never went: only what they measured, as the runner gave it.
                 None => self.0.trial_output(run, spec),

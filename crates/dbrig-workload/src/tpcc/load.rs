@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use dbrig_driver::{BulkLoad, ConnectOptions, Connection, Dialect, FieldWriter, Target};
 
-use super::check::{CheckReport, check_consistency};
+use super::check::{CheckReport, check_conditions};
 use super::data::{Population, Scale, Table, ValueChunk};
 use super::{REGISTRY_KIND, schema_sql};
 use crate::error::WorkloadError;
@@ -330,7 +330,7 @@ pub async fn load(
     let check = match options.check {
         true => {
             let started = Instant::now();
-            let report = check_consistency(&mut conn).await?;
+            let report = check_conditions(&mut conn, Some(options.scale)).await?;
             timed("consistency check", started);
             if let Some(f) = report.failures.first() {
                 // Left `loading`: a database that fails its own load's check is never measured.

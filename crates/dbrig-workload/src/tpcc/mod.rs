@@ -4,7 +4,8 @@
 //! clause 4.3.2; `data.rs`: each table's rows, per warehouse so warehouses load in parallel),
 //! the load through the engines' bulk paths (`load.rs`), and the consistency conditions of
 //! clause 3.3.2 (`check.rs`); the transactions as client-side statements (`txn.rs`) or as
-//! stored routines, HammerDB's way (`procedures.rs`, SQL in `sql/procedures.*.sql`).
+//! stored routines, HammerDB's way (`procedures.rs`, SQL in `sql/procedures.*.sql`); keying
+//! and think times with ten terminals per warehouse, as an option (`terminal.rs`).
 //!
 //! SQL is data: the schema and the checks per dialect in `sql/{common,mysql,postgres,sqlite}.sql`.
 
@@ -15,13 +16,14 @@ pub mod options;
 pub mod procedures;
 pub mod random;
 pub mod run;
+pub mod terminal;
 pub mod txn;
 
 use dbrig_driver::Dialect;
 
 use crate::sql::{DialectSql, SqlSet};
 
-pub use check::{CheckFailure, CheckReport, check_consistency};
+pub use check::{CheckFailure, CheckReport, check_conditions, check_consistency};
 pub use data::{Population, Scale, Table};
 pub use load::{
     LoadedData, TpccCleanupReport, TpccLoadOptions, TpccLoadReport, cleanup, load, loaded_data,

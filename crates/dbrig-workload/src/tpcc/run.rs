@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use dbrig_core::Value;
 use dbrig_core::results::{
-    TpccCheckFailure, TpccConsistency, TpccResult, TpccTransaction, TrialResult,
+    TpccCheckFailure, TpccConsistency, TpccInterval, TpccResult, TpccTransaction, TrialResult,
 };
 use dbrig_driver::{ConnectOptions, Connection, Dialect, DriverError, Target};
 
@@ -98,10 +98,19 @@ impl Tpcc {
     pub async fn check_ready(
         &self,
         conn: &mut Connection,
+        threads: u32,
         allow_mismatch: bool,
     ) -> Result<Vec<String>, WorkloadError> {
         let target = conn.target().clone();
         let loaded = loaded_data(conn, &target).await?;
+        let terminals = loaded.warehouses * super::terminal::TERMINALS_PER_WAREHOUSE;
+        if self.options.key_and_think && threads > terminals {
+            return Err(WorkloadError::InvalidOptions(format!(
+                "tpcc --key-and-think: {threads} clients for {terminals} terminals ({} warehouse(s) x {}): give at most {terminals} (each client serves its share of the terminals)",
+                loaded.warehouses,
+                super::terminal::TERMINALS_PER_WAREHOUSE
+            )));
+        }
         let mut warnings = Vec::new();
         if loaded.warehouses != self.options.warehouses {
             let why = format!(
@@ -150,20 +159,30 @@ impl Tpcc {
         })
     }
 
-    /// A client: its statements prepared, its deck shuffled from the run's seed.
+    /// A client: its statements prepared, its deck shuffled from the run's seed; with keying
+    /// and thinking, its share of the `clients` clients' terminals.
     pub async fn new_client(
         &self,
         conn: &mut Connection,
         index: u32,
+        clients: u32,
         seed: u64,
     ) -> Result<TpccClient, DriverError> {
-        TpccClient::new(conn, index, self.shape(seed)?, seed).await
+        let client = TpccClient::new(conn, index, self.shape(seed)?, seed).await?;
+        Ok(match self.options.key_and_think {
+            true => client.with_terminals(index, clients),
+            false => client,
+        })
     }
 
     /// Where the run is not what the specification runs, a line each.
     pub fn notes(&self, target: &Target) -> Vec<String> {
         let mut notes = vec![
-            "no keying or thinking time (as HammerDB's default): NOPM and TPM, not tpmC".to_owned(),
+            match self.options.key_and_think {
+                false => "no keying or thinking time (as HammerDB's default): NOPM and TPM, not tpmC",
+                true => "keying and think times on, ten terminals per warehouse shared by the clients; Stock-Level's district drawn per transaction, not fixed per terminal",
+            }
+            .to_owned(),
             "Delivery runs at once in the client's transaction (as HammerDB), not deferred"
                 .to_owned(),
         ];
@@ -193,6 +212,7 @@ impl Tpcc {
         spec: &RunSpec,
         before: Reading,
         after: Reading,
+        samples: &[Reading],
         check: Option<CheckReport>,
     ) -> TrialOutput {
         let minutes = after.at.saturating_duration_since(before.at).as_secs_f64() / 60.0;
@@ -255,8 +275,16 @@ impl Tpcc {
         });
         let notes = self.notes(&spec.target);
         let loaded = *self.loaded.lock().expect("tpcc data lock");
+        let warehouses = loaded.map_or(self.options.warehouses, |l| l.warehouses);
+        // tpmC: the clients' completed New-Orders (the rolled-back ones count as completed) per
+        // minute, only where keying and thinking make it the specification's figure.
+        let tpmc = (self.options.key_and_think && m.duration_s > 0.0)
+            .then(|| transactions[0].finished() as f64 / (m.duration_s / 60.0));
+        let tpmc_efficiency_pct = tpmc.map(|t| {
+            100.0 * t / (super::terminal::TPMC_CEILING_PER_WAREHOUSE * f64::from(warehouses))
+        });
         let result = TpccResult {
-            warehouses: loaded.map_or(self.options.warehouses, |l| l.warehouses),
+            warehouses,
             clients: spec.options.threads,
             server_version: run.server_version.clone(),
             duration_seconds: minutes * 60.0,
@@ -268,6 +296,10 @@ impl Tpcc {
             mix: self.options.mix.0.to_vec(),
             home_warehouse: !self.options.all_warehouses,
             transactions,
+            key_and_think: self.options.key_and_think,
+            tpmc,
+            tpmc_efficiency_pct,
+            intervals: per_interval(&before, samples),
             consistency,
             notes: notes.clone(),
         };
@@ -282,14 +314,25 @@ impl Tpcc {
 }
 
 /// The trial's progress, passed on, which also reads the server's counters when the measured
-/// interval begins: when the clients go (no warm-up), or when the warm-up ends. NOPM and TPM
-/// are then over the measured interval only, as HammerDB's are over its timed minutes.
+/// interval begins (when the clients go without a warm-up, or when the warm-up ends), so NOPM
+/// and TPM are over the measured interval only, as HammerDB's are over its timed minutes; and
+/// again at each interval sample, on the same connection, for the per-interval NOPM line (as
+/// HammerDB's transaction counter draws it).
 pub struct StartReading<'a> {
     inner: &'a dyn Progress,
     target: Target,
     connect: ConnectOptions,
     warmup: bool,
-    task: Mutex<Option<tokio::task::JoinHandle<Result<Reading, WorkloadError>>>>,
+    /// Ticks to the sampler: one per interval sample; dropped to end it.
+    ticks: Mutex<Option<tokio::sync::mpsc::UnboundedSender<()>>>,
+    task: Mutex<Option<tokio::task::JoinHandle<Result<Readings, WorkloadError>>>>,
+}
+
+/// The reading when the measured interval began, and one per interval sample after it.
+#[derive(Debug, Clone, Default)]
+pub struct Readings {
+    pub start: Option<Reading>,
+    pub samples: Vec<Reading>,
 }
 
 impl<'a> StartReading<'a> {
@@ -299,6 +342,7 @@ impl<'a> StartReading<'a> {
             target: spec.target.clone(),
             connect: spec.connect.clone(),
             warmup: spec.options.warmup > 0.0,
+            ticks: Mutex::new(None),
             task: Mutex::new(None),
         }
     }
@@ -308,22 +352,42 @@ impl<'a> StartReading<'a> {
             return;
         };
         let (target, connect) = (self.target.clone(), self.connect.clone());
-        let task = handle.spawn(async move { Reading::take(&target, &connect).await });
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let task = handle.spawn(async move {
+            let mut conn = Connection::connect(&target, &connect).await?;
+            let start = Reading::on(&mut conn).await?;
+            let mut samples = Vec::new();
+            while rx.recv().await.is_some() {
+                // Ticks that queued while a reading was slow are one reading, not several.
+                while rx.try_recv().is_ok() {}
+                // A reading that fails leaves a gap in the line; the run goes on.
+                if let Ok(r) = Reading::on(&mut conn).await {
+                    samples.push(r);
+                }
+            }
+            conn.close().await;
+            Ok(Readings {
+                start: Some(start),
+                samples,
+            })
+        });
+        *self.ticks.lock().expect("reading lock") = Some(tx);
         *self.task.lock().expect("reading lock") = Some(task);
     }
 
-    /// The reading at the start of the measured interval, or `None` when none was taken (the
-    /// clients never went).
-    pub async fn reading(&self) -> Result<Option<Reading>, WorkloadError> {
+    /// The readings (`start: None` when none was taken: the clients never went).
+    pub async fn reading(&self) -> Result<Readings, WorkloadError> {
+        // No more ticks: the sampler ends after its last reading.
+        drop(self.ticks.lock().expect("reading lock").take());
         let task = self.task.lock().expect("reading lock").take();
         match task {
             Some(t) => match t.await {
-                Ok(r) => r.map(Some),
+                Ok(r) => r,
                 Err(e) => Err(WorkloadError::InvalidOptions(format!(
                     "tpcc: the counters' reading at the start did not finish: {e}"
                 ))),
             },
-            None => Ok(None),
+            None => Ok(Readings::default()),
         }
     }
 }
@@ -333,8 +397,74 @@ impl Progress for StartReading<'_> {
         match event {
             ProgressEvent::Measuring => self.read_now(),
             ProgressEvent::Connected if !self.warmup => self.read_now(),
+            ProgressEvent::Interval(_) => {
+                if let Some(tx) = &*self.ticks.lock().expect("reading lock") {
+                    let _ = tx.send(());
+                }
+            }
             _ => {}
         }
         self.inner.event(event);
+    }
+}
+
+/// NOPM (and the server's TPM) between consecutive readings, each at the seconds from `start`
+/// its reading was taken.
+pub fn per_interval(start: &Reading, samples: &[Reading]) -> Vec<TpccInterval> {
+    let mut out = Vec::with_capacity(samples.len());
+    let mut prev = start;
+    for r in samples {
+        let minutes = r.at.saturating_duration_since(prev.at).as_secs_f64() / 60.0;
+        if minutes > 0.0 {
+            out.push(TpccInterval {
+                t_s: r.at.saturating_duration_since(start.at).as_secs_f64(),
+                nopm: (r.next_o_id - prev.next_o_id).max(0) as f64 / minutes,
+                tpm: match (prev.server_transactions, r.server_transactions) {
+                    (Some(a), Some(b)) => Some((b - a).max(0) as f64 / minutes),
+                    _ => None,
+                },
+            });
+        }
+        prev = r;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn nopm_per_interval_is_each_intervals_own_change() {
+        let t0 = Instant::now();
+        let at = |s: f64, next: i64, tx: Option<i64>| Reading {
+            at: t0 + Duration::from_secs_f64(s),
+            next_o_id: next,
+            server_transactions: tx,
+        };
+        let start = at(0.0, 1000, Some(50));
+        let samples = [
+            at(1.0, 1010, Some(72)),
+            at(2.0, 1010, Some(80)),
+            at(4.0, 1050, Some(180)),
+        ];
+        let i = per_interval(&start, &samples);
+        let got: Vec<(f64, f64, Option<f64>)> = i
+            .iter()
+            .map(|x| (x.t_s.round(), x.nopm.round(), x.tpm.map(f64::round)))
+            .collect();
+        // 10 new orders in a second: 600 a minute; none; 40 in two seconds: 1 200.
+        assert_eq!(
+            got,
+            [
+                (1.0, 600.0, Some(1320.0)),
+                (2.0, 0.0, Some(480.0)),
+                (4.0, 1200.0, Some(3000.0))
+            ]
+        );
+        // SQLite keeps no server counter: NOPM only.
+        let lite = per_interval(&at(0.0, 0, None), &[at(1.0, 5, None)]);
+        assert_eq!((lite[0].nopm.round(), lite[0].tpm), (300.0, None));
     }
 }

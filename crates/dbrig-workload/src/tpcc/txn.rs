@@ -15,12 +15,12 @@ use std::time::Instant;
 use dbrig_core::{EventTally, Value};
 use dbrig_driver::{Connection, DriverError, Statement};
 use rand::rngs::SmallRng;
-use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use super::data::{DISTRICTS, Scale};
 use super::random::{Constants, last_name, nurand};
 use super::schema_sql;
+use super::terminal::{Deck, Terminals, terminals_of};
 
 /// The five transaction types, in the order the mix lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -143,8 +143,9 @@ pub struct TpccClient {
     rng: SmallRng,
     shape: RunShape,
     home: u32,
-    deck: Vec<TxType>,
-    at: usize,
+    deck: Deck,
+    /// With keying and thinking, the terminals this client serves (else none).
+    terminals: Terminals,
     /// SQLite: the database file's FIFO of writers, and this client's turn at it.
     writer_queue: Option<Arc<tokio::sync::Mutex<()>>>,
     turn: Option<tokio::sync::OwnedMutexGuard<()>>,
@@ -202,17 +203,6 @@ fn missing(what: &str) -> DriverError {
     )
 }
 
-/// The deck of `mix` cards, shuffled.
-pub fn deck(mix: [u32; 5], rng: &mut impl Rng) -> Vec<TxType> {
-    let mut d: Vec<TxType> = TxType::ALL
-        .iter()
-        .zip(mix)
-        .flat_map(|(&t, n)| std::iter::repeat_n(t, n as usize))
-        .collect();
-    d.shuffle(rng);
-    d
-}
-
 impl TpccClient {
     pub async fn new(
         conn: &mut Connection,
@@ -243,14 +233,14 @@ impl TpccClient {
         let mut rng = SmallRng::seed_from_u64(seed ^ (u64::from(index) << 32) ^ 0x7C_C0);
         let writer_queue = crate::oltp::uses_writer_queue(conn.target())
             .then(|| crate::oltp::sqlite_writer_queue(conn.target()));
-        let deck = deck(shape.mix, &mut rng);
+        let deck = Deck::new(shape.mix, &mut rng);
         Ok(TpccClient {
             stmts,
             rng,
             home: index % shape.warehouses + 1,
             shape,
             deck,
-            at: 0,
+            terminals: Terminals::default(),
             writer_queue,
             turn: None,
             rollback: sql.render("rollback", &[]),
@@ -297,14 +287,37 @@ impl TpccClient {
         Ok(rows?.rows)
     }
 
-    /// The next transaction type: the deck's next card, reshuffled when it runs out.
-    fn draw(&mut self) -> TxType {
-        if self.at >= self.deck.len() {
-            self.deck.shuffle(&mut self.rng);
-            self.at = 0;
+    /// With keying and thinking: serve terminal `k` of the run's `10 × warehouses` when
+    /// `k mod clients` is this client's index (`super::terminal`).
+    pub fn with_terminals(mut self, index: u32, clients: u32) -> TpccClient {
+        let all = terminals_of(
+            index,
+            clients,
+            self.shape.warehouses,
+            self.shape.mix,
+            &mut self.rng,
+        );
+        self.terminals = Terminals::new(all);
+        self
+    }
+
+    /// With keying and thinking, when the next transaction is due: its terminal's input is
+    /// keyed then (the runner waits until it, and counts the response time from it).
+    pub fn due(&mut self) -> Option<Instant> {
+        if self.terminals.is_empty() {
+            return None;
         }
-        self.at += 1;
-        self.deck[self.at - 1]
+        let (at, t) = self.terminals.next_due(Instant::now(), &mut self.rng)?;
+        self.home = t.warehouse;
+        Some(at)
+    }
+
+    /// The next transaction type: the terminal's, else the deck's next card.
+    fn draw(&mut self) -> TxType {
+        match self.terminals.current() {
+            Some(t) => t.next,
+            None => self.deck.draw(&mut self.rng),
+        }
     }
 
     fn warehouse(&mut self) -> u32 {
@@ -729,7 +742,7 @@ mod tests {
     #[test]
     fn the_default_deck_holds_the_spec_mix() {
         let mut rng = SmallRng::seed_from_u64(1);
-        let d = deck([10, 10, 1, 1, 1], &mut rng);
+        let d = Deck::new([10, 10, 1, 1, 1], &mut rng).cards().to_vec();
         assert_eq!(d.len(), 23);
         let count = |t| d.iter().filter(|&&x| x == t).count();
         assert_eq!(
@@ -738,7 +751,7 @@ mod tests {
             "New-Order, Payment, Order-Status, Delivery, Stock-Level"
         );
         // Shuffled: two decks differ in order (23!/(10!10!) orders of the same cards).
-        let other = deck([10, 10, 1, 1, 1], &mut rng);
+        let other = Deck::new([10, 10, 1, 1, 1], &mut rng).cards().to_vec();
         assert_ne!(d, other);
     }
 

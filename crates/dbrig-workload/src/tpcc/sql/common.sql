@@ -209,6 +209,66 @@ SELECT d_w_id, d_id, d_ytd, s FROM (
   FROM district
 ) x WHERE s IS NULL OR ROUND(d_ytd, 2) <> ROUND(s, 2) ORDER BY d_w_id, d_id LIMIT 1
 
+-- name: check_6
+-- Clause 3.3.2.6: O_OL_CNT = the number of ORDER-LINE rows of each order (one look-up in
+-- ORDER-LINE's primary key per order).
+SELECT o_w_id, o_d_id, o_id, o_ol_cnt, n FROM (
+  SELECT o_w_id, o_d_id, o_id, o_ol_cnt,
+    (SELECT COUNT(*) FROM order_line
+     WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id) AS n
+  FROM orders
+) x WHERE n <> o_ol_cnt ORDER BY o_w_id, o_d_id, o_id LIMIT 1
+
+-- name: check_7
+-- Clause 3.3.2.7: OL_DELIVERY_D is null exactly for the lines of orders whose O_CARRIER_ID
+-- is null.
+SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, o_carrier_id FROM order_line
+  JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
+WHERE (ol_delivery_d IS NULL AND o_carrier_id IS NOT NULL)
+   OR (ol_delivery_d IS NOT NULL AND o_carrier_id IS NULL)
+ORDER BY ol_w_id, ol_d_id, ol_o_id, ol_number LIMIT 1
+
+-- name: check_10
+-- Clause 3.3.2.10: C_BALANCE = sum(OL_AMOUNT of the customer's delivered lines) -
+-- sum(H_AMOUNT of the customer's payments), per customer. One grouping of the three tables'
+-- rows by customer (HISTORY has no index by customer; joining grouped subqueries let
+-- PostgreSQL plan a nested loop of customers by payments, a minute at one warehouse),
+-- rounded to the cent.
+SELECT w, d, c, SUM(bal), SUM(ol), SUM(h) FROM (
+  SELECT c_w_id AS w, c_d_id AS d, c_id AS c, c_balance AS bal, 0 AS ol, 0 AS h FROM customer
+  UNION ALL
+  SELECT o_w_id, o_d_id, o_c_id, 0, ol_amount, 0 FROM orders
+    JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
+  WHERE ol_delivery_d IS NOT NULL
+  UNION ALL
+  SELECT h_c_w_id, h_c_d_id, h_c_id, 0, 0, h_amount FROM history
+) x GROUP BY w, d, c HAVING ROUND(SUM(bal), 2) <> ROUND(SUM(ol) - SUM(h), 2)
+ORDER BY w, d, c LIMIT 1
+
+-- name: check_11
+-- Clause 3.3.2.11, which holds only for the database as loaded (each Delivery removes a
+-- NEW-ORDER row): ORDER rows - NEW-ORDER rows = 2 100 (the delivered orders) per district.
+SELECT o_w_id, o_d_id, n_o, COALESCE(n_no, 0) FROM
+  (SELECT o_w_id, o_d_id, COUNT(*) AS n_o FROM orders GROUP BY o_w_id, o_d_id) a
+  LEFT JOIN
+  (SELECT no_w_id, no_d_id, COUNT(*) AS n_no FROM new_order GROUP BY no_w_id, no_d_id) b
+  ON b.no_w_id = a.o_w_id AND b.no_d_id = a.o_d_id
+WHERE n_o - COALESCE(n_no, 0) <> ? ORDER BY o_w_id, o_d_id LIMIT 1
+
+-- name: check_12
+-- Clause 3.3.2.12: C_BALANCE + C_YTD_PAYMENT = sum(OL_AMOUNT of the customer's delivered
+-- lines), per customer (the specification asks it of randomly selected customers; every
+-- customer costs the same one grouping, as in check_10).
+SELECT w, d, c, SUM(bal), SUM(ol) FROM (
+  SELECT c_w_id AS w, c_d_id AS d, c_id AS c, c_balance + c_ytd_payment AS bal, 0 AS ol
+  FROM customer
+  UNION ALL
+  SELECT o_w_id, o_d_id, o_c_id, 0, ol_amount FROM orders
+    JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
+  WHERE ol_delivery_d IS NOT NULL
+) x GROUP BY w, d, c HAVING ROUND(SUM(bal), 2) <> ROUND(SUM(ol), 2)
+ORDER BY w, d, c LIMIT 1
+
 -- ---- The five transactions, client-side (clause 2; one prepared statement each). ----
 -- Timestamps are the server's (CURRENT_TIMESTAMP), as HammerDB's procedures take them.
 
