@@ -439,7 +439,7 @@ pub(crate) fn time_chart(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-        panel(&root, caption, y_desc, series, true).map_err(err)?;
+        panel(name, &root, caption, y_desc, series, true)?;
         root.present().map_err(|e| err(e.to_string()))?;
     }
     Ok(svg)
