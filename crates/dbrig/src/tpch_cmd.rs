@@ -570,20 +570,14 @@ fn report(a: TpchReportArgs) -> Result<ExitCode> {
 }
 
 fn import_launcher(a: ImportLauncherArgs) -> Result<ExitCode> {
-    use dbrig_workload::tpch::launcher::{LauncherInputs, import};
-    let mut overrides = Vec::new();
-    for o in &a.overrides {
-        let (k, v) = o.trim_start_matches('-').split_once('=').ok_or_else(|| {
-            anyhow!("--override {o}: write it as KEY=VALUE, e.g. --override TIMEOUT=600")
-        })?;
-        overrides.push((k.trim().to_owned(), v.trim().to_owned()));
-    }
+    use dbrig_workload::tpch::launcher::{LauncherInputs, import, parse_override};
+    let overrides = a.overrides.iter().map(|o| parse_override(o));
     let inputs = LauncherInputs {
         project_home: a.project_home.clone(),
         datadir_home: a.datadir_home.clone(),
         queries_home: a.queries_home.clone(),
         scale_factor: a.scale_factor.clone(),
-        overrides,
+        overrides: overrides.collect::<Result<_, _>>()?,
     };
     let imported = import(&a.top, &inputs, &mut |p| std::fs::read_to_string(p))?;
     match &a.output {

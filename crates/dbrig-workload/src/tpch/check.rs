@@ -510,4 +510,51 @@ mod tests {
             Some("row 1: 1.00 against 1.00|2.00")
         );
     }
+
+    /// `dbrig tpch check`'s verdicts: the same answer, another answer (`wrong` on the
+    /// console, `different` in JSON), an error on either side; `all_same` only for the first.
+    #[test]
+    fn verdicts_name_same_different_and_error() {
+        use super::super::{PowerReport, QueryOutcome, QueryStatus};
+        let q = |name: &str, v: i64, status: QueryStatus| QueryOutcome {
+            name: name.into(),
+            time_us: 1,
+            rows: 1,
+            status,
+            error: (status == QueryStatus::Error).then(|| "no such table".into()),
+            result: vec![vec![Value::Int(v)]],
+            detail: None,
+            answer_checked: None,
+            os: None,
+        };
+        let report = |queries| PowerReport {
+            scale_factor: 0.01,
+            refresh_set: None,
+            server_version: String::new(),
+            rf1: None,
+            queries,
+            rf2: None,
+            power_at_size: None,
+        };
+        let ok = QueryStatus::Ok;
+        let main = report(vec![q("1", 1, ok), q("2", 2, ok), q("3", 3, ok)]);
+        let other = report(vec![
+            q("1", 1, ok),
+            q("2", 5, ok),
+            q("3", 3, QueryStatus::Error),
+        ]);
+        let r = compare_answers(("a", &main), &[("b".into(), other)], false);
+        let verdicts: Vec<Verdict> = r.iter().map(|c| c.verdict).collect();
+        assert_eq!(
+            verdicts,
+            [Verdict::Same, Verdict::Different, Verdict::Error]
+        );
+        assert_eq!(r[2].detail.as_deref(), Some("b: no such table"));
+        let statuses: Vec<&str> = verdicts.iter().map(|v| v.status()).collect();
+        assert_eq!(statuses, ["same", "wrong", "error"]);
+        assert_eq!(
+            serde_json::to_value(&r[1]).unwrap()["verdict"],
+            serde_json::json!("different")
+        );
+    }
 }

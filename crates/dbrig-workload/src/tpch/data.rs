@@ -661,4 +661,23 @@ mod tests {
         assert_eq!(Table::Nation.rows(0.01, 1, 1).count(), 25);
         assert_eq!(Table::Supplier.rows(0.01, 1, 1).count(), 100);
     }
+
+    /// `dbrig tpch gen --tables`: names in the order given, all eight for none, an unknown
+    /// name refused with the eight listed.
+    #[test]
+    fn table_lists_parse_or_name_the_tables() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(Table::parse_list(&[]).unwrap(), Table::ALL.to_vec());
+        assert_eq!(
+            Table::parse_list(&names(&["orders", " nation"])).unwrap(),
+            [Table::Orders, Table::Nation]
+        );
+        let e = Table::parse_list(&names(&["order"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("unknown TPC-H table 'order': region, nation"),
+            "{e}"
+        );
+    }
 }

@@ -20,22 +20,21 @@ pub enum TpchError {
         "unknown TPC-H table '{0}': region, nation, supplier, customer, part, partsupp, orders, lineitem"
     )]
     UnknownTable(String),
-    #[error("cannot read query folder {}: {source}", dir.display())]
-    ReadQueryFolder {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot read query file {}: {source}", path.display())]
+    // The I/O error is part of the message (`cause`, not a `source`, so a chain of causes
+    // does not say it twice).
+    #[error("cannot read query folder {}: {cause}", dir.display())]
+    ReadQueryFolder { dir: PathBuf, cause: std::io::Error },
+    #[error("cannot read query file {}: {cause}", path.display())]
     ReadQueryFile {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("no .sql files in query folder {}", .0.display())]
     EmptyQueryFolder(PathBuf),
-    #[error("cannot read the controls file {}: {source}", path.display())]
+    #[error("cannot read the controls file {}: {cause}", path.display())]
     ReadControls {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The controls file is not valid: the file, the line (`:N`, or empty) and TOML's
     /// message, which names the key.
@@ -47,7 +46,7 @@ pub enum TpchError {
     },
     /// The controls of a tpch_power workload (a plan's, or the command line's) refused.
     #[error("tpch_power {0}")]
-    PowerControls(#[source] ControlsError),
+    PowerControls(ControlsError),
     /// Controls given to the power test itself (the plan's were checked before).
     #[error(transparent)]
     Controls(ControlsError),

@@ -503,9 +503,9 @@ impl PowerControls {
 
     /// A `--controls` file (the `[controls]` table of a plan, as its own TOML file).
     pub fn from_file(path: &Path) -> Result<PowerControls, TpchError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TpchError::ReadControls {
+        let text = std::fs::read_to_string(path).map_err(|cause| TpchError::ReadControls {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         toml::from_str(&text).map_err(|e| TpchError::ControlsFile {
             path: path.to_owned(),

@@ -72,9 +72,9 @@ impl QuerySet {
     /// starts with a TPC-H query number (`2.sql`, `17-opt1.sql`) get that query's parameters
     /// and its place in stream-0 order; the others follow by name.
     pub fn from_dir(dir: &Path) -> Result<Self, TpchError> {
-        let folder = |source| TpchError::ReadQueryFolder {
+        let folder = |cause| TpchError::ReadQueryFolder {
             dir: dir.to_owned(),
-            source,
+            cause,
         };
         let entries = std::fs::read_dir(dir).map_err(folder)?;
         let mut queries = Vec::new();
@@ -89,9 +89,9 @@ impl QuerySet {
                 .unwrap_or_default()
                 .to_owned();
             let template =
-                std::fs::read_to_string(&path).map_err(|source| TpchError::ReadQueryFile {
+                std::fs::read_to_string(&path).map_err(|cause| TpchError::ReadQueryFile {
                     path: path.clone(),
-                    source,
+                    cause,
                 })?;
             queries.push(Query {
                 number: leading_number(&name),
