@@ -10,7 +10,7 @@ use dbrig_core::limits;
 use dbrig_core::results::{HookOutput, OsSample, OsSpan, Placement};
 use dbrig_driver::{ConnectOptions, Connection, Target};
 use dbrig_server::{OsClock, OsSampler};
-use dbrig_workload::runner::{OsMeter, OsMeterRef};
+use dbrig_workload::os_meter::{OsMeter, OsMeterRef};
 use serde::{Deserialize, Serialize};
 
 use crate::secrets::Secrets;

@@ -13,6 +13,7 @@
 //! ([`ExecError`]); no `anyhow`.
 
 pub mod credential_files;
+mod dry_run;
 pub mod environment;
 pub mod error;
 pub mod evidence;

@@ -9,7 +9,7 @@ use dbrig_store::{
 };
 use dbrig_workload::TrialOutput;
 
-use crate::error::{Result, plan as plan_error};
+use crate::error::Result;
 use crate::plan::Plan;
 
 /// How a trial's attempt ended, before the status rule is applied.
@@ -280,42 +280,6 @@ impl Recorder {
         self.writer().finish_run(run, status, error)?;
         Ok(())
     }
-}
-
-/// A stored power test's Power@Size and scale factor (`dbrig tpch throughput --power-run`),
-/// read from its finished trial's typed result.
-pub fn stored_power(store: &Store, id: i64) -> Result<dbrig_workload::PowerRef> {
-    let run = RunId(id);
-    store.run(run).map_err(|_| {
-        plan_error(format!(
-            "no run {id} in {}: see `dbrig runs`",
-            store.path().display()
-        ))
-    })?;
-    let report = store
-        .cells(run)?
-        .into_iter()
-        .flat_map(|c| store.trials(c.id).unwrap_or_default())
-        .filter(|t| t.status == TrialStatus::Done)
-        .find_map(|t| match t.result {
-            Some(dbrig_core::results::TrialResult::TpchPower(p)) => Some(p),
-            _ => None,
-        })
-        .ok_or_else(|| {
-            plan_error(format!(
-                "run {id} holds no finished power test: give the id of a `dbrig tpch power` run"
-            ))
-        })?;
-    let power_at_size = report.power_at_size.ok_or_else(|| {
-        plan_error(format!(
-            "power run {id} has no Power@Size (a query or refresh function failed): run `dbrig tpch power` again"
-        ))
-    })?;
-    Ok(dbrig_workload::PowerRef {
-        run: id,
-        power_at_size,
-        scale_factor: report.scale_factor,
-    })
 }
 
 #[cfg(test)]

@@ -62,6 +62,20 @@ pub enum ReportError {
     /// A format there is none of; `known` lists the formats.
     #[error("unknown format {given:?} ({known})")]
     UnknownFormat { given: String, known: String },
+    #[error("no runs in {}: run `dbrig tpch power` first", path.display())]
+    NoRuns { path: PathBuf },
+    #[error(
+        "run(s) {runs} hold no finished TPC-H power test: give the id of a `dbrig tpch power` run or of a plan with a tpch_power workload"
+    )]
+    NoFinishedPower { runs: String },
+    #[error("no run {run} in {}: see `dbrig runs`", path.display())]
+    NoSuchRun { run: RunId, path: PathBuf },
+    #[error("run {run} holds no finished power test: give the id of a `dbrig tpch power` run")]
+    NoPowerTest { run: RunId },
+    #[error(
+        "power run {run} has no Power@Size (a query or refresh function failed): run `dbrig tpch power` again"
+    )]
+    NoPowerAtSize { run: RunId },
 }
 
 /// A caret under the 1-based `column` of the line above it.

@@ -56,5 +56,7 @@ pub use html::{html_page, render_html, write_atomic, write_html_report};
 pub use kind::{KindReport, SingleFormat};
 pub use render::{Format, Rendered, Request, render, write_svgs};
 pub use run::{RunHeader, interval_line, run_json, run_text, statements_text};
-pub use single::{is_single_run, perfrun_report, single_run_json, single_run_report};
+pub use single::{
+    is_single_run, perfrun_report, single_run_json, single_run_report, single_run_text,
+};
 pub use tables::{report_markdown, report_text};

@@ -21,10 +21,10 @@ use crate::records::{With, records_text};
 use crate::single::{SingleFormat, is_single_run, perfrun_report, single_run_report};
 use crate::tables::{report_markdown, report_text};
 
-/// The formats of a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The formats of a report (`dbrig report --format`: each value's help is its comment here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Format {
-    /// Aligned tables for the console.
+    /// Aligned tables for the console (a single command's run: as the command printed it).
     Text,
     /// Everything as one JSON document.
     Json,
@@ -32,20 +32,21 @@ pub enum Format {
     Csv,
     /// One row per trial, every status included.
     CsvTrials,
-    /// One row per interval sample of every trial (throughput and latency per second), with
-    /// the trial's start time.
+    /// One row per interval sample of every trial, with the trial's start time.
     CsvIntervals,
     /// The console tables as Markdown.
     Markdown,
-    /// One self-contained page with the charts.
+    /// One self-contained page with the charts (written to --output, default OUT/report-RUN.html).
     Html,
-    /// The charts that have data, as SVG files in a folder.
+    /// The charts that have data as SVG files in the folder --output (default OUT/charts-RUN).
     Svg,
-    /// Every OLTP trial as BenchBase writes a run (summary.json and results CSV), in a folder.
+    /// Every OLTP trial as BenchBase writes a run, NAME.summary.json and NAME.results.csv, in
+    /// the folder --output (default OUT/benchbase-RUN).
     Benchbase,
-    /// The intervals of OLTP trials as sysbench's `report_json` hook prints them.
+    /// The intervals of OLTP trials as sysbench's report_json hook prints them.
     SysbenchJson,
-    /// sql-bench trials in sql-bench's own layout, `HOST/YYYY-MM-DD/` in a folder.
+    /// sql-bench trials in sql-bench's own layout (HOST/YYYY-MM-DD/ with each test's output
+    /// and a RUN- summary) in the folder --output (default OUT/sql-bench-RUN).
     SqlBench,
 }
 

@@ -103,12 +103,12 @@ pub fn single_run_report(
     run: RunId,
     format: SingleFormat,
 ) -> Result<String, ReportError> {
-    if store.run(run)?.kind == RunKind::Perfrun {
-        return perfrun_report(store, run, None, format);
-    }
     match format {
+        SingleFormat::Json if store.run(run)?.kind == RunKind::Perfrun => {
+            perfrun_report(store, run, None, format)
+        }
         SingleFormat::Json => Ok(pretty(&single_run_json(store, run)?)),
-        SingleFormat::Text => single_run_text(store, run),
+        SingleFormat::Text => single_run_text(store, run, false),
     }
 }
 
@@ -116,7 +116,13 @@ fn pretty(v: &serde_json::Value) -> String {
     crate::figures::json_text(v)
 }
 
-fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
+/// The text of [`single_run_report`]; with `histogram` (`dbrig run --histogram`), sysbench's
+/// latency histogram of the trial where sysbench prints it, before "SQL statistics" (which
+/// opens the OLTP text), or after the text of a kind without that block.
+pub fn single_run_text(store: &Store, run: RunId, histogram: bool) -> Result<String, ReportError> {
+    if store.run(run)?.kind == RunKind::Perfrun {
+        return perfrun_report(store, run, None, SingleFormat::Text);
+    }
     let s = Single::load(store, run)?;
     let Some(trial) = &s.trial else {
         return Ok(s.nothing_measured());
@@ -131,9 +137,20 @@ fn single_run_text(store: &Store, run: RunId) -> Result<String, ReportError> {
         .unwrap_or_default();
     // A trial without a result reads as OLTP's: its measurements, if any.
     let kind = trial.result.as_ref().map_or(ResultKind::Oltp, |r| r.kind());
-    Ok(crate::kinds::of(kind)
-        .single_text(store, &s.cell, trial, &connects)?
-        .unwrap_or_else(|| s.nothing_measured()))
+    let text = crate::kinds::of(kind).single_text(store, &s.cell, trial, &connects)?;
+    let block = match histogram {
+        true => store
+            .histogram(trial.id)?
+            .map(|h| crate::run::histogram_text(&h)),
+        false => None,
+    };
+    Ok(match (text, block) {
+        (Some(t), Some(b)) if kind == ResultKind::Oltp => b + &t,
+        (Some(t), Some(b)) => t + &b,
+        (None, Some(b)) => s.nothing_measured() + &b,
+        (Some(t), None) => t,
+        (None, None) => s.nothing_measured(),
+    })
 }
 
 /// The JSON of a single command's run: its typed result (for OLTP sysbench's figures with the

@@ -8,6 +8,8 @@ pub enum WorkloadError {
     Driver(#[from] DriverError),
     #[error(transparent)]
     Launcher(#[from] crate::tpch::launcher::LauncherError),
+    #[error(transparent)]
+    Tpch(#[from] crate::tpch::TpchError),
     #[error(
         "table {table} already exists on {target}: run `dbrig cleanup {workload}` first, or use another database"
     )]

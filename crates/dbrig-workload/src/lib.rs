@@ -21,6 +21,7 @@ pub mod micro;
 pub mod oltp;
 mod oltp_result;
 pub mod options;
+pub mod os_meter;
 pub mod perfrun;
 pub mod progress;
 pub mod registry;

@@ -78,7 +78,7 @@ impl LoadTest {
         let of = match of.trim().to_ascii_lowercase().replace('_', "-").as_str() {
             OF_TPCH | "tpch-power" | "tpch-throughput" => {
                 let o: TpchPowerOptions = serde_json::from_value(rest).map_err(bad)?;
-                tpch::ScaleFactor::new(o.sf).map_err(WorkloadError::InvalidOptions)?;
+                tpch::ScaleFactor::new(o.sf)?;
                 LoadOf::Tpch(Box::new(o))
             }
             OF_PGBENCH => LoadOf::PgbenchInit(serde_json::from_value(rest).map_err(bad)?),
@@ -132,7 +132,7 @@ impl LoadTest {
     pub fn check_fits(&self, space: Option<(&std::path::Path, u64)>) -> Result<(), WorkloadError> {
         match &self.of {
             LoadOf::Tpch(o) => {
-                let sf = tpch::ScaleFactor::new(o.sf).map_err(WorkloadError::InvalidOptions)?;
+                let sf = tpch::ScaleFactor::new(o.sf)?;
                 tpch::check_load_fits(sf, space, o.force_load)
             }
             LoadOf::PgbenchInit(o) => crate::script::init::check_fits(o, space),
@@ -209,7 +209,7 @@ impl LoadTest {
                 }
             }
             LoadOf::Tpch(o) => {
-                let sf = tpch::ScaleFactor::new(o.sf).map_err(WorkloadError::InvalidOptions)?;
+                let sf = tpch::ScaleFactor::new(o.sf)?;
                 if self.replace {
                     let c = tpch::cleanup(target, connect).await?;
                     if !c.dropped.is_empty() {

@@ -50,10 +50,18 @@ pub struct PerfSide {
     note: Option<String>,
 }
 
-/// perfrun's PostgreSQL statements (pg_stat_statements), parsed once.
+/// perfrun's PostgreSQL statements (pg_stat_statements, EXPLAIN ANALYZE), parsed once.
 fn pg_sql() -> &'static crate::sql::SqlSet {
     static SQL: std::sync::OnceLock<crate::sql::SqlSet> = std::sync::OnceLock::new();
     SQL.get_or_init(|| crate::sql::SqlSet::new(Dialect::Postgres, "", include_str!("perfrun.sql")))
+}
+
+/// perfrun's MariaDB/MySQL statements (the status counters), parsed once.
+fn mysql_sql() -> &'static crate::sql::SqlSet {
+    static SQL: std::sync::OnceLock<crate::sql::SqlSet> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        crate::sql::SqlSet::new(Dialect::Mysql, "", include_str!("perfrun_mysql.sql"))
+    })
 }
 
 /// Counter-name prefix of pg_stat_statements' columns.
@@ -390,7 +398,10 @@ impl PerfSide {
             Dialect::Postgres => {
                 match self
                     .conn
-                    .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"), &[])
+                    .query(
+                        &pg_sql().template("explain_analyze").replace("{query}", sql),
+                        &[],
+                    )
                     .await
                 {
                     Ok(plan) => {
@@ -416,15 +427,14 @@ impl PerfSide {
     /// The per-query session counters and the global `Innodb_*` ones.
     async fn mysql_status(&mut self) -> Result<Status, DriverError> {
         let mut status = Status::new();
-        for (name, value) in name_values(self.conn.query("SHOW SESSION STATUS", &[]).await?) {
+        let sql = mysql_sql();
+        let session = self.conn.query(sql.template("session_status"), &[]).await?;
+        for (name, value) in name_values(session) {
             if !excluded_session_counter(&name) {
                 status.insert(name, value);
             }
         }
-        let global = self
-            .conn
-            .query("SHOW GLOBAL STATUS LIKE 'Innodb\\_%'", &[])
-            .await?;
+        let global = self.conn.query(sql.template("innodb_status"), &[]).await?;
         status.extend(name_values(global).filter(|(n, _)| !background_innodb_counter(n)));
         Ok(status)
     }

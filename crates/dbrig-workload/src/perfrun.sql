@@ -1,4 +1,5 @@
--- perfrun's PostgreSQL statements: pg_stat_statements, where the server preloads it.
+-- perfrun's PostgreSQL statements: pg_stat_statements, where the server preloads it, and the
+-- plan with its buffers of each measured query.
 
 -- name: preload_libraries
 SELECT current_setting('shared_preload_libraries')
@@ -21,3 +22,7 @@ SELECT to_jsonb(s)::text FROM pg_stat_statements s
 WHERE s.queryid = ?
   AND s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND s.userid = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+
+-- name: explain_analyze
+-- {query} is the measured query's text (put in as it is, not rendered).
+EXPLAIN (ANALYZE, BUFFERS) {query}

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dbrig_core::merge::ConnectCounts;
-use dbrig_core::results::OsSpan;
+
 use dbrig_core::{
     ArrivalSchedule, Arrivals, ClientWork, ErrorClass, EventCounts, EventTally, IntervalCounts,
     KeyGenerator, LatencyHistogram, RunMeasurements,
@@ -140,37 +140,7 @@ pub struct RunSpec {
     pub seed: u64,
     /// The trial's OS statistics clock (`None`: OS sampling off): TPC-H steps record the OS
     /// figures of each of their runs with it.
-    pub os_meter: Option<OsMeterRef>,
-}
-
-/// Measures the OS over one run inside a trial, on the clock of the trial's OS samples (the
-/// executor's sampler; this crate reads no `/proc`). `begin` reads the counters at the run's
-/// start; the closure it returns, called when the run ends, gives the run's figures.
-pub trait OsMeter: Send + Sync {
-    fn begin(&self) -> Box<dyn FnOnce() -> OsSpan + Send>;
-}
-
-/// A shared [`OsMeter`].
-#[derive(Clone)]
-pub struct OsMeterRef(pub Arc<dyn OsMeter>);
-
-impl std::fmt::Debug for OsMeterRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OsMeter")
-    }
-}
-
-impl OsMeterRef {
-    /// Runs `f`, with the OS figures over it when there is a meter. The counters are read
-    /// outside `f`, so a run's own timer does not include them.
-    pub async fn measure<T>(
-        meter: Option<&OsMeterRef>,
-        f: impl Future<Output = T>,
-    ) -> (T, Option<OsSpan>) {
-        let end = meter.map(|m| m.0.begin());
-        let out = f.await;
-        (out, end.map(|e| e()))
-    }
+    pub os_meter: Option<crate::os_meter::OsMeterRef>,
 }
 
 /// A finished run: what its clients measured, in mergeable parts (no kind's result decided

@@ -61,7 +61,9 @@ fn page(name: &str, cmd: &clap::Command) -> String {
         }
         md.push('\n');
     }
-    let args: Vec<_> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
+    // In the order `-h` shows them (display order, then definition order).
+    let mut args: Vec<_> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
+    args.sort_by_key(|a| a.get_display_order());
     let mut headings: Vec<&str> = Vec::new();
     for a in &args {
         let h = heading_of(a);

@@ -15,52 +15,6 @@ use crate::console::open_existing_store;
 use crate::out::outln;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// Aligned tables for the console (a single command's run: as the command printed it).
-    Text,
-    /// Everything as one JSON document.
-    Json,
-    /// One row per cell (summary and comparison with the baseline), values with their unit.
-    Csv,
-    /// One row per trial, every status included.
-    CsvTrials,
-    /// One row per interval sample of every trial, with the trial's start time.
-    CsvIntervals,
-    /// The console tables as Markdown.
-    Markdown,
-    /// One self-contained page with the charts (written to --output, default OUT/report-RUN.html).
-    Html,
-    /// The charts that have data as SVG files in the folder --output (default OUT/charts-RUN).
-    Svg,
-    /// Every OLTP trial as BenchBase writes a run, NAME.summary.json and NAME.results.csv, in
-    /// the folder --output (default OUT/benchbase-RUN).
-    Benchbase,
-    /// The intervals of OLTP trials as sysbench's report_json hook prints them.
-    SysbenchJson,
-    /// sql-bench trials in sql-bench's own layout (HOST/YYYY-MM-DD/ with each test's output
-    /// and a RUN- summary) in the folder --output (default OUT/sql-bench-RUN).
-    SqlBench,
-}
-
-impl From<ReportFormat> for dbrig_report::Format {
-    fn from(f: ReportFormat) -> Self {
-        match f {
-            ReportFormat::Text => dbrig_report::Format::Text,
-            ReportFormat::Json => dbrig_report::Format::Json,
-            ReportFormat::Csv => dbrig_report::Format::Csv,
-            ReportFormat::CsvTrials => dbrig_report::Format::CsvTrials,
-            ReportFormat::CsvIntervals => dbrig_report::Format::CsvIntervals,
-            ReportFormat::Markdown => dbrig_report::Format::Markdown,
-            ReportFormat::Html => dbrig_report::Format::Html,
-            ReportFormat::Svg => dbrig_report::Format::Svg,
-            ReportFormat::Benchbase => dbrig_report::Format::Benchbase,
-            ReportFormat::SqlBench => dbrig_report::Format::SqlBench,
-            ReportFormat::SysbenchJson => dbrig_report::Format::SysbenchJson,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MetricArg {
     Qps,
     Tps,
@@ -71,8 +25,8 @@ pub enum MetricArg {
 pub struct ReportOptions {
     #[command(flatten)]
     pub store: StoreArgs,
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub format: ReportFormat,
+    #[arg(long, value_enum, default_value_t = dbrig_report::Format::Text)]
+    pub format: dbrig_report::Format,
     /// Write here instead of stdout (html: the page, svg: a folder). Written atomically.
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
@@ -201,7 +155,7 @@ fn emit(store: &Store, runs: Vec<RunId>, opts: &ReportOptions) -> Result<ExitCod
         .map(|r| r.0.to_string())
         .collect::<Vec<_>>()
         .join("-vs-");
-    let mut req = Request::new(runs, opts.format.into(), opts.store.out.clone());
+    let mut req = Request::new(runs, opts.format, opts.store.out.clone());
     req.baseline = opts.baseline.clone();
     req.metric = match opts.metric {
         MetricArg::Qps => Metric::Qps,
@@ -241,14 +195,7 @@ pub fn print_single(store: &Store, run: RunId, format: Format) -> Result<()> {
 pub fn print_single_with(store: &Store, run: RunId, format: Format, histogram: bool) -> Result<()> {
     match format {
         Format::Text => {
-            let mut text = dbrig_report::single_run_report(store, run, SingleFormat::Text)?;
-            if histogram && let Some(block) = histogram_block(store, run)? {
-                match text.find("SQL statistics:") {
-                    Some(at) => text.insert_str(at, &block),
-                    None => text.push_str(&block),
-                }
-            }
-            crate::out::text(&text)?;
+            crate::out::text(&dbrig_report::single_run_text(store, run, histogram)?)?;
             outln!("\nStored as run {} in {}", run.0, store.path().display())
         }
         Format::Json => {
@@ -264,18 +211,6 @@ pub fn print_single_with(store: &Store, run: RunId, format: Format, histogram: b
             crate::out::text(&dbrig_report::json_text(&v))
         }
     }
-}
-
-/// The histogram block of a single run's (first) trial, if it stored a histogram.
-fn histogram_block(store: &Store, run: RunId) -> Result<Option<String>> {
-    for cell in store.cells(run)? {
-        for t in store.trials(cell.id)? {
-            if let Some(h) = store.histogram(t.id)? {
-                return Ok(Some(dbrig_report::run::histogram_text(&h)));
-            }
-        }
-    }
-    Ok(None)
 }
 
 /// What `dbrig run PLAN.toml` prints when it ends: the plan report (the seeds' tables and the

@@ -9,9 +9,7 @@ use dbrig_core::limits;
 use dbrig_driver::ConnectOptions;
 use dbrig_exec::{Configuration, Plan, SingleCommand};
 use dbrig_server::managed::{ManagedServer, Params};
-use dbrig_workload::tpch::{
-    self, KeysWhen, ParamMode, PowerControls, PowerOptions, Reduction, ScaleFactor, Table,
-};
+use dbrig_workload::tpch::{self, KeysWhen, PowerControls, ScaleFactor, Table};
 use dbrig_workload::{LoadOf, LoadTest, TpchPowerOptions, WorkloadKind};
 
 use crate::args::{ConnectionArgs, EnvironmentArgs, Format, StoreArgs};
@@ -52,7 +50,7 @@ pub enum TpchCommand {
 #[derive(Debug, Clone, Args)]
 pub struct GenArgs {
     /// Scale factor (0.01, 1, 10, …).
-    #[arg(long, value_parser = parse_sf)]
+    #[arg(long)]
     pub sf: ScaleFactor,
     /// Folder for the .tbl files.
     #[arg(long, value_name = "DIR", default_value = "dbrig-out")]
@@ -68,7 +66,7 @@ pub struct GenArgs {
 #[derive(Debug, Clone, Args)]
 pub struct LoadArgs {
     /// Scale factor (0.01, 1, 10, …).
-    #[arg(long, value_parser = parse_sf)]
+    #[arg(long)]
     pub sf: ScaleFactor,
     /// Create primary keys before or after the load; `auto`: before on MariaDB/MySQL (InnoDB
     /// clusters rows by the key: adding it afterwards rebuilds the table), after elsewhere.
@@ -124,7 +122,19 @@ pub struct PowerArgs {
     #[arg(long)]
     pub dry_run: bool,
     #[command(flatten, next_help_heading = "DBT-3 launcher controls")]
-    pub launcher: LauncherArgs,
+    pub controls: PowerControls,
+    /// A TOML file of controls: top-level `reduction`, `restart-between-queries`,
+    /// `drop-caches`; `[all]` and `[query."N"]` tables with runs, warmups, timeout, params
+    /// (startup parameters KEY=VALUE for that query), pre-sql, post-sql, pre-shell,
+    /// post-shell, explain, cluster-size, max-skipped, max-query-time. Options given on the
+    /// command line override the file's.
+    #[arg(long = "controls", value_name = "FILE.toml", display_order = 20)]
+    pub controls_file: Option<PathBuf>,
+    /// Redraw this SVG bar chart after every query (the launcher's live graphic).
+    #[arg(long, value_name = "FILE.svg", display_order = 21)]
+    pub chart: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Managed server")]
+    pub managed: ManagedServerArgs,
     #[command(flatten, next_help_heading = "Connection options")]
     pub connection: ConnectionArgs,
     #[command(flatten, next_help_heading = "Output options")]
@@ -134,69 +144,6 @@ pub struct PowerArgs {
         next_help_heading = "Environment options (recorded with the trial)"
     )]
     pub environment: EnvironmentArgs,
-}
-
-/// The DBT-3 launcher's per-query controls of the power test.
-#[derive(Debug, Clone, Args)]
-pub struct LauncherArgs {
-    /// How the measured runs of a query become one number: simple-average (the mean; a
-    /// timeout makes a timeout), min-max (fastest and slowest; the fastest counts),
-    /// analyze-explain (runs grouped by plan fingerprint; the fastest plan's mean).
-    #[arg(long)]
-    pub reduction: Option<Reduction>,
-    /// Measured runs per query (default 1; with analyze-explain the most runs, 0 = until
-    /// the fastest plan has --cluster-size runs).
-    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::QueryRuns>)]
-    pub runs: Option<u32>,
-    /// Unmeasured warm-up runs before each query's measured runs.
-    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::Repeats>)]
-    pub warmups: Option<u32>,
-    /// Capture the plan (EXPLAIN) of every measured run and store it with its fingerprint
-    /// (always on with analyze-explain).
-    #[arg(long)]
-    pub explain: bool,
-    /// analyze-explain: runs the fastest plan needs (default 3).
-    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::ClusterSize>)]
-    pub cluster_size: Option<u32>,
-    /// analyze-explain: restarts that skip a slower plan before the best so far is taken
-    /// (default 5).
-    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::Repeats>)]
-    pub max_skipped: Option<u32>,
-    /// analyze-explain: seconds spent on one query before the best cluster so far is taken.
-    #[arg(long, value_name = "SECONDS", value_parser = limits::parse::<limits::TimeoutSeconds>)]
-    pub max_query_time: Option<f64>,
-    /// Restart the managed server before every query (the launcher's QUERIES_AT_ONCE=0;
-    /// needs --server).
-    #[arg(long)]
-    pub restart_between_queries: bool,
-    /// Drop the OS page cache before every measured run (CLEAR_CACHES=1; needs --server and
-    /// root).
-    #[arg(long)]
-    pub drop_caches: bool,
-    /// SQL run on the test's session before each run (PRE_RUN_SQL), e.g. "flush status".
-    #[arg(long, value_name = "SQL")]
-    pub pre_sql: Option<String>,
-    /// SQL run on the test's session after each run (POST_RUN_SQL), e.g. "show status".
-    #[arg(long, value_name = "SQL")]
-    pub post_sql: Option<String>,
-    /// Shell command before each run (PRE_RUN_OS).
-    #[arg(long, value_name = "COMMAND")]
-    pub pre_shell: Option<String>,
-    /// Shell command after each run (POST_RUN_OS).
-    #[arg(long, value_name = "COMMAND")]
-    pub post_shell: Option<String>,
-    /// A TOML file of controls: top-level `reduction`, `restart-between-queries`,
-    /// `drop-caches`; `[all]` and `[query."N"]` tables with runs, warmups, timeout, params
-    /// (startup parameters KEY=VALUE for that query), pre-sql, post-sql, pre-shell,
-    /// post-shell, explain, cluster-size, max-skipped, max-query-time. Options given on the
-    /// command line override the file's.
-    #[arg(long, value_name = "FILE.toml")]
-    pub controls: Option<PathBuf>,
-    /// Redraw this SVG bar chart after every query (the launcher's live graphic).
-    #[arg(long, value_name = "FILE.svg")]
-    pub chart: Option<PathBuf>,
-    #[command(flatten, next_help_heading = "Managed server")]
-    pub managed: ManagedServerArgs,
 }
 
 /// The managed server a TPC-H test runs on instead of --target (`tpch power` and `tpch
@@ -371,10 +318,6 @@ pub struct CleanupArgs {
     pub store: StoreArgs,
 }
 
-fn parse_sf(s: &str) -> std::result::Result<ScaleFactor, String> {
-    s.parse()
-}
-
 fn progress(msg: &str) {
     eprintln!("dbrig: {msg}");
 }
@@ -393,26 +336,9 @@ pub async fn tpch(args: TpchArgs, argv: &[String]) -> Result<ExitCode> {
 }
 
 fn gen_tbl(a: GenArgs) -> Result<ExitCode> {
-    let tables: Vec<Table> = if a.tables.is_empty() {
-        Table::ALL.to_vec()
-    } else {
-        a.tables
-            .iter()
-            .map(|n| {
-                Table::from_name(n.trim()).ok_or_else(|| {
-                    anyhow!("unknown TPC-H table '{n}': region, nation, supplier, customer, part, partsupp, orders, lineitem")
-                })
-            })
-            .collect::<Result<_>>()?
-    };
-    let parallel = match a.parallel {
-        0 => std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(2),
-        n => n,
-    };
+    let tables = Table::parse_list(&a.tables)?;
     let started = std::time::Instant::now();
-    let files = tpch::write_tbl(a.sf.get(), &tables, &a.out, parallel, &progress)
+    let files = tpch::write_tbl(a.sf.get(), &tables, &a.out, a.parallel, &progress)
         .map_err(|e| anyhow!("cannot write .tbl files to {}: {e}", a.out.display()))?;
     let bytes: u64 = files.iter().map(|f| f.bytes).sum();
     outln!(
@@ -469,57 +395,15 @@ async fn load(a: LoadArgs, argv: &[String]) -> Result<ExitCode> {
     .await
 }
 
-/// The power test's controls: the --controls file, then the command-line options over it.
-fn power_controls(a: &PowerArgs) -> Result<PowerControls> {
-    let l = &a.launcher;
-    let mut c = match &l.controls {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| anyhow!("cannot read the controls file {}: {e}", p.display()))?;
-            toml::from_str::<PowerControls>(&text).map_err(|e| {
-                // One line: the file, the line, and TOML's message (which names the key).
-                let line = e
-                    .span()
-                    .map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
-                    .map_or(String::new(), |l| format!(":{l}"));
-                anyhow!(
-                    "controls file {}{line}: {}",
-                    p.display(),
-                    e.message().trim()
-                )
-            })?
-        }
-        None => PowerControls::default(),
-    };
-    if let Some(r) = l.reduction {
-        c.reduction = r;
-    }
-    c.restart_between_queries |= l.restart_between_queries;
-    c.drop_caches |= l.drop_caches;
-    let all = &mut c.all;
-    all.runs = l.runs.or(all.runs);
-    all.warmups = l.warmups.or(all.warmups);
-    all.timeout = a.timeout.or(all.timeout);
-    all.explain = l.explain.then_some(true).or(all.explain);
-    all.cluster_size = l.cluster_size.or(all.cluster_size);
-    all.max_skipped = l.max_skipped.or(all.max_skipped);
-    all.max_query_time = l.max_query_time.or(all.max_query_time);
-    for (mine, given) in [
-        (&mut all.pre_sql, &l.pre_sql),
-        (&mut all.post_sql, &l.post_sql),
-        (&mut all.pre_shell, &l.pre_shell),
-        (&mut all.post_shell, &l.post_shell),
-    ] {
-        if given.is_some() {
-            *mine = given.clone();
-        }
-    }
-    Ok(c)
-}
-
 async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
-    let controls = power_controls(&a)?;
-    let (configuration, server) = a.launcher.managed.configuration(&a.connection, &a.store)?;
+    // The --controls file, then the command line's controls over it.
+    let mut given = a.controls.clone();
+    given.all.timeout = a.timeout;
+    let controls = match &a.controls_file {
+        Some(file) => given.over(PowerControls::from_file(file)?),
+        None => given.over(PowerControls::default()),
+    };
+    let (configuration, server) = a.managed.configuration(&a.connection, &a.store)?;
     // Say it before anything runs: these need a server dbrig can restart.
     if let Some(what) = controls.needs_restart()
         && server.is_none()
@@ -530,7 +414,7 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         );
     }
     if let Some(dir) = &a.queries {
-        tpch::QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?;
+        tpch::QuerySet::from_dir(dir)?;
     }
     let options = TpchPowerOptions {
         // The loaded data's, found before the run is recorded.
@@ -560,33 +444,17 @@ async fn power(a: PowerArgs, argv: &[String]) -> Result<ExitCode> {
         console::print_dry_run(&plan)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(chart) = &a.launcher.chart {
+    if let Some(chart) = &a.chart {
         let folder = chart
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         console::check_writable_folder(folder, "the --chart file", "--chart FILE.svg", false)?;
     }
-    let observer = ConsoleObserver::single().with_power_chart(a.launcher.chart.clone());
+    let observer = ConsoleObserver::single().with_power_chart(a.chart.clone());
     let outcome = console::measure(plan, &a.store, argv, false, &observer).await?;
     crate::report_cmd::print_single(&outcome.store, outcome.run, a.format)?;
     Ok(console::exit_code(&outcome))
-}
-
-/// Run the built-in queries with validation parameters (no refresh) on one target.
-async fn answers(url: &str, a: &CheckArgs) -> Result<(String, tpch::PowerReport)> {
-    let mut c = a.connection.clone();
-    c.target = Some(url.to_owned());
-    let target = resolve_target(&c, &a.store)?;
-    let options = PowerOptions {
-        params: ParamMode::Validation,
-        queries: None,
-        refresh: false,
-        check_against: None,
-        os_meter: None,
-    };
-    let report = tpch::power_test(&target, &ConnectOptions::default(), &options, &|_| {}).await?;
-    Ok((target.to_string(), report))
 }
 
 async fn check(a: CheckArgs) -> Result<ExitCode> {
@@ -598,43 +466,27 @@ async fn check(a: CheckArgs) -> Result<ExitCode> {
             "tpch check needs --against URL (another engine with the same data) or --sf1-answers"
         );
     }
-    let (main_name, main) = answers(&main_url, &a).await?;
-    let mut others = Vec::new();
-    for url in &a.against {
-        others.push(answers(url, &a).await?);
-    }
-    let results = tpch::compare_answers((&main_name, &main), &others, a.sf1_answers);
-    let all_same = results.iter().all(|r| r.verdict == "same");
+    let target = |url: &String| {
+        let mut c = a.connection.clone();
+        c.target = Some(url.to_owned());
+        resolve_target(&c, &a.store)
+    };
+    let others = a.against.iter().map(target).collect::<Result<Vec<_>>>()?;
+    let r = tpch::check_targets(&target(&main_url)?, &others, a.sf1_answers).await?;
     if a.format == Format::Json {
-        crate::out::text(&dbrig_report::json_text(&serde_json::json!({
-            "targets": std::iter::once(main_name.clone()).chain(others.iter().map(|(n, _)| n.clone())).collect::<Vec<_>>(),
-            "queries": results,
-            "all_same": all_same,
-        })))?;
+        crate::out::text(&dbrig_report::json_text(&serde_json::to_value(&r)?))?;
     } else {
         outln!(
-            "TPC-H answer check (validation parameters): {main_name}{}{}",
-            others
-                .iter()
-                .map(|(n, _)| format!(" vs {n}"))
-                .collect::<String>(),
+            "TPC-H answer check (validation parameters): {}{}",
+            r.targets.join(" vs "),
             if a.sf1_answers { " vs SF1 answers" } else { "" }
         )?;
-        for r in &results {
-            let status = if r.verdict == "different" {
-                "wrong"
-            } else {
-                r.verdict.as_str()
-            };
-            outln!(
-                "  Q{:<4}{:<10}{}",
-                r.query,
-                status,
-                r.detail.as_deref().unwrap_or("")
-            )?;
+        for q in &r.queries {
+            let detail = q.detail.as_deref().unwrap_or("");
+            outln!("  Q{:<4}{:<10}{detail}", q.query, q.verdict.status())?;
         }
     }
-    Ok(if all_same {
+    Ok(if r.all_same {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -655,12 +507,12 @@ async fn cleanup(a: CleanupArgs) -> Result<ExitCode> {
 async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
     let (configuration, server) = a.managed.configuration(&a.connection, &a.store)?;
     if let Some(dir) = &a.queries {
-        tpch::QuerySet::from_dir(dir).map_err(|e| anyhow!(e))?;
+        tpch::QuerySet::from_dir(dir)?;
     }
     let power_run = match a.power_run {
         Some(id) => {
             let store = console::open_existing_store(&a.store)?;
-            Some(dbrig_exec::recorder::stored_power(&store, id)?)
+            Some(dbrig_report::tpch::stored_power(&store, id)?)
         }
         None => None,
     };
@@ -700,34 +552,7 @@ async fn throughput(a: ThroughputArgs, argv: &[String]) -> Result<ExitCode> {
 fn report(a: TpchReportArgs) -> Result<ExitCode> {
     use dbrig_report::tpch::{TpchReport, tpch_chart, tpch_table};
     let store = console::open_existing_store(&a.store)?;
-    let runs: Vec<dbrig_store::RunId> = if a.runs.is_empty() {
-        vec![store.latest_run_id()?.ok_or_else(|| {
-            anyhow!(
-                "no runs in {}: run `dbrig tpch power` first",
-                store.path().display()
-            )
-        })?]
-    } else {
-        a.runs.iter().map(|&r| dbrig_store::RunId(r)).collect()
-    };
-    for &r in &runs {
-        store.run(r).map_err(|_| {
-            anyhow!(
-                "no run {} in {}: see `dbrig runs`",
-                r.0,
-                store.path().display()
-            )
-        })?;
-    }
-    let Some(mut report) = TpchReport::load(&store, &runs, a.baseline.as_deref())? else {
-        bail!(
-            "run(s) {} hold no finished TPC-H power test: give the id of a `dbrig tpch power` run or of a plan with a tpch_power workload",
-            runs.iter()
-                .map(|r| r.0.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    };
+    let mut report = TpchReport::of_runs(&store, &a.runs, a.baseline.as_deref())?;
     if a.stream_order {
         report.order = dbrig_report::tpch::QueryOrder::Stream;
     }
@@ -745,20 +570,14 @@ fn report(a: TpchReportArgs) -> Result<ExitCode> {
 }
 
 fn import_launcher(a: ImportLauncherArgs) -> Result<ExitCode> {
-    use dbrig_workload::tpch::launcher::{LauncherInputs, import};
-    let mut overrides = Vec::new();
-    for o in &a.overrides {
-        let (k, v) = o.trim_start_matches('-').split_once('=').ok_or_else(|| {
-            anyhow!("--override {o}: write it as KEY=VALUE, e.g. --override TIMEOUT=600")
-        })?;
-        overrides.push((k.trim().to_owned(), v.trim().to_owned()));
-    }
+    use dbrig_workload::tpch::launcher::{LauncherInputs, import, parse_override};
+    let overrides = a.overrides.iter().map(|o| parse_override(o));
     let inputs = LauncherInputs {
         project_home: a.project_home.clone(),
         datadir_home: a.datadir_home.clone(),
         queries_home: a.queries_home.clone(),
         scale_factor: a.scale_factor.clone(),
-        overrides,
+        overrides: overrides.collect::<Result<_, _>>()?,
     };
     let imported = import(&a.top, &inputs, &mut |p| std::fs::read_to_string(p))?;
     match &a.output {

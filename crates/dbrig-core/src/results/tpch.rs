@@ -180,6 +180,15 @@ impl Reduction {
     }
 }
 
+/// A stored power test's Power@Size and scale factor, QphH@Size's other half (a throughput
+/// test's `power-run` option, read from the store by `dbrig_report::tpch::stored_power`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PowerRef {
+    pub run: i64,
+    pub power_at_size: f64,
+    pub scale_factor: f64,
+}
+
 /// The power test's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PowerReport {

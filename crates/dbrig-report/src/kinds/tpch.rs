@@ -15,7 +15,7 @@
 
 use std::fmt::Write;
 
-use dbrig_core::results::tpch::{QueryStatus, StreamReport, qphh_at_size};
+use dbrig_core::results::tpch::{PowerRef, QueryStatus, StreamReport, qphh_at_size};
 use dbrig_core::results::{PowerReport, QueryOutcome, ResultKind, ThroughputReport, TrialResult};
 use plotters::prelude::*;
 use serde::Serialize;
@@ -289,6 +289,36 @@ impl TpchReport {
         )
     }
 
+    /// `dbrig tpch report RUN…`: the power tests of the given runs (default: the latest run),
+    /// each of which must exist, at least one of them holding a finished power test.
+    pub fn of_runs(
+        store: &Store,
+        runs: &[i64],
+        baseline: Option<&str>,
+    ) -> Result<TpchReport, ReportError> {
+        let path = || store.path().to_owned();
+        let runs: Vec<RunId> = match runs {
+            [] => vec![
+                store
+                    .latest_run_id()?
+                    .ok_or_else(|| ReportError::NoRuns { path: path() })?,
+            ],
+            given => given.iter().map(|&r| RunId(r)).collect(),
+        };
+        for &run in &runs {
+            store
+                .run(run)
+                .map_err(|_| ReportError::NoSuchRun { run, path: path() })?;
+        }
+        TpchReport::load(store, &runs, baseline)?.ok_or_else(|| ReportError::NoFinishedPower {
+            runs: runs
+                .iter()
+                .map(|r| r.0.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
     /// The TPC-H report of runs (`dbrig tpch report`): every power-test cell, its finished
     /// trials merged per configuration. `None` when the runs hold no power test. The baseline
     /// is `baseline` when it names a configuration here, else the first. Configurations keep
@@ -443,6 +473,33 @@ fn live_report(report: &PowerReport) -> TpchReport {
         configurations: vec![Configuration::from_power_reports("default", [report])],
         order: QueryOrder::Stream,
     }
+}
+
+/// A stored power test's Power@Size and scale factor (`dbrig tpch throughput --power-run`),
+/// read from its finished trial's typed result.
+pub fn stored_power(store: &Store, id: i64) -> Result<PowerRef, ReportError> {
+    let run = RunId(id);
+    store.run(run).map_err(|_| ReportError::NoSuchRun {
+        run,
+        path: store.path().to_owned(),
+    })?;
+    let report = store
+        .cells(run)?
+        .into_iter()
+        .flat_map(|c| store.trials(c.id).unwrap_or_default())
+        .filter(|t| t.status == dbrig_store::TrialStatus::Done)
+        .find_map(|t| match t.result {
+            Some(TrialResult::TpchPower(p)) => Some(p),
+            _ => None,
+        })
+        .ok_or(ReportError::NoPowerTest { run })?;
+    Ok(PowerRef {
+        run: id,
+        power_at_size: report
+            .power_at_size
+            .ok_or(ReportError::NoPowerAtSize { run })?,
+        scale_factor: report.scale_factor,
+    })
 }
 
 /// The bar chart of one power test while it runs (redrawn after every query).

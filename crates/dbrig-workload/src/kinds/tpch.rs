@@ -75,13 +75,7 @@ pub struct TpchPowerOptions {
     pub force_load: bool,
 }
 
-/// A stored power test's Power@Size and scale factor, QphH@Size's other half.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PowerRef {
-    pub run: i64,
-    pub power_at_size: f64,
-    pub scale_factor: f64,
-}
+pub use dbrig_core::results::tpch::PowerRef;
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
@@ -95,16 +89,16 @@ impl TpchPowerOptions {
     pub(crate) fn validate(&self) -> Result<ScaleFactor, WorkloadError> {
         self.refuse_refresh_beside_check()?;
         if let Some(dir) = &self.query_dir {
-            QuerySet::from_dir(dir).map_err(WorkloadError::InvalidOptions)?;
+            QuerySet::from_dir(dir)?;
         }
         if !self.controls.is_default() {
             // Query names are the same in every dialect's built-in set.
             let set = self.query_set(dbrig_driver::Dialect::Postgres)?;
             self.controls
                 .validate(&set)
-                .map_err(|e| WorkloadError::InvalidOptions(format!("tpch_power {e}")))?;
+                .map_err(tpch::TpchError::PowerControls)?;
         }
-        ScaleFactor::new(self.sf).map_err(WorkloadError::InvalidOptions)
+        Ok(ScaleFactor::new(self.sf)?)
     }
 
     /// `check-against` with the refresh functions on: the other target's answers are those of
@@ -151,7 +145,7 @@ impl TpchPowerOptions {
         dialect: dbrig_driver::Dialect,
     ) -> Result<QuerySet, WorkloadError> {
         let all = match &self.query_dir {
-            Some(dir) => QuerySet::from_dir(dir).map_err(WorkloadError::InvalidOptions)?,
+            Some(dir) => QuerySet::from_dir(dir)?,
             None => QuerySet::builtin(dialect),
         };
         if self.queries.is_empty() {
@@ -273,7 +267,7 @@ pub(crate) async fn preflight(
         let set = o.query_set(conn.dialect())?;
         o.controls
             .validate(&set)
-            .map_err(|e| WorkloadError::InvalidOptions(format!("tpch_power {e}")))?;
+            .map_err(tpch::TpchError::PowerControls)?;
         if o.streams == 0 {
             // Decided here so that the stored cell says how many streams ran.
             o.streams = tpch::min_streams(sf);

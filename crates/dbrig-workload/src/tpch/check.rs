@@ -4,16 +4,81 @@
 //! TPC-H clause 2.1.3.5's tolerances.
 
 use dbrig_core::Value;
+use dbrig_driver::{ConnectOptions, Target};
+
+use crate::error::WorkloadError;
 
 pub use dbrig_core::answers::{Normalized, compare_results, normalize};
 
-/// The differential verdict on one query across engines.
+/// The differential verdict on one query across engines (`same`, `different` or `error`
+/// in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Same,
+    Different,
+    Error,
+}
+
+impl Verdict {
+    /// The status a console line shows (a different answer is a wrong one).
+    pub fn status(self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::Different => "wrong",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// One query's verdict, with what differs or the error.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct QueryComparison {
     pub query: String,
-    /// `same`, `different` or `error`.
-    pub verdict: String,
+    pub verdict: Verdict,
     pub detail: Option<String>,
+}
+
+/// `dbrig tpch check`: the targets (the checked one first) and each query's verdict.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AnswerReport {
+    pub targets: Vec<String>,
+    pub queries: Vec<QueryComparison>,
+    pub all_same: bool,
+}
+
+/// Run the built-in queries with validation parameters (no refresh) on `main` and on each of
+/// `others`, and compare the answers ([`compare_answers`]).
+pub async fn check_targets(
+    main: &Target,
+    others: &[Target],
+    sf1: bool,
+) -> Result<AnswerReport, WorkloadError> {
+    async fn answers(target: &Target) -> Result<(String, super::PowerReport), WorkloadError> {
+        let options = super::PowerOptions {
+            params: super::ParamMode::Validation,
+            queries: None,
+            refresh: false,
+            check_against: None,
+            os_meter: None,
+        };
+        let report =
+            super::power_test(target, &ConnectOptions::default(), &options, &|_| {}).await?;
+        Ok((target.to_string(), report))
+    }
+    let (main_name, main) = answers(main).await?;
+    let mut theirs = Vec::new();
+    for t in others {
+        theirs.push(answers(t).await?);
+    }
+    let queries = compare_answers((&main_name, &main), &theirs, sf1);
+    Ok(AnswerReport {
+        all_same: queries.iter().all(|r| r.verdict == Verdict::Same),
+        targets: std::iter::once(main_name)
+            .chain(theirs.into_iter().map(|(n, _)| n))
+            .collect(),
+        queries,
+    })
 }
 
 /// The differential check of the queries' answers: `main`'s against each of `others` (the
@@ -28,34 +93,34 @@ pub fn compare_answers(
     let (main_name, main) = main;
     let mut out = Vec::new();
     for (i, q) in main.queries.iter().enumerate() {
-        let mut verdict = "same".to_owned();
+        let mut verdict = Verdict::Same;
         let mut detail = None;
         if q.status == QueryStatus::Error {
-            verdict = "error".into();
+            verdict = Verdict::Error;
             detail = q.error.clone();
         }
         for (name, other) in others {
-            if verdict != "same" {
+            if verdict != Verdict::Same {
                 break;
             }
             let Some(o) = other.queries.get(i) else {
-                verdict = "error".into();
+                verdict = Verdict::Error;
                 detail = Some(format!("{name}: the query did not run"));
                 break;
             };
             if o.status == QueryStatus::Error {
-                verdict = "error".into();
+                verdict = Verdict::Error;
                 detail = Some(format!("{name}: {}", o.error.clone().unwrap_or_default()));
             } else if let Some(d) = compare_results(&normalize(&q.result), &normalize(&o.result)) {
-                verdict = "different".into();
+                verdict = Verdict::Different;
                 detail = Some(format!("{main_name} vs {name}: {d}"));
             }
         }
-        if verdict == "same" && sf1 {
+        if verdict == Verdict::Same && sf1 {
             let n: u32 = q.name.parse().unwrap_or(0);
             let c = check_sf1_answer(n, &q.result);
             if !c.ok {
-                verdict = "different".into();
+                verdict = Verdict::Different;
                 detail = c.detail.map(|d| format!("against the SF1 answer: {d}"));
             }
         }
@@ -443,6 +508,53 @@ mod tests {
             )
             .as_deref(),
             Some("row 1: 1.00 against 1.00|2.00")
+        );
+    }
+
+    /// `dbrig tpch check`'s verdicts: the same answer, another answer (`wrong` on the
+    /// console, `different` in JSON), an error on either side; `all_same` only for the first.
+    #[test]
+    fn verdicts_name_same_different_and_error() {
+        use super::super::{PowerReport, QueryOutcome, QueryStatus};
+        let q = |name: &str, v: i64, status: QueryStatus| QueryOutcome {
+            name: name.into(),
+            time_us: 1,
+            rows: 1,
+            status,
+            error: (status == QueryStatus::Error).then(|| "no such table".into()),
+            result: vec![vec![Value::Int(v)]],
+            detail: None,
+            answer_checked: None,
+            os: None,
+        };
+        let report = |queries| PowerReport {
+            scale_factor: 0.01,
+            refresh_set: None,
+            server_version: String::new(),
+            rf1: None,
+            queries,
+            rf2: None,
+            power_at_size: None,
+        };
+        let ok = QueryStatus::Ok;
+        let main = report(vec![q("1", 1, ok), q("2", 2, ok), q("3", 3, ok)]);
+        let other = report(vec![
+            q("1", 1, ok),
+            q("2", 5, ok),
+            q("3", 3, QueryStatus::Error),
+        ]);
+        let r = compare_answers(("a", &main), &[("b".into(), other)], false);
+        let verdicts: Vec<Verdict> = r.iter().map(|c| c.verdict).collect();
+        assert_eq!(
+            verdicts,
+            [Verdict::Same, Verdict::Different, Verdict::Error]
+        );
+        assert_eq!(r[2].detail.as_deref(), Some("b: no such table"));
+        let statuses: Vec<&str> = verdicts.iter().map(|v| v.status()).collect();
+        assert_eq!(statuses, ["same", "wrong", "error"]);
+        assert_eq!(
+            serde_json::to_value(&r[1]).unwrap()["verdict"],
+            serde_json::json!("different")
         );
     }
 }

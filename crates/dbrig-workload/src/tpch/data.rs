@@ -65,6 +65,19 @@ impl Table {
         Table::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// Tables by name (`dbrig tpch gen --tables`); all eight when none is named.
+    pub fn parse_list(names: &[String]) -> Result<Vec<Table>, super::TpchError> {
+        if names.is_empty() {
+            return Ok(Table::ALL.to_vec());
+        }
+        names
+            .iter()
+            .map(|n| {
+                Table::from_name(n.trim()).ok_or_else(|| super::TpchError::UnknownTable(n.clone()))
+            })
+            .collect()
+    }
+
     pub fn columns(self) -> &'static [&'static str] {
         match self {
             Table::Region => &["r_regionkey", "r_name", "r_comment"],
@@ -499,8 +512,9 @@ pub struct TblFile {
     pub bytes: u64,
 }
 
-/// Write `<table>.tbl` for each table into `dir`, generating parts on `parallel` threads and
-/// writing them in order (so the file is exactly what one generator would write).
+/// Write `<table>.tbl` for each table into `dir`, generating parts on `parallel` threads (0:
+/// one per CPU) and writing them in order (so the file is exactly what one generator would
+/// write).
 pub fn write_tbl(
     sf: f64,
     tables: &[Table],
@@ -509,7 +523,10 @@ pub fn write_tbl(
     progress: &(dyn Fn(&str) + Sync),
 ) -> std::io::Result<Vec<TblFile>> {
     std::fs::create_dir_all(dir)?;
-    let parallel = parallel.max(1);
+    let parallel = match parallel {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get() as u32),
+        n => n,
+    };
     let mut written = Vec::new();
     for &t in tables {
         let path = dir.join(format!("{}.tbl", t.name()));
@@ -643,5 +660,24 @@ mod tests {
         assert_eq!(Table::Region.rows(0.01, 1, 1).count(), 5);
         assert_eq!(Table::Nation.rows(0.01, 1, 1).count(), 25);
         assert_eq!(Table::Supplier.rows(0.01, 1, 1).count(), 100);
+    }
+
+    /// `dbrig tpch gen --tables`: names in the order given, all eight for none, an unknown
+    /// name refused with the eight listed.
+    #[test]
+    fn table_lists_parse_or_name_the_tables() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(Table::parse_list(&[]).unwrap(), Table::ALL.to_vec());
+        assert_eq!(
+            Table::parse_list(&names(&["orders", " nation"])).unwrap(),
+            [Table::Orders, Table::Nation]
+        );
+        let e = Table::parse_list(&names(&["order"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("unknown TPC-H table 'order': region, nation"),
+            "{e}"
+        );
     }
 }

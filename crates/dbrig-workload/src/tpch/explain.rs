@@ -18,6 +18,7 @@ use dbrig_driver::{Connection, Dialect};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
+use super::error::ExplainError;
 use super::queries::{returns_rows, split_statements};
 use super::schema_sql;
 
@@ -121,8 +122,8 @@ pub fn sqlite_plan_json(rows: &[Vec<Value>]) -> Json {
 
 /// Parse the JSON plan text an engine returned; PostgreSQL's `json` column may come back as
 /// the driver's hex form of an unknown type (`<json \x…>`), which is decoded here.
-fn parse_json_cell(v: &Value) -> Result<Json, String> {
-    let text = v.to_text().ok_or("the EXPLAIN output is empty")?;
+fn parse_json_cell(v: &Value) -> Result<Json, ExplainError> {
+    let text = v.to_text().ok_or(ExplainError::Empty)?;
     let text = match text
         .strip_prefix('<')
         .and_then(|t| t.split_once(' '))
@@ -134,37 +135,38 @@ fn parse_json_cell(v: &Value) -> Result<Json, String> {
                 .step_by(2)
                 .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("zz"), 16))
                 .collect();
-            String::from_utf8(bytes.map_err(|_| "malformed EXPLAIN output")?)
-                .map_err(|_| "EXPLAIN output is not UTF-8")?
+            String::from_utf8(bytes.map_err(|_| ExplainError::Malformed)?)
+                .map_err(|_| ExplainError::NotUtf8)?
         }
         None => text,
     };
-    serde_json::from_str(&text).map_err(|e| format!("EXPLAIN output is not JSON: {e}"))
+    Ok(serde_json::from_str(&text)?)
 }
 
 /// Capture the plan of a query text (one or more statements). Statements that return no
 /// rows (Q15's `CREATE VIEW` / `DROP VIEW`) run as they are, so the query statement sees its
 /// view; the last row-returning statement is explained, not executed.
-pub async fn capture(conn: &mut Connection, sql: &str) -> Result<CapturedPlan, String> {
+pub async fn capture(conn: &mut Connection, sql: &str) -> Result<CapturedPlan, ExplainError> {
     let dialect = conn.dialect();
     let explain = schema_sql(dialect).template("explain");
     let statements = split_statements(sql);
     let Some(target) = statements.iter().rposition(|s| returns_rows(s)) else {
-        return Err("the query has no statement that returns rows to explain".into());
+        return Err(ExplainError::NothingToExplain);
     };
-    let mut result = Err(String::new());
+    // Set at `target` at the latest (or by a statement failing before it).
+    let mut result = Ok(Vec::new());
     let mut failed = false;
     for (i, s) in statements.iter().enumerate() {
         if i == target {
             let text = explain.replace("{query}", s);
-            result = conn.query(&text, &[]).await.map_err(|e| e.to_string());
+            result = conn.query(&text, &[]).await;
             failed = result.is_err();
         } else if !failed || !returns_rows(s) {
             // After a failure only the clean-up statements run (as in `run_query`).
             if let Err(e) = conn.execute_text(s).await
                 && i < target
             {
-                result = Err(e.to_string());
+                result = Err(e);
                 failed = true;
             }
         }
@@ -176,7 +178,7 @@ pub async fn capture(conn: &mut Connection, sql: &str) -> Result<CapturedPlan, S
             let cell = rows
                 .first()
                 .and_then(|r| r.first())
-                .ok_or("EXPLAIN returned no rows")?;
+                .ok_or(ExplainError::NoRows)?;
             parse_json_cell(cell)?
         }
     };

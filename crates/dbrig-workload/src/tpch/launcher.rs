@@ -71,6 +71,8 @@ pub enum LauncherError {
     NoDbms { file: PathBuf },
     #[error("--{key} is not one of the launcher's overrides ({})", OVERRIDABLE.join(", "))]
     NotOverridable { key: String },
+    #[error("--override {given}: write it as KEY=VALUE, e.g. --override TIMEOUT=600")]
+    OverrideNotKeyValue { given: String },
     #[error("{}: [{section}] has no {key}: the launcher needs it", file.display())]
     MissingKey {
         file: PathBuf,
@@ -180,6 +182,18 @@ pub struct LauncherInputs {
     pub scale_factor: Option<String>,
     /// `KEY=VALUE` overrides of the test configuration (`--TIMEOUT=600` → `TIMEOUT=600`).
     pub overrides: Vec<(String, String)>,
+}
+
+/// One override as `dbrig tpch import-launcher --override` takes it: `KEY=VALUE` (or the
+/// launcher's own `--KEY=VALUE`).
+pub fn parse_override(given: &str) -> Result<(String, String), LauncherError> {
+    let (k, v) = given
+        .trim_start_matches('-')
+        .split_once('=')
+        .ok_or_else(|| LauncherError::OverrideNotKeyValue {
+            given: given.to_owned(),
+        })?;
+    Ok((k.trim().to_owned(), v.trim().to_owned()))
 }
 
 /// Settings the launcher's startup parameters may override (its documented list).

@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod data;
+pub mod error;
 pub mod explain;
 pub mod launcher;
 pub mod load;
@@ -28,10 +29,11 @@ use dbrig_driver::Dialect;
 use crate::sql::{DialectSql, SqlSet};
 
 pub use check::{
-    AnswerCheck, Normalized, QueryComparison, check_sf1_answer, compare_answers, compare_results,
-    normalize,
+    AnswerCheck, AnswerReport, Normalized, QueryComparison, Verdict, check_sf1_answer,
+    check_targets, compare_answers, compare_results, normalize,
 };
 pub use data::{Table, write_tbl};
+pub use error::{ControlsError, ExplainError, TpchError};
 pub use explain::{CapturedPlan, PlanClusters};
 pub use load::{
     KeysWhen, LoadOptions, LoadReport, TpchCleanupReport, check_loaded, cleanup, load,
@@ -57,16 +59,12 @@ pub const REGISTRY_KIND: &str = "tpch_table";
 pub struct ScaleFactor(f64);
 
 impl ScaleFactor {
-    pub fn new(sf: f64) -> Result<Self, String> {
+    pub fn new(sf: f64) -> Result<Self, TpchError> {
         if !sf.is_finite() || sf <= 0.0 {
-            return Err(format!(
-                "invalid scale factor {sf}: give a positive number up to 100000, such as 0.01, 1 or 10"
-            ));
+            return Err(TpchError::ScaleFactorNotPositive(sf));
         }
         if sf > 100_000.0 {
-            return Err(format!(
-                "scale factor {sf} is beyond TPC-H's largest: give at most 100000"
-            ));
+            return Err(TpchError::ScaleFactorTooLarge(sf));
         }
         Ok(Self(sf))
     }
@@ -110,24 +108,22 @@ impl fmt::Display for ScaleFactor {
 }
 
 impl FromStr for ScaleFactor {
-    type Err = String;
+    type Err = TpchError;
 
     /// Accept plain decimal numbers only (digits with at most one '.'), so `1e3`, `inf`,
     /// `0x10` or `1,5` are refused with a message rather than read as something unexpected.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, TpchError> {
         let t = s.trim();
         let well_formed = !t.is_empty()
             && t.chars().all(|c| c.is_ascii_digit() || c == '.')
             && t.chars().filter(|&c| c == '.').count() <= 1
             && t.chars().any(|c| c.is_ascii_digit());
         if !well_formed {
-            return Err(format!(
-                "invalid scale factor '{s}': give a positive decimal number up to 100000, such as 0.01, 1 or 10"
-            ));
+            return Err(TpchError::ScaleFactorMalformed(s.to_owned()));
         }
         let v: f64 = t
             .parse()
-            .map_err(|_| format!("invalid scale factor '{s}': give a decimal number"))?;
+            .map_err(|_| TpchError::ScaleFactorNotANumber(s.to_owned()))?;
         Self::new(v)
     }
 }
@@ -178,7 +174,7 @@ mod tests {
             "", "abc", "0", "-1", "1e3", "inf", "NaN", "1.2.3", "1,5", ".", "0.0",
         ] {
             let e = bad.parse::<ScaleFactor>().unwrap_err();
-            assert!(e.contains("scale factor"), "{bad}: {e}");
+            assert!(e.to_string().contains("scale factor"), "{bad}: {e}");
         }
     }
 }

@@ -11,6 +11,7 @@
 //! whose RF1 keys are not in ORDERS yet, so repeated power runs use sets 1, 2, 3, …
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use dbrig_core::results::HookOutput;
@@ -20,12 +21,13 @@ use tpchgen::generators::{LineItemGenerator, OrderGenerator};
 
 use super::check::check_sf1_answer;
 use super::data::{Table, lineitem_row, order_row};
+use super::error::{ControlsError, TpchError};
 use super::load::check_loaded;
 use super::params::{ParamMode, QueryParams, substitute};
 use super::queries::{QuerySet, returns_rows, split_statements};
 use super::schema_sql;
 use crate::error::WorkloadError;
-use crate::runner::OsMeterRef;
+use crate::os_meter::OsMeterRef;
 use dbrig_core::answers::{Normalized, compare_answers, normalize, orders_rows};
 use dbrig_core::results::OsSpan;
 pub use dbrig_core::results::tpch::{
@@ -262,72 +264,98 @@ pub async fn run_query_timeout(
 }
 
 /// Launcher controls of one query, or of all queries (`[controls.all]`); an unset field falls
-/// back to the next level (query → all → built-in default).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+/// back to the next level (query → all → built-in default). On the command line (`dbrig tpch
+/// power`, under "DBT-3 launcher controls") they are the controls of every query; the launcher's
+/// setting each one stands for is named in a comment. `display_order`: the place each has in
+/// `dbrig tpch power --help` and its man page (after the command's seven own options), as it
+/// always had.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct QueryControls {
-    /// Measured runs (`NUM_TESTS`; default 1). With `analyze-explain`: the most runs, 0 for
-    /// "until the fastest plan's cluster is full".
+    // NUM_TESTS.
+    /// Measured runs per query (default 1; with analyze-explain the most runs, 0 = until
+    /// the fastest plan has --cluster-size runs).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "limits::de_opt::<limits::QueryRuns, _>"
     )]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::QueryRuns>, display_order = 8)]
     pub runs: Option<u32>,
-    /// Unmeasured warm-up runs before the measured ones (`WARMUPS_COUNT`; default 0).
+    // WARMUPS_COUNT.
+    /// Unmeasured warm-up runs before each query's measured runs.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "limits::de_opt::<limits::Repeats, _>"
     )]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::Repeats>, display_order = 9)]
     pub warmups: Option<u32>,
     /// Seconds a run may take before it is cancelled on the server and recorded as a timeout.
+    /// (On the command line `--timeout`, the test's own option.)
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
     )]
+    #[arg(skip)]
     pub timeout: Option<f64>,
     /// Startup parameters (`KEY=VALUE`) the managed server is restarted with for this query
     /// (`STARTUP_PARAMS`); the next query without them gets the configuration's own back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(skip)]
     pub params: Option<Vec<String>>,
-    /// SQL run on the test's session before / after each run (`PRE_RUN_SQL`, `POST_RUN_SQL`):
-    /// session settings made here apply to the query.
+    // PRE_RUN_SQL / POST_RUN_SQL: session settings made here apply to the query.
+    /// SQL run on the test's session before each run (PRE_RUN_SQL), e.g. "flush status".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_name = "SQL", display_order = 16)]
     pub pre_sql: Option<String>,
+    /// SQL run on the test's session after each run (POST_RUN_SQL), e.g. "show status".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_name = "SQL", display_order = 17)]
     pub post_sql: Option<String>,
-    /// Shell commands before / after each run (`PRE_RUN_OS`, `POST_RUN_OS`).
+    /// Shell command before each run (PRE_RUN_OS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_name = "COMMAND", display_order = 18)]
     pub pre_shell: Option<String>,
+    /// Shell command after each run (POST_RUN_OS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_name = "COMMAND", display_order = 19)]
     pub post_shell: Option<String>,
-    /// Capture the plan (EXPLAIN) of every measured run (default: on with `analyze-explain`).
+    // Default: on with analyze-explain. A flag on the command line: there `false` means
+    // "not given" (see `PowerControls::over`).
+    /// Capture the plan (EXPLAIN) of every measured run and store it with its fingerprint
+    /// (always on with analyze-explain).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, action = clap::ArgAction::SetTrue, display_order = 10)]
     pub explain: Option<bool>,
-    /// `analyze-explain`: runs the fastest plan needs (`CLUSTER_SIZE`; default 3).
+    // CLUSTER_SIZE.
+    /// analyze-explain: runs the fastest plan needs (default 3).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "limits::de_opt::<limits::ClusterSize, _>"
     )]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::ClusterSize>, display_order = 11)]
     pub cluster_size: Option<u32>,
-    /// `analyze-explain`: restarts skipping a slower plan before giving up (`MAX_SKIPPED_TESTS`;
-    /// default 5).
+    // MAX_SKIPPED_TESTS.
+    /// analyze-explain: restarts that skip a slower plan before the best so far is taken
+    /// (default 5).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "limits::de_opt::<limits::Repeats, _>"
     )]
+    #[arg(long, value_name = "N", value_parser = limits::parse::<limits::Repeats>, display_order = 12)]
     pub max_skipped: Option<u32>,
-    /// `analyze-explain`: seconds spent on one query before the best cluster so far is taken
-    /// (`MAX_QUERY_TIME`).
+    // MAX_QUERY_TIME.
+    /// analyze-explain: seconds spent on one query before the best cluster so far is taken.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "limits::de_opt::<limits::TimeoutSeconds, _>"
     )]
+    #[arg(long, value_name = "SECONDS", value_parser = limits::parse::<limits::TimeoutSeconds>, display_order = 13)]
     pub max_query_time: Option<f64>,
 }
 
@@ -350,33 +378,73 @@ impl ParamsMode {
 }
 
 /// The launcher's controls of a power test (`[controls]` of a tpch_power workload, or the
-/// `dbrig tpch power` options).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+/// `dbrig tpch power` options, where `--controls FILE.toml` gives them as a file under the
+/// command line's: [`PowerControls::over`]).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PowerControls {
+    /// How the measured runs of a query become one number: simple-average (the mean; a
+    /// timeout makes a timeout), min-max (fastest and slowest; the fastest counts),
+    /// analyze-explain (runs grouped by plan fingerprint; the fastest plan's mean).
+    // Unset: simple-average (stored as such, see [`PowerControls::reduction`]).
+    #[serde(default, serialize_with = "reduction_or_default")]
+    #[arg(long, display_order = 7)]
+    pub reduction: Option<Reduction>,
+    /// Restart the managed server before every query (the launcher's QUERIES_AT_ONCE=0;
+    /// needs --server).
     #[serde(default)]
-    pub reduction: Reduction,
-    /// Restart the managed server before every query (`QUERIES_AT_ONCE = 0`).
-    #[serde(default)]
+    #[arg(long, display_order = 14)]
     pub restart_between_queries: bool,
-    /// Drop the OS page cache before every measured run (`CLEAR_CACHES = 1`; needs root).
+    /// Drop the OS page cache before every measured run (CLEAR_CACHES=1; needs --server and
+    /// root).
     #[serde(default)]
+    #[arg(long, display_order = 15)]
     pub drop_caches: bool,
     /// How a query's startup `params` meet the configuration's: `replace` them (the DBT-3
     /// launcher's way, the default) or `merge` over them.
     #[serde(default, skip_serializing_if = "ParamsMode::is_replace")]
+    #[arg(skip)]
     pub params_mode: ParamsMode,
     /// Defaults for every query.
     #[serde(default, skip_serializing_if = "QueryControls::is_default")]
+    #[command(flatten)]
     pub all: QueryControls,
     /// Per-query overrides, keyed by query name (`"3"`, `"20-opt1"`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[arg(skip)]
     pub query: BTreeMap<String, QueryControls>,
+}
+
+/// An unset reduction is written as the one in force, as it always was.
+fn reduction_or_default<S: serde::Serializer>(
+    r: &Option<Reduction>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&r.unwrap_or_default(), s)
 }
 
 impl QueryControls {
     pub fn is_default(&self) -> bool {
         *self == Self::default()
+    }
+
+    /// These controls over `under`: each one set here wins, the others are `under`'s.
+    pub fn or(self, under: &QueryControls) -> QueryControls {
+        let u = under.clone();
+        QueryControls {
+            runs: self.runs.or(u.runs),
+            warmups: self.warmups.or(u.warmups),
+            timeout: self.timeout.or(u.timeout),
+            params: self.params.or(u.params),
+            pre_sql: self.pre_sql.or(u.pre_sql),
+            post_sql: self.post_sql.or(u.post_sql),
+            pre_shell: self.pre_shell.or(u.pre_shell),
+            post_shell: self.post_shell.or(u.post_shell),
+            explain: self.explain.or(u.explain),
+            cluster_size: self.cluster_size.or(u.cluster_size),
+            max_skipped: self.max_skipped.or(u.max_skipped),
+            max_query_time: self.max_query_time.or(u.max_query_time),
+        }
     }
 }
 
@@ -402,30 +470,76 @@ pub struct Resolved {
 pub const MAX_CLUSTER_RUNS: u32 = 100;
 
 impl PowerControls {
-    /// No control set: a plain power test.
+    /// No control set: a plain power test (an explicit simple-average is no control).
     pub fn is_default(&self) -> bool {
-        *self == Self::default()
+        self.reduction() == Reduction::default()
+            && PowerControls {
+                reduction: None,
+                ..self.clone()
+            } == Self::default()
+    }
+
+    /// The reduction in force (unset: simple-average).
+    pub fn reduction(&self) -> Reduction {
+        self.reduction.unwrap_or_default()
+    }
+
+    /// These controls (the command line's) over `under` (a `--controls` file's): each one
+    /// given here wins. A flag can only turn its control on, so an unset flag (`false`) is
+    /// not given.
+    pub fn over(self, under: PowerControls) -> PowerControls {
+        let mut all = self.all;
+        all.explain = all.explain.filter(|&on| on);
+        PowerControls {
+            reduction: self.reduction.or(under.reduction),
+            restart_between_queries: self.restart_between_queries || under.restart_between_queries,
+            drop_caches: self.drop_caches || under.drop_caches,
+            // Neither is on the command line.
+            params_mode: under.params_mode,
+            all: all.or(&under.all),
+            query: under.query,
+        }
+    }
+
+    /// A `--controls` file (the `[controls]` table of a plan, as its own TOML file).
+    pub fn from_file(path: &Path) -> Result<PowerControls, TpchError> {
+        let text = std::fs::read_to_string(path).map_err(|cause| TpchError::ReadControls {
+            path: path.to_owned(),
+            cause,
+        })?;
+        toml::from_str(&text).map_err(|e| TpchError::ControlsFile {
+            path: path.to_owned(),
+            line: e
+                .span()
+                .map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
+                .map_or(String::new(), |l| format!(":{l}")),
+            message: e.message().trim().to_owned(),
+        })
     }
 
     /// The controls for query `name`: its own, then `all`, then the defaults.
     pub fn resolve(&self, name: &str) -> Resolved {
-        let q = self.query.get(name).cloned().unwrap_or_default();
-        let a = &self.all;
+        let q = self
+            .query
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
+            .or(&self.all);
         let secs = |v: Option<f64>| v.map(dbrig_core::limits::duration);
-        let analyze = self.reduction == Reduction::AnalyzeExplain;
+        let analyze = self.reduction() == Reduction::AnalyzeExplain;
         Resolved {
-            runs: q.runs.or(a.runs).unwrap_or(if analyze { 0 } else { 1 }),
-            warmups: q.warmups.or(a.warmups).unwrap_or(0),
-            timeout: secs(q.timeout.or(a.timeout)),
-            params: q.params.or_else(|| a.params.clone()).unwrap_or_default(),
-            pre_sql: q.pre_sql.or_else(|| a.pre_sql.clone()),
-            post_sql: q.post_sql.or_else(|| a.post_sql.clone()),
-            pre_shell: q.pre_shell.or_else(|| a.pre_shell.clone()),
-            post_shell: q.post_shell.or_else(|| a.post_shell.clone()),
-            explain: analyze || q.explain.or(a.explain).unwrap_or(false),
-            cluster_size: q.cluster_size.or(a.cluster_size).unwrap_or(3),
-            max_skipped: q.max_skipped.or(a.max_skipped).unwrap_or(5),
-            max_query_time: secs(q.max_query_time.or(a.max_query_time)),
+            runs: q.runs.unwrap_or(if analyze { 0 } else { 1 }),
+            warmups: q.warmups.unwrap_or(0),
+            timeout: secs(q.timeout),
+            params: q.params.unwrap_or_default(),
+            pre_sql: q.pre_sql,
+            post_sql: q.post_sql,
+            pre_shell: q.pre_shell,
+            post_shell: q.post_shell,
+            explain: analyze || q.explain.unwrap_or(false),
+            cluster_size: q.cluster_size.unwrap_or(3),
+            max_skipped: q.max_skipped.unwrap_or(5),
+            max_query_time: secs(q.max_query_time),
         }
     }
 
@@ -450,28 +564,29 @@ impl PowerControls {
     }
 
     /// Check the values and the per-query names against the query set.
-    pub fn validate(&self, queries: &QuerySet) -> Result<(), String> {
+    pub fn validate(&self, queries: &QuerySet) -> Result<(), ControlsError> {
         for (name, q) in std::iter::once(("all", &self.all))
             .chain(self.query.iter().map(|(k, v)| (k.as_str(), v)))
         {
             if name != "all" && queries.get(name).is_none() {
                 let known: Vec<&str> = queries.queries.iter().map(|q| q.name.as_str()).collect();
-                return Err(format!(
-                    "controls for query '{name}', which is not in the query set (queries: {})",
-                    known.join(", ")
-                ));
+                return Err(ControlsError::UnknownQuery {
+                    name: name.to_owned(),
+                    known: known.join(", "),
+                });
             }
-            if q.runs == Some(0) && self.reduction != Reduction::AnalyzeExplain {
-                return Err(format!(
-                    "controls of query '{name}': runs = 0 only means \"until the cluster is full\" with reduction analyze-explain; give at least 1"
-                ));
+            if q.runs == Some(0) && self.reduction() != Reduction::AnalyzeExplain {
+                return Err(ControlsError::ZeroRuns {
+                    name: name.to_owned(),
+                });
             }
             if let Some(p) = &q.params
                 && let Some(bad) = p.iter().find(|s| !s.contains('='))
             {
-                return Err(format!(
-                    "controls of query '{name}': startup parameter '{bad}' is not KEY=VALUE"
-                ));
+                return Err(ControlsError::Param {
+                    name: name.to_owned(),
+                    param: bad.clone(),
+                });
             }
         }
         Ok(())
@@ -741,9 +856,7 @@ pub async fn power_test_controlled(
         .queries
         .clone()
         .unwrap_or_else(|| QuerySet::builtin(conn.dialect()));
-    controls
-        .validate(&queries)
-        .map_err(WorkloadError::InvalidOptions)?;
+    controls.validate(&queries).map_err(TpchError::Controls)?;
     let set = if options.refresh {
         Some(next_refresh_set(&mut conn, sf).await?)
     } else {
@@ -923,7 +1036,7 @@ async fn run_controlled(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<QueryOutcome, WorkloadError> {
     let mut detail = QueryDetail {
-        reduction: controls.reduction,
+        reduction: controls.reduction(),
         runs: Vec::new(),
         min_us: None,
         max_us: None,
@@ -970,7 +1083,7 @@ async fn run_controlled(
         restarted = false;
     }
     loop {
-        let analyze = controls.reduction == Reduction::AnalyzeExplain;
+        let analyze = controls.reduction() == Reduction::AnalyzeExplain;
         let limit = if analyze && c.runs == 0 {
             MAX_CLUSTER_RUNS
         } else {
@@ -1107,7 +1220,7 @@ async fn run_controlled(
             }
         }
     }
-    let r = reduce(controls.reduction, &detail.runs);
+    let r = reduce(controls.reduction(), &detail.runs);
     let used: Vec<&RunRecord> = r.used.iter().map(|&i| &detail.runs[i]).collect();
     let done: Vec<u64> = used
         .iter()
@@ -1301,7 +1414,7 @@ mod tests {
     /// k·10 % user CPU, so each run's figures say which span they came from.
     struct CountingMeter(std::sync::atomic::AtomicU32);
 
-    impl crate::runner::OsMeter for CountingMeter {
+    impl crate::os_meter::OsMeter for CountingMeter {
         fn begin(&self) -> Box<dyn FnOnce() -> OsSpan + Send> {
             let k = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             Box::new(move || OsSpan {
@@ -1321,7 +1434,7 @@ mod tests {
     async fn every_run_records_its_own_os_figures() {
         let meter = OsMeterRef(std::sync::Arc::new(CountingMeter(Default::default())));
         let controls = PowerControls {
-            reduction: Reduction::MinMax,
+            reduction: Some(Reduction::MinMax),
             all: QueryControls {
                 runs: Some(2),
                 warmups: Some(1),
@@ -1378,7 +1491,7 @@ mod tests {
     #[tokio::test]
     async fn analyze_explain_stops_on_timeouts_at_max_skipped() {
         let controls = PowerControls {
-            reduction: Reduction::AnalyzeExplain,
+            reduction: Some(Reduction::AnalyzeExplain),
             all: QueryControls {
                 timeout: Some(0.01),
                 max_skipped: Some(2),
@@ -1481,11 +1594,17 @@ mod tests {
         assert!(c.validate(&set).is_ok());
         c.query.insert("99".into(), QueryControls::default());
         let e = c.validate(&set).unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("'99'") && e.contains("14, 2, 9"), "{e}");
         c.query.remove("99");
         c.all.runs = Some(0);
-        assert!(c.validate(&set).unwrap_err().contains("analyze-explain"));
-        c.reduction = Reduction::AnalyzeExplain;
+        assert!(
+            c.validate(&set)
+                .unwrap_err()
+                .to_string()
+                .contains("analyze-explain")
+        );
+        c.reduction = Some(Reduction::AnalyzeExplain);
         assert!(c.validate(&set).is_ok());
         assert!(c.resolve("1").explain, "analyze-explain captures plans");
     }
@@ -1513,5 +1632,56 @@ mod tests {
         for k in rf2_keys(sf, 3) {
             assert!(loaded.contains(&k));
         }
+    }
+
+    /// `dbrig tpch power`'s controls: the options parse into the same `PowerControls` a plan
+    /// holds, and those given win over a `--controls` file's; flags not given leave the
+    /// file's on.
+    #[test]
+    fn command_line_controls_override_the_files() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            controls: PowerControls,
+        }
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("power").chain(args.iter().copied()))
+                .unwrap()
+                .controls
+        };
+        let file: PowerControls = toml::from_str(
+            "reduction = \"min-max\"\ndrop-caches = true\n[all]\nruns = 3\nexplain = true\npre-sql = \"flush status\"\n[query.\"6\"]\nruns = 9\n",
+        )
+        .unwrap();
+        // Nothing given: the file's controls as they are.
+        assert_eq!(parse(&[]).over(file.clone()), file);
+        let c = parse(&[
+            "--reduction",
+            "simple-average",
+            "--runs",
+            "5",
+            "--warmups",
+            "1",
+        ])
+        .over(file.clone());
+        assert_eq!(c.reduction(), Reduction::SimpleAverage);
+        assert_eq!((c.all.runs, c.all.warmups), (Some(5), Some(1)));
+        assert!(c.drop_caches, "the file's flag stays on");
+        assert_eq!(c.all.explain, Some(true));
+        assert_eq!(c.all.pre_sql.as_deref(), Some("flush status"));
+        assert_eq!(c.resolve("6").runs, 9, "per-query controls are the file's");
+        // Without a file: the defaults, with --explain a plain `true`.
+        let c = parse(&["--explain", "--restart-between-queries"]).over(PowerControls::default());
+        assert_eq!(c.all.explain, Some(true));
+        assert!(c.restart_between_queries && !c.drop_caches);
+        assert_eq!(c.reduction, None);
+        // An explicit simple-average is still no control at all (a plain power test).
+        assert!(
+            parse(&["--reduction", "simple-average"])
+                .over(PowerControls::default())
+                .is_default()
+        );
+        assert!(!c.is_default());
     }
 }

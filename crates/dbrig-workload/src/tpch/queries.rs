@@ -4,6 +4,7 @@ use std::path::Path;
 
 use dbrig_driver::Dialect;
 
+use super::error::TpchError;
 use crate::sql::SqlSet;
 
 /// TPC-H stream 0 (the power test) runs the queries in this order.
@@ -70,14 +71,15 @@ impl QuerySet {
     /// A folder of `.sql` files, one query per file, named by the file stem. Files whose name
     /// starts with a TPC-H query number (`2.sql`, `17-opt1.sql`) get that query's parameters
     /// and its place in stream-0 order; the others follow by name.
-    pub fn from_dir(dir: &Path) -> Result<Self, String> {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| format!("cannot read query folder {}: {e}", dir.display()))?;
+    pub fn from_dir(dir: &Path) -> Result<Self, TpchError> {
+        let folder = |cause| TpchError::ReadQueryFolder {
+            dir: dir.to_owned(),
+            cause,
+        };
+        let entries = std::fs::read_dir(dir).map_err(folder)?;
         let mut queries = Vec::new();
         for entry in entries {
-            let path = entry
-                .map_err(|e| format!("cannot read query folder {}: {e}", dir.display()))?
-                .path();
+            let path = entry.map_err(folder)?.path();
             if path.extension().and_then(|e| e.to_str()) != Some("sql") || !path.is_file() {
                 continue;
             }
@@ -86,8 +88,11 @@ impl QuerySet {
                 .and_then(|s| s.to_str())
                 .unwrap_or_default()
                 .to_owned();
-            let template = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read query file {}: {e}", path.display()))?;
+            let template =
+                std::fs::read_to_string(&path).map_err(|cause| TpchError::ReadQueryFile {
+                    path: path.clone(),
+                    cause,
+                })?;
             queries.push(Query {
                 number: leading_number(&name),
                 name,
@@ -95,7 +100,7 @@ impl QuerySet {
             });
         }
         if queries.is_empty() {
-            return Err(format!("no .sql files in query folder {}", dir.display()));
+            return Err(TpchError::EmptyQueryFolder(dir.to_owned()));
         }
         queries.sort_by_key(stream0_rank);
         Ok(Self { queries })

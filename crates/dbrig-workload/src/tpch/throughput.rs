@@ -21,7 +21,7 @@ use super::power::{
 };
 use super::queries::{Query, QuerySet};
 use crate::error::WorkloadError;
-use crate::runner::OsMeterRef;
+use crate::os_meter::OsMeterRef;
 pub use dbrig_core::results::tpch::{
     RefreshPair, RefreshStreamReport, StreamReport, ThroughputReport, qphh_at_size,
 };
@@ -224,7 +224,8 @@ pub fn stream_order(queries: &QuerySet, stream: u32) -> Vec<&Query> {
 /// After a failed step: is the server still there? A probe on the connection, then one
 /// reconnect; the error when neither answers.
 async fn server_gone(conn: &mut Connection) -> Option<String> {
-    if conn.query("SELECT 1", &[]).await.is_ok() {
+    let ping = super::schema_sql(conn.dialect()).template("ping");
+    if conn.query(ping, &[]).await.is_ok() {
         return None;
     }
     match conn.reconnect().await {

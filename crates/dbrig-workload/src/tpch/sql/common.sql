@@ -138,3 +138,7 @@ BEGIN
 
 -- name: commit
 COMMIT
+
+-- name: ping
+-- Whether the server still answers on a connection (after a failed step of the throughput test).
+SELECT 1
