@@ -216,7 +216,11 @@ pub struct NewTrial<'a> {
 /// A stored run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
+    /// The run's number in this database (another database numbers it differently).
     pub id: RunId,
+    /// The run's globally unique id (a UUID, time-ordered: version 7), the same in every
+    /// database it is copied to.
+    pub uid: String,
     pub kind: RunKind,
     pub name: String,
     pub status: RunStatus,
@@ -231,6 +235,9 @@ pub struct RunRow {
     pub plan_text: Option<String>,
     /// Process id of the dbrig that wrote the run.
     pub pid: Option<u32>,
+    /// The machine that dbrig ran on ([`crate::machine_id`]); `None` for runs written before
+    /// schema 4, which were all written on the machine of their file.
+    pub machine: Option<String>,
 }
 
 /// A stored cell.

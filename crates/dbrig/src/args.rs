@@ -41,8 +41,11 @@ pub struct StoreArgs {
     /// Output folder: the default SQLite target and the results database live here.
     #[arg(long, default_value = "dbrig-out")]
     pub out: PathBuf,
-    /// Results database file (default: OUT/results.db; or $DBRIG_RESULTS).
-    #[arg(long, env = "DBRIG_RESULTS")]
+    /// Results database: a file (default: OUT/results.db; or $DBRIG_RESULTS), or a server's
+    /// database, postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB (its password from
+    /// ~/.pgpass, option files or the environment, as a target's).
+    // The value is never shown in help: a URL may carry a password.
+    #[arg(long, env = "DBRIG_RESULTS", hide_env_values = true)]
     pub results: Option<PathBuf>,
 }
 

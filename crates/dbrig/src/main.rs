@@ -11,6 +11,7 @@ mod micro_cmd;
 mod out;
 mod perfrun_cmd;
 mod report_cmd;
+mod results_cmd;
 mod run_cmd;
 mod server_cmd;
 mod tpch_cmd;

@@ -29,7 +29,7 @@ fn creates_a_new_file_and_reopens_it() {
 
 #[test]
 fn run_lifecycle_is_recorded() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "nightly");
     let row = store.run(run).unwrap();
     assert_eq!(row.id, run);
@@ -75,7 +75,7 @@ fn run_lifecycle_is_recorded() {
 
 #[test]
 fn missing_ids_are_reported() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let missing = dbrig_store::RunId(42);
     let err = store.run(missing).unwrap_err();
     assert!(matches!(err, StoreError::NoSuchRun { .. }), "{err}");
@@ -115,7 +115,7 @@ fn missing_ids_are_reported() {
 
 #[test]
 fn ensure_cell_is_idempotent() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "p");
     let a = cell(&mut store, run, "key-a", 8);
     assert_eq!(cell(&mut store, run, "key-a", 8), a);
@@ -168,7 +168,7 @@ fn ensure_cell_is_idempotent() {
 /// it again (a `done` or `failed` run it may not).
 #[test]
 fn an_interrupted_run_may_still_be_closed() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "p");
     writer(&mut store)
         .finish_run(run, RunStatus::Interrupted, Some("SIGTERM"))

@@ -1,0 +1,107 @@
+//! Results on a server: a run stored with `--results postgres://…` (or `mysql://…`) reports
+//! exactly as the same run does from a SQLite file.
+
+use std::path::Path;
+
+use dbrig_store::{Imported, Importer, RunDocument, Store};
+
+use crate::{dbrig, ok, text};
+
+/// A small SQLite workload measured into a results server; the run is then copied, whole, into
+/// a SQLite results file, and `dbrig report` of it from either place prints the same text and
+/// the same JSON.
+fn reports_alike(url: &str) {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("bench.sqlite").display());
+    let common = [
+        "oltp_read_only",
+        "--target",
+        &target,
+        "--table-size",
+        "500",
+        "--tables",
+        "1",
+        "--threads",
+        "2",
+    ];
+    let mut prepare = vec!["prepare"];
+    prepare.extend(common);
+    ok(dbrig(out.path(), &prepare));
+    let mut run = vec!["run"];
+    run.extend(common);
+    run.extend([
+        "--events",
+        "200",
+        "--time",
+        "0",
+        "--report-interval",
+        "1",
+        "--results",
+        url,
+    ]);
+    let measured = text(&ok(dbrig(out.path(), &run)));
+    assert!(!measured.contains("Sekr3t"), "{measured}");
+
+    // Copy the run into a file through the store, as `dbrig results copy` does.
+    let server = dbrig_store::Store::open_server(&address(url)).unwrap();
+    let id = server.latest_run_id().unwrap().expect("the run is stored");
+    let file_path = out.path().join("copy.db");
+    let mut file = Store::open(&file_path).unwrap();
+    let doc = RunDocument::read(&*server, id).unwrap();
+    assert!(matches!(
+        Importer::new(&mut file).import(&doc).unwrap(),
+        Imported::Stored(_)
+    ));
+    let file_id = file.latest_run_id().unwrap().unwrap();
+    assert_eq!(file.run(file_id).unwrap().uid, doc.uid);
+    drop(file);
+
+    let file_arg = file_path.display().to_string();
+    for format in ["text", "json", "markdown", "csv"] {
+        let report = |results: &str, run: &str| {
+            let o = ok(dbrig(
+                out.path(),
+                &["report", run, "--results", results, "--format", format],
+            ));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let from_server = report(url, &id.to_string());
+        let from_file = report(&file_arg, &file_id.to_string());
+        assert_eq!(from_server, from_file, "{format}");
+        assert!(!from_server.is_empty());
+    }
+}
+
+/// The address the test's URL names (the machine's servers: no password needed).
+fn address(url: &str) -> dbrig_store::ServerAddress {
+    let (engine, rest, user, port) = if let Some(rest) = url.strip_prefix("postgres://") {
+        (dbrig_store::ServerEngine::Postgres, rest, "postgres", 5432)
+    } else {
+        let rest = url.strip_prefix("mysql://").unwrap();
+        (dbrig_store::ServerEngine::Mysql, rest, "root", 3306)
+    };
+    let database = Path::new(rest).file_name().unwrap().to_string_lossy();
+    dbrig_store::ServerAddress {
+        engine,
+        endpoint: dbrig_store::ServerEndpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        },
+        user: user.into(),
+        database: database.into_owned(),
+        password: None,
+        shown: url.into(),
+    }
+}
+
+#[test]
+fn a_run_on_a_postgres_results_server_reports_as_from_a_file() {
+    let db = crate::postgres::TestDb::new("results_server");
+    reports_alike(&db.url());
+}
+
+#[test]
+fn a_run_on_a_mariadb_results_server_reports_as_from_a_file() {
+    let db = crate::mysql::TestDb::new("results_server");
+    reports_alike(&db.url());
+}
