@@ -44,6 +44,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// MariaDB's error for a duplicate key.
 const ER_DUP_ENTRY: u16 = 1062;
 
+/// MariaDB's error for a foreign key naming no row.
+const ER_NO_REFERENCED_ROW: u16 = 1452;
+
 /// The connection, on the worker's thread.
 pub(crate) struct MyConn {
     conn: Conn,
@@ -634,7 +637,6 @@ fn inserted_id(tx: &mysql_async::Transaction<'_>, path: &Path) -> Result<i64> {
 struct OwnedTrial {
     trial_no: i64,
     status: &'static str,
-    finished: bool,
     reason: Option<String>,
     server_version: Option<String>,
     started_at: String,
@@ -649,7 +651,6 @@ impl OwnedTrial {
         Ok(OwnedTrial {
             trial_no: i64::from(trial.trial),
             status: trial.status.as_str(),
-            finished: trial.status.is_finished(),
             reason: trial.reason.map(str::to_owned),
             server_version: trial.server_version.map(str::to_owned),
             started_at: format_rfc3339(trial.started_at),
@@ -676,28 +677,6 @@ async fn insert_trial(
         cell,
         trial: t.trial_no as u32,
     };
-    let found: Option<i64> = tx
-        .exec_first("SELECT id FROM cell WHERE id = ?", (cell.0,))
-        .await
-        .map_err(sql)?;
-    if found.is_none() {
-        return Err(StoreError::NoSuchCell {
-            path: path.into(),
-            id: cell,
-        });
-    }
-    if t.finished {
-        let done: Option<i64> = tx
-            .exec_first(
-                "SELECT id FROM trial WHERE cell_id = ? AND trial_no = ? AND status = 'done'",
-                (cell.0, t.trial_no),
-            )
-            .await
-            .map_err(sql)?;
-        if done.is_some() {
-            return Err(duplicate());
-        }
-    }
     let common: Vec<Value> = vec![
         cell.0.into(),
         t.trial_no.into(),
@@ -764,10 +743,14 @@ async fn insert_trial(
             .await
         }
     };
-    // A writer elsewhere that finished the same trial between the check and the insert meets
-    // the unique key: the same refusal.
+    // The schema keeps the rules, for every writer at once: the unique key of finished trials
+    // and the cell's foreign key.
     inserted.map_err(|e| match &e {
         mysql_async::Error::Server(s) if s.code == ER_DUP_ENTRY => duplicate(),
+        mysql_async::Error::Server(s) if s.code == ER_NO_REFERENCED_ROW => StoreError::NoSuchCell {
+            path: path.into(),
+            id: cell,
+        },
         _ => sql(e),
     })?;
     let id = inserted_id(tx, path)?;

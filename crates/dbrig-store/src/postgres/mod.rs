@@ -6,8 +6,10 @@
 //!
 //! The rules [`ResultsWriter`] names are kept inside one transaction each: the run's row is
 //! locked (`FOR UPDATE`) before its status is judged, so two resumes cannot both take a run;
-//! a cell's key and a trial's "finished once" are unique indexes as well as checks, so writers
-//! of many processes on many machines lose nothing and duplicate nothing.
+//! a cell's key is unique. A trial, the hot write, is one statement (its interval samples in
+//! the same statement, atomic by itself), prepared once: the cell's foreign key and the unique
+//! index of finished trials are its rules, so writers of many processes on many machines lose
+//! nothing and duplicate nothing.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -45,6 +47,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) struct PgConn {
     client: Client,
     path: PathBuf,
+    /// The trial inserts, prepared on first use (the hot write: one round trip each).
+    insert_measured: Option<tokio_postgres::Statement>,
+    insert_unmeasured: Option<tokio_postgres::Statement>,
 }
 
 /// The PostgreSQL backend (see the module's documentation).
@@ -89,7 +94,12 @@ impl PostgresBackend {
             rt.spawn(async move {
                 let _ = connection.await;
             });
-            let mut conn = PgConn { client, path };
+            let mut conn = PgConn {
+                client,
+                path,
+                insert_measured: None,
+                insert_unmeasured: None,
+            };
             rt.block_on(migrate::migrate(&mut conn.client, &conn.path))?;
             Ok(conn)
         })?;
@@ -620,7 +630,8 @@ impl ResultsWriter for PostgresBackend {
         json: &TrialJson,
     ) -> Result<TrialId> {
         let row = OwnedTrial::new(trial, json, &self.shown)?;
-        self.transaction(move |tx, path| Box::pin(insert_trial(tx, path, cell, row)))
+        self.worker
+            .call(move |c, rt| rt.block_on(insert_trial(c, cell, row)))
     }
 }
 
@@ -628,7 +639,6 @@ impl ResultsWriter for PostgresBackend {
 pub(crate) struct OwnedTrial {
     trial_no: i64,
     status: &'static str,
-    finished: bool,
     reason: Option<String>,
     server_version: Option<String>,
     started_at: String,
@@ -643,7 +653,6 @@ impl OwnedTrial {
         Ok(OwnedTrial {
             trial_no: i64::from(trial.trial),
             status: trial.status.as_str(),
-            finished: trial.status.is_finished(),
             reason: trial.reason.map(str::to_owned),
             server_version: trial.server_version.map(str::to_owned),
             started_at: format_rfc3339(trial.started_at),
@@ -658,168 +667,144 @@ impl OwnedTrial {
     }
 }
 
-async fn insert_trial(
-    tx: &tokio_postgres::Transaction<'_>,
-    path: &Path,
-    cell: CellId,
-    t: OwnedTrial,
-) -> Result<TrialId> {
-    let sql = |e| pg_error(path, e);
-    let duplicate = || StoreError::DuplicateTrial {
-        path: path.into(),
-        cell,
-        trial: t.trial_no as u32,
-    };
-    if tx
-        .query_opt("SELECT id FROM cell WHERE id = $1", &[&cell.0])
-        .await
-        .map_err(sql)?
-        .is_none()
-    {
-        return Err(StoreError::NoSuchCell {
-            path: path.into(),
-            id: cell,
-        });
-    }
-    if t.finished
-        && tx
-            .query_opt(
-                "SELECT id FROM trial WHERE cell_id = $1 AND trial_no = $2 AND status = 'done'",
-                &[&cell.0, &t.trial_no],
-            )
-            .await
-            .map_err(sql)?
-            .is_some()
-    {
-        return Err(duplicate());
-    }
+/// The one statement that stores a measured trial and its interval samples: a data-modifying
+/// `WITH` is one statement, so it is atomic without a transaction and costs one round trip.
+const INSERT_MEASURED: &str = "WITH t AS (
+        INSERT INTO trial (
+            cell_id, trial_no, status, reason, server_version, started_at, finished_at,
+            result, environment, measured, threads, duration_s, transactions, reads,
+            writes, others, ignored_errors, reconnects, fatal_errors, key_distribution,
+            percentile, interrupted, latency_hist, lat_count, lat_min_ms, lat_avg_ms,
+            lat_max_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms, lat_p99_ms, lat_p999_ms,
+            lat_sum_ms, tps, qps, rate)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::json, $9::text::json, true, $10,
+            $11, $12, $13, $14, $15, $16, $17, $18::text::json, $19::text::json, $20,
+            $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34,
+            $35::text::json)
+        RETURNING id),
+    i AS (
+        INSERT INTO interval_sample (trial_id, seq, t_s, threads, tps, qps, reads_ps,
+                                     writes_ps, other_ps, latency_pct_ms, errors_ps,
+                                     reconnects_ps, backlog)
+        SELECT t.id, u.* FROM t, unnest($36::bigint[], $37::float8[], $38::bigint[],
+            $39::float8[], $40::float8[], $41::float8[], $42::float8[], $43::float8[],
+            $44::float8[], $45::float8[], $46::float8[], $47::bigint[]) AS u)
+    SELECT id FROM t";
+
+/// A trial that measured nothing.
+const INSERT_UNMEASURED: &str = "INSERT INTO trial (cell_id, trial_no, status, reason,
+        server_version, started_at, finished_at, result, environment, measured)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::json, $9::text::json, false)
+    RETURNING id";
+
+/// Store a trial in one statement (prepared once per connection). The rules are the
+/// schema's: the cell's foreign key ([`StoreError::NoSuchCell`]) and the unique index of
+/// finished trials ([`StoreError::DuplicateTrial`]), so concurrent writers meet them too.
+async fn insert_trial(c: &mut PgConn, cell: CellId, t: OwnedTrial) -> Result<TrialId> {
+    let path = c.path.clone();
+    let sql = |e| pg_error(&path, e);
+    let common: [&(dyn ToSql + Sync); 9] = [
+        &cell.0,
+        &t.trial_no,
+        &t.status,
+        &t.reason,
+        &t.server_version,
+        &t.started_at,
+        &t.finished_at,
+        &t.result,
+        &t.environment,
+    ];
     let inserted = match &t.measured {
-        Some(c) => {
-            tx.query_one(
-                "INSERT INTO trial (
-                    cell_id, trial_no, status, reason, server_version, started_at, finished_at,
-                    result, environment, measured, threads, duration_s, transactions, reads,
-                    writes, others, ignored_errors, reconnects, fatal_errors, key_distribution,
-                    percentile, interrupted, latency_hist, lat_count, lat_min_ms, lat_avg_ms,
-                    lat_max_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms, lat_p99_ms, lat_p999_ms,
-                    lat_sum_ms, tps, qps, rate)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::json, $9::text::json, true, $10,
-                    $11, $12, $13, $14, $15, $16, $17, $18::text::json, $19::text::json, $20,
-                    $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34,
-                    $35::text::json)
-                 RETURNING id",
-                &[
-                    &cell.0,
-                    &t.trial_no,
-                    &t.status,
-                    &t.reason,
-                    &t.server_version,
-                    &t.started_at,
-                    &t.finished_at,
-                    &t.result,
-                    &t.environment,
-                    &c.threads,
-                    &c.duration_s,
-                    &c.transactions,
-                    &c.reads,
-                    &c.writes,
-                    &c.others,
-                    &c.ignored_errors,
-                    &c.reconnects,
-                    &c.fatal_errors,
-                    &c.key_distribution,
-                    &c.percentile,
-                    &c.interrupted,
-                    &c.histogram,
-                    &c.latency_count,
-                    &c.summary.min,
-                    &c.summary.avg,
-                    &c.summary.max,
-                    &c.summary.p50,
-                    &c.summary.p90,
-                    &c.summary.p95,
-                    &c.summary.p99,
-                    &c.summary.p999,
-                    &c.summary.sum,
-                    &c.tps,
-                    &c.qps,
-                    &c.rate,
-                ],
-            )
-            .await
+        Some(m) => {
+            if c.insert_measured.is_none() {
+                c.insert_measured = Some(c.client.prepare(INSERT_MEASURED).await.map_err(sql)?);
+            }
+            let col = |f: fn(&IntervalSample) -> f64| -> Vec<f64> {
+                m.intervals.iter().map(|i| f(&i.sample)).collect()
+            };
+            let seq: Vec<i64> = (0..m.intervals.len() as i64).collect();
+            let threads: Vec<i64> = m
+                .intervals
+                .iter()
+                .map(|i| i64::from(i.sample.threads))
+                .collect();
+            let backlog: Vec<Option<i64>> = m.intervals.iter().map(|i| i.backlog).collect();
+            let (t_s, tps, qps) = (col(|s| s.t_s), col(|s| s.tps), col(|s| s.qps));
+            let (reads, writes, others) = (
+                col(|s| s.reads_ps),
+                col(|s| s.writes_ps),
+                col(|s| s.other_ps),
+            );
+            let (lat, errors, reconnects) = (
+                col(|s| s.latency_pct_ms),
+                col(|s| s.errors_ps),
+                col(|s| s.reconnects_ps),
+            );
+            let mut values: Vec<&(dyn ToSql + Sync)> = common.to_vec();
+            values.extend([
+                &m.threads as &(dyn ToSql + Sync),
+                &m.duration_s,
+                &m.transactions,
+                &m.reads,
+                &m.writes,
+                &m.others,
+                &m.ignored_errors,
+                &m.reconnects,
+                &m.fatal_errors,
+                &m.key_distribution,
+                &m.percentile,
+                &m.interrupted,
+                &m.histogram,
+                &m.latency_count,
+                &m.summary.min,
+                &m.summary.avg,
+                &m.summary.max,
+                &m.summary.p50,
+                &m.summary.p90,
+                &m.summary.p95,
+                &m.summary.p99,
+                &m.summary.p999,
+                &m.summary.sum,
+                &m.tps,
+                &m.qps,
+                &m.rate,
+                &seq,
+                &t_s,
+                &threads,
+                &tps,
+                &qps,
+                &reads,
+                &writes,
+                &others,
+                &lat,
+                &errors,
+                &reconnects,
+                &backlog,
+            ]);
+            let stmt = c.insert_measured.as_ref().expect("prepared above");
+            c.client.query_one(stmt, &values).await
         }
         None => {
-            tx.query_one(
-                "INSERT INTO trial (cell_id, trial_no, status, reason, server_version, started_at,
-                                    finished_at, result, environment, measured)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::json, $9::text::json, false)
-                 RETURNING id",
-                &[
-                    &cell.0,
-                    &t.trial_no,
-                    &t.status,
-                    &t.reason,
-                    &t.server_version,
-                    &t.started_at,
-                    &t.finished_at,
-                    &t.result,
-                    &t.environment,
-                ],
-            )
-            .await
+            if c.insert_unmeasured.is_none() {
+                c.insert_unmeasured = Some(c.client.prepare(INSERT_UNMEASURED).await.map_err(sql)?);
+            }
+            let stmt = c.insert_unmeasured.as_ref().expect("prepared above");
+            c.client.query_one(stmt, &common).await
         }
     };
-    // A writer elsewhere that finished the same trial between the check and the insert meets
-    // the unique index: the same refusal.
-    let row = inserted.map_err(|e| {
-        if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-            duplicate()
-        } else {
-            sql(e)
-        }
+    let row = inserted.map_err(|e| match e.code() {
+        Some(&SqlState::UNIQUE_VIOLATION) => StoreError::DuplicateTrial {
+            path: path.clone(),
+            cell,
+            trial: t.trial_no as u32,
+        },
+        Some(&SqlState::FOREIGN_KEY_VIOLATION) => StoreError::NoSuchCell {
+            path: path.clone(),
+            id: cell,
+        },
+        _ => sql(e),
     })?;
-    let id = TrialId(get(&row, "id", path)?);
-    if let Some(c) = &t.measured
-        && !c.intervals.is_empty()
-    {
-        // Every sample in one statement: one round trip however long the trial.
-        let col = |f: fn(&IntervalSample) -> f64| -> Vec<f64> {
-            c.intervals.iter().map(|i| f(&i.sample)).collect()
-        };
-        let seq: Vec<i64> = (0..c.intervals.len() as i64).collect();
-        let threads: Vec<i64> = c
-            .intervals
-            .iter()
-            .map(|i| i64::from(i.sample.threads))
-            .collect();
-        let backlog: Vec<Option<i64>> = c.intervals.iter().map(|i| i.backlog).collect();
-        tx.execute(
-            "INSERT INTO interval_sample (trial_id, seq, t_s, threads, tps, qps, reads_ps,
-                                          writes_ps, other_ps, latency_pct_ms, errors_ps,
-                                          reconnects_ps, backlog)
-             SELECT $1, * FROM unnest($2::bigint[], $3::float8[], $4::bigint[], $5::float8[],
-                                      $6::float8[], $7::float8[], $8::float8[], $9::float8[],
-                                      $10::float8[], $11::float8[], $12::float8[], $13::bigint[])",
-            &[
-                &id.0,
-                &seq,
-                &col(|s| s.t_s),
-                &threads,
-                &col(|s| s.tps),
-                &col(|s| s.qps),
-                &col(|s| s.reads_ps),
-                &col(|s| s.writes_ps),
-                &col(|s| s.other_ps),
-                &col(|s| s.latency_pct_ms),
-                &col(|s| s.errors_ps),
-                &col(|s| s.reconnects_ps),
-                &backlog,
-            ],
-        )
-        .await
-        .map_err(sql)?;
-    }
-    Ok(id)
+    Ok(TrialId(get(&row, "id", &path)?))
 }
 
 const RUN_COLS: &str = "id, uid, kind, name, status, error, started_at, finished_at, \
