@@ -7,11 +7,20 @@
 //! only: the store's address is the redacted one.
 
 use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use dbrig_driver::{Endpoint, Target};
 use dbrig_exec::TargetSpec;
-use dbrig_store::{ServerAddress, ServerEndpoint, ServerEngine, ServerPassword, Store};
+use dbrig_store::{
+    Imported, Importer, RunDocument, ServerAddress, ServerEndpoint, ServerEngine, ServerPassword,
+    Store,
+};
+
+use crate::args::StoreArgs;
+use crate::out::outln;
 
 /// Whether a `--results` value names a results server rather than a file.
 pub fn is_server_url(value: &OsStr) -> bool {
@@ -78,4 +87,160 @@ pub fn server_address(url: &str) -> Result<ServerAddress> {
         password: password.map(|p| ServerPassword::new(p.expose())),
         shown,
     })
+}
+
+/// `dbrig results`: move runs between results databases, or to and from a file.
+#[derive(Debug, clap::Args)]
+pub struct ResultsArgs {
+    #[command(subcommand)]
+    pub command: ResultsCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ResultsCommand {
+    /// Copy every run of FROM into TO (a file or a results server each: a laptop's
+    /// results.db into the team's PostgreSQL, say). A run TO holds already (the same run id,
+    /// its `uid`) is left as it is, so copying again copies only what is new.
+    Copy {
+        /// Results to copy: a SQLite file, or postgres://… / mysql://….
+        from: String,
+        /// Where to copy them: a SQLite file (created if new), or postgres://… / mysql://….
+        to: String,
+    },
+    /// Write every run of the results database (`--results`) to FILE, one JSON document per
+    /// run, gzip-compressed (`.jsonl.gz`): results that travel without a database.
+    Export {
+        /// The file to write (refused if it exists).
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Store every run of an exported FILE in the results database (`--results`); runs it
+    /// holds already are left as they are.
+    Import {
+        /// A file `dbrig results export` wrote.
+        file: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// `dbrig results …`.
+pub fn results(args: ResultsArgs) -> Result<ExitCode> {
+    match args.command {
+        ResultsCommand::Copy { from, to } => {
+            let from = open_location(&from, false)?;
+            let mut to = open_location(&to, true)?;
+            let mut tally = Tally::default();
+            for run in from.runs()? {
+                let doc = RunDocument::read(&*from, run.id)?;
+                tally.add(Importer::new(&mut to).import(&doc)?);
+            }
+            outln!(
+                "{} from {} to {}",
+                tally.said(),
+                from.path().display(),
+                to.path().display()
+            )?;
+        }
+        ResultsCommand::Export { to, store } => {
+            let from = crate::console::open_existing_store(&store)?;
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&to)
+                .with_context(|| format!("cannot create {}", to.display()))?;
+            let mut gz = flate2::write::GzEncoder::new(
+                std::io::BufWriter::new(file),
+                flate2::Compression::default(),
+            );
+            let runs = from.runs()?;
+            for run in &runs {
+                let doc = RunDocument::read(&*from, run.id)?;
+                serde_json::to_writer(&mut gz, &doc)?;
+                gz.write_all(b"\n")?;
+            }
+            gz.finish()?.flush()?;
+            outln!(
+                "{} run(s) from {} exported to {}",
+                runs.len(),
+                from.path().display(),
+                to.display()
+            )?;
+        }
+        ResultsCommand::Import { file, store } => {
+            let f = std::fs::File::open(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let mut to = crate::console::open_store(&store)?;
+            let mut tally = Tally::default();
+            let lines = BufReader::new(flate2::read::GzDecoder::new(f)).lines();
+            for (n, line) in lines.enumerate() {
+                let line = line.with_context(|| format!("reading {}", file.display()))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let doc: RunDocument = serde_json::from_str(&line).with_context(|| {
+                    format!(
+                        "{} line {}: not a dbrig run document",
+                        file.display(),
+                        n + 1
+                    )
+                })?;
+                tally.add(Importer::new(&mut to).import(&doc)?);
+            }
+            outln!(
+                "{} from {} into {}",
+                tally.said(),
+                file.display(),
+                to.path().display()
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A `results copy` place: a results server's URL, or a SQLite file (which must exist when it
+/// is read from).
+fn open_location(place: &str, create: bool) -> Result<Store> {
+    if is_server_url(OsStr::new(place)) {
+        return open_server(place);
+    }
+    let path = Path::new(place);
+    if !create && !path.is_file() {
+        anyhow::bail!("no results database at {place}");
+    }
+    Store::open(path).with_context(|| format!("opening {place}"))
+}
+
+/// What a copy or an import did, run by run.
+#[derive(Default)]
+struct Tally {
+    stored: usize,
+    there: usize,
+    running: usize,
+}
+
+impl Tally {
+    fn add(&mut self, imported: Imported) {
+        match imported {
+            Imported::Stored(_) => self.stored += 1,
+            Imported::AlreadyThere(_) => self.there += 1,
+            Imported::StillRunning => self.running += 1,
+        }
+    }
+
+    fn said(&self) -> String {
+        let mut s = format!(
+            "{} run(s) copied, {} already there",
+            self.stored, self.there
+        );
+        if self.running > 0 {
+            s.push_str(&format!(
+                ", {} still being written (not copied: copy again once they end)",
+                self.running
+            ));
+        }
+        s
+    }
 }

@@ -105,3 +105,68 @@ fn a_run_on_a_mariadb_results_server_reports_as_from_a_file() {
     let db = crate::mysql::TestDb::new("results_server");
     reports_alike(&db.url());
 }
+
+/// `dbrig results export` / `import` and `results copy`: two runs travel from a SQLite file
+/// through a compressed export into another file, and by copy into a PostgreSQL results
+/// server, twice (the second copy and import store nothing); each place reports each run the
+/// same (JSON).
+#[test]
+fn results_move_by_export_import_and_copy_once() {
+    let db = crate::postgres::TestDb::new("results_copy");
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("bench.sqlite").display());
+    let a = out.path().join("a.db").display().to_string();
+    let b = out.path().join("b.db").display().to_string();
+    let export = out.path().join("runs.jsonl.gz").display().to_string();
+    let common = [
+        "oltp_point_select",
+        "--target",
+        &target,
+        "--table-size",
+        "300",
+    ];
+    let mut prepare = vec!["prepare"];
+    prepare.extend(common);
+    ok(dbrig(out.path(), &prepare));
+    for _ in 0..2 {
+        let mut run = vec!["run"];
+        run.extend(common);
+        run.extend(["--events", "100", "--time", "0", "--results", &a]);
+        ok(dbrig(out.path(), &run));
+    }
+    let said = |args: &[&str]| text(&ok(dbrig(out.path(), args)));
+    assert!(said(&["results", "export", "--to", &export, "--results", &a]).contains("2 run(s)"));
+    // The export is gzip: its first bytes are gzip's magic number.
+    assert_eq!(std::fs::read(&export).unwrap()[..2], [0x1f, 0x8b]);
+    assert!(
+        said(&["results", "import", &export, "--results", &b])
+            .contains("2 run(s) copied, 0 already there")
+    );
+    assert!(
+        said(&["results", "import", &export, "--results", &b])
+            .contains("0 run(s) copied, 2 already there")
+    );
+    let url = db.url();
+    // `results copy` names both places itself: no `--out`.
+    let copy = || {
+        text(&ok(std::process::Command::new(env!("CARGO_BIN_EXE_dbrig"))
+            .args(["results", "copy", &a, &url])
+            .output()
+            .unwrap()))
+    };
+    assert!(copy().contains("2 run(s) copied, 0 already there"));
+    assert!(copy().contains("0 run(s) copied, 2 already there"));
+    // Every place holds both runs, numbered 1 and 2 as in the file they came from.
+    for run in ["1", "2"] {
+        let report = |results: &str| {
+            let o = ok(dbrig(
+                out.path(),
+                &["report", run, "--results", results, "--format", "json"],
+            ));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let original = report(&a);
+        assert_eq!(report(&b), original, "run {run}: imported");
+        assert_eq!(report(&url), original, "run {run}: copied");
+    }
+}
