@@ -201,6 +201,27 @@ pub fn facts_lines(facts: &HostFacts) -> Vec<(&'static str, String)> {
     m
 }
 
+impl HostFacts {
+    /// What makes results of two hosts comparable, in one short id: the CPU model, its
+    /// logical CPUs, the memory and the kernel release, hashed (FNV-1a, 64 bits) to 12 hex
+    /// digits. Runs with the same fingerprint ran on like machines; history compares them.
+    pub fn fingerprint(&self) -> String {
+        let text = format!(
+            "{}|{}|{}|{}",
+            self.cpu_model.as_deref().unwrap_or("?"),
+            self.logical_cpus.map_or("?".into(), |n| n.to_string()),
+            self.mem_total_bytes.map_or("?".into(), |n| n.to_string()),
+            self.kernel.release.as_deref().unwrap_or("?"),
+        );
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{:012x}", h >> 16)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

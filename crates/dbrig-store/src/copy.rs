@@ -48,6 +48,9 @@ pub struct RunDocument {
     pub plan_text: Option<String>,
     pub pid: Option<u32>,
     pub machine: Option<String>,
+    /// Tags and code revision (absent in documents of runs without them).
+    #[serde(default)]
+    pub provenance: crate::model::Provenance,
     pub cells: Vec<CellDocument>,
 }
 
@@ -206,6 +209,7 @@ impl RunDocument {
             plan_text: run.plan_text,
             pid: run.pid,
             machine: run.machine,
+            provenance: run.provenance,
             cells,
         })
     }
@@ -271,6 +275,9 @@ fn import_into(to: &mut dyn ResultsWriter, doc: &RunDocument) -> Result<Imported
         Err(existing) => return Ok(Imported::AlreadyThere(existing)),
         Ok(id) => id,
     };
+    if !doc.provenance.is_empty() {
+        to.set_run_provenance(id, &doc.provenance)?;
+    }
     for cell in &doc.cells {
         let cell_id = to.ensure_cell(
             id,

@@ -48,8 +48,8 @@ pub use copy::{
 pub use error::StoreError;
 pub use liveness::{machine_id, writer_alive, writer_alive_on};
 pub use model::{
-    CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunKind, RunRow, RunStatus, TrialId,
-    TrialJson, TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
+    CellId, CellRow, NewCell, NewRun, NewTrial, Provenance, RunId, RunKind, RunRow, RunStatus,
+    TrialId, TrialJson, TrialMeasurements, TrialRow, TrialStatus, UnknownValue,
 };
 pub use reader::ResultsReader;
 pub use server::{ServerAddress, ServerEndpoint, ServerEngine, ServerPassword};

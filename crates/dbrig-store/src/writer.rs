@@ -91,6 +91,13 @@ pub trait ResultsWriter: ResultsReader + Send {
     /// Replace the host facts of run `id`.
     fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()>;
 
+    /// Replace the tags and code revision of run `id`.
+    fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()>;
+
     /// Close a run with a final status (`done`, `failed`, `interrupted`) at `finished_at`.
     fn finish_run(
         &mut self,
@@ -183,6 +190,19 @@ impl<'a> StoreWriter<'a> {
     pub fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()> {
         self.refuse_secret("the host facts", json_contains_unredacted_password(host))?;
         self.store.backend_mut().set_run_host(id, host)
+    }
+
+    /// Store the tags and code revision of run `id` (`--tag`, `--commit`).
+    pub fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()> {
+        self.refuse_secret(
+            "the run's tags",
+            json_contains_unredacted_password(&to_json_value(provenance)),
+        )?;
+        self.store.backend_mut().set_run_provenance(id, provenance)
     }
 
     /// Close a run as `done`, `failed` or `interrupted`, with the error text if any.

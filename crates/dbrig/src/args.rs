@@ -47,6 +47,8 @@ pub struct StoreArgs {
     // The value is never shown in help: a URL may carry a password.
     #[arg(long, env = "DBRIG_RESULTS", hide_env_values = true)]
     pub results: Option<PathBuf>,
+    #[command(flatten)]
+    pub provenance: crate::results_cmd::ProvenanceArgs,
 }
 
 impl Default for StoreArgs {
@@ -54,6 +56,7 @@ impl Default for StoreArgs {
         Self {
             out: PathBuf::from("dbrig-out"),
             results: None,
+            provenance: Default::default(),
         }
     }
 }

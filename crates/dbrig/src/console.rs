@@ -138,6 +138,7 @@ pub fn open_store(store: &StoreArgs) -> Result<Store> {
 
 /// Open an existing results database (for reading: a missing file is an error).
 pub fn open_existing_store(store: &StoreArgs) -> Result<Store> {
+    store.provenance.refuse_unless_measuring()?;
     if let Some(url) = store
         .results
         .as_ref()
@@ -182,6 +183,7 @@ pub async fn measure(
             resume,
             interrupt,
             observer,
+            provenance: store_args.provenance.provenance(),
         },
     )
     .await?;

@@ -15,8 +15,8 @@ use anyhow::{Context, Result};
 use dbrig_driver::{Endpoint, Target};
 use dbrig_exec::TargetSpec;
 use dbrig_store::{
-    Imported, Importer, RunDocument, ServerAddress, ServerEndpoint, ServerEngine, ServerPassword,
-    Store,
+    Imported, Importer, Provenance, RunDocument, ServerAddress, ServerEndpoint, ServerEngine,
+    ServerPassword, Store,
 };
 
 use crate::args::StoreArgs;
@@ -87,6 +87,45 @@ pub fn server_address(url: &str) -> Result<ServerAddress> {
         password: password.map(|p| ServerPassword::new(p.expose())),
         shown,
     })
+}
+
+/// Where a measured run's code came from: stored with the run, listed by `dbrig runs`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ProvenanceArgs {
+    /// A tag stored with the run, KEY=VALUE (repeatable: `--tag branch=main --tag pr=123`).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+    /// The revision of the code under test (a commit id, a tag), stored with the run.
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
+}
+
+fn parse_tag(s: &str) -> std::result::Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+        _ => Err(format!("'{s}' is not KEY=VALUE")),
+    }
+}
+
+impl ProvenanceArgs {
+    /// As stored (a key given twice keeps its last value).
+    pub fn provenance(&self) -> Provenance {
+        Provenance {
+            tags: self.tags.iter().cloned().collect(),
+            commit: self.commit.clone(),
+        }
+    }
+
+    /// `--tag` and `--commit` belong to a run being measured: a command that only reads
+    /// results refuses them rather than ignore them.
+    pub fn refuse_unless_measuring(&self) -> Result<()> {
+        if !self.tags.is_empty() || self.commit.is_some() {
+            anyhow::bail!(
+                "--tag and --commit are stored with a run as it is measured: give them to the command that measures"
+            );
+        }
+        Ok(())
+    }
 }
 
 /// `dbrig results`: move runs between results databases, or to and from a file.

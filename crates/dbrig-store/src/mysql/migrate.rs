@@ -22,7 +22,10 @@ const FIRST: i64 = 4;
 
 /// Migration `i` (0-based) takes the schema to version `FIRST + i`; its statements are
 /// separated by lines holding only `;`. Append only: released files are never edited.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0004_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0004_initial.sql"),
+    include_str!("migrations/0005_provenance.sql"),
+];
 
 /// How long to wait for another dbrig applying a step, in seconds.
 const LOCK_WAIT_S: i64 = 600;

@@ -450,6 +450,25 @@ impl ResultsWriter for MysqlBackend {
         })
     }
 
+    fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()> {
+        let tags = (!provenance.tags.is_empty()).then(|| to_json(&provenance.tags));
+        let commit = provenance.commit.clone();
+        self.transaction(move |tx, path| {
+            Box::pin(async move {
+                tx.exec_drop(
+                    "UPDATE run SET tags = ?, code_commit = ? WHERE id = ?",
+                    (tags, commit, id.0),
+                )
+                .await
+                .map_err(|e| my_error(path, e))
+            })
+        })
+    }
+
     fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()> {
         let host = to_json(host);
         self.transaction(move |tx, path| {
@@ -794,7 +813,7 @@ async fn insert_trial(
 }
 
 const RUN_COLS: &str = "id, uid, kind, name, status, error, started_at, finished_at, \
-    dbrig_version, command_line, options, host, plan_text, pid, machine";
+    dbrig_version, command_line, options, host, plan_text, pid, machine, tags, code_commit";
 
 fn run_from_row(r: &Row, path: &Path) -> Result<RunRow> {
     let pid: Option<u32> = get::<Option<i64>>(r, "pid", path)?
@@ -822,6 +841,10 @@ fn run_from_row(r: &Row, path: &Path) -> Result<RunRow> {
         plan_text: get(r, "plan_text", path)?,
         pid,
         machine,
+        provenance: crate::model::Provenance {
+            tags: opt_json(r, "tags", path)?.unwrap_or_default(),
+            commit: get(r, "code_commit", path)?,
+        },
     })
 }
 

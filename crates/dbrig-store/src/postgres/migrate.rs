@@ -18,7 +18,10 @@ const FIRST: i64 = 4;
 
 /// Migration `i` (0-based) takes the schema to version `FIRST + i`. Append only: released
 /// files are never edited. The last reaches [`SCHEMA_VERSION`], as every backend's does.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0004_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0004_initial.sql"),
+    include_str!("migrations/0005_provenance.sql"),
+];
 
 /// The advisory lock's key: "dbrg" and 1, this database's schema (advisory locks are per
 /// database).

@@ -451,6 +451,25 @@ impl ResultsWriter for PostgresBackend {
         Ok(Err(RunId(existing)))
     }
 
+    fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()> {
+        let tags = (!provenance.tags.is_empty()).then(|| to_json(&provenance.tags));
+        self.all(
+            "UPDATE run SET tags = $1::text::json, code_commit = $2 WHERE id = $3 RETURNING id"
+                .into(),
+            params(vec![
+                Box::new(tags),
+                Box::new(provenance.commit.clone()),
+                Box::new(id.0),
+            ]),
+            |_, _| Ok(()),
+        )?;
+        Ok(())
+    }
+
     fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()> {
         self.all(
             "UPDATE run SET host = $1::text::json WHERE id = $2 RETURNING id".into(),
@@ -809,7 +828,7 @@ async fn insert_trial(c: &mut PgConn, cell: CellId, t: OwnedTrial) -> Result<Tri
 
 const RUN_COLS: &str = "id, uid, kind, name, status, error, started_at, finished_at, \
     dbrig_version, command_line::text AS command_line, options::text AS options, \
-    host::text AS host, plan_text, pid, machine";
+    host::text AS host, plan_text, pid, machine, tags::text AS tags, code_commit";
 
 fn run_from_row(r: &Row, path: &Path) -> Result<RunRow> {
     let pid: Option<u32> = get::<Option<i64>>(r, "pid", path)?
@@ -837,6 +856,10 @@ fn run_from_row(r: &Row, path: &Path) -> Result<RunRow> {
         plan_text: get(r, "plan_text", path)?,
         pid,
         machine,
+        provenance: crate::model::Provenance {
+            tags: opt_json(r, "tags", path)?.unwrap_or_default(),
+            commit: get(r, "code_commit", path)?,
+        },
     })
 }
 

@@ -23,6 +23,7 @@ const MIGRATIONS: &[(&str, Option<Convert>)] = &[
         None,
     ),
     (include_str!("migrations/0004_run_uid.sql"), None),
+    (include_str!("migrations/0005_provenance.sql"), None),
 ];
 
 /// The schema version this dbrig writes and understands.

@@ -478,6 +478,21 @@ impl ResultsWriter for SqliteBackend {
         Ok(Ok(id))
     }
 
+    fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()> {
+        let tags = (!provenance.tags.is_empty()).then(|| to_json(&provenance.tags));
+        self.conn
+            .execute(
+                "UPDATE run SET tags = ?1, code_commit = ?2 WHERE id = ?3",
+                params![tags, provenance.commit, id],
+            )
+            .map_err(|e| sql_error(&self.path, e))?;
+        Ok(())
+    }
+
     fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()> {
         self.conn
             .execute(
@@ -823,7 +838,8 @@ fn require_run(tx: &Transaction<'_>, path: &Path, run: RunId) -> Result<()> {
 }
 
 const RUN_COLS: &str = "id, uid, kind, name, status, error, started_at, finished_at, \
-                        dbrig_version, command_line, options, host, plan_text, pid, machine";
+                        dbrig_version, command_line, options, host, plan_text, pid, machine, \
+                        tags, code_commit";
 
 fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     let pid: Option<u32> = r.get("pid")?;
@@ -849,6 +865,10 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         plan_text: r.get("plan_text")?,
         pid,
         machine,
+        provenance: crate::model::Provenance {
+            tags: opt_json(r, "tags")?.unwrap_or_default(),
+            commit: r.get("code_commit")?,
+        },
     })
 }
 

@@ -262,3 +262,36 @@ fn opener_of_a_shared_file() {
         .finish_run(run, RunStatus::Done, None)
         .unwrap();
 }
+
+/// A run's tags and code revision (`--tag`, `--commit`) are stored with it and read back; a
+/// run without them reads back empty.
+#[test]
+fn provenance_is_stored_with_the_run() {
+    let mut store = crate::fresh();
+    let plain = begin(&mut store, RunKind::Oltp, "plain");
+    let run = begin(&mut store, RunKind::Oltp, "tagged");
+    let provenance = dbrig_store::Provenance {
+        tags: [("branch", "main"), ("pr", "123")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        commit: Some("0123abcd".into()),
+    };
+    writer(&mut store)
+        .set_run_provenance(run, &provenance)
+        .unwrap();
+    assert_eq!(store.run(run).unwrap().provenance, provenance);
+    assert!(store.run(plain).unwrap().provenance.is_empty());
+    // The uid is a UUID, one per run.
+    assert_eq!(store.run(run).unwrap().uid.len(), 36);
+    assert_ne!(store.run(run).unwrap().uid, store.run(plain).unwrap().uid);
+    // Tags are stored text: a password in one is refused like anywhere else.
+    let leaky = dbrig_store::Provenance {
+        tags: [("db".to_owned(), "mysql://u:pw@h/db".to_owned())].into(),
+        commit: None,
+    };
+    assert!(matches!(
+        writer(&mut store).set_run_provenance(run, &leaky),
+        Err(StoreError::UnredactedSecret { .. })
+    ));
+}

@@ -292,3 +292,59 @@ fn writing_a_trial_is_cheap() {
         assert!(median < Duration::from_millis(25), "{name}: {median:?}");
     }
 }
+
+/// A server database left at schema 4 by an older dbrig is brought to the current schema by
+/// the first dbrig that opens it, its runs kept (and read back without provenance).
+fn upgrades_an_older_schema(engine: ServerEngine) {
+    let db = ServerDb::new(engine);
+    let (file, client) = match engine {
+        ServerEngine::Postgres => ("src/postgres/migrations/0004_initial.sql", "psql"),
+        ServerEngine::Mysql => ("src/mysql/migrations/0004_initial.sql", "mysql"),
+    };
+    let sql = std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let status = match engine {
+        ServerEngine::Postgres => std::process::Command::new(client)
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+            ])
+            .args(["-d", &db.name, "-c", &sql])
+            .status(),
+        ServerEngine::Mysql => std::process::Command::new(client)
+            .args(["-h127.0.0.1", "-P3306", "-uroot", &db.name, "-e", &sql])
+            .status(),
+    };
+    assert!(status.unwrap().success());
+    db.query("CREATE TABLE dbrig_schema (version bigint NOT NULL)");
+    db.query("INSERT INTO dbrig_schema (version) VALUES (4)");
+    db.query(
+        "INSERT INTO run (uid, kind, name, status, started_at, dbrig_version, command_line, \
+         options, host) VALUES ('0190-old', 'oltp', 'old', 'done', '2024-05-01T12:34:56.250Z', \
+         '0.1.0', '[]', '{}', '{}')",
+    );
+    let store = db.open();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].uid, "0190-old");
+    assert!(runs[0].provenance.is_empty());
+    assert_eq!(
+        db.query("SELECT version FROM dbrig_schema"),
+        SCHEMA_VERSION.to_string()
+    );
+}
+
+#[test]
+fn postgres_upgrades_an_older_schema() {
+    upgrades_an_older_schema(ServerEngine::Postgres);
+}
+
+#[test]
+fn mariadb_upgrades_an_older_schema() {
+    upgrades_an_older_schema(ServerEngine::Mysql);
+}

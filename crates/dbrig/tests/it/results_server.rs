@@ -170,3 +170,55 @@ fn results_move_by_export_import_and_copy_once() {
         assert_eq!(report(&url), original, "run {run}: copied");
     }
 }
+
+/// `--tag` and `--commit` are stored with a measured run, and `dbrig runs` lists them with
+/// the host's fingerprint; a command that only reads results refuses them.
+#[test]
+fn a_run_carries_its_tags_commit_and_host() {
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("bench.sqlite").display());
+    let common = [
+        "oltp_point_select",
+        "--target",
+        &target,
+        "--table-size",
+        "100",
+    ];
+    let mut prepare = vec!["prepare"];
+    prepare.extend(common);
+    ok(dbrig(out.path(), &prepare));
+    let mut run = vec!["run"];
+    run.extend(common);
+    run.extend([
+        "--events",
+        "50",
+        "--time",
+        "0",
+        "--tag",
+        "branch=main",
+        "--tag",
+        "pr=123",
+        "--commit",
+        "0123abcd",
+    ]);
+    ok(dbrig(out.path(), &run));
+    let runs = crate::json(&ok(dbrig(out.path(), &["runs", "--format", "json"])));
+    // The prepare is a run of its own (a load), untagged; the measured run is the last.
+    assert_eq!(runs[0]["commit"], serde_json::Value::Null);
+    let r = runs.as_array().unwrap().last().unwrap();
+    assert_eq!(r["commit"], "0123abcd", "{r}");
+    assert_eq!(r["tags"]["branch"], "main");
+    assert_eq!(r["tags"]["pr"], "123");
+    assert_eq!(r["uid"].as_str().unwrap().len(), 36);
+    let fingerprint = r["host"]["fingerprint"].as_str().unwrap();
+    assert_eq!(fingerprint.len(), 12);
+    assert!(r["host"]["logical_cpus"].as_u64().unwrap() >= 1);
+    let listed = text(&ok(dbrig(out.path(), &["runs"])));
+    assert!(listed.contains("branch=main pr=123"), "{listed}");
+    assert!(
+        listed.contains("0123abcd") && listed.contains(fingerprint),
+        "{listed}"
+    );
+    let refused = crate::error_line(&dbrig(out.path(), &["runs", "--tag", "a=b"]));
+    assert!(refused.contains("--tag and --commit"), "{refused}");
+}
