@@ -226,6 +226,45 @@ impl HostFacts {
 mod tests {
     use super::*;
 
+    /// Like machines share a fingerprint; a different CPU count, memory or kernel does not,
+    /// and what changes from run to run (free memory, busy processes) does not count.
+    #[test]
+    fn fingerprint_is_the_machine_not_its_moment() {
+        let a = HostFacts {
+            cpu_model: Some("Xeon".into()),
+            logical_cpus: Some(2),
+            mem_total_bytes: Some(8 << 30),
+            mem_available_bytes: Some(1 << 30),
+            kernel: KernelInfo {
+                release: Some("6.8.0".into()),
+                ..KernelInfo::default()
+            },
+            ..HostFacts::default()
+        };
+        let later = HostFacts {
+            mem_available_bytes: Some(5 << 30),
+            ..a.clone()
+        };
+        assert_eq!(a.fingerprint(), later.fingerprint());
+        assert_eq!(a.fingerprint().len(), 12);
+        for other in [
+            HostFacts {
+                logical_cpus: Some(4),
+                ..a.clone()
+            },
+            HostFacts {
+                mem_total_bytes: Some(16 << 30),
+                ..a.clone()
+            },
+            HostFacts {
+                kernel: KernelInfo::default(),
+                ..a.clone()
+            },
+        ] {
+            assert_ne!(a.fingerprint(), other.fingerprint());
+        }
+    }
+
     #[test]
     fn bytes_read_in_binary_units() {
         assert_eq!(human_bytes(512), "512 B");
