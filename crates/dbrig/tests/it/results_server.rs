@@ -222,3 +222,61 @@ fn a_run_carries_its_tags_commit_and_host() {
     let refused = crate::error_line(&dbrig(out.path(), &["runs", "--tag", "a=b"]));
     assert!(refused.contains("--tag and --commit"), "{refused}");
 }
+
+/// A password in the `--results` URL reaches the server's client only: not the output, not
+/// the stored command line, not anything `runs` or `report` print. (The machine's
+/// PostgreSQL trusts local connections, so any password does.)
+#[test]
+fn a_results_password_is_never_shown_or_stored() {
+    let db = crate::postgres::TestDb::new("results_secret");
+    let url = format!("postgres://postgres:Sekr3t-pw@127.0.0.1:5432/{}", db.0);
+    let out = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", out.path().join("bench.sqlite").display());
+    let common = [
+        "oltp_point_select",
+        "--target",
+        &target,
+        "--table-size",
+        "100",
+    ];
+    let mut prepare = vec!["prepare"];
+    prepare.extend(common);
+    ok(dbrig(out.path(), &prepare));
+    let mut run = vec!["run"];
+    run.extend(common);
+    run.extend(["--events", "20", "--time", "0", "--results", &url]);
+    let said = text(&ok(dbrig(out.path(), &run)));
+    let runs = text(&ok(dbrig(
+        out.path(),
+        &["runs", "--results", &url, "--format", "json"],
+    )));
+    let report = text(&ok(dbrig(
+        out.path(),
+        &["report", "--results", &url, "--format", "json"],
+    )));
+    let stored = std::process::Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-At",
+            "-d",
+            &db.0,
+            "-c",
+        ])
+        .arg("SELECT string_agg(row_to_json(r)::text, ' ') FROM run r")
+        .output()
+        .unwrap();
+    assert!(stored.status.success());
+    let stored = String::from_utf8_lossy(&stored.stdout).into_owned();
+    for (what, s) in [
+        ("output", &said),
+        ("runs", &runs),
+        ("report", &report),
+        ("stored", &stored),
+    ] {
+        assert!(!s.contains("Sekr3t"), "{what}: {s}");
+    }
+    assert!(stored.contains("postgres:***@127.0.0.1"), "{stored}");
+}
