@@ -85,6 +85,7 @@ pub struct TrialDocument {
 pub struct MeasurementsDocument {
     pub threads: u32,
     pub key_distribution: KeyDistribution,
+    #[serde(with = "float")]
     pub duration_s: f64,
     pub transactions: u64,
     pub queries: QueryCounters,
@@ -92,10 +93,110 @@ pub struct MeasurementsDocument {
     pub reconnects: u64,
     pub fatal_errors: Vec<String>,
     pub latency_hist: String,
-    pub intervals: Vec<IntervalSample>,
+    pub intervals: Vec<IntervalDocument>,
     pub rate: Option<dbrig_core::measure::RateReport>,
+    #[serde(with = "float")]
     pub percentile: f64,
     pub interrupted: bool,
+}
+
+/// An interval sample of a [`MeasurementsDocument`]: the sample's fields, each float exact
+/// (see `float`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalDocument {
+    #[serde(with = "float")]
+    pub t_s: f64,
+    pub threads: u32,
+    #[serde(with = "float")]
+    pub tps: f64,
+    #[serde(with = "float")]
+    pub qps: f64,
+    #[serde(with = "float")]
+    pub reads_ps: f64,
+    #[serde(with = "float")]
+    pub writes_ps: f64,
+    #[serde(with = "float")]
+    pub other_ps: f64,
+    #[serde(with = "float")]
+    pub latency_pct_ms: f64,
+    #[serde(with = "float")]
+    pub errors_ps: f64,
+    #[serde(with = "float")]
+    pub reconnects_ps: f64,
+    pub backlog: Option<u64>,
+}
+
+impl IntervalDocument {
+    fn of(s: &IntervalSample) -> Self {
+        IntervalDocument {
+            t_s: s.t_s,
+            threads: s.threads,
+            tps: s.tps,
+            qps: s.qps,
+            reads_ps: s.reads_ps,
+            writes_ps: s.writes_ps,
+            other_ps: s.other_ps,
+            latency_pct_ms: s.latency_pct_ms,
+            errors_ps: s.errors_ps,
+            reconnects_ps: s.reconnects_ps,
+            backlog: s.backlog,
+        }
+    }
+
+    fn sample(&self) -> IntervalSample {
+        IntervalSample {
+            t_s: self.t_s,
+            threads: self.threads,
+            tps: self.tps,
+            qps: self.qps,
+            reads_ps: self.reads_ps,
+            writes_ps: self.writes_ps,
+            other_ps: self.other_ps,
+            latency_pct_ms: self.latency_pct_ms,
+            errors_ps: self.errors_ps,
+            reconnects_ps: self.reconnects_ps,
+            backlog: self.backlog,
+        }
+    }
+}
+
+/// A measured float in a document: a JSON number when finite, else `"NaN"`, `"inf"` or
+/// `"-inf"` (JSON has no such numbers; a NaN the database keeps must come back a NaN).
+mod float {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if *v > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Float {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Float::deserialize(d)? {
+            Float::Number(v) => Ok(v),
+            Float::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                other => Err(serde::de::Error::custom(format!(
+                    "{other:?} is not a number"
+                ))),
+            },
+        }
+    }
 }
 
 impl MeasurementsDocument {
@@ -115,7 +216,7 @@ impl MeasurementsDocument {
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect(),
-            intervals: m.intervals.clone(),
+            intervals: m.intervals.iter().map(IntervalDocument::of).collect(),
             rate: m.rate,
             percentile: m.percentile,
             interrupted: m.interrupted,
@@ -154,7 +255,11 @@ impl MeasurementsDocument {
             reconnects: self.reconnects,
             fatal_errors: self.fatal_errors.clone(),
             latency,
-            intervals: self.intervals.clone(),
+            intervals: self
+                .intervals
+                .iter()
+                .map(IntervalDocument::sample)
+                .collect(),
             rate: self.rate,
             percentile: self.percentile,
             interrupted: self.interrupted,
@@ -347,4 +452,49 @@ pub(crate) fn save_copy(from: &dyn ResultsReader, to: &Path) -> Result<()> {
         import_into(&mut copy, &RunDocument::read(from, run.id)?)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document's measurements travel through JSON exactly, NaN and infinities included
+    /// (serde_json would write them as null and refuse to read them back).
+    #[test]
+    fn measurements_survive_json_to_the_bit() {
+        let mut latency = LatencyHistogram::new();
+        latency.record_us(1500);
+        let m = Measurements {
+            threads: 2,
+            key_distribution: KeyDistribution::Uniform,
+            duration_s: f64::NAN,
+            transactions: 1,
+            queries: QueryCounters::default(),
+            ignored_errors: 0,
+            reconnects: 0,
+            fatal_errors: vec![],
+            latency,
+            intervals: vec![IntervalSample {
+                t_s: 1.0 / 3.0,
+                tps: f64::INFINITY,
+                qps: f64::NEG_INFINITY,
+                latency_pct_ms: f64::NAN,
+                ..IntervalSample::default()
+            }],
+            rate: None,
+            percentile: 95.0,
+            interrupted: false,
+        };
+        let doc = MeasurementsDocument::of(&m);
+        let back: MeasurementsDocument =
+            serde_json::from_str(&serde_json::to_string(&doc).unwrap()).unwrap();
+        let back = back.measurements("u").unwrap();
+        assert!(back.duration_s.is_nan());
+        let i = &back.intervals[0];
+        assert_eq!(i.t_s.to_bits(), (1.0f64 / 3.0).to_bits());
+        assert_eq!(i.tps, f64::INFINITY);
+        assert_eq!(i.qps, f64::NEG_INFINITY);
+        assert!(i.latency_pct_ms.is_nan());
+        assert_eq!(back.latency.to_bytes(), m.latency.to_bytes());
+    }
 }

@@ -42,8 +42,8 @@ mod time;
 mod writer;
 
 pub use copy::{
-    CellDocument, Imported, Importer, MeasurementsDocument, RUN_DOCUMENT_FORMAT, RunDocument,
-    TrialDocument,
+    CellDocument, Imported, Importer, IntervalDocument, MeasurementsDocument, RUN_DOCUMENT_FORMAT,
+    RunDocument, TrialDocument,
 };
 pub use error::StoreError;
 pub use liveness::{machine_id, writer_alive, writer_alive_on};
