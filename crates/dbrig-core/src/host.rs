@@ -201,9 +201,69 @@ pub fn facts_lines(facts: &HostFacts) -> Vec<(&'static str, String)> {
     m
 }
 
+impl HostFacts {
+    /// What makes results of two hosts comparable, in one short id: the CPU model, its
+    /// logical CPUs, the memory and the kernel release, hashed (FNV-1a, 64 bits) to 12 hex
+    /// digits. Runs with the same fingerprint ran on like machines; history compares them.
+    pub fn fingerprint(&self) -> String {
+        let text = format!(
+            "{}|{}|{}|{}",
+            self.cpu_model.as_deref().unwrap_or("?"),
+            self.logical_cpus.map_or("?".into(), |n| n.to_string()),
+            self.mem_total_bytes.map_or("?".into(), |n| n.to_string()),
+            self.kernel.release.as_deref().unwrap_or("?"),
+        );
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{:012x}", h >> 16)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Like machines share a fingerprint; a different CPU count, memory or kernel does not,
+    /// and what changes from run to run (free memory, busy processes) does not count.
+    #[test]
+    fn fingerprint_is_the_machine_not_its_moment() {
+        let a = HostFacts {
+            cpu_model: Some("Xeon".into()),
+            logical_cpus: Some(2),
+            mem_total_bytes: Some(8 << 30),
+            mem_available_bytes: Some(1 << 30),
+            kernel: KernelInfo {
+                release: Some("6.8.0".into()),
+                ..KernelInfo::default()
+            },
+            ..HostFacts::default()
+        };
+        let later = HostFacts {
+            mem_available_bytes: Some(5 << 30),
+            ..a.clone()
+        };
+        assert_eq!(a.fingerprint(), later.fingerprint());
+        assert_eq!(a.fingerprint().len(), 12);
+        for other in [
+            HostFacts {
+                logical_cpus: Some(4),
+                ..a.clone()
+            },
+            HostFacts {
+                mem_total_bytes: Some(16 << 30),
+                ..a.clone()
+            },
+            HostFacts {
+                kernel: KernelInfo::default(),
+                ..a.clone()
+            },
+        ] {
+            assert_ne!(a.fingerprint(), other.fingerprint());
+        }
+    }
 
     #[test]
     fn bytes_read_in_binary_units() {

@@ -48,6 +48,8 @@ pub struct ExecOptions<'a> {
     /// Raised by Ctrl-C / SIGTERM.
     pub interrupt: Arc<Stopper>,
     pub observer: &'a dyn Observer,
+    /// `--tag` and `--commit`: stored with a new run.
+    pub provenance: dbrig_store::Provenance,
 }
 
 /// What an execution came to.
@@ -124,6 +126,7 @@ pub async fn execute(plan: Plan, store: Store, opts: ExecOptions<'_>) -> Result<
         &host,
         plan_text.as_deref(),
         exec.opts.resume,
+        &exec.opts.provenance,
     )?;
     if resumed {
         // The run's host facts are those of its first session.

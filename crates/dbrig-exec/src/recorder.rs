@@ -195,6 +195,7 @@ impl Recorder {
         host: &serde_json::Value,
         plan_text: Option<&str>,
         resume: bool,
+        provenance: &dbrig_store::Provenance,
     ) -> Result<(RunId, Vec<CellId>, bool)> {
         let resumed = match resume {
             true => self.store.latest_plan_run(&plan.name)?,
@@ -216,6 +217,10 @@ impl Recorder {
                 plan_text,
             })?,
         };
+        // A resumed run keeps the provenance it began with.
+        if resumed.is_none() && !provenance.is_empty() {
+            self.writer().set_run_provenance(run, provenance)?;
+        }
         let mut cells = Vec::with_capacity(plan.cells.len());
         for c in &plan.cells {
             cells.push(self.writer().ensure_cell(

@@ -126,8 +126,8 @@ pub fn redacted_command_line(args: &[String]) -> Vec<String> {
     out
 }
 
-/// Options whose value is a target URL.
-const URL_OPTIONS: &[&str] = &["--target", "--a", "--b", "--against"];
+/// Options whose value is a target URL (`--results`: a results server's).
+const URL_OPTIONS: &[&str] = &["--target", "--a", "--b", "--against", "--results"];
 
 #[cfg(test)]
 mod tests {

@@ -99,6 +99,7 @@ async fn run(
             resume,
             interrupt,
             observer: heard,
+            provenance: Default::default(),
         },
     )
     .await

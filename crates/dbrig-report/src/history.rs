@@ -1,6 +1,7 @@
 //! Result history: every stored run's figures arranged as series — one per workload (with
 //! its data options), configuration (its name and redacted target), client count, host
-//! fingerprint and metric — ordered by when the run began, each point keeping its trials,
+//! fingerprint and metric — ordered by when the run began (the order commits were measured
+//! in; each point names its `--commit` and tags), each point keeping its trials,
 //! with the series' change points (`dbrig_core::changepoint`, as Apache Otava finds them).
 //!
 //! A series compares like with like: a run on another machine (CPU model, CPU count,
@@ -51,6 +52,9 @@ pub struct Point {
     pub run: RunId,
     pub started_at: String,
     pub dbrig_version: String,
+    /// The code under test (`--commit`) and the run's tags (`--tag`), when given.
+    pub commit: Option<String>,
+    pub tags: BTreeMap<String, String>,
     /// The counted trials' values, in trial order.
     pub values: Vec<f64>,
     pub median: f64,
@@ -111,13 +115,15 @@ impl HistoryFilter {
     }
 }
 
-/// The host a run was measured on, as a series tells hosts apart.
+/// The host a run was measured on, as a series tells hosts apart: the hosts' one fingerprint
+/// ([`HostFacts::fingerprint`], what `dbrig runs` shows) with the facts it is made of.
 pub fn host_fingerprint(host: &serde_json::Value) -> String {
     let facts: HostFacts = serde_json::from_value(host.clone()).unwrap_or_default();
+    let id = facts.fingerprint();
     let gib = facts
         .mem_total_bytes
         .map(|b| format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64));
-    [
+    let described = [
         facts.cpu_model,
         facts.logical_cpus.map(|c| format!("{c} CPUs")),
         gib,
@@ -126,7 +132,8 @@ pub fn host_fingerprint(host: &serde_json::Value) -> String {
     .into_iter()
     .flatten()
     .collect::<Vec<_>>()
-    .join(", ")
+    .join(", ");
+    format!("{id} ({described})")
 }
 
 /// Every series of the results database that `filter` keeps, in key order, with its change
@@ -176,6 +183,8 @@ pub fn history(
                 run: run.id,
                 started_at: run.started_at.clone(),
                 dbrig_version: run.dbrig_version.clone(),
+                commit: run.provenance.commit.clone(),
+                tags: run.provenance.tags.clone(),
                 values: cell.values.clone(),
                 median,
             });
@@ -231,8 +240,8 @@ pub fn history_text(series: &[Series]) -> String {
         let _ = writeln!(out, "  target: {}", s.key.target);
         let _ = writeln!(
             out,
-            "  {:>6}  {:<24}  {:>12}  {:>25}  trials",
-            "run", "started", s.key.unit, "range"
+            "  {:>6}  {:<24}  {:<12}  {:>12}  {:>25}  trials",
+            "run", "started", "commit", s.key.unit, "range"
         );
         for (i, p) in s.points.iter().enumerate() {
             let (lo, hi) = p
@@ -241,11 +250,19 @@ pub fn history_text(series: &[Series]) -> String {
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
                     (l.min(*v), h.max(*v))
                 });
+            let commit: String = p
+                .commit
+                .as_deref()
+                .unwrap_or("-")
+                .chars()
+                .take(12)
+                .collect();
             let _ = writeln!(
                 out,
-                "  {:>6}  {:<24}  {:>12.2}  {:>25}  {}",
+                "  {:>6}  {:<24}  {:<12}  {:>12.2}  {:>25}  {}",
                 p.run.0,
                 p.started_at,
+                commit,
                 p.median,
                 format!("{lo:.2} … {hi:.2}"),
                 p.values.len()
@@ -275,7 +292,7 @@ pub fn history_text(series: &[Series]) -> String {
 /// CSV: one row per point, its series' key beside it, and whether a change point begins there.
 pub fn history_csv(series: &[Series]) -> String {
     let mut out = String::from(
-        "workload,configuration,clients,unit,host,run,started_at,median,trials,change_point_pct\n",
+        "workload,configuration,clients,unit,host,run,started_at,commit,median,trials,change_point_pct\n",
     );
     let field = |s: &str| {
         if s.contains([',', '"', '\n']) {
@@ -294,7 +311,7 @@ pub fn history_csv(series: &[Series]) -> String {
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{}",
                 field(&s.key.workload),
                 field(&s.key.configuration),
                 s.key.clients,
@@ -302,6 +319,7 @@ pub fn history_csv(series: &[Series]) -> String {
                 field(&s.key.host),
                 p.run.0,
                 p.started_at,
+                field(p.commit.as_deref().unwrap_or("")),
                 crate::figures::round(p.median),
                 p.values.len(),
                 change
@@ -370,7 +388,13 @@ mod tests {
     fn the_host_fingerprint_tells_machines_apart() {
         let a = serde_json::json!({"cpu_model": "EPYC 7B13", "logical_cpus": 2,
             "mem_total_bytes": 25_769_803_776u64, "kernel": {"release": "6.1.0"}});
-        assert_eq!(host_fingerprint(&a), "EPYC 7B13, 2 CPUs, 24 GiB, 6.1.0");
-        assert_eq!(host_fingerprint(&serde_json::json!({})), "");
+        let facts: HostFacts = serde_json::from_value(a.clone()).unwrap();
+        assert_eq!(
+            host_fingerprint(&a),
+            format!("{} (EPYC 7B13, 2 CPUs, 24 GiB, 6.1.0)", facts.fingerprint())
+        );
+        let b = serde_json::json!({"cpu_model": "EPYC 7B13", "logical_cpus": 4,
+            "mem_total_bytes": 25_769_803_776u64, "kernel": {"release": "6.1.0"}});
+        assert_ne!(host_fingerprint(&a), host_fingerprint(&b));
     }
 }

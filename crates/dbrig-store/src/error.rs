@@ -124,7 +124,7 @@ pub enum StoreError {
     },
 
     #[error(
-        "cannot store {what} in results database {path}: value {value} exceeds SQLite's integer range"
+        "cannot store {what} in results database {path}: value {value} exceeds the signed 64-bit integers SQL databases store"
     )]
     OutOfRange {
         path: PathBuf,
@@ -140,4 +140,48 @@ pub enum StoreError {
         what: String,
         detail: String,
     },
+
+    #[error(
+        "results database {path}: the database holds tables but no dbrig results schema; use a database of its own for dbrig's results"
+    )]
+    ForeignServerDatabase { path: PathBuf },
+
+    #[error("results database {path}: {source}")]
+    Postgres {
+        path: PathBuf,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+
+    #[error("results database {path}: {source}")]
+    Mysql {
+        path: PathBuf,
+        #[source]
+        source: mysql_async::Error,
+    },
+
+    #[error(
+        "upgrading results database {path} to schema version {version} failed: {source}; the steps before it stay applied"
+    )]
+    ServerMigration {
+        path: PathBuf,
+        version: i64,
+        #[source]
+        source: Box<StoreError>,
+    },
+
+    #[error("results database {path}: the connection's thread ended; open the results again")]
+    ServerWorkerGone { path: PathBuf },
+
+    #[error("cannot start the results connection's thread: {source}")]
+    ServerRuntime {
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("run {uid} of the document cannot be read: {detail}")]
+    BadDocument { uid: String, detail: String },
+
+    #[error("cannot copy the results to {path}: the file exists; choose a new file")]
+    CopyTargetExists { path: PathBuf },
 }

@@ -163,6 +163,23 @@ pub struct TrialJson {
     pub environment: Option<serde_json::Value>,
 }
 
+/// Where a run's code came from, as its caller said: `--tag key=value` and `--commit REV`
+/// (the revision of the code under test). Stored with the run; what history groups and orders
+/// runs by.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    #[serde(default)]
+    pub tags: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub commit: Option<String>,
+}
+
+impl Provenance {
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty() && self.commit.is_none()
+    }
+}
+
 /// A run about to start. Everything here is stored as given, so it must already be
 /// redacted: the store refuses URLs with a password other than `***`.
 #[derive(Debug, Clone)]
@@ -216,7 +233,11 @@ pub struct NewTrial<'a> {
 /// A stored run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
+    /// The run's number in this database (another database numbers it differently).
     pub id: RunId,
+    /// The run's globally unique id (a UUID, time-ordered: version 7), the same in every
+    /// database it is copied to.
+    pub uid: String,
     pub kind: RunKind,
     pub name: String,
     pub status: RunStatus,
@@ -231,6 +252,11 @@ pub struct RunRow {
     pub plan_text: Option<String>,
     /// Process id of the dbrig that wrote the run.
     pub pid: Option<u32>,
+    /// The machine that dbrig ran on ([`crate::machine_id`]); `None` for runs written before
+    /// schema 4, which were all written on the machine of their file.
+    pub machine: Option<String>,
+    /// Tags and the code's revision (schema 5; empty before).
+    pub provenance: Provenance,
 }
 
 /// A stored cell.

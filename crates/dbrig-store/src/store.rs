@@ -6,12 +6,15 @@ use std::ops::Deref;
 use std::path::Path;
 
 use crate::error::StoreError;
+use crate::mysql::MysqlBackend;
+use crate::postgres::PostgresBackend;
 use crate::reader::ResultsReader;
+use crate::server::{ServerAddress, ServerEngine};
 use crate::sqlite::SqliteBackend;
 use crate::writer::ResultsWriter;
 
-/// An open results database. SQLite is the embedded default ([`Store::open`]); another
-/// backend plugs in with [`Store::with_backend`], and reports, observers, the executor and the
+/// An open results database. SQLite is the embedded default ([`Store::open`]); a server's
+/// is opened by [`Store::open_server`]; another backend plugs in with [`Store::with_backend`], and reports, observers, the executor and the
 /// recorder work with it unchanged.
 pub struct Store {
     backend: Box<dyn ResultsWriter>,
@@ -41,6 +44,18 @@ impl Store {
         Ok(Store::with_backend(Box::new(
             SqliteBackend::open_in_memory()?,
         )))
+    }
+
+    /// Open the results database on a server (PostgreSQL, or MariaDB/MySQL) and bring its
+    /// schema up to date, applying each missing step once however many dbrig processes open
+    /// it at once. The database must exist; it holds dbrig's tables only. The password in
+    /// `address` is handed to the client and nothing else: the store's `path()` is
+    /// `address.shown`, the redacted address.
+    pub fn open_server(address: &ServerAddress) -> Result<Store, StoreError> {
+        Ok(Store::with_backend(match address.engine {
+            ServerEngine::Postgres => Box::new(PostgresBackend::open(address)?),
+            ServerEngine::Mysql => Box::new(MysqlBackend::open(address)?),
+        }))
     }
 
     /// A store over another backend, already open and migrated.

@@ -91,6 +91,13 @@ pub trait ResultsWriter: ResultsReader + Send {
     /// Replace the host facts of run `id`.
     fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()>;
 
+    /// Replace the tags and code revision of run `id`.
+    fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()>;
+
     /// Close a run with a final status (`done`, `failed`, `interrupted`) at `finished_at`.
     fn finish_run(
         &mut self,
@@ -105,6 +112,17 @@ pub trait ResultsWriter: ResultsReader + Send {
 
     /// The cell of `run` with `cell.cell_key`, inserted if new.
     fn ensure_cell(&mut self, run: RunId, cell: &NewCell<'_>) -> Result<CellId>;
+
+    /// Insert the run of a copy (`crate::Importer`) with its uid, kind, name, start, command
+    /// line, options, host facts and plan as `doc` has them, `running` and owned by this
+    /// process until the copy closes it (a copy cut short reads back abandoned); its cells and
+    /// trials follow through the methods below. A run with the same uid already here is left
+    /// as it is: `Err` of its id.
+    fn insert_copied_run(
+        &mut self,
+        doc: &crate::copy::RunDocument,
+        started_at: SystemTime,
+    ) -> Result<Result<RunId, RunId>>;
 
     /// Record a trial and its interval samples in one transaction; its result and
     /// environment are stored as `json` has them.
@@ -172,6 +190,19 @@ impl<'a> StoreWriter<'a> {
     pub fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()> {
         self.refuse_secret("the host facts", json_contains_unredacted_password(host))?;
         self.store.backend_mut().set_run_host(id, host)
+    }
+
+    /// Store the tags and code revision of run `id` (`--tag`, `--commit`).
+    pub fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()> {
+        self.refuse_secret(
+            "the run's tags",
+            json_contains_unredacted_password(&to_json_value(provenance)),
+        )?;
+        self.store.backend_mut().set_run_provenance(id, provenance)
     }
 
     /// Close a run as `done`, `failed` or `interrupted`, with the error text if any.
@@ -264,7 +295,7 @@ impl<'a> StoreWriter<'a> {
 
 /// A value as JSON, for the password check. These types serialize infallibly (plain data,
 /// string keys), so a failure is a bug, not a user error.
-fn to_json_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
+pub(crate) fn to_json_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).expect("plain data serializes to JSON")
 }
 

@@ -41,9 +41,14 @@ pub struct StoreArgs {
     /// Output folder: the default SQLite target and the results database live here.
     #[arg(long, default_value = "dbrig-out")]
     pub out: PathBuf,
-    /// Results database file (default: OUT/results.db; or $DBRIG_RESULTS).
-    #[arg(long, env = "DBRIG_RESULTS")]
+    /// Results database: a file (default: OUT/results.db; or $DBRIG_RESULTS), or a server's
+    /// database, postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB (its password from
+    /// ~/.pgpass, option files or the environment, as a target's).
+    // The value is never shown in help: a URL may carry a password.
+    #[arg(long, env = "DBRIG_RESULTS", hide_env_values = true)]
     pub results: Option<PathBuf>,
+    #[command(flatten)]
+    pub provenance: crate::results_cmd::ProvenanceArgs,
 }
 
 impl Default for StoreArgs {
@@ -51,6 +56,7 @@ impl Default for StoreArgs {
         Self {
             out: PathBuf::from("dbrig-out"),
             results: None,
+            provenance: Default::default(),
         }
     }
 }

@@ -78,6 +78,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// List the runs stored in the results database.
     Runs(crate::args::RunsArgs),
+    /// Move results: copy runs between results databases, export them to a file, import one.
+    Results(crate::results_cmd::ResultsArgs),
     /// The seeds' micro-benchmarks: memory_load, scan_filter, tmp_groupby.
     Micro(crate::micro_cmd::MicroArgs),
     /// Query-by-query A/B of two servers over a folder of queries (RQG perfrun), or `perfrun report`.

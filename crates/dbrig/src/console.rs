@@ -20,6 +20,7 @@ use dbrig_workload::runner::Stopper;
 
 use crate::args::StoreArgs;
 use crate::out::outln;
+use crate::results_cmd::{is_server_url, open_server};
 
 /// Exit code of a run stopped by Ctrl-C / SIGTERM (what shells use for SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -119,6 +120,13 @@ pub fn check_writable_folder(dir: &Path, what: &str, option: &str, create: bool)
 
 /// Open (or create) the results database the store arguments name.
 pub fn open_store(store: &StoreArgs) -> Result<Store> {
+    if let Some(url) = store
+        .results
+        .as_ref()
+        .filter(|r| is_server_url(r.as_os_str()))
+    {
+        return open_server(&url.to_string_lossy());
+    }
     let path = store.results_path();
     refuse_directory(&path)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -130,6 +138,14 @@ pub fn open_store(store: &StoreArgs) -> Result<Store> {
 
 /// Open an existing results database (for reading: a missing file is an error).
 pub fn open_existing_store(store: &StoreArgs) -> Result<Store> {
+    store.provenance.refuse_unless_measuring()?;
+    if let Some(url) = store
+        .results
+        .as_ref()
+        .filter(|r| is_server_url(r.as_os_str()))
+    {
+        return open_server(&url.to_string_lossy());
+    }
     let path = store.results_path();
     refuse_directory(&path)?;
     if !path.exists() {
@@ -167,6 +183,7 @@ pub async fn measure(
             resume,
             interrupt,
             observer,
+            provenance: store_args.provenance.provenance(),
         },
     )
     .await?;

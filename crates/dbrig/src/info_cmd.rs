@@ -68,15 +68,38 @@ pub fn runs(args: RunsArgs) -> Result<ExitCode> {
     let store = crate::console::open_existing_store(&args.store)?;
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
-    table.set_header(["run", "kind", "name", "status", "started", "trials"]);
+    table.set_header([
+        "run", "kind", "name", "status", "started", "trials", "commit", "tags", "host",
+    ]);
     let mut json = Vec::new();
     for r in store.runs()? {
         let mut trials = 0;
         for c in &store.cells(r.id)? {
             trials += store.trials(c.id)?.len();
         }
+        // The facts history compares like with like by; a run of an older dbrig may lack some.
+        let facts: dbrig_core::host::HostFacts =
+            serde_json::from_value(r.host.clone()).unwrap_or_default();
+        let fingerprint = facts.fingerprint();
+        let tags = r
+            .provenance
+            .tags
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         json.push(serde_json::json!({
             "run": r.id.0,
+            "uid": r.uid,
+            "commit": r.provenance.commit,
+            "tags": r.provenance.tags,
+            "host": {
+                "fingerprint": fingerprint,
+                "cpu_model": facts.cpu_model,
+                "logical_cpus": facts.logical_cpus,
+                "mem_total_bytes": facts.mem_total_bytes,
+                "kernel": facts.kernel.release,
+            },
             "kind": r.kind.to_string(),
             "name": r.name,
             "status": r.status.as_str(),
@@ -93,6 +116,9 @@ pub fn runs(args: RunsArgs) -> Result<ExitCode> {
             r.status.as_str().to_owned(),
             r.started_at.clone(),
             trials.to_string(),
+            r.provenance.commit.clone().unwrap_or_default(),
+            tags,
+            fingerprint,
         ]);
     }
     if args.format == Format::Json {

@@ -13,6 +13,7 @@ mod out;
 mod perfrun_cmd;
 mod reference;
 mod report_cmd;
+mod results_cmd;
 mod run_cmd;
 mod server_cmd;
 mod tpcc_cmd;
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
             },
             cli::Command::Doctor(a) => info_cmd::doctor(a).await,
             cli::Command::Runs(a) => info_cmd::runs(a),
+            cli::Command::Results(a) => results_cmd::results(a),
             cli::Command::Micro(a) => micro_cmd::micro(a, &argv).await,
             cli::Command::Perfrun(a) => perfrun_cmd::perfrun(a, &argv).await,
             cli::Command::Report(a) => report_cmd::report(a),

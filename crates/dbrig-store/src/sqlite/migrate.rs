@@ -22,6 +22,8 @@ const MIGRATIONS: &[(&str, Option<Convert>)] = &[
         include_str!("migrations/0003_invalid_trials_redone.sql"),
         None,
     ),
+    (include_str!("migrations/0004_run_uid.sql"), None),
+    (include_str!("migrations/0005_provenance.sql"), None),
 ];
 
 /// The schema version this dbrig writes and understands.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use dbrig_core::results::OsSample;
-use dbrig_core::{IntervalSample, LatencyHistogram, LatencySummary, Measurements, QueryCounters};
+use dbrig_core::{IntervalSample, LatencyHistogram, LatencySummary, QueryCounters};
 use rusqlite::types::Type;
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, named_params,
@@ -16,7 +16,8 @@ use rusqlite::{
 use serde::de::DeserializeOwned;
 
 use crate::error::StoreError;
-use crate::liveness::writer_alive;
+use crate::liveness::{machine_id, new_run_uid, writer_alive_on};
+use crate::measured::{IntervalCols, MeasuredCols, to_json};
 use crate::model::{
     CellId, CellRow, NewCell, NewRun, NewTrial, RunId, RunRow, RunStatus, TrialId, TrialJson,
     TrialMeasurements, TrialRow,
@@ -412,8 +413,8 @@ impl ResultsWriter for SqliteBackend {
         self.conn
             .execute(
                 "INSERT INTO run (kind, name, status, started_at, dbrig_version, command_line,
-                                  options, host, plan_text, pid)
-                 VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                  options, host, plan_text, pid, uid, machine)
+                 VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     run.kind.as_str(),
                     run.name,
@@ -424,11 +425,72 @@ impl ResultsWriter for SqliteBackend {
                     host,
                     run.plan_text,
                     std::process::id(),
+                    new_run_uid(run.started_at),
+                    machine_id(),
                 ],
             )
             .map_err(sql)?;
         let id = RunId(self.conn.last_insert_rowid());
         Ok(id)
+    }
+
+    fn insert_copied_run(
+        &mut self,
+        doc: &crate::copy::RunDocument,
+        started_at: SystemTime,
+    ) -> Result<Result<RunId, RunId>> {
+        let path = &self.path;
+        let sql = |e| sql_error(path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let existing: Option<RunId> = tx
+            .query_row("SELECT id FROM run WHERE uid = ?1", [&doc.uid], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql)?;
+        if let Some(id) = existing {
+            return Ok(Err(id));
+        }
+        tx.execute(
+            "INSERT INTO run (uid, kind, name, status, started_at, dbrig_version, command_line,
+                              options, host, plan_text, pid, machine)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                doc.uid,
+                doc.kind.as_str(),
+                doc.name,
+                format_rfc3339(started_at),
+                doc.dbrig_version,
+                to_json(&doc.command_line),
+                to_json(&doc.options),
+                to_json(&doc.host),
+                doc.plan_text,
+                std::process::id(),
+                machine_id(),
+            ],
+        )
+        .map_err(sql)?;
+        let id = RunId(tx.last_insert_rowid());
+        tx.commit().map_err(sql)?;
+        Ok(Ok(id))
+    }
+
+    fn set_run_provenance(
+        &mut self,
+        id: RunId,
+        provenance: &crate::model::Provenance,
+    ) -> Result<()> {
+        let tags = (!provenance.tags.is_empty()).then(|| to_json(&provenance.tags));
+        self.conn
+            .execute(
+                "UPDATE run SET tags = ?1, code_commit = ?2 WHERE id = ?3",
+                params![tags, provenance.commit, id],
+            )
+            .map_err(|e| sql_error(&self.path, e))?;
+        Ok(())
     }
 
     fn set_run_host(&mut self, id: RunId, host: &serde_json::Value) -> Result<()> {
@@ -485,10 +547,12 @@ impl ResultsWriter for SqliteBackend {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
-        let (current, pid): (RunStatus, Option<u32>) = tx
-            .query_row("SELECT status, pid FROM run WHERE id = ?1", [id], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+        let (current, pid, machine): (RunStatus, Option<u32>, Option<String>) = tx
+            .query_row(
+                "SELECT status, pid, machine FROM run WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .optional()
             .map_err(sql)?
             .ok_or_else(|| StoreError::NoSuchRun {
@@ -500,7 +564,7 @@ impl ResultsWriter for SqliteBackend {
         if current == RunStatus::Running
             && let Some(pid) = pid
             && pid != std::process::id()
-            && writer_alive(pid)
+            && writer_alive_on(machine.as_deref(), pid)
         {
             return Err(StoreError::RunBeingWritten { id, pid });
         }
@@ -512,8 +576,9 @@ impl ResultsWriter for SqliteBackend {
             });
         }
         tx.execute(
-            "UPDATE run SET status = 'running', error = NULL, finished_at = NULL, pid = ?2 WHERE id = ?1",
-            params![id, std::process::id()],
+            "UPDATE run SET status = 'running', error = NULL, finished_at = NULL, pid = ?2,
+                            machine = ?3 WHERE id = ?1",
+            params![id, std::process::id(), machine_id()],
         )
         .map_err(sql)?;
         tx.commit().map_err(sql)?;
@@ -723,64 +788,6 @@ impl ResultsWriter for SqliteBackend {
     }
 }
 
-/// The columns of a measured trial that need converting before the insert.
-struct MeasuredCols {
-    transactions: i64,
-    reads: i64,
-    writes: i64,
-    others: i64,
-    ignored_errors: i64,
-    reconnects: i64,
-    latency_count: i64,
-    fatal_errors: String,
-    key_distribution: String,
-    rate: Option<String>,
-    histogram: Vec<u8>,
-    summary: LatencySummary,
-    intervals: Vec<IntervalCols>,
-}
-
-struct IntervalCols {
-    sample: IntervalSample,
-    backlog: Option<i64>,
-}
-
-impl MeasuredCols {
-    fn new(m: &Measurements, path: &Path) -> Result<Self> {
-        let int = |what: &'static str, value: u64| {
-            i64::try_from(value).map_err(|_| StoreError::OutOfRange {
-                path: path.into(),
-                what,
-                value,
-            })
-        };
-        Ok(MeasuredCols {
-            transactions: int("transactions", m.transactions)?,
-            reads: int("reads", m.queries.read)?,
-            writes: int("writes", m.queries.write)?,
-            others: int("other queries", m.queries.other)?,
-            ignored_errors: int("ignored errors", m.ignored_errors)?,
-            reconnects: int("reconnects", m.reconnects)?,
-            latency_count: int("latency count", m.latency.count())?,
-            fatal_errors: to_json(&m.fatal_errors),
-            key_distribution: to_json(&m.key_distribution),
-            rate: m.rate.as_ref().map(to_json),
-            histogram: m.latency.to_bytes(),
-            summary: m.latency_summary(),
-            intervals: m
-                .intervals
-                .iter()
-                .map(|s| {
-                    Ok(IntervalCols {
-                        sample: s.clone(),
-                        backlog: s.backlog.map(|b| int("interval backlog", b)).transpose()?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-        })
-    }
-}
-
 fn insert_intervals(
     tx: &Transaction<'_>,
     trial: TrialId,
@@ -830,23 +837,21 @@ fn require_run(tx: &Transaction<'_>, path: &Path, run: RunId) -> Result<()> {
     }
 }
 
-/// Serialize a value the store built or was handed as JSON. These types serialize
-/// infallibly (plain data, string keys), so a failure is a bug, not a user error.
-fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).expect("plain data serializes to JSON")
-}
-
-const RUN_COLS: &str = "id, kind, name, status, error, started_at, finished_at, dbrig_version, \
-                        command_line, options, host, plan_text, pid";
+const RUN_COLS: &str = "id, uid, kind, name, status, error, started_at, finished_at, \
+                        dbrig_version, command_line, options, host, plan_text, pid, machine, \
+                        tags, code_commit";
 
 fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     let pid: Option<u32> = r.get("pid")?;
+    let machine: Option<String> = r.get("machine")?;
     let mut status: RunStatus = r.get("status")?;
-    if status == RunStatus::Running && !pid.is_some_and(writer_alive) {
+    if status == RunStatus::Running && !pid.is_some_and(|p| writer_alive_on(machine.as_deref(), p))
+    {
         status = RunStatus::Abandoned;
     }
     Ok(RunRow {
         id: r.get("id")?,
+        uid: r.get("uid")?,
         kind: r.get("kind")?,
         name: r.get("name")?,
         status,
@@ -859,6 +864,11 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         host: json(r, "host")?,
         plan_text: r.get("plan_text")?,
         pid,
+        machine,
+        provenance: crate::model::Provenance {
+            tags: opt_json(r, "tags")?.unwrap_or_default(),
+            commit: r.get("code_commit")?,
+        },
     })
 }
 
@@ -978,8 +988,8 @@ fn opt_count(r: &Row<'_>, col: &str) -> rusqlite::Result<Option<u64>> {
 mod tests {
     use std::time::UNIX_EPOCH;
 
-    use dbrig_core::KeyDistribution;
     use dbrig_core::results::TrialEnvironment;
+    use dbrig_core::{KeyDistribution, Measurements};
     use serde_json::json;
 
     use super::*;

@@ -29,7 +29,7 @@ fn creates_a_new_file_and_reopens_it() {
 
 #[test]
 fn run_lifecycle_is_recorded() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "nightly");
     let row = store.run(run).unwrap();
     assert_eq!(row.id, run);
@@ -75,7 +75,7 @@ fn run_lifecycle_is_recorded() {
 
 #[test]
 fn missing_ids_are_reported() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let missing = dbrig_store::RunId(42);
     let err = store.run(missing).unwrap_err();
     assert!(matches!(err, StoreError::NoSuchRun { .. }), "{err}");
@@ -115,7 +115,7 @@ fn missing_ids_are_reported() {
 
 #[test]
 fn ensure_cell_is_idempotent() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "p");
     let a = cell(&mut store, run, "key-a", 8);
     assert_eq!(cell(&mut store, run, "key-a", 8), a);
@@ -168,7 +168,7 @@ fn ensure_cell_is_idempotent() {
 /// it again (a `done` or `failed` run it may not).
 #[test]
 fn an_interrupted_run_may_still_be_closed() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "p");
     writer(&mut store)
         .finish_run(run, RunStatus::Interrupted, Some("SIGTERM"))
@@ -261,4 +261,37 @@ fn opener_of_a_shared_file() {
     writer(&mut store)
         .finish_run(run, RunStatus::Done, None)
         .unwrap();
+}
+
+/// A run's tags and code revision (`--tag`, `--commit`) are stored with it and read back; a
+/// run without them reads back empty.
+#[test]
+fn provenance_is_stored_with_the_run() {
+    let mut store = crate::fresh();
+    let plain = begin(&mut store, RunKind::Oltp, "plain");
+    let run = begin(&mut store, RunKind::Oltp, "tagged");
+    let provenance = dbrig_store::Provenance {
+        tags: [("branch", "main"), ("pr", "123")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        commit: Some("0123abcd".into()),
+    };
+    writer(&mut store)
+        .set_run_provenance(run, &provenance)
+        .unwrap();
+    assert_eq!(store.run(run).unwrap().provenance, provenance);
+    assert!(store.run(plain).unwrap().provenance.is_empty());
+    // The uid is a UUID, one per run.
+    assert_eq!(store.run(run).unwrap().uid.len(), 36);
+    assert_ne!(store.run(run).unwrap().uid, store.run(plain).unwrap().uid);
+    // Tags are stored text: a password in one is refused like anywhere else.
+    let leaky = dbrig_store::Provenance {
+        tags: [("db".to_owned(), "mysql://u:pw@h/db".to_owned())].into(),
+        commit: None,
+    };
+    assert!(matches!(
+        writer(&mut store).set_run_provenance(run, &leaky),
+        Err(StoreError::UnredactedSecret { .. })
+    ));
 }

@@ -4,6 +4,7 @@ mod legacy;
 mod lifecycle;
 mod refusals;
 mod resume;
+mod servers;
 mod trials;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -13,8 +14,182 @@ use dbrig_core::{
     IntervalSample, KeyDistribution, LatencyHistogram, LatencySummary, Measurements, QueryCounters,
 };
 use dbrig_store::testing::writer;
-use dbrig_store::{CellId, NewCell, NewRun, NewTrial, RunId, RunKind, Store, TrialStatus};
+use dbrig_store::{
+    CellId, NewCell, NewRun, NewTrial, RunId, RunKind, ServerAddress, ServerEndpoint, ServerEngine,
+    Store, TrialStatus,
+};
 use serde_json::json;
+
+/// Which backend the contract tests (the tests of this suite that are not about files) run
+/// against: `DBRIG_STORE_TEST_BACKEND` = `sqlite` (the default), `postgres` or `mariadb` — the
+/// machine's servers (PostgreSQL at 127.0.0.1:5432, user postgres; MariaDB at 127.0.0.1:3306,
+/// user root), in a database of each test's own, dropped after it.
+pub fn backend() -> Option<ServerEngine> {
+    match std::env::var("DBRIG_STORE_TEST_BACKEND").as_deref() {
+        Ok("postgres") => Some(ServerEngine::Postgres),
+        Ok("mariadb") | Ok("mysql") => Some(ServerEngine::Mysql),
+        Ok("sqlite") | Ok("") | Err(_) => None,
+        Ok(other) => panic!("DBRIG_STORE_TEST_BACKEND={other}: sqlite, postgres or mariadb"),
+    }
+}
+
+/// A database of its own on a server of the machine, dropped with it.
+pub struct ServerDb {
+    pub engine: ServerEngine,
+    pub name: String,
+}
+
+impl ServerDb {
+    pub fn new(engine: ServerEngine) -> ServerDb {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "dbrig_results_test_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let db = ServerDb { engine, name };
+        db.admin(&format!("DROP DATABASE IF EXISTS {}", db.name));
+        db.admin(&format!("CREATE DATABASE {}", db.name));
+        db
+    }
+
+    /// Run one statement as the server's administrator, in its own client.
+    pub fn admin(&self, statement: &str) -> String {
+        self.sql(None, statement)
+    }
+
+    /// Run one statement in this database, in the server's own client.
+    pub fn query(&self, statement: &str) -> String {
+        self.sql(Some(&self.name), statement)
+    }
+
+    fn sql(&self, db: Option<&str>, statement: &str) -> String {
+        let mut cmd = match self.engine {
+            ServerEngine::Postgres => {
+                let mut c = std::process::Command::new("psql");
+                c.args([
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "postgres",
+                    "-At",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                ])
+                .args(["-d", db.unwrap_or("postgres"), "-c", statement]);
+                c
+            }
+            ServerEngine::Mysql => {
+                let mut c = std::process::Command::new("mysql");
+                c.args(["-h127.0.0.1", "-P3306", "-uroot", "-N", "-B"]);
+                if let Some(db) = db {
+                    c.arg(db);
+                }
+                c.args(["-e", statement]);
+                c
+            }
+        };
+        let out = cmd.output().expect("the server's client is installed");
+        assert!(
+            out.status.success(),
+            "{statement}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    pub fn address(&self) -> ServerAddress {
+        let (scheme, user, port) = match self.engine {
+            ServerEngine::Postgres => ("postgres", "postgres", 5432),
+            ServerEngine::Mysql => ("mysql", "root", 3306),
+        };
+        ServerAddress {
+            engine: self.engine,
+            endpoint: ServerEndpoint::Tcp {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            user: user.into(),
+            database: self.name.clone(),
+            password: None,
+            shown: format!("{scheme}://{user}@127.0.0.1:{port}/{}", self.name),
+        }
+    }
+
+    pub fn open(&self) -> Store {
+        Store::open_server(&self.address()).unwrap()
+    }
+}
+
+impl Drop for ServerDb {
+    fn drop(&mut self) {
+        let drop = match self.engine {
+            ServerEngine::Postgres => format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+            ServerEngine::Mysql => format!("DROP DATABASE IF EXISTS {}", self.name),
+        };
+        self.admin(&drop);
+    }
+}
+
+/// Where a test's results live, opened as often as the test likes: a new SQLite file, or a
+/// new database on the server [`backend`] names.
+pub enum Place {
+    File(tempfile::TempDir),
+    Server(ServerDb),
+}
+
+impl Place {
+    pub fn make() -> Place {
+        match backend() {
+            None => Place::File(tempfile::tempdir().unwrap()),
+            Some(engine) => Place::Server(ServerDb::new(engine)),
+        }
+    }
+
+    pub fn open(&self) -> Store {
+        match self {
+            Place::File(dir) => Store::open(&dir.path().join("results.db")).unwrap(),
+            Place::Server(db) => db.open(),
+        }
+    }
+}
+
+/// A store of a test's own: SQLite in memory, or a new database on the server [`backend`]
+/// names (dropped with it).
+pub struct Fresh {
+    store: Store,
+    _place: Option<Place>,
+}
+
+pub fn fresh() -> Fresh {
+    match backend() {
+        None => Fresh {
+            store: Store::open_in_memory().unwrap(),
+            _place: None,
+        },
+        Some(_) => {
+            let place = Place::make();
+            Fresh {
+                store: place.open(),
+                _place: Some(place),
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Fresh {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
+impl std::ops::DerefMut for Fresh {
+    fn deref_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+}
 
 /// A fixed instant plus `secs`, so stored timestamps are predictable.
 pub fn at(secs: u64) -> SystemTime {

@@ -58,7 +58,7 @@ fn refuses_files_that_are_not_results_databases() {
 
 #[test]
 fn refuses_unredacted_secrets() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let leaked = json!({"target": "postgres://bench:hunter2@db.example/bench"});
     let host = json!({});
     let argv = vec!["dbrig".to_owned()];

@@ -1,5 +1,5 @@
 use dbrig_store::testing::writer;
-use dbrig_store::{RunKind, RunStatus, Store, TrialStatus};
+use dbrig_store::{RunKind, RunStatus, TrialStatus};
 
 use crate::{begin, cell, measurements, trial};
 
@@ -7,7 +7,7 @@ use crate::{begin, cell, measurements, trial};
 #[test]
 fn finished_trials_count_done_only() {
     let m = measurements();
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "nightly");
     let c = cell(&mut store, run, "cell-1", 8);
     let other = cell(&mut store, run, "cell-2", 16);
@@ -45,12 +45,11 @@ fn finished_trials_count_done_only() {
 
 #[test]
 fn finished_trials_for_plan_span_runs_of_that_plan() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
+    let place = crate::Place::make();
     let m = measurements();
     // First attempt: trial 1 done, then the process dies during trial 2.
     {
-        let mut store = Store::open(&path).unwrap();
+        let mut store = place.open();
         let run = begin(&mut store, RunKind::Plan, "nightly");
         let c = cell(&mut store, run, "cell-1", 8);
         writer(&mut store)
@@ -67,7 +66,7 @@ fn finished_trials_for_plan_span_runs_of_that_plan() {
             .unwrap();
     }
     // `--resume`: find what is finished, run the rest.
-    let mut store = Store::open(&path).unwrap();
+    let mut store = place.open();
     let finished: Vec<u32> = store
         .finished_trials_for_plan("nightly", "cell-1")
         .unwrap()

@@ -1,7 +1,7 @@
 use dbrig_core::Measurements;
 use dbrig_core::results::{HookOutput, OltpResult, TrialEnvironment, TrialResult};
 use dbrig_store::testing::writer;
-use dbrig_store::{RunKind, Store, StoreError, TrialStatus, parse_rfc3339};
+use dbrig_store::{RunKind, StoreError, TrialStatus, parse_rfc3339};
 
 use crate::{at, begin, cell, measurements, trial};
 
@@ -23,8 +23,7 @@ fn assert_same(a: &Measurements, b: &Measurements) {
 
 #[test]
 fn a_trial_round_trips_every_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
+    let place = crate::Place::make();
     let m = measurements();
     let environment = TrialEnvironment {
         hooks: vec![HookOutput {
@@ -50,7 +49,7 @@ fn a_trial_round_trips_every_field() {
         ..Default::default()
     });
     let (cell_id, trial_id) = {
-        let mut store = Store::open(&path).unwrap();
+        let mut store = place.open();
         let run = begin(&mut store, RunKind::Oltp, "oltp_read_only");
         let c = cell(&mut store, run, "k1", 8);
         let mut t = trial(1, TrialStatus::Done, Some(&m));
@@ -59,7 +58,7 @@ fn a_trial_round_trips_every_field() {
         (c, writer(&mut store).record_trial(c, &t).unwrap())
     };
     // Read back through a fresh connection: only what was committed counts.
-    let store = Store::open(&path).unwrap();
+    let store = place.open();
     let rows = store.trials(cell_id).unwrap();
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
@@ -104,7 +103,7 @@ fn a_trial_round_trips_every_field() {
 
 #[test]
 fn a_failed_trial_without_measurements() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Oltp, "oltp_read_only");
     let c = cell(&mut store, run, "k1", 8);
     let mut t = trial(1, TrialStatus::Failed, None);
@@ -136,7 +135,7 @@ fn empty_and_nan_measurements_survive() {
     m.rate = None;
     m.fatal_errors.clear();
     m.percentile = f64::NAN; // SQLite stores NaN as NULL; it must come back as NaN.
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Oltp, "w");
     let c = cell(&mut store, run, "k", 1);
     let id = writer(&mut store)
@@ -153,7 +152,7 @@ fn empty_and_nan_measurements_survive() {
 
 #[test]
 fn trials_are_listed_in_order_and_never_duplicated() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = crate::fresh();
     let run = begin(&mut store, RunKind::Plan, "p");
     let c = cell(&mut store, run, "k", 4);
     let m = measurements();

@@ -25,6 +25,7 @@ mod pgss;
 mod plans;
 mod postgres;
 mod readme;
+mod results_server;
 mod safety;
 mod secrets;
 mod sqlbench;
