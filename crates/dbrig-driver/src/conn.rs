@@ -124,6 +124,13 @@ impl TextRows {
         self.cells.len().checked_div(self.nfields).unwrap_or(0)
     }
 
+    /// Empty, with its buffers kept for the next result.
+    pub fn clear(&mut self) {
+        self.nfields = 0;
+        self.cells.clear();
+        self.data.clear();
+    }
+
     /// Row `row`'s cells, in column order.
     pub fn row(&self, row: usize) -> impl Iterator<Item = Option<&[u8]>> {
         let n = self.nfields;
@@ -516,12 +523,25 @@ impl Connection {
     /// them ([`TextRows`]); the lean MariaDB/MySQL and PostgreSQL clients copy them straight
     /// from their packets, the other backends' values are written as text.
     pub async fn query_text(&mut self, sql: &str) -> Result<TextRows, DriverError> {
+        let mut out = TextRows::default();
+        self.query_text_into(sql, &mut out).await?;
+        Ok(out)
+    }
+
+    /// [`Connection::query_text`] into `out` (emptied first): a caller that runs one query
+    /// after another reuses its buffers (a sysbench script's `con:query()` on a client of its
+    /// own thread: see dbrig-workload's `lua/fast.rs`).
+    pub async fn query_text_into(
+        &mut self,
+        sql: &str,
+        out: &mut TextRows,
+    ) -> Result<(), DriverError> {
         bounded!(self, async {
             match &mut self.backend {
-                Backend::MysqlWire(b) => b.query_text(sql).await,
-                Backend::PostgresWire(b) => b.query_text(sql).await,
+                Backend::MysqlWire(b) => b.query_text_into(sql, out).await,
+                Backend::PostgresWire(b) => b.query_text_into(sql, out).await,
                 other => dispatch!(other, b => b.query_rows(sql, &[], true).await)
-                    .map(TextRows::from_rows),
+                    .map(|rows| *out = TextRows::from_rows(rows)),
             }
         })
         .map_err(|e| e.with_statement(sql))

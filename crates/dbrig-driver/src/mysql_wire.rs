@@ -596,10 +596,15 @@ impl WireConnection {
     }
 
     /// A text query's first result set, its cells copied from the row packets as they are
-    /// (length-encoded strings, 0xFB for NULL): no column definition parsed, no value decoded.
-    pub(crate) async fn query_text(&mut self, sql: &str) -> Result<TextRows, DriverError> {
+    /// (length-encoded strings, 0xFB for NULL) into `out` (emptied first, its buffers kept):
+    /// no column definition parsed, no value decoded.
+    pub(crate) async fn query_text_into(
+        &mut self,
+        sql: &str,
+        out: &mut TextRows,
+    ) -> Result<(), DriverError> {
+        out.clear();
         self.command(COM_QUERY, sql.as_bytes()).await?;
-        let mut out = TextRows::default();
         let mut first_set = true;
         loop {
             let first = self.read_packet().await?;
@@ -625,14 +630,14 @@ impl WireConnection {
                             break self.terminator_status(&p)?;
                         }
                         if first_set {
-                            text_cells(&p, n, &mut out)?;
+                            text_cells(&p, n, out)?;
                         }
                     }
                 }
             };
             first_set = false;
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(out);
+                return Ok(());
             }
         }
     }

@@ -1117,14 +1117,19 @@ impl PgWireConnection {
     /// A simple query's first result set, its cells as the server sent them (the simple
     /// protocol returns text): copied from the DataRows into one buffer, with no value decoded,
     /// no column name kept and no string per cell (a sysbench script's `con:query()`: its rows
-    /// go to Lua as the server's text). The first error wins, as in [`Self::read_results`].
-    pub(crate) async fn query_text(&mut self, sql: &str) -> Result<TextRows, DriverError> {
+    /// go to Lua as the server's text), into `out` (emptied first, its buffers kept). The first
+    /// error wins, as in [`Self::read_results`].
+    pub(crate) async fn query_text_into(
+        &mut self,
+        sql: &str,
+        out: &mut TextRows,
+    ) -> Result<(), DriverError> {
+        out.clear();
         if let Err(e) = put_query(&mut self.wbuf, sql) {
             self.wbuf.clear();
             return Err(e);
         }
         self.flush().await?;
-        let mut out = TextRows::default();
         // 0: before the first result set; 1: in it; 2: past it (later sets are read over).
         let mut state = 0u8;
         let mut error = None;
@@ -1136,7 +1141,7 @@ impl PgWireConnection {
                     out.nfields = Fields(body).i16()?.max(0) as usize;
                     state = 1;
                 }
-                Msg::Row if state == 1 => text_cells(body, out.nfields, &mut out)?,
+                Msg::Row if state == 1 => text_cells(body, out.nfields, out)?,
                 Msg::Complete if state == 1 => state = 2,
                 Msg::Failed(e) => {
                     error.get_or_insert(e);
@@ -1151,7 +1156,7 @@ impl PgWireConnection {
         }
         match error {
             Some(e) => Err(e),
-            None => Ok(out),
+            None => Ok(()),
         }
     }
 

@@ -463,7 +463,13 @@ pub const EVIDENCE_OFF: &str = "evidence not collected: switched off (--no-evide
 /// when it does (they are not collected yet either way); otherwise why not, to say and record.
 pub fn hardware_counters_note() -> Option<&'static str> {
     static NOTE: OnceLock<Option<String>> = OnceLock::new();
+    const NO_COUNTERS: &str = "cycles and instructions per unit: this host has no hardware performance counters (`perf stat -e cycles` says <not supported>, as in most VMs); CPU time only";
     NOTE.get_or_init(|| {
+        // Where the kernel shows no core PMU, perf's answer is known without running it: its
+        // ~10 ms of CPU (and ~0.1 s) would count as the client's in every run on such a host.
+        if no_core_pmu(std::path::Path::new(PMU_DEVICES)) && on_path("perf") {
+            return Some(NO_COUNTERS.to_owned());
+        }
         let out = std::process::Command::new("perf")
             .args(["stat", "-x", ",", "-e", "cycles,instructions", "true"])
             .output();
@@ -472,7 +478,7 @@ pub fn hardware_counters_note() -> Option<&'static str> {
             Ok(o) => {
                 let text = String::from_utf8_lossy(&o.stderr);
                 if text.contains("<not supported>") {
-                    Some("cycles and instructions per unit: this host has no hardware performance counters (`perf stat -e cycles` says <not supported>, as in most VMs); CPU time only".to_owned())
+                    Some(NO_COUNTERS.to_owned())
                 } else if !o.status.success() || text.contains("<not counted>") {
                     Some("cycles and instructions per unit: `perf stat` may not count here (kernel.perf_event_paranoid, or no permission); CPU time only".to_owned())
                 } else {
@@ -482,6 +488,43 @@ pub fn hardware_counters_note() -> Option<&'static str> {
         }
     })
     .as_deref()
+}
+
+/// Where the kernel lists its performance monitoring units, one folder each.
+const PMU_DEVICES: &str = "/sys/bus/event_source/devices";
+
+/// Whether the PMUs listed in `devices` are known to have no core PMU, the one that counts
+/// cycles (`perf stat -e cycles` then says <not supported>). Known on x86-64 only, where the
+/// core PMU is always `cpu` (`cpu_core` / `cpu_atom` on hybrid processors); elsewhere, and
+/// when the folder cannot be read, nothing is known (`false`).
+fn no_core_pmu(devices: &std::path::Path) -> bool {
+    if !cfg!(target_arch = "x86_64") {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(devices) else {
+        return false;
+    };
+    let names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    // An empty listing is no listing (sysfs not mounted as usual).
+    !names.is_empty()
+        && !names
+            .iter()
+            .any(|n| matches!(n.as_str(), "cpu" | "cpu_core" | "cpu_atom"))
+}
+
+/// Whether `program` is an executable file in a folder of `PATH` (where running it would find
+/// it).
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 /// One snapshot of every cumulative counter the server has (gauges left out), from each
@@ -702,6 +745,31 @@ mod tests {
     use super::*;
 
     const TICK: f64 = 0.01;
+
+    /// A host's PMU listing says whether cycles can be counted (on x86-64, where the core PMU
+    /// has one of three names): no `cpu` PMU, none; one of the names, or no listing, not known.
+    #[test]
+    fn no_core_pmu_is_known_from_the_kernels_listing() {
+        let dir = tempfile::tempdir().unwrap();
+        let devices = dir.path();
+        assert!(!no_core_pmu(&devices.join("missing")));
+        assert!(!no_core_pmu(devices), "an empty listing says nothing");
+        for d in ["software", "tracepoint", "breakpoint", "msr", "uprobe"] {
+            std::fs::create_dir(devices.join(d)).unwrap();
+        }
+        assert_eq!(no_core_pmu(devices), cfg!(target_arch = "x86_64"));
+        for core in ["cpu", "cpu_core", "cpu_atom"] {
+            std::fs::create_dir(devices.join(core)).unwrap();
+            assert!(!no_core_pmu(devices), "{core}");
+            std::fs::remove_dir(devices.join(core)).unwrap();
+        }
+    }
+
+    #[test]
+    fn on_path_finds_executables_only() {
+        assert!(on_path("sh"));
+        assert!(!on_path("dbrig-no-such-program"));
+    }
 
     fn reading(interval_s: f64, units: u64) -> CpuReading {
         CpuReading {

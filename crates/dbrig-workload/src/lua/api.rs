@@ -13,6 +13,7 @@ use dbrig_driver::{ConnectOptions, Connection, Dialect, DriverError, Statement, 
 use mlua::{Function, Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 use rand::Rng;
 
+use super::fast::LuaState;
 use super::{SYSBENCH_DIRS, SYSBENCH_VERSION, Script};
 use crate::options::RunOptions;
 use crate::sysbench_bulk::BulkInsert;
@@ -233,8 +234,8 @@ pub fn new_state(
     threads: u32,
     command: &str,
     run: &RunOptions,
-) -> Result<Lua, StateError> {
-    let lua = Lua::new();
+) -> Result<LuaState, StateError> {
+    let lua = super::fast::new_lua(fast_calls(threads))?;
     install(&lua, script, ctx, tid, threads, command, run)?;
     let name = format!("@{}", script.path.display());
     lua.load(&script.source).set_name(name).exec()?;
@@ -409,13 +410,15 @@ fn install(
                             }
                         },
                     };
-                    let con = Con {
+                    let con = Con(Box::new(ConCore {
                         ctx: Arc::clone(&ctx),
                         slot,
                         owned,
                         bulk: Mutex::new(None),
                         keep_rows,
-                    };
+                        rows: Mutex::new(dbrig_driver::TextRows::default()),
+                        failed: Mutex::new(None),
+                    }));
                     Ok((LuaValue::UserData(lua.create_userdata(con)?), LuaValue::Nil))
                 }
             })?,
@@ -463,7 +466,7 @@ fn install(
     // target is 250 MB) and gained no CPU (two runs each on a machine busy with builds: 76-77
     // against 82-84 µs of client CPU per query). Those states keep the mlua functions.
     super::fast::ffi_loader(lua, &raw)?;
-    if threads <= crate::runner::OWN_THREAD_CLIENTS {
+    if fast_calls(threads) {
         super::fast::install(lua, &raw, ctx)?;
     }
     lua.load(PRELUDE)
@@ -475,6 +478,12 @@ fn install(
     lua.set_named_registry_value("dbrig_report_json_close", close)?;
     let _ = run;
     Ok(())
+}
+
+/// Whether the states of a run of `threads` clients get the FFI calls and LuaJIT's allocator
+/// (`fast.rs`): runs whose clients each have a thread of their own.
+fn fast_calls(threads: u32) -> bool {
+    threads <= crate::runner::OWN_THREAD_CLIENTS
 }
 
 /// `os.exit()`: sysbench ends its process there; a script cannot end dbrig. The call becomes
@@ -839,9 +848,20 @@ fn numbered(sql: &str) -> String {
     out
 }
 
-/// A script's connection (`con`).
-struct Con {
-    ctx: Arc<Ctx>,
+/// A script's connection (`con`). Boxed: the FFI calls of `fast.rs` reach it by its
+/// address, which must not move with the userdata.
+struct Con(Box<ConCore>);
+
+impl std::ops::Deref for Con {
+    type Target = ConCore;
+    fn deref(&self) -> &ConCore {
+        &self.0
+    }
+}
+
+/// What a script's connection holds, for the mlua methods and the FFI calls alike.
+pub(super) struct ConCore {
+    pub(super) ctx: Arc<Ctx>,
     slot: Arc<Slot>,
     /// Opened by the script (a second `drv:connect()`, a command's): closed by
     /// `disconnect`. The runner's connection is the runner's to close.
@@ -850,6 +870,34 @@ struct Con {
     /// Whether prepared statements that return rows keep them for `fetch_row()` (the script
     /// names fetch_row: see `Script::prepared_rows`).
     keep_rows: bool,
+    /// The last result set of a text query the FFI ran ([`ConCore::query_here`]), its
+    /// buffers reused from one query to the next; the Lua half reads its cells through the
+    /// FFI, or takes it whole (`detach`) when a result it handed out still has rows to read
+    /// as the next query starts.
+    pub(super) rows: Mutex<dbrig_driver::TextRows>,
+    /// What an FFI query could not hand over as a number: its error (or a panic's payload),
+    /// collected by the Lua half through the `failed` method.
+    pub(super) failed: Mutex<Option<Failure>>,
+}
+
+impl ConCore {
+    /// A text query run within the call into [`ConCore::rows`], when the connection answers
+    /// within the call: `con:query()` and `con:query_row()` without mlua. The row count of a
+    /// result set, no count for none, or where it went instead.
+    pub(super) fn query_here(&self, sql: &str) -> Here {
+        if !answers_in_call(&self.slot) {
+            return Here::Elsewhere;
+        }
+        let mut rows = self.rows.lock().expect("rows");
+        match run_in_call(text_into(&self.ctx, &self.slot, sql, &mut rows)) {
+            Ok(Some(n)) => Here::Ran(Some(n as u64)),
+            Ok(None) => Here::Ran(None),
+            Err(e) => {
+                *self.failed.lock().expect("failed") = Some(Failure::Sql(e));
+                Here::Failed
+            }
+        }
+    }
 }
 
 type Reply = (LuaValue, LuaValue);
@@ -919,26 +967,33 @@ fn text_run(ctx: Arc<Ctx>, slot: Arc<Slot>, sql: String) -> Running {
 /// connection that answers within the call runs it with no boxed future and no copy of the
 /// text ([`run_in_call`]).
 async fn text_done(ctx: &Ctx, slot: &Slot, sql: &str) -> Done {
-    let mut c = match take(slot) {
-        Ok(c) => c,
-        Err(e) => return Done::Failed(e),
-    };
+    let mut rows = dbrig_driver::TextRows::default();
+    match text_into(ctx, slot, sql, &mut rows).await {
+        Ok(Some(_)) => Done::Rows(Rows::new(rows)),
+        Ok(None) => Done::Nothing,
+        Err(e) => Done::Failed(e),
+    }
+}
+
+/// A text query run to its end, counted: a result set's rows into `rows` (its row count
+/// returned), or no result set (`None`).
+async fn text_into(
+    ctx: &Ctx,
+    slot: &Slot,
+    sql: &str,
+    rows: &mut dbrig_driver::TextRows,
+) -> Result<Option<usize>, DriverError> {
+    let mut c = take(slot)?;
     let done = if returns_rows(sql) {
-        match c.query_text(sql).await {
-            Ok(rows) => {
-                ctx.count(StatementClass::Read);
-                Done::Rows(Rows::new(rows))
-            }
-            Err(e) => Done::Failed(e),
-        }
+        c.query_text_into(sql, rows).await.map(|()| {
+            ctx.count(StatementClass::Read);
+            Some(rows.nrows())
+        })
     } else {
-        match c.execute_text(sql).await {
-            Ok(o) => {
-                ctx.count(o.class());
-                Done::Nothing
-            }
-            Err(e) => Done::Failed(e),
-        }
+        c.execute_text(sql).await.map(|o| {
+            ctx.count(o.class());
+            None
+        })
     };
     *slot.lock().expect("slot") = Some(c);
     done
@@ -1032,6 +1087,34 @@ impl UserData for Con {
             out.push_back(r);
             out.push_back(e);
             Ok(out)
+        });
+        // The address the Lua half hands to the FFI calls (see `fast.rs`).
+        m.add_method("ptr", |_, this, ()| {
+            Ok(mlua::LightUserData(
+                std::ptr::from_ref::<ConCore>(&this.0)
+                    .cast_mut()
+                    .cast::<std::ffi::c_void>(),
+            ))
+        });
+        // An FFI query failed: its error as the Lua half raises it (or its panic, resumed
+        // here, where mlua carries it on as it does any callback's).
+        m.add_method("failed", |lua, this, sql: mlua::String| {
+            match this.failed.lock().expect("failed").take() {
+                Some(Failure::Sql(e)) => Ok(LuaValue::Table(errdesc(
+                    lua,
+                    &this.ctx,
+                    e,
+                    &sql.to_string_lossy(),
+                )?)),
+                Some(Failure::Panic(p)) => std::panic::resume_unwind(p),
+                None => Ok(LuaValue::Nil),
+            }
+        });
+        // The FFI's last result set, taken whole for a result the script still reads as the
+        // next query starts (its next row: `next`, from 0): a result object of its own.
+        m.add_method("detach", |lua, this, next: usize| {
+            let text = std::mem::take(&mut *this.rows.lock().expect("rows"));
+            lua.create_userdata(Rows { text, next })
         });
         m.add_async_method("prepare", |lua, this, sql: String| async move {
             let text = if this.ctx.target.dialect() == Dialect::Postgres {

@@ -1,32 +1,129 @@
 //! The calls a script's events make most, through LuaJIT's FFI instead of mlua callbacks: the
-//! keys and strings of `sysbench.rand`, and binding and executing a prepared statement. An
+//! keys and strings of `sysbench.rand`, binding and executing a prepared statement, and a
+//! connection's text queries with their cells (`con:query()`, `con:query_row()`,
+//! `rs:fetch_row()`, as sysbench makes them through its FFI too). An
 //! mlua callback costs a protected call, its argument conversions and LuaJIT leaving its
 //! compiled trace; an FFI call through a C function pointer is compiled into the trace as a
 //! plain call (sysbench itself makes these calls through the FFI).
 //!
 //! The Lua half (`prelude.lua`) casts the function pointers handed over here to C function
-//! types and calls them with a pointer to the state's [`Ctx`] or to a statement's
-//! [`StmtCore`]. Whatever these functions cannot do (arguments of other types, a statement
+//! types and calls them with a pointer to the state's [`Ctx`], to a statement's
+//! [`StmtCore`] or to a connection's [`ConCore`]. Whatever these functions cannot do (arguments of other types, a statement
 //! that does not complete within the call, an error to raise) goes to the mlua functions as
 //! before, so both ways give the same values, counts and errors. Only states of runs with few
 //! enough clients for a thread each get these calls (`api::install` says why).
 //!
-//! This is the one module of the workspace with `unsafe` code: loading LuaJIT's `ffi` library
-//! and turning the pointers the Lua half passes back into references.
+//! The same states get LuaJIT's own allocator ([`LuaState`]), as sysbench's states have.
+//!
+//! This is the one module of the workspace with `unsafe` code: making and closing such a
+//! state, loading LuaJIT's `ffi` library and turning the pointers the Lua half passes back into
+//! references.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use mlua::{LightUserData, Lua, Table};
+use mlua::{LightUserData, Lua, StdLib, Table};
 
-use super::api::{Arg, Ctx, Failure, Here, StmtCore};
+use super::api::{Arg, ConCore, Ctx, Failure, Here, StmtCore};
 
 /// `execute`'s answers other than a row count (which is >= 0).
 const EXEC_NO_RESULT: f64 = -1.0;
 const EXEC_FAILED: f64 = -2.0;
 const EXEC_ELSEWHERE: f64 = -3.0;
+/// `query`'s answer for text the mlua method refuses (it says why).
+const QUERY_NOT_UTF8: f64 = -4.0;
+
+/// A Lua state and, when it was made here, the raw state to close after the handle is gone.
+///
+/// mlua's own states (`Lua::new`) allocate through Rust's allocator, a callback per block;
+/// LuaJIT's `luaL_newstate` (sysbench's way) gives the state LuaJIT's allocator, which serves
+/// the strings and tables an event makes without leaving LuaJIT. That allocator maps its
+/// memory in segments of its own per state, so only states of runs with few clients get it
+/// (those with the FFI calls: [`install`]); the others keep mlua's, whose blocks come from
+/// the process's shared heap.
+pub(crate) struct LuaState {
+    lua: std::mem::ManuallyDrop<Lua>,
+    /// The state made by `luaL_newstate`, closed on drop; `None`: mlua's own, closed by mlua.
+    raw: Option<std::ptr::NonNull<mlua::ffi::lua_State>>,
+}
+
+// SAFETY: the raw pointer is used only to close the state in `drop`, after the last handle
+// this value holds is gone; everything else goes through the `Lua` handle, which is `Send`
+// and `Sync` itself (mlua's `send` feature).
+unsafe impl Send for LuaState {}
+// SAFETY: as above: `&LuaState` gives access to nothing but the `Lua` handle.
+unsafe impl Sync for LuaState {}
+
+impl std::ops::Deref for LuaState {
+    type Target = Lua;
+    fn deref(&self) -> &Lua {
+        &self.lua
+    }
+}
+
+impl Drop for LuaState {
+    fn drop(&mut self) {
+        // SAFETY: the handle is dropped once, here. A state made by `luaL_newstate` is then
+        // closed as a host closes the state of an mlua module: mlua's data lives in the
+        // state's registry and goes with it (the last handle it keeps included), and every
+        // other value of mlua's refers to the state weakly. The owners of such values
+        // (`LuaClient`, `Reporter`) declare the state last, so they are dropped first.
+        unsafe {
+            std::mem::ManuallyDrop::drop(&mut self.lua);
+            if let Some(raw) = self.raw {
+                mlua::ffi::lua_close(raw.as_ptr());
+            }
+        }
+    }
+}
+
+/// A state with the standard libraries mlua's `Lua::new` loads, and with C modules turned
+/// off as it turns them off: with LuaJIT's allocator when `own_allocator`, else mlua's own.
+pub(super) fn new_lua(own_allocator: bool) -> mlua::Result<LuaState> {
+    if !own_allocator {
+        return Ok(LuaState {
+            lua: std::mem::ManuallyDrop::new(Lua::new()),
+            raw: None,
+        });
+    }
+    // SAFETY: `luaL_newstate` returns a new state or NULL (no memory). The base library is
+    // opened as mlua opens it in its own states, before mlua wraps the state; the handle
+    // `get_or_init_from_ptr` returns is cloned at once into one this value owns, which lives
+    // no longer than the state (see `Drop`).
+    let (raw, lua) = unsafe {
+        let raw = std::ptr::NonNull::new(mlua::ffi::luaL_newstate())
+            .ok_or(mlua::Error::MemoryError("no memory for a Lua state".into()))?;
+        mlua::ffi::luaL_requiref(raw.as_ptr(), c"_G".as_ptr(), mlua::ffi::luaopen_base, 1);
+        mlua::ffi::lua_pop(raw.as_ptr(), 1);
+        (raw, Lua::get_or_init_from_ptr(raw.as_ptr()).clone())
+    };
+    let state = LuaState {
+        lua: std::mem::ManuallyDrop::new(lua),
+        raw: Some(raw),
+    };
+    state.load_std_libs(StdLib::ALL_SAFE)?;
+    // What `Lua::new` does to `package` (mlua's `disable_c_modules`): no C library is loaded.
+    let package: Table = state.globals().get("package")?;
+    package.set(
+        "loadlib",
+        state.create_function(|_, ()| -> mlua::Result<()> {
+            Err(mlua::Error::SafetyError(
+                "package.loadlib is disabled in safe mode".to_string(),
+            ))
+        })?,
+    )?;
+    let loaders: Table = package.get("loaders")?;
+    loaders.raw_set(
+        3,
+        state.create_function(|_, ()| Ok("\n\tcan't load C modules in safe mode"))?,
+    )?;
+    if loaders.raw_len() >= 4 {
+        loaders.raw_remove(4)?;
+    }
+    Ok(state)
+}
 
 /// Hand LuaJIT's `ffi` library loader to the prelude (`raw.open_ffi`), in every state: the
 /// prelude opens the library once per state, for its own calls below and for a script's
@@ -56,6 +153,8 @@ pub(super) fn install(lua: &Lua, raw: &Table, ctx: &Arc<Ctx>) -> mlua::Result<()
     raw.set("fn_bind_str", fn_ptr(bind_str as *const ()))?;
     raw.set("fn_bind_null", fn_ptr(bind_null as *const ()))?;
     raw.set("fn_execute", fn_ptr(execute as *const ()))?;
+    raw.set("fn_query", fn_ptr(query as *const ()))?;
+    raw.set("fn_cell", fn_ptr(cell as *const ()))?;
     Ok(())
 }
 
@@ -167,6 +266,73 @@ extern "C" fn execute(stmt: *const StmtCore) -> f64 {
     }
 }
 
+/// `con:query(sql)` (and `query_row`) of `len` bytes: the row count of a result set (its rows
+/// kept in the connection's buffer, their cell count in `nfields`), else `EXEC_NO_RESULT`,
+/// `EXEC_FAILED` (the `failed` method has the error), `EXEC_ELSEWHERE` (the mlua method runs
+/// it, and the connection's later queries: it does not answer within the call) or
+/// `QUERY_NOT_UTF8` (the mlua method refuses this text). C type:
+/// `double (*)(void *, const char *, size_t, int32_t *)`.
+extern "C" fn query(con: *const ConCore, sql: *const u8, len: usize, nfields: *mut i32) -> f64 {
+    // SAFETY: `con` is a connection's `ptr()`, the address of the `ConCore` its userdata owns
+    // (boxed: it does not move); the Lua half keeps it as it keeps a statement's (see
+    // `bind`), so the userdata, and the `ConCore`, is alive. `sql` is a Lua string of `len`
+    // bytes the caller holds for the call; `nfields` points to the caller's `int32_t`.
+    let (con, sql) = unsafe { (&*con, std::slice::from_raw_parts(sql, len)) };
+    let Ok(sql) = std::str::from_utf8(sql) else {
+        return QUERY_NOT_UTF8;
+    };
+    match catch_unwind(AssertUnwindSafe(|| con.query_here(sql))) {
+        Ok(Here::Ran(Some(n))) => {
+            let n_fields = con.rows.lock().map_or(0, |r| r.nfields);
+            // SAFETY: as above.
+            unsafe { *nfields = i32::try_from(n_fields).unwrap_or(i32::MAX) };
+            n as f64
+        }
+        Ok(Here::Ran(None)) => EXEC_NO_RESULT,
+        Ok(Here::Failed) => EXEC_FAILED,
+        Ok(Here::Elsewhere) => EXEC_ELSEWHERE,
+        Err(p) => {
+            if let Ok(mut f) = con.failed.lock() {
+                *f = Some(Failure::Panic(p));
+            }
+            EXEC_FAILED
+        }
+    }
+}
+
+/// Cell `col` of row `row` (both from 0) of the connection's last FFI result set: its bytes'
+/// address, their count in `len`; NULL for a NULL cell (or one out of range). The bytes stay
+/// where they are until the connection's next FFI query, which the caller does not start
+/// before it has copied them (`ffi.string`). C type:
+/// `const char * (*)(void *, int32_t, int32_t, int32_t *)`.
+extern "C" fn cell(con: *const ConCore, row: i32, col: i32, len: *mut i32) -> *const u8 {
+    // SAFETY: `con` as in `query`; `len` points to the caller's `int32_t`.
+    let con = unsafe { &*con };
+    let Ok(rows) = con.rows.lock() else {
+        return std::ptr::null();
+    };
+    let (Ok(row), Ok(col)) = (usize::try_from(row), usize::try_from(col)) else {
+        return std::ptr::null();
+    };
+    if col >= rows.nfields {
+        return std::ptr::null();
+    }
+    let bytes = match rows.cells.get(row * rows.nfields + col) {
+        Some(Some(r)) => rows.data.get(r.clone()),
+        _ => None,
+    };
+    // A cell is shorter than a packet (16 MiB) or a PostgreSQL message (1 GiB).
+    match bytes.and_then(|b| Some((b, i32::try_from(b.len()).ok()?))) {
+        Some((b, n)) => {
+            // SAFETY: as above.
+            unsafe { *len = n };
+            // Never NULL, an empty cell's too (a slice's address is not).
+            b.as_ptr()
+        }
+        None => std::ptr::null(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -178,14 +344,15 @@ mod tests {
 
     use super::super::api::{self, Arg, Ctx};
     use super::super::{Script, mock_target};
+    use super::LuaState;
     use crate::options::RunOptions;
 
-    fn state(seed: u64) -> mlua::Lua {
+    fn state(seed: u64) -> LuaState {
         state_of(seed, 1)
     }
 
     /// A state of a run of `threads` clients.
-    fn state_of(seed: u64, threads: u32) -> mlua::Lua {
+    fn state_of(seed: u64, threads: u32) -> LuaState {
         let script = Script {
             path: PathBuf::from("test.lua"),
             source: String::new(),
@@ -274,6 +441,48 @@ mod tests {
                 .collect();
             assert_eq!(*ffi_string[i], s, "string {i}");
         }
+    }
+
+    /// A state of LuaJIT's allocator has the libraries, and the refusals of C modules, that
+    /// mlua's own has; it is closed with the values it made still held (dropped after it).
+    #[test]
+    fn lua_states_of_either_allocator_have_the_same_libraries() {
+        let list = |lua: &mlua::Lua| -> String {
+            lua.load(
+                r#"
+                local names = {}
+                for k, v in pairs(_G) do names[#names + 1] = k .. ":" .. type(v) end
+                for _, lib in ipairs({"string", "table", "math", "io", "os", "package", "bit",
+                                      "jit", "coroutine"}) do
+                  for k, v in pairs(_G[lib]) do
+                    names[#names + 1] = lib .. "." .. k .. ":" .. type(v)
+                  end
+                end
+                table.sort(names)
+                local ok, e = pcall(package.loadlib, "x", "y")
+                names[#names + 1] = tostring(ok) .. " " .. tostring(e):match("^[^\n]*")
+                names[#names + 1] = #package.loaders .. " " .. package.loaders[3]("x")
+                return table.concat(names, " ")
+                "#,
+            )
+            .eval()
+            .expect("a listing")
+        };
+        let (own, theirs) = (
+            super::new_lua(true).unwrap(),
+            super::new_lua(false).unwrap(),
+        );
+        assert!(own.raw.is_some() && theirs.raw.is_none());
+        let listed = list(&own);
+        assert_eq!(listed, list(&theirs));
+        assert!(listed.contains("string.format:function"), "{listed}");
+        assert!(listed.contains("disabled in safe mode"), "{listed}");
+        assert!(!listed.contains("debug"), "{listed}");
+        // Values of the state outlive it: dropping them after it closes touches nothing.
+        let f: mlua::Function = own.load("return function() return 1 end").eval().unwrap();
+        let t = own.create_table().unwrap();
+        drop(own);
+        drop((f, t));
     }
 
     #[test]

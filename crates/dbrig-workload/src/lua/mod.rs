@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex};
 use clap::Args;
 use dbrig_core::{ErrorClass, EventTally, KeyGenerator};
 use dbrig_driver::{ConnectOptions, Connection, DriverError, ErrorKind, Target};
-use mlua::{Function, Lua, Value as LuaValue};
+use fast::LuaState;
+use mlua::{Function, Value as LuaValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::WorkloadError;
@@ -511,12 +512,13 @@ impl LuaWorkload {
 /// the hook instead of the default line when the script sets one; the cumulative hook runs
 /// after the trial (dbrig's own report follows it).
 pub struct Reporter<'a> {
-    lua: Lua,
     path: PathBuf,
     inner: &'a dyn crate::progress::Progress,
     intermediate: Option<Function>,
     cumulative: Option<Function>,
     interval_s: f64,
+    /// Last: the hooks above are dropped before it closes.
+    lua: LuaState,
 }
 
 impl<'a> Reporter<'a> {
@@ -645,7 +647,7 @@ fn command_state(
     run: &RunOptions,
     tid: u32,
     name: &str,
-) -> Result<Lua, WorkloadError> {
+) -> Result<LuaState, WorkloadError> {
     let seed = run.resolved_seed();
     let ctx = Ctx::new(
         target.clone(),
@@ -746,7 +748,6 @@ fn rand(seed: u64, dist: Option<dbrig_core::KeyDistribution>) -> api::Rand {
 /// connection.
 pub struct LuaClient {
     script: Arc<Script>,
-    lua: Lua,
     ctx: Arc<Ctx>,
     slot: Arc<Slot>,
     /// Left in the runner's hands while the script holds the real connection (the two are
@@ -762,6 +763,8 @@ pub struct LuaClient {
     index: u32,
     /// `event()` returned a true value: sysbench's signal that this thread is done.
     stopped: bool,
+    /// Last: the values above that belong to it are dropped before it closes.
+    lua: LuaState,
 }
 
 impl std::fmt::Debug for LuaClient {

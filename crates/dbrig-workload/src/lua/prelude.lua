@@ -78,11 +78,13 @@ setmetatable(_G, {
 })
 
 local rand_string = raw.rand_string
-local bind_num, bind_str, bind_null, execute
+local bind_num, bind_str, bind_null, execute, text_query, text_cell, nf_out, len_out
 -- Each statement's address for the FFI calls, where scripts cannot reach it: keyed (weakly)
 -- by the statement's userdata, which owns what the address points to, so an address is found
 -- only while it is valid. Empty without the FFI.
 local stmt_ptr = setmetatable({}, { __mode = "k" })
+-- Each connection's address, kept the same way.
+local con_ptr = setmetatable({}, { __mode = "k" })
 
 if ffi then
   local ctx = ffi.cast("void *", raw.ctx_ptr)
@@ -122,6 +124,10 @@ if ffi then
   bind_str = ffi.cast("void (*)(void *, int32_t, const char *, size_t)", raw.fn_bind_str)
   bind_null = ffi.cast("void (*)(void *, int32_t)", raw.fn_bind_null)
   execute = ffi.cast("double (*)(void *)", raw.fn_execute)
+  text_query = ffi.cast("double (*)(void *, const char *, size_t, int32_t *)", raw.fn_query)
+  text_cell = ffi.cast("const char * (*)(void *, int32_t, int32_t, int32_t *)", raw.fn_cell)
+  nf_out = ffi.new("int32_t[1]")
+  len_out = ffi.new("int32_t[1]")
 end
 
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
@@ -284,8 +290,76 @@ end
 function Stmt:close() self._s:close() return 0 end
 Stmt.__tostring = function() return "<sql_statement>" end
 
+-- A text query's result set whose rows the FFI left in its connection's buffer (fast.rs
+-- `query`): its cells are read from there until the connection's next query, which first
+-- hands a result with rows still to read its own copy (`_r`, read as `result`'s are).
+local buffered = {}
+local Buffered = {
+  __index = function(_, k)
+    local m = buffered[k]
+    if m ~= nil then return m end
+    unsupported("sql_result." .. tostring(k))
+  end,
+  __tostring = function() return "<sql_result>" end,
+}
+function buffered.fetch_row(self)
+  local r = self._r
+  if r then return r:fetch_row() end
+  local i = self._next
+  if i >= self.nrows then return nil end
+  self._next = i + 1
+  local p = con_ptr[self._c]
+  local row = {}
+  for c = 0, self.nfields - 1 do
+    local s = text_cell(p, i, c, len_out)
+    if s ~= nil then row[c + 1] = ffi.string(s, len_out[0]) end
+  end
+  return row
+end
+function buffered.free() return true end
+
+-- The first row's cells from `c` on (nil for NULL), out of the connection's buffer.
+local function cell_of(p, c)
+  local s = text_cell(p, 0, c, len_out)
+  if s == nil then return nil end
+  return ffi.string(s, len_out[0])
+end
+local function cells_of(p, c, nf)
+  if c >= nf - 1 then return cell_of(p, c) end
+  return cell_of(p, c), cells_of(p, c + 1, nf)
+end
+
+-- A text query through the FFI (on a connection that answers within the call): its row
+-- count (>= 0, the rows in the buffer), -1 no result set, or nil when the mlua method runs it
+-- (-3 its connection does not answer within the call, from now on; -4 this text). Raises
+-- what the mlua method raises for a failed query, at the script's line (level 3: the caller
+-- of Con:query / Con:query_row).
+local function ffi_query(con, sql)
+  local c = con._c
+  local p = con_ptr[c]
+  if p == nil or type(sql) ~= "string" then return nil end
+  local open = con._open
+  if open then
+    if open._next < open.nrows then open._r = c:detach(open._next) end
+    con._open = false
+  end
+  local n = text_query(p, sql, #sql, nf_out)
+  if n >= -1 then return n, p end
+  if n == -2 then raise(c:failed(sql), 3, con) end
+  if n == -3 then con_ptr[c] = nil end
+  return nil
+end
+
 local Con = methods("sql_connection")
 function Con:query(sql)
+  local n, p = ffi_query(self, sql)
+  if n ~= nil then
+    if n == -1 then return nil end
+    local rs = setmetatable({ nrows = n, nfields = nf_out[0], _c = self._c, _next = 0,
+                              _r = false }, Buffered)
+    if n > 0 then self._open = rs end
+    return rs
+  end
   local r, e, n = self._c:query(sql)
   if r == true then r, e = await_pending() end
   if e then raise(e, 2, self) end
@@ -303,6 +377,11 @@ local function row_of(con, a, ...)
   return r:first_row()
 end
 function Con:query_row(sql)
+  local n, p = ffi_query(self, sql)
+  if n ~= nil then
+    if n <= 0 then return nil end
+    return cells_of(p, 0, nf_out[0])
+  end
   return row_of(self, self._c:query_row(sql))
 end
 function Con:prepare(sql)
@@ -329,7 +408,9 @@ end
 function Driver:connect()
   local c, e = raw.connect()
   if e then error("connection creation failed: " .. e.sql_errmsg, 2) end
-  return setmetatable({ _c = c }, Con)
+  if text_query then con_ptr[c] = ffi.cast("void *", c:ptr()) end
+  -- `_open`: the FFI result set still reading the connection's buffer (see ffi_query).
+  return setmetatable({ _c = c, _open = false }, Con)
 end
 function Driver:name() return raw.driver_name end
 Driver.__tostring = function() return "<sql_driver>" end

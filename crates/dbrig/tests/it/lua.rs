@@ -368,6 +368,78 @@ fn prepared_statements_through_the_ffi_as_through_mlua() {
     assert_eq!(counts(&json(&o)), (18, 16, 0, 1), "{t}");
 }
 
+const TEXTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/lua/texts.lua");
+
+/// A text query's rows, NULLs, counts and errors are the same through LuaJIT's FFI (one
+/// client, which owns its thread: its rows read from the connection's buffer) as through the
+/// mlua methods it replaces, and a result read in part keeps its rows across later queries.
+fn text_queries_through_the_ffi_as_through_mlua(url: &str) {
+    let out = tempfile::tempdir().unwrap();
+    let o = ok(dbrig(
+        out.path(),
+        &[
+            "run",
+            TEXTS,
+            "--target",
+            url,
+            "--threads",
+            "1",
+            "--events",
+            "1",
+            "--time",
+            "0",
+            "--format",
+            "json",
+        ],
+    ));
+    let t = text(&o);
+    assert!(t.contains("texts: 6 of 6 results the same"), "{t}");
+    assert!(t.contains("texts: 6 of 6 first rows the same"), "{t}");
+    assert!(
+        t.contains(
+            "texts: all rows n=4 f=3 [1],[one],nil [2],[],[x] [3],nil,nil [4],[four],[élan]"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("texts: first row 3:[1],[one],nil"), "{t}");
+    assert!(t.contains("texts: no row 1:nil"), "{t}");
+    assert!(
+        t.contains("texts: held 1 then [one]; 2:[mid],[4]; n=2 f=1 [2] [1]; rest 2[] 3nil 4[four]"),
+        "{t}"
+    );
+    assert!(
+        t.contains("texts.lua:114: not supported: sql_result.nope"),
+        "{t}"
+    );
+    assert!(t.contains("texts: tostring <sql_result>"), "{t}");
+    // A failed query: sysbench's message at the script's line (the calls' lines in texts.lua),
+    // from the FFI path as from the mlua one.
+    for (way, line) in [("query", 118), ("row", 120)] {
+        let said = t
+            .lines()
+            .find(|l| l.starts_with(&format!("texts: {way} error ")))
+            .unwrap_or_else(|| panic!("{way}: {t}"));
+        assert!(
+            said.contains(&format!("texts.lua:{line}: SQL error, errno = ")),
+            "{said}"
+        );
+    }
+    assert!(t.contains("texts: mlua error error "), "{t}");
+    assert!(t.contains("texts: not utf-8 the same: true"), "{t}");
+}
+
+#[test]
+fn text_queries_through_the_ffi_as_through_mlua_on_mariadb() {
+    let db = crate::mysql::TestDb::new("luatexts");
+    text_queries_through_the_ffi_as_through_mlua(&db.url());
+}
+
+#[test]
+fn text_queries_through_the_ffi_as_through_mlua_on_postgresql() {
+    let db = crate::postgres::TestDb::new("luatexts");
+    text_queries_through_the_ffi_as_through_mlua(&db.url());
+}
+
 const API_GAPS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/lua/api_gaps.lua");
 
 /// A run of `lua/api_gaps.lua` with two clients, 20 events, the text report.
