@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use dbrig_core::results::{ResultKind, TpccResult, TpccTransaction, TrialResult};
 use dbrig_core::stats::median;
-use dbrig_store::{CellRow, Store, TrialRow, TrialStatus};
+use dbrig_store::{Store, TrialStatus};
 
 use crate::blocks::{Block, item_sections};
 use crate::charts::{Line, clients_chart, time_chart};
@@ -413,17 +413,11 @@ impl KindReport for Tpcc {
         }
     }
 
-    fn single_text(
-        &self,
-        _store: &Store,
-        cell: &CellRow,
-        trial: &TrialRow,
-        connects: &str,
-    ) -> Result<Option<String>, ReportError> {
-        Ok(match trial.result.as_ref() {
-            Some(TrialResult::Tpcc(r)) => Some(tpcc_text(r, &cell.target) + connects),
+    fn trial_text(&self, result: &TrialResult, target: &str) -> Option<String> {
+        match result {
+            TrialResult::Tpcc(r) => Some(tpcc_text(r, target)),
             _ => None,
-        })
+        }
     }
 
     fn section(
