@@ -9,7 +9,7 @@
 use dbrig_core::results::ResultKind;
 use dbrig_core::stats::{Summary, Verdict};
 
-use crate::data::{CellData, ComparisonRow, ReportData, kind_title};
+use crate::data::{CellData, ComparisonRow, ReportData};
 
 /// Mark of an unstable cell (stddev ≥ 10 % of the mean), the seeds' "unusually high STDEV".
 pub const UNSTABLE_MARK: &str = "*";
@@ -552,7 +552,7 @@ pub fn verdict_flags(data: &ReportData) -> Vec<String> {
                 .into_iter()
                 .find(|n| n.starts_with("NO VERDICT"))?;
             Some(if titled {
-                format!("{}: {note}", kind_title(s.kind))
+                format!("{}: {note}", s.title)
             } else {
                 note
             })

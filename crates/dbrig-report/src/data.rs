@@ -386,12 +386,12 @@ pub struct ItemUnit {
 }
 
 impl ItemUnit {
-    fn new(benchmark: &str, item: &str, unit: &str) -> Self {
+    fn new(benchmark: &str, item: &str, unit: &str, kinds: &KindFacts) -> Self {
         ItemUnit {
             benchmark: benchmark.to_owned(),
             item: item.to_owned(),
             unit: unit.to_owned(),
-            higher_is_better: higher_is_better(unit),
+            higher_is_better: rate_or_score(unit) || (kinds.grows_with_speed)(unit),
             evidence: false,
             derived_from: None,
         }
@@ -412,13 +412,10 @@ impl ItemUnit {
 }
 
 /// Rates and scores grow with speed (rows/s, MB/s, Power@Size); times and costs shrink
-/// (s, ms/query, cycles/row).
-pub fn higher_is_better(unit: &str) -> bool {
-    unit.ends_with("/s")
-        || unit.ends_with("@Size")
-        || unit == "QPS"
-        || unit == "TPS"
-        || crate::kinds::all().any(|k| k.higher_units().contains(&unit))
+/// (s, ms/query, cycles/row). A kind's own units that grow (TPC-C's NOPM) its report says:
+/// the whole rule, with them, is `kinds::higher_is_better`.
+pub fn rate_or_score(unit: &str) -> bool {
+    unit.ends_with("/s") || unit.ends_with("@Size") || unit == "QPS" || unit == "TPS"
 }
 
 impl CellData {
@@ -567,13 +564,11 @@ pub struct TrialsNeeded {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Section {
     pub kind: ResultKind,
+    /// Its kind's title (`KindReport::title`).
+    #[serde(skip)]
+    pub title: &'static str,
     /// Stored workload names (plan labels), in plan order.
     pub workloads: Vec<String>,
-}
-
-/// A section's title.
-pub fn kind_title(kind: ResultKind) -> &'static str {
-    crate::kinds::of(kind).title()
 }
 
 /// How a run's plan asked its changes to be called: the defaults, with the noise band of its
@@ -640,8 +635,12 @@ pub struct ReportData {
 
 impl ReportData {
     /// The report of one run, with the first configuration as baseline and QPS as metric,
-    /// each trial's result split into items by `items` (the registry's: `ReportData::load`).
-    pub fn load_with(store: &Store, run: RunId, items: ItemsOf) -> Result<ReportData, ReportError> {
+    /// each trial's result split into items as `kinds` says (the registry's: `ReportData::load`).
+    pub fn load_with(
+        store: &Store,
+        run: RunId,
+        kinds: KindFacts,
+    ) -> Result<ReportData, ReportError> {
         let row = store.run(run)?;
         let kind = row.kind;
         let options = plan_compare_options(&row.options);
@@ -652,7 +651,7 @@ impl ReportData {
         if stored.is_empty() {
             return Err(ReportError::EmptyRun { run });
         }
-        Ok(Self::assemble(title, vec![info], stored, options, items))
+        Ok(Self::assemble(title, vec![info], stored, options, kinds))
     }
 
     /// Two runs compared, run A's configuration as baseline. The configurations keep their
@@ -662,13 +661,13 @@ impl ReportData {
         store: &Store,
         a: RunId,
         b: RunId,
-        items: ItemsOf,
+        kinds: KindFacts,
     ) -> Result<ReportData, ReportError> {
         if a == b {
             return Err(ReportError::SameRun { run: a });
         }
         let rows = [store.run(a)?, store.run(b)?];
-        let kinds = [rows[0].kind, rows[1].kind];
+        let run_kinds = [rows[0].kind, rows[1].kind];
         // The baseline run's plan decides how changes are called.
         let options = plan_compare_options(&rows[0].options);
         let infos = rows.map(RunInfo::from);
@@ -682,7 +681,7 @@ impl ReportData {
         let (ca, cb) = (configs(a)?, configs(b)?);
         let distinct = ca.is_disjoint(&cb);
         let mut stored = Vec::new();
-        for ((run, set), kind) in [(a, &ca), (b, &cb)].into_iter().zip(kinds) {
+        for ((run, set), kind) in [(a, &ca), (b, &cb)].into_iter().zip(run_kinds) {
             let single = set.len() == 1;
             read_cells(
                 store,
@@ -707,7 +706,7 @@ impl ReportData {
             "{} (run {}) vs {} (run {})",
             infos[0].name, infos[0].id, infos[1].name, infos[1].id
         );
-        Ok(Self::assemble(title, infos.into(), stored, options, items))
+        Ok(Self::assemble(title, infos.into(), stored, options, kinds))
     }
 
     fn assemble(
@@ -715,9 +714,9 @@ impl ReportData {
         runs: Vec<RunInfo>,
         stored: Vec<StoredCell>,
         compare_options: CompareOptions,
-        items: ItemsOf,
+        kinds: KindFacts,
     ) -> Self {
-        let raw = item_cells(&stored, items);
+        let raw = item_cells(&stored, &kinds);
         let mut configurations: Vec<String> = Vec::new();
         let mut workloads: Vec<String> = Vec::new();
         let mut sections: Vec<Section> = Vec::new();
@@ -733,6 +732,7 @@ impl ReportData {
                 Some(_) => {}
                 None => sections.push(Section {
                     kind: s.kind,
+                    title: (kinds.title)(s.kind),
                     workloads: vec![s.workload.clone()],
                 }),
             }
@@ -1130,9 +1130,17 @@ struct RawCell {
     unit: Option<ItemUnit>,
 }
 
-/// How a trial's result splits into items: the kinds' own (`kinds::items`, in `kinds/mod.rs`), given by
-/// whoever loads the data, since this file knows no kind.
-pub type ItemsOf = fn(&TrialResult) -> Vec<Item>;
+/// What assembling a report needs to know of the kinds, given by whoever loads the data (the
+/// registry's: `kinds::FACTS`), since this file knows no kind.
+#[derive(Clone, Copy)]
+pub struct KindFacts {
+    /// How a trial's result splits into items.
+    pub items: fn(&TrialResult) -> Vec<Item>,
+    /// A section's title.
+    pub title: fn(ResultKind) -> &'static str,
+    /// A kind's own unit that grows with speed (beyond [`rate_or_score`]).
+    pub grows_with_speed: fn(&str) -> bool,
+}
 
 /// An item's key, name and unit.
 type ItemId = (String, String, String);
@@ -1141,7 +1149,7 @@ type ItemId = (String, String, String);
 /// item. A workload's items are taken over all its cells, so a configuration whose every trial
 /// failed still gets a row per item (showing the failures) rather than a table of its own; an
 /// item a cell's engine skipped (SQLite has no sqrt) gets no cell there.
-fn item_cells(stored: &[StoredCell], items: ItemsOf) -> Vec<RawCell> {
+fn item_cells(stored: &[StoredCell], kinds: &KindFacts) -> Vec<RawCell> {
     // Per workload: every item, first seen first.
     let mut items_of: Vec<(String, Vec<ItemId>)> = Vec::new();
     let mut per_cell: Vec<Vec<Option<Vec<Item>>>> = Vec::with_capacity(stored.len());
@@ -1149,7 +1157,7 @@ fn item_cells(stored: &[StoredCell], items: ItemsOf) -> Vec<RawCell> {
         let per_trial: Vec<Option<Vec<Item>>> = cell
             .trials
             .iter()
-            .map(|t| t.result.as_deref().map(items))
+            .map(|t| t.result.as_deref().map(kinds.items))
             .collect();
         let pos = match items_of.iter().position(|(w, _)| *w == cell.workload) {
             Some(p) => p,
@@ -1189,7 +1197,7 @@ fn item_cells(stored: &[StoredCell], items: ItemsOf) -> Vec<RawCell> {
                 trials,
                 Some(ItemUnit {
                     evidence: true,
-                    ..ItemUnit::new(&cell.workload, name, &unit)
+                    ..ItemUnit::new(&cell.workload, name, &unit, kinds)
                 }),
             ));
         }
@@ -1229,7 +1237,7 @@ fn item_cells(stored: &[StoredCell], items: ItemsOf) -> Vec<RawCell> {
                 trials,
                 Some(ItemUnit {
                     derived_from,
-                    ..ItemUnit::new(&cell.workload, &name, &unit)
+                    ..ItemUnit::new(&cell.workload, &name, &unit, kinds)
                 }),
             ));
         }
@@ -1319,7 +1327,6 @@ mod item_tests {
             if kind != ResultKind::SqlBench {
                 assert_eq!(cell_kind(RunKind::from(kind), &cell("label"), &[]), kind);
             }
-            assert!(!kind_title(kind).is_empty());
         }
         assert_eq!(
             cell_kind(RunKind::Plan, &cell("tpch-power"), &[]),
@@ -1337,7 +1344,6 @@ mod item_tests {
             cell_kind(RunKind::Plan, &cell("oltp"), &[]),
             ResultKind::Oltp
         );
-        assert_eq!(kind_title(ResultKind::Tpcc), "TPC-C");
     }
 
     /// A micro item's MB/s and cycles/row are its seconds in other units: one hypothesis
@@ -1503,6 +1509,7 @@ mod item_tests {
             data.sections,
             [Section {
                 kind: ResultKind::TpchPower,
+                title: "TPC-H power test",
                 workloads: vec!["tpch_power".into()]
             }]
         );
@@ -1539,9 +1546,9 @@ mod item_tests {
         assert_eq!(kind_of_name("tpch-power"), Some(ResultKind::TpchPower));
         assert_eq!(kind_of_name("scan_filter"), Some(ResultKind::Micro));
         assert_eq!(kind_of_name("oltp_read_only"), None);
-        assert!(higher_is_better("MB/s") && higher_is_better("rows/s"));
-        assert!(higher_is_better("Throughput@Size"));
-        assert!(!higher_is_better("s") && !higher_is_better("ms/query"));
-        assert!(!higher_is_better("cycles/row"));
+        assert!(rate_or_score("MB/s") && rate_or_score("rows/s"));
+        assert!(rate_or_score("Throughput@Size"));
+        assert!(!rate_or_score("s") && !rate_or_score("ms/query"));
+        assert!(!rate_or_score("cycles/row"));
     }
 }

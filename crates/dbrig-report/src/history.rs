@@ -16,8 +16,9 @@ use dbrig_core::stats;
 use dbrig_store::{RunId, RunStatus, Store};
 use serde::Serialize;
 
-use crate::data::{ReportData, higher_is_better};
+use crate::data::ReportData;
 use crate::error::ReportError;
+use crate::kinds::higher_is_better;
 
 /// What identifies a series: points of one key are comparable.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -151,7 +152,7 @@ pub fn history(
         if run.status == RunStatus::Running {
             continue;
         }
-        let data = match ReportData::load_with(store, run.id, crate::kinds::items) {
+        let data = match ReportData::load_with(store, run.id, crate::kinds::FACTS) {
             Ok(d) => d,
             Err(ReportError::EmptyRun { .. }) => continue,
             Err(e) => return Err(e),

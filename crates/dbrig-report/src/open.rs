@@ -12,7 +12,7 @@ use crate::single::{is_single_run, single_run_report};
 impl ReportData {
     /// The report of one run, with the first configuration as baseline and QPS as metric.
     pub fn load(store: &Store, run: RunId) -> Result<ReportData, ReportError> {
-        let mut data = Self::load_with(store, run, crate::kinds::items)?;
+        let mut data = Self::load_with(store, run, crate::kinds::FACTS)?;
         if store.run(run)?.kind != RunKind::Perfrun && is_single_run(store, run)? {
             data.single_run = Some(single_run_report(store, run, SingleFormat::Text)?);
         }
@@ -22,6 +22,6 @@ impl ReportData {
     /// Two runs compared, run A's configuration as baseline (see
     /// [`ReportData::load_compare_with`]).
     pub fn load_compare(store: &Store, a: RunId, b: RunId) -> Result<ReportData, ReportError> {
-        Self::load_compare_with(store, a, b, crate::kinds::items)
+        Self::load_compare_with(store, a, b, crate::kinds::FACTS)
     }
 }

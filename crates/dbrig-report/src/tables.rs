@@ -12,7 +12,7 @@ use std::fmt::Write;
 use dbrig_core::results::ResultKind;
 
 pub use crate::blocks::*;
-use crate::data::{ReportData, kind_title};
+use crate::data::ReportData;
 use crate::error::ReportError;
 use crate::settings::{durability_flags, settings_tables};
 
@@ -49,7 +49,7 @@ pub fn sections(data: &ReportData) -> Result<Vec<SectionView>, ReportError> {
         }
         out.push(SectionView {
             kind: s.kind,
-            title: kind_title(s.kind).to_owned(),
+            title: s.title.to_owned(),
             blocks,
         });
     }

@@ -49,6 +49,20 @@ pub fn items(result: &TrialResult) -> Vec<Item> {
     of(result.kind()).items(result)
 }
 
+/// What assembling a report needs of the kinds (`ReportData::load_with`): their items, their
+/// sections' titles and their units that grow with speed.
+pub const FACTS: crate::data::KindFacts = crate::data::KindFacts {
+    items,
+    title: |kind| of(kind).title(),
+    grows_with_speed: |unit| all().any(|k| k.higher_units().contains(&unit)),
+};
+
+/// Whether more of `unit` is better: rates and scores (`data::rate_or_score`), and the
+/// kinds' own units that grow with speed (NOPM, TPM).
+pub fn higher_is_better(unit: &str) -> bool {
+    crate::data::rate_or_score(unit) || (FACTS.grows_with_speed)(unit)
+}
+
 /// Every chart of one workload that has data, named for file names: its kind's own (an OLTP
 /// workload's throughput and latency against clients and its timeline, a power test's bar
 /// chart), then the OS statistics of every kind but perfrun.
@@ -110,6 +124,15 @@ mod tests {
                 | ResultKind::Tpcc => (),
             };
             assert_eq!(of(kind).kind(), kind);
+            assert!(!(FACTS.title)(kind).is_empty());
         }
+        assert_eq!((FACTS.title)(ResultKind::Tpcc), "TPC-C");
+    }
+
+    #[test]
+    fn rates_scores_and_the_kinds_own_growing_units_are_higher_is_better() {
+        assert!(higher_is_better("MB/s") && higher_is_better("QPS"));
+        assert!(higher_is_better("NOPM") && higher_is_better("TPM"));
+        assert!(!higher_is_better("s") && !higher_is_better("µs/txn") && !higher_is_better("MB"));
     }
 }

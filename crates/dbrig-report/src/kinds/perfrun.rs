@@ -919,7 +919,14 @@ impl PerfRun {
     /// workload with its second configuration against the first.
     pub fn load(store: &Store, run: RunId) -> Result<PerfRun, ReportError> {
         // This kind's items are all a perfrun reads (the registry is above this file).
-        let data = ReportData::load_with(store, run, |r| PerfrunKind.items(r))?;
+        let data = ReportData::load_with(
+            store,
+            run,
+            crate::data::KindFacts {
+                items: |r| PerfrunKind.items(r),
+                ..super::FACTS
+            },
+        )?;
         let cells = data
             .sections
             .iter()

@@ -555,7 +555,7 @@ mod tests {
         let items = tpcc_items(&on);
         assert_eq!(items[2].value, Some(12.0));
         assert_eq!(items[2].unit, TPMC);
-        assert!(crate::data::higher_is_better(TPMC));
+        assert!(crate::kinds::higher_is_better(TPMC));
     }
 
     /// A stored TPC-C trial: its per-type latency table, its two charts (NOPM against
@@ -646,8 +646,8 @@ mod tests {
         let items = tpcc_items(&result());
         assert_eq!(items[0].value, Some(1200.0));
         assert_eq!(items[1].value, Some(2700.0));
-        assert!(crate::data::higher_is_better(NOPM) && crate::data::higher_is_better(TPM));
-        assert!(!crate::data::higher_is_better("ms"));
+        assert!(crate::kinds::higher_is_better(NOPM) && crate::kinds::higher_is_better(TPM));
+        assert!(!crate::kinds::higher_is_better("ms"));
         // A type that never ran has no value, never a fast zero.
         assert_eq!(items.last().unwrap().value, None);
     }
