@@ -443,6 +443,12 @@ ranges! {
     RunId: i64 = Limit::new(1.0, 9_223_372_036_854_775_807.0, "");
     /// A TCP port (0 is no port).
     Port: u16 = Limit::new(1.0, 65_535.0, "");
+    /// A significance level (`history --max-p`): above 0, at most 1.
+    PValue: f64 = Limit::new(0.0, 1.0, "").exclusive(true, false);
+    /// Points of a result history (`history --min-points`, `gate --points`).
+    HistoryPoints: u32 = Limit::new(1.0, 1_000_000.0, "points");
+    /// The change-point search's window (`history --window`).
+    HistoryWindow: u32 = Limit::new(2.0, 100_000.0, "points");
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use dbrig_core::changepoint::ChangePointOptions;
+use dbrig_core::limits;
 use dbrig_report::gate::{GateOptions, gate, gate_junit, gate_markdown};
 use dbrig_report::history::{HistoryFilter, history, history_csv, history_text};
 
@@ -30,23 +31,23 @@ pub struct HistoryArgs {
     #[arg(long)]
     pub configuration: Option<String>,
     /// Only this client count.
-    #[arg(long)]
+    #[arg(long, value_parser = limits::parse::<limits::Clients>)]
     pub clients: Option<u32>,
     /// Only this unit (`QPS`, `TPS`, `s`, `rows/s`, `NOPM` …).
     #[arg(long)]
     pub unit: Option<String>,
     /// Only series with at least this many points.
-    #[arg(long, default_value_t = 1)]
-    pub min_points: usize,
+    #[arg(long, default_value_t = 1, value_parser = limits::parse::<limits::HistoryPoints>)]
+    pub min_points: u32,
     /// Largest p-value of a change point (Student's t-test of the levels beside it).
-    #[arg(long, default_value_t = 0.001)]
+    #[arg(long, default_value_t = 0.001, value_parser = limits::parse::<limits::PValue>)]
     pub max_p: f64,
     /// Smallest change of the mean a change point must show, in percent (the noise band).
     #[arg(long, value_name = "PERCENT", default_value = "1", value_parser = crate::report_cmd::parse_noise_band)]
     pub min_change: f64,
     /// Points per sliding window of the change-point search.
-    #[arg(long, default_value_t = 50)]
-    pub window: usize,
+    #[arg(long, default_value_t = 50, value_parser = limits::parse::<limits::HistoryWindow>)]
+    pub window: u32,
     #[arg(long, value_enum, default_value_t = HistoryFormat::Text)]
     pub format: HistoryFormat,
     #[command(flatten)]
@@ -55,21 +56,15 @@ pub struct HistoryArgs {
 
 pub fn history_command(args: HistoryArgs) -> Result<ExitCode> {
     let store = crate::console::open_existing_store(&args.store)?;
-    if !(args.max_p > 0.0 && args.max_p <= 1.0) {
-        anyhow::bail!("--max-p {}: give a p-value above 0, at most 1", args.max_p);
-    }
-    if args.window < 2 {
-        anyhow::bail!("--window {}: give 2 points or more", args.window);
-    }
     let filter = HistoryFilter {
         workload: args.workload,
         configuration: args.configuration,
         clients: args.clients,
         unit: args.unit,
-        min_points: args.min_points,
+        min_points: args.min_points as usize,
     };
     let opts = ChangePointOptions {
-        window: args.window,
+        window: args.window as usize,
         max_p: args.max_p,
         min_magnitude: args.min_change,
     };
@@ -98,8 +93,8 @@ pub struct GateArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Most earlier points of a series taken as its baseline (since its last change point).
-    #[arg(long, default_value_t = 10)]
-    pub points: usize,
+    #[arg(long, default_value_t = 10, value_parser = limits::parse::<limits::HistoryPoints>)]
+    pub points: u32,
     /// Changes inside ±this percent are never called.
     #[arg(long, value_name = "PERCENT", default_value = "1", value_parser = crate::report_cmd::parse_noise_band)]
     pub noise_band: f64,
@@ -126,7 +121,7 @@ pub fn gate_command(args: GateArgs) -> Result<ExitCode> {
         &GateOptions {
             run: Some(run),
             baseline,
-            points: args.points.max(1),
+            points: args.points as usize,
             noise_band: args.noise_band,
             ..GateOptions::default()
         },
