@@ -780,7 +780,7 @@ fn random_draws_per_client_are_pgbenchs() {
             "-j",
             "1",
             "-t",
-            "30",
+            "100",
         ])
         .args(["--random-seed", "42", "-f", &script, "test"])
         .output()
@@ -801,8 +801,10 @@ fn random_draws_per_client_are_pgbenchs() {
             &format!("sqlite:{}", out.path().join("d.sqlite").display()),
             "--threads",
             "3",
+            // 90 in all: enough that, however a loaded machine schedules them, more than one
+            // client runs (one ran all of 30 once), and no client runs past pgbench's 100.
             "--events",
-            "30",
+            "90",
             "--time",
             "0",
             "--random-seed",
@@ -818,7 +820,7 @@ fn random_draws_per_client_are_pgbenchs() {
     assert_eq!(pgbench.len(), 3, "{pgbench:?}");
     assert_eq!(
         ours.values().map(Vec::len).sum::<usize>(),
-        30 * 5,
+        90 * 5,
         "{ours:?}"
     );
     assert!(
