@@ -59,8 +59,10 @@ pub fn value_error_line(e: &clap::Error) -> Option<String> {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create and load a workload's tables.
+    #[command(after_long_help = PREPARE_EXAMPLES)]
     Prepare(WorkloadArgs),
     /// Run a workload and report (and store) what it measured.
+    #[command(after_long_help = RUN_EXAMPLES)]
     Run(WorkloadArgs),
     /// Drop the tables a workload's prepare created (only tables dbrig created); `sql-bench`:
     /// the database dbrig made for the suite, once every table in it is proven dbrig's.
@@ -90,9 +92,11 @@ pub enum Command {
     Compare(crate::report_cmd::CompareArgs),
     /// The results database's history: a series per workload, configuration, client count,
     /// host and metric, each run a point with its trials, change points marked.
+    #[command(after_long_help = HISTORY_EXAMPLES)]
     History(crate::history_cmd::HistoryArgs),
     /// Hold a run against its series' history for CI: exit 0 (no regression), 1 (regression
     /// beyond the noise band), 3 (not enough history or trials to decide).
+    #[command(after_long_help = GATE_EXAMPLES)]
     Gate(crate::history_cmd::GateArgs),
     /// DBT-3 / TPC-H: generate .tbl files, load test, power test, answer check, cleanup.
     Tpch(crate::tpch_cmd::TpchArgs),
@@ -116,6 +120,34 @@ pub enum Command {
         markdown: bool,
     },
 }
+
+/// `dbrig prepare --help`'s examples.
+const PREPARE_EXAMPLES: &str = "Examples:
+  dbrig prepare oltp_read_write --tables 4 --table-size 100000 --target mysql://root@127.0.0.1:3306/test
+  dbrig prepare pgbench-init --scale 10 --target postgres://postgres@127.0.0.1:5432/test
+  dbrig prepare tpcc --warehouses 4 --target postgres://postgres@127.0.0.1:5432/test
+  dbrig prepare oltp_read_only.lua --tables 4 --target mysql://root@127.0.0.1:3306/test";
+
+/// `dbrig run --help`'s examples.
+const RUN_EXAMPLES: &str = "Examples:
+  dbrig run oltp_read_write --threads 16 --time 60 --target mysql://root@127.0.0.1:3306/test
+  dbrig oltp_read_write --threads=16 --time=60 run          (sysbench's word order)
+  dbrig run oltp_point_select --rate 5000 --time 30 --report-interval 1
+  dbrig run --builtin tpcb-like --threads 8 --protocol prepared --target postgres://postgres@127.0.0.1:5432/test
+  dbrig run tpcc --warehouses 4 --threads 8 --procedures --target postgres://postgres@127.0.0.1:5432/test
+  dbrig run plans/sqlite-quick.toml --resume";
+
+/// `dbrig history --help`'s examples.
+const HISTORY_EXAMPLES: &str = "Examples:
+  dbrig history --unit QPS
+  dbrig history --workload point_select --clients 16 --format json
+  dbrig history --results postgres://bench@db.example:5432/results --format csv";
+
+/// `dbrig gate --help`'s examples.
+const GATE_EXAMPLES: &str = "Examples:
+  dbrig gate                                   (the latest run against its history)
+  dbrig gate latest --baseline 41 --noise-band 2
+  dbrig gate --markdown \"$GITHUB_STEP_SUMMARY\" --junit gate.xml";
 
 /// The completion script for `shell`, generated from the command definitions.
 pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
@@ -305,6 +337,27 @@ pub fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    /// Every example of the long help parses as it is written (sysbench's word order
+    /// included), so `--help` never shows a command dbrig refuses.
+    #[test]
+    fn the_help_examples_parse() {
+        let mut checked = 0;
+        for examples in [
+            PREPARE_EXAMPLES,
+            RUN_EXAMPLES,
+            HISTORY_EXAMPLES,
+            GATE_EXAMPLES,
+        ] {
+            for line in examples.lines().filter(|l| l.starts_with("  dbrig")) {
+                let command = line.split("  (").next().unwrap_or(line);
+                let argv = normalize_args(command.split_whitespace().map(str::to_owned));
+                assert!(parse(&argv).is_ok(), "{line}: {:?}", parse(&argv).err());
+                checked += 1;
+            }
+        }
+        assert!(checked >= 14, "{checked}");
+    }
+
     use super::*;
 
     #[test]

@@ -78,6 +78,9 @@ fn page(name: &str, cmd: &clap::Command) -> String {
         }
         md.push('\n');
     }
+    if let Some(after) = cmd.get_after_long_help() {
+        let _ = writeln!(md, "```text\n{}\n```", after.to_string().trim_end());
+    }
     md
 }
 
