@@ -81,14 +81,17 @@ pub enum Command {
     /// List the runs stored in the results database.
     Runs(crate::args::RunsArgs),
     /// Move results: copy runs between results databases, export them to a file, import one.
+    #[command(after_long_help = RESULTS_EXAMPLES)]
     Results(crate::results_cmd::ResultsArgs),
     /// The seeds' micro-benchmarks: memory_load, scan_filter, tmp_groupby.
     Micro(crate::micro_cmd::MicroArgs),
     /// Query-by-query A/B of two servers over a folder of queries (RQG perfrun), or `perfrun report`.
     Perfrun(crate::perfrun_cmd::PerfrunArgs),
     /// Report a stored run: tables, verdicts, JSON/CSV/Markdown exports, SVG charts, HTML page.
+    #[command(after_long_help = REPORT_EXAMPLES)]
     Report(crate::report_cmd::ReportArgs),
     /// Compare two stored runs (RUN_A is the baseline).
+    #[command(after_long_help = COMPARE_EXAMPLES)]
     Compare(crate::report_cmd::CompareArgs),
     /// The results database's history: a series per workload, configuration, client count,
     /// host and metric, each run a point with its trials, change points marked.
@@ -99,8 +102,10 @@ pub enum Command {
     #[command(after_long_help = GATE_EXAMPLES)]
     Gate(crate::history_cmd::GateArgs),
     /// DBT-3 / TPC-H: generate .tbl files, load test, power test, answer check, cleanup.
+    #[command(after_long_help = TPCH_EXAMPLES)]
     Tpch(crate::tpch_cmd::TpchArgs),
     /// TPC-C: the consistency check of a prepared database (`tpcc check`).
+    #[command(after_long_help = TPCC_EXAMPLES)]
     Tpcc(crate::tpcc_cmd::TpccArgs),
     /// Start, stop or show a managed database server (MariaDB, MySQL, PostgreSQL).
     Server(crate::server_cmd::ServerArgs),
@@ -136,6 +141,36 @@ const RUN_EXAMPLES: &str = "Examples:
   dbrig run --builtin tpcb-like --threads 8 --protocol prepared --target postgres://postgres@127.0.0.1:5432/test
   dbrig run tpcc --warehouses 4 --threads 8 --procedures --target postgres://postgres@127.0.0.1:5432/test
   dbrig run plans/sqlite-quick.toml --resume";
+
+/// `dbrig report --help`'s examples.
+const REPORT_EXAMPLES: &str = "Examples:
+  dbrig report                                 (the latest run, as its command printed it)
+  dbrig report 12 --format html --output report.html
+  dbrig report latest --format markdown --with hooks,plans
+  dbrig report latest~1 --format benchbase --output benchbase/";
+
+/// `dbrig compare --help`'s examples.
+const COMPARE_EXAMPLES: &str = "Examples:
+  dbrig compare latest~1 latest
+  dbrig compare 7 9 --noise-band 2 --format html --output compare.html";
+
+/// `dbrig results --help`'s examples.
+const RESULTS_EXAMPLES: &str = "Examples:
+  dbrig results copy dbrig-out/results.db postgres://bench@db.example:5432/results
+  dbrig results export --to runs.jsonl.gz
+  dbrig results import runs.jsonl.gz --results mysql://bench@db.example:3306/results";
+
+/// `dbrig tpch --help`'s examples.
+const TPCH_EXAMPLES: &str = "Examples:
+  dbrig tpch load --sf 1 --target postgres://postgres@127.0.0.1:5432/test
+  dbrig tpch power --runs 3 --timeout 600 --target postgres://postgres@127.0.0.1:5432/test
+  dbrig tpch throughput --streams 2 --target postgres://postgres@127.0.0.1:5432/test
+  dbrig tpch report --baseline default";
+
+/// `dbrig tpcc --help`'s examples.
+const TPCC_EXAMPLES: &str = "Examples:
+  dbrig tpcc check --target postgres://postgres@127.0.0.1:5432/test
+  dbrig tpcc check --as-loaded --format json --target sqlite:tpcc.db";
 
 /// `dbrig history --help`'s examples.
 const HISTORY_EXAMPLES: &str = "Examples:
@@ -345,8 +380,13 @@ mod tests {
         for examples in [
             PREPARE_EXAMPLES,
             RUN_EXAMPLES,
+            REPORT_EXAMPLES,
+            COMPARE_EXAMPLES,
+            RESULTS_EXAMPLES,
             HISTORY_EXAMPLES,
             GATE_EXAMPLES,
+            TPCH_EXAMPLES,
+            TPCC_EXAMPLES,
         ] {
             for line in examples.lines().filter(|l| l.starts_with("  dbrig")) {
                 let command = line.split("  (").next().unwrap_or(line);
@@ -355,7 +395,7 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(checked >= 14, "{checked}");
+        assert!(checked >= 29, "{checked}");
     }
 
     use super::*;
