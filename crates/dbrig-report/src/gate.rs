@@ -91,6 +91,9 @@ pub struct GateReport {
     pub rows: Vec<GateRow>,
 }
 
+/// A series, the runs of its baseline, the baseline's trials and the gated run's.
+type Sides<'a> = (&'a Series, Vec<RunId>, Vec<f64>, Vec<f64>);
+
 /// Hold a run against its series' history (or a baseline run).
 pub fn gate(store: &Store, opts: &GateOptions) -> Result<GateReport, ReportError> {
     let run = match opts.run {
@@ -110,7 +113,8 @@ pub fn gate(store: &Store, opts: &GateOptions) -> Result<GateReport, ReportError
     if mine.is_empty() {
         return Err(ReportError::EmptyRun { run });
     }
-    let mut rows: Vec<GateRow> = mine
+    // Each series' two sides: the baseline's runs and trials, and the gated run's trials.
+    let sides: Vec<Sides<'_>> = mine
         .iter()
         .map(|s| {
             let at = s.points.iter().position(|p| p.run == run).unwrap_or(0);
@@ -128,21 +132,18 @@ pub fn gate(store: &Store, opts: &GateOptions) -> Result<GateReport, ReportError
                     s.points[from..at].iter().collect()
                 }
             };
-            GateRow {
-                key: s.key.clone(),
-                higher_is_better: s.higher_is_better,
-                baseline_runs: base.iter().map(|p| p.run).collect(),
-                baseline: base.iter().flat_map(|p| p.values.iter().copied()).collect(),
-                current: s.points[at].values.clone(),
-                comparison: stats::compare(&[], &[], &CompareOptions::new(true)),
-                undecided: None,
-            }
+            (
+                *s,
+                base.iter().map(|p| p.run).collect(),
+                base.iter().flat_map(|p| p.values.iter().copied()).collect(),
+                s.points[at].values.clone(),
+            )
         })
         .collect();
     // One family: every series of the run, corrected together, each in its own direction.
-    let pairs: Vec<(Vec<f64>, Vec<f64>)> = rows
+    let pairs: Vec<(Vec<f64>, Vec<f64>)> = sides
         .iter()
-        .map(|r| (r.baseline.clone(), r.current.clone()))
+        .map(|(_, _, base, current)| (base.clone(), current.clone()))
         .collect();
     let options = |higher: bool| CompareOptions {
         noise_band: opts.noise_band,
@@ -152,28 +153,42 @@ pub fn gate(store: &Store, opts: &GateOptions) -> Result<GateReport, ReportError
     // The correction does not depend on direction; the verdict does: one family each way.
     let higher = stats::compare_all(&pairs, &options(true));
     let lower = stats::compare_all(&pairs, &options(false));
-    for (i, row) in rows.iter_mut().enumerate() {
-        let co = options(row.higher_is_better);
-        row.comparison = if row.higher_is_better {
-            higher[i].clone()
-        } else {
-            lower[i].clone()
-        };
-        row.undecided = match row.comparison.verdict {
-            _ if row.baseline.is_empty() => Some(match opts.baseline {
-                Some(b) => format!("run {b} has no figure of this series"),
-                None => "no earlier run of this series".to_owned(),
-            }),
-            Verdict::TooFewTrials => Some(format!(
-                "too few trials to test ({} against {}; {} a side are needed)",
-                row.current.len(),
-                row.baseline.len(),
-                co.min_trials
-            )),
-            Verdict::Unreachable => Some("no verdict is reachable with these trials".to_owned()),
-            _ => None,
-        };
-    }
+    let rows: Vec<GateRow> = sides
+        .into_iter()
+        .enumerate()
+        .map(|(i, (s, baseline_runs, baseline, current))| {
+            let comparison = if s.higher_is_better {
+                higher[i].clone()
+            } else {
+                lower[i].clone()
+            };
+            let undecided = match comparison.verdict {
+                _ if baseline.is_empty() => Some(match opts.baseline {
+                    Some(b) => format!("run {b} has no figure of this series"),
+                    None => "no earlier run of this series".to_owned(),
+                }),
+                Verdict::TooFewTrials => Some(format!(
+                    "too few trials to test ({} against {}; {} a side are needed)",
+                    current.len(),
+                    baseline.len(),
+                    options(s.higher_is_better).min_trials
+                )),
+                Verdict::Unreachable => {
+                    Some("no verdict is reachable with these trials".to_owned())
+                }
+                _ => None,
+            };
+            GateRow {
+                key: s.key.clone(),
+                higher_is_better: s.higher_is_better,
+                baseline_runs,
+                baseline,
+                current,
+                comparison,
+                undecided,
+            }
+        })
+        .collect();
     let outcome = if rows
         .iter()
         .any(|r| r.comparison.verdict == Verdict::Regression)
